@@ -1,0 +1,31 @@
+"""vaultmem: long-term memory for AI agents as a vault of plain markdown files.
+
+``from vaultmem import Vault`` is the library API the CLI and the MCP server share.
+The import is lazy so that ``import vaultmem`` stays cheap for thin clients.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["Vault", "Hit", "VaultError", "__version__"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .errors import VaultError
+    from .recall import Hit
+    from .vault import Vault
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Vault":
+        from .vault import Vault
+
+        return Vault
+    if name == "Hit":
+        from .recall import Hit
+
+        return Hit
+    if name == "VaultError":
+        from .errors import VaultError
+
+        return VaultError
+    raise AttributeError(name)

@@ -1,0 +1,393 @@
+"""The ``vaultmem`` command line: a thin layer over ``vaultmem.Vault``.
+
+Errors are one line on stderr with a non-zero exit code, never a traceback.
+Heavy modules (whoosh, numpy, fastembed) are imported only by commands that need them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+import typer.core
+
+from .errors import BadInput, VaultError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .vault import Vault
+
+class _Group(typer.core.TyperGroup):
+    """Turns vaultmem errors into one line on stderr and an exit code, never a traceback."""
+
+    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except VaultError as e:
+            _err(str(e))
+            ctx.exit(e.exit_code)
+        except KeyboardInterrupt:
+            _err("interrupted")
+            ctx.exit(130)
+
+
+app = typer.Typer(
+    cls=_Group,
+    name="vaultmem",
+    help="Long-term memory for AI agents, kept as a vault of plain markdown files.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+VaultOpt = Annotated[
+    Optional[Path],
+    typer.Option("--vault", "-V", help="Vault folder (default: $VAULTMEM_VAULT, else the nearest folder above holding .vaultmem/)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+TypeOpt = Annotated[list[str], typer.Option("--type", "-t", help="Only this type (repeatable).")]
+TagOpt = Annotated[list[str], typer.Option("--tag", help="Only notes with this tag (repeatable: all must match).")]
+SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
+
+
+def _open(vault: Path | None) -> "Vault":
+    from .vault import Vault
+
+    return Vault.open(vault)
+
+
+def _echo_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _err(message: str) -> None:
+    typer.echo(f"vaultmem: {message}", err=True)
+
+
+def _sync(v: "Vault", quiet: bool = False) -> None:
+    """Reconcile the indexes with the files, with a progress bar when embedding is needed."""
+    state: dict[str, Any] = {}
+
+    def progress(done: int, total: int) -> None:
+        if quiet or total < 64 or not sys.stderr.isatty():
+            return
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = typer.progressbar(length=total, label="embedding", file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - state.get("done", 0))
+        state["done"] = done
+
+    try:
+        summary = v.reindex(progress=progress)
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+    for path, reason in summary.errors.items():
+        _err(f"skipped {path}: {reason}")
+    if summary.changed and not quiet:
+        _err(f"indexed: {_summary_line(summary.as_dict())}")
+
+
+def _summary_line(s: dict) -> str:
+    return (
+        f"{s['added']} added, {s['updated']} updated, {s['moved']} moved, {s['removed']} removed, "
+        f"{s['unchanged']} unchanged in {s['seconds']:.2f} s"
+    )
+
+
+# ---------------------------------------------------------------------- commands
+
+
+@app.command()
+def init(path: Annotated[Path, typer.Argument(help="Folder to make a vault (default: here).")] = Path(".")) -> None:
+    """Make a folder a vault: .vaultmem/ with its config, a README for people and agents,
+    and .vaultmem/ in .gitignore. Safe to run again; never overwrites a file.
+
+    Example: vaultmem init ~/notes/agent-memory
+    """
+    from .setup import init_vault
+
+    created = init_vault(path)
+    for item in created:
+        typer.echo(f"created {item}")
+    typer.echo(f"vault ready at {path.resolve()}" if created else f"{path.resolve()} is already a vault")
+
+
+@app.command()
+def remember(
+    type: Annotated[str, typer.Argument(help="Memory type: decision, fact, lesson, gotcha, bug_fix, ...")],
+    title: Annotated[str, typer.Argument(help="Title (also the file name).")],
+    content: Annotated[Optional[str], typer.Argument(help="Body text; '-' reads standard input.")] = None,
+    tag: TagOpt = [],
+    importance: Annotated[Optional[str], typer.Option(help="1-10 or high/medium/low.")] = None,
+    link: Annotated[list[str], typer.Option("--link", help="Link to another note (repeatable).")] = [],
+    anchor: Annotated[Optional[str], typer.Option(help="Anchor note to link to; created if missing.")] = None,
+    scope: Annotated[Optional[str], typer.Option(help="project (default) or user.")] = None,
+    context: Annotated[list[str], typer.Option("--context", help="File or topic it is about (repeatable).")] = [],
+    source: Annotated[Optional[str], typer.Option(help="Agent or session writing it.")] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store a new memory as a markdown note from its type's template.
+
+    Example: vaultmem remember decision "Use SQLite for the cache" "Because ..." --tag cache --anchor "Project: MyApp"
+    """
+    if content == "-":
+        content = sys.stdin.read()
+    v = _open(vault)
+    result = v.remember(type, title, content, tags=tag, importance=importance, links=link,
+                        anchor=anchor, scope=scope, context=context, source=source)  # fmt: skip
+    if as_json:
+        _echo_json(result)
+        return
+    if result["created_anchor"]:
+        typer.echo(f"created anchor {result['created_anchor']}")
+    typer.echo(f"{result['id']}  {result['path']}")
+
+
+@app.command()
+def show(
+    ref: Annotated[str, typer.Argument(help="Id, title, alias or vault-relative path.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a note.
+
+    Example: vaultmem show k7f3x9q2
+    """
+    data = _open(vault).show(ref)
+    if as_json:
+        _echo_json(data)
+    else:
+        typer.echo(f"# {data['path']}  (id {data['id']})\n")
+        typer.echo(data["text"].rstrip("\n"))
+
+
+@app.command("list")
+def list_cmd(
+    type: TypeOpt = [],
+    status: Annotated[list[str], typer.Option("--status", help="Only this status (repeatable); shows hidden ones too.")] = [],
+    tag: TagOpt = [],
+    since: SinceOpt = None,
+    importance: Annotated[Optional[str], typer.Option(help="Minimum importance: 1-10 or high/medium/low.")] = None,
+    scope: Annotated[Optional[str], typer.Option(help="project or user.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many (default 20).")] = 20,
+    show_all: Annotated[bool, typer.Option("--all", help="No limit.")] = False,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List memories, newest first (active ones unless --status is given).
+
+    Example: vaultmem list --type decision --since 30d
+    """
+    rows = _open(vault).list_notes(types=type, statuses=status, tags=tag, since=since,
+                                   importance=importance, scope=scope, limit=None if show_all else limit)  # fmt: skip
+    if as_json:
+        _echo_json(rows)
+        return
+    for r in rows:
+        typer.echo(f"{r['updated'][:10]}  {r['id'][:40]:<40}  {(r['type'] or '-'):<15} {r['title']}")
+    if not rows:
+        _err("no memories match")
+
+
+@app.command()
+def edit(
+    ref: Annotated[str, typer.Argument(help="Id, title or path of the note.")],
+    content: Annotated[Optional[str], typer.Option(help="New body text ('-' reads standard input).")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="Set a frontmatter key: key=value (repeatable).")] = [],
+    add_tag: Annotated[list[str], typer.Option("--add-tag", help="Add a tag (repeatable).")] = [],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Change a note (guarded: refuses if the file changed meanwhile). With no flags, opens $EDITOR.
+
+    Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
+    """
+    v = _open(vault)
+    if content is None and not set_ and not add_tag:
+        rec = v.find(ref)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
+    if content == "-":
+        content = sys.stdin.read()
+    result = v.edit(ref, content=content, sets=set_, add_tags=add_tag)
+    if as_json:
+        _echo_json(result)
+    else:
+        typer.echo(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")
+
+
+@app.command()
+def delete(
+    ref: Annotated[str, typer.Argument(help="Id, title or path of the note.")],
+    force: Annotated[bool, typer.Option("--force", "-f", help="Do not ask for confirmation.")] = False,
+    vault: VaultOpt = None,
+) -> None:
+    """Move a note to the vault's .trash/ folder (nothing is destroyed).
+
+    Example: vaultmem delete k7f3x9q2 --force
+    """
+    v = _open(vault)
+    rec = v.find(ref)
+    if not force:
+        if not sys.stdin.isatty():
+            raise BadInput("refusing to delete without confirmation; pass --force")
+        typer.confirm(f"Move {rec.path} to .trash/?", abort=True)
+    result = v.delete(rec.path)
+    typer.echo(f"moved {result['path']} to {result['trashed_to']}")
+
+
+@app.command()
+def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Counts by type, status and importance, date range and disk use.
+
+    Example: vaultmem stats --json
+    """
+    data = _open(vault).stats()
+    if as_json:
+        _echo_json(data)
+        return
+    typer.echo(f"notes: {data['notes']}  ({data['notes_bytes'] / 1024:.0f} KiB; indexes {data['index_bytes'] / 1024:.0f} KiB)")
+    typer.echo(f"dates: {data['oldest'] or '-'} .. {data['newest'] or '-'}")
+    for name in ("by_type", "by_status", "by_importance"):
+        typer.echo(f"{name.replace('_', ' ')}: " + ", ".join(f"{k} {n}" for k, n in data[name].items()))
+
+
+@app.command()
+def export(vault: VaultOpt = None) -> None:
+    """Write every note (exact text) as JSON to standard output.
+
+    Example: vaultmem export > backup.json
+    """
+    from .ops import dump_json
+
+    typer.echo(dump_json(_open(vault).export()))
+
+
+@app.command("import")
+def import_cmd(
+    file: Annotated[str, typer.Argument(help="A file written by `vaultmem export`, or '-' for standard input.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Restore notes from an export; notes whose id already exists are skipped and counted.
+
+    Example: vaultmem import backup.json
+    """
+    try:
+        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+        data = json.loads(raw)
+    except OSError as e:
+        raise BadInput(f"cannot read {file}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadInput(f"{file} is not JSON ({e})") from None
+    result = _open(vault).import_(data)
+    if as_json:
+        _echo_json(result)
+    else:
+        typer.echo(f"imported {result['imported']}, skipped {result['skipped_existing']} already present")
+
+
+@app.command()
+def index(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete the indexes and build them from nothing.")] = False,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring the indexes (link graph, BM25, vectors) in line with the files.
+
+    Example: vaultmem index --rebuild
+    """
+    v = _open(vault)
+    summary = v.reindex(rebuild=rebuild) if as_json else _index_with_bar(v, rebuild)
+    if as_json:
+        _echo_json(summary.as_dict())
+        return
+    typer.echo(_summary_line(summary.as_dict()) + (f", {summary.embedded} chunks embedded" if summary.embedded else ""))
+    for path, reason in summary.errors.items():
+        _err(f"skipped {path}: {reason}")
+
+
+def _index_with_bar(v: "Vault", rebuild: bool):
+    if not sys.stderr.isatty():
+        return v.reindex(rebuild=rebuild)
+    with typer.progressbar(length=1, label="embedding", file=sys.stderr) as bar:
+        seen = {"done": 0}
+
+        def progress(done: int, total: int) -> None:
+            bar.length = total
+            bar.update(done - seen["done"])
+            seen["done"] = done
+
+        return v.reindex(rebuild=rebuild, progress=progress)
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What you want to remember, in your own words.")],
+    k: Annotated[int, typer.Option("-k", help="How many results.")] = 10,
+    type: TypeOpt = [],
+    tag: TagOpt = [],
+    since: SinceOpt = None,
+    scope: Annotated[Optional[str], typer.Option(help="project or user.")] = None,
+    include_resolved: Annotated[bool, typer.Option("--include-resolved", help="Also resolved, superseded and archived notes.")] = False,
+    anchor: Annotated[Optional[str], typer.Option(help="Search around this anchor note, e.g. 'Project: MyApp'.")] = None,
+    depth: Annotated[Optional[int], typer.Option(help="Hops from --anchor (default 2).")] = None,
+    profile: Annotated[str, typer.Option(help="default, planning, incident or handoff.")] = "default",
+    mode: Annotated[str, typer.Option(help="hybrid, bm25 or vector.")] = "hybrid",
+    explain: Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")] = False,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find the memories that answer a question: keyword + semantic search, expanded along links.
+
+    Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
+    """
+    v = _open(vault)
+    _sync(v, quiet=as_json)
+    hits = v.recall(query, k, types=type, tags=tag, since=since, scope=scope, include_resolved=include_resolved,
+                    anchor=anchor, depth=depth, profile=profile, mode=mode)  # fmt: skip
+    if as_json:
+        _echo_json({"query": query, "mode": mode, "profile": profile, "results": [h.as_dict(explain) for h in hits]})
+        return
+    if not hits:
+        _err("no memories match")
+    for h in hits:
+        _print_hit(h, explain)
+
+
+def _highlight(text: str, words: list[str]) -> str:
+    import re
+
+    if not words:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
+    return pattern.sub(lambda m: typer.style(m.group(0), bold=True, fg="yellow"), text)
+
+
+def _print_hit(h: Any, explain: bool) -> None:
+    head = typer.style(f"{h.rank:>2}. {h.title}", bold=True)
+    typer.echo(f"{head}  [{h.type or '-'}]  {h.score:.3f}" + (f"  ({h.via})" if h.via else ""))
+    typer.echo(typer.style(f"    {h.id}  {h.path}", dim=True))
+    if h.snippet:
+        typer.echo("    " + _highlight(h.snippet, h.highlights))
+    if explain:
+        e = h.explain
+        typer.echo(
+            f"    = (bm25 {e['bm25']:.3f} [raw {e['bm25_raw']:.2f}] + vector {e['vector']:.3f} [cos {e['vector_raw']:.3f}]"
+            f" + graph {e['graph']:.3f}{' via ' + str(e['graph_via']) if e.get('graph_via') else ''}"
+            f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f}"
+        )
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

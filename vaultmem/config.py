@@ -1,0 +1,74 @@
+"""Vault configuration: ``<vault>/.vaultmem/config.toml`` merged over defaults."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .errors import BadInput
+from .memtypes import FOLDERS
+
+DEFAULTS: dict[str, Any] = {
+    "vault": {"templates_dir": "templates", "exclude": ["/README.md"]},
+    "folders": dict(FOLDERS),
+    "embedding": {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "batch_size": 16,
+        "chunk_tokens": 200,
+    },
+    "recall": {
+        "k": 10,
+        "bm25_weight": 0.4,
+        "candidates": 100,
+        "graph_decay": 0.5,
+        "graph_seeds": 5,
+        "anchor_depth": 2,
+    },
+}
+
+CONFIG_TEXT = """\
+# vaultmem configuration for this vault. Every key is optional; defaults are shown.
+# The indexes in .vaultmem/index/ are derived from the notes and can be deleted at any time.
+
+[vault]
+# Folder (relative to the vault) holding note templates, one per type; never indexed.
+templates_dir = "templates"
+# Paths not indexed (gitignore syntax), besides the templates folder, dot-folders and .gitignore.
+exclude = ["/README.md"]
+
+[embedding]
+# Any fastembed text model; the default works offline from pip-installed files.
+model = "sentence-transformers/all-MiniLM-L6-v2"
+batch_size = 16
+
+[recall]
+k = 10
+# Weight of the BM25 part in the hybrid score (the rest is the vector part).
+bm25_weight = 0.4
+
+# [folders]  # where `vaultmem remember` writes each type, e.g.
+# decision = "decisions"
+"""
+
+
+def merge(base: dict, over: dict) -> dict:
+    """Deep-merge ``over`` into a copy of ``base``."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load(vault_root: Path) -> dict[str, Any]:
+    """The vault's configuration; a broken config file is a one-line error."""
+    path = vault_root / ".vaultmem" / "config.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise BadInput(f"{path}: invalid config ({e})") from None
+    return merge(DEFAULTS, data)

@@ -1,0 +1,210 @@
+"""The one fan-out point: applies a batch of file changes to the manifest, BM25 and vectors.
+
+``Indexer.sync(paths)`` looks at each path on disk (stat first, hash only what changed),
+parses what changed, embeds only chunks whose text has no stored vector, then writes BM25
+and the manifest. The manifest is committed last in one transaction; a ``dirty`` flag
+set before the BM25 write lets the next open detect and repair an interrupted batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .bm25 import BM25Index, Doc
+from .chunking import chunk, plain_text
+from .embed import Embedder
+from .errors import NoteParseError
+from .manifest import Manifest, Record
+from .note import Note
+from .store import Store
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Summary:
+    """What one sync did."""
+
+    added: int = 0
+    updated: int = 0
+    moved: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    errors: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.moved or self.removed)
+
+    def as_dict(self) -> dict:
+        return {
+            "added": self.added, "updated": self.updated, "moved": self.moved,
+            "removed": self.removed, "unchanged": self.unchanged, "embedded_chunks": self.embedded,
+            "errors": self.errors, "seconds": round(self.seconds, 3),
+        }  # fmt: skip
+
+
+def chunk_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def bm25_doc(note: Note) -> Doc:
+    return Doc(
+        path=note.path, hash=note.hash, title=note.title, aliases=" ".join(note.aliases),
+        tags=",".join(note.tags), body=plain_text(note.body), type=note.type or "",
+        status=note.status,
+    )  # fmt: skip
+
+
+@dataclass
+class _Batch:
+    upserts: list[Note] = field(default_factory=list)
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
+    stat_only: dict[str, tuple[int, int]] = field(default_factory=dict)
+    deletes: list[str] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class Indexer:
+    """Keeps the manifest, the BM25 index and the vectors equal to the files."""
+
+    def __init__(self, store: Store, manifest: Manifest, bm25: BM25Index, embedder: Embedder):
+        self.store = store
+        self.manifest = manifest
+        self.bm25 = bm25
+        self.embedder = embedder
+
+    # ------------------------------------------------------------------ classify
+
+    def _scan(self, paths: Iterable[str] | None, known: dict[str, Record], summary: Summary) -> _Batch:
+        batch = _Batch()
+        if paths is None:
+            on_disk = set(self.store.list_paths())
+            candidates = sorted(on_disk | known.keys())
+        else:
+            candidates = sorted(set(paths))
+            on_disk = {p for p in candidates if not self.store.rules.ignored(p)}
+        for path in candidates:
+            st = self.store.stat(path) if path in on_disk else None
+            rec = known.get(path)
+            if st is None:
+                if rec is not None:
+                    batch.deletes.append(path)
+                continue
+            if rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size):
+                summary.unchanged += 1
+                continue
+            try:
+                note = self.store.read(path)
+            except NoteParseError as e:
+                batch.errors[path] = e.reason
+                if rec is not None:
+                    batch.deletes.append(path)
+                continue
+            except OSError as e:  # deleted or unreadable mid-read
+                if rec is not None:
+                    batch.deletes.append(path)
+                if self.store.stat(path) is not None:
+                    batch.errors[path] = e.strerror or str(e)
+                continue
+            if rec is not None and rec.hash == note.hash:
+                batch.stat_only[path] = (st.mtime_ns, st.size)
+                summary.unchanged += 1
+                continue
+            batch.upserts.append(note)
+            batch.stats[path] = (st.mtime_ns, st.size)
+        return batch
+
+    # ------------------------------------------------------------------ embed
+
+    def _embed(self, notes: list[Note], progress: Progress | None, summary: Summary):
+        """Chunk hashes per path, and vectors for chunk texts not yet stored."""
+        max_tokens = getattr(self.embedder, "max_tokens", 256)
+        chunk_rows: dict[str, list[str]] = {}
+        texts: dict[str, str] = {}
+        for note in notes:
+            pieces = chunk(note.title, plain_text(note.body), max_tokens)
+            hashes = [chunk_hash(p) for p in pieces]
+            chunk_rows[note.path] = hashes
+            texts.update(zip(hashes, pieces))
+        cached = self.manifest.cached_embeddings(self.embedder.name, texts)
+        missing = [h for h in texts if h not in cached]
+        vectors: dict[str, np.ndarray] = {}
+        step = 256
+        for i in range(0, len(missing), step):
+            part = missing[i : i + step]
+            for h, vec in zip(part, self.embedder.embed([texts[h] for h in part])):
+                vectors[h] = vec
+            if progress:
+                progress(min(i + step, len(missing)), len(missing))
+        summary.embedded = len(missing)
+        return chunk_rows, vectors
+
+    # ------------------------------------------------------------------ apply
+
+    def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> Summary:
+        """Bring the indexes in line with the files at ``paths`` (None: the whole vault)."""
+        started = time.perf_counter()
+        summary = Summary()
+        known = self.manifest.records()
+        if self.manifest.get("model") not in (None, self.embedder.name):
+            known = {}  # model changed: everything is re-embedded (and re-indexed)
+        batch = self._scan(paths, known, summary)
+        self._count(batch, known, summary)
+        summary.errors = dict(batch.errors)
+        if batch.stat_only:
+            self.manifest.update_stats(batch.stat_only)
+        if batch.upserts or batch.deletes or batch.errors:
+            self._apply(batch, progress, summary)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary) -> None:
+        chunk_rows, vectors = self._embed(batch.upserts, progress, summary)
+        records = [Record.from_note(n, *batch.stats[n.path]) for n in batch.upserts]
+        self.manifest.set("dirty", "1")
+        self.bm25.apply((bm25_doc(n) for n in batch.upserts), batch.deletes)
+        self.manifest.commit_batch(
+            records, chunk_rows, vectors, batch.deletes, batch.errors, self.embedder.name
+        )
+
+    @staticmethod
+    def _count(batch: _Batch, known: dict[str, Record], summary: Summary) -> None:
+        gone = {known[p].hash: p for p in batch.deletes if p in known}
+        for note in batch.upserts:
+            if note.path in known:
+                summary.updated += 1
+            elif gone.pop(note.hash, None) is not None:
+                summary.moved += 1
+            else:
+                summary.added += 1
+        summary.removed = len(gone)
+
+    # ------------------------------------------------------------------ repair
+
+    def needs_repair(self) -> bool:
+        """True when a previous batch was interrupted (dirty flag still set)."""
+        return self.manifest.get("dirty") is not None
+
+    def repair(self) -> int:
+        """Make BM25 match the manifest after an interrupted batch; returns documents fixed."""
+        records = self.manifest.records()
+        docs = self.bm25.documents()
+        stale = [p for p, h in docs.items() if p not in records or records[p].hash != h]
+        missing = [p for p, r in records.items() if docs.get(p) != r.hash]
+        notes = []
+        for path in missing:
+            try:
+                notes.append(self.store.read(path))
+            except (NoteParseError, OSError):
+                stale.append(path)
+        self.bm25.apply((bm25_doc(n) for n in notes), stale)
+        self.manifest.set("dirty", None)
+        return len(set(stale) | set(missing))

@@ -1,0 +1,207 @@
+"""The index manifest (SQLite in ``.vaultmem/index/``): what is indexed, and the vectors.
+
+Tables: ``notes`` (one row per indexed note: stat, content hash, metadata, link list),
+``chunks`` (path, chunk number, chunk hash) and ``embeddings`` (model, chunk hash -> float32
+vector), so unchanged text is never embedded twice, even after a move. ``state`` holds the
+schema version, the model name and a ``dirty`` flag set while a batch is being applied.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from .note import Note
+
+SCHEMA_VERSION = "1"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS notes (
+    path TEXT PRIMARY KEY, id TEXT, hash TEXT NOT NULL, mtime_ns INTEGER, size INTEGER,
+    title TEXT, type TEXT, status TEXT, importance INTEGER, scope TEXT, source TEXT,
+    origin TEXT, created TEXT, updated TEXT, expires TEXT, superseded_by TEXT,
+    tags TEXT, aliases TEXT, context TEXT, links TEXT
+);
+CREATE INDEX IF NOT EXISTS notes_id ON notes(id);
+CREATE TABLE IF NOT EXISTS chunks (path TEXT, n INTEGER, chash TEXT, PRIMARY KEY (path, n));
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT, chash TEXT, vec BLOB, PRIMARY KEY (model, chash)
+);
+CREATE TABLE IF NOT EXISTS errors (path TEXT PRIMARY KEY, reason TEXT);
+"""
+NOTE_COLUMNS = (
+    "path", "id", "hash", "mtime_ns", "size", "title", "type", "status", "importance", "scope",
+    "source", "origin", "created", "updated", "expires", "superseded_by", "tags", "aliases",
+    "context", "links",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Record:
+    """The indexed metadata of one note (what recall filters and the graph need)."""
+
+    path: str
+    id: str | None
+    hash: str
+    mtime_ns: int
+    size: int
+    title: str
+    type: str | None
+    status: str
+    importance: int
+    scope: str
+    source: str | None
+    origin: str | None
+    created: str
+    updated: str
+    expires: str | None
+    superseded_by: str | None
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    context: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]  # (target, kind)
+
+    @property
+    def key(self) -> str:
+        return self.id or self.path
+
+    @classmethod
+    def from_note(cls, note: Note, mtime_ns: int, size: int) -> "Record":
+        links = tuple(dict.fromkeys((link.target, link.kind) for link in note.links))
+        return cls(
+            note.path, note.id, note.hash, mtime_ns, size, note.title, note.type, note.status,
+            note.importance, note.scope, note.source, note.origin, note.created, note.updated,
+            note.expires, note.superseded_by, note.tags, note.aliases, note.context, links,
+        )  # fmt: skip
+
+    def row(self) -> tuple:
+        values = [getattr(self, c) for c in NOTE_COLUMNS]
+        for i, c in enumerate(NOTE_COLUMNS):
+            if c in ("tags", "aliases", "context", "links"):
+                values[i] = json.dumps(values[i], ensure_ascii=False)
+        return tuple(values)
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> "Record":
+        data = dict(row)
+        for c in ("tags", "aliases", "context"):
+            data[c] = tuple(json.loads(data[c] or "[]"))
+        data["links"] = tuple(tuple(x) for x in json.loads(data["links"] or "[]"))
+        return cls(**data)
+
+
+class Manifest:
+    """The SQLite manifest of one vault's indexes."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        if self.get("schema") is None:
+            self.set("schema", SCHEMA_VERSION)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def get(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM state WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.db.execute("DELETE FROM state WHERE key=?", (key,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
+
+    def records(self) -> dict[str, Record]:
+        rows = self.db.execute(f"SELECT {', '.join(NOTE_COLUMNS)} FROM notes ORDER BY path")
+        return {r["path"]: Record.from_row(r) for r in rows}
+
+    def errors(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT path, reason FROM errors").fetchall())
+
+    def cached_embeddings(self, model: str, chashes: Iterable[str]) -> dict[str, bytes]:
+        """Stored vectors (raw float32 bytes) for those chunk hashes that have one."""
+        wanted = list(dict.fromkeys(chashes))
+        found: dict[str, bytes] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT chash, vec FROM embeddings WHERE model=? AND chash IN ({','.join('?' * len(part))})"
+            found.update(self.db.execute(q, (model, *part)).fetchall())
+        return found
+
+    def commit_batch(
+        self,
+        upserts: list[Record],
+        chunk_rows: dict[str, list[str]],
+        new_vectors: dict[str, np.ndarray],
+        deletes: list[str],
+        errors: dict[str, str],
+        model: str,
+    ) -> None:
+        """Apply one batch in a single transaction and clear the dirty flag."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for path in deletes:
+                db.execute("DELETE FROM notes WHERE path=?", (path,))
+                db.execute("DELETE FROM chunks WHERE path=?", (path,))
+            marks = ",".join("?" * len(NOTE_COLUMNS))
+            db.executemany(f"INSERT OR REPLACE INTO notes VALUES ({marks})", [r.row() for r in upserts])
+            for path, chashes in chunk_rows.items():
+                db.execute("DELETE FROM chunks WHERE path=?", (path,))
+                db.executemany("INSERT INTO chunks VALUES (?,?,?)", [(path, n, h) for n, h in enumerate(chashes)])
+            db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
+                [(model, h, v.astype(np.float32).tobytes()) for h, v in new_vectors.items()],
+            )
+            for path in set(deletes) | {r.path for r in upserts}:
+                db.execute("DELETE FROM errors WHERE path=?", (path,))
+            db.executemany("INSERT OR REPLACE INTO errors VALUES (?,?)", list(errors.items()))
+            if deletes or chunk_rows:
+                db.execute(
+                    "DELETE FROM embeddings WHERE model=? AND chash NOT IN (SELECT chash FROM chunks)",
+                    (model,),
+                )
+            db.execute("DELETE FROM embeddings WHERE model<>?", (model,))
+            db.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (model,))
+            db.execute("DELETE FROM state WHERE key='dirty'")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def update_stats(self, stats: dict[str, tuple[int, int]]) -> None:
+        """Record new mtime/size for files whose content hash did not change."""
+        self.db.executemany(
+            "UPDATE notes SET mtime_ns=?, size=? WHERE path=?",
+            [(m, s, p) for p, (m, s) in stats.items()],
+        )
+
+    def vectors(self, model: str) -> tuple[list[str], np.ndarray]:
+        """(path per row, float32 matrix) of every chunk vector, grouped by path."""
+        rows = self.db.execute(
+            "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=? "
+            "ORDER BY c.path, c.n",
+            (model,),
+        ).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        paths = [r[0] for r in rows]
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return paths, matrix.reshape(len(rows), -1)
+
+    def chunk_hashes(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for path, chash in self.db.execute("SELECT path, chash FROM chunks ORDER BY path, n"):
+            out.setdefault(path, []).append(chash)
+        return out

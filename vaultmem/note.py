@@ -1,0 +1,291 @@
+"""Pure parsing and rendering of note files: no I/O here.
+
+A note is a markdown file with optional YAML frontmatter. ``parse`` reads the text into a
+``Note`` with normalised metadata; ``set_fields`` edits frontmatter keys in place, leaving
+every other byte (unknown keys, comments, key order, the body) exactly as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .errors import NoteParseError
+from .links import Link, body_links, frontmatter_links, link_target, strip_code
+from .memtypes import normalize_type
+
+FM_OPEN_RE = re.compile(r"\A(\ufeff?---[ \t]*\r?\n)")
+FM_CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
+HEADING_RE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
+INLINE_TAG_RE = re.compile(r"(?<![\w/&#\[])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
+TOP_KEY_RE = re.compile(r"""^(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:][^:\n]*?|-[^\s:][^:\n]*?))[ \t]*:(?:[ \t]|$)""")
+
+STATUSES = ("active", "resolved", "superseded", "archived")
+SCOPES = ("project", "user")
+ORIGINS = ("planning", "investigation", "implementation", "mixed")
+IMPORTANCE_WORDS = {"high": 8, "medium": 5, "low": 2}
+CAPPED_ORIGINS = ("planning", "investigation")
+DEFAULT_IMPORTANCE = 5
+
+
+def content_hash(text: str) -> str:
+    """The content hash indexes are keyed by (sha256 of the UTF-8 text, 32 hex chars)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, str, str]:
+    """Split text into (frontmatter YAML or None, body, opening fence, closing fence).
+
+    ``opener + fm + closer + body == text`` whenever there is frontmatter.
+    """
+    m = FM_OPEN_RE.match(text)
+    if not m:
+        return None, text, "", ""
+    close = FM_CLOSE_RE.search(text, m.end())
+    if not close:
+        return None, text, "", ""
+    return text[m.end() : close.start()], text[close.end() :], m.group(1), close.group(0)
+
+
+def load_yaml(fm: str, path: str) -> dict:
+    """YAML frontmatter to a dict (python-frontmatter's safe loader); errors name the path."""
+    try:
+        data = yaml.load(fm, Loader=yaml.SafeLoader) if fm.strip() else {}
+    except yaml.YAMLError as e:
+        reason = str(e).splitlines()[0] if str(e) else "invalid YAML"
+        raise NoteParseError(path, f"bad YAML frontmatter ({reason})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise NoteParseError(path, "frontmatter is not a mapping of keys to values")
+    return {str(k): v for k, v in data.items()}
+
+
+@dataclass(frozen=True)
+class Note:
+    """A parsed note: raw parts plus normalised metadata."""
+
+    path: str
+    text: str
+    meta: dict
+    body: str
+    title: str
+    type: str | None
+    status: str
+    importance: int
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    created: str
+    updated: str
+    scope: str
+    source: str | None
+    origin: str | None
+    context: tuple[str, ...]
+    expires: str | None
+    superseded_by: str | None
+    links: tuple[Link, ...] = field(default=())
+    hash: str = ""
+
+    @property
+    def id(self) -> str | None:
+        """The frontmatter id, if the note has one."""
+        value = self.meta.get("id")
+        return str(value) if value not in (None, "") else None
+
+    @property
+    def key(self) -> str:
+        """How vaultmem names the note: its id, else its vault-relative path."""
+        return self.id or self.path
+
+
+def iso(value: Any) -> str | None:
+    """A date/datetime/str frontmatter value as an ISO 8601 string (UTC for naive times)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value).strip()
+
+
+def from_timestamp(ts: float) -> str:
+    """A POSIX timestamp as an ISO 8601 UTC string (seconds precision)."""
+    return dt.datetime.fromtimestamp(int(ts), dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def as_list(value: Any) -> list[str]:
+    """A frontmatter value that may be a list, a comma/space separated string or a scalar."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    parts = re.split(r"[,\s]+", str(value)) if "," in str(value) else [str(value)]
+    return [p.strip() for p in parts if p.strip()]
+
+
+def normalize_importance(value: Any, origin: str | None) -> int:
+    """1-10 (words high/medium/low map to 8/5/2); planning/investigation capped at 5."""
+    if isinstance(value, str) and value.strip().lower() in IMPORTANCE_WORDS:
+        n = IMPORTANCE_WORDS[value.strip().lower()]
+    else:
+        try:
+            n = int(float(value)) if value not in (None, "") else DEFAULT_IMPORTANCE
+        except (TypeError, ValueError):
+            n = DEFAULT_IMPORTANCE
+    n = max(1, min(10, n))
+    return min(n, 5) if origin in CAPPED_ORIGINS else n
+
+
+def body_tags(body: str) -> list[str]:
+    """Inline ``#tags`` in a body, outside code and headings."""
+    text = strip_code(body)
+    text = re.sub(r"\]\([^)]*\)", "", text)  # markdown link targets (URLs with #fragments)
+    return INLINE_TAG_RE.findall(text)
+
+
+def _tags(meta: dict, body: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for tag in as_list(meta.get("tags")) + body_tags(body):
+        tag = tag.lstrip("#").strip()
+        if tag and not tag.isdigit():
+            seen.setdefault(tag.lower(), None)
+    return tuple(seen)
+
+
+def _title(meta: dict, body: str, path: str) -> str:
+    title = meta.get("title")
+    if title not in (None, ""):
+        return str(title).strip()
+    m = HEADING_RE.search(strip_code(body))
+    if m:
+        return m.group(1).strip()
+    stem = posixpath.basename(path)
+    return stem[:-3] if stem.lower().endswith(".md") else stem
+
+
+def _choice(value: Any, allowed: tuple[str, ...], default: str | None) -> str | None:
+    text = str(value).strip().lower() if value not in (None, "") else ""
+    return text if text in allowed else default
+
+
+def parse(text: str, path: str, mtime: float = 0.0, ctime: float | None = None) -> Note:
+    """Parse note text; file times fill ``created``/``updated`` when the note has none.
+
+    Raises NoteParseError for text that is not a note (binary, bad YAML).
+    """
+    if "\x00" in text:
+        raise NoteParseError(path, "binary file (contains NUL bytes)")
+    fm, body, _, _ = split_frontmatter(text)
+    meta = load_yaml(fm, path) if fm is not None else {}
+    origin = _choice(meta.get("origin"), ORIGINS, None)
+    updated = iso(meta.get("updated")) or from_timestamp(mtime)
+    created = iso(meta.get("created")) or from_timestamp(ctime if ctime is not None else mtime)
+    links = frontmatter_links(meta) + body_links(body)
+    return Note(
+        path=path,
+        text=text,
+        meta=meta,
+        body=body,
+        title=_title(meta, body, path),
+        type=normalize_type(meta.get("type")),
+        status=_choice(meta.get("status"), STATUSES, "active") or "active",
+        importance=normalize_importance(meta.get("importance"), origin),
+        tags=_tags(meta, body),
+        aliases=tuple(as_list(meta.get("aliases"))),
+        created=created,
+        updated=updated,
+        scope=_choice(meta.get("scope"), SCOPES, "project") or "project",
+        source=str(meta["source"]).strip() if meta.get("source") not in (None, "") else None,
+        origin=origin,
+        context=tuple(as_list(meta.get("context"))),
+        expires=iso(meta.get("expires")),
+        superseded_by=link_target(meta.get("superseded_by")),
+        links=tuple(links),
+        hash=content_hash(text),
+    )
+
+
+# ---------------------------------------------------------------- rendering / editing
+
+
+class _Dumper(yaml.SafeDumper):
+    """Flow style for flat lists (``tags: [a, b]``), block style for everything else."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
+    flat = all(isinstance(v, (str, int, float, bool)) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flat)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def dump_field(key: str, value: Any) -> str:
+    """One top-level YAML entry, ending in a newline."""
+    return yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def _blocks(fm: str) -> list[tuple[str | None, str]]:
+    """Split frontmatter YAML into (top-level key or None, raw text) blocks, losslessly.
+
+    Indented lines and top-level ``- item`` lines belong to the key above them; top-level
+    comments and blank lines are blocks of their own (None) so that replacing a key keeps them.
+    """
+    blocks: list[tuple[str | None, str]] = []
+    for line in fm.splitlines(keepends=True):
+        m = TOP_KEY_RE.match(line)
+        if m and not line.startswith((" ", "\t")):
+            blocks.append((next(g for g in m.groups() if g is not None).strip(), line))
+        elif line.startswith((" ", "\t", "- ")) and blocks:
+            if len(blocks) > 1 and blocks[-1][0] is None and not blocks[-1][1].strip():
+                blank = blocks.pop()[1]  # blank lines inside a multi-line value
+                blocks[-1] = (blocks[-1][0], blocks[-1][1] + blank)
+            blocks[-1] = (blocks[-1][0], blocks[-1][1] + line)
+        elif blocks and blocks[-1][0] is None and not line.strip() and not blocks[-1][1].strip():
+            blocks[-1] = (None, blocks[-1][1] + line)
+        else:
+            blocks.append((None, line))
+    return blocks
+
+
+def set_fields(text: str, updates: dict[str, Any], remove: tuple[str, ...] = ()) -> str:
+    """Set or remove top-level frontmatter keys, preserving every other byte.
+
+    Existing keys are rewritten in place, new keys are appended, and a note without
+    frontmatter gets one. With no updates and no removals the text is returned unchanged.
+    """
+    if not updates and not remove:
+        return text
+    fm, body, opener, closer = split_frontmatter(text)
+    if fm is None:
+        new = "".join(dump_field(k, v) for k, v in updates.items() if k not in remove)
+        return f"---\n{new}---\n{text}" if new else text
+    newline = "\r\n" if opener.endswith("\r\n") else "\n"
+    pending = dict(updates)
+    out: list[str] = []
+    for key, raw in _blocks(fm):
+        if key is not None and key in remove:
+            continue
+        if key is not None and key in pending:
+            out.append(dump_field(key, pending.pop(key)).replace("\n", newline))
+        else:
+            out.append(raw)
+    if out and not out[-1].endswith("\n"):
+        out[-1] += newline
+    out += [dump_field(k, v).replace("\n", newline) for k, v in pending.items() if k not in remove]
+    return opener + "".join(out) + closer + body
+
+
+def render(meta: dict[str, Any], body: str) -> str:
+    """A new note's text from metadata (in the given key order) and a body."""
+    fm = "".join(dump_field(k, v) for k, v in meta.items() if v not in (None, "", [], ()))
+    return f"---\n{fm}---\n{body}" if fm else body

@@ -1,0 +1,271 @@
+"""Note commands behind ``Vault``: remember, show, list, edit, delete, stats, export, import.
+
+Each function takes the vault as its first argument and is bound as a ``Vault`` method.
+Every change to a file is a guarded, atomic write through ``Store``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from typing import TYPE_CHECKING, Any, Iterable
+
+import yaml
+
+from .errors import BadInput, Conflict
+from .filters import Filters, now_utc, parse_time
+from .manifest import Record
+from .memtypes import fill_template, known_types, load_template, normalize_type
+from .note import content_hash, dump_field, render, set_fields, split_frontmatter
+from .store import new_id
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .vault import Vault
+
+EXPORT_FORMAT = "vaultmem-export/1"
+
+
+def _stamp(now: dt.datetime) -> str:
+    return now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _template_parts(vault: "Vault", type_: str, title: str, now: dt.datetime) -> tuple[dict, str]:
+    text = load_template(type_, vault.templates_dir)
+    if text is None:
+        return {}, ""
+    fm, body, _, _ = split_frontmatter(text)
+    try:  # the title is set by remember itself, so YAML never sees it unescaped
+        meta = yaml.safe_load(fill_template(fm, "title", now)) if fm else {}
+    except yaml.YAMLError:
+        raise BadInput(f"the template for {type_!r} has invalid YAML frontmatter") from None
+    return (meta if isinstance(meta, dict) else {}), fill_template(body, title, now)
+
+
+def remember(
+    vault: "Vault", type: str, title: str, content: str | None = None, *, tags: Iterable[str] = (),
+    importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
+    scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
+    origin: str | None = None, now: dt.datetime | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Write a new memory from its type's template; returns its id, path and what was created."""
+    type_ = normalize_type(type)
+    types = known_types(vault.templates_dir)
+    if type_ not in types:
+        raise BadInput(f"unknown type {type!r}; known types: {', '.join(types)}")
+    title = (title or "").strip()
+    if not title:
+        raise BadInput("a memory needs a title")
+    if scope not in (None, "project", "user"):
+        raise BadInput(f"--scope: {scope!r} is not 'project' or 'user'")
+    now = now or now_utc()
+    catalog = vault.catalog()
+    created_anchor = None
+    if anchor:
+        created_anchor = _ensure_anchor(vault, anchor, catalog, now)
+    defaults, template_body = _template_parts(vault, type_, title, now)
+    meta = _new_meta(catalog, type_, title, defaults, now)
+    meta.update(_given(tags, importance, scope, source, origin, context, defaults))
+    if anchor:
+        meta["anchor"] = f"[[{anchor}]]"
+    body = f"# {title}\n\n{content.strip()}\n" if content and content.strip() else template_body or f"# {title}\n"
+    if links:
+        body += "\nRelated: " + ", ".join(f"[[{link}]]" for link in links) + "\n"
+    folder = vault.config["folders"].get(type_, type_)
+    path = vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
+    return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor}
+
+
+def _new_meta(catalog: dict[str, Record], type_: str, title: str, defaults: dict, now: dt.datetime) -> dict:
+    taken = {r.id for r in catalog.values() if r.id}
+    stamp = _stamp(now)
+    meta: dict[str, Any] = {"id": new_id(taken), "title": title, "type": type_, "status": "active"}
+    meta.update({k: v for k, v in defaults.items() if k not in ("id", "title", "type", "created", "updated")})
+    meta.update({"created": stamp, "updated": stamp})
+    return meta
+
+
+def _given(tags, importance, scope, source, origin, context, defaults: dict) -> dict:
+    out: dict[str, Any] = {}
+    tag_list = list(dict.fromkeys([*(defaults.get("tags") or []), *(t.lstrip("#") for t in tags)]))
+    if tag_list:
+        out["tags"] = tag_list
+    if importance not in (None, ""):
+        out["importance"] = _importance_value(importance)
+    for key, value in (("scope", scope), ("source", source), ("origin", origin)):
+        if value:
+            out[key] = value
+    if context:
+        out["context"] = list(context)
+    return out
+
+
+def _importance_value(value: int | str) -> int | str:
+    text = str(value).strip().lower()
+    if text in ("high", "medium", "low"):
+        return text
+    if text.isdigit() and 1 <= int(text) <= 10:
+        return int(text)
+    raise BadInput(f"--importance: {value!r} is not 1-10 or high/medium/low")
+
+
+def _ensure_anchor(vault: "Vault", anchor: str, catalog: dict[str, Record], now: dt.datetime) -> str | None:
+    """Create the anchor note when no note by that name exists; returns its path if created."""
+    from .errors import NoteNotFound
+
+    try:
+        vault.find(anchor, catalog)
+        return None
+    except NoteNotFound:
+        pass
+    result = remember(vault, "project", anchor, f"Anchor note for {anchor}.", tags=["anchor"], now=now)
+    catalog.update(vault.catalog())
+    return result["path"]
+
+
+def show(vault: "Vault", ref: str) -> dict[str, Any]:
+    """A note's metadata, text and links (outgoing and backlinks)."""
+    rec = vault.find(ref)
+    text = vault.store.read_text(rec.path)
+    return {**_record_dict(rec), "text": text}
+
+
+def _record_dict(rec: Record) -> dict[str, Any]:
+    return {
+        "id": rec.key, "title": rec.title, "path": rec.path, "type": rec.type, "status": rec.status,
+        "importance": rec.importance, "tags": list(rec.tags), "scope": rec.scope,
+        "source": rec.source, "created": rec.created, "updated": rec.updated,
+        "superseded_by": rec.superseded_by, "links": sorted({t for t, _ in rec.links}),
+    }  # fmt: skip
+
+
+def list_notes(vault: "Vault", *, types: Iterable[str] = (), statuses: Iterable[str] = (),
+               tags: Iterable[str] = (), since: str | None = None, importance: str | None = None,
+               scope: str | None = None, limit: int | None = 20) -> list[dict[str, Any]]:  # fmt: skip
+    """Notes matching the filters, newest first (by ``updated``)."""
+    flt = Filters.build(types, tags, statuses, since=since, scope=scope, importance=importance,
+                        include_hidden=bool(statuses))  # fmt: skip
+    rows = [r for r in vault.catalog().values() if flt.metadata_match(r) and flt.visible(r)]
+    epoch = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+    rows.sort(key=lambda r: (parse_time(r.updated) or epoch, r.path), reverse=True)
+    return [_record_dict(r) for r in (rows[:limit] if limit else rows)]
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``key=value`` with a YAML value (``importance=7``, ``tags=[a, b]``)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key or key.startswith("-") or any(c in key for c in ":#\n"):
+        raise BadInput(f"--set: expected key=value, got {text!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    if isinstance(value, (dt.date, dt.datetime)):
+        value = raw.strip()
+    return key, value
+
+
+def edit(vault: "Vault", ref: str, *, content: str | None = None, sets: Iterable[str] = (),
+         add_tags: Iterable[str] = (), now: dt.datetime | None = None,
+         expected_hash: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """Change a note's body and/or frontmatter keys; refuses if the file changed meanwhile."""
+    rec = vault.find(ref)
+    text = vault.store.read_text(rec.path)
+    base_hash = content_hash(text)
+    if expected_hash and expected_hash != base_hash:
+        raise Conflict(f"{rec.path} changed on disk since it was read; re-read it and try again")
+    updates: dict[str, Any] = dict(parse_assignment(s) for s in sets)
+    if "id" in updates:
+        raise BadInput("--set: the id of a note cannot be changed")
+    if add_tags:
+        note = vault.store.read(rec.path)
+        current = [str(t) for t in (note.meta.get("tags") or [])] if isinstance(note.meta.get("tags"), list) else list(note.tags)
+        updates["tags"] = list(dict.fromkeys([*current, *(t.lstrip("#") for t in add_tags)]))
+    new = text
+    if content is not None:
+        new = _replace_body(new, rec.title, content)
+    if updates or new != text:
+        updates.setdefault("updated", _stamp(now or now_utc()))
+    new = set_fields(new, updates)
+    if new != text:
+        vault.store.replace(rec.path, new, base_hash)
+    return {"id": rec.key, "path": rec.path, "changed": new != text}
+
+
+def _replace_body(text: str, title: str, content: str) -> str:
+    fm, body, opener, closer = split_frontmatter(text)
+    heading = next((ln for ln in body.splitlines() if ln.startswith("# ")), None)
+    new_body = (f"{heading}\n\n" if heading else "") + content.strip() + "\n"
+    return (opener + fm + closer + new_body) if fm is not None else new_body
+
+
+def delete(vault: "Vault", ref: str) -> dict[str, Any]:
+    """Move a note to the vault's ``.trash/`` folder; nothing is destroyed."""
+    rec = vault.find(ref)
+    return {"id": rec.key, "path": rec.path, "trashed_to": vault.store.trash(rec.path)}
+
+
+def stats(vault: "Vault") -> dict[str, Any]:
+    """Counts by type, status and importance, the date range and disk use."""
+    records = vault.catalog()
+    by: dict[str, dict[str, int]] = {"type": {}, "status": {}, "importance": {}}
+    for r in records.values():
+        for name, value in (("type", r.type or "(none)"), ("status", r.status), ("importance", str(r.importance))):
+            by[name][value] = by[name].get(value, 0) + 1
+    times = sorted(t for r in records.values() for t in [parse_time(r.created)] if t)
+    index_bytes = sum(p.stat().st_size for p in vault.index_dir.rglob("*") if p.is_file()) if vault.index_dir.exists() else 0
+    return {
+        "notes": len(records),
+        "by_type": dict(sorted(by["type"].items(), key=lambda kv: (-kv[1], kv[0]))),
+        "by_status": dict(sorted(by["status"].items(), key=lambda kv: (-kv[1], kv[0]))),
+        "by_importance": dict(sorted(by["importance"].items(), key=lambda kv: -int(kv[0]))),
+        "oldest": times[0].isoformat() if times else None,
+        "newest": times[-1].isoformat() if times else None,
+        "notes_bytes": sum(r.size for r in records.values()),
+        "index_bytes": index_bytes,
+    }
+
+
+def export(vault: "Vault") -> dict[str, Any]:
+    """Every note's exact text, by path (a lossless backup)."""
+    notes = []
+    for path in vault.store.list_paths():
+        try:
+            notes.append({"path": path, "text": vault.store.read_text(path)})
+        except Exception as e:  # unreadable files are reported, never silently dropped
+            print(f"vaultmem: skipped {path}: {e}", file=sys.stderr)
+    return {"format": EXPORT_FORMAT, "exported": _stamp(now_utc()), "notes": notes}
+
+
+def import_(vault: "Vault", data: dict[str, Any]) -> dict[str, Any]:
+    """Write notes from an export; notes whose id (or, without id, path) exists are skipped."""
+    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT or not isinstance(data.get("notes"), list):
+        raise BadInput(f"not a vaultmem export (expected format {EXPORT_FORMAT!r})")
+    catalog = vault.catalog()
+    ids = {r.id for r in catalog.values() if r.id}
+    result = {"imported": 0, "skipped_existing": 0, "paths": []}
+    from .note import parse
+
+    for item in data["notes"]:
+        path, text = item.get("path"), item.get("text")
+        if not isinstance(path, str) or not isinstance(text, str) or not path.endswith((".md", ".markdown")):
+            raise BadInput(f"export entry is not a note: {str(path)[:80]!r}")
+        vault.store.abspath(path)  # refuses absolute paths and paths leading outside
+        note = parse(text, path)
+        if (note.id and note.id in ids) or (vault.root / path).exists():
+            result["skipped_existing"] += 1
+            continue
+        vault.store.create(path, text)
+        if note.id:
+            ids.add(note.id)
+        result["imported"] += 1
+        result["paths"].append(path)
+    return result
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+__all__ = ["remember", "show", "list_notes", "edit", "delete", "stats", "export", "import_", "dump_field"]

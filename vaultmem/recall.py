@@ -1,0 +1,302 @@
+"""Hybrid recall: BM25 + vectors fused, lifecycle redirects, graph expansion, profiles.
+
+Score of a hit (every part is reported by ``--explain``)::
+
+    score = (bm25 + vector + graph + anchor) * profile
+
+``bm25`` and ``vector`` are the weighted, min-max normalised parts from ``fusion.convex``;
+``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
+``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import networkx as nx
+import numpy as np
+
+from . import fusion
+from .bm25 import BM25Index
+from .chunking import plain_text
+from .embed import Embedder
+from .errors import BadInput
+from .filters import Filters, now_utc, parse_time
+from .manifest import Record
+from .traverse import anchor_weights, expand
+from .vectors import VectorIndex
+
+MODES = ("hybrid", "bm25", "vector")
+PROFILES: dict[str, dict[str, float]] = {
+    "default": {},
+    "planning": {"decision": 1.4, "architecture": 1.4, "project": 1.3, "tech_context": 1.3,
+                 "trade_off": 1.2, "pattern": 1.1, "commitment": 1.1},
+    "incident": {"gotcha": 1.5, "bug_fix": 1.5, "lesson": 1.4, "discovery": 1.2, "pattern": 1.1},
+    "handoff": {"handoff": 1.6, "progress": 1.5, "session_summary": 1.4, "commitment": 1.2},
+}  # fmt: skip
+RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
+GRAPH_WEIGHT = 0.3
+ANCHOR_WEIGHT = 0.15
+
+
+@dataclass
+class Hit:
+    """One recall result. ``id`` is the frontmatter id, else the vault-relative path."""
+
+    id: str
+    title: str
+    path: str
+    type: str | None
+    status: str
+    score: float
+    snippet: str
+    rank: int = 0
+    tags: list[str] = field(default_factory=list)
+    importance: int = 5
+    updated: str = ""
+    via: str | None = None
+    highlights: list[str] = field(default_factory=list)
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self, explain: bool = False) -> dict[str, Any]:
+        data = asdict(self)
+        if not explain:
+            data.pop("explain")
+        return data
+
+
+@dataclass
+class Options:
+    """Everything a recall call can ask for."""
+
+    k: int = 10
+    filters: Filters = field(default_factory=Filters)
+    anchor: str | None = None
+    depth: int = 2
+    profile: str = "default"
+    mode: str = "hybrid"
+    bm25_weight: float = 0.4
+    candidates: int = 100
+    graph_decay: float = 0.5
+    graph_seeds: int = 5
+
+    def check(self) -> None:
+        if self.mode not in MODES:
+            raise BadInput(f"--mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        if self.profile not in PROFILES:
+            raise BadInput(f"--profile: {self.profile!r} is not one of {', '.join(PROFILES)}")
+        if self.k < 1:
+            raise BadInput("-k must be at least 1")
+        if self.depth < 0:
+            raise BadInput("--depth must be 0 or more")
+
+
+@dataclass
+class Sources:
+    """The indexes recall reads (provided by the Vault)."""
+
+    records: dict[str, Record]
+    bm25: BM25Index
+    vectors: Callable[[], VectorIndex]
+    embedder: Embedder
+    graph: nx.DiGraph
+    read_body: Callable[[str], str]
+
+
+def _parts() -> dict[str, float]:
+    return {"bm25": 0.0, "bm25_raw": 0.0, "vector": 0.0, "vector_raw": 0.0, "graph": 0.0, "anchor": 0.0}
+
+
+def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None):
+    """(bm25 list, vector list, query vector) of top candidates, honouring ``allowed``."""
+    limit = opt.candidates
+    use_filter = allowed is not None and len(allowed) <= 2000
+    if allowed is not None and not use_filter:
+        limit *= 5
+    bm25: list[tuple[str, float]] = []
+    vec: list[tuple[str, float]] = []
+    qvec = None
+    if opt.mode in ("hybrid", "bm25"):
+        bm25 = src.bm25.search(query, limit, allowed if use_filter else None)
+    if opt.mode in ("hybrid", "vector"):
+        qvec = src.embedder.embed([query])[0]
+        vec = src.vectors().search(qvec, limit, allowed)
+    if allowed is not None:
+        bm25 = [x for x in bm25 if x[0] in allowed][: opt.candidates]
+        vec = vec[: opt.candidates]
+    return bm25, vec, qvec
+
+
+def _fuse(bm25, vec, opt: Options) -> dict[str, dict[str, float]]:
+    weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
+    raw_b, raw_v = dict(bm25), dict(vec)
+    out = {}
+    for path, (_, b, v) in fusion.convex(bm25, vec, weight).items():
+        parts = _parts()
+        parts.update(bm25=b, vector=v, bm25_raw=raw_b.get(path, 0.0), vector_raw=raw_v.get(path, 0.0))
+        out[path] = parts
+    return out
+
+
+def _base(parts: dict[str, float]) -> float:
+    return parts["bm25"] + parts["vector"] + parts["graph"] + parts["anchor"]
+
+
+def _replacement(src: Sources, path: str, opt: Options) -> str | None:
+    """Follow ``superseded_by`` from a hidden note to the first visible note, if any."""
+    resolver = src.graph.graph["resolver"]
+    seen = {path}
+    current = src.records[path]
+    while current.superseded_by:
+        nxt = resolver.resolve(current.superseded_by, current.path)
+        if nxt is None or nxt in seen or nxt not in src.records:
+            return None
+        seen.add(nxt)
+        current = src.records[nxt]
+        if opt.filters.visible(current):
+            return nxt
+    return None
+
+
+def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options) -> None:
+    """Drop hidden notes; a superseded one hands its score to its live replacement."""
+    for path in [p for p in scored if not opt.filters.visible(src.records[p])]:
+        parts = scored.pop(path)
+        new = _replacement(src, path, opt) if src.records[path].status == "superseded" else None
+        if new is None or not opt.filters.metadata_match(src.records[new]):
+            continue
+        if new not in scored or _base(scored[new]) < _base(parts):
+            moved = dict(parts)
+            moved["redirect_from"] = src.records[path].key  # type: ignore[assignment]
+            scored[new] = moved
+
+
+def _graph(src: Sources, scored: dict[str, dict[str, float]], opt: Options, ok: Callable[[str], bool]) -> None:
+    """Notes linked to the strongest hits get a decaying share of their score."""
+    if not scored or opt.graph_seeds <= 0:
+        return
+    top = sorted(scored.items(), key=lambda kv: -_base(kv[1]))[: opt.graph_seeds]
+    best = _base(top[0][1])
+    seeds = {p: _base(parts) for p, parts in top if _base(parts) >= 0.5 * best}
+    for path, (value, seed, hops) in expand(src.graph, seeds, opt.graph_decay, 1).items():
+        if not ok(path):
+            continue
+        parts = scored.setdefault(path, _parts())
+        bonus = GRAPH_WEIGHT * value
+        if bonus > parts["graph"]:
+            parts["graph"] = bonus
+            parts["graph_via"] = src.records[seed].key  # type: ignore[assignment]
+
+
+def _profile(rec: Record, profile: str, now: dt.datetime) -> float:
+    weight = PROFILES[profile].get(rec.type or "", 1.0)
+    if rec.type in RECENT_TYPES.get(profile, ()):
+        when = parse_time(rec.updated) or parse_time(rec.created)
+        if when is not None:
+            age_days = max(0.0, (now - when).total_seconds() / 86400)
+            weight *= 1.0 + 0.5 * math.exp(-age_days / 14)
+    return weight
+
+
+def resolve_anchor(src: Sources, anchor: str) -> str:
+    path = src.graph.graph["resolver"].resolve(anchor)
+    if path is None or path not in src.records:
+        raise BadInput(f"--anchor: no note called {anchor!r}")
+    return path
+
+
+def search(src: Sources, query: str, opt: Options) -> list[Hit]:
+    """Run one recall and return the top ``opt.k`` hits, best first."""
+    opt.check()
+    if not query.strip():
+        raise BadInput("the query is empty")
+    records = src.records
+    near: dict[str, float] = {}
+    if opt.anchor:
+        near = anchor_weights(src.graph, resolve_anchor(src, opt.anchor), opt.depth, opt.graph_decay)
+
+    def candidate(path: str) -> bool:
+        rec = records.get(path)
+        return rec is not None and opt.filters.metadata_match(rec) and (not near or path in near)
+
+    allowed = {p for p in records if candidate(p)} if (opt.filters.restrictive or near) else None
+    bm25, vec, qvec = _retrieve(src, query, opt, allowed)
+    scored = _fuse(bm25, vec, opt)
+    for path in near:
+        if candidate(path):
+            scored.setdefault(path, _parts())["anchor"] = ANCHOR_WEIGHT * near[path]
+    _lifecycle(src, scored, opt)
+    _graph(src, scored, opt, lambda p: candidate(p) and opt.filters.visible(records[p]))
+    now = now_utc()
+    final = {}
+    for path, parts in scored.items():
+        parts["profile"] = _profile(records[path], opt.profile, now)
+        parts["score"] = _base(parts) * parts["profile"]
+        final[path] = parts["score"]
+    ranked = fusion.ranked(final)[: opt.k]
+    _fill_vector_raw(src, scored, [p for p, _ in ranked], qvec)
+    terms = src.bm25.terms(query)
+    return [_hit(src, path, scored[path], i + 1, terms) for i, (path, _) in enumerate(ranked)]
+
+
+def _fill_vector_raw(src: Sources, scored, paths: list[str], qvec: np.ndarray | None) -> None:
+    if qvec is None:
+        return
+    missing = [p for p in paths if not scored[p]["vector_raw"]]
+    for path, value in src.vectors().score_of(qvec, missing).items():
+        scored[path]["vector_raw"] = value
+
+
+def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str]) -> Hit:
+    rec = src.records[path]
+    snippet, highlights = make_snippet(src.read_body(path), terms)
+    via = None
+    if "redirect_from" in parts:
+        via = f"supersedes {parts['redirect_from']}"
+    elif parts.get("graph_via") and not (parts["bm25"] or parts["vector"]):
+        via = f"linked from {parts['graph_via']}"
+    explain = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items()}
+    return Hit(
+        id=rec.key, title=rec.title, path=path, type=rec.type, status=rec.status,
+        score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
+        importance=rec.importance, updated=rec.updated, via=via, highlights=highlights,
+        explain=explain,
+    )  # fmt: skip
+
+
+WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def make_snippet(body: str, terms: list[str], width: int = 32) -> tuple[str, list[str]]:
+    """The window of ``width`` words with the most query-term matches, and the matched words.
+
+    Words match when their stem equals a query term; the heading line is skipped.
+    """
+    from whoosh.lang.porter import stem
+
+    body = plain_text(body)
+    lines = [ln.lstrip("#> ").strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("# ")]
+    lines = [ln for ln in lines if ln and not ln.startswith(("```", "~~~"))]
+    words = " ".join(lines).split()
+    if not words:
+        return "", []
+    wanted = set(terms)
+    hits = [any(stem(w.lower()) in wanted for w in WORD_RE.findall(word)) for word in words]
+    best, best_n = 0, -1
+    window = sum(hits[:width])
+    for start in range(0, max(1, len(words) - width + 1)):
+        if start:
+            window += hits[start + width - 1] if start + width - 1 < len(hits) else 0
+            window -= hits[start - 1]
+        if window > best_n:
+            best, best_n = start, window
+    chosen = words[best : best + width]
+    matched = sorted({w.strip(".,;:!?()[]*_`\"'").lower() for w, h in zip(chosen, hits[best:]) if h})
+    text = " ".join(chosen)
+    prefix = "… " if best > 0 else ""
+    suffix = " …" if best + width < len(words) else ""
+    return prefix + text + suffix, [m for m in matched if m]

@@ -1,0 +1,45 @@
+"""Creating a vault: ``.vaultmem/`` with its config, a README for people and agents, .gitignore."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from .config import CONFIG_TEXT
+from .errors import VaultError
+from .store import STATE_DIR, atomic_write
+
+GITIGNORE_LINE = ".vaultmem/"
+
+
+def vault_readme() -> str:
+    return resources.files("vaultmem").joinpath("resources/vault_readme.md").read_text(encoding="utf-8")
+
+
+def init_vault(root: Path) -> list[str]:
+    """Create what a vault needs; existing files are never overwritten. Returns created paths."""
+    if root.exists() and not root.is_dir():
+        raise VaultError(f"{root} exists and is not a folder")
+    root.mkdir(parents=True, exist_ok=True)
+    created: list[str] = []
+    state = root / STATE_DIR
+    if not state.is_dir():
+        state.mkdir()
+        created.append(f"{STATE_DIR}/")
+    for rel, text in ((f"{STATE_DIR}/config.toml", CONFIG_TEXT), ("README.md", vault_readme())):
+        if not (root / rel).exists():
+            atomic_write(root / rel, text, create_only=True)
+            created.append(rel)
+    if _add_gitignore_line(root / ".gitignore"):
+        created.append(".gitignore (.vaultmem/ added)")
+    return created
+
+
+def _add_gitignore_line(path: Path) -> bool:
+    """Append ``.vaultmem/`` to .gitignore unless an equivalent line is there."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if any(line.strip().strip("/") == ".vaultmem" for line in text.splitlines()):
+        return False
+    sep = "" if not text or text.endswith("\n") else "\n"
+    atomic_write(path, f"{text}{sep}{GITIGNORE_LINE}\n")
+    return True

@@ -1,0 +1,235 @@
+"""Safe file I/O for a vault: discovery, reading, atomic and guarded writes, safe names.
+
+Every write is atomic (unique temp file in the same folder, fsync, ``os.replace``) and
+a rewrite refuses to clobber a file whose content changed since it was read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import secrets
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import Conflict, NoteParseError, VaultError, VaultNotFound
+from .ignore import IgnoreRules
+from .note import Note, content_hash, parse
+
+STATE_DIR = ".vaultmem"
+ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]')
+WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
+MAX_NAME = 120
+
+
+def find_vault(path: str | os.PathLike | None = None, cwd: Path | None = None) -> Path:
+    """Vault discovery like git: explicit path, else $VAULTMEM_VAULT, else walk up to ``.vaultmem/``."""
+    explicit = path or os.environ.get("VAULTMEM_VAULT")
+    if explicit:
+        root = Path(explicit).expanduser()
+        if not root.is_dir():
+            raise VaultNotFound(f"no vault folder at {root}")
+        return root.resolve()
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / STATE_DIR).is_dir():
+            return folder
+    raise VaultNotFound(
+        "no vault found: pass --vault PATH, set VAULTMEM_VAULT, or run `vaultmem init` in a folder"
+    )
+
+
+def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """A short random id (8 chars, lowercase, at least one letter) not in ``taken``."""
+    while True:
+        value = "".join(secrets.choice(ID_ALPHABET) for _ in range(8))
+        if not value.isdigit() and value not in taken:
+            return value
+
+
+def safe_filename(title: str) -> str:
+    """A file stem from a title: no separators, ``..``, reserved or control characters."""
+    name = unicodedata.normalize("NFC", title)
+    name = re.sub(r"\s*:\s*", " - ", name)
+    name = UNSAFE_CHARS_RE.sub(" ", name)
+    name = re.sub(r"\s+", " ", name).strip(" .")
+    name = re.sub(r"\.{2,}", ".", name)
+    name = name[:MAX_NAME].rstrip(" .")
+    if not name or name.lower() in WINDOWS_RESERVED:
+        name = f"note {name}".strip()
+    return name
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_temp(folder: Path, name: str, data: bytes) -> str:
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vaultmem.tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def atomic_write(path: Path, text: str, *, create_only: bool = False) -> None:
+    """Write a file atomically; with ``create_only`` fail (Conflict) if it already exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _write_temp(path.parent, path.name, text.encode("utf-8"))
+    try:
+        if create_only:
+            try:
+                os.link(tmp, path)  # fails if the target exists: no clobbering race
+            except FileExistsError:
+                raise Conflict(f"{path.name} already exists") from None
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What a cheap reconcile compares before hashing: modification time and size."""
+
+    mtime_ns: int
+    size: int
+
+
+class Store:
+    """The note files of one vault."""
+
+    def __init__(self, root: Path, exclude: tuple[str, ...] = (), folder_types: dict[str, str] | None = None):
+        self.root = root.resolve()
+        self.rules = IgnoreRules(self.root, exclude)
+        self.folder_types = {k.strip("/").lower(): v for k, v in (folder_types or {}).items()}
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    def abspath(self, rel: str) -> Path:
+        """The absolute path of a vault-relative path; refuses anything leading outside."""
+        if not rel or "\x00" in rel:
+            raise VaultError(f"invalid note path {rel!r}")
+        candidate = Path(rel)
+        if candidate.is_absolute():
+            raise VaultError(f"path {rel!r} is absolute; give a path inside the vault")
+        full = (self.root / candidate).resolve()
+        if full != self.root and self.root not in full.parents:
+            raise VaultError(f"path {rel!r} leads outside the vault")
+        return full
+
+    def relpath(self, path: Path) -> str:
+        """Vault-relative posix path of an absolute path inside the vault."""
+        return path.resolve().relative_to(self.root).as_posix()
+
+    def list_paths(self) -> list[str]:
+        """Every note path in the vault (ignore rules applied), sorted."""
+        return [p for p in self.rules.walk() if self._inside(p)]
+
+    def _inside(self, rel: str) -> bool:
+        full = self.root / rel
+        if not full.is_symlink():
+            return True
+        try:
+            self.abspath(rel)
+            return True
+        except VaultError:
+            return False
+
+    def stat(self, rel: str) -> FileStat | None:
+        """mtime and size of a note file, or None if it is gone."""
+        try:
+            st = os.stat(self.root / rel)
+        except OSError:
+            return None
+        return FileStat(st.st_mtime_ns, st.st_size)
+
+    def read_text(self, rel: str) -> str:
+        """The text of a note file; NoteParseError if it is not UTF-8 text."""
+        data = self.abspath(rel).read_bytes()
+        if b"\x00" in data:
+            raise NoteParseError(rel, "binary file (contains NUL bytes)")
+        try:
+            return data.decode("utf-8-sig") if data.startswith(b"\xef\xbb\xbf") else data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise NoteParseError(rel, f"not UTF-8 text (byte {e.start})") from None
+
+    def read(self, rel: str) -> Note:
+        """Read and parse one note (file times fill missing created/updated; a note
+        without a type takes the type whose folder it sits in)."""
+        full = self.abspath(rel)
+        text = self.read_text(rel)
+        st = full.stat()
+        note = parse(text, rel, st.st_mtime, _birth_time(st))
+        if note.type is None and "/" in rel:
+            folder_type = self.folder_types.get(rel.rsplit("/", 1)[0].lower())
+            if folder_type:
+                note = dataclasses.replace(note, type=folder_type)
+        return note
+
+    def create(self, rel: str, text: str) -> str:
+        """Write a new note; never replaces an existing file. Returns the path used."""
+        atomic_write(self.abspath(rel), text, create_only=True)
+        return rel
+
+    def replace(self, rel: str, text: str, expected_hash: str) -> None:
+        """Atomically rewrite a note, refusing if its content changed since it was read."""
+        current = content_hash(self.read_text(rel)) if (self.root / rel).exists() else None
+        if current != expected_hash:
+            raise Conflict(
+                f"{rel} changed on disk since it was read; re-read it and apply the change again"
+            )
+        atomic_write(self.abspath(rel), text)
+
+    def unique_path(self, folder: str, title: str) -> str:
+        """A vault-relative path for a new note from its title, unique case-insensitively."""
+        folder = folder.strip("/")
+        base = safe_filename(title)
+        self.abspath(folder or ".")  # the folder itself must be inside the vault
+        target_dir = self.root / folder
+        taken = {p.name.lower() for p in target_dir.iterdir()} if target_dir.is_dir() else set()
+        name, n = f"{base}.md", 2
+        while name.lower() in taken:
+            name, n = f"{base} {n}.md", n + 1
+        return f"{folder}/{name}" if folder else name
+
+    def trash(self, rel: str) -> str:
+        """Move a note into the vault's ``.trash/`` folder (as Obsidian does); returns its new path."""
+        src = self.abspath(rel)
+        dest_dir = self.root / ".trash" / Path(rel).parent
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        dest, n = dest_dir / src.name, 2
+        while dest.exists():
+            dest, n = dest_dir / f"{src.stem} {n}{src.suffix}", n + 1
+        os.replace(src, dest)
+        fsync_dir(src.parent)
+        return self.relpath(dest)
+
+
+def _birth_time(st: os.stat_result) -> float:
+    return getattr(st, "st_birthtime", None) or min(st.st_mtime, st.st_ctime)

@@ -1,0 +1,231 @@
+"""The library API the CLI and the MCP server share: ``Vault``.
+
+    from vaultmem import Vault
+    vault = Vault.open("vaults/demo")
+    vault.reindex()
+    for hit in vault.recall("why advisory locks?", k=5, types=["decision"]):
+        print(hit.id, hit.title, hit.score)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import networkx as nx
+
+from . import config as configmod
+from . import graph as graphmod
+from .bm25 import BM25Index
+from .embed import Embedder, FastEmbedder
+from .errors import BadInput, NoteNotFound, NoteParseError
+from .filters import Filters
+from .indexer import Indexer, Progress, Summary
+from .links import NoteKeys, Resolver
+from .manifest import Manifest, Record
+from .note import split_frontmatter
+from .recall import Hit, Options, Sources, search
+from .store import STATE_DIR, Store, find_vault
+from .vectors import VectorIndex
+
+INDEX_DIR = "index"
+
+
+class Vault:
+    """One vault: its files, its configuration and its derived indexes."""
+
+    def __init__(self, root: Path, embedder: Embedder | None = None):
+        self.root = Path(root).resolve()
+        self.config = configmod.load(self.root)
+        vcfg = self.config["vault"]
+        excludes = ("/" + vcfg["templates_dir"].strip("/") + "/", *vcfg.get("exclude", []))
+        folder_types = {folder: type_ for type_, folder in self.config["folders"].items()}
+        self.store = Store(self.root, excludes, folder_types)
+        emb = self.config["embedding"]
+        self.embedder: Embedder = embedder or FastEmbedder(emb["model"], int(emb["batch_size"]))
+        self._manifest: Manifest | None = None
+        self._bm25: BM25Index | None = None
+        self._records: dict[str, Record] | None = None
+        self._graph: nx.DiGraph | None = None
+        self._vectors: VectorIndex | None = None
+        self._synced = False
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None = None, embedder: Embedder | None = None) -> "Vault":
+        """Open the vault at ``path`` (or discover it like git; see ``store.find_vault``)."""
+        return cls(find_vault(path), embedder)
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / STATE_DIR / INDEX_DIR
+
+    @property
+    def templates_dir(self) -> Path:
+        return self.root / self.config["vault"]["templates_dir"]
+
+    @property
+    def manifest(self) -> Manifest:
+        if self._manifest is None:
+            self._manifest = Manifest(self.index_dir / "manifest.db")
+        return self._manifest
+
+    @property
+    def bm25(self) -> BM25Index:
+        if self._bm25 is None:
+            self._bm25 = BM25Index(self.index_dir / "bm25")
+        return self._bm25
+
+    @property
+    def indexer(self) -> Indexer:
+        return Indexer(self.store, self.manifest, self.bm25, self.embedder)
+
+    def close(self) -> None:
+        if self._bm25 is not None:
+            self._bm25.close()
+        if self._manifest is not None:
+            self._manifest.close()
+            self._manifest = None
+
+    def __enter__(self) -> "Vault":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ indexes
+
+    def reindex(self, paths: Iterable[str] | None = None, rebuild: bool = False,
+                progress: Progress | None = None) -> Summary:  # fmt: skip
+        """Bring the indexes in line with the files (all, or just ``paths``).
+
+        ``rebuild`` deletes the indexes first and builds them from nothing.
+        """
+        if rebuild:
+            self.close()
+            self.bm25.clear()
+            for name in ("manifest.db", "manifest.db-wal", "manifest.db-shm"):
+                (self.index_dir / name).unlink(missing_ok=True)
+        indexer = self.indexer
+        if indexer.needs_repair():
+            indexer.repair()
+        summary = indexer.sync(paths, progress)
+        if summary.changed or summary.errors or self._records is None:
+            self._invalidate()
+        if paths is None:
+            self._synced = True
+        return summary
+
+    def _invalidate(self) -> None:
+        self._records = self._graph = self._vectors = None
+
+    def ensure_synced(self) -> None:
+        """Reconcile once per Vault object (cheap when nothing changed)."""
+        if not self._synced:
+            self.reindex()
+
+    def records(self) -> dict[str, Record]:
+        """Indexed metadata of every note, by path (after a reconcile)."""
+        self.ensure_synced()
+        if self._records is None:
+            self._records = self.manifest.records()
+        return self._records
+
+    def graph(self) -> nx.DiGraph:
+        """The link graph of the indexed notes."""
+        if self._graph is None:
+            self._graph = graphmod.build(self.records().values())
+        return self._graph
+
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            self._vectors = VectorIndex(*self.manifest.vectors(self.embedder.name))
+        return self._vectors
+
+    def index_errors(self) -> dict[str, str]:
+        """Files that could not be indexed, with the reason."""
+        return self.manifest.errors()
+
+    # ------------------------------------------------------------------ recall
+
+    def recall(self, query: str, k: int = 10, *, types: Iterable[str] = (), tags: Iterable[str] = (),
+               since: str | None = None, scope: str | None = None, include_resolved: bool = False,
+               anchor: str | None = None, depth: int | None = None, profile: str = "default",
+               mode: str = "hybrid") -> list[Hit]:  # fmt: skip
+        """Hybrid recall; see ``recall.py`` for how scores are made."""
+        rc = self.config["recall"]
+        opt = Options(
+            k=k, filters=Filters.build(types, tags, since=since, scope=scope, include_hidden=include_resolved),
+            anchor=anchor, depth=rc["anchor_depth"] if depth is None else depth, profile=profile,
+            mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
+            graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
+        )  # fmt: skip
+        records = self.records()
+        src = Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body)
+        return search(src, query, opt)
+
+    def _body(self, path: str) -> str:
+        try:
+            return split_frontmatter(self.store.read_text(path))[1]
+        except (OSError, NoteParseError):
+            return ""
+
+    # ------------------------------------------------------------------ lookups
+
+    def catalog(self) -> dict[str, Record]:
+        """Metadata of every note without touching the indexes: a manifest row is reused
+        when its file's mtime and size still match, anything else is parsed from the file."""
+        known = self.manifest.records() if (self.index_dir / "manifest.db").exists() else {}
+        out: dict[str, Record] = {}
+        for path in self.store.list_paths():
+            st = self.store.stat(path)
+            rec = known.get(path)
+            if st is None:
+                continue
+            if rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size):
+                out[path] = rec
+                continue
+            try:
+                out[path] = Record.from_note(self.store.read(path), st.mtime_ns, st.size)
+            except (NoteParseError, OSError):
+                continue
+        return out
+
+    def find(self, ref: str, records: dict[str, Record] | None = None) -> Record:
+        """A note by id, vault-relative path, title, alias or file name."""
+        records = records if records is not None else self.catalog()
+        ref = ref.strip()
+        if not ref:
+            raise BadInput("empty note reference")
+        by_id = [r for r in records.values() if r.id and r.id.lower() == ref.lower()]
+        if by_id:
+            return by_id[0]
+        rel = ref[len(str(self.root)) + 1 :] if ref.startswith(str(self.root) + os.sep) else ref
+        for candidate in (rel, rel + ".md"):
+            if candidate in records:
+                return records[candidate]
+        target = rel[2:-2] if rel.startswith("[[") and rel.endswith("]]") else rel
+        resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values())
+        matches = [r for r in records.values() if r.title.lower() == target.lower()]
+        if len(matches) > 1:
+            listing = ", ".join(m.key for m in matches[:5])
+            raise BadInput(f"{ref!r} names {len(matches)} notes ({listing}); use an id or path")
+        path = resolver.resolve(target)
+        if path is None:
+            raise NoteNotFound(f"no note {ref!r} in {self.root}")
+        return records[path]
+
+    @staticmethod
+    def init(path: str | os.PathLike) -> list[str]:
+        """Create a vault (idempotent); returns the files it created."""
+        from .setup import init_vault
+
+        return init_vault(Path(path))
+
+    def __repr__(self) -> str:
+        return f"Vault({str(self.root)!r})"
+
+    # the note commands live in ops.py; bound here so the API stays one object
+    from .ops import delete, edit, export, import_, list_notes, remember, show, stats  # noqa: E402
