@@ -30,6 +30,9 @@ class _Group(typer.core.TyperGroup):
         except VaultError as e:
             _err(str(e))
             ctx.exit(e.exit_code)
+        except OSError as e:  # permission denied, disk full, read-only vault, ...
+            _err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+            ctx.exit(1)
         except KeyboardInterrupt:
             _err("interrupted")
             ctx.exit(130)
@@ -215,7 +218,10 @@ def edit(
     if content is None and not set_ and not add_tag:
         rec = v.find(ref)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
+        try:
+            raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
+        except OSError as e:
+            raise BadInput(f"cannot run editor {editor!r}: {e.strerror}") from None
     if content == "-":
         content = sys.stdin.read()
     result = v.edit(ref, content=content, sets=set_, add_tags=add_tag)

@@ -119,6 +119,21 @@ class FastEmbedder:
         return out / np.maximum(norms, 1e-12)
 
 
+class NoEmbedder:
+    """Vectors disabled (config ``embedding.model = "none"``): recall falls back to BM25."""
+
+    name = "none"
+    max_tokens = 256
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise VaultError("vector search is disabled in this vault (embedding.model = \"none\")")
+
+
+def make_embedder(model: str, batch_size: int = 16) -> "Embedder":
+    """The embedder a vault's config asks for."""
+    return NoEmbedder() if model == "none" else FastEmbedder(model, batch_size)
+
+
 class HashEmbedder:
     """A small deterministic embedder for unit tests: hashed bag of words, no model."""
 

@@ -27,7 +27,10 @@ def parse_since(value: str | None, now: dt.datetime | None = None) -> dt.datetim
     text = value.strip().lower()
     m = DURATION_RE.match(text)
     if m:
-        return (now or now_utc()) - dt.timedelta(**{UNITS[m.group(2)]: int(m.group(1))})
+        try:
+            return (now or now_utc()) - dt.timedelta(**{UNITS[m.group(2)]: int(m.group(1))})
+        except OverflowError:  # 99999999d reaches before year 1
+            return dt.datetime.min.replace(tzinfo=dt.timezone.utc)
     parsed = parse_time(text)
     if parsed is None:
         raise BadInput(f"--since: {value!r} is not a duration (7d, 24h) or a date (2026-01-01)")

@@ -56,13 +56,16 @@ class IgnoreRules:
             self._specs.pop(rel_dir, None)
 
     def _git_ignored(self, rel: str, is_dir: bool) -> bool:
+        """Like git: the deepest ``.gitignore`` with a matching pattern decides, so a nested
+        ``!keep.md`` re-includes what a parent folder's ``*.md`` ignores."""
         parts = rel.split("/")
-        for i in range(len(parts)):
+        for i in range(len(parts) - 1, -1, -1):
             spec = self.spec("/".join(parts[:i]))
             if spec is not None:
                 sub = "/".join(parts[i:]) + ("/" if is_dir else "")
-                if spec.match_file(sub):
-                    return True
+                decision = spec.check_file(sub).include
+                if decision is not None:
+                    return decision
         return False
 
     def dir_ignored(self, rel: str) -> bool:

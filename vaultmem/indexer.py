@@ -90,7 +90,7 @@ class Indexer:
             candidates = sorted(on_disk | known.keys())
         else:
             candidates = sorted(set(paths))
-            on_disk = {p for p in candidates if not self.store.rules.ignored(p)}
+            on_disk = {p for p in candidates if self.store.is_note(p)}
         for path in candidates:
             st = self.store.stat(path) if path in on_disk else None
             rec = known.get(path)
@@ -126,6 +126,8 @@ class Indexer:
 
     def _embed(self, notes: list[Note], progress: Progress | None, summary: Summary):
         """Chunk hashes per path, and vectors for chunk texts not yet stored."""
+        if self.embedder.name == "none":
+            return {}, {}
         max_tokens = getattr(self.embedder, "max_tokens", 256)
         chunk_rows: dict[str, list[str]] = {}
         texts: dict[str, str] = {}

@@ -15,7 +15,8 @@ from typing import Any, Iterable, Iterator
 
 LINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+# a run of N backticks up to the next run of exactly N, never across a blank line (paragraph)
+INLINE_CODE_RE = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)\1(?!`)", re.S)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Link:
 def parse_link(inner: str, embed: bool = False, kind: str = "body") -> Link | None:
     """Parse the text between ``[[`` and ``]]``; None for an empty target."""
     target, _, label = inner.partition("|")
+    target = target.removesuffix("\\")  # [[Target\|label]] inside a markdown table
     target, _, anchor = target.partition("#")
     heading = block = None
     if anchor.startswith("^"):
@@ -55,7 +57,8 @@ def strip_code(body: str) -> str:
             fence = m.group(1)
             out.append("")
         elif fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+            closing = m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+            if closing and not line[m.end() :].strip():  # "```python" inside does not close
                 fence = None
             out.append("")
         else:

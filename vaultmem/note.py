@@ -7,6 +7,7 @@ every other byte (unknown keys, comments, key order, the body) exactly as it was
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import hashlib
 import posixpath
@@ -22,9 +23,9 @@ from .memtypes import normalize_type
 
 FM_OPEN_RE = re.compile(r"\A(\ufeff?---[ \t]*\r?\n)")
 FM_CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
-HEADING_RE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
+HEADING_RE = re.compile(r"^#[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t\r]*$", re.M)  # "# C#" keeps its "#"
+URL_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://\S+")
 INLINE_TAG_RE = re.compile(r"(?<![\w/&#\[])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
-TOP_KEY_RE = re.compile(r"""^(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:][^:\n]*?|-[^\s:][^:\n]*?))[ \t]*:(?:[ \t]|$)""")
 
 STATUSES = ("active", "resolved", "superseded", "archived")
 SCOPES = ("project", "user")
@@ -123,13 +124,12 @@ def from_timestamp(ts: float) -> str:
 
 
 def as_list(value: Any) -> list[str]:
-    """A frontmatter value that may be a list, a comma/space separated string or a scalar."""
+    """A frontmatter value that may be a list, a comma separated string or a scalar."""
     if value is None or value == "":
         return []
     if isinstance(value, (list, tuple)):
         return [str(v).strip() for v in value if v is not None and str(v).strip()]
-    parts = re.split(r"[,\s]+", str(value)) if "," in str(value) else [str(value)]
-    return [p.strip() for p in parts if p.strip()]
+    return [p.strip() for p in str(value).split(",") if p.strip()]
 
 
 def normalize_importance(value: Any, origin: str | None) -> int:
@@ -139,7 +139,7 @@ def normalize_importance(value: Any, origin: str | None) -> int:
     else:
         try:
             n = int(float(value)) if value not in (None, "") else DEFAULT_IMPORTANCE
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # "abc", nan, inf
             n = DEFAULT_IMPORTANCE
     n = max(1, min(10, n))
     return min(n, 5) if origin in CAPPED_ORIGINS else n
@@ -149,12 +149,14 @@ def body_tags(body: str) -> list[str]:
     """Inline ``#tags`` in a body, outside code and headings."""
     text = strip_code(body)
     text = re.sub(r"\]\([^)]*\)", "", text)  # markdown link targets (URLs with #fragments)
+    text = URL_RE.sub("", text)  # bare URLs: https://host/page-#fragment
     return INLINE_TAG_RE.findall(text)
 
 
 def _tags(meta: dict, body: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
-    for tag in as_list(meta.get("tags")) + body_tags(body):
+    listed = [t for value in as_list(meta.get("tags")) for t in value.split()]  # "a b" is two tags
+    for tag in listed + body_tags(body):
         tag = tag.lstrip("#").strip()
         if tag and not tag.isdigit():
             seen.setdefault(tag.lower(), None)
@@ -186,6 +188,8 @@ def parse(text: str, path: str, mtime: float = 0.0, ctime: float | None = None) 
         raise NoteParseError(path, "binary file (contains NUL bytes)")
     fm, body, _, _ = split_frontmatter(text)
     meta = load_yaml(fm, path) if fm is not None else {}
+    if fm is None:
+        body = body.removeprefix("\ufeff")
     origin = _choice(meta.get("origin"), ORIGINS, None)
     updated = iso(meta.get("updated")) or from_timestamp(mtime)
     created = iso(meta.get("created")) or from_timestamp(ctime if ctime is not None else mtime)
@@ -226,7 +230,18 @@ def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flat)
 
 
+_YAML_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    # PyYAML writes NEL / line and paragraph separators raw inside plain or single-quoted
+    # scalars, where a reader folds them into spaces; double quotes escape them (\N, \L, \P).
+    style = '"' if any(c in data for c in _YAML_BREAKS) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
 _Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(str, _represent_str)
 
 
 def dump_field(key: str, value: Any) -> str:
@@ -234,26 +249,66 @@ def dump_field(key: str, value: Any) -> str:
     return yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
 
 
-def _blocks(fm: str) -> list[tuple[str | None, str]]:
+def _lines(fm: str) -> list[str]:
+    """Lines split on ``\n`` only (``str.splitlines`` also splits on NEL, U+2028, ...)."""
+    return re.findall(r"[^\n]*\n|[^\n]+", fm)
+
+
+def _key_spans(fm: str, lines: list[str], starts: list[int]) -> dict[int, tuple[str, int]] | None:
+    """Top-level keys as the YAML parser sees them: first line -> (key, last line of its value).
+
+    None when the frontmatter is not valid YAML or its keys do not each start a line at
+    column 0 (a flow mapping, indented keys), where lines cannot be edited one key at a time.
+    """
+    loader = yaml.SafeLoader(fm)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return {}
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        spans: dict[int, tuple[str, int]] = {}
+        for key_node, value_node in node.value:
+            first = bisect.bisect_right(starts, key_node.start_mark.index) - 1
+            if starts[first] != key_node.start_mark.index or first in spans:
+                return None
+            end = value_node.end_mark.index
+            last = bisect.bisect_right(starts, end - 1) - 1 if end > starts[first] else first
+            if not isinstance(value_node, yaml.ScalarNode):  # a block collection ends at the
+                while last > first and (not lines[last].strip() or lines[last].startswith("#")):
+                    last -= 1  # next token: leave blank lines and comments before it alone
+            spans[first] = (str(loader.construct_object(key_node, deep=True)), max(first, last))
+        return spans
+    except (yaml.YAMLError, TypeError, ValueError):
+        return None
+    finally:
+        loader.dispose()
+
+
+def _blocks(fm: str) -> list[tuple[str | None, str]] | None:
     """Split frontmatter YAML into (top-level key or None, raw text) blocks, losslessly.
 
-    Indented lines and top-level ``- item`` lines belong to the key above them; top-level
-    comments and blank lines are blocks of their own (None) so that replacing a key keeps them.
+    A key's block runs from its line to the last line of its value; top-level comments and
+    blank lines around keys are blocks of their own (None) so that replacing a key keeps them.
+    None when the frontmatter cannot be split like that (see ``_key_spans``).
     """
+    lines = _lines(fm)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    spans = _key_spans(fm, lines, starts)
+    if spans is None:
+        return None
     blocks: list[tuple[str | None, str]] = []
-    for line in fm.splitlines(keepends=True):
-        m = TOP_KEY_RE.match(line)
-        if m and not line.startswith((" ", "\t")):
-            blocks.append((next(g for g in m.groups() if g is not None).strip(), line))
-        elif line.startswith((" ", "\t", "- ")) and blocks:
-            if len(blocks) > 1 and blocks[-1][0] is None and not blocks[-1][1].strip():
-                blank = blocks.pop()[1]  # blank lines inside a multi-line value
-                blocks[-1] = (blocks[-1][0], blocks[-1][1] + blank)
-            blocks[-1] = (blocks[-1][0], blocks[-1][1] + line)
-        elif blocks and blocks[-1][0] is None and not line.strip() and not blocks[-1][1].strip():
-            blocks[-1] = (None, blocks[-1][1] + line)
+    i = 0
+    while i < len(lines):
+        if i in spans:
+            key, last = spans[i]
+            blocks.append((key, "".join(lines[i : last + 1])))
+            i = last + 1
         else:
-            blocks.append((None, line))
+            blocks.append((None, lines[i]))
+            i += 1
     return blocks
 
 
@@ -262,21 +317,32 @@ def set_fields(text: str, updates: dict[str, Any], remove: tuple[str, ...] = ())
 
     Existing keys are rewritten in place, new keys are appended, and a note without
     frontmatter gets one. With no updates and no removals the text is returned unchanged.
+    Frontmatter whose keys are not one per line (a flow mapping, indented keys) is
+    rewritten as a whole; invalid YAML is refused with NoteParseError.
     """
     if not updates and not remove:
         return text
     fm, body, opener, closer = split_frontmatter(text)
     if fm is None:
+        newline = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
         new = "".join(dump_field(k, v) for k, v in updates.items() if k not in remove)
-        return f"---\n{new}---\n{text}" if new else text
+        if not new:
+            return text
+        bom, rest = ("\ufeff", text[1:]) if text.startswith("\ufeff") else ("", text)
+        return f"{bom}---{newline}{new.replace(chr(10), newline)}---{newline}{rest}"
     newline = "\r\n" if opener.endswith("\r\n") else "\n"
+    blocks = _blocks(fm)
+    if blocks is None:
+        meta = load_yaml(fm, "frontmatter")
+        blocks = [(k, dump_field(k, v).replace("\n", newline)) for k, v in meta.items()]
     pending = dict(updates)
     out: list[str] = []
-    for key, raw in _blocks(fm):
+    for key, raw in blocks:
         if key is not None and key in remove:
             continue
-        if key is not None and key in pending:
-            out.append(dump_field(key, pending.pop(key)).replace("\n", newline))
+        if key is not None and key in updates:
+            if key in pending:  # a duplicated key is written once, where it first was
+                out.append(dump_field(key, pending.pop(key)).replace("\n", newline))
         else:
             out.append(raw)
     if out and not out[-1].endswith("\n"):
@@ -288,4 +354,6 @@ def set_fields(text: str, updates: dict[str, Any], remove: tuple[str, ...] = ())
 def render(meta: dict[str, Any], body: str) -> str:
     """A new note's text from metadata (in the given key order) and a body."""
     fm = "".join(dump_field(k, v) for k, v in meta.items() if v not in (None, "", [], ()))
+    if not fm and (split_frontmatter(body)[0] is not None or body.startswith("\ufeff")):
+        return f"---\n---\n{body}"  # a body that looks like frontmatter (or a BOM) stays body
     return f"---\n{fm}---\n{body}" if fm else body

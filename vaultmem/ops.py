@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Iterable
 
 import yaml
 
-from .errors import BadInput, Conflict
+from .errors import BadInput, Conflict, NoteParseError
 from .filters import Filters, now_utc, parse_time
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
-from .note import content_hash, dump_field, render, set_fields, split_frontmatter
+from .note import as_list, content_hash, dump_field, parse, render, set_fields, split_frontmatter
 from .store import new_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,7 +88,7 @@ def _new_meta(catalog: dict[str, Record], type_: str, title: str, defaults: dict
 
 def _given(tags, importance, scope, source, origin, context, defaults: dict) -> dict:
     out: dict[str, Any] = {}
-    tag_list = list(dict.fromkeys([*(defaults.get("tags") or []), *(t.lstrip("#") for t in tags)]))
+    tag_list = list(dict.fromkeys([*as_list(defaults.get("tags")), *(t.lstrip("#") for t in tags)]))
     if tag_list:
         out["tags"] = tag_list
     if importance not in (None, ""):
@@ -157,12 +158,19 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     key = key.strip()
     if not sep or not key or key.startswith("-") or any(c in key for c in ":#\n"):
         raise BadInput(f"--set: expected key=value, got {text!r}")
+    text = raw.strip()
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = yaml.safe_load(text) if text else ""
     except yaml.YAMLError:
-        value = raw
+        value = text
     if isinstance(value, (dt.date, dt.datetime)):
-        value = raw.strip()
+        value = text
+    elif isinstance(value, dict) and not text.startswith("{"):
+        value = text  # title=Use X: because Y is a title, not a mapping
+    elif isinstance(value, list) and not text.startswith("["):
+        value = text  # "- x" is text
+    elif isinstance(value, str) and value != text and not text.startswith(("'", '"', "|", ">")):
+        value = text  # YAML would drop " #3" as a comment
     return key, value
 
 
@@ -179,9 +187,11 @@ def edit(vault: "Vault", ref: str, *, content: str | None = None, sets: Iterable
     if "id" in updates:
         raise BadInput("--set: the id of a note cannot be changed")
     if add_tags:
-        note = vault.store.read(rec.path)
-        current = [str(t) for t in (note.meta.get("tags") or [])] if isinstance(note.meta.get("tags"), list) else list(note.tags)
-        updates["tags"] = list(dict.fromkeys([*current, *(t.lstrip("#") for t in add_tags)]))
+        current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
+        for tag in (t.lstrip("#").strip() for t in add_tags):
+            if tag and tag.lower() not in {c.lower() for c in current}:
+                current.append(tag)
+        updates["tags"] = current
     new = text
     if content is not None:
         new = _replace_body(new, rec.title, content)
@@ -196,7 +206,9 @@ def edit(vault: "Vault", ref: str, *, content: str | None = None, sets: Iterable
 def _replace_body(text: str, title: str, content: str) -> str:
     fm, body, opener, closer = split_frontmatter(text)
     heading = next((ln for ln in body.splitlines() if ln.startswith("# ")), None)
+    newline = "\r\n" if "\r\n" in text else "\n"
     new_body = (f"{heading}\n\n" if heading else "") + content.strip() + "\n"
+    new_body = new_body.replace("\r\n", "\n").replace("\n", newline)
     return (opener + fm + closer + new_body) if fm is not None else new_body
 
 
@@ -242,26 +254,37 @@ def import_(vault: "Vault", data: dict[str, Any]) -> dict[str, Any]:
     """Write notes from an export; notes whose id (or, without id, path) exists are skipped."""
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT or not isinstance(data.get("notes"), list):
         raise BadInput(f"not a vaultmem export (expected format {EXPORT_FORMAT!r})")
+    entries = [_import_entry(vault, item) for item in data["notes"]]  # all checked before any write
     catalog = vault.catalog()
     ids = {r.id for r in catalog.values() if r.id}
     result = {"imported": 0, "skipped_existing": 0, "paths": []}
-    from .note import parse
-
-    for item in data["notes"]:
-        path, text = item.get("path"), item.get("text")
-        if not isinstance(path, str) or not isinstance(text, str) or not path.endswith((".md", ".markdown")):
-            raise BadInput(f"export entry is not a note: {str(path)[:80]!r}")
-        vault.store.abspath(path)  # refuses absolute paths and paths leading outside
-        note = parse(text, path)
-        if (note.id and note.id in ids) or (vault.root / path).exists():
+    for path, text in entries:
+        try:
+            note_id = parse(text, path).id
+        except NoteParseError:  # exported as it was: a broken note is restored as it was
+            note_id = None
+        if (note_id and note_id in ids) or os.path.lexists(vault.root / path):
             result["skipped_existing"] += 1
             continue
         vault.store.create(path, text)
-        if note.id:
-            ids.add(note.id)
+        if note_id:
+            ids.add(note_id)
         result["imported"] += 1
         result["paths"].append(path)
     return result
+
+
+def _import_entry(vault: "Vault", item: Any) -> tuple[str, str]:
+    """(path, text) of one export entry; BadInput/VaultError for anything that is not a note
+    path inside the vault (absolute, ``..``, hidden folders such as ``.vaultmem/``)."""
+    path = item.get("path") if isinstance(item, dict) else None
+    text = item.get("text") if isinstance(item, dict) else None
+    if not isinstance(path, str) or not isinstance(text, str) or not path.endswith((".md", ".markdown")):
+        raise BadInput(f"export entry is not a note: {str(path)[:80]!r}")
+    vault.store.abspath(path)  # refuses absolute paths and paths leading outside
+    if any(part.startswith(".") for part in path.replace("\\", "/").split("/")):
+        raise BadInput(f"export entry {path[:80]!r} is not a note path (hidden or relative folder)")
+    return path, text
 
 
 def dump_json(data: Any) -> str:

@@ -23,6 +23,8 @@ def init_vault(root: Path) -> list[str]:
     root.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     state = root / STATE_DIR
+    if state.exists() and not state.is_dir():
+        raise VaultError(f"{state} exists and is not a folder")
     if not state.is_dir():
         state.mkdir()
         created.append(f"{STATE_DIR}/")

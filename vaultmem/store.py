@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import posixpath
 import re
 import secrets
 import tempfile
@@ -21,9 +22,10 @@ from .note import Note, content_hash, parse
 
 STATE_DIR = ".vaultmem"
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
-UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]')
+UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f]')
 WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 MAX_NAME = 120
+MAX_NAME_BYTES = 180  # file names are limited to 255 bytes; leave room for " 2.md" and temp names
 
 
 def find_vault(path: str | os.PathLike | None = None, cwd: Path | None = None) -> Path:
@@ -58,8 +60,9 @@ def safe_filename(title: str) -> str:
     name = UNSAFE_CHARS_RE.sub(" ", name)
     name = re.sub(r"\s+", " ", name).strip(" .")
     name = re.sub(r"\.{2,}", ".", name)
-    name = name[:MAX_NAME].rstrip(" .")
-    if not name or name.lower() in WINDOWS_RESERVED:
+    name = name[:MAX_NAME].encode("utf-8")[:MAX_NAME_BYTES].decode("utf-8", "ignore")
+    name = unicodedata.normalize("NFC", name).rstrip(" .")
+    if not name or name.split(".")[0].strip().lower() in WINDOWS_RESERVED:  # also "con.txt"
         name = f"note {name}".strip()
     return name
 
@@ -78,10 +81,29 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _write_temp(folder: Path, name: str, data: bytes) -> str:
+def _read_umask() -> int:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _read_umask()  # read once: os.umask can only be read by setting it (racy in threads)
+
+
+def _file_mode(path: Path) -> int:
+    """The permission bits a rewrite keeps (the file's own), else what the umask gives a new file."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_UMASK
+
+
+def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vaultmem.tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), mode)  # mkstemp makes 0600 files; notes keep normal modes
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -94,14 +116,21 @@ def _write_temp(folder: Path, name: str, data: bytes) -> str:
 def atomic_write(path: Path, text: str, *, create_only: bool = False) -> None:
     """Write a file atomically; with ``create_only`` fail (Conflict) if it already exists."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temp(path.parent, path.name, text.encode("utf-8"))
+    tmp = _write_temp(path.parent, path.name, text.encode("utf-8"), _file_mode(path))
     try:
         if create_only:
             try:
                 os.link(tmp, path)  # fails if the target exists: no clobbering race
             except FileExistsError:
                 raise Conflict(f"{path.name} already exists") from None
-            os.unlink(tmp)
+            except OSError:  # no hard links here (FAT, some network drives): reserve, then replace
+                try:
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                except FileExistsError:
+                    raise Conflict(f"{path.name} already exists") from None
+                os.replace(tmp, path)
+            else:
+                os.unlink(tmp)
         else:
             os.replace(tmp, path)
     except BaseException:
@@ -151,6 +180,10 @@ class Store:
         """Every note path in the vault (ignore rules applied), sorted."""
         return [p for p in self.rules.walk() if self._inside(p)]
 
+    def is_note(self, rel: str) -> bool:
+        """Whether ``list_paths`` would list this path (ignore rules; no symlink leading out)."""
+        return not self.rules.ignored(rel) and self._inside(rel)
+
     def _inside(self, rel: str) -> bool:
         full = self.root / rel
         if not full.is_symlink():
@@ -175,7 +208,7 @@ class Store:
         if b"\x00" in data:
             raise NoteParseError(rel, "binary file (contains NUL bytes)")
         try:
-            return data.decode("utf-8-sig") if data.startswith(b"\xef\xbb\xbf") else data.decode("utf-8")
+            return data.decode("utf-8")  # a byte order mark stays, so rewrites keep it
         except UnicodeDecodeError as e:
             raise NoteParseError(rel, f"not UTF-8 text (byte {e.start})") from None
 
@@ -212,23 +245,31 @@ class Store:
         base = safe_filename(title)
         self.abspath(folder or ".")  # the folder itself must be inside the vault
         target_dir = self.root / folder
-        taken = {p.name.lower() for p in target_dir.iterdir()} if target_dir.is_dir() else set()
+        taken = {_fold(p.name) for p in target_dir.iterdir()} if target_dir.is_dir() else set()
         name, n = f"{base}.md", 2
-        while name.lower() in taken:
+        while _fold(name) in taken:
             name, n = f"{base} {n}.md", n + 1
         return f"{folder}/{name}" if folder else name
 
     def trash(self, rel: str) -> str:
         """Move a note into the vault's ``.trash/`` folder (as Obsidian does); returns its new path."""
-        src = self.abspath(rel)
-        dest_dir = self.root / ".trash" / Path(rel).parent
+        self.abspath(rel)
+        parent = self.abspath(posixpath.dirname(rel) or ".")
+        src = parent / posixpath.basename(rel)  # a symlinked note: move the link, not its target
+        dest_dir = self.root / ".trash" / self.relpath(parent)
         dest_dir.mkdir(parents=True, exist_ok=True)
         dest, n = dest_dir / src.name, 2
-        while dest.exists():
+        while os.path.lexists(dest):
             dest, n = dest_dir / f"{src.stem} {n}{src.suffix}", n + 1
         os.replace(src, dest)
         fsync_dir(src.parent)
-        return self.relpath(dest)
+        fsync_dir(dest_dir)
+        return dest.relative_to(self.root).as_posix()
+
+
+def _fold(name: str) -> str:
+    """File names compared as case-insensitive, normalisation-insensitive file systems do."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _birth_time(st: os.stat_result) -> float:

@@ -18,11 +18,11 @@ import networkx as nx
 from . import config as configmod
 from . import graph as graphmod
 from .bm25 import BM25Index
-from .embed import Embedder, FastEmbedder
+from .embed import Embedder, make_embedder
 from .errors import BadInput, NoteNotFound, NoteParseError
 from .filters import Filters
 from .indexer import Indexer, Progress, Summary
-from .links import NoteKeys, Resolver
+from .links import NoteKeys, Resolver, parse_link
 from .manifest import Manifest, Record
 from .note import split_frontmatter
 from .recall import Hit, Options, Sources, search
@@ -43,7 +43,7 @@ class Vault:
         folder_types = {folder: type_ for type_, folder in self.config["folders"].items()}
         self.store = Store(self.root, excludes, folder_types)
         emb = self.config["embedding"]
-        self.embedder: Embedder = embedder or FastEmbedder(emb["model"], int(emb["batch_size"]))
+        self.embedder: Embedder = embedder or make_embedder(emb["model"], int(emb["batch_size"]))
         self._manifest: Manifest | None = None
         self._bm25: BM25Index | None = None
         self._records: dict[str, Record] | None = None
@@ -156,6 +156,8 @@ class Vault:
                mode: str = "hybrid") -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall.py`` for how scores are made."""
         rc = self.config["recall"]
+        if self.embedder.name == "none" and mode != "vector":
+            mode = "bm25"
         opt = Options(
             k=k, filters=Filters.build(types, tags, since=since, scope=scope, include_hidden=include_resolved),
             anchor=anchor, depth=rc["anchor_depth"] if depth is None else depth, profile=profile,
@@ -206,7 +208,10 @@ class Vault:
         for candidate in (rel, rel + ".md"):
             if candidate in records:
                 return records[candidate]
-        target = rel[2:-2] if rel.startswith("[[") and rel.endswith("]]") else rel
+        target = rel
+        if rel.startswith("[[") and rel.endswith("]]"):
+            link = parse_link(rel[2:-2])
+            target = link.target if link else rel
         resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values())
         matches = [r for r in records.values() if r.title.lower() == target.lower()]
         if len(matches) > 1:
@@ -214,6 +219,9 @@ class Vault:
             raise BadInput(f"{ref!r} names {len(matches)} notes ({listing}); use an id or path")
         path = resolver.resolve(target)
         if path is None:
+            for candidate in (rel, rel + ".md"):
+                if self.store.is_note(candidate) and (self.root / candidate).is_file():
+                    self.store.read(candidate)  # raises the parse error that kept it out
             raise NoteNotFound(f"no note {ref!r} in {self.root}")
         return records[path]
 

@@ -1,0 +1,183 @@
+"""SciFact retrieval benchmark: a vault of one note per SciFact abstract, real model.
+
+    python benchmarks/scifact.py                     # build/index, evaluate test split, time
+    python benchmarks/scifact.py --tune              # sweep fusion settings on the train split
+    python benchmarks/scifact.py --data PATH         # BEIR SciFact folder (default ../shared/data/scifact)
+
+Reports nDCG@10 and Recall@100 for bm25, vector and hybrid; recall latency p50/p95 once
+warm; the full index build time against embedding the same texts alone; no-change reconcile.
+Results: benchmarks/results/scifact.json (and scifact-tune.json with --tune).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import WORK, latency_summary, mean, ndcg_at, recall_at, write_result  # noqa: E402
+from vaultmem import fusion  # noqa: E402
+from vaultmem.vault import Vault  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+
+
+def load(data: Path, split: str):
+    corpus = [json.loads(line) for line in (data / "corpus.jsonl").open()]
+    queries = {q["_id"]: q["text"] for q in map(json.loads, (data / "queries.jsonl").open())}
+    qrels: dict[str, dict[str, int]] = {}
+    with (data / "qrels" / f"{split}.tsv").open() as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = int(row["score"])
+    return corpus, {q: queries[q] for q in qrels}, qrels
+
+
+def write_vault(corpus: list[dict], root: Path) -> None:
+    """One note per abstract: frontmatter title, body = abstract (written once, reused)."""
+    if (root / ".complete").exists():
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    (root / ".vaultmem").mkdir(parents=True)
+    for doc in corpus:
+        title = json.dumps(doc["title"] or doc["_id"], ensure_ascii=False)
+        (root / f"{doc['_id']}.md").write_text(f"---\ntitle: {title}\ntype: fact\n---\n{doc['text']}\n")
+    (root / ".complete").write_text("ok")
+
+
+def doc_id(path: str) -> str:
+    return path.rsplit("/", 1)[-1][:-3]
+
+
+def evaluate(vault: Vault, queries: dict[str, str], qrels, k: int = 100) -> dict:
+    out = {}
+    for mode in ("bm25", "vector", "hybrid"):
+        nd, rc = [], []
+        for qid, text in queries.items():
+            ranked = [doc_id(h.path) for h in vault.recall(text, k=k, mode=mode)]
+            nd.append(ndcg_at(ranked, qrels[qid], 10))
+            rc.append(recall_at(ranked, qrels[qid], 100))
+        out[mode] = {"ndcg@10": round(mean(nd), 4), "recall@100": round(mean(rc), 4)}
+        print(f"  {mode:<7} nDCG@10 {out[mode]['ndcg@10']:.4f}  Recall@100 {out[mode]['recall@100']:.4f}", flush=True)
+    return out
+
+
+def latency(vault: Vault, queries: dict[str, str], repeats: int) -> dict:
+    texts = list(queries.values())
+    for t in texts[:20]:
+        vault.recall(t)  # warm-up
+    runs = []
+    for _ in range(repeats):
+        seconds = []
+        for t in texts:
+            start = time.perf_counter()
+            vault.recall(t, k=10)
+            seconds.append(time.perf_counter() - start)
+        runs.append(latency_summary(seconds))
+    runs.sort(key=lambda r: r["p50_ms"])
+    return {"runs": runs, "median_p50_ms": runs[len(runs) // 2]["p50_ms"],
+            "median_p95_ms": sorted(r["p95_ms"] for r in runs)[len(runs) // 2]}  # fmt: skip
+
+
+def build_timing(root: Path) -> dict:
+    """Full index build from nothing vs embedding the same chunk texts alone."""
+    from vaultmem.chunking import chunk, plain_text
+    from vaultmem.embed import FastEmbedder
+
+    vault = Vault(root)
+    vault.embedder.embed(["warm up the model"])
+    start = time.perf_counter()
+    summary = vault.reindex(rebuild=True)
+    build = time.perf_counter() - start
+    texts = []
+    for path in vault.store.list_paths():
+        note = vault.store.read(path)
+        texts += chunk(note.title, plain_text(note.body), vault.embedder.max_tokens)
+    emb = FastEmbedder(batch_size=vault.embedder.batch_size)
+    emb.embed(["warm up the model"])
+    start = time.perf_counter()
+    for i in range(0, len(texts), 256):
+        emb.embed(texts[i : i + 256])
+    embed_only = time.perf_counter() - start
+    print(f"  build {build:.1f} s, embedding alone {embed_only:.1f} s, ratio {build / embed_only:.3f}", flush=True)
+    vault.close()
+    return {"notes": summary.added, "chunks": len(texts), "build_s": round(build, 2),
+            "embed_only_s": round(embed_only, 2), "ratio": round(build / embed_only, 3)}  # fmt: skip
+
+
+def reconcile_timing(root: Path, repeats: int = 5) -> dict:
+    times = []
+    for _ in range(repeats):
+        vault = Vault(root)
+        start = time.perf_counter()
+        summary = vault.reindex()
+        times.append(time.perf_counter() - start)
+        assert not summary.changed
+        vault.close()
+    times.sort()
+    return {"runs_s": [round(t, 3) for t in times], "median_s": round(times[len(times) // 2], 3)}
+
+
+def tune(vault: Vault, queries: dict[str, str], qrels) -> dict:
+    """Sweep BM25 weight and normalisation on the train split from cached candidate lists."""
+    lists = {}
+    for qid, text in queries.items():
+        qvec = vault.embedder.embed([text])[0]
+        lists[qid] = (vault.bm25.search(text, 100), vault.vectors().search(qvec, 100))
+    results = {}
+    for w in [x / 20 for x in range(0, 21)]:
+        nd = []
+        for qid, (b, v) in lists.items():
+            fused = {key: s for key, (s, _, _) in fusion.convex(b, v, w).items()}
+            nd.append(ndcg_at([doc_id(p) for p, _ in fusion.ranked(fused)], qrels[qid], 10))
+        results[f"convex w={w:.2f}"] = round(mean(nd), 4)
+    for k in (10, 30, 60):
+        nd = [ndcg_at([doc_id(p) for p, _ in fusion.ranked(fusion.rrf(b, v, k=k))], qrels[qid], 10)
+              for qid, (b, v) in lists.items()]  # fmt: skip
+        results[f"rrf k={k}"] = round(mean(nd), 4)
+    for name, value in sorted(results.items(), key=lambda kv: -kv[1])[:8]:
+        print(f"  {name:<16} {value:.4f}")
+    return results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--work", type=Path, default=WORK / "scifact-vault")
+    ap.add_argument("--tune", action="store_true", help="sweep fusion settings on the train split")
+    ap.add_argument("--repeats", type=int, default=5, help="latency runs over the query set")
+    ap.add_argument("--skip-build-timing", action="store_true")
+    args = ap.parse_args()
+    if not (args.data / "corpus.jsonl").exists():
+        sys.exit(f"scifact.py: no SciFact data at {args.data} (pass --data PATH)")
+    split = "train" if args.tune else "test"
+    corpus, queries, qrels = load(args.data, split)
+    write_vault(corpus, args.work)
+    print(f"SciFact: {len(corpus)} notes, {len(queries)} {split} queries", flush=True)
+    build = None if (args.tune or args.skip_build_timing) else build_timing(args.work)
+    vault = Vault(args.work)
+    vault.reindex()
+    if args.tune:
+        write_result("scifact-tune", {"split": "train", "queries": len(queries), "ndcg@10": tune(vault, queries, qrels)})
+        return
+    quality = evaluate(vault, queries, qrels)
+    lat = latency(vault, queries, args.repeats)
+    print(f"  recall latency p50 {lat['median_p50_ms']} ms, p95 {lat['median_p95_ms']} ms", flush=True)
+    vault.close()
+    rec = reconcile_timing(args.work)
+    print(f"  no-change reconcile {rec['median_s']} s", flush=True)
+    path = write_result("scifact", {
+        "split": "test", "notes": len(corpus), "queries": len(queries), "model": vault.embedder.name,
+        "bm25_weight": vault.config["recall"]["bm25_weight"], "quality": quality,
+        "latency": lat, "build": build, "reconcile_no_change": rec,
+    })  # fmt: skip
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""The indexer: hash-keyed incremental sync, reconcile behind its back, crash repair."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from vaultmem.vault import Vault
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def touch_later(path: Path) -> None:
+    """Bump mtime so a stat-based check sees a change even within one clock tick."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000))
+
+
+@pytest.fixture
+def vault(empty_vault, fake_embedder):
+    write(empty_vault, "facts/Alpha.md", "---\nid: aaaa1111\ntype: fact\n---\n# Alpha\n\nPostgres advisory locks.\n")
+    write(empty_vault, "facts/Beta.md", "# Beta\n\nRedis keys expire. See [[Alpha]].\n")
+    write(empty_vault, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nAlways run migrations twice.\n")
+    v = Vault(empty_vault, embedder=fake_embedder)
+    yield v
+    v.close()
+
+
+def test_first_sync_adds_everything(vault):
+    s = vault.reindex()
+    assert (s.added, s.updated, s.removed, s.moved) == (3, 0, 0, 0)
+    assert set(vault.records()) == {"facts/Alpha.md", "facts/Beta.md", "lessons/Gamma.md"}
+    assert vault.bm25.count() == 3
+    assert len(vault.vectors()) == 3
+
+
+def test_second_sync_embeds_nothing(vault, fake_embedder):
+    vault.reindex()
+    calls = fake_embedder.calls
+    s = vault.reindex()
+    assert fake_embedder.calls == calls
+    assert s.unchanged == 3 and not s.changed
+
+
+def test_touch_without_change_reparses_nothing(vault, fake_embedder):
+    vault.reindex()
+    touch_later(vault.root / "facts/Alpha.md")
+    calls = fake_embedder.calls
+    s = vault.reindex()
+    assert not s.changed and fake_embedder.calls == calls
+
+
+def test_reconcile_sees_changes_made_behind_its_back(vault, fake_embedder):
+    vault.reindex()
+    root = vault.root
+    write(root, "facts/Delta.md", "# Delta\n\nNew note about GiST indexes.\n")
+    p = write(root, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nAlways run migrations on a snapshot.\n")
+    touch_later(p)
+    os.rename(root / "facts/Beta.md", root / "facts/Beta renamed.md")
+    os.remove(root / "facts/Alpha.md")
+    before = fake_embedder.texts_embedded
+    s = vault.reindex()
+    assert (s.added, s.updated, s.moved, s.removed) == (1, 1, 1, 1)
+    assert set(vault.records()) == {"facts/Beta renamed.md", "facts/Delta.md", "lessons/Gamma.md"}
+    assert fake_embedder.texts_embedded - before == 2  # the moved note is not re-embedded
+    assert vault.recall("GiST indexes", k=1)[0].path == "facts/Delta.md"
+    assert not vault.recall("advisory", mode="bm25")
+
+
+def test_reopen_reconciles_without_watcher(vault, fake_embedder):
+    vault.reindex()
+    vault.close()
+    write(vault.root, "facts/Epsilon.md", "# Epsilon\n\nCelery beat schedules.\n")
+    fresh = Vault(vault.root, embedder=fake_embedder)
+    hits = fresh.recall("celery beat", k=1)
+    assert hits[0].title == "Epsilon"
+    fresh.close()
+
+
+def test_bad_note_is_reported_and_skipped(vault):
+    write(vault.root, "facts/Broken.md", "---\ntitle: [unclosed\n---\nbody\n")
+    (vault.root / "facts/Binary.md").write_bytes(b"\x00\x01\x02")
+    s = vault.reindex()
+    assert "facts/Broken.md" in s.errors and "YAML" in s.errors["facts/Broken.md"]
+    assert "facts/Binary.md" in s.errors
+    assert "facts/Broken.md" not in vault.records()
+    assert vault.index_errors().keys() == {"facts/Broken.md", "facts/Binary.md"}
+    assert (vault.root / "facts/Broken.md").read_text() == "---\ntitle: [unclosed\n---\nbody\n"
+
+
+def test_note_that_becomes_unparsable_leaves_the_index(vault):
+    vault.reindex()
+    p = write(vault.root, "facts/Alpha.md", "---\n: : bad\n  - x\n---\n")
+    touch_later(p)
+    s = vault.reindex()
+    assert "facts/Alpha.md" in s.errors and "facts/Alpha.md" not in vault.records()
+
+
+def test_rebuild_gives_identical_indexes(vault):
+    vault.reindex()
+    before = (vault.records(), vault.bm25.documents(), vault.manifest.chunk_hashes())
+    q1 = [(h.path, h.score) for h in vault.recall("migrations", k=3)]
+    s = vault.reindex(rebuild=True)
+    assert s.added == 3
+    after = (vault.records(), vault.bm25.documents(), vault.manifest.chunk_hashes())
+    assert before == after
+    assert q1 == [(h.path, h.score) for h in vault.recall("migrations", k=3)]
+
+
+def test_interrupted_batch_is_detected_and_repaired(vault, monkeypatch):
+    vault.reindex()
+    write(vault.root, "facts/Zeta.md", "# Zeta\n\nZebra crossings.\n")
+    os.remove(vault.root / "lessons/Gamma.md")
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt("power cut")
+
+    monkeypatch.setattr(vault.manifest, "commit_batch", crash)
+    with pytest.raises(KeyboardInterrupt):
+        vault.reindex()
+    monkeypatch.undo()
+    assert vault.manifest.get("dirty") == "1"  # BM25 was written, the manifest was not
+    os.remove(vault.root / "facts/Zeta.md")  # and the file vanished before the next open
+    vault.close()
+    fresh = Vault(vault.root, embedder=vault.embedder)
+    fresh.reindex()
+    assert fresh.manifest.get("dirty") is None
+    assert set(fresh.bm25.documents()) == set(fresh.records()) == {"facts/Alpha.md", "facts/Beta.md"}
+    assert not fresh.recall("zebra crossings", mode="bm25")
+    fresh.close()
+
+
+def test_model_change_reembeds_everything(vault, fake_embedder):
+    from vaultmem.embed import HashEmbedder
+
+    vault.reindex()
+    vault.close()
+    other = HashEmbedder(dim=32, name="test/other-model")
+    v2 = Vault(vault.root, embedder=other)
+    v2.reindex()
+    assert other.texts_embedded == 3
+    assert v2.manifest.get("model") == "test/other-model"
+    assert v2.vectors().matrix.shape == (3, 32)
+    v2.close()
+
+
+def test_edit_embeds_only_changed_chunks(empty_vault, fake_embedder):
+    sections = "\n\n".join(f"## Part {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(40)) for i in range(4))
+    p = write(empty_vault, "Long.md", f"# Long\n\n{sections}\n")
+    v = Vault(empty_vault, embedder=fake_embedder)
+    v.reindex()
+    first = fake_embedder.texts_embedded
+    assert first > 1  # the note was split into several chunks
+    write(empty_vault, "Long.md", p.read_text().replace("word3x0 ", "changed "))
+    touch_later(p)
+    v.reindex()
+    assert fake_embedder.texts_embedded - first == 1
+    v.close()
+
+
+def test_ignored_files_never_indexed(demo_copy, fake_embedder):
+    v = Vault(demo_copy, embedder=fake_embedder)
+    (demo_copy / "facts" / ".Alpha.md.swp").write_text("swap")
+    (demo_copy / "facts" / "notes.txt").write_text("not markdown")
+    v.reindex()
+    paths = set(v.records())
+    assert not any(p.startswith(("drafts/", ".obsidian/", ".trash/")) for p in paths)
+    assert "README.md" not in paths and all(p.endswith(".md") for p in paths)
+    assert not v.recall("xylophone harbour pelican", mode="bm25")
+    v.close()
+
+
+def test_reconcile_of_unchanged_vault_is_cheap(demo_copy, fake_embedder):
+    v = Vault(demo_copy, embedder=fake_embedder)
+    v.reindex()
+    start = time.perf_counter()
+    s = v.reindex()
+    assert not s.changed and s.unchanged == len(v.records())
+    assert time.perf_counter() - start < 5  # generous: a correctness guard, not a benchmark
+    v.close()

@@ -1,0 +1,154 @@
+"""Wiki-link extraction and resolution (vaultmem.links)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vaultmem.links import Link, NoteKeys, Resolver, body_links, frontmatter_links, parse_link
+
+
+def targets(body: str) -> list[str]:
+    return [link.target for link in body_links(body)]
+
+
+# ------------------------------------------------------------------ parse_link
+
+
+@pytest.mark.parametrize(
+    "inner, expected",
+    [
+        ("Note", Link("Note")),
+        ("Note|shown label", Link("Note", label="shown label")),
+        ("Note#Some Heading", Link("Note", heading="Some Heading")),
+        ("Note#^block-1", Link("Note", block="block-1")),
+        ("Note#Heading|label", Link("Note", heading="Heading", label="label")),
+        ("folder/Note", Link("folder/Note")),
+        ("  Spaced  ", Link("Spaced")),
+        ("Note\\|label", Link("Note", label="label")),  # escaped pipe inside a table
+    ],
+)
+def test_parse_link(inner, expected):
+    assert parse_link(inner) == expected
+
+
+def test_link_to_own_heading_is_not_an_edge():
+    assert parse_link("#Heading") is None
+    assert parse_link("") is None
+
+
+# ------------------------------------------------------------------ body links
+
+
+def test_all_link_forms_in_a_body():
+    links = body_links("A [[One]], [[Two|2]], [[Three#H]], [[Four#^b]] and ![[Five.png]].")
+    assert [(x.target, x.heading, x.block, x.label, x.embed) for x in links] == [
+        ("One", None, None, None, False),
+        ("Two", None, None, "2", False),
+        ("Three", "H", None, None, False),
+        ("Four", None, "b", None, False),
+        ("Five.png", None, None, None, True),
+    ]
+    assert {x.kind for x in links} == {"body"}
+
+
+def test_links_do_not_span_lines_or_nest():
+    assert targets("[[broken\nlink]] [[ok]] [[a[b]]") == ["ok"]
+
+
+def test_links_in_inline_code_are_not_links():
+    assert targets("use `[[NotALink]]` or ``a ` [[Nope]] `` but [[Yes]]") == ["Yes"]
+
+
+def test_unmatched_backtick_does_not_hide_later_paragraphs():
+    assert targets("a stray ` backtick\n\n[[Kept]]\n\nanother ` here") == ["Kept"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "```\n[[Hidden]]\n```\n[[Shown]]",
+        "~~~\n[[Hidden]]\n~~~\n[[Shown]]",
+        "````\n```\n[[Hidden]]\n```\n````\n[[Shown]]",  # a longer fence is closed only by a long one
+        "```python\n[[Hidden]]\n```python\n[[Hidden]]\n```\n[[Shown]]",  # an info string does not close
+        "~~~\n```\n[[Hidden]]\n~~~\n[[Shown]]",  # ~~~ is not closed by ```
+        "   ```\n[[Hidden]]\n   ```\n[[Shown]]",  # indented up to three spaces
+    ],
+)
+def test_fenced_code_blocks_are_not_links(body):
+    assert targets(body) == ["Shown"]
+
+
+def test_unclosed_fence_runs_to_the_end():
+    assert targets("[[Before]]\n```\n[[Hidden]]\n\n[[AlsoHidden]]") == ["Before"]
+
+
+def test_crlf_body():
+    assert targets("```\r\n[[Hidden]]\r\n```\r\n[[Shown]]\r\n") == ["Shown"]
+
+
+# ------------------------------------------------------------------ frontmatter links
+
+
+def test_frontmatter_links_in_nested_values():
+    meta = {
+        "parent": "[[Project: Tidewater]]",
+        "related": ["[[A]]", {"deep": ["text [[B|label]] text"]}],
+        "superseded_by": "[[New]]",
+        "supersedes": ["[[Old#H]]"],
+        "count": 3,
+        "plain": "no links",
+    }
+    assert [(x.target, x.kind) for x in frontmatter_links(meta)] == [
+        ("Project: Tidewater", "frontmatter"),
+        ("A", "frontmatter"),
+        ("B", "frontmatter"),
+        ("New", "superseded_by"),
+        ("Old", "supersedes"),
+    ]
+
+
+# ------------------------------------------------------------------ resolution
+
+
+def resolver(*notes: NoteKeys | str) -> Resolver:
+    return Resolver(n if isinstance(n, NoteKeys) else NoteKeys(n) for n in notes)
+
+
+def test_stem_is_case_insensitive_and_md_optional():
+    r = resolver("decisions/Use Redis.md")
+    assert r.resolve("use redis") == "decisions/Use Redis.md"
+    assert r.resolve("Use Redis.md") == "decisions/Use Redis.md"
+
+
+def test_rule_order_stem_then_title_then_alias_then_id():
+    r = resolver(
+        NoteKeys("a/Target.md"),
+        NoteKeys("b/Other.md", title="Target", aliases=("Alias",), id="id1"),
+        NoteKeys("c/Third.md", aliases=("Other Title",), id="alias"),
+        NoteKeys("d/Fourth.md", title="Other Title"),
+    )
+    assert r.resolve("Target") == "a/Target.md"  # stem beats title
+    assert r.resolve("other title") == "d/Fourth.md"  # title beats alias
+    assert r.resolve("Alias") == "b/Other.md"  # alias beats id
+    assert r.resolve("ID1") == "b/Other.md"
+
+
+def test_ties_go_to_the_nearest_folder_then_alphabetical():
+    r = resolver("x/Dup.md", "y/Dup.md", "y/z/Dup.md")
+    assert r.resolve("Dup", source_path="y/Note.md") == "y/Dup.md"
+    assert r.resolve("Dup", source_path="y/z/w/Note.md") == "y/z/Dup.md"
+    assert r.resolve("Dup", source_path="q/Note.md") == "x/Dup.md"
+    assert r.resolve("Dup") == "x/Dup.md"
+
+
+def test_folder_qualified_target():
+    r = resolver("x/Dup.md", "y/Dup.md", "deep/y/Other.md")
+    assert r.resolve("y/Dup", source_path="x/Note.md") == "y/Dup.md"
+    assert r.resolve("Y/dup.md") == "y/Dup.md"
+    assert r.resolve("y/Other") == "deep/y/Other.md"  # a path suffix
+
+
+def test_unresolved_is_none():
+    r = resolver(NoteKeys("a/A.md", title="Alpha"))
+    assert r.resolve("Missing") is None
+    assert r.resolve("nope/A") is None

@@ -1,0 +1,227 @@
+"""Recall: fusion math, chunking, CJK search, lifecycle, anchors, profiles, output schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vaultmem import fusion
+from vaultmem.chunking import chunk, word_budget
+from vaultmem.errors import BadInput
+from vaultmem.vault import Vault
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------- fusion
+
+
+def test_minmax_scales_to_unit_range():
+    assert fusion.minmax([("a", 10.0), ("b", 5.0), ("c", 0.0)]) == {"a": 1.0, "b": 0.5, "c": 0.0}
+    assert fusion.minmax([("a", 3.0), ("b", 3.0)]) == {"a": 1.0, "b": 1.0}
+    assert fusion.minmax([]) == {}
+
+
+def test_convex_combines_weighted_parts():
+    out = fusion.convex([("a", 10.0), ("b", 0.0)], [("b", 0.9), ("c", 0.1)], bm25_weight=0.4)
+    assert out["a"] == pytest.approx((0.4, 0.4, 0.0))
+    assert out["b"] == pytest.approx((0.6, 0.0, 0.6))
+    assert out["c"] == pytest.approx((0.0, 0.0, 0.0))
+
+
+def test_convex_rejects_bad_weight():
+    with pytest.raises(ValueError):
+        fusion.convex([], [], bm25_weight=1.5)
+
+
+def test_rrf_and_ranked_are_deterministic():
+    scores = fusion.rrf([("a", 9), ("b", 8)], [("b", 0.9), ("a", 0.8)], k=60)
+    assert scores["a"] == pytest.approx(scores["b"])
+    assert fusion.ranked(scores) == sorted(scores.items())  # ties broken by key
+
+
+@given(
+    st.lists(st.tuples(st.text(min_size=1, max_size=3), st.floats(-100, 100)), max_size=20, unique_by=lambda x: x[0]),
+    st.lists(st.tuples(st.text(min_size=1, max_size=3), st.floats(-1, 1)), max_size=20, unique_by=lambda x: x[0]),
+    st.floats(0, 1),
+)
+def test_convex_scores_stay_in_unit_interval(bm25, vec, w):
+    for total, b, v in fusion.convex(bm25, vec, w).values():
+        assert -1e-9 <= total <= 1 + 1e-9
+        assert total == pytest.approx(b + v)
+
+
+# ---------------------------------------------------------------- chunking
+
+
+def test_short_note_is_one_chunk_with_title():
+    assert chunk("Title", "short body") == ["Title\nshort body"]
+
+
+def test_long_note_splits_along_headings_and_respects_budget():
+    body = "\n\n".join(f"## Section {i}\n\n" + " ".join(f"w{i}_{j}" for j in range(120)) for i in range(3))
+    pieces = chunk("T", body, max_tokens=256)
+    budget = word_budget(256)
+    assert len(pieces) >= 3
+    assert all(p.startswith("T\n") for p in pieces)
+    assert all(len(p.split()) <= budget + 1 for p in pieces)
+    assert " ".join(pieces).count("w2_119") == 1  # nothing lost, nothing doubled
+
+
+def test_enormous_sentence_is_hard_split():
+    pieces = chunk("T", " ".join(["word"] * 1000), max_tokens=128)
+    assert len(pieces) > 1 and all(len(p.split()) <= word_budget(128) + 1 for p in pieces)
+
+
+# ---------------------------------------------------------------- recall on small vaults
+
+
+def note(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def lifecycle_vault(empty_vault, fake_embedder):
+    note(empty_vault, "decisions/Old.md", "---\nid: old00001\nstatus: superseded\nsuperseded_by: '[[Middle]]'\n"
+         "type: decision\n---\n# Old\n\nUse a lease table for job leasing.\n")  # fmt: skip
+    note(empty_vault, "decisions/Middle.md", "---\nid: mid00001\nstatus: superseded\nsuperseded_by: '[[New]]'\n"
+         "type: decision\n---\n# Middle\n\nUse redis locks.\n")  # fmt: skip
+    note(empty_vault, "decisions/New.md", "---\nid: new00001\ntype: decision\n---\n# New\n\nUse advisory locks.\n")
+    note(empty_vault, "bugs/Fixed.md", "---\nstatus: resolved\ntype: bug_fix\n---\n# Fixed\n\nLease table deadlock fixed.\n")
+    v = Vault(empty_vault, embedder=fake_embedder)
+    yield v
+    v.close()
+
+
+def test_hidden_notes_are_not_returned(lifecycle_vault):
+    paths = [h.path for h in lifecycle_vault.recall("lease table", mode="bm25")]
+    assert "bugs/Fixed.md" not in paths and "decisions/Old.md" not in paths
+
+
+def test_superseded_match_brings_its_live_replacement(lifecycle_vault):
+    hits = lifecycle_vault.recall("lease table job leasing", mode="bm25")
+    assert hits[0].path == "decisions/New.md"
+    assert hits[0].via == "supersedes old00001"
+    assert hits[0].explain["redirect_from"] == "old00001"
+
+
+def test_include_resolved_shows_everything(lifecycle_vault):
+    paths = [h.path for h in lifecycle_vault.recall("lease table", mode="bm25", include_resolved=True)]
+    assert {"bugs/Fixed.md", "decisions/Old.md"} <= set(paths)
+
+
+def test_filters_apply_to_recall(lifecycle_vault):
+    assert not lifecycle_vault.recall("locks", types=["bug_fix"])
+    hits = lifecycle_vault.recall("locks", types=["decision"], k=5)
+    assert hits and all(h.type == "decision" for h in hits)
+
+
+def test_bad_recall_options_are_errors(lifecycle_vault):
+    for kwargs in ({"mode": "fuzzy"}, {"profile": "nope"}, {"k": 0}, {"anchor": "No such anchor"}):
+        with pytest.raises(BadInput):
+            lifecycle_vault.recall("locks", **kwargs)
+    with pytest.raises(BadInput):
+        lifecycle_vault.recall("   ")
+
+
+def test_cjk_notes_are_searchable(empty_vault, fake_embedder):
+    note(empty_vault, "ja.md", "# 予約\n\n桟橋の予約確認メールを送信します。\n")
+    note(empty_vault, "zh.md", "# 数据库\n\n我们使用数据库索引来加速查询。\n")
+    note(empty_vault, "en.md", "# English\n\nNothing in Japanese here.\n")
+    v = Vault(empty_vault, embedder=fake_embedder)
+    assert [h.path for h in v.recall("確認メール", mode="bm25")] == ["ja.md"]
+    assert [h.path for h in v.recall("索引", mode="bm25")] == ["zh.md"]
+    assert [h.path for h in v.recall("桟橋", mode="bm25")] == ["ja.md"]
+    v.close()
+
+
+# ---------------------------------------------------------------- demo vault (fake embedder)
+
+
+@pytest.fixture
+def demo(demo_copy, fake_embedder):
+    v = Vault(demo_copy, embedder=fake_embedder)
+    yield v
+    v.close()
+
+
+def test_graph_links_and_dangling_targets(demo):
+    from vaultmem import graph as g
+
+    G = demo.graph()
+    anchors = g.anchors(G)
+    assert {"projects/Project - Tidewater.md", "projects/Project - Tidewater Mobile.md"} <= set(anchors)
+    dangling = g.unresolved(G)
+    assert "Refund policy for cancelled bookings" in dangling
+    # a link written inside an inline code span is not an edge
+    assert "patterns/Linking conventions for memory notes.md" not in g.backlinks(G, "architecture/Booking availability model.md")
+    kinds = {k for _, _, d in G.edges(data=True) for k in d["kinds"]}
+    assert {"body", "frontmatter", "superseded_by"} <= kinds
+
+
+def test_anchor_restricts_results_to_its_neighbourhood(demo):
+    from vaultmem.graph import neighbourhood
+
+    G = demo.graph()
+    near = neighbourhood(G, "projects/Project - Tidewater Mobile.md", 1)
+    hits = demo.recall("build and release the app", anchor="Project: Tidewater Mobile", depth=1, k=20)
+    assert hits and all(h.path in near for h in hits)
+    assert all(h.explain["anchor"] > 0 for h in hits)
+    deeper = demo.recall("build and release the app", anchor="Project: Tidewater Mobile", depth=2, k=50)
+    assert len(deeper) >= len(hits)
+
+
+def test_linked_notes_get_graph_score(demo):
+    hits = demo.recall("advisory locks job leasing", k=10)
+    assert any(h.explain["graph"] > 0 and h.explain.get("graph_via") for h in hits)
+
+
+def test_profiles_reweight_types(demo):
+    plain = demo.recall("what is next", k=10)
+    handoff = demo.recall("what is next", k=10, profile="handoff")
+    assert handoff[0].type in ("handoff", "progress", "session_summary")
+    assert any(h.explain["profile"] > 1 for h in handoff)
+    assert all(h.explain["profile"] == 1 for h in plain)
+
+
+def test_explain_parts_add_up(demo):
+    for h in demo.recall("stripe webhooks", k=5):
+        e = h.explain
+        assert h.score == pytest.approx((e["bm25"] + e["vector"] + e["graph"] + e["anchor"]) * e["profile"], abs=1e-3)
+
+
+def test_json_schema_of_recall(demo_copy, fake_embedder, monkeypatch):
+    from typer.testing import CliRunner
+
+    from vaultmem import cli
+
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    result = CliRunner().invoke(cli.app, ["recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "3", "--explain"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"query", "mode", "profile", "results"}
+    first = data["results"][0]
+    assert {"id", "title", "path", "type", "status", "score", "snippet", "rank", "tags", "importance",
+            "updated", "via", "highlights", "explain"} == set(first)  # fmt: skip
+    assert [r["rank"] for r in data["results"]] == [1, 2, 3]
+
+
+# ---------------------------------------------------------------- real model
+
+
+@pytest.mark.model
+def test_demo_questions_with_real_model(demo_copy):
+    questions = json.loads((REPO / "tests/data/demo_questions.json").read_text())
+    v = Vault(demo_copy)
+    found_top3 = 0
+    for q in questions:
+        paths = [h.path for h in v.recall(q["query"], k=3)]
+        found_top3 += q["expected"] in paths
+    v.close()
+    assert found_top3 >= 9, f"only {found_top3}/{len(questions)} questions answered in the top 3"
