@@ -124,24 +124,35 @@ def reconcile_timing(root: Path, repeats: int = 5) -> dict:
 
 
 def tune(vault: Vault, queries: dict[str, str], qrels) -> dict:
-    """Sweep BM25 weight and normalisation on the train split from cached candidate lists."""
-    lists = {}
+    """Compare fusion methods and BM25 weights on the train split, from cached score arrays."""
+    import numpy as np
+
+    universe, index = vault._universe()
+    vectors = vault.vectors()
+    cached = {}
     for qid, text in queries.items():
-        qvec = vault.embedder.embed([text])[0]
-        lists[qid] = (vault.bm25.search(text, 100), vault.vectors().search(qvec, 100))
-    results = {}
-    for w in [x / 20 for x in range(0, 21)]:
-        nd = []
-        for qid, (b, v) in lists.items():
-            fused = {key: s for key, (s, _, _) in fusion.convex(b, v, w).items()}
-            nd.append(ndcg_at([doc_id(p) for p, _ in fusion.ranked(fused)], qrels[qid], 10))
-        results[f"convex w={w:.2f}"] = round(mean(nd), 4)
+        bm25 = vault.bm25.score_all(text, index, len(universe))
+        vec = vectors.aligned_scores(vault.embedder.embed([text])[0], index, len(universe))
+        cached[qid] = (bm25, vec)
+
+    def top(scores: np.ndarray, n: int = 100) -> list[tuple[str, float]]:
+        idx = np.argsort(-scores)[:n]
+        return [(universe[i], float(scores[i])) for i in idx]
+
+    def score(rank_fn) -> float:
+        return round(mean(ndcg_at([doc_id(p) for p, _ in rank_fn(*cached[q])], qrels[q], 10) for q in queries), 4)
+
+    results = {"bm25": score(lambda b, v: top(b)), "vector": score(lambda b, v: top(v))}
+    for w in [x / 20 for x in range(2, 15)]:
+        results[f"standardised convex w={w:.2f}"] = score(lambda b, v, w=w: top(sum(fusion.hybrid(b, v, w))))
+    for w in (0.3, 0.4, 0.5, 0.6):
+        results[f"min-max top-100 convex w={w:.2f}"] = score(
+            lambda b, v, w=w: fusion.ranked({k: s for k, (s, _, _) in fusion.convex(top(b), top(v), w).items()})
+        )
     for k in (10, 30, 60):
-        nd = [ndcg_at([doc_id(p) for p, _ in fusion.ranked(fusion.rrf(b, v, k=k))], qrels[qid], 10)
-              for qid, (b, v) in lists.items()]  # fmt: skip
-        results[f"rrf k={k}"] = round(mean(nd), 4)
-    for name, value in sorted(results.items(), key=lambda kv: -kv[1])[:8]:
-        print(f"  {name:<16} {value:.4f}")
+        results[f"rrf k={k}"] = score(lambda b, v, k=k: fusion.ranked(fusion.rrf(top(b), top(v), k=k)))
+    for name, value in sorted(results.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:<34} {value:.4f}")
     return results
 
 

@@ -186,3 +186,26 @@ def test_reconcile_of_unchanged_vault_is_cheap(demo_copy, fake_embedder):
     assert not s.changed and s.unchanged == len(v.records())
     assert time.perf_counter() - start < 5  # generous: a correctness guard, not a benchmark
     v.close()
+
+
+def test_in_memory_views_after_a_batch_equal_a_fresh_load(vault, fake_embedder):
+    import numpy as np
+
+    vault.reindex()
+    vault.records(), vault.graph(), vault.vectors()  # load the views, then change files
+    root = vault.root
+    write(root, "facts/Delta.md", "# Delta\n\nLinks to [[Gamma]].\n")
+    p = write(root, "facts/Beta.md", "# Beta\n\nRedis keys expire. No link now.\n")
+    touch_later(p)
+    os.remove(root / "lessons/Gamma.md")
+    vault.reindex(["facts/Delta.md", "facts/Beta.md", "lessons/Gamma.md"])
+    fresh = Vault(root, embedder=fake_embedder)
+    fresh.reindex()
+    assert vault.records() == fresh.records()
+    assert vault.vectors().paths == fresh.vectors().paths
+    assert np.array_equal(vault.vectors().matrix, fresh.vectors().matrix)
+    assert sorted(vault.graph().edges(data=True)) == sorted(fresh.graph().edges(data=True))
+    assert [(h.path, h.score) for h in vault.recall("redis links", k=3)] == [
+        (h.path, h.score) for h in fresh.recall("redis links", k=3)
+    ]
+    fresh.close()

@@ -225,3 +225,47 @@ def test_demo_questions_with_real_model(demo_copy):
         found_top3 += q["expected"] in paths
     v.close()
     assert found_top3 >= 9, f"only {found_top3}/{len(questions)} questions answered in the top 3"
+
+
+# ---------------------------------------------------------------- standardised fusion, BM25 scoring
+
+
+def test_standardise_maps_mean_to_half_and_three_sd_to_edges():
+    import numpy as np
+
+    a = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    z = fusion.standardise(a)
+    assert z.mean() == pytest.approx(0.5)
+    assert (z[4] - 0.5) == pytest.approx((4 - 2) / (6 * a.std()))
+    assert list(fusion.standardise(np.array([3.0, 3.0]))) == [0.5, 0.5]
+
+
+def test_hybrid_parts_are_weighted():
+    import numpy as np
+
+    b, v = fusion.hybrid(np.array([0.0, 10.0]), np.array([1.0, 0.0]), 0.25)
+    assert b == pytest.approx([0.25 * (0.5 - 1 / 6), 0.25 * (0.5 + 1 / 6)])
+    assert v == pytest.approx([0.75 * (0.5 + 1 / 6), 0.75 * (0.5 - 1 / 6)])
+    with pytest.raises(ValueError):
+        fusion.hybrid(np.zeros(2), np.zeros(2), -0.1)
+
+
+def test_numpy_bm25_equals_whoosh_scoring_including_deletions(demo_copy, fake_embedder):
+    import os
+
+    v = Vault(demo_copy, embedder=fake_embedder)
+    v.reindex()
+    os.remove(demo_copy / "decisions" / "Use Postgres advisory locks for job leasing.md")
+    v.reindex()  # leaves a deleted document in a segment
+    searcher = v.bm25._fresh_searcher()
+    universe, index = v._universe()
+    for q in ("stripe webhook twice", "advisory locks postgres job", "booking overlap exclusion constraint"):
+        ours = v.bm25.search(q, 10)
+        theirs = [(h["path"], h.score) for h in searcher.search(v.bm25.query(q), limit=10)]
+        assert [p for p, _ in ours] == [p for p, _ in theirs]
+        assert [s for _, s in ours] == pytest.approx([s for _, s in theirs])
+        full = v.bm25.score_all(q, index, len(universe))
+        for path, score in theirs:
+            assert full[index[path]] == pytest.approx(score)
+        assert (full > 0).sum() == len(searcher.search(v.bm25.query(q), limit=None))
+    v.close()

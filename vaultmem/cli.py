@@ -312,6 +312,13 @@ def index(
 
     Example: vaultmem index --rebuild
     """
+    forwarded = _forward(vault, "reindex", {"rebuild": rebuild})
+    if forwarded is not None:
+        if as_json:
+            _echo_json(forwarded)
+        else:
+            typer.echo("applied by the running watcher: " + _summary_line(forwarded))
+        return
     v = _open(vault)
     summary = v.reindex(rebuild=rebuild) if as_json else _index_with_bar(v, rebuild)
     if as_json:
@@ -357,17 +364,39 @@ def recall(
 
     Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
     """
-    v = _open(vault)
-    _sync(v, quiet=as_json)
-    hits = v.recall(query, k, types=type, tags=tag, since=since, scope=scope, include_resolved=include_resolved,
-                    anchor=anchor, depth=depth, profile=profile, mode=mode)  # fmt: skip
+    args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
+            "anchor": anchor, "depth": depth, "profile": profile, "mode": mode}  # fmt: skip
+    hits = _forward(vault, "recall", {"query": query, "explain": explain, **args})
+    if hits is None:  # no watcher running: recall in this process
+        v = _open(vault)
+        _sync(v, quiet=as_json)
+        hits = [h.as_dict(explain) for h in v.recall(query, **args)]
     if as_json:
-        _echo_json({"query": query, "mode": mode, "profile": profile, "results": [h.as_dict(explain) for h in hits]})
+        _echo_json({"query": query, "mode": mode, "profile": profile, "results": hits})
         return
     if not hits:
         _err("no memories match")
     for h in hits:
         _print_hit(h, explain)
+
+
+def _forward(vault: Path | None, op: str, args: dict) -> Any:
+    """Hand a request to the vault's running watcher; None when there is none."""
+    from .client import request
+    from .discovery import find_vault
+
+    reply = request(find_vault(vault), op, args)
+    if reply is None:
+        return None
+    if not reply.get("ok"):
+        raise _RemoteError(reply.get("error", "the watcher failed"), reply.get("code", 1))
+    return reply["result"]
+
+
+class _RemoteError(VaultError):
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.exit_code = code
 
 
 def _highlight(text: str, words: list[str]) -> str:
@@ -379,19 +408,78 @@ def _highlight(text: str, words: list[str]) -> str:
     return pattern.sub(lambda m: typer.style(m.group(0), bold=True, fg="yellow"), text)
 
 
-def _print_hit(h: Any, explain: bool) -> None:
-    head = typer.style(f"{h.rank:>2}. {h.title}", bold=True)
-    typer.echo(f"{head}  [{h.type or '-'}]  {h.score:.3f}" + (f"  ({h.via})" if h.via else ""))
-    typer.echo(typer.style(f"    {h.id}  {h.path}", dim=True))
-    if h.snippet:
-        typer.echo("    " + _highlight(h.snippet, h.highlights))
+def _print_hit(h: dict, explain: bool) -> None:
+    head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
+    typer.echo(f"{head}  [{h['type'] or '-'}]  {h['score']:.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
+    typer.echo(typer.style(f"    {h['id']}  {h['path']}", dim=True))
+    if h["snippet"]:
+        typer.echo("    " + _highlight(h["snippet"], h["highlights"]))
     if explain:
-        e = h.explain
+        e = h["explain"]
         typer.echo(
             f"    = (bm25 {e['bm25']:.3f} [raw {e['bm25_raw']:.2f}] + vector {e['vector']:.3f} [cos {e['vector_raw']:.3f}]"
             f" + graph {e['graph']:.3f}{' via ' + str(e['graph_via']) if e.get('graph_via') else ''}"
             f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f}"
         )
+
+
+@app.command()
+def watch(
+    vault: VaultOpt = None,
+    quiet: Annotated[float, typer.Option(help="Seconds of quiet before a batch is applied.")] = 0.2,
+    max_delay: Annotated[float, typer.Option(help="Apply a batch at most this many seconds after its first change.")] = 1.0,
+) -> None:
+    """Keep the indexes in step with the files as they change, and answer recall warm.
+
+    Runs in the foreground; Ctrl-C or SIGTERM stops it after applying pending changes.
+    Example: vaultmem watch --vault ~/memory
+    """
+    import logging
+    import signal
+
+    from .watch import Watcher
+
+    logging.basicConfig(level=logging.INFO, format="vaultmem: %(message)s", stream=sys.stderr)
+    v = _open(vault)
+
+    def report(batch: dict) -> None:
+        if batch["added"] or batch["updated"] or batch["moved"] or batch["removed"]:
+            _err(f"indexed: {_summary_line(batch)}")
+
+    watcher = Watcher(v, quiet=quiet, max_delay=max_delay, on_batch=report)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: watcher.stop())
+    watcher.start()
+    _err(f"watching {v.root} (pid {os.getpid()}){' by polling' if watcher.state.polling else ''}; Ctrl-C stops")
+    try:
+        watcher.run()
+    finally:
+        watcher.close()
+    _err("stopped")
+
+
+@app.command()
+def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Whether a watcher runs, notes indexed, pending changes, last error, and drift.
+
+    Example: vaultmem status
+    """
+    data = _forward(vault, "status", {})
+    if data is None:
+        v = _open(vault)
+        data = {"pid": None, **v.index_status()}
+    if as_json:
+        _echo_json(data)
+        return
+    typer.echo(f"watcher: {'running, pid ' + str(data['pid']) if data.get('pid') else 'not running'}")
+    typer.echo(f"notes indexed: {data['notes_indexed']}")
+    if data.get("pid"):
+        typer.echo(f"pending changes: {data['pending']}")
+        typer.echo(f"last error: {data.get('last_error') or 'none'}")
+    drift = ", ".join(f"{n} {k}" for k, n in data["drift"].items() if n)
+    typer.echo(f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}")
+    for path, reason in data["errors"].items():
+        typer.echo(f"not indexed: {path}: {reason}")
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "recall": {
         "k": 10,
-        "bm25_weight": 0.4,
+        "bm25_weight": 0.25,
         "candidates": 100,
         "graph_decay": 0.5,
         "graph_seeds": 5,
@@ -46,7 +46,7 @@ batch_size = 16
 [recall]
 k = 10
 # Weight of the BM25 part in the hybrid score (the rest is the vector part).
-bm25_weight = 0.4
+bm25_weight = 0.25
 
 # [folders]  # where `vaultmem remember` writes each type, e.g.
 # decision = "decisions"

@@ -1,14 +1,19 @@
-"""Hybrid fusion of BM25 and vector results (pure functions).
+"""Hybrid fusion of BM25 and vector scores (pure functions).
 
 The method, chosen by measurement on the SciFact train split (benchmarks/README.md):
-each result list is min-max normalised over its own candidates to [0, 1], and a note's
-hybrid score is the convex combination ``w * bm25_norm + (1 - w) * vector_norm``. A note
-missing from one list gets 0 for that part. Reciprocal rank fusion is kept for comparison.
+both retrievers score *every* note; each score vector is standardised over the whole vault
+and mapped to ``z / 6 + 1/2`` (so mean +- 3 standard deviations spans 0..1; "distribution-
+based score fusion"), and the hybrid score is the convex combination
+``w * bm25 + (1 - w) * vector``. On the train split (nDCG@10) w = 0.25 scored 0.737 against
+0.729 for min-max normalisation of each top-100 list and 0.717 for reciprocal rank fusion.
+``convex`` (min-max over candidate lists) and ``rrf`` are kept for that comparison.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
+
+import numpy as np
 
 Ranked = Sequence[tuple[str, float]]
 
@@ -44,6 +49,23 @@ def rrf(*lists: Ranked, k: int = 60) -> dict[str, float]:
         for rank, (key, _) in enumerate(results, start=1):
             out[key] = out.get(key, 0.0) + 1.0 / (k + rank)
     return out
+
+
+def standardise(scores: np.ndarray) -> np.ndarray:
+    """Scores as ``z / 6 + 0.5`` over the whole array (all 0.5 when they do not vary)."""
+    if scores.size == 0:
+        return scores.astype(np.float64)
+    sd = float(scores.std())
+    if sd < 1e-12:
+        return np.full(scores.shape, 0.5)
+    return (scores - float(scores.mean())) / (6.0 * sd) + 0.5
+
+
+def hybrid(bm25: np.ndarray, vector: np.ndarray, bm25_weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """(weighted bm25 part, weighted vector part) of every note; their sum is the hybrid score."""
+    if not 0.0 <= bm25_weight <= 1.0:
+        raise ValueError("bm25_weight must be within [0, 1]")
+    return bm25_weight * standardise(bm25), (1.0 - bm25_weight) * standardise(vector)
 
 
 def ranked(scores: dict[str, float]) -> list[tuple[str, float]]:

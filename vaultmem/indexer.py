@@ -38,6 +38,7 @@ class Summary:
     embedded: int = 0
     errors: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    touched: set[str] = field(default_factory=set)  # paths whose index entries changed
 
     @property
     def changed(self) -> bool:
@@ -165,8 +166,18 @@ class Indexer:
             self.manifest.update_stats(batch.stat_only)
         if batch.upserts or batch.deletes or batch.errors:
             self._apply(batch, progress, summary)
+            summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
         summary.seconds = time.perf_counter() - started
         return summary
+
+    def diff(self) -> dict[str, int]:
+        """What a full sync would change, without changing anything (stat, then hash)."""
+        summary = Summary()
+        known = self.manifest.records()
+        batch = self._scan(None, known, summary)
+        self._count(batch, known, summary)
+        return {"added": summary.added, "updated": summary.updated, "moved": summary.moved,
+                "removed": summary.removed}  # fmt: skip
 
     def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary) -> None:
         chunk_rows, vectors = self._embed(batch.upserts, progress, summary)

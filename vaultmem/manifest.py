@@ -122,8 +122,16 @@ class Manifest:
         else:
             self.db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
 
-    def records(self) -> dict[str, Record]:
-        rows = self.db.execute(f"SELECT {', '.join(NOTE_COLUMNS)} FROM notes ORDER BY path")
+    def records(self, paths: Iterable[str] | None = None) -> dict[str, Record]:
+        """Indexed records (all, or those of ``paths`` that are indexed)."""
+        cols = ", ".join(NOTE_COLUMNS)
+        if paths is None:
+            rows = self.db.execute(f"SELECT {cols} FROM notes ORDER BY path").fetchall()
+        else:
+            wanted, rows = list(paths), []
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                rows += self.db.execute(f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall()
         return {r["path"]: Record.from_row(r) for r in rows}
 
     def errors(self) -> dict[str, str]:
@@ -180,6 +188,12 @@ class Manifest:
             db.execute("ROLLBACK")
             raise
 
+    def forget_notes(self) -> None:
+        """Drop what is indexed (not the stored vectors), so the next sync re-indexes all."""
+        self.db.execute("DELETE FROM notes")
+        self.db.execute("DELETE FROM chunks")
+        self.db.execute("DELETE FROM errors")
+
     def update_stats(self, stats: dict[str, tuple[int, int]]) -> None:
         """Record new mtime/size for files whose content hash did not change."""
         self.db.executemany(
@@ -187,13 +201,17 @@ class Manifest:
             [(m, s, p) for p, (m, s) in stats.items()],
         )
 
-    def vectors(self, model: str) -> tuple[list[str], np.ndarray]:
-        """(path per row, float32 matrix) of every chunk vector, grouped by path."""
-        rows = self.db.execute(
-            "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=? "
-            "ORDER BY c.path, c.n",
-            (model,),
-        ).fetchall()
+    def vectors(self, model: str, paths: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """(path per row, float32 matrix) of chunk vectors (all, or of ``paths``), grouped by path."""
+        sql = "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=? "
+        if paths is None:
+            rows = self.db.execute(sql + "ORDER BY c.path, c.n", (model,)).fetchall()
+        else:
+            wanted, rows = sorted(paths), []
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                q = sql + f"WHERE c.path IN ({','.join('?' * len(part))}) ORDER BY c.path, c.n"
+                rows += self.db.execute(q, (model, *part)).fetchall()
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
         paths = [r[0] for r in rows]

@@ -4,7 +4,8 @@ Score of a hit (every part is reported by ``--explain``)::
 
     score = (bm25 + vector + graph + anchor) * profile
 
-``bm25`` and ``vector`` are the weighted, min-max normalised parts from ``fusion.convex``;
+``bm25`` and ``vector`` are the weighted, standardised parts from ``fusion.hybrid`` (every
+note is scored by both; an average note scores about 0.5 in all);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
 ``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types.
 """
@@ -41,6 +42,7 @@ PROFILES: dict[str, dict[str, float]] = {
 RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
 GRAPH_WEIGHT = 0.3
 ANCHOR_WEIGHT = 0.15
+BASELINE = 0.5  # the standardised score of an average note (see fusion.standardise)
 
 
 @dataclass
@@ -79,7 +81,7 @@ class Options:
     depth: int = 2
     profile: str = "default"
     mode: str = "hybrid"
-    bm25_weight: float = 0.4
+    bm25_weight: float = 0.25
     candidates: int = 100
     graph_decay: float = 0.5
     graph_seeds: int = 5
@@ -105,41 +107,51 @@ class Sources:
     embedder: Embedder
     graph: nx.DiGraph
     read_body: Callable[[str], str]
+    universe: list[str] = field(default_factory=list)  # every indexed note, sorted
+    index: dict[str, int] = field(default_factory=dict)  # path -> position in universe
 
 
 def _parts() -> dict[str, float]:
     return {"bm25": 0.0, "bm25_raw": 0.0, "vector": 0.0, "vector_raw": 0.0, "graph": 0.0, "anchor": 0.0}
 
 
+
 def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None):
-    """(bm25 list, vector list, query vector) of top candidates, honouring ``allowed``."""
-    limit = opt.candidates
-    use_filter = allowed is not None and len(allowed) <= 2000
-    if allowed is not None and not use_filter:
-        limit *= 5
-    bm25: list[tuple[str, float]] = []
-    vec: list[tuple[str, float]] = []
+    """Score every note with BM25 and/or vectors, fuse, and keep the top candidates.
+
+    Returns (path -> parts, query vector or None).
+    """
+    universe, index = src.universe, src.index
+    n = len(universe)
+    zeros = np.zeros(n)
+    bm25 = src.bm25.score_all(query, index, n) if opt.mode in ("hybrid", "bm25") else zeros
     qvec = None
-    if opt.mode in ("hybrid", "bm25"):
-        bm25 = src.bm25.search(query, limit, allowed if use_filter else None)
+    vec = zeros
     if opt.mode in ("hybrid", "vector"):
         qvec = src.embedder.embed([query])[0]
-        vec = src.vectors().search(qvec, limit, allowed)
-    if allowed is not None:
-        bm25 = [x for x in bm25 if x[0] in allowed][: opt.candidates]
-        vec = vec[: opt.candidates]
-    return bm25, vec, qvec
-
-
-def _fuse(bm25, vec, opt: Options) -> dict[str, dict[str, float]]:
+        vec = src.vectors().aligned_scores(qvec, index, n)
     weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
-    raw_b, raw_v = dict(bm25), dict(vec)
-    out = {}
-    for path, (_, b, v) in fusion.convex(bm25, vec, weight).items():
+    b_part, v_part = fusion.hybrid(bm25, vec, weight)
+    total = b_part + v_part
+    eligible = np.ones(n, dtype=bool) if opt.mode != "bm25" else bm25 > 0
+    if allowed is not None:
+        mask = np.zeros(n, dtype=bool)
+        mask[[index[p] for p in allowed if p in index]] = True
+        eligible &= mask
+    idx = np.flatnonzero(eligible)
+    if len(idx) > opt.candidates:
+        idx = idx[np.argpartition(-total[idx], opt.candidates - 1)[: opt.candidates]]
+
+    def parts_of(path: str) -> dict[str, float]:
+        """Score parts of any note (a note pulled in by the graph keeps its own text scores)."""
         parts = _parts()
-        parts.update(bm25=b, vector=v, bm25_raw=raw_b.get(path, 0.0), vector_raw=raw_v.get(path, 0.0))
-        out[path] = parts
-    return out
+        i = index.get(path)
+        if i is not None:
+            parts.update(bm25=float(b_part[i]), vector=float(v_part[i]),
+                         bm25_raw=float(bm25[i]), vector_raw=float(vec[i]))  # fmt: skip
+        return parts
+
+    return {universe[i]: parts_of(universe[i]) for i in idx}, qvec, parts_of
 
 
 def _base(parts: dict[str, float]) -> float:
@@ -175,17 +187,24 @@ def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options) 
             scored[new] = moved
 
 
-def _graph(src: Sources, scored: dict[str, dict[str, float]], opt: Options, ok: Callable[[str], bool]) -> None:
-    """Notes linked to the strongest hits get a decaying share of their score."""
+def _graph(src: Sources, scored: dict[str, dict[str, float]], opt: Options,
+           parts_of: Callable[[str], dict[str, float]], ok: Callable[[str], bool]) -> None:  # fmt: skip
+    """Notes linked to the strongest hits get a decaying share of how far those stand out.
+
+    A seed passes ``GRAPH_WEIGHT * (seed score - 0.5) * decay ** hops`` (0.5 is the score
+    of an average note); seeds are the top hits standing out at least half as far as the best.
+    """
     if not scored or opt.graph_seeds <= 0:
         return
     top = sorted(scored.items(), key=lambda kv: -_base(kv[1]))[: opt.graph_seeds]
-    best = _base(top[0][1])
-    seeds = {p: _base(parts) for p, parts in top if _base(parts) >= 0.5 * best}
+    best = _base(top[0][1]) - BASELINE
+    if best <= 0:
+        return
+    seeds = {p: _base(parts) - BASELINE for p, parts in top if _base(parts) - BASELINE >= 0.5 * best}
     for path, (value, seed, hops) in expand(src.graph, seeds, opt.graph_decay, 1).items():
         if not ok(path):
             continue
-        parts = scored.setdefault(path, _parts())
+        parts = scored.setdefault(path, parts_of(path))
         bonus = GRAPH_WEIGHT * value
         if bonus > parts["graph"]:
             parts["graph"] = bonus
@@ -224,13 +243,12 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         return rec is not None and opt.filters.metadata_match(rec) and (not near or path in near)
 
     allowed = {p for p in records if candidate(p)} if (opt.filters.restrictive or near) else None
-    bm25, vec, qvec = _retrieve(src, query, opt, allowed)
-    scored = _fuse(bm25, vec, opt)
+    scored, _, parts_of = _retrieve(src, query, opt, allowed)
     for path in near:
         if candidate(path):
-            scored.setdefault(path, _parts())["anchor"] = ANCHOR_WEIGHT * near[path]
+            scored.setdefault(path, parts_of(path))["anchor"] = ANCHOR_WEIGHT * near[path]
     _lifecycle(src, scored, opt)
-    _graph(src, scored, opt, lambda p: candidate(p) and opt.filters.visible(records[p]))
+    _graph(src, scored, opt, parts_of, lambda p: candidate(p) and opt.filters.visible(records[p]))
     now = now_utc()
     final = {}
     for path, parts in scored.items():
@@ -238,17 +256,8 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         parts["score"] = _base(parts) * parts["profile"]
         final[path] = parts["score"]
     ranked = fusion.ranked(final)[: opt.k]
-    _fill_vector_raw(src, scored, [p for p, _ in ranked], qvec)
     terms = src.bm25.terms(query)
     return [_hit(src, path, scored[path], i + 1, terms) for i, (path, _) in enumerate(ranked)]
-
-
-def _fill_vector_raw(src: Sources, scored, paths: list[str], qvec: np.ndarray | None) -> None:
-    if qvec is None:
-        return
-    missing = [p for p in paths if not scored[p]["vector_raw"]]
-    for path, value in src.vectors().score_of(qvec, missing).items():
-        scored[path]["vector_raw"] = value
 
 
 def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str]) -> Hit:

@@ -16,33 +16,16 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import Conflict, NoteParseError, VaultError, VaultNotFound
+from .discovery import STATE_DIR, find_vault  # noqa: F401  (re-exported)
+from .errors import Conflict, NoteParseError, VaultError
 from .ignore import IgnoreRules
 from .note import Note, content_hash, parse
 
-STATE_DIR = ".vaultmem"
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f]')
 WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 MAX_NAME = 120
 MAX_NAME_BYTES = 180  # file names are limited to 255 bytes; leave room for " 2.md" and temp names
-
-
-def find_vault(path: str | os.PathLike | None = None, cwd: Path | None = None) -> Path:
-    """Vault discovery like git: explicit path, else $VAULTMEM_VAULT, else walk up to ``.vaultmem/``."""
-    explicit = path or os.environ.get("VAULTMEM_VAULT")
-    if explicit:
-        root = Path(explicit).expanduser()
-        if not root.is_dir():
-            raise VaultNotFound(f"no vault folder at {root}")
-        return root.resolve()
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / STATE_DIR).is_dir():
-            return folder
-    raise VaultNotFound(
-        "no vault found: pass --vault PATH, set VAULTMEM_VAULT, or run `vaultmem init` in a folder"
-    )
 
 
 def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:

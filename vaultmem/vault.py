@@ -17,12 +17,15 @@ import networkx as nx
 
 from . import config as configmod
 from . import graph as graphmod
+from .bm25 import SCHEMA_VERSION as BM25_VERSION
 from .bm25 import BM25Index
 from .embed import Embedder, make_embedder
-from .errors import BadInput, NoteNotFound, NoteParseError
+from .errors import BadInput, NoteNotFound, NoteParseError, VaultError
 from .filters import Filters
 from .indexer import Indexer, Progress, Summary
+from .lock import WatcherRunning, WriterLock
 from .links import NoteKeys, Resolver, parse_link
+from .manifest import SCHEMA_VERSION as MANIFEST_VERSION
 from .manifest import Manifest, Record
 from .note import split_frontmatter
 from .recall import Hit, Options, Sources, search
@@ -30,6 +33,13 @@ from .store import STATE_DIR, Store, find_vault
 from .vectors import VectorIndex
 
 INDEX_DIR = "index"
+# Bump when the on-disk layout or what is indexed changes: older indexes are rebuilt on open.
+INDEX_VERSION = f"m{MANIFEST_VERSION}.b{BM25_VERSION}"
+
+
+def _link_keys(rec: Record | None) -> tuple | None:
+    """What of a record the link graph depends on."""
+    return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
 
 
 class Vault:
@@ -49,7 +59,9 @@ class Vault:
         self._records: dict[str, Record] | None = None
         self._graph: nx.DiGraph | None = None
         self._vectors: VectorIndex | None = None
+        self._index: tuple[list[str], dict[str, int]] | None = None
         self._synced = False
+        self._held_lock: WriterLock | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -97,34 +109,92 @@ class Vault:
 
     # ------------------------------------------------------------------ indexes
 
+    @property
+    def lock_path(self) -> Path:
+        return self.index_dir / "writer.lock"
+
+    def hold_lock(self, lock: WriterLock | None) -> None:
+        """Tell this Vault that its process holds the writer lock (the watcher does)."""
+        self._held_lock = lock
+
     def reindex(self, paths: Iterable[str] | None = None, rebuild: bool = False,
-                progress: Progress | None = None) -> Summary:  # fmt: skip
+                progress: Progress | None = None, wait: float = 300.0) -> Summary:  # fmt: skip
         """Bring the indexes in line with the files (all, or just ``paths``).
 
-        ``rebuild`` deletes the indexes first and builds them from nothing.
+        ``rebuild`` deletes the indexes first and builds them from nothing. Takes the vault's
+        writer lock (waiting up to ``wait`` seconds for another one-off writer); raises
+        WatcherRunning when a watcher owns the indexes.
         """
+        if self._held_lock is not None:
+            return self._reindex(paths, rebuild, progress)
+        lock = WriterLock(self.lock_path)
+        holder = lock.holder()
+        if holder and holder.get("role") == "watch":
+            raise WatcherRunning(holder.get("pid"))
+        if not lock.acquire("index", wait):
+            holder = lock.holder() or {}
+            if holder.get("role") == "watch":
+                raise WatcherRunning(holder.get("pid"))
+            raise VaultError(f"timed out waiting for pid {holder.get('pid', '?')} to finish writing the indexes")
+        try:
+            return self._reindex(paths, rebuild, progress)
+        finally:
+            lock.release()
+
+    def _reindex(self, paths: Iterable[str] | None, rebuild: bool, progress: Progress | None) -> Summary:
+        if rebuild or self.manifest.get("index_version") not in (None, INDEX_VERSION):
+            self._invalidate()
         if rebuild:
             self.close()
             self.bm25.clear()
             for name in ("manifest.db", "manifest.db-wal", "manifest.db-shm"):
                 (self.index_dir / name).unlink(missing_ok=True)
+        elif self.manifest.get("index_version") not in (None, INDEX_VERSION):
+            self.bm25.clear()  # built by another version: re-index, reusing stored vectors
+            self.manifest.forget_notes()
+            paths = None
         indexer = self.indexer
+        self.manifest.set("index_version", INDEX_VERSION)
         if indexer.needs_repair():
             indexer.repair()
         summary = indexer.sync(paths, progress)
-        if summary.changed or summary.errors or self._records is None:
-            self._invalidate()
+        if summary.touched:
+            self._refresh(summary.touched)
         if paths is None:
             self._synced = True
         return summary
 
     def _invalidate(self) -> None:
-        self._records = self._graph = self._vectors = None
+        self._records = self._graph = self._vectors = self._index = None
+
+    def _refresh(self, touched: set[str]) -> None:
+        """Update the in-memory views after a batch touched these paths (cheaper than reloading
+        10k records, the graph and the vector matrix; a watcher does this on every save)."""
+        if self._records is None:
+            self._invalidate()
+            return
+        fresh = self.manifest.records(touched)
+        old = {p: self._records.pop(p) for p in touched if p in self._records}
+        self._records.update(fresh)
+        if set(old) != set(fresh):
+            self._index = None  # membership changed
+        if self._vectors is not None:
+            rows, matrix = self.manifest.vectors(self.embedder.name, fresh)
+            self._vectors = self._vectors.updated(rows, matrix, set(touched))
+        if self._graph is not None and any(_link_keys(old.get(p)) != _link_keys(fresh.get(p)) for p in touched):
+            self._graph = None
+        elif self._graph is not None:
+            for path, rec in fresh.items():
+                self._graph.nodes[path].update(title=rec.title, type=rec.type, status=rec.status, tags=rec.tags)
 
     def ensure_synced(self) -> None:
-        """Reconcile once per Vault object (cheap when nothing changed)."""
+        """Reconcile once per Vault object (cheap when nothing changed); while a watcher
+        runs it keeps the indexes current, so this process only reads them."""
         if not self._synced:
-            self.reindex()
+            try:
+                self.reindex()
+            except WatcherRunning:
+                self._synced = True
 
     def records(self) -> dict[str, Record]:
         """Indexed metadata of every note, by path (after a reconcile)."""
@@ -165,8 +235,16 @@ class Vault:
             graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
         )  # fmt: skip
         records = self.records()
-        src = Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body)
+        universe, index = self._universe()
+        src = Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body, universe, index)
         return search(src, query, opt)
+
+    def _universe(self) -> tuple[list[str], dict[str, int]]:
+        """Every indexed note in a fixed order (sorted paths) and each one's position."""
+        if self._index is None:
+            paths = sorted(self.records())
+            self._index = (paths, {p: i for i, p in enumerate(paths)})
+        return self._index
 
     def _body(self, path: str) -> str:
         try:
@@ -224,6 +302,27 @@ class Vault:
                     self.store.read(candidate)  # raises the parse error that kept it out
             raise NoteNotFound(f"no note {ref!r} in {self.root}")
         return records[path]
+
+    def service_ops(self, watcher: Any) -> dict[str, Any]:
+        """What a running watcher answers on its socket (see server.py)."""
+
+        def recall(args: dict) -> list[dict]:
+            explain = bool(args.pop("explain", False))
+            query = args.pop("query")
+            return [h.as_dict(explain) for h in self.recall(query, **args)]
+
+        return {
+            "ping": lambda args: {"pid": os.getpid(), "vault": str(self.root)},
+            "recall": recall,
+            "status": lambda args: {**watcher.status(), **self.index_status()},
+            "reindex": lambda args: self.reindex(rebuild=bool(args.get("rebuild"))).as_dict(),
+        }
+
+    def index_status(self) -> dict[str, Any]:
+        """Notes indexed, files that could not be indexed, and whether the indexes match the files."""
+        diff = self.indexer.diff()
+        return {"notes_indexed": len(self.manifest.records()), "errors": self.index_errors(),
+                "in_sync": not any(diff.values()), "drift": diff}  # fmt: skip
 
     @staticmethod
     def init(path: str | os.PathLike) -> list[str]:

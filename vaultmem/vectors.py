@@ -14,6 +14,7 @@ class VectorIndex:
 
     def __init__(self, row_paths: list[str], matrix: np.ndarray):
         self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        self._row_paths = list(row_paths)
         self.paths: list[str] = []
         starts: list[int] = []
         for i, path in enumerate(row_paths):
@@ -22,6 +23,21 @@ class VectorIndex:
                 starts.append(i)
         self._starts = np.asarray(starts, dtype=np.int64)
         self._index = {p: i for i, p in enumerate(self.paths)}
+
+    def updated(self, row_paths: list[str], matrix: np.ndarray, removed: set[str]) -> "VectorIndex":
+        """A new index with the rows of ``removed`` paths dropped and the given rows put in
+        (each path's rows replace its old ones); rows stay grouped in path order."""
+        replaced = removed | set(row_paths)
+        keep = [i for i, p in enumerate(self._row_paths) if p not in replaced]
+        rows = [self._row_paths[i] for i in keep] + list(row_paths)
+        parts = [self.matrix[keep]] if len(keep) else []
+        if len(row_paths):
+            parts.append(np.asarray(matrix, dtype=np.float32))
+        if not rows:
+            return VectorIndex([], np.zeros((0, self.matrix.shape[1] if self.matrix.ndim == 2 else 0), dtype=np.float32))
+        stacked = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        order = sorted(range(len(rows)), key=lambda i: rows[i])  # stable: chunk order kept
+        return VectorIndex([rows[i] for i in order], stacked[order])
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -32,6 +48,19 @@ class VectorIndex:
             return np.zeros(0, dtype=np.float32)
         sims = self.matrix @ qvec.astype(np.float32)
         return np.maximum.reduceat(sims, self._starts)
+
+    def aligned_scores(self, qvec: np.ndarray, index: dict[str, int], n: int) -> np.ndarray:
+        """Cosine of every note placed at ``index[path]`` (0 for notes without vectors)."""
+        key = id(index)
+        if getattr(self, "_pos_key", None) != key:
+            pos = np.array([index.get(p, -1) for p in self.paths], dtype=np.int64)
+            self._pos, self._pos_key = pos, key
+        out = np.zeros(n, dtype=np.float64)
+        if self.paths:
+            scores = self.note_scores(qvec)
+            ok = self._pos >= 0
+            out[self._pos[ok]] = scores[ok]
+        return out
 
     def search(self, qvec: np.ndarray, limit: int = 100, allowed: set[str] | None = None) -> list[tuple[str, float]]:
         """Top ``limit`` (path, cosine) pairs, best first; ``allowed`` restricts to those paths."""

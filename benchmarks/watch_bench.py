@@ -1,0 +1,243 @@
+"""Live-sync benchmarks with the real model (the watcher runs as `vaultmem watch` subprocess).
+
+    python benchmarks/watch_bench.py freshness [--notes 10000] [--edits 100]
+    python benchmarks/watch_bench.py burst [--notes 10000] [--files 1000]
+    python benchmarks/watch_bench.py cli [--notes 10000] [--runs 10]
+    python benchmarks/watch_bench.py soak [--notes 2000] [--edits 10000] [--rate 25]
+
+freshness: time from saving an edited note to recall (through the watcher's socket)
+returning it, over single-file edits; target p95 <= 1 s.
+burst: 1,000 new notes written at once until all are indexed, against embedding the same
+chunk texts alone; target <= 1.2x.
+cli: wall time of the `vaultmem recall` command without and with a running watcher,
+cold (first call) and warm (median of the next runs); target <= 200 ms with the watcher.
+soak: many edits over a long run; the watcher's resident memory after warm-up grows by at
+most 5%, and at the end its indexes equal a fresh rebuild (notes, hashes, results).
+Results: benchmarks/results/watch-<name>.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import WORK, latency_summary, write_result  # noqa: E402
+from benchmarks.synth import generate  # noqa: E402
+from vaultmem import client  # noqa: E402
+from vaultmem.vault import Vault  # noqa: E402
+
+BIN = str(Path(sys.executable).with_name("vaultmem"))
+
+
+def prepared_vault(notes: int) -> Path:
+    """The synthetic vault of ``notes`` notes, indexed (reused across runs)."""
+    root = WORK / f"synth-{notes}"
+    generate(root, notes)
+    (root / ".vaultmem" / "config.toml").write_text("")
+    v = Vault(root)
+    v.reindex()
+    v.close()
+    return root
+
+
+def working_copy(root: Path, name: str) -> Path:
+    """A private copy (indexes included) so edits never touch the shared vault."""
+    dest = WORK / f"{root.name}-{name}"
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(root, dest, symlinks=True, ignore=shutil.ignore_patterns("*.sock", "writer.lock"))
+    return dest
+
+
+class WatchProcess:
+    """`vaultmem watch` in a subprocess, ready once its socket answers."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.proc = subprocess.Popen([BIN, "watch", "--vault", str(root)], stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 600
+        while client.request(root, "ping", timeout=2) is None:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"watcher did not start: {self.proc.stderr.read()}")
+            time.sleep(0.1)
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def recall(self, query: str, **args) -> list[dict]:
+        reply = client.request(self.root, "recall", {"query": query, **args})
+        assert reply and reply["ok"], reply
+        return reply["result"]
+
+    def indexed(self) -> int:
+        return client.request(self.root, "status")["result"]["notes_indexed"]
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=120)
+
+
+def edit(path: Path, token: str) -> None:
+    """Save a note as an editor does: write a temp file, then rename over the note."""
+    text = path.read_text() + f"\n{token}\n"
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def freshness(args) -> dict:
+    root = working_copy(prepared_vault(args.notes), "fresh")
+    notes = sorted(p for p in root.rglob("*.md") if ".vaultmem" not in p.parts)
+    rng = random.Random(3)
+    w = WatchProcess(root)
+    w.recall("warm up")
+    seconds = []
+    try:
+        for i in range(args.edits):
+            path = rng.choice(notes)
+            token = f"freshtoken{i}x{rng.randrange(10**6)}"
+            start = time.perf_counter()
+            edit(path, token)
+            rel = path.relative_to(root).as_posix()
+            while rel not in [h["path"] for h in w.recall(token, k=3)]:
+                if time.perf_counter() - start > 30:
+                    raise RuntimeError(f"edit {i} not visible after 30 s")
+                time.sleep(0.01)
+            seconds.append(time.perf_counter() - start)
+    finally:
+        w.stop()
+    summary = latency_summary(seconds)
+    print(f"freshness over {len(seconds)} edits: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms")
+    return {"notes": args.notes, "edits": args.edits, **summary}
+
+
+def burst(args) -> dict:
+    from vaultmem.chunking import chunk, plain_text
+    from vaultmem.embed import FastEmbedder
+    from vaultmem.note import parse
+
+    root = working_copy(prepared_vault(args.notes), "burst")
+    texts = {f"burst/Burst {i}.md": f"# Burst {i}\n\n" + " ".join(f"word{(i * 7 + j) % 997}" for j in range(120)) + f" unique{i}\n"
+             for i in range(args.files)}  # fmt: skip
+    w = WatchProcess(root)
+    base = w.indexed()
+    try:
+        start = time.perf_counter()
+        for rel, text in texts.items():
+            (root / rel).parent.mkdir(exist_ok=True)
+            (root / rel).write_text(text)
+        while w.indexed() < base + args.files:
+            time.sleep(0.05)
+        indexed_s = time.perf_counter() - start
+    finally:
+        w.stop()
+    chunks = []
+    for rel, text in texts.items():
+        note = parse(text, rel)
+        chunks += chunk(note.title, plain_text(note.body))
+    emb = FastEmbedder()
+    emb.embed(["warm up"])
+    start = time.perf_counter()
+    for i in range(0, len(chunks), 256):
+        emb.embed(chunks[i : i + 256])
+    embed_s = time.perf_counter() - start
+    ratio = indexed_s / embed_s
+    print(f"burst of {args.files}: indexed in {indexed_s:.1f} s, embedding alone {embed_s:.1f} s, ratio {ratio:.2f}")
+    return {"notes": args.notes, "files": args.files, "indexed_s": round(indexed_s, 2),
+            "embed_only_s": round(embed_s, 2), "ratio": round(ratio, 3)}  # fmt: skip
+
+
+def _time_cli(root: Path, query: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([BIN, "recall", query, "--vault", str(root), "-k", "5"], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def cli(args) -> dict:
+    root = working_copy(prepared_vault(args.notes), "cli")
+    queries = [f"topic words query {i}" for i in range(args.runs + 1)]
+    out = {}
+    for label in ("without_watcher", "with_watcher"):
+        w = WatchProcess(root) if label == "with_watcher" else None
+        try:
+            cold = _time_cli(root, queries[0])
+            warm = [_time_cli(root, q) for q in queries[1:]]
+        finally:
+            if w:
+                w.stop()
+        out[label] = {"cold_ms": round(cold * 1000, 1), "warm_median_ms": round(statistics.median(warm) * 1000, 1),
+                      "warm_runs_ms": [round(x * 1000, 1) for x in warm]}  # fmt: skip
+        print(f"{label}: cold {out[label]['cold_ms']} ms, warm median {out[label]['warm_median_ms']} ms")
+    return {"notes": args.notes, **out}
+
+
+def soak(args) -> dict:
+    root = working_copy(prepared_vault(args.notes), "soak")
+    notes = sorted(p for p in root.rglob("*.md") if ".vaultmem" not in p.parts)
+    rng = random.Random(5)
+    queries = ["note topic", "project anchor", "lessons learned", "decision about", "fixed bug"]
+    w = WatchProcess(root)
+    rss = []
+    try:
+        start = time.perf_counter()
+        for i in range(args.edits):
+            edit(rng.choice(notes), f"soak{i} " + " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(5)))
+            if i % 500 == 499:
+                rss.append((i + 1, round(w.rss_mb(), 1)))
+                print(f"  {i + 1} edits, rss {rss[-1][1]} MB, {time.perf_counter() - start:.0f} s", flush=True)
+            time.sleep(max(0.0, (i + 1) / args.rate - (time.perf_counter() - start)))
+        deadline = time.monotonic() + 300
+        while client.request(root, "status")["result"]["pending"] or not client.request(root, "status")["result"]["in_sync"]:
+            if time.monotonic() > deadline:
+                raise RuntimeError("watcher did not settle")
+            time.sleep(0.5)
+        watched = {q: [(h["path"], h["score"]) for h in w.recall(q)] for q in queries}
+        duration = time.perf_counter() - start
+    finally:
+        w.stop()
+    v = Vault(root)
+    watched_hashes = {p: r.hash for p, r in v.manifest.records().items()}
+    v.reindex(rebuild=True)
+    rebuilt_hashes = {p: r.hash for p, r in v.manifest.records().items()}
+    rebuilt = {q: [(h.path, h.score) for h in v.recall(q)] for q in queries}
+    v.close()
+    warm = [m for n, m in rss if n >= args.edits // 10] or [m for _, m in rss]
+    growth = (warm[-1] - warm[0]) / warm[0] if warm else float("nan")
+    same = watched_hashes == rebuilt_hashes and all(
+        [p for p, _ in watched[q]] == [p for p, _ in rebuilt[q]] for q in queries
+    )
+    print(f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up {growth * 100:.1f}%, equal to rebuild: {same}")
+    return {"notes": args.notes, "edits": args.edits, "seconds": round(duration), "rss_mb": rss,
+            "rss_growth_after_warmup": round(growth, 4), "equal_to_rebuild": same,
+            "notes_equal": watched_hashes == rebuilt_hashes}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("which", choices=["freshness", "burst", "cli", "soak"])
+    ap.add_argument("--notes", type=int)
+    ap.add_argument("--edits", type=int)
+    ap.add_argument("--files", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--rate", type=float, default=25.0, help="soak edits per second")
+    args = ap.parse_args()
+    defaults = {"freshness": (10000, 100), "burst": (10000, 0), "cli": (10000, 0), "soak": (2000, 10000)}
+    args.notes = args.notes or defaults[args.which][0]
+    args.edits = args.edits or defaults[args.which][1]
+    result = globals()[args.which](args)
+    print(f"wrote {write_result(f'watch-{args.which}', result)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,341 @@
+"""The watcher on a real filesystem: editor save patterns, moves, bursts, lock, socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from vaultmem import client
+from vaultmem.errors import VaultError
+from vaultmem.lock import WatcherRunning, WriterLock
+from vaultmem.vault import Vault
+from vaultmem.watch import Batch, Batcher, Watcher
+
+
+def wait_for(condition, timeout: float = 15.0, what: str = "condition"):
+    """Poll ``condition`` until it is truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class Running:
+    """A watcher running in a background thread, with helpers to query its vault."""
+
+    def __init__(self, root: Path, embedder, serve: bool = False):
+        self.vault = Vault(root, embedder=embedder)
+        self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5, serve=serve)
+        self.watcher.start()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.watcher.run()
+        except BaseException as e:  # surfaced by the tests
+            self.error = e
+
+    def paths(self) -> set[str]:
+        with self.watcher.mutex:
+            return set(self.vault.manifest.records())
+
+    def titles(self) -> set[str]:
+        with self.watcher.mutex:
+            return {r.title for r in self.vault.manifest.records().values()}
+
+    def find(self, query: str) -> list[str]:
+        with self.watcher.mutex:
+            return [h.path for h in self.vault.recall(query, mode="bm25")]
+
+    def stop(self) -> None:
+        self.watcher.stop()
+        self.thread.join(timeout=15)
+        self.watcher.close()
+        self.vault.close()
+
+
+@pytest.fixture
+def running(empty_vault, fake_embedder):
+    write(empty_vault, "facts/Alpha.md", "# Alpha\n\nPostgres advisory locks.\n")
+    r = Running(empty_vault, fake_embedder)
+    yield r
+    r.stop()
+
+
+# ---------------------------------------------------------------- batching
+
+
+def test_batcher_waits_for_quiet_and_caps_delay():
+    b = Batcher(quiet=0.05, max_delay=0.3)
+    stop = threading.Event()
+    b.add({"a.md"})
+    start = time.monotonic()
+    assert b.take(stop).paths == {"a.md"}
+    assert time.monotonic() - start >= 0.04
+
+    def keep_busy():
+        for i in range(40):
+            b.add({f"n{i}.md"})
+            time.sleep(0.02)
+
+    t = threading.Thread(target=keep_busy)
+    t.start()
+    start = time.monotonic()
+    first = b.take(stop)
+    assert time.monotonic() - start < 0.6 and len(first.paths) < 40  # max delay cut it
+    t.join()
+
+
+def test_batcher_returns_pending_immediately_on_stop():
+    b = Batcher(quiet=10, max_delay=10)
+    stop = threading.Event()
+    b.add({"x.md"})
+    stop.set()
+    assert b.take(stop) == Batch({"x.md"}, False)
+    assert b.take(stop) is None
+
+
+# ---------------------------------------------------------------- editor save patterns
+
+
+def test_plain_save_is_indexed(running):
+    write(running.vault.root, "facts/Beta.md", "# Beta\n\nRedis keyspace notifications.\n")
+    wait_for(lambda: "facts/Beta.md" in running.find("keyspace notifications"), what="new note")
+
+
+def test_write_temp_then_rename(running):
+    root = running.vault.root
+    tmp = write(root, "facts/.Alpha.md.tmp123", "# Alpha\n\nAtomic save via rename.\n")
+    os.replace(tmp, root / "facts/Alpha.md")
+    wait_for(lambda: "facts/Alpha.md" in running.find("atomic rename"), what="renamed-over save")
+    assert running.paths() == {"facts/Alpha.md"}
+
+
+def test_delete_then_create(running):
+    root = running.vault.root
+    os.remove(root / "facts/Alpha.md")
+    write(root, "facts/Alpha.md", "# Alpha\n\nRecreated with zebra stripes.\n")
+    wait_for(lambda: "facts/Alpha.md" in running.find("zebra stripes"), what="recreated note")
+
+
+def test_truncate_then_write(running):
+    path = running.vault.root / "facts/Alpha.md"
+    with open(path, "r+", encoding="utf-8") as f:
+        f.truncate(0)
+        f.flush()
+        f.write("# Alpha\n\nTruncated and rewritten about giraffes.\n")
+    wait_for(lambda: "facts/Alpha.md" in running.find("giraffes"), what="truncate+write")
+
+
+def test_vim_style_backup_swap_dance(running):
+    root = running.vault.root
+    (root / "facts/.Alpha.md.swp").write_bytes(b"swap")
+    os.rename(root / "facts/Alpha.md", root / "facts/Alpha.md~")
+    write(root, "facts/Alpha.md", "# Alpha\n\nVim saved this about pelicans.\n")
+    os.remove(root / "facts/Alpha.md~")
+    os.remove(root / "facts/.Alpha.md.swp")
+    wait_for(lambda: "facts/Alpha.md" in running.find("pelicans"), what="vim save")
+    assert running.paths() == {"facts/Alpha.md"}
+
+
+# ---------------------------------------------------------------- moves, deletes, bursts
+
+
+def test_rename_and_delete(running):
+    root = running.vault.root
+    os.rename(root / "facts/Alpha.md", root / "facts/Alpha renamed.md")
+    wait_for(lambda: running.paths() == {"facts/Alpha renamed.md"}, what="rename")
+    os.remove(root / "facts/Alpha renamed.md")
+    wait_for(lambda: running.paths() == set(), what="delete")
+
+
+def test_folder_moves_within_into_and_out_of_the_vault(running, tmp_path):
+    root = running.vault.root
+    write(root, "projects/x/One.md", "# One\n\nfirst\n")
+    write(root, "projects/x/Two.md", "# Two\n\nsecond\n")
+    wait_for(lambda: {"projects/x/One.md", "projects/x/Two.md"} <= running.paths(), what="new folder")
+    os.rename(root / "projects/x", root / "projects/y")
+    wait_for(lambda: {"projects/y/One.md", "projects/y/Two.md"} <= running.paths()
+             and not any(p.startswith("projects/x/") for p in running.paths()), what="folder rename")  # fmt: skip
+    outside = tmp_path / "outside"
+    os.rename(root / "projects", outside)
+    wait_for(lambda: running.paths() == {"facts/Alpha.md"}, what="folder moved out")
+    os.rename(outside, root / "archive")
+    wait_for(lambda: {"archive/y/One.md", "archive/y/Two.md"} <= running.paths(), what="folder moved in")
+
+
+def test_burst_of_changes_is_indexed_in_few_batches(running):
+    root = running.vault.root
+    before = running.watcher.state.batches
+    for i in range(300):
+        write(root, f"burst/Note {i}.md", f"# Note {i}\n\nburst token{i}\n")
+    wait_for(lambda: len(running.paths()) == 301, what="burst indexed")
+    assert running.watcher.state.batches - before <= 6
+
+
+def test_ignored_files_never_reach_the_index(running):
+    root = running.vault.root
+    write(root, ".obsidian/workspace.md", "# Workspace\n\nsecretword\n")
+    write(root, "facts/notes.txt", "secretword")
+    write(root, "facts/#Alpha.md#", "secretword")
+    write(root, ".gitignore", "private/\n")
+    write(root, "private/Hidden.md", "# Hidden\n\nsecretword\n")
+    write(root, "facts/Visible.md", "# Visible\n\nvisibleword\n")
+    wait_for(lambda: "facts/Visible.md" in running.paths(), what="visible note")
+    assert running.paths() == {"facts/Alpha.md", "facts/Visible.md"}
+    assert not running.find("secretword")
+
+
+def test_gitignore_change_applies_to_existing_notes(running):
+    root = running.vault.root
+    write(root, "drafts/Draft.md", "# Draft\n\ndraft text\n")
+    wait_for(lambda: "drafts/Draft.md" in running.paths(), what="draft indexed")
+    write(root, ".gitignore", "drafts/\n")
+    wait_for(lambda: "drafts/Draft.md" not in running.paths(), what="draft dropped after .gitignore edit")
+
+
+def test_unparsable_note_is_skipped_and_watching_continues(running):
+    root = running.vault.root
+    write(root, "facts/Broken.md", "---\ntitle: [unclosed\n---\n")
+    wait_for(lambda: running.watcher.state.last_error and "Broken.md" in running.watcher.state.last_error,
+             what="parse error recorded")  # fmt: skip
+    write(root, "facts/After.md", "# After\n\nstill watching\n")
+    wait_for(lambda: "facts/After.md" in running.paths(), what="later note")
+    assert running.error is None
+
+
+def test_own_writes_are_not_indexed_twice(running, fake_embedder):
+    root = running.vault.root
+    path = write(root, "facts/Gamma.md", "# Gamma\n\ncontent\n")
+    wait_for(lambda: "facts/Gamma.md" in running.paths())
+    embedded = fake_embedder.texts_embedded
+    os.utime(path)  # a touch: same content hash, nothing to embed
+    write(root, "facts/Delta.md", "# Delta\n\nmarker\n")
+    wait_for(lambda: "facts/Delta.md" in running.paths())
+    assert fake_embedder.texts_embedded - embedded == 1
+
+
+def test_watched_indexes_equal_a_rebuild(running, fake_embedder):
+    root = running.vault.root
+    for i in range(20):
+        write(root, f"n/Note {i}.md", f"# Note {i}\n\nabout [[Note {(i + 1) % 20}]] token{i}\n")
+    os.rename(root / "n/Note 3.md", root / "n/Note three.md")
+    os.remove(root / "n/Note 4.md")
+    wait_for(lambda: len(running.paths()) == 20 and "n/Note three.md" in running.paths(), what="settled")
+    with running.watcher.mutex:
+        watched = (running.vault.manifest.records(), running.vault.bm25.documents(), running.vault.manifest.chunk_hashes())
+        q = [(h.path, h.score) for h in running.vault.recall("token7 note", k=5)]
+    running.stop()
+    fresh = Vault(root, embedder=fake_embedder)
+    fresh.reindex(rebuild=True)
+    assert (fresh.manifest.records(), fresh.bm25.documents(), fresh.manifest.chunk_hashes()) == watched
+    assert [(h.path, h.score) for h in fresh.recall("token7 note", k=5)] == q
+    fresh.close()
+    running.stop = lambda: None  # already stopped
+
+
+# ---------------------------------------------------------------- lock, socket, shutdown
+
+
+def test_second_watcher_refuses(running, fake_embedder):
+    other = Watcher(Vault(running.vault.root, embedder=fake_embedder), serve=False)
+    with pytest.raises(VaultError, match="only one watcher"):
+        other.start()
+
+
+def test_one_off_writers_defer_to_the_watcher(running, fake_embedder):
+    other = Vault(running.vault.root, embedder=fake_embedder)
+    with pytest.raises(WatcherRunning):
+        other.reindex()
+    assert other.recall("advisory", mode="bm25")  # reads work; no reconcile attempted
+    holder = WriterLock(other.lock_path).holder()
+    assert holder["role"] == "watch" and holder["pid"] == os.getpid()
+    other.close()
+
+
+def test_socket_recall_equals_in_process_recall(empty_vault, fake_embedder):
+    write(empty_vault, "a/Alpha.md", "# Alpha\n\nPostgres advisory locks for job leasing.\n")
+    write(empty_vault, "a/Beta.md", "# Beta\n\nRedis locks expire. See [[Alpha]].\n")
+    r = Running(empty_vault, fake_embedder, serve=True)
+    try:
+        sock = client.socket_path(empty_vault)
+        assert oct(sock.stat().st_mode & 0o777) == "0o600"
+        reply = client.request(empty_vault, "recall", {"query": "advisory locks", "k": 5, "explain": True})
+        assert reply["ok"]
+        with r.watcher.mutex:
+            local = [h.as_dict(True) for h in r.vault.recall("advisory locks", k=5)]
+        assert reply["result"] == json.loads(json.dumps(local))
+        bad = client.request(empty_vault, "recall", {"query": "x", "mode": "fuzzy"})
+        assert not bad["ok"] and "mode" in bad["error"] and bad["code"] == 2
+        assert client.request(empty_vault, "nonsense")["ok"] is False
+        status = client.request(empty_vault, "status")["result"]
+        assert status["pid"] == os.getpid() and status["in_sync"] and status["notes_indexed"] == 2
+    finally:
+        r.stop()
+    assert not client.socket_path(empty_vault).exists()
+    assert client.request(empty_vault, "recall", {"query": "advisory"}) is None  # the CLI falls back
+
+
+def test_cli_uses_the_watcher_and_falls_back(empty_vault, fake_embedder, monkeypatch):
+    from typer.testing import CliRunner
+
+    from vaultmem import cli
+
+    write(empty_vault, "a/Alpha.md", "# Alpha\n\nPostgres advisory locks.\n")
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    runner = CliRunner()
+    args = ["recall", "advisory locks", "--vault", str(empty_vault), "--json", "--explain"]
+    r = Running(empty_vault, fake_embedder, serve=True)
+    try:
+        forwarded = runner.invoke(cli.app, args)
+        assert forwarded.exit_code == 0, forwarded.output
+        status = runner.invoke(cli.app, ["status", "--vault", str(empty_vault)])
+        assert "running, pid" in status.stdout and "indexes match the files: yes" in status.stdout
+    finally:
+        r.stop()
+    local = runner.invoke(cli.app, args)
+    assert local.exit_code == 0, local.output
+    assert json.loads(forwarded.stdout) == json.loads(local.stdout)
+
+
+def test_stop_applies_the_pending_batch(empty_vault, fake_embedder):
+    r = Running(empty_vault, fake_embedder)
+    r.watcher.batcher.quiet = r.watcher.batcher.max_delay = 30  # nothing would apply on its own
+    write(empty_vault, "late/Late.md", "# Late\n\nwritten just before shutdown\n")
+    wait_for(lambda: r.watcher.batcher.pending, what="event seen")
+    r.stop()
+    assert r.error is None
+    v = Vault(empty_vault, embedder=fake_embedder)
+    assert "late/Late.md" in v.manifest.records()
+    v.close()
+
+
+def test_vanished_vault_stops_the_watcher_with_a_message(tmp_path, fake_embedder):
+    from vaultmem.setup import init_vault
+
+    root = tmp_path / "gone"
+    init_vault(root)
+    write(root, "a.md", "# A\n\ntext\n")
+    r = Running(root, fake_embedder)
+    shutil.rmtree(root)
+    wait_for(lambda: not r.thread.is_alive(), what="watcher exit")
+    assert isinstance(r.error, VaultError) and "disappeared" in str(r.error)
+    r.watcher.close()

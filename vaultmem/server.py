@@ -1,0 +1,100 @@
+"""The watcher's local socket: answers recall (and status, reindex) with the warm vault.
+
+A unix domain socket, mode 0600 in a folder only the owner can enter, so only the vault's
+owner can connect. Requests are served on threads but run one at a time against the vault
+(the same mutex guards index updates), so a reader never sees a half-applied batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import socketserver
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from .client import request, socket_path
+from .errors import VaultError
+
+Handler = Callable[[dict], Any]
+
+
+class _RequestHandler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        if not peer_is_owner(self.request):
+            return
+        line = self.rfile.readline(1 << 20)
+        try:
+            req = json.loads(line)
+            op, args = req["op"], req.get("args") or {}
+            result = self.server.dispatch(op, args)  # type: ignore[attr-defined]
+            reply = {"ok": True, "result": result}
+        except VaultError as e:
+            reply = {"ok": False, "error": str(e), "code": e.exit_code}
+        except (ValueError, KeyError, TypeError) as e:
+            reply = {"ok": False, "error": f"bad request: {e}", "code": 2}
+        except Exception as e:  # keep serving; report the failure to the client
+            reply = {"ok": False, "error": f"{type(e).__name__}: {e}", "code": 70}
+        self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+class SocketServer:
+    """Serves ``ops`` (name -> function of the request args) on the vault's socket."""
+
+    def __init__(self, root: Path, ops: dict[str, Handler], mutex: threading.RLock):
+        self.root = root
+        self.path = socket_path(root)
+        self.ops = ops
+        self.mutex = mutex
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def dispatch(self, op: str, args: dict) -> Any:
+        fn = self.ops.get(op)
+        if fn is None:
+            raise VaultError(f"unknown request {op!r}")
+        with self.mutex:
+            return fn(args)
+
+    def start(self) -> None:
+        """Bind (removing a stale socket left by a dead watcher) and serve in a thread."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.path.exists() or self.path.is_symlink():
+            if request(self.root, "ping", timeout=2) is not None:
+                raise VaultError(f"another process already serves {self.path}")
+            self.path.unlink()
+        old = os.umask(0o177)
+        try:
+            server = _Server(str(self.path), _RequestHandler)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        server.dispatch = self.dispatch  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="vaultmem-socket", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def peer_is_owner(sock: socket.socket) -> bool:
+    """Whether the connected peer runs as this user (SO_PEERCRED; Linux)."""
+    import struct
+
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _, uid, _ = struct.unpack("3i", creds)
+    return uid == os.getuid()

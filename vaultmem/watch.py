@@ -1,0 +1,250 @@
+"""``vaultmem watch``: file events -> debounced batches -> the one Indexer; plus warm recall.
+
+A watchdog observer reports changes; they are collected into a batch that is applied once
+the vault has been quiet for ``quiet`` seconds, or at the latest ``max_delay`` seconds after
+the first change, so a ``git checkout`` of a thousand notes is one batch. Folder events and
+``.gitignore`` edits trigger a full (stat-based, cheap) reconcile instead of per-file work.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from .discovery import STATE_DIR
+from .errors import VaultError
+from .lock import WriterLock
+from .server import SocketServer
+
+log = logging.getLogger("vaultmem.watch")
+
+
+@dataclass
+class Batch:
+    """Paths to sync, or ``full`` for a whole-vault reconcile."""
+
+    paths: set[str] = field(default_factory=set)
+    full: bool = False
+
+
+class Batcher:
+    """Thread-safe collector of changed paths with a quiet period and a maximum delay."""
+
+    def __init__(self, quiet: float = 0.2, max_delay: float = 1.0):
+        self.quiet, self.max_delay = quiet, max_delay
+        self._cond = threading.Condition()
+        self._batch = Batch()
+        self._first = self._last = 0.0
+
+    def add(self, paths: set[str] | None = None, full: bool = False) -> None:
+        with self._cond:
+            now = time.monotonic()
+            if not self._batch.paths and not self._batch.full:
+                self._first = now
+            self._last = now
+            self._batch.paths |= paths or set()
+            self._batch.full |= full
+            self._cond.notify_all()
+
+    @property
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._batch.paths) + (1 if self._batch.full else 0)
+
+    def take(self, stop: threading.Event, idle: float | None = None) -> Batch | None:
+        """Wait for a ready batch; on stop, return what is pending at once (None if nothing).
+
+        With ``idle``, an empty batch comes back after that many seconds without changes.
+        """
+        started = time.monotonic()
+        with self._cond:
+            while True:
+                has = bool(self._batch.paths or self._batch.full)
+                now = time.monotonic()
+                if has and (stop.is_set() or now - self._last >= self.quiet or now - self._first >= self.max_delay):
+                    batch, self._batch = self._batch, Batch()
+                    return batch
+                if stop.is_set():
+                    return None
+                if not has and idle is not None and now - started >= idle:
+                    return Batch()
+                if has:
+                    timeout = min(self.quiet - (now - self._last), self.max_delay - (now - self._first))
+                else:
+                    timeout = 0.5
+                self._cond.wait(max(0.005, timeout))
+
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+
+class EventCollector(FileSystemEventHandler):
+    """Turns watchdog events into vault-relative paths for the batcher."""
+
+    def __init__(self, root: Path, batcher: Batcher, is_candidate: Callable[[str], bool],
+                 on_rules_change: Callable[[], None]):  # fmt: skip
+        self.root = str(root)
+        self.batcher = batcher
+        self.is_candidate = is_candidate
+        self.on_rules_change = on_rules_change
+
+    def _rel(self, path: str | bytes) -> str | None:
+        path = os.fsdecode(path)
+        if path != self.root and not path.startswith(self.root + os.sep):
+            return None
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        if rel == "." or rel == STATE_DIR or rel.startswith(STATE_DIR + "/"):
+            return None
+        return rel
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        rels = [self._rel(event.src_path)]
+        if getattr(event, "dest_path", None):
+            rels.append(self._rel(event.dest_path))
+        rels = [r for r in rels if r]
+        if not rels:
+            return
+        if any(r.rsplit("/", 1)[-1] == ".gitignore" for r in rels):
+            self.on_rules_change()
+            self.batcher.add(full=True)
+        elif event.is_directory:
+            if event.event_type != "modified":  # created, deleted, moved folders
+                self.batcher.add(full=True)
+        else:
+            notes = {r for r in rels if self.is_candidate(r)}
+            if notes:
+                self.batcher.add(notes)
+
+
+@dataclass
+class WatchState:
+    """What ``vaultmem status`` reports about a running watcher."""
+
+    started: float = field(default_factory=time.time)
+    batches: int = 0
+    last_batch: dict | None = None
+    last_error: str | None = None
+    polling: bool = False
+
+
+class Watcher:
+    """Keeps one vault's indexes in step with its files and serves warm recall."""
+
+    def __init__(self, vault: Any, quiet: float = 0.2, max_delay: float = 1.0, serve: bool = True,
+                 on_batch: Callable[[dict], None] | None = None):  # fmt: skip
+        self.vault = vault
+        self.root: Path = vault.root
+        self.batcher = Batcher(quiet, max_delay)
+        self.mutex = threading.RLock()
+        self.state = WatchState()
+        self.stop_event = threading.Event()
+        self.lock = WriterLock(vault.lock_path)
+        self.on_batch = on_batch
+        self.server = SocketServer(self.root, vault.service_ops(self), self.mutex) if serve else None
+        self._observer = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Take the writer lock, reconcile, start the observer and the socket."""
+        if not self.lock.acquire("watch"):
+            holder = self.lock.holder() or {}
+            raise VaultError(
+                f"another vaultmem process (pid {holder.get('pid', '?')}, {holder.get('role', '?')}) "
+                f"is writing this vault's indexes; only one watcher per vault"
+            )
+        try:
+            self.vault.hold_lock(self.lock)
+            self._observer = self._start_observer()
+            with self.mutex:
+                self._apply(Batch(full=True))
+            if self.server is not None:
+                self.server.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_observer(self):
+        handler = EventCollector(self.root, self.batcher, self._is_candidate, self._rules_changed)
+        try:
+            observer = Observer()
+            observer.schedule(handler, str(self.root), recursive=True)
+            observer.start()
+            return observer
+        except OSError as e:  # inotify watch or instance limit reached
+            log.warning("native file events unavailable (%s); falling back to polling every 1 s", e)
+            self.state.polling = True
+            observer = PollingObserver(timeout=1)
+            observer.schedule(handler, str(self.root), recursive=True)
+            observer.start()
+            return observer
+
+    def _is_candidate(self, rel: str) -> bool:
+        return not self.vault.store.rules.ignored(rel)
+
+    def _rules_changed(self) -> None:
+        self.vault.store.rules.forget()
+
+    def run(self) -> None:
+        """Apply batches until ``stop()``; the pending batch is applied before returning."""
+        while True:
+            batch = self.batcher.take(self.stop_event, idle=1.0)
+            if batch is None:
+                return
+            if not self.root.is_dir():
+                raise VaultError(f"the vault folder {self.root} disappeared; stopping")
+            if batch.paths or batch.full:
+                with self.mutex:
+                    self._apply(batch)
+
+    def _apply(self, batch: Batch) -> None:
+        try:
+            summary = self.vault.reindex(None if batch.full else sorted(batch.paths))
+        except VaultError:
+            raise
+        except Exception as e:  # keep watching; retry everything on the next batch
+            self.state.last_error = f"{type(e).__name__}: {e}"
+            log.error("could not apply a batch: %s", self.state.last_error)
+            self.batcher.add(full=True)
+            time.sleep(0.5)
+            return
+        self.state.batches += 1
+        self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
+        for path, reason in summary.errors.items():
+            self.state.last_error = f"{path}: {reason}"
+            log.warning("skipped %s: %s", path, reason)
+        if self.on_batch:
+            self.on_batch(self.state.last_batch)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.batcher.wake()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+        self.vault.hold_lock(None)
+        self.lock.release()
+
+    def status(self) -> dict:
+        return {
+            "pid": os.getpid(), "started": self.state.started, "batches": self.state.batches,
+            "pending": self.batcher.pending, "last_batch": self.state.last_batch,
+            "last_error": self.state.last_error, "polling": self.state.polling,
+        }  # fmt: skip
