@@ -64,7 +64,7 @@ def main() -> None:
         seconds = []
         for q, expected in qs:
             t = time.perf_counter()
-            hits = vault.recall(q, k=10)
+            hits = vault.recall(q, k=10, log=False)
             seconds.append(time.perf_counter() - t)
             found += expected in [h.path for h in hits]
         runs.append(latency_summary(seconds))

@@ -59,7 +59,7 @@ def evaluate(vault: Vault, queries: dict[str, str], qrels, k: int = 100) -> dict
     for mode in ("bm25", "vector", "hybrid"):
         nd, rc = [], []
         for qid, text in queries.items():
-            ranked = [doc_id(h.path) for h in vault.recall(text, k=k, mode=mode)]
+            ranked = [doc_id(h.path) for h in vault.recall(text, k=k, mode=mode, log=False)]
             nd.append(ndcg_at(ranked, qrels[qid], 10))
             rc.append(recall_at(ranked, qrels[qid], 100))
         out[mode] = {"ndcg@10": round(mean(nd), 4), "recall@100": round(mean(rc), 4)}

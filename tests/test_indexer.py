@@ -107,12 +107,12 @@ def test_note_that_becomes_unparsable_leaves_the_index(vault):
 def test_rebuild_gives_identical_indexes(vault):
     vault.reindex()
     before = (vault.records(), vault.bm25.documents(), vault.manifest.chunk_hashes())
-    q1 = [(h.path, h.score) for h in vault.recall("migrations", k=3)]
+    q1 = [(h.path, h.score) for h in vault.recall("migrations", k=3, log=False)]
     s = vault.reindex(rebuild=True)
     assert s.added == 3
     after = (vault.records(), vault.bm25.documents(), vault.manifest.chunk_hashes())
     assert before == after
-    assert q1 == [(h.path, h.score) for h in vault.recall("migrations", k=3)]
+    assert q1 == [(h.path, h.score) for h in vault.recall("migrations", k=3, log=False)]
 
 
 def test_interrupted_batch_is_detected_and_repaired(vault, monkeypatch):
@@ -205,7 +205,7 @@ def test_in_memory_views_after_a_batch_equal_a_fresh_load(vault, fake_embedder):
     assert vault.vectors().paths == fresh.vectors().paths
     assert np.array_equal(vault.vectors().matrix, fresh.vectors().matrix)
     assert sorted(vault.graph().edges(data=True)) == sorted(fresh.graph().edges(data=True))
-    assert [(h.path, h.score) for h in vault.recall("redis links", k=3)] == [
-        (h.path, h.score) for h in fresh.recall("redis links", k=3)
+    assert [(h.path, h.score) for h in vault.recall("redis links", k=3, log=False)] == [
+        (h.path, h.score) for h in fresh.recall("redis links", k=3, log=False)
     ]
     fresh.close()

@@ -193,7 +193,11 @@ def test_profiles_reweight_types(demo):
 def test_explain_parts_add_up(demo):
     for h in demo.recall("stripe webhooks", k=5):
         e = h.explain
-        assert h.score == pytest.approx((e["bm25"] + e["vector"] + e["graph"] + e["anchor"]) * e["profile"], abs=1e-3)
+        base = e["bm25"] + e["vector"] + e["graph"] + e["anchor"]
+        assert base > 0 and h.score == pytest.approx(base * e["profile"] * e["importance"] * e["blend"], abs=1e-3)
+        assert e["blend"] == pytest.approx(0.7 + 0.3 * e["adaptive"], abs=1e-3)
+    for h in demo.recall("stripe webhooks", k=5, adaptive=False):
+        assert h.explain["blend"] == 1.0 and "adaptive" not in h.explain
 
 
 def test_json_schema_of_recall(demo_copy, fake_embedder, monkeypatch):
@@ -235,17 +239,17 @@ def test_standardise_maps_mean_to_half_and_three_sd_to_edges():
 
     a = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
     z = fusion.standardise(a)
-    assert z.mean() == pytest.approx(0.5)
-    assert (z[4] - 0.5) == pytest.approx((4 - 2) / (6 * a.std()))
-    assert list(fusion.standardise(np.array([3.0, 3.0]))) == [0.5, 0.5]
+    assert z.mean() == pytest.approx(0.0)
+    assert z[4] == pytest.approx((4 - 2) / (6 * a.std()))
+    assert list(fusion.standardise(np.array([3.0, 3.0]))) == [0.0, 0.0]
 
 
 def test_hybrid_parts_are_weighted():
     import numpy as np
 
     b, v = fusion.hybrid(np.array([0.0, 10.0]), np.array([1.0, 0.0]), 0.25)
-    assert b == pytest.approx([0.25 * (0.5 - 1 / 6), 0.25 * (0.5 + 1 / 6)])
-    assert v == pytest.approx([0.75 * (0.5 + 1 / 6), 0.75 * (0.5 - 1 / 6)])
+    assert b == pytest.approx([0.25 * -1 / 6, 0.25 * 1 / 6])
+    assert v == pytest.approx([0.75 * 1 / 6, 0.75 * -1 / 6])
     with pytest.raises(ValueError):
         fusion.hybrid(np.zeros(2), np.zeros(2), -0.1)
 

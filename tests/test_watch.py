@@ -242,12 +242,12 @@ def test_watched_indexes_equal_a_rebuild(running, fake_embedder):
     wait_for(lambda: len(running.paths()) == 20 and "n/Note three.md" in running.paths(), what="settled")
     with running.watcher.mutex:
         watched = (running.vault.manifest.records(), running.vault.bm25.documents(), running.vault.manifest.chunk_hashes())
-        q = [(h.path, h.score) for h in running.vault.recall("token7 note", k=5)]
+        q = [(h.path, h.score) for h in running.vault.recall("token7 note", k=5, log=False)]
     running.stop()
     fresh = Vault(root, embedder=fake_embedder)
     fresh.reindex(rebuild=True)
     assert (fresh.manifest.records(), fresh.bm25.documents(), fresh.manifest.chunk_hashes()) == watched
-    assert [(h.path, h.score) for h in fresh.recall("token7 note", k=5)] == q
+    assert [(h.path, h.score) for h in fresh.recall("token7 note", k=5, log=False)] == q
     fresh.close()
     running.stop = lambda: None  # already stopped
 
@@ -278,10 +278,10 @@ def test_socket_recall_equals_in_process_recall(empty_vault, fake_embedder):
     try:
         sock = client.socket_path(empty_vault)
         assert oct(sock.stat().st_mode & 0o777) == "0o600"
-        reply = client.request(empty_vault, "recall", {"query": "advisory locks", "k": 5, "explain": True})
+        reply = client.request(empty_vault, "recall", {"query": "advisory locks", "k": 5, "explain": True, "log": False})
         assert reply["ok"]
         with r.watcher.mutex:
-            local = [h.as_dict(True) for h in r.vault.recall("advisory locks", k=5)]
+            local = [h.as_dict(True) for h in r.vault.recall("advisory locks", k=5, log=False)]
         assert reply["result"] == json.loads(json.dumps(local))
         bad = client.request(empty_vault, "recall", {"query": "x", "mode": "fuzzy"})
         assert not bad["ok"] and "mode" in bad["error"] and bad["code"] == 2
@@ -302,7 +302,7 @@ def test_cli_uses_the_watcher_and_falls_back(empty_vault, fake_embedder, monkeyp
     write(empty_vault, "a/Alpha.md", "# Alpha\n\nPostgres advisory locks.\n")
     monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     runner = CliRunner()
-    args = ["recall", "advisory locks", "--vault", str(empty_vault), "--json", "--explain"]
+    args = ["recall", "advisory locks", "--vault", str(empty_vault), "--json", "--explain", "--no-adaptive"]
     r = Running(empty_vault, fake_embedder, serve=True)
     try:
         forwarded = runner.invoke(cli.app, args)

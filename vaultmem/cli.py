@@ -357,6 +357,7 @@ def recall(
     profile: Annotated[str, typer.Option(help="default, planning, incident or handoff.")] = "default",
     mode: Annotated[str, typer.Option(help="hybrid, bm25 or vector.")] = "hybrid",
     explain: Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")] = False,
+    no_adaptive: Annotated[bool, typer.Option("--no-adaptive", help="Ignore usage data (ratings, retrievals) in the ranking.")] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -365,7 +366,7 @@ def recall(
     Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
     """
     args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
-            "anchor": anchor, "depth": depth, "profile": profile, "mode": mode}  # fmt: skip
+            "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive}  # fmt: skip
     hits = _forward(vault, "recall", {"query": query, "explain": explain, **args})
     if hits is None:  # no watcher running: recall in this process
         v = _open(vault)
@@ -419,8 +420,14 @@ def _print_hit(h: dict, explain: bool) -> None:
         typer.echo(
             f"    = (bm25 {e['bm25']:.3f} [raw {e['bm25_raw']:.2f}] + vector {e['vector']:.3f} [cos {e['vector_raw']:.3f}]"
             f" + graph {e['graph']:.3f}{' via ' + str(e['graph_via']) if e.get('graph_via') else ''}"
-            f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f}"
+            f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f} x importance {e['importance']:.2f}"
+            f" x adaptive blend {e['blend']:.3f}"
         )
+        if "adaptive" in e:
+            typer.echo(
+                f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}, recency {e['recency']:.2f},"
+                f" frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)"
+            )
 
 
 @app.command()

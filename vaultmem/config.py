@@ -26,6 +26,21 @@ DEFAULTS: dict[str, Any] = {
         "graph_seeds": 5,
         "anchor_depth": 2,
     },
+    "adaptive": {
+        "usefulness": 0.60, "recency": 0.25, "frequency": 0.15, "min_ratings": 3,
+        "negative_half_life_days": 90.0, "recency_half_life_days": 30.0, "recency_floor": 0.30,
+        "frequency_saturation": 50, "floor": 0.35, "base": 0.70,
+        "high_importance": 8, "importance_boost": 1.5,
+    },  # fmt: skip
+    "lifecycle": {
+        "supersede_shared_context": 0.85,
+        "supersede_no_context": 0.92,
+        "duplicate": 0.97,
+        "supersede_candidates": 5,
+        "archive_after_days": 90,
+        "archive_max_importance": 3,
+        "max_session_summaries": 3,
+    },
 }
 
 CONFIG_TEXT = """\
@@ -47,6 +62,24 @@ batch_size = 16
 k = 10
 # Weight of the BM25 part in the hybrid score (the rest is the vector part).
 bm25_weight = 0.25
+
+[adaptive]
+# adaptive = usefulness * 0.60 + recency * 0.25 + frequency * 0.15 (floor 0.35);
+# a recall score is multiplied by base + (1 - base) * adaptive, and by importance_boost
+# for memories with importance >= high_importance.
+usefulness = 0.60
+recency = 0.25
+frequency = 0.15
+base = 0.70
+importance_boost = 1.5
+
+[lifecycle]
+# Auto-supersede: a new memory replaces an active one of the same type (other source) whose
+# cosine similarity is above these thresholds; a near-duplicate is not stored again.
+supersede_shared_context = 0.85
+supersede_no_context = 0.92
+duplicate = 0.97
+archive_after_days = 90
 
 # [folders]  # where `vaultmem remember` writes each type, e.g.
 # decision = "decisions"

@@ -2,9 +2,8 @@
 
 The method, chosen by measurement on the SciFact train split (benchmarks/README.md):
 both retrievers score *every* note; each score vector is standardised over the whole vault
-and mapped to ``z / 6 + 1/2`` (so mean +- 3 standard deviations spans 0..1; "distribution-
-based score fusion"), and the hybrid score is the convex combination
-``w * bm25 + (1 - w) * vector``. On the train split (nDCG@10) w = 0.25 scored 0.737 against
+as ``z / 6`` (an average note scores 0, three standard deviations above average 0.5), and
+the hybrid score is the convex combination ``w * bm25 + (1 - w) * vector``. On the train split (nDCG@10) w = 0.25 scored 0.737 against
 0.729 for min-max normalisation of each top-100 list and 0.717 for reciprocal rank fusion.
 ``convex`` (min-max over candidate lists) and ``rrf`` are kept for that comparison.
 """
@@ -52,13 +51,13 @@ def rrf(*lists: Ranked, k: int = 60) -> dict[str, float]:
 
 
 def standardise(scores: np.ndarray) -> np.ndarray:
-    """Scores as ``z / 6 + 0.5`` over the whole array (all 0.5 when they do not vary)."""
+    """Scores as ``z / 6`` over the whole array (all 0 when they do not vary)."""
     if scores.size == 0:
         return scores.astype(np.float64)
     sd = float(scores.std())
     if sd < 1e-12:
-        return np.full(scores.shape, 0.5)
-    return (scores - float(scores.mean())) / (6.0 * sd) + 0.5
+        return np.zeros(scores.shape)
+    return (scores - float(scores.mean())) / (6.0 * sd)
 
 
 def hybrid(bm25: np.ndarray, vector: np.ndarray, bm25_weight: float) -> tuple[np.ndarray, np.ndarray]:

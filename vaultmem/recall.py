@@ -2,12 +2,15 @@
 
 Score of a hit (every part is reported by ``--explain``)::
 
-    score = (bm25 + vector + graph + anchor) * profile
+    raw   = bm25 + vector + graph + anchor
+    score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
 
 ``bm25`` and ``vector`` are the weighted, standardised parts from ``fusion.hybrid`` (every
-note is scored by both; an average note scores about 0.5 in all);
+note is scored by both; an average note scores 0);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
-``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types.
+``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types;
+``importance`` lifts high-importance memories; ``blend`` is the adaptive factor from usage
+(``adaptive.py``; 1 with ``--no-adaptive``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import networkx as nx
 import numpy as np
 
 from . import fusion
+from .adaptive import Weights, adaptive, blend_factor, importance_factor
 from .bm25 import BM25Index
 from .chunking import plain_text
 from .embed import Embedder
@@ -29,6 +33,7 @@ from .errors import BadInput
 from .filters import Filters, now_utc, parse_time
 from .manifest import Record
 from .traverse import anchor_weights, expand
+from .usage import Usage
 from .vectors import VectorIndex
 
 MODES = ("hybrid", "bm25", "vector")
@@ -42,7 +47,7 @@ PROFILES: dict[str, dict[str, float]] = {
 RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
 GRAPH_WEIGHT = 0.3
 ANCHOR_WEIGHT = 0.15
-BASELINE = 0.5  # the standardised score of an average note (see fusion.standardise)
+BASELINE = 0.0  # the standardised score of an average note (see fusion.standardise)
 
 
 @dataclass
@@ -85,6 +90,8 @@ class Options:
     candidates: int = 100
     graph_decay: float = 0.5
     graph_seeds: int = 5
+    adaptive: bool = True
+    weights: Weights = field(default_factory=Weights)
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -109,6 +116,7 @@ class Sources:
     read_body: Callable[[str], str]
     universe: list[str] = field(default_factory=list)  # every indexed note, sorted
     index: dict[str, int] = field(default_factory=dict)  # path -> position in universe
+    usage: Callable[[list[str]], dict[str, Usage]] | None = None  # key -> usage data
 
 
 def _parts() -> dict[str, float]:
@@ -191,8 +199,8 @@ def _graph(src: Sources, scored: dict[str, dict[str, float]], opt: Options,
            parts_of: Callable[[str], dict[str, float]], ok: Callable[[str], bool]) -> None:  # fmt: skip
     """Notes linked to the strongest hits get a decaying share of how far those stand out.
 
-    A seed passes ``GRAPH_WEIGHT * (seed score - 0.5) * decay ** hops`` (0.5 is the score
-    of an average note); seeds are the top hits standing out at least half as far as the best.
+    A seed passes ``GRAPH_WEIGHT * seed score * decay ** hops`` (an average note scores 0);
+    seeds are the top hits scoring at least half as much as the best.
     """
     if not scored or opt.graph_seeds <= 0:
         return
@@ -250,10 +258,20 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     _lifecycle(src, scored, opt)
     _graph(src, scored, opt, parts_of, lambda p: candidate(p) and opt.filters.visible(records[p]))
     now = now_utc()
+    stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
     final = {}
     for path, parts in scored.items():
-        parts["profile"] = _profile(records[path], opt.profile, now)
-        parts["score"] = _base(parts) * parts["profile"]
+        rec = records[path]
+        parts["profile"] = _profile(rec, opt.profile, now)
+        parts["importance"] = importance_factor(rec.importance, opt.weights)
+        parts["blend"] = 1.0
+        if opt.adaptive:
+            written = parse_time(rec.updated)
+            a = adaptive(stats.get(rec.key, Usage()), now.timestamp(), written.timestamp() if written else None, opt.weights)
+            parts.update(a)
+            parts["blend"] = blend_factor(a["adaptive"], opt.weights)
+        raw = _base(parts)  # multipliers lift what stands out; they never amplify a below-average score
+        parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
         final[path] = parts["score"]
     ranked = fusion.ranked(final)[: opt.k]
     terms = src.bm25.terms(query)

@@ -28,8 +28,10 @@ from .links import NoteKeys, Resolver, parse_link
 from .manifest import SCHEMA_VERSION as MANIFEST_VERSION
 from .manifest import Manifest, Record
 from .note import split_frontmatter
+from .adaptive import Weights
 from .recall import Hit, Options, Sources, search
 from .store import STATE_DIR, Store, find_vault
+from .usage import UsageStore
 from .vectors import VectorIndex
 
 INDEX_DIR = "index"
@@ -62,6 +64,7 @@ class Vault:
         self._index: tuple[list[str], dict[str, int]] | None = None
         self._synced = False
         self._held_lock: WriterLock | None = None
+        self._usage: UsageStore | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -95,6 +98,9 @@ class Vault:
         return Indexer(self.store, self.manifest, self.bm25, self.embedder)
 
     def close(self) -> None:
+        if self._usage is not None:
+            self._usage.close()
+            self._usage = None
         if self._bm25 is not None:
             self._bm25.close()
         if self._manifest is not None:
@@ -223,8 +229,9 @@ class Vault:
     def recall(self, query: str, k: int = 10, *, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: str | None = None, scope: str | None = None, include_resolved: bool = False,
                anchor: str | None = None, depth: int | None = None, profile: str = "default",
-               mode: str = "hybrid") -> list[Hit]:  # fmt: skip
-        """Hybrid recall; see ``recall.py`` for how scores are made."""
+               mode: str = "hybrid", adaptive: bool = True, log: bool = True) -> list[Hit]:  # fmt: skip
+        """Hybrid recall; see ``recall.py`` for how scores are made. The memories returned are
+        logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
         rc = self.config["recall"]
         if self.embedder.name == "none" and mode != "vector":
             mode = "bm25"
@@ -233,11 +240,23 @@ class Vault:
             anchor=anchor, depth=rc["anchor_depth"] if depth is None else depth, profile=profile,
             mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
             graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
+            adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]),
         )  # fmt: skip
         records = self.records()
         universe, index = self._universe()
-        src = Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body, universe, index)
-        return search(src, query, opt)
+        src = Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body, universe, index,
+                      self.usage.usage)  # fmt: skip
+        hits = search(src, query, opt)
+        if log and hits:
+            self.usage.log_retrievals([h.id for h in hits], "recall")
+        return hits
+
+    @property
+    def usage(self) -> UsageStore:
+        """The durable usage store (retrievals, ratings, gaps)."""
+        if self._usage is None:
+            self._usage = UsageStore(self.root / STATE_DIR / "usage.db")
+        return self._usage
 
     def _universe(self) -> tuple[list[str], dict[str, int]]:
         """Every indexed note in a fixed order (sorted paths) and each one's position."""

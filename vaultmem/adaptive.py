@@ -1,0 +1,85 @@
+"""Adaptive scoring from usage (pure functions; weights come from the vault config).
+
+    adaptive = 0.60 * usefulness + 0.25 * recency + 0.15 * frequency   (floor 0.35)
+    blended  = raw * (0.70 + 0.30 * adaptive)
+
+usefulness = useful / ratings, neutral 0.5 below 3 ratings; a score below neutral fades back
+towards 0.5 with a 90-day half-life from the last rating. recency = 0.5 ** (days since last
+access / 30), floor 0.30, where the last access is the latest of the last retrieval and the
+note's own ``updated`` time (a memory just written counts as fresh). frequency =
+log(count + 1) / log(51), capped at 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .usage import Usage
+
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class Weights:
+    usefulness: float = 0.60
+    recency: float = 0.25
+    frequency: float = 0.15
+    min_ratings: int = 3
+    negative_half_life_days: float = 90.0
+    recency_half_life_days: float = 30.0
+    recency_floor: float = 0.30
+    frequency_saturation: int = 50
+    floor: float = 0.35
+    base: float = 0.70  # blended = raw * (base + (1 - base) * adaptive)
+    high_importance: int = 8
+    importance_boost: float = 1.5
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Weights":
+        known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+def usefulness(u: Usage, now: float, w: Weights = Weights()) -> float:
+    if u.ratings < w.min_ratings:
+        return 0.5
+    value = u.useful / u.ratings
+    if value < 0.5 and u.last_rating is not None:
+        age = max(0.0, now - u.last_rating) / DAY
+        value = 0.5 + (value - 0.5) * 0.5 ** (age / w.negative_half_life_days)
+    return value
+
+
+def recency(last_access: float | None, now: float, w: Weights = Weights()) -> float:
+    if last_access is None:
+        return w.recency_floor
+    age = max(0.0, now - last_access) / DAY
+    return max(w.recency_floor, 0.5 ** (age / w.recency_half_life_days))
+
+
+def frequency(count: int, w: Weights = Weights()) -> float:
+    return min(1.0, math.log(count + 1) / math.log(w.frequency_saturation + 1))
+
+
+def adaptive(u: Usage, now: float, written: float | None = None, w: Weights = Weights()) -> dict[str, float]:
+    """The parts and the adaptive score of one memory."""
+    last = max(t for t in (u.last_access, written) if t is not None) if (u.last_access or written) else None
+    parts = {
+        "usefulness": usefulness(u, now, w),
+        "recency": recency(last, now, w),
+        "frequency": frequency(u.count, w),
+    }
+    total = w.usefulness * parts["usefulness"] + w.recency * parts["recency"] + w.frequency * parts["frequency"]
+    parts["adaptive"] = max(w.floor, total)
+    return parts
+
+
+def blend_factor(adaptive_score: float, w: Weights = Weights()) -> float:
+    """What a raw score is multiplied by: ``base + (1 - base) * adaptive``."""
+    return w.base + (1.0 - w.base) * adaptive_score
+
+
+def importance_factor(importance: int, w: Weights = Weights()) -> float:
+    """High-importance memories (>= 8 by default) are lifted (x1.5 by default)."""
+    return w.importance_boost if importance >= w.high_importance else 1.0

@@ -1,0 +1,118 @@
+"""The durable usage store (``.vaultmem/usage.db``, SQLite WAL): what cannot be rebuilt from
+the notes. A retrieval log (every memory surfaced by recall or wake), usefulness ratings and
+knowledge gaps. It lives beside the disposable indexes, not in them, and notes are never
+rewritten because they were read.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS retrievals (key TEXT NOT NULL, at REAL NOT NULL, via TEXT);
+CREATE INDEX IF NOT EXISTS retrievals_key ON retrievals(key);
+CREATE TABLE IF NOT EXISTS ratings (key TEXT NOT NULL, useful INTEGER NOT NULL, at REAL NOT NULL, source TEXT);
+CREATE INDEX IF NOT EXISTS ratings_key ON ratings(key);
+CREATE TABLE IF NOT EXISTS gaps (text TEXT NOT NULL, query TEXT, at REAL NOT NULL, source TEXT);
+"""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the adaptive score needs to know about one memory."""
+
+    count: int = 0  # times surfaced by recall or wake
+    last_access: float | None = None
+    useful: int = 0
+    ratings: int = 0
+    last_rating: float | None = None
+
+
+def normalise_gap(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().lower())
+
+
+class UsageStore:
+    """Usage data of one vault."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def log_retrievals(self, keys: Iterable[str], via: str, at: float | None = None) -> None:
+        at = time.time() if at is None else at
+        self.db.executemany("INSERT INTO retrievals VALUES (?,?,?)", [(k, at, via) for k in keys])
+
+    def rate(self, key: str, useful: bool, source: str | None = None, at: float | None = None) -> None:
+        self.db.execute("INSERT INTO ratings VALUES (?,?,?,?)", (key, int(useful), time.time() if at is None else at, source))
+
+    def add_gap(self, text: str, query: str | None = None, source: str | None = None) -> None:
+        self.db.execute("INSERT INTO gaps VALUES (?,?,?,?)", (text.strip(), query, time.time(), source))
+
+    def gaps(self) -> list[dict]:
+        """Knowledge gaps aggregated by their normalised text, most frequent first."""
+        groups: dict[str, dict] = {}
+        for text, query, at in self.db.execute("SELECT text, query, at FROM gaps ORDER BY at"):
+            g = groups.setdefault(normalise_gap(text), {"text": text, "count": 0, "queries": [], "last": at})
+            g["count"] += 1
+            g["last"] = at
+            if query and query not in g["queries"]:
+                g["queries"].append(query)
+        return sorted(groups.values(), key=lambda g: (-g["count"], -g["last"]))
+
+    def usage(self, keys: Iterable[str]) -> dict[str, Usage]:
+        """Usage of each key (keys never seen are left out)."""
+        wanted = list(dict.fromkeys(keys))
+        out: dict[str, dict] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for key, count, last in self.db.execute(
+                f"SELECT key, COUNT(*), MAX(at) FROM retrievals WHERE key IN ({marks}) GROUP BY key", part
+            ):
+                out.setdefault(key, {})["count"], out[key]["last_access"] = count, last
+            for key, useful, total, last in self.db.execute(
+                f"SELECT key, SUM(useful), COUNT(*), MAX(at) FROM ratings WHERE key IN ({marks}) GROUP BY key", part
+            ):
+                out.setdefault(key, {}).update(useful=useful, ratings=total, last_rating=last)
+        return {k: Usage(**v) for k, v in out.items()}
+
+    def dump(self) -> dict:
+        """Everything, for ``vaultmem export``."""
+        return {
+            "retrievals": [list(r) for r in self.db.execute("SELECT key, at, via FROM retrievals")],
+            "ratings": [list(r) for r in self.db.execute("SELECT key, useful, at, source FROM ratings")],
+            "gaps": [list(r) for r in self.db.execute("SELECT text, query, at, source FROM gaps")],
+        }
+
+    def load(self, data: dict) -> int:
+        """Merge a dump (rows already present are not duplicated); returns rows added."""
+        added = 0
+        self.db.execute("BEGIN")
+        try:
+            for table, cols in (("retrievals", 3), ("ratings", 4), ("gaps", 4)):
+                existing = {tuple(r) for r in self.db.execute(f"SELECT * FROM {table}")}
+                for row in data.get(table) or []:
+                    row = tuple(row)
+                    if len(row) != cols or row in existing:
+                        continue
+                    self.db.execute(f"INSERT INTO {table} VALUES ({','.join('?' * cols)})", row)
+                    existing.add(row)
+                    added += 1
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return added
