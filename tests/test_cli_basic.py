@@ -1,4 +1,4 @@
-"""The first CLI commands through typer's CliRunner (none of them needs an embedding model).
+"""The first CLI commands through typer's CliRunner (with the small test embedder).
 
 In the installed click, CliRunner keeps stderr apart: ``result.stdout`` and ``result.stderr``
 are separate and ``result.output`` is both, interleaved.
@@ -18,8 +18,9 @@ ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 
 
 @pytest.fixture
-def run(empty_vault):
-    """Run vaultmem with VAULTMEM_VAULT set to a fresh vault; returns the result."""
+def run(empty_vault, fake_embedder, monkeypatch):
+    """Run vaultmem with VAULTMEM_VAULT set to a fresh vault (and the small test embedder)."""
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
 
     def invoke(*args: str, input: str | None = None, vault: Path | None = empty_vault):
         env = {"VAULTMEM_VAULT": str(vault)} if vault else {}
@@ -72,7 +73,7 @@ def test_remember_reads_content_from_stdin_and_prints_json(run, empty_vault):
     result = run("remember", "fact", "From stdin", "-", "--link", "Other", "--anchor", "Project: X", "--json",
                  input="piped text\n")  # fmt: skip
     data = json.loads(ok(result))
-    assert set(data) == {"id", "path", "title", "type", "created_anchor"}
+    assert set(data) == {"id", "path", "title", "type", "created_anchor", "duplicate_of", "superseded"}
     assert data["created_anchor"] == "projects/Project - X.md"
     text = (empty_vault / data["path"]).read_text()
     assert "# From stdin\n\npiped text\n" in text and "Related: [[Other]]" in text

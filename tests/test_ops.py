@@ -53,7 +53,9 @@ def stamp(days_ago: float) -> str:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    """Every file of the vault except vaultmem's own state (indexes, usage data)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".vaultmem" not in p.relative_to(root).parts}  # fmt: skip
 
 
 # ------------------------------------------------------------------ remember
@@ -378,7 +380,7 @@ def test_export_import_round_trip_is_byte_identical(demo, tmp_path, fake_embedde
 def test_import_again_skips_everything(demo):
     before = snapshot(demo.root)
     result = demo.import_(demo.export())
-    assert result == {"imported": 0, "skipped_existing": len(demo.store.list_paths()), "paths": []}
+    assert result == {"imported": 0, "skipped_existing": len(demo.store.list_paths()), "paths": [], "usage_rows": 0}
     assert snapshot(demo.root) == before
 
 

@@ -150,9 +150,16 @@ def remember(
     if as_json:
         _echo_json(result)
         return
+    if result["duplicate_of"]:
+        added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
+        typer.echo(f"already remembered as {result['id']}  {result['path']}{added}")
+        return
     if result["created_anchor"]:
         typer.echo(f"created anchor {result['created_anchor']}")
     typer.echo(f"{result['id']}  {result['path']}")
+    for old in result["superseded"]:
+        how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
+        typer.echo(f"superseded {old['id']}  {old['title']}  ({how})")
 
 
 @app.command()
@@ -428,6 +435,160 @@ def _print_hit(h: dict, explain: bool) -> None:
                 f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}, recency {e['recency']:.2f},"
                 f" frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)"
             )
+
+
+@app.command()
+def resolve(
+    ref: Annotated[Optional[str], typer.Argument(help="Id, title or path of the memory.")] = None,
+    source: Annotated[Optional[str], typer.Option(help="Resolve every active memory written by this agent/session.")] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Mark a memory resolved (done, fixed, no longer relevant); it leaves recall.
+
+    Example: vaultmem resolve k7f3x9q2   |   vaultmem resolve --source claude/session-42
+    """
+    if (ref is None) == (source is None):
+        raise BadInput("give either a memory (ID) or --source, not both")
+    v = _open(vault)
+    results = v.resolve_source(source) if source else [v.resolve(ref)]  # type: ignore[arg-type]
+    _report(results, as_json)
+
+
+@app.command()
+def supersede(
+    old: Annotated[str, typer.Argument(help="The memory that is out of date.")],
+    new: Annotated[str, typer.Argument(help="The memory that replaces it.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Mark OLD as replaced by NEW (recall then brings NEW instead of OLD).
+
+    Example: vaultmem supersede k7f3x9q2 m4n5p6q7
+    """
+    _report([_open(vault).supersede(old, new)], as_json)
+
+
+@app.command()
+def reopen(
+    ref: Annotated[str, typer.Argument(help="Id, title or path of the memory.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make a resolved, superseded or archived memory active again.
+
+    Example: vaultmem reopen k7f3x9q2
+    """
+    _report([_open(vault).reopen(ref)], as_json)
+
+
+def _report(results: list[dict], as_json: bool) -> None:
+    if as_json:
+        _echo_json(results)
+        return
+    for r in results:
+        extra = f" by {r['by']}" if r.get("by") else ""
+        typer.echo(f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}")
+    if not results:
+        _err("nothing to change")
+
+
+@app.command()
+def maintain(
+    apply: Annotated[bool, typer.Option("--apply", help="Change the files (default: only print the plan).")] = False,
+    days: Annotated[Optional[int], typer.Option(help="Archive low-importance memories not recalled for this many days (default 90).")] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Apply the aging rules: latest progress per anchor, at most 3 session summaries per anchor,
+    expired memories, low-importance memories nobody recalls. Nothing is ever deleted.
+
+    Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
+    """
+    result = _open(vault).maintain(apply=apply, days=days)
+    if as_json:
+        _echo_json(result)
+        return
+    for a in result["actions"]:
+        typer.echo(f"{a['kind']:<9} {a['id']}  {a['title']}  ({a['reason']})")
+    if not result["actions"]:
+        typer.echo("nothing to do")
+    elif not apply:
+        typer.echo(f"{len(result['actions'])} changes planned; run with --apply to make them")
+    else:
+        typer.echo(f"applied {result['done']} changes")
+
+
+@app.command()
+def rate(
+    ref: Annotated[Optional[str], typer.Argument(help="Id, title or path of the memory.")] = None,
+    verdict: Annotated[Optional[str], typer.Argument(help="useful or not-useful.")] = None,
+    batch: Annotated[Optional[str], typer.Option(help='JSON file (or - for stdin): [{"id": "...", "useful": true}, ...].')] = None,
+    source: Annotated[Optional[str], typer.Option(help="Agent or session giving the rating.")] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Say whether a recalled memory helped; useful memories rise in recall, others sink.
+
+    Example: vaultmem rate k7f3x9q2 useful   |   vaultmem rate --batch ratings.json
+    """
+    ratings = _parse_ratings(ref, verdict, batch)
+    done = _open(vault).rate(ratings, source)
+    if as_json:
+        _echo_json(done)
+    else:
+        for r in done:
+            typer.echo(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
+
+
+def _parse_ratings(ref: str | None, verdict: str | None, batch: str | None) -> list[tuple[str, bool]]:
+    if batch is not None:
+        if ref or verdict:
+            raise BadInput("give either ID VERDICT or --batch, not both")
+        try:
+            data = json.loads(sys.stdin.read() if batch == "-" else Path(batch).read_text(encoding="utf-8"))
+        except OSError as e:
+            raise BadInput(f"cannot read {batch}: {e.strerror}") from None
+        except ValueError as e:
+            raise BadInput(f"--batch is not JSON ({e})") from None
+        if not isinstance(data, list) or not all(isinstance(x, dict) and "id" in x and isinstance(x.get("useful"), bool) for x in data):
+            raise BadInput('--batch must be a JSON list of {"id": "...", "useful": true|false}')
+        return [(str(x["id"]), x["useful"]) for x in data]
+    verdicts = {"useful": True, "not-useful": False, "not_useful": False, "yes": True, "no": False}
+    if not ref or not verdict or verdict.lower() not in verdicts:
+        raise BadInput("usage: vaultmem rate ID useful|not-useful  (or --batch FILE)")
+    return [(ref, verdicts[verdict.lower()])]
+
+
+@app.command()
+def gap(
+    text: Annotated[str, typer.Argument(help="What you needed and did not find in memory.")],
+    query: Annotated[Optional[str], typer.Option(help="The recall query that came up short.")] = None,
+    source: Annotated[Optional[str], typer.Option(help="Agent or session reporting it.")] = None,
+    vault: VaultOpt = None,
+) -> None:
+    """Record a knowledge gap, so people see what memory is missing.
+
+    Example: vaultmem gap "how to rotate the Stripe webhook secret" --query "stripe secret rotation"
+    """
+    _open(vault).gap(text, query, source)
+    typer.echo("recorded")
+
+
+@app.command()
+def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Knowledge gaps reported so far, most frequent first.
+
+    Example: vaultmem gaps
+    """
+    rows = _open(vault).gaps()
+    if as_json:
+        _echo_json(rows)
+        return
+    for g in rows:
+        typer.echo(f"{g['count']:>3}x  {g['text']}" + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else ""))
+    if not rows:
+        typer.echo("no gaps reported")
 
 
 @app.command()

@@ -33,8 +33,8 @@ DEFAULTS: dict[str, Any] = {
         "high_importance": 8, "importance_boost": 1.5,
     },  # fmt: skip
     "lifecycle": {
-        "supersede_shared_context": 0.85,
-        "supersede_no_context": 0.92,
+        "supersede_shared_context": 0.81,
+        "supersede_no_context": 0.85,
         "duplicate": 0.97,
         "supersede_candidates": 5,
         "archive_after_days": 90,
@@ -75,9 +75,11 @@ importance_boost = 1.5
 
 [lifecycle]
 # Auto-supersede: a new memory replaces an active one of the same type (other source) whose
-# cosine similarity is above these thresholds; a near-duplicate is not stored again.
-supersede_shared_context = 0.85
-supersede_no_context = 0.92
+# cosine similarity is above these thresholds (looser when they share a `context` entry);
+# a near-duplicate is not stored again. Calibrated for the default model on 86 labelled
+# pairs with no false positive (benchmarks/README.md); re-calibrate for another model.
+supersede_shared_context = 0.81
+supersede_no_context = 0.85
 duplicate = 0.97
 archive_after_days = 90
 

@@ -26,3 +26,115 @@ def link_to(path: str) -> str:
     """A wiki-link to a note by its file name (how Obsidian writes links)."""
     stem = posixpath.basename(path)
     return f"[[{stem[:-3] if stem.endswith('.md') else stem}]]"
+
+
+def change(vault: "Vault", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = ()) -> bool:
+    """A guarded, atomic frontmatter change of one note; True if the file changed."""
+    text = vault.store.read_text(rec.path)
+    new = set_fields(text, updates, remove)
+    if new == text:
+        return False
+    vault.store.replace(rec.path, new, content_hash(text))
+    return True
+
+
+def _result(rec: "Record", action: str, changed: bool, **extra: Any) -> dict[str, Any]:
+    return {"id": rec.key, "path": rec.path, "title": rec.title, "action": action, "changed": changed, **extra}
+
+
+def resolve(vault: "Vault", ref: str) -> dict[str, Any]:
+    """Mark a memory resolved (done, fixed, no longer relevant)."""
+    rec = vault.find(ref)
+    changed = change(vault, rec, {"status": "resolved"})
+    vault.sync_paths([rec.path])
+    return _result(rec, "resolved", changed)
+
+
+def resolve_source(vault: "Vault", source: str) -> list[dict[str, Any]]:
+    """Resolve every active memory written by one agent or session."""
+    done = []
+    for rec in vault.catalog().values():
+        if rec.source == source and rec.status == "active":
+            done.append(_result(rec, "resolved", change(vault, rec, {"status": "resolved"})))
+    vault.sync_paths([d["path"] for d in done])
+    return done
+
+
+def reopen(vault: "Vault", ref: str) -> dict[str, Any]:
+    """Make a resolved, superseded or archived memory active again."""
+    rec = vault.find(ref)
+    changed = change(vault, rec, {"status": "active"}, remove=("superseded_by",))
+    vault.sync_paths([rec.path])
+    return _result(rec, "reopened", changed)
+
+
+def mark_superseded(vault: "Vault", old: "Record", new: "Record") -> bool:
+    """Write both sides of a supersession: ``superseded_by`` on old, ``supersedes`` on new."""
+    if old.path == new.path:
+        from .errors import BadInput
+
+        raise BadInput("a memory cannot supersede itself")
+    changed = change(vault, old, {"status": "superseded", "superseded_by": link_to(new.path)})
+    note = vault.store.read(new.path)
+    current = note.meta.get("supersedes")
+    links = [current] if isinstance(current, str) else list(current or [])
+    if link_to(old.path) not in links:
+        value = link_to(old.path) if not links else [*links, link_to(old.path)]
+        changed |= change(vault, new, {"supersedes": value})
+    return changed
+
+
+def supersede(vault: "Vault", old_ref: str, new_ref: str) -> dict[str, Any]:
+    """Mark OLD as replaced by NEW."""
+    records = vault.catalog()
+    old, new = vault.find(old_ref, records), vault.find(new_ref, records)
+    changed = mark_superseded(vault, old, new)
+    vault.sync_paths([old.path, new.path])
+    return _result(old, "superseded", changed, by=new.key)
+
+
+# ---------------------------------------------------------------- on remember
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def similar_active(vault: "Vault", type_: str, text: str, limit: int) -> list[tuple["Record", float]]:
+    """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first."""
+    if vault.embedder.name == "none":
+        return []
+    records = vault.records()
+    universe, index = vault._universe()
+    if not universe:
+        return []
+    scores = vault.vectors().aligned_scores(vault.embedder.embed([text])[0], index, len(universe))
+    pool = [(records[p], float(scores[i])) for i, p in enumerate(universe)
+            if records[p].type == type_ and records[p].status == "active"]  # fmt: skip
+    return sorted(pool, key=lambda x: -x[1])[:limit]
+
+
+def check_new(vault: "Vault", type_: str, title: str, content: str, context: list[str],
+              source: str | None) -> tuple["Record | None", list[tuple["Record", float]]]:  # fmt: skip
+    """(an existing duplicate or None, active memories the new one should supersede)."""
+    cfg = vault.config["lifecycle"]
+    text = memory_text(title, content)
+    for rec in vault.records().values():  # exact duplicate, also when vectors are off
+        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
+            body = vault._body(rec.path)
+            if _normal(plain_text(body)).endswith(_normal(plain_text(content))):
+                return rec, []
+    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]))
+    if similar and similar[0][1] >= float(cfg["duplicate"]):
+        return similar[0][0], []
+    if type_ == "session_summary":
+        return None, []
+    mine = {c.lower() for c in context}
+    replace = []
+    for rec, cos in similar:
+        if source and rec.source == source:
+            continue
+        shared = bool(mine & {c.lower() for c in rec.context})
+        if cos >= float(cfg["supersede_shared_context" if shared else "supersede_no_context"]):
+            replace.append((rec, cos))
+    return None, replace

@@ -16,6 +16,7 @@ import yaml
 
 from .errors import BadInput, Conflict, NoteParseError
 from .filters import Filters, now_utc, parse_time
+from .lifecycle import check_new, mark_superseded
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
 from .note import as_list, content_hash, dump_field, parse, render, set_fields, split_frontmatter
@@ -64,6 +65,12 @@ def remember(
     created_anchor = None
     if anchor:
         created_anchor = _ensure_anchor(vault, anchor, catalog, now)
+    if content and content.strip():
+        duplicate, replaced = check_new(vault, type_, title, content, list(context), source)
+        if duplicate is not None:
+            return _merge_duplicate(vault, duplicate, tags)
+    else:
+        replaced = []
     defaults, template_body = _template_parts(vault, type_, title, now)
     meta = _new_meta(catalog, type_, title, defaults, now)
     meta.update(_given(tags, importance, scope, source, origin, context, defaults))
@@ -74,7 +81,38 @@ def remember(
         body += "\nRelated: " + ", ".join(f"[[{link}]]" for link in links) + "\n"
     folder = vault.config["folders"].get(type_, type_)
     path = vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
-    return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor}
+    touched = [path] + ([created_anchor] if created_anchor else [])
+    new = Record.from_note(vault.store.read(path), 0, 0)
+    for rec, _ in replaced:
+        mark_superseded(vault, rec, new)
+        touched.append(rec.path)
+    vault.sync_paths(touched)
+    aged = _age_anchor(vault, type_, anchor, now)
+    return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
+            "duplicate_of": None,
+            "superseded": [{"id": r.key, "title": r.title, "similarity": round(c, 3)} for r, c in replaced] + aged}  # fmt: skip
+
+
+def _merge_duplicate(vault: "Vault", rec: Record, tags: Iterable[str]) -> dict[str, Any]:
+    """A memory that is already there: report it, merging any new tags into it."""
+    new_tags = [t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags]
+    if new_tags:
+        edit(vault, rec.path, add_tags=new_tags)
+        vault.sync_paths([rec.path])
+    return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
+            "duplicate_of": rec.key, "superseded": [], "tags_added": new_tags}  # fmt: skip
+
+
+def _age_anchor(vault: "Vault", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
+    """Storing a progress note or session summary applies the aging rules of its anchor."""
+    if not anchor or type_ not in ("progress", "session_summary"):
+        return []
+    from . import aging
+
+    path = vault.find(anchor, vault.records()).path
+    actions = aging.plan(vault, anchor=path, now=now, per_anchor_only=True)
+    aging.apply(vault, actions, now)
+    return [{"id": a.id, "title": a.title, "similarity": None, "reason": a.reason, "action": a.kind} for a in actions]
 
 
 def _new_meta(catalog: dict[str, Record], type_: str, title: str, defaults: dict, now: dt.datetime) -> dict:
@@ -247,7 +285,7 @@ def export(vault: "Vault") -> dict[str, Any]:
             notes.append({"path": path, "text": vault.store.read_text(path)})
         except Exception as e:  # unreadable files are reported, never silently dropped
             print(f"vaultmem: skipped {path}: {e}", file=sys.stderr)
-    return {"format": EXPORT_FORMAT, "exported": _stamp(now_utc()), "notes": notes}
+    return {"format": EXPORT_FORMAT, "exported": _stamp(now_utc()), "notes": notes, "usage": vault.usage.dump()}
 
 
 def import_(vault: "Vault", data: dict[str, Any]) -> dict[str, Any]:
@@ -271,6 +309,11 @@ def import_(vault: "Vault", data: dict[str, Any]) -> dict[str, Any]:
             ids.add(note_id)
         result["imported"] += 1
         result["paths"].append(path)
+    usage = data.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise BadInput("the export's usage section is not an object")
+    result["usage_rows"] = vault.usage.load(usage) if usage else 0
+    vault.sync_paths(result["paths"])
     return result
 
 

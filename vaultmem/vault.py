@@ -17,6 +17,7 @@ import networkx as nx
 
 from . import config as configmod
 from . import graph as graphmod
+from . import lifecycle
 from .bm25 import SCHEMA_VERSION as BM25_VERSION
 from .bm25 import BM25Index
 from .embed import Embedder, make_embedder
@@ -169,6 +170,15 @@ class Vault:
         if paths is None:
             self._synced = True
         return summary
+
+    def sync_paths(self, paths: Iterable[str]) -> None:
+        """Index notes this process just wrote (a running watcher does it itself)."""
+        paths = list(paths)
+        if paths:
+            try:
+                self.reindex(paths)
+            except WatcherRunning:
+                pass
 
     def _invalidate(self) -> None:
         self._records = self._graph = self._vectors = self._index = None
@@ -352,6 +362,46 @@ class Vault:
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
+
+    # ------------------------------------------------------------------ lifecycle and usage
+
+    def resolve(self, ref: str) -> dict[str, Any]:
+        return lifecycle.resolve(self, ref)
+
+    def resolve_source(self, source: str) -> list[dict[str, Any]]:
+        return lifecycle.resolve_source(self, source)
+
+    def supersede(self, old: str, new: str) -> dict[str, Any]:
+        return lifecycle.supersede(self, old, new)
+
+    def reopen(self, ref: str) -> dict[str, Any]:
+        return lifecycle.reopen(self, ref)
+
+    def maintain(self, apply: bool = False, days: int | None = None) -> dict[str, Any]:
+        """The aging rules' plan; carried out only with ``apply``."""
+        from . import aging
+
+        self.ensure_synced()
+        actions = aging.plan(self, days=days)
+        done = aging.apply(self, actions) if apply else []
+        return {"applied": apply, "actions": [a.__dict__ for a in actions], "done": len(done)}
+
+    def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> list[dict[str, Any]]:
+        """Record usefulness ratings (id, title or path, useful?) of memories."""
+        records = self.catalog()
+        found = [(self.find(ref, records), bool(useful)) for ref, useful in ratings]  # all refs valid first
+        for rec, useful in found:
+            self.usage.rate(rec.key, useful, source)
+        return [{"id": rec.key, "title": rec.title, "useful": useful} for rec, useful in found]
+
+    def gap(self, text: str, query: str | None = None, source: str | None = None) -> None:
+        """Record a knowledge gap: something an agent needed and memory did not have."""
+        if not text.strip():
+            raise BadInput("describe the gap: what did you need?")
+        self.usage.add_gap(text, query, source)
+
+    def gaps(self) -> list[dict[str, Any]]:
+        return self.usage.gaps()
 
     # the note commands live in ops.py; bound here so the API stays one object
     from .ops import delete, edit, export, import_, list_notes, remember, show, stats  # noqa: E402
