@@ -591,6 +591,78 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo("no gaps reported")
 
 
+AnchorOpt = Annotated[Optional[str], typer.Option(help="Anchor note, e.g. 'Project: MyApp' (default: $VAULTMEM_ANCHOR).")]
+SourceOpt = Annotated[Optional[str], typer.Option(help="Agent or session name (default: $VAULTMEM_SESSION, else session-<date>).")]
+
+
+@app.command()
+def wake(
+    anchor: AnchorOpt = None,
+    task: Annotated[Optional[str], typer.Option(help="What you are about to do: adds the memories relevant to it.")] = None,
+    profile: Annotated[str, typer.Option(help="default, planning, incident or handoff (for --task).")] = "default",
+    budget: Annotated[int, typer.Option(help="Token budget of the block (1 token ~ 4 characters).")] = 2000,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the session-start [MEMORY] block for an agent: project brief, architecture, key
+    decisions, progress, last session, user preferences, gotchas, and what fits the task.
+
+    Example: vaultmem wake --anchor "Project: MyApp" --task "add refunds" --budget 1500
+    """
+    v = _open(vault)
+    _sync(v, quiet=True)
+    result = v.wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget)
+    if as_json:
+        _echo_json(result)
+    else:
+        typer.echo(result["text"], nl=False)
+
+
+@app.command()
+def sleep(
+    summary: Annotated[str, typer.Option(help="What was done in this session.")],
+    next_: Annotated[Optional[str], typer.Option("--next", help="Next steps for whoever continues (';' or newlines separate them).")] = None,
+    source: SourceOpt = None,
+    anchor: AnchorOpt = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """End a session: write a session summary (and a handoff with --next) linked to the anchor.
+
+    Example: vaultmem sleep --summary "Added refunds API" --next "write docs; deploy" --anchor "Project: MyApp"
+    """
+    result = _open(vault).sleep(summary, next_, source, anchor)
+    if as_json:
+        _echo_json(result)
+        return
+    typer.echo(f"session summary {result['summary']['id']}  {result['summary']['path']}")
+    if result["handoff"]:
+        typer.echo(f"handoff {result['handoff']['id']}  {result['handoff']['path']}")
+    for old in result["summary"]["superseded"]:
+        typer.echo(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}")
+    for key in result["superseded"]:
+        typer.echo(f"superseded older handoff {key}")
+
+
+@app.command()
+def checkpoint(
+    text: Annotated[str, typer.Argument(help="What to keep: progress, a finding, a decision in flight.")],
+    source: SourceOpt = None,
+    anchor: AnchorOpt = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Append a timestamped line to this session's handoff note, so a long session loses nothing.
+
+    Example: vaultmem checkpoint "refund endpoint done; tests failing on currency rounding"
+    """
+    result = _open(vault).checkpoint(text, source, anchor)
+    if as_json:
+        _echo_json(result)
+    else:
+        typer.echo(f"{result['id']}  {result['path']}  {result['line']}")
+
+
 @app.command()
 def watch(
     vault: VaultOpt = None,
@@ -653,3 +725,6 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+from . import cli_agents  # noqa: E402,F401  (registers `mcp` and `setup` on the app)

@@ -403,5 +403,27 @@ class Vault:
     def gaps(self) -> list[dict[str, Any]]:
         return self.usage.gaps()
 
+    # ------------------------------------------------------------------ agents
+
+    def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
+             budget: int = 2000) -> dict[str, Any]:  # fmt: skip
+        """The session-start [MEMORY] block (see context.py)."""
+        from .context import wake
+
+        return wake(self, anchor, task, profile, budget)
+
+    def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
+              anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """Session summary (and handoff with next steps) at the end of a session."""
+        from .sessions import sleep
+
+        return sleep(self, summary, next_steps, source, anchor)
+
+    def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
+        """Append a timestamped line to the current session's handoff note."""
+        from .sessions import checkpoint
+
+        return checkpoint(self, text, source, anchor)
+
     # the note commands live in ops.py; bound here so the API stays one object
     from .ops import delete, edit, export, import_, list_notes, remember, show, stats  # noqa: E402

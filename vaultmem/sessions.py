@@ -1,0 +1,117 @@
+"""End of a session (``sleep``) and checkpoints during one (``checkpoint``).
+
+A session is named by its source (``--source``, else ``$VAULTMEM_SESSION``, else
+``session-<date>``). ``checkpoint`` appends a timestamped line to that session's handoff
+note (creating it); ``sleep`` writes a ``session_summary`` linked to the anchor and, with
+next steps, finishes the session's handoff. Older handoffs of the anchor are superseded by
+the new one and the aging rules keep session summaries bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from .errors import BadInput
+from .filters import now_utc
+from .lifecycle import link_to, mark_superseded
+from .note import content_hash
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .manifest import Record
+    from .vault import Vault
+
+
+def session_name(source: str | None) -> str:
+    return source or os.environ.get("VAULTMEM_SESSION") or f"session-{now_utc().date().isoformat()}"
+
+
+def _anchor(anchor: str | None) -> str | None:
+    return anchor or os.environ.get("VAULTMEM_ANCHOR") or None
+
+
+def _handoff_of(vault: "Vault", session: str) -> "Record | None":
+    handoffs = [r for r in vault.catalog().values() if r.type == "handoff" and r.source == session and r.status == "active"]
+    return max(handoffs, key=lambda r: (r.created, r.path), default=None)
+
+
+def _append(vault: "Vault", rec: "Record", heading: str, lines: list[str]) -> None:
+    """Append lines under a ``## heading`` of a note (adding the heading if missing); guarded."""
+    text = vault.store.read_text(rec.path)
+    block = "\n".join(lines)
+    m = re.search(rf"^## {re.escape(heading)}\s*$", text, re.M)
+    if m:
+        nxt = re.search(r"^#{1,2} ", text[m.end():], re.M)
+        at = m.end() + nxt.start() if nxt else len(text)
+        head = text[:at].rstrip("\n")
+        new = f"{head}\n{block}\n" + (f"\n{text[at:]}" if nxt else "")
+    else:
+        new = f"{text.rstrip()}\n\n## {heading}\n{block}\n"
+    vault.store.replace(rec.path, new, content_hash(text))
+
+
+def _new_handoff(vault: "Vault", session: str, anchor: str | None, body: str) -> "Record":
+    stamp = now_utc().strftime("%Y-%m-%d %H%M")
+    result = vault.remember("handoff", f"Handoff {stamp} {session}", body, source=session, anchor=anchor,
+                            tags=["handoff"])  # fmt: skip
+    return vault.find(result["path"], vault.catalog())
+
+
+def checkpoint(vault: "Vault", text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
+    """Append a timestamped line to the current session's handoff note."""
+    if not text.strip():
+        raise BadInput("a checkpoint needs some text")
+    session, anchor = session_name(source), _anchor(anchor)
+    line = f"- {now_utc().strftime('%H:%M')} {' '.join(text.split())}"
+    rec = _handoff_of(vault, session)
+    if rec is None:
+        rec = _new_handoff(vault, session, anchor, f"Work in progress in {session}.\n\n## Checkpoints\n{line}")
+    else:
+        _append(vault, rec, "Checkpoints", [line])
+    vault.sync_paths([rec.path])
+    return {"id": rec.key, "path": rec.path, "session": session, "line": line}
+
+
+def sleep(vault: "Vault", summary: str, next_steps: str | None = None, source: str | None = None,
+          anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """Write the session summary (and finish the handoff when there are next steps)."""
+    if not summary.strip():
+        raise BadInput("--summary is required: what was done in this session?")
+    session, anchor = session_name(source), _anchor(anchor)
+    stamp = now_utc().strftime("%Y-%m-%d %H%M")
+    first = " ".join(summary.split()[:6])
+    result = vault.remember("session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor)
+    out: dict[str, Any] = {"session": session, "summary": result, "handoff": None, "superseded": []}
+    if next_steps and next_steps.strip():
+        steps = [f"- {s.strip()}" for s in re.split(r"\n|;", next_steps) if s.strip()]
+        rec = _handoff_of(vault, session)
+        if rec is None:
+            body = f"Handoff from {session}; summary in {link_to(result['path'])}.\n\n## Next steps\n" + "\n".join(steps)
+            rec = _new_handoff(vault, session, anchor, body)
+        else:
+            _append(vault, rec, "Next steps", steps)
+        out["handoff"] = {"id": rec.key, "path": rec.path}
+        out["superseded"] = _retire_old_handoffs(vault, rec, anchor)
+        vault.sync_paths([rec.path])
+    return out
+
+
+def _retire_old_handoffs(vault: "Vault", current: "Record", anchor: str | None) -> list[str]:
+    """Older active handoffs of the same anchor (or of no anchor) are superseded by ``current``."""
+    records = vault.catalog()
+    target = None
+    if anchor:
+        target = vault.find(anchor, records).path
+    old, paths = [], [current.path]
+    for rec in records.values():
+        if rec.type != "handoff" or rec.status != "active" or rec.path == current.path:
+            continue
+        links = {t for t, _ in rec.links}
+        linked = bool(target) and any(vault.graph().graph["resolver"].resolve(t, rec.path) == target for t in links)
+        if linked or (not anchor and not links):
+            mark_superseded(vault, rec, current)
+            old.append(rec.key)
+            paths.append(rec.path)
+    vault.sync_paths(paths)
+    return old
