@@ -7,7 +7,7 @@ Rules, per anchor (a note belongs to the anchors it links to or is linked from):
    archived and linked from a "Session history: <anchor>" note;
 and across the vault:
 3. memories whose ``expires`` date has passed are archived;
-4. memories with importance <= ``archive_max_importance`` (3) not recalled for
+4. memories (anchors aside) with importance <= ``archive_max_importance`` (3) not recalled for
    ``archive_after_days`` (90) days (or, never recalled, created that long ago) are archived.
 """
 
@@ -94,7 +94,7 @@ def _expired_and_unused(vault: "Vault", days: int | None, now: dt.datetime) -> l
     for rec in records:
         if is_expired(rec, now.date()):
             out.append(Action("archive", rec.path, rec.key, rec.title, f"expired on {rec.expires}"))
-        elif rec.importance <= limit and rec.type != "project":
+        elif rec.importance <= limit and rec.type != "project" and "anchor" not in rec.tags:  # anchors stay
             last = usage[rec.key].last_access if rec.key in usage else None
             if (last if last is not None else _when(rec).timestamp()) < cutoff:
                 out.append(Action("archive", rec.path, rec.key, rec.title,
@@ -105,12 +105,13 @@ def _expired_and_unused(vault: "Vault", days: int | None, now: dt.datetime) -> l
 def apply(vault: "Vault", actions: list[Action], now: dt.datetime | None = None) -> list[dict[str, Any]]:
     """Carry out planned actions with guarded writes; returns what was done."""
     records = vault.records()
+    paths = vault.store.list_paths() if actions else []
     done, touched = [], set()
     histories: dict[str, list[str]] = {}
     for a in actions:
         rec = records[a.path]
         if a.kind == "supersede":
-            mark_superseded(vault, rec, records[a.by])
+            mark_superseded(vault, rec, records[a.by], paths)
             touched |= {a.path, a.by}
         else:
             change(vault, rec, {"status": "archived"})
@@ -118,16 +119,17 @@ def apply(vault: "Vault", actions: list[Action], now: dt.datetime | None = None)
             if a.anchor:
                 histories.setdefault(a.anchor, []).append(a.path)
         done.append(asdict(a))
-    for anchor, paths in histories.items():
-        touched.add(_record_history(vault, records[anchor], [records[p] for p in paths], now or now_utc()))
+    for anchor, archived in histories.items():
+        touched.add(_record_history(vault, records[anchor], [records[p] for p in archived], now or now_utc(), paths))
     vault.sync_paths(sorted(touched))
     return done
 
 
-def _record_history(vault: "Vault", anchor: "Record", archived: list["Record"], now: dt.datetime) -> str:
+def _record_history(vault: "Vault", anchor: "Record", archived: list["Record"], now: dt.datetime,
+                    paths: list[str]) -> str:  # fmt: skip
     """Add links to archived session summaries to the anchor's "Session history" note."""
     title = f"Session history: {anchor.title}"
-    lines = [f"- {link_to(r.path)} ({(r.created or '')[:10]})" for r in sorted(archived, key=_when, reverse=True)]
+    lines = [f"- {link_to(r.path, paths)} ({(r.created or '')[:10]})" for r in sorted(archived, key=_when, reverse=True)]
     existing = next((r for r in vault.catalog().values() if r.title == title and HISTORY_TAG in r.tags), None)
     if existing is None:
         from .store import new_id
@@ -135,12 +137,16 @@ def _record_history(vault: "Vault", anchor: "Record", archived: list["Record"], 
         stamp = now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
         taken = {r.id for r in vault.catalog().values() if r.id}
         meta = {"id": new_id(taken), "title": title, "type": "fact", "tags": [HISTORY_TAG],
-                "anchor": link_to(anchor.path), "created": stamp, "updated": stamp}  # fmt: skip
-        body = f"# {title}\n\nArchived session summaries of {link_to(anchor.path)}, newest first:\n\n" + "\n".join(lines) + "\n"
+                "anchor": link_to(anchor.path, paths), "created": stamp, "updated": stamp}  # fmt: skip
+        body = f"# {title}\n\nArchived session summaries of {link_to(anchor.path, paths)}, newest first:\n\n" + "\n".join(lines) + "\n"
         folder = vault.config["folders"].get("session_summary", "sessions")
         return vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
     text = vault.store.read_text(existing.path)
     new_lines = [ln for ln in lines if ln.split(" (")[0] not in text]
     if new_lines:
-        vault.store.replace(existing.path, text.rstrip("\n") + "\n" + "\n".join(new_lines) + "\n", content_hash(text))
+        newline = "\r\n" if "\r\n" in text else "\n"
+        block = newline.join(new_lines) + newline
+        at = text.find(newline + "- [[")  # newest first: above the entries already listed
+        new = text[: at + len(newline)] + block + text[at + len(newline) :] if at >= 0 else text.rstrip("\r\n") + newline + block
+        vault.store.replace(existing.path, new, content_hash(text))
     return existing.path

@@ -1,1 +1,63 @@
 """CLI commands for agent integration (`vaultmem mcp`, `vaultmem setup`), registered on the app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .cli import JsonOpt, VaultOpt, _echo_json, _err, app
+
+
+@app.command()
+def mcp(
+    vault: VaultOpt = None,
+    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
+    port: Annotated[int, typer.Option(help="Port for --http.")] = 8765,
+) -> None:
+    """Serve the vault's memory to an agent over MCP (stdio by default; --http listens on
+    127.0.0.1 only). Tools: wake, recall, remember, read_note, write_note, list_memories,
+    stats, resolve, supersede, rate_memories, report_gap; resource memory://{id}.
+
+    Example: vaultmem mcp --vault ~/memory
+    """
+    from .discovery import find_vault
+    from .mcp_server import serve
+
+    root = find_vault(vault)  # a missing vault is one line on stderr, before any protocol traffic
+    if http:
+        _err(f"serving {root} on http://127.0.0.1:{port}/mcp; Ctrl-C stops")
+    serve(root, http=http, port=port)
+
+
+@app.command()
+def setup(
+    agent: Annotated[str, typer.Argument(help="claude, codex, cursor or gemini.")],
+    vault: VaultOpt = None,
+    write: Annotated[bool, typer.Option("--write", help="Merge the MCP server entry into the agent's config file (a backup is kept).")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", help="The agent's config file (default: its usual place).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print what an agent needs to use this vault: the MCP server entry, session hooks (where
+    the agent has them) and the instructions for its rules file. Writes nothing unless --write.
+
+    Example: vaultmem setup claude --vault ~/memory   |   vaultmem setup codex --write
+    """
+    from . import agents
+    from .discovery import find_vault
+
+    root = find_vault(vault)
+    plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config)
+    result = agents.write_config(Path(plan.config_path), plan.config_format, agents.server_entry(root)) if write else None
+    if as_json:
+        _echo_json({**plan.as_dict(), "written": result})
+        return
+    typer.echo(agents.render(plan))
+    if result is None:
+        typer.echo(f"(nothing written; `vaultmem setup {plan.agent} --write` merges the MCP entry into {plan.config_path})")
+    elif result["changed"]:
+        backup = f" (backup: {result['backup']})" if result["backup"] else ""
+        typer.echo(f"merged the vaultmem server into {result['path']}{backup}")
+    else:
+        typer.echo(f"{result['path']} already has this vaultmem server; nothing written")

@@ -171,13 +171,20 @@ class Indexer:
         return summary
 
     def diff(self) -> dict[str, int]:
-        """What a full sync would change, without changing anything (stat, then hash)."""
-        summary = Summary()
+        """Files that differ from the index by stat (cheap: nothing is read or hashed).
+
+        ``changed`` may include files only touched; a sync then finds nothing to do.
+        """
         known = self.manifest.records()
-        batch = self._scan(None, known, summary)
-        self._count(batch, known, summary)
-        return {"added": summary.added, "updated": summary.updated, "moved": summary.moved,
-                "removed": summary.removed}  # fmt: skip
+        on_disk = set(self.store.list_paths())
+        changed = 0
+        for path in on_disk & known.keys():
+            st = self.store.stat(path)
+            rec = known[path]
+            changed += st is None or (st.mtime_ns, st.size) != (rec.mtime_ns, rec.size)
+        errors = self.manifest.errors()
+        return {"new": len(on_disk - known.keys() - errors.keys()), "changed": changed,
+                "removed": len(known.keys() - on_disk)}  # fmt: skip
 
     def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary) -> None:
         chunk_rows, vectors = self._embed(batch.upserts, progress, summary)

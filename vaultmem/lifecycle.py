@@ -7,7 +7,8 @@ Every transition is a guarded, atomic frontmatter change: only ``status``,
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING, Any
+import unicodedata
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .chunking import chunk, plain_text
 from .note import content_hash, set_fields
@@ -22,10 +23,23 @@ def memory_text(title: str, content: str) -> str:
     return chunk(title, plain_text(f"# {title}\n\n{content.strip()}\n"))[0]
 
 
-def link_to(path: str) -> str:
-    """A wiki-link to a note by its file name (how Obsidian writes links)."""
-    stem = posixpath.basename(path)
-    return f"[[{stem[:-3] if stem.endswith('.md') else stem}]]"
+def _stem(path: str) -> str:
+    name = posixpath.basename(path)
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def link_to(path: str, others: Iterable[str] = ()) -> str:
+    """A wiki-link to a note by its file name (how Obsidian writes links); by its path
+    (``[[folder/Name]]``) when another note in ``others`` has the same file name, so the
+    link cannot resolve to the wrong one."""
+    stem = _stem(path)
+    if any(o != path and _fold(_stem(o)) == _fold(stem) for o in others):
+        return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
+    return f"[[{stem}]]"
 
 
 def change(vault: "Vault", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = ()) -> bool:
@@ -68,18 +82,23 @@ def reopen(vault: "Vault", ref: str) -> dict[str, Any]:
     return _result(rec, "reopened", changed)
 
 
-def mark_superseded(vault: "Vault", old: "Record", new: "Record") -> bool:
-    """Write both sides of a supersession: ``superseded_by`` on old, ``supersedes`` on new."""
+def mark_superseded(vault: "Vault", old: "Record", new: "Record", paths: Iterable[str] | None = None) -> bool:
+    """Write both sides of a supersession: ``superseded_by`` on old, ``supersedes`` on new.
+
+    ``paths``: every note path of the vault (listed when not given), to tell apart notes
+    sharing a file name."""
     if old.path == new.path:
         from .errors import BadInput
 
         raise BadInput("a memory cannot supersede itself")
-    changed = change(vault, old, {"status": "superseded", "superseded_by": link_to(new.path)})
+    paths = vault.store.list_paths() if paths is None else list(paths)
+    to_new, to_old = link_to(new.path, paths), link_to(old.path, paths)
+    changed = change(vault, old, {"status": "superseded", "superseded_by": to_new})
     note = vault.store.read(new.path)
     current = note.meta.get("supersedes")
     links = [current] if isinstance(current, str) else list(current or [])
-    if link_to(old.path) not in links:
-        value = link_to(old.path) if not links else [*links, link_to(old.path)]
+    if to_old not in links:
+        value = to_old if not links else [*links, to_old]
         changed |= change(vault, new, {"supersedes": value})
     return changed
 
@@ -119,10 +138,12 @@ def check_new(vault: "Vault", type_: str, title: str, content: str, context: lis
     """(an existing duplicate or None, active memories the new one should supersede)."""
     cfg = vault.config["lifecycle"]
     text = memory_text(title, content)
+    # the same text, as remember writes it or without the heading (a body merely ending
+    # with the new text is a different memory)
+    same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
     for rec in vault.records().values():  # exact duplicate, also when vectors are off
         if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
-            body = vault._body(rec.path)
-            if _normal(plain_text(body)).endswith(_normal(plain_text(content))):
+            if _normal(plain_text(vault._body(rec.path))) in same:
                 return rec, []
     similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]))
     if similar and similar[0][1] >= float(cfg["duplicate"]):

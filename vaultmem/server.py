@@ -13,7 +13,7 @@ import socket
 import socketserver
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 from .client import request, socket_path
 from .errors import VaultError
@@ -47,11 +47,11 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class SocketServer:
     """Serves ``ops`` (name -> function of the request args) on the vault's socket."""
 
-    def __init__(self, root: Path, ops: dict[str, Handler], mutex: threading.RLock):
+    def __init__(self, root: Path, ops: dict[str, Handler], guard: Callable[[], ContextManager[Any]]):
         self.root = root
         self.path = socket_path(root)
         self.ops = ops
-        self.mutex = mutex
+        self.guard = guard  # entered around every request (the watcher's reader side)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -59,7 +59,7 @@ class SocketServer:
         fn = self.ops.get(op)
         if fn is None:
             raise VaultError(f"unknown request {op!r}")
-        with self.mutex:
+        with self.guard():
             return fn(args)
 
     def start(self) -> None:

@@ -230,6 +230,13 @@ class Vault:
             self._vectors = VectorIndex(*self.manifest.vectors(self.embedder.name))
         return self._vectors
 
+    def warm(self) -> None:
+        """Load everything recall needs (model, vectors, graph, BM25 arrays) ahead of time."""
+        try:
+            self.recall("warm up", k=1, log=False)
+        except VaultError:
+            pass
+
     def index_errors(self) -> dict[str, str]:
         """Files that could not be indexed, with the reason."""
         return self.manifest.errors()

@@ -12,9 +12,10 @@ import logging
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -128,6 +129,39 @@ class EventCollector(FileSystemEventHandler):
                 self.batcher.add(notes)
 
 
+class WriterFirst:
+    """One-at-a-time access to the vault where applying a batch goes before waiting readers,
+    so a stream of recall requests can never starve the indexing of a saved file."""
+
+    def __init__(self, mutex: threading.RLock):
+        self.mutex = mutex
+        self._cond = threading.Condition()
+        self._writers = 0
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._writers += 1
+        try:
+            self.mutex.acquire()
+        finally:
+            with self._cond:
+                self._writers -= 1
+                self._cond.notify_all()
+        try:
+            yield
+        finally:
+            self.mutex.release()
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._writers:
+                self._cond.wait()
+        with self.mutex:
+            yield
+
+
 @dataclass
 class WatchState:
     """What ``vaultmem status`` reports about a running watcher."""
@@ -148,11 +182,12 @@ class Watcher:
         self.root: Path = vault.root
         self.batcher = Batcher(quiet, max_delay)
         self.mutex = threading.RLock()
+        self.gate = WriterFirst(self.mutex)
         self.state = WatchState()
         self.stop_event = threading.Event()
         self.lock = WriterLock(vault.lock_path)
         self.on_batch = on_batch
-        self.server = SocketServer(self.root, vault.service_ops(self), self.mutex) if serve else None
+        self.server = SocketServer(self.root, vault.service_ops(self), self.gate.read) if serve else None
         self._observer = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -168,8 +203,10 @@ class Watcher:
         try:
             self.vault.hold_lock(self.lock)
             self._observer = self._start_observer()
-            with self.mutex:
+            with self.gate.write():
                 self._apply(Batch(full=True))
+                if self.server is not None:
+                    self.vault.warm()
             if self.server is not None:
                 self.server.start()
         except BaseException:
@@ -206,7 +243,7 @@ class Watcher:
             if not self.root.is_dir():
                 raise VaultError(f"the vault folder {self.root} disappeared; stopping")
             if batch.paths or batch.full:
-                with self.mutex:
+                with self.gate.write():
                     self._apply(batch)
 
     def _apply(self, batch: Batch) -> None:

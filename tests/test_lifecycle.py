@@ -1,0 +1,504 @@
+"""Lifecycle: resolve, resolve --source, supersede, reopen (library and CLI), their guard
+against concurrent edits, auto-supersede on remember and duplicate detection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from vaultmem import lifecycle
+from vaultmem.cli import app
+from vaultmem.errors import BadInput, Conflict, NoteNotFound
+from vaultmem.lifecycle import memory_text
+from vaultmem.note import parse
+from vaultmem.vault import Vault
+
+# A hand-written note: a comment, unknown keys, odd spacing, a flow mapping value and a body
+# link. Transitions may only touch status / superseded_by / supersedes.
+OLD = (
+    "---\n"
+    "id: old00001\n"
+    "title: Cache layer\n"
+    "type: decision\n"
+    "status: active\n"
+    "# a comment that stays\n"
+    "importance: 6\n"
+    "tags: [cache, redis]\n"
+    "custom_key: {nested: true, list: [1, 2]}\n"
+    "weird:    spacing kept   \n"
+    "context: [app/cache.py]\n"
+    "source: agent-a\n"
+    "---\n"
+    "# Cache layer\n"
+    "\n"
+    "We use Redis for the session cache because it is fast. See [[Deploy notes]].\n"
+)
+NEW = (
+    "---\n"
+    "id: new00001\n"
+    "title: Cache layer v2\n"
+    "type: decision\n"
+    "x-owner: dana   # inline comment\n"
+    "source: agent-b\n"
+    "---\n"
+    "# Cache layer v2\n"
+    "\n"
+    "Switched the session cache to Memcached for lower memory use.\n"
+)
+PLAIN = "# Loose idea\n\nA note without any frontmatter at all.\n"  # no frontmatter, no id
+
+OLD_PATH, NEW_PATH, PLAIN_PATH = "decisions/Cache layer.md", "decisions/Cache layer v2.md", "facts/Loose idea.md"
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+
+
+def read(root: Path, rel: str) -> str:
+    return (root / rel).read_bytes().decode("utf-8")
+
+
+def meta(root: Path, rel: str) -> dict:
+    return parse(read(root, rel), rel).meta
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the vault except vaultmem's own state."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".vaultmem" not in p.relative_to(root).parts}  # fmt: skip
+
+
+def cos(a: tuple[str, str], b: tuple[str, str], embedder) -> float:
+    x = embedder.embed([memory_text(*a), memory_text(*b)])
+    return float(np.dot(x[0], x[1]))
+
+
+@pytest.fixture
+def root(empty_vault) -> Path:
+    write(empty_vault, OLD_PATH, OLD)
+    write(empty_vault, NEW_PATH, NEW)
+    write(empty_vault, PLAIN_PATH, PLAIN)
+    write(empty_vault, "facts/Deploy notes.md", "---\nid: dep00001\ntype: fact\nsource: agent-a\nstatus: resolved\n---\n# Deploy notes\n\nFly.io.\n")
+    return empty_vault
+
+
+@pytest.fixture
+def vault(root, fake_embedder):
+    v = Vault(root, embedder=fake_embedder)
+    yield v
+    v.close()
+
+
+# ------------------------------------------------------------------ resolve
+
+
+def test_resolve_rewrites_status_in_place_and_nothing_else(vault, root):
+    before = snapshot(root)
+    r = vault.resolve("old00001")
+    assert (r["id"], r["path"], r["action"], r["changed"]) == ("old00001", OLD_PATH, "resolved", True)
+    assert read(root, OLD_PATH) == OLD.replace("status: active\n", "status: resolved\n")
+    after = snapshot(root)
+    assert {p for p in after if after[p] != before.get(p)} == {OLD_PATH}
+    assert vault.records()[OLD_PATH].status == "resolved"  # the index follows
+    again = vault.resolve(OLD_PATH)
+    assert again["changed"] is False and read(root, OLD_PATH) == OLD.replace("status: active\n", "status: resolved\n")
+
+
+def test_resolve_appends_status_when_absent_and_adds_frontmatter_when_none(vault, root):
+    vault.resolve("new00001")
+    assert read(root, NEW_PATH) == NEW.replace("source: agent-b\n---", "source: agent-b\nstatus: resolved\n---")
+    vault.resolve("Loose idea")  # by title: a note without frontmatter gets one, body intact
+    assert read(root, PLAIN_PATH) == "---\nstatus: resolved\n---\n" + PLAIN
+
+
+def test_resolve_keeps_crlf_line_endings(vault, root):
+    crlf = OLD.replace("\n", "\r\n")
+    write(root, OLD_PATH, crlf)
+    vault.resolve("old00001")
+    assert read(root, OLD_PATH) == crlf.replace("status: active\r\n", "status: resolved\r\n")
+
+
+def test_resolved_memory_leaves_recall_and_reopen_brings_it_back(vault):
+    assert "old00001" in [h.id for h in vault.recall("redis session cache", mode="bm25", log=False)]
+    vault.resolve("old00001")
+    assert "old00001" not in [h.id for h in vault.recall("redis session cache", mode="bm25", log=False)]
+    vault.reopen("old00001")
+    assert vault.recall("redis session cache", mode="bm25", log=False)[0].id == "old00001"
+
+
+def test_resolve_source_resolves_only_that_sources_active_memories(vault, root):
+    write(root, "facts/Other a.md", "---\nid: oth00001\ntype: fact\nsource: agent-a\n---\n# Other a\n\nText.\n")
+    before = snapshot(root)
+    done = vault.resolve_source("agent-a")
+    assert sorted(d["id"] for d in done) == ["old00001", "oth00001"]
+    assert all(d["changed"] and d["action"] == "resolved" for d in done)
+    after = snapshot(root)
+    assert {p for p in after if after[p] != before[p]} == {OLD_PATH, "facts/Other a.md"}  # dep00001 was resolved already
+    assert read(root, OLD_PATH) == OLD.replace("status: active\n", "status: resolved\n")
+    assert vault.resolve_source("agent-a") == [] and snapshot(root) == after
+    assert vault.resolve_source("nobody") == []
+
+
+# ------------------------------------------------------------------ supersede and reopen
+
+
+def test_supersede_writes_both_sides_and_nothing_else(vault, root):
+    before = snapshot(root)
+    r = vault.supersede("old00001", "Cache layer v2")
+    assert (r["id"], r["action"], r["changed"], r["by"]) == ("old00001", "superseded", True, "new00001")
+    assert read(root, OLD_PATH) == OLD.replace("status: active\n", "status: superseded\n").replace(
+        "source: agent-a\n---", "source: agent-a\nsuperseded_by: '[[Cache layer v2]]'\n---")  # fmt: skip
+    assert read(root, NEW_PATH) == NEW.replace("source: agent-b\n---", "source: agent-b\nsupersedes: '[[Cache layer]]'\n---")
+    after = snapshot(root)
+    assert {p for p in after if after[p] != before[p]} == {OLD_PATH, NEW_PATH}
+    recs = vault.records()
+    assert recs[OLD_PATH].status == "superseded" and recs[OLD_PATH].superseded_by == "Cache layer v2"
+    assert vault.supersede("old00001", "new00001")["changed"] is False and snapshot(root) == after
+
+
+def test_a_memory_superseding_two_keeps_a_list(vault, root):
+    vault.supersede("old00001", "new00001")
+    vault.supersede(PLAIN_PATH, "new00001")
+    assert meta(root, NEW_PATH)["supersedes"] == ["[[Cache layer]]", "[[Loose idea]]"]
+    assert meta(root, PLAIN_PATH) == {"status": "superseded", "superseded_by": "[[Cache layer v2]]"}
+
+
+def test_superseded_memory_is_replaced_in_recall(vault):
+    vault.supersede("old00001", "new00001")
+    hits = vault.recall("redis", mode="bm25", log=False)  # only the old note says "redis"
+    assert [h.id for h in hits][:1] == ["new00001"] and hits[0].via == "supersedes old00001"
+    assert "old00001" not in [h.id for h in hits]
+
+
+def test_reopen_restores_the_original_bytes(vault, root):
+    vault.supersede("old00001", "new00001")
+    r = vault.reopen("old00001")
+    assert (r["action"], r["changed"]) == ("reopened", True)
+    assert read(root, OLD_PATH) == OLD  # status back in place, superseded_by removed
+    assert vault.records()[OLD_PATH].status == "active"
+    assert vault.reopen("old00001")["changed"] is False
+    for status in ("resolved", "archived"):
+        write(root, NEW_PATH, NEW.replace("source: agent-b\n", f"source: agent-b\nstatus: {status}\n"))
+        vault.reopen("new00001")
+        assert read(root, NEW_PATH) == NEW.replace("source: agent-b\n", "source: agent-b\nstatus: active\n")
+
+
+def test_errors(vault, root):
+    before = snapshot(root)
+    with pytest.raises(NoteNotFound):
+        vault.resolve("nosuch99")
+    with pytest.raises(NoteNotFound):
+        vault.reopen("nosuch99")
+    with pytest.raises(NoteNotFound):
+        vault.supersede("old00001", "nosuch99")
+    with pytest.raises(BadInput, match="itself"):
+        vault.supersede("old00001", OLD_PATH)
+    assert snapshot(root) == before
+
+
+# ------------------------------------------------------------------ guarded writes
+
+
+@pytest.fixture
+def meddle(monkeypatch, root):
+    """Make another editor change a file between vaultmem's read and its write."""
+    real = lifecycle.set_fields
+    calls = {"n": 0}
+
+    def install(rel: str, on_call: int = 1) -> str:
+        edited = read(root, rel).replace("\n# ", "\n# Edited elsewhere.\n# ", 1)
+
+        def set_fields(text, *a, **k):
+            calls["n"] += 1
+            if calls["n"] == on_call:
+                write(root, rel, edited)
+            return real(text, *a, **k)
+
+        monkeypatch.setattr(lifecycle, "set_fields", set_fields)
+        return edited
+
+    return install
+
+
+@pytest.mark.parametrize("op", ["resolve", "reopen", "resolve_source"])
+def test_a_concurrent_edit_is_a_conflict_and_the_file_is_untouched(vault, root, meddle, op):
+    if op == "reopen":
+        write(root, OLD_PATH, OLD.replace("status: active", "status: resolved"))
+    edited = meddle(OLD_PATH)
+    with pytest.raises(Conflict, match="changed on disk"):
+        {"resolve": lambda: vault.resolve("old00001"), "reopen": lambda: vault.reopen("old00001"),
+         "resolve_source": lambda: vault.resolve_source("agent-a")}[op]()  # fmt: skip
+    assert read(root, OLD_PATH) == edited
+
+
+def test_supersede_conflict_on_old_writes_neither(vault, root, meddle):
+    edited = meddle(OLD_PATH)
+    with pytest.raises(Conflict):
+        vault.supersede("old00001", "new00001")
+    assert read(root, OLD_PATH) == edited and read(root, NEW_PATH) == NEW
+
+
+def test_supersede_conflict_on_new_leaves_the_concurrent_edit(vault, root, meddle):
+    edited = meddle(NEW_PATH, on_call=2)  # the second write is the `supersedes` side
+    with pytest.raises(Conflict):
+        vault.supersede("old00001", "new00001")
+    assert read(root, NEW_PATH) == edited
+
+
+def test_read_text_racing_a_writer_is_a_conflict(vault, root, monkeypatch):
+    """The guard compares with what was read: a read that saw an older version refuses to write."""
+    from vaultmem.store import Store
+
+    real = Store.read_text
+    state = {"first": True}
+
+    def stale(self, rel):
+        text = real(self, rel)
+        if rel == OLD_PATH and state["first"]:
+            state["first"] = False
+            write(root, OLD_PATH, OLD.replace("importance: 6", "importance: 9"))  # lands after our read
+        return text
+
+    rec = vault.find("old00001")
+    monkeypatch.setattr(Store, "read_text", stale)
+    with pytest.raises(Conflict):
+        lifecycle.change(vault, rec, {"status": "resolved"})
+    assert read(root, OLD_PATH) == OLD.replace("importance: 6", "importance: 9")
+
+
+# ------------------------------------------------------------------ CLI
+
+
+@pytest.fixture
+def run(root, fake_embedder, monkeypatch):
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+
+    def invoke(*args: str):
+        return CliRunner().invoke(app, list(args), env={"VAULTMEM_VAULT": str(root)})
+
+    return invoke
+
+
+def ok(result) -> str:
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def failed(result, code: int) -> str:
+    assert result.exit_code == code, result.output
+    assert isinstance(result.exception, SystemExit), result.exception
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("vaultmem: "), result.stderr
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def test_cli_resolve_and_reopen(run, root):
+    assert ok(run("resolve", "old00001")) == "resolved: old00001  Cache layer\n"
+    assert read(root, OLD_PATH) == OLD.replace("status: active\n", "status: resolved\n")
+    assert ok(run("resolve", "old00001")) == "already resolved: old00001  Cache layer\n"
+    assert ok(run("reopen", "old00001")) == "reopened: old00001  Cache layer\n"
+    assert read(root, OLD_PATH) == OLD
+
+
+def test_cli_resolve_source(run, root):
+    data = json.loads(ok(run("resolve", "--source", "agent-a", "--json")))
+    assert [(d["id"], d["changed"]) for d in data] == [("old00001", True)]
+    assert meta(root, OLD_PATH)["status"] == "resolved" and read(root, NEW_PATH) == NEW
+    result = run("resolve", "--source", "agent-a")
+    assert result.exit_code == 0 and "nothing to change" in result.stderr
+
+
+def test_cli_supersede(run, root):
+    out = ok(run("supersede", "old00001", "new00001"))
+    assert out == "superseded by new00001: old00001  Cache layer\n"
+    assert meta(root, OLD_PATH)["superseded_by"] == "[[Cache layer v2]]"
+    assert meta(root, NEW_PATH)["supersedes"] == "[[Cache layer]]"
+    hits = json.loads(ok(run("recall", "redis", "--mode", "bm25", "--json")))["results"]
+    assert hits[0]["id"] == "new00001" and hits[0]["via"] == "supersedes old00001"
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (("resolve",), 2, "either"),
+        (("resolve", "old00001", "--source", "agent-a"), 2, "not both"),
+        (("resolve", "nosuch99"), 3, "nosuch99"),
+        (("reopen", "nosuch99"), 3, "nosuch99"),
+        (("supersede", "nosuch99", "new00001"), 3, "nosuch99"),
+        (("supersede", "old00001", "Cache layer"), 2, "itself"),
+    ],
+)
+def test_cli_errors_are_one_line(run, root, args, code, message):
+    before = snapshot(root)
+    assert message in failed(run(*args), code)
+    assert snapshot(root) == before
+
+
+def test_cli_conflict_is_one_line(run, root, meddle):
+    edited = meddle(OLD_PATH)
+    assert "changed on disk" in failed(run("resolve", "old00001"), 4)
+    assert read(root, OLD_PATH) == edited
+
+
+# ------------------------------------------------------------------ auto-supersede on remember
+
+A = ("Cache layer", "We use Redis for the session cache because it is fast.")
+B = ("Cache layer choice", "Switched the session cache to Memcached for lower memory.")
+
+
+@pytest.fixture
+def fresh(empty_vault, fake_embedder):
+    v = Vault(empty_vault, embedder=fake_embedder)
+    yield v
+    v.close()
+
+
+def band(v: Vault, fake_embedder, shared: float, no_context: float) -> float:
+    """Set the thresholds around the cosine of A and B (offsets from it)."""
+    c = cos(A, B, fake_embedder)
+    assert 0.6 < c < 0.9  # between the thresholds below, far from the duplicate one
+    v.config["lifecycle"].update(supersede_shared_context=c + shared, supersede_no_context=c + no_context)
+    return c
+
+
+def status(v: Vault, rel: str) -> str:
+    return meta(v.root, rel).get("status", "active")
+
+
+@pytest.mark.parametrize(
+    "shared_offset, no_context_offset, shared_context, superseded",
+    [
+        (-0.01, +0.01, True, True),  # shared context: the looser threshold applies
+        (-0.01, +0.01, False, False),  # no shared context: the stricter one
+        (+0.01, -0.01, True, False),  # shared context never uses the no-context threshold
+        (+0.01, -0.01, False, True),
+    ],
+)
+def test_thresholds_depend_on_shared_context(fresh, fake_embedder, shared_offset, no_context_offset, shared_context, superseded):
+    c = band(fresh, fake_embedder, shared_offset, no_context_offset)
+    old = fresh.remember("decision", *A, context=["app/cache.py", "redis"], source="s1")
+    new = fresh.remember("decision", *B, context=["App/Cache.py"] if shared_context else ["billing"], source="s2")
+    assert new["duplicate_of"] is None and new["path"] != old["path"]
+    if superseded:
+        assert new["superseded"] == [{"id": old["id"], "title": A[0], "similarity": round(c, 3)}]
+        assert status(fresh, old["path"]) == "superseded"
+        assert meta(fresh.root, old["path"])["superseded_by"] == "[[Cache layer choice]]"
+        assert meta(fresh.root, new["path"])["supersedes"] == "[[Cache layer]]"
+    else:
+        assert new["superseded"] == [] and status(fresh, old["path"]) == "active"
+        assert "supersedes" not in meta(fresh.root, new["path"])
+
+
+def test_only_the_same_type_is_superseded(fresh, fake_embedder):
+    band(fresh, fake_embedder, -0.5, -0.5)
+    old = fresh.remember("fact", *A)
+    new = fresh.remember("decision", *B)
+    assert new["superseded"] == [] and status(fresh, old["path"]) == "active"
+
+
+def test_session_summaries_are_never_superseded(fresh, fake_embedder):
+    band(fresh, fake_embedder, -0.5, -0.5)
+    old = fresh.remember("session_summary", *A, context=["app/cache.py"], source="s1")
+    new = fresh.remember("session_summary", *B, context=["app/cache.py"], source="s2")
+    assert new["superseded"] == [] and status(fresh, old["path"]) == "active"
+
+
+@pytest.mark.parametrize(
+    "old_source, new_source, superseded",
+    [("s1", "s1", False), ("s1", "s2", True), ("s1", None, True), (None, "s2", True), (None, None, True)],
+)
+def test_never_against_the_same_source(fresh, fake_embedder, old_source, new_source, superseded):
+    band(fresh, fake_embedder, -0.2, -0.2)
+    old = fresh.remember("decision", *A, source=old_source)
+    new = fresh.remember("decision", *B, source=new_source)
+    assert bool(new["superseded"]) is superseded
+    assert status(fresh, old["path"]) == ("superseded" if superseded else "active")
+
+
+C = ("Cache eviction", "The session cache evicts the least recently used keys.")
+
+
+@pytest.mark.parametrize("candidates, expected", [(1, ["a"]), (5, ["a", "c"])])
+def test_only_the_most_similar_candidates_are_compared(fresh, fake_embedder, candidates, expected):
+    ab, cb = cos(A, B, fake_embedder), cos(C, B, fake_embedder)
+    assert 0.2 < cb < ab  # both could be superseded by B, A is the nearer one
+    fresh.config["lifecycle"].update(supersede_no_context=cb - 0.01, supersede_candidates=candidates)
+    ids = {"a": fresh.remember("decision", *A, source="s1")["id"], "c": fresh.remember("decision", *C, source="s1")["id"]}
+    new = fresh.remember("decision", *B, source="s2")
+    assert [s["id"] for s in new["superseded"]] == [ids[x] for x in expected]
+
+
+def test_remember_on_the_cli_prints_what_it_superseded(empty_vault, fake_embedder, monkeypatch):
+    c = cos(A, B, fake_embedder)
+    (empty_vault / ".vaultmem" / "config.toml").write_text(
+        f"[lifecycle]\nsupersede_shared_context = {c - 0.01}\nsupersede_no_context = {c - 0.01}\n")
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    env = {"VAULTMEM_VAULT": str(empty_vault)}
+    first = json.loads(ok(CliRunner().invoke(app, ["remember", "decision", *A, "--json"], env=env)))
+    out = ok(CliRunner().invoke(app, ["remember", "decision", *B, "--source", "s2"], env=env))
+    assert out.splitlines()[1] == f"superseded {first['id']}  {A[0]}  (similarity {round(c, 3)})"
+
+
+def test_recall_shows_the_replacement_for_the_old_words(fresh, fake_embedder):
+    band(fresh, fake_embedder, -0.2, -0.2)
+    old = fresh.remember("decision", *A)
+    new = fresh.remember("decision", *B)
+    hits = fresh.recall("redis fast", k=5, log=False)  # words only the old memory has
+    assert hits[0].id == new["id"] and hits[0].via == f"supersedes {old['id']}"
+    assert old["id"] not in [h.id for h in hits]
+    assert old["id"] in [h.id for h in fresh.recall("redis fast", k=5, include_resolved=True, log=False)]
+
+
+# ------------------------------------------------------------------ duplicates
+
+
+def test_same_type_and_text_is_not_stored_again_and_tags_merge(fresh):
+    first = fresh.remember("decision", *A, tags=["cache"])
+    files = snapshot(fresh.root)
+    again = fresh.remember("decision", "  cache LAYER ", "We use Redis  for the session\ncache because it is fast.",
+                           tags=["cache", "#redis", "perf"])  # fmt: skip
+    assert again["duplicate_of"] == again["id"] == first["id"] and again["path"] == first["path"]
+    assert again["tags_added"] == ["redis", "perf"] and again["superseded"] == []
+    assert set(snapshot(fresh.root)) == set(files)  # no new file
+    assert meta(fresh.root, first["path"])["tags"] == ["cache", "redis", "perf"]
+    third = fresh.remember("decision", *A, tags=["perf"])
+    assert third["duplicate_of"] == first["id"] and third["tags_added"] == []
+    assert snapshot(fresh.root)[first["path"]] == (fresh.root / first["path"]).read_bytes()
+
+
+def test_near_identical_text_is_a_duplicate_by_vector(fresh, fake_embedder):
+    first = fresh.remember("decision", *A)
+    variant = ("Cache layer!", "We use Redis, for the session cache; because it is fast!")
+    assert cos(A, variant, fake_embedder) >= fresh.config["lifecycle"]["duplicate"]
+    again = fresh.remember("decision", *variant)
+    assert again["duplicate_of"] == first["id"]
+    assert len(list((fresh.root / "decisions").glob("*.md"))) == 1
+
+
+def test_different_type_is_stored(fresh):
+    first = fresh.remember("decision", *A)
+    other = fresh.remember("fact", *A)
+    assert other["duplicate_of"] is None and other["id"] != first["id"]
+    assert (fresh.root / other["path"]).is_file() and status(fresh, first["path"]) == "active"
+
+
+def test_a_tail_of_an_existing_memory_is_not_a_duplicate(fresh):
+    """Only the same text is a duplicate: a new memory that repeats the end of one is stored."""
+    first = fresh.remember("lesson", "Lunch", "We skipped lunch and had breakfast.")
+    second = fresh.remember("lesson", "Lunch", "fast.")
+    assert second["duplicate_of"] is None and second["path"] != first["path"]
+
+
+def test_cli_duplicate_message(empty_vault, fake_embedder, monkeypatch):
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    env = {"VAULTMEM_VAULT": str(empty_vault)}
+    first = ok(CliRunner().invoke(app, ["remember", "decision", *A], env=env)).split()[0]
+    out = ok(CliRunner().invoke(app, ["remember", "decision", *A, "--tag", "redis"], env=env))
+    assert out == f"already remembered as {first}  decisions/Cache layer.md; added tags redis\n"

@@ -1,0 +1,212 @@
+"""`vaultmem setup`: what each agent needs, printed; --write merges into JSON and TOML configs.
+
+The real home is never touched: HOME and the working folder are temporary, and every
+--write passes --config.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vaultmem import agents
+from vaultmem.cli import app
+from vaultmem.errors import BadInput
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """A fake home and project folder; the test runs inside the project."""
+    fake = tmp_path / "home"
+    project = tmp_path / "project"
+    fake.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(fake))
+    monkeypatch.chdir(project)
+    return fake
+
+
+def setup(*args: str):
+    return CliRunner().invoke(app, ["setup", *args])
+
+
+def ok(result) -> str:
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def entry(vault: Path) -> dict:
+    return {"command": "vaultmem", "args": ["mcp", "--vault", str(vault.resolve())]}
+
+
+@pytest.mark.parametrize("agent", agents.AGENTS)
+def test_prints_everything_and_writes_nothing(agent, empty_vault, home):
+    out = ok(setup(agent, "--vault", str(empty_vault)))
+    vault = str(empty_vault.resolve())
+    assert vault in out and '"mcp"' in out and '"--vault"' in out
+    assert "## Memory (vaultmem)" in out  # the instruction text
+    for word in ("recall", "remember", "rate_memories", "supersede", "vaultmem sleep", "bug_fix"):
+        assert word in out
+    assert "nothing written" in out
+    assert list(home.iterdir()) == [] and list(Path.cwd().iterdir()) == []
+
+
+def test_claude_has_mcp_json_and_session_hooks(empty_vault, home):
+    data = json.loads(ok(setup("claude", "--vault", str(empty_vault), "--json")))
+    vault = empty_vault.resolve()
+    assert data["config_path"] == str(Path.cwd() / ".mcp.json")
+    assert json.loads(data["config_snippet"]) == {"mcpServers": {"vaultmem": entry(vault)}}
+    assert data["hooks_path"] == str(Path.cwd() / ".claude" / "settings.json")
+    hooks = data["hooks"]["hooks"]
+    start = hooks["SessionStart"][0]["hooks"][0]["command"]
+    end = hooks["SessionEnd"][0]["hooks"][0]["command"]
+    assert start == f"vaultmem wake --vault {vault}"
+    assert end.startswith(f"vaultmem sleep --vault {vault}") and "--summary" in end
+    assert data["rules_path"].endswith("CLAUDE.md")
+    assert data["written"] is None
+
+
+@pytest.mark.parametrize("agent, config, rules", [
+    ("codex", ".codex/config.toml", "AGENTS.md"),
+    ("gemini", ".gemini/settings.json", "GEMINI.md"),
+    ("cursor", ".cursor/mcp.json", ".cursor/rules/vaultmem.mdc"),
+])  # fmt: skip
+def test_agents_without_hooks_say_so(agent, config, rules, empty_vault, home):
+    data = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--json")))
+    assert data["config_path"].endswith(config) and data["rules_path"].endswith(rules)
+    assert data["hooks"] is None and "no" in data["hooks_note"].lower()
+    assert "call `wake`" in data["instructions"]
+    if agent == "codex":
+        assert tomllib.loads(data["config_snippet"]) == {"mcp_servers": {"vaultmem": entry(empty_vault)}}
+    if agent == "cursor":
+        assert data["instructions"].startswith("---\n") and "alwaysApply: true" in data["instructions"]
+
+
+def test_unknown_agent_is_one_line(empty_vault, home):
+    result = setup("vim", "--vault", str(empty_vault))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "vaultmem: unknown agent 'vim'; choose one of claude, codex, cursor, gemini"
+
+
+def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp_path):
+    config = tmp_path / "settings.json"
+    original = {
+        "theme": "GitHub",
+        "mcpServers": {"github": {"command": "gh-mcp", "args": ["serve"]},
+                       "vaultmem": {"command": "old", "env": {"VAULTMEM_SESSION": "me"}}},
+        "hooks": {"enabled": True},
+    }  # fmt: skip
+    config.write_text(json.dumps(original, indent=4), encoding="utf-8")
+    before = config.read_text(encoding="utf-8")
+    out = ok(setup("gemini", "--vault", str(empty_vault), "--write", "--config", str(config)))
+    assert f"merged the vaultmem server into {config}" in out
+    data = json.loads(config.read_text(encoding="utf-8"))
+    assert data["theme"] == "GitHub" and data["hooks"] == {"enabled": True}
+    assert data["mcpServers"]["github"] == original["mcpServers"]["github"]
+    assert data["mcpServers"]["vaultmem"] == {**entry(empty_vault), "env": {"VAULTMEM_SESSION": "me"}}
+    backups = list(tmp_path.glob("settings.json.bak-*"))
+    assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == before
+    # again: idempotent, nothing written, no second backup
+    after = config.read_text(encoding="utf-8")
+    out = ok(setup("gemini", "--vault", str(empty_vault), "--write", "--config", str(config)))
+    assert "already has this vaultmem server" in out
+    assert config.read_text(encoding="utf-8") == after
+    assert len(list(tmp_path.glob("settings.json.bak-*"))) == 1
+
+
+def test_write_creates_a_missing_config(empty_vault, home, tmp_path):
+    config = tmp_path / "proj" / ".cursor" / "mcp.json"
+    ok(setup("cursor", "--vault", str(empty_vault), "--write", "--config", str(config)))
+    assert json.loads(config.read_text(encoding="utf-8")) == {"mcpServers": {"vaultmem": entry(empty_vault)}}
+    assert not list(config.parent.glob("*.bak-*"))
+
+
+def test_write_refuses_broken_json_and_leaves_it(empty_vault, home, tmp_path):
+    config = tmp_path / ".mcp.json"
+    config.write_text('{"mcpServers": {"a": 1,}', encoding="utf-8")
+    result = setup("claude", "--vault", str(empty_vault), "--write", "--config", str(config))
+    assert result.exit_code == 2 and "not valid JSON" in result.stderr
+    assert config.read_text(encoding="utf-8") == '{"mcpServers": {"a": 1,}'
+    assert not list(tmp_path.glob(".mcp.json.bak-*"))
+
+
+CODEX = """\
+# Codex settings
+model = "o4-mini"
+approval_policy = "on-request"
+
+[mcp_servers.github]
+command = "gh-mcp"
+args = ["serve", "--stdio"]
+
+[mcp_servers.vaultmem]
+# pinned by hand
+command = "/opt/old/vaultmem"
+args = [
+    "mcp",
+    "--vault",
+    "/old/vault",
+]
+startup_timeout_sec = 30
+
+[mcp_servers.vaultmem.env]
+VAULTMEM_SESSION = "codex"
+
+[profiles.fast]
+model = "gpt-5-mini"
+"""
+
+
+def test_write_merges_toml_keeping_other_tables(empty_vault, home, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(CODEX, encoding="utf-8")
+    ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))
+    text = config.read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    old = tomllib.loads(CODEX)
+    assert data["mcp_servers"]["vaultmem"] == {**old["mcp_servers"]["vaultmem"], **entry(empty_vault)}
+    assert data["mcp_servers"]["vaultmem"]["env"] == {"VAULTMEM_SESSION": "codex"}
+    assert data["mcp_servers"]["github"] == old["mcp_servers"]["github"]
+    assert data["profiles"] == old["profiles"] and data["model"] == "o4-mini"
+    assert "# Codex settings" in text and "# pinned by hand" in text and "/old/vault" not in text
+    backups = list(tmp_path.glob("config.toml.bak-*"))
+    assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == CODEX
+    ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))
+    assert config.read_text(encoding="utf-8") == text
+    assert len(list(tmp_path.glob("config.toml.bak-*"))) == 1
+
+
+def test_toml_table_is_appended_when_missing(empty_vault, home, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n', encoding="utf-8")
+    ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith('model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.vaultmem]\n')
+    assert tomllib.loads(text)["mcp_servers"]["vaultmem"] == entry(empty_vault)
+
+
+def test_toml_in_another_form_is_refused_untouched(empty_vault, home, tmp_path):
+    config = tmp_path / "config.toml"
+    inline = 'mcp_servers = { vaultmem = { command = "x" } }\n'
+    config.write_text(inline, encoding="utf-8")
+    result = setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config))
+    assert result.exit_code == 2 and "add the table by hand" in result.stderr
+    assert config.read_text(encoding="utf-8") == inline
+
+
+def test_toml_values_are_escaped():
+    value = 'C:\\Users\\me\\"vault"\n\x7f'
+    text = agents.toml_table(("mcp_servers", "vaultmem"), {"args": [value], "on": True, "n": 3})
+    assert tomllib.loads(text) == {"mcp_servers": {"vaultmem": {"args": [value], "on": True, "n": 3}}}
+    assert agents.toml_table(("a b", "c"), {"k.x": "v"}).startswith('["a b".c]\n"k.x" = "v"')
+
+
+def test_merge_json_rejects_non_objects():
+    with pytest.raises(BadInput):
+        agents.merge_json("[1, 2]", {"command": "x"})
+    with pytest.raises(BadInput):
+        agents.merge_json('{"mcpServers": []}', {"command": "x"})
