@@ -110,7 +110,7 @@ def freshness(args) -> dict:
             start = time.perf_counter()
             edit(path, token)
             rel = path.relative_to(root).as_posix()
-            while rel not in [h["path"] for h in w.recall(token, k=3)]:
+            while rel not in [h["path"] for h in w.recall(token, k=3, include_resolved=True)]:
                 if time.perf_counter() - start > 30:
                     raise RuntimeError(f"edit {i} not visible after 30 s")
                 time.sleep(0.01)

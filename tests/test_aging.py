@@ -150,6 +150,9 @@ def test_at_most_three_session_summaries_with_a_history_note(vault, root):
     assert not [a for a in vault.maintain()["actions"] if a["path"].startswith("sessions/")]
     vault.maintain(apply=True)
     assert read(root, HISTORY) == updated
+    vault.reopen("S1")  # four active again: S1 is archived once more, listed once
+    vault.maintain(apply=True)
+    assert meta(root, "sessions/S1.md")["status"] == "archived" and read(root, HISTORY) == updated
     hits = vault.recall("session history project", k=5, log=False)
     assert HISTORY in [h.path for h in hits]  # the archived summaries stay reachable through it
 

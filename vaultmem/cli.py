@@ -50,19 +50,59 @@ app = typer.Typer(
 )
 
 VaultOpt = Annotated[
-    Optional[Path],
-    typer.Option("--vault", "-V", help="Vault folder (default: $VAULTMEM_VAULT, else the nearest folder above holding .vaultmem/)."),
+    Optional[str],
+    typer.Option("--vault", "-V", help="Vault folder or registered name (default: the agent's vault, $VAULTMEM_VAULT, "
+                                       "else the nearest folder above holding .vaultmem/)."),
 ]
+VaultsOpt = Annotated[
+    list[str],
+    typer.Option("--vault", "-V", help="Vault folder or registered name; repeat to search several at once "
+                                       "(default for an agent: its own, the shared and the user's vault)."),
+]
+AgentOpt = Annotated[Optional[str], typer.Option("--agent", help="Agent identity (default: $VAULTMEM_AGENT_ID).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 TypeOpt = Annotated[list[str], typer.Option("--type", "-t", help="Only this type (repeatable).")]
 TagOpt = Annotated[list[str], typer.Option("--tag", help="Only notes with this tag (repeatable: all must match).")]
 SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
 
 
-def _open(vault: Path | None) -> "Vault":
+def _root(vault: str | None, agent: str | None = None) -> Path:
+    """The vault a single-vault command works on: --vault (name or path), else the agent's
+    personal vault, else discovery ($VAULTMEM_VAULT, then walking up to .vaultmem/)."""
+    from .discovery import find_vault
+    from .registry import Registry, agent_id, identity
+
+    if vault:
+        return find_vault(Registry().resolve(vault))
+    agent = agent_id(agent)
+    if agent:
+        return find_vault(identity(agent).personal)
+    return find_vault(None)
+
+
+def _open(vault: str | None, agent: str | None = None) -> "Vault":
     from .vault import Vault
 
-    return Vault.open(vault)
+    return Vault(_root(vault, agent))
+
+
+def _selection(vaults: list[str], agent: str | None) -> dict[str, Path] | None:
+    """Named vaults for a multi-vault command, or None for the single-vault path."""
+    from .registry import Registry, agent_id, identity
+
+    agent = agent_id(agent)
+    if len(vaults) > 1:
+        reg = Registry()
+        return {reg.name_of(p): p for p in (reg.resolve(v) for v in vaults)}
+    if not vaults and agent:
+        return {n: p for n, p in identity(agent).allowed().items() if (p / ".vaultmem").is_dir()}
+    return None
+
+
+def _multi(named: dict[str, Path]):
+    from .multi import MultiVault
+
+    return MultiVault.open(named)
 
 
 def _echo_json(data: Any) -> None:
@@ -135,7 +175,9 @@ def remember(
     scope: Annotated[Optional[str], typer.Option(help="project (default) or user.")] = None,
     context: Annotated[list[str], typer.Option("--context", help="File or topic it is about (repeatable).")] = [],
     source: Annotated[Optional[str], typer.Option(help="Agent or session writing it.")] = None,
+    shared: Annotated[bool, typer.Option("--shared", help="Write to the team's shared vault.")] = False,
     vault: VaultOpt = None,
+    agent: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Store a new memory as a markdown note from its type's template.
@@ -144,7 +186,7 @@ def remember(
     """
     if content == "-":
         content = sys.stdin.read()
-    v = _open(vault)
+    v = _open(_write_target(vault, agent, shared, scope), agent)
     result = v.remember(type, title, content, tags=tag, importance=importance, links=link,
                         anchor=anchor, scope=scope, context=context, source=source)  # fmt: skip
     if as_json:
@@ -160,6 +202,34 @@ def remember(
     for old in result["superseded"]:
         how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
         typer.echo(f"superseded {old['id']}  {old['title']}  ({how})")
+
+
+def _write_target(vault: str | None, agent: str | None, shared: bool, scope: str | None) -> str | None:
+    """Where a new memory goes: --vault, else --shared -> the shared vault, scope user -> the
+    user's own vault (for an agent), else the agent's or discovered vault."""
+    from .registry import Registry, agent_id, identity
+
+    if vault or not (shared or scope == "user"):
+        return vault
+    agent = agent_id(agent)
+    if agent:
+        ident = identity(agent)
+        if shared and ident.shared is None:
+            raise BadInput("no shared vault: register one (`vaultmem vault add shared PATH`) or set VAULTMEM_TEAM_DIR")
+        target = ident.shared if shared else ident.user
+    else:
+        reg = Registry()
+        name = "shared" if shared else "user"
+        if name not in reg.vaults:
+            if shared:
+                raise BadInput("no shared vault: register one (`vaultmem vault add shared PATH`) or use --agent")
+            return vault
+        target = reg.vaults[name]
+    if not (target / ".vaultmem").is_dir():
+        from .setup import init_vault
+
+        init_vault(target)
+    return str(target)
 
 
 @app.command()
@@ -190,20 +260,24 @@ def list_cmd(
     scope: Annotated[Optional[str], typer.Option(help="project or user.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many (default 20).")] = 20,
     show_all: Annotated[bool, typer.Option("--all", help="No limit.")] = False,
-    vault: VaultOpt = None,
+    vault: VaultsOpt = [],
+    agent: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List memories, newest first (active ones unless --status is given).
 
     Example: vaultmem list --type decision --since 30d
     """
-    rows = _open(vault).list_notes(types=type, statuses=status, tags=tag, since=since,
-                                   importance=importance, scope=scope, limit=None if show_all else limit)  # fmt: skip
+    filters = {"types": type, "statuses": status, "tags": tag, "since": since, "importance": importance, "scope": scope}
+    named = _selection(vault, agent)
+    target = _multi(named) if named is not None else _open(vault[0] if vault else None)
+    rows = target.list_notes(limit=None if show_all else limit, **filters)
     if as_json:
         _echo_json(rows)
         return
     for r in rows:
-        typer.echo(f"{r['updated'][:10]}  {r['id'][:40]:<40}  {(r['type'] or '-'):<15} {r['title']}")
+        key = f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"]
+        typer.echo(f"{r['updated'][:10]}  {key[:40]:<40}  {(r['type'] or '-'):<15} {r['title']}")
     if not rows:
         _err("no memories match")
 
@@ -365,7 +439,8 @@ def recall(
     mode: Annotated[str, typer.Option(help="hybrid, bm25 or vector.")] = "hybrid",
     explain: Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")] = False,
     no_adaptive: Annotated[bool, typer.Option("--no-adaptive", help="Ignore usage data (ratings, retrievals) in the ranking.")] = False,
-    vault: VaultOpt = None,
+    vault: VaultsOpt = [],
+    agent: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that answer a question: keyword + semantic search, expanded along links.
@@ -374,9 +449,16 @@ def recall(
     """
     args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
             "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive}  # fmt: skip
-    hits = _forward(vault, "recall", {"query": query, "explain": explain, **args})
+    named = _selection(vault, agent)
+    if named is not None:
+        mv = _multi(named)
+        for v in mv.vaults.values():
+            _sync(v, quiet=as_json)
+        hits = [h.as_dict(explain) for h in mv.recall(query, **args)]
+    else:
+        hits = _forward(vault[0] if vault else None, "recall", {"query": query, "explain": explain, **args})
     if hits is None:  # no watcher running: recall in this process
-        v = _open(vault)
+        v = _open(vault[0] if vault else None)
         _sync(v, quiet=as_json)
         hits = [h.as_dict(explain) for h in v.recall(query, **args)]
     if as_json:
@@ -388,12 +470,11 @@ def recall(
         _print_hit(h, explain)
 
 
-def _forward(vault: Path | None, op: str, args: dict) -> Any:
+def _forward(vault: str | None, op: str, args: dict) -> Any:
     """Hand a request to the vault's running watcher; None when there is none."""
     from .client import request
-    from .discovery import find_vault
 
-    reply = request(find_vault(vault), op, args)
+    reply = request(_root(vault), op, args)
     if reply is None:
         return None
     if not reply.get("ok"):
@@ -419,7 +500,8 @@ def _highlight(text: str, words: list[str]) -> str:
 def _print_hit(h: dict, explain: bool) -> None:
     head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
     typer.echo(f"{head}  [{h['type'] or '-'}]  {h['score']:.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
-    typer.echo(typer.style(f"    {h['id']}  {h['path']}", dim=True))
+    where = f"{h['vault']}:" if h.get("vault") else ""
+    typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
     if h["snippet"]:
         typer.echo("    " + _highlight(h["snippet"], h["highlights"]))
     if explain:
@@ -601,7 +683,8 @@ def wake(
     task: Annotated[Optional[str], typer.Option(help="What you are about to do: adds the memories relevant to it.")] = None,
     profile: Annotated[str, typer.Option(help="default, planning, incident or handoff (for --task).")] = "default",
     budget: Annotated[int, typer.Option(help="Token budget of the block (1 token ~ 4 characters).")] = 2000,
-    vault: VaultOpt = None,
+    vault: VaultsOpt = [],
+    agent: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the session-start [MEMORY] block for an agent: project brief, architecture, key
@@ -609,9 +692,11 @@ def wake(
 
     Example: vaultmem wake --anchor "Project: MyApp" --task "add refunds" --budget 1500
     """
-    v = _open(vault)
-    _sync(v, quiet=True)
-    result = v.wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget)
+    named = _selection(vault, agent)
+    target = _multi(named) if named is not None else _open(vault[0] if vault else None)
+    for v in getattr(target, "vaults", {"": target}).values():
+        _sync(v, quiet=True)
+    result = target.wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget)
     if as_json:
         _echo_json(result)
     else:
@@ -666,36 +751,57 @@ def checkpoint(
 @app.command()
 def watch(
     vault: VaultOpt = None,
+    all_vaults: Annotated[bool, typer.Option("--all", help="Watch every registered vault from this one process.")] = False,
+    agent: AgentOpt = None,
     quiet: Annotated[float, typer.Option(help="Seconds of quiet before a batch is applied.")] = 0.2,
     max_delay: Annotated[float, typer.Option(help="Apply a batch at most this many seconds after its first change.")] = 1.0,
 ) -> None:
     """Keep the indexes in step with the files as they change, and answer recall warm.
 
     Runs in the foreground; Ctrl-C or SIGTERM stops it after applying pending changes.
-    Example: vaultmem watch --vault ~/memory
+    Example: vaultmem watch --vault ~/memory      vaultmem watch --all
     """
     import logging
     import signal
+    import threading
 
-    from .watch import Watcher
+    from .vault import Vault
+    from .watch import Watcher, WatchGroup
 
     logging.basicConfig(level=logging.INFO, format="vaultmem: %(message)s", stream=sys.stderr)
-    v = _open(vault)
+    if all_vaults:
+        from .registry import Registry
 
-    def report(batch: dict) -> None:
-        if batch["added"] or batch["updated"] or batch["moved"] or batch["removed"]:
-            _err(f"indexed: {_summary_line(batch)}")
+        roots = list(Registry().vaults.values())
+        if not roots:
+            raise BadInput("no registered vaults (see `vaultmem vault add NAME PATH`)")
+    else:
+        roots = [_root(vault, agent)]
+    embedder = None
+    watchers = []
+    for root in roots:
+        v = Vault(root, embedder=embedder)
+        embedder = v.embedder  # one model for every vault in this process
 
-    watcher = Watcher(v, quiet=quiet, max_delay=max_delay, on_batch=report)
+        def report(batch: dict, root: Path = root) -> None:
+            if batch["added"] or batch["updated"] or batch["moved"] or batch["removed"]:
+                _err(f"{root.name}: indexed: {_summary_line(batch)}")
+
+        watchers.append(Watcher(v, quiet=quiet, max_delay=max_delay, on_batch=report))
+    group = WatchGroup(watchers)
+    stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: watcher.stop())
-    watcher.start()
-    _err(f"watching {v.root} (pid {os.getpid()}){' by polling' if watcher.state.polling else ''}; Ctrl-C stops")
-    try:
-        watcher.run()
-    finally:
-        watcher.close()
+        signal.signal(sig, lambda *_: stop.set())
+    group.start()
+    for w in watchers:
+        _err(f"watching {w.root} (pid {os.getpid()}){' by polling' if w.state.polling else ''}")
+    _err("Ctrl-C stops")
+    group.wait(stop)
+    for root, error in group.errors.items():
+        _err(f"{root}: {error}")
     _err("stopped")
+    if group.errors:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -720,6 +826,53 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     typer.echo(f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}")
     for path, reason in data["errors"].items():
         typer.echo(f"not indexed: {path}: {reason}")
+
+
+vault_app = typer.Typer(cls=_Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True)
+app.add_typer(vault_app, name="vault")
+
+
+@vault_app.command("add")
+def vault_add(
+    name: Annotated[str, typer.Argument(help="Short name: an agent id, 'shared', 'user', or any other.")],
+    path: Annotated[Path, typer.Argument(help="The vault folder (made a vault if it is not one).")],
+) -> None:
+    """Register a vault under a name.
+
+    Example: vaultmem vault add shared ./vaults/shared
+    """
+    from .registry import Registry
+
+    typer.echo(f"{name} -> {Registry().add(name, path)}")
+
+
+@vault_app.command("list")
+def vault_list(as_json: JsonOpt = False) -> None:
+    """The registered vaults.
+
+    Example: vaultmem vault list
+    """
+    from .registry import Registry
+
+    reg = Registry()
+    if as_json:
+        _echo_json({n: str(p) for n, p in reg.vaults.items()})
+        return
+    for name, path in reg.vaults.items():
+        typer.echo(f"{name:<20} {path}{'' if (path / '.vaultmem').is_dir() else '  (missing)'}")
+    if not reg.vaults:
+        typer.echo(f"no vaults registered ({reg.path})")
+
+
+@vault_app.command("remove")
+def vault_remove(name: Annotated[str, typer.Argument(help="Registered name.")]) -> None:
+    """Forget a vault; its files are never touched.
+
+    Example: vaultmem vault remove old-agent
+    """
+    from .registry import Registry
+
+    typer.echo(f"forgot {name} (files kept at {Registry().remove(name)})")
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ import importlib.metadata as md
 import json
 import os
 import shutil
+from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -94,6 +95,7 @@ class FastEmbedder:
         self.max_tokens = 256
         self._threads = threads
         self._model = None
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # recent single texts
 
     def _load(self):
         if self._model is None:
@@ -112,6 +114,17 @@ class FastEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
+        if len(texts) == 1 and texts[0] in self._queries:  # a query asked of several vaults
+            self._queries.move_to_end(texts[0])
+            return self._queries[texts[0]][None, :]
+        out = self._embed(texts)
+        if len(texts) == 1:
+            self._queries[texts[0]] = out[0]
+            if len(self._queries) > 64:
+                self._queries.popitem(last=False)
+        return out
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()
         rows = list(model.embed(list(texts), batch_size=self.batch_size))
         out = np.asarray(rows, dtype=np.float32)

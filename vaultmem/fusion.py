@@ -50,21 +50,42 @@ def rrf(*lists: Ranked, k: int = 60) -> dict[str, float]:
     return out
 
 
-def standardise(scores: np.ndarray) -> np.ndarray:
-    """Scores as ``z / 6`` over the whole array (all 0 when they do not vary)."""
+Stats = tuple[float, float]  # (mean, standard deviation)
+
+
+def moments(scores: np.ndarray) -> tuple[int, float, float]:
+    """(count, mean, mean of squares): what pooled statistics over several vaults need."""
+    return int(scores.size), float(scores.mean()) if scores.size else 0.0, float((scores**2).mean()) if scores.size else 0.0
+
+
+def pooled(parts: Sequence[tuple[int, float, float]]) -> Stats:
+    """Mean and standard deviation of several arrays taken together, from their moments."""
+    n = sum(c for c, _, _ in parts)
+    if not n:
+        return 0.0, 0.0
+    mean = sum(c * m for c, m, _ in parts) / n
+    var = sum(c * q for c, _, q in parts) / n - mean**2
+    return mean, max(var, 0.0) ** 0.5
+
+
+def standardise(scores: np.ndarray, stats: Stats | None = None) -> np.ndarray:
+    """Scores as ``z / 6`` over the whole array, or with given (mean, sd) when several vaults
+    are ranked together (all 0 when the scores do not vary)."""
     if scores.size == 0:
         return scores.astype(np.float64)
-    sd = float(scores.std())
+    mean, sd = stats if stats is not None else (float(scores.mean()), float(scores.std()))
     if sd < 1e-12:
         return np.zeros(scores.shape)
-    return (scores - float(scores.mean())) / (6.0 * sd)
+    return (scores - mean) / (6.0 * sd)
 
 
-def hybrid(bm25: np.ndarray, vector: np.ndarray, bm25_weight: float) -> tuple[np.ndarray, np.ndarray]:
+def hybrid(bm25: np.ndarray, vector: np.ndarray, bm25_weight: float,
+           stats: tuple[Stats, Stats] | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(weighted bm25 part, weighted vector part) of every note; their sum is the hybrid score."""
     if not 0.0 <= bm25_weight <= 1.0:
         raise ValueError("bm25_weight must be within [0, 1]")
-    return bm25_weight * standardise(bm25), (1.0 - bm25_weight) * standardise(vector)
+    b_stats, v_stats = stats if stats is not None else (None, None)
+    return bm25_weight * standardise(bm25, b_stats), (1.0 - bm25_weight) * standardise(vector, v_stats)
 
 
 def ranked(scores: dict[str, float]) -> list[tuple[str, float]]:

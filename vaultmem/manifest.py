@@ -98,10 +98,16 @@ class Record:
 class Manifest:
     """The SQLite manifest of one vault's indexes."""
 
-    def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, readonly: bool = False):
+        """Open (creating it unless ``readonly``) the manifest at ``path``."""
         self.path = path
-        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        if readonly:
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                                      check_same_thread=False, timeout=30)  # fmt: skip
+            self.db.row_factory = sqlite3.Row
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -133,6 +139,9 @@ class Manifest:
                 part = wanted[i : i + 500]
                 rows += self.db.execute(f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall()
         return {r["path"]: Record.from_row(r) for r in rows}
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
 
     def errors(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT path, reason FROM errors").fetchall())

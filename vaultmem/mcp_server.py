@@ -281,6 +281,8 @@ def _write(memory: Memory, path: str, content: str, expected: str | None, overwr
         raise BadInput(f"content is not a readable note: {e.reason}") from None
     full = vault.root / rel
     created = not os.path.lexists(full)
+    if created and expected is not None:
+        raise Conflict(f"{rel} no longer exists (moved or deleted since you read it); find it again with recall")
     if created:
         vault.store.create(rel, content)
     else:

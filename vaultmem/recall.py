@@ -67,6 +67,7 @@ class Hit:
     updated: str = ""
     via: str | None = None
     highlights: list[str] = field(default_factory=list)
+    vault: str | None = None  # set when several vaults are searched together
     explain: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self, explain: bool = False) -> dict[str, Any]:
@@ -92,6 +93,7 @@ class Options:
     graph_seeds: int = 5
     adaptive: bool = True
     weights: Weights = field(default_factory=Weights)
+    stats: tuple[fusion.Stats, fusion.Stats] | None = None  # pooled over vaults searched together
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -124,6 +126,16 @@ def _parts() -> dict[str, float]:
 
 
 
+def raw_scores(src: Sources, query: str, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(BM25 score, cosine) of every note in universe order, and the query vector."""
+    n = len(src.universe)
+    bm25 = src.bm25.score_all(query, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
+    if mode not in ("hybrid", "vector"):
+        return bm25, np.zeros(n), None
+    qvec = src.embedder.embed([query])[0]
+    return bm25, src.vectors().aligned_scores(qvec, src.index, n), qvec
+
+
 def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None):
     """Score every note with BM25 and/or vectors, fuse, and keep the top candidates.
 
@@ -131,15 +143,9 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None):
     """
     universe, index = src.universe, src.index
     n = len(universe)
-    zeros = np.zeros(n)
-    bm25 = src.bm25.score_all(query, index, n) if opt.mode in ("hybrid", "bm25") else zeros
-    qvec = None
-    vec = zeros
-    if opt.mode in ("hybrid", "vector"):
-        qvec = src.embedder.embed([query])[0]
-        vec = src.vectors().aligned_scores(qvec, index, n)
+    bm25, vec, qvec = raw_scores(src, query, opt.mode)
     weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
-    b_part, v_part = fusion.hybrid(bm25, vec, weight)
+    b_part, v_part = fusion.hybrid(bm25, vec, weight, opt.stats)
     total = b_part + v_part
     eligible = np.ones(n, dtype=bool) if opt.mode != "bm25" else bm25 > 0
     if allowed is not None:

@@ -47,6 +47,8 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class SocketServer:
     """Serves ``ops`` (name -> function of the request args) on the vault's socket."""
 
+    UNGUARDED = ("ping", "status")  # answered even while a batch is being applied
+
     def __init__(self, root: Path, ops: dict[str, Handler], guard: Callable[[], ContextManager[Any]]):
         self.root = root
         self.path = socket_path(root)
@@ -59,6 +61,8 @@ class SocketServer:
         fn = self.ops.get(op)
         if fn is None:
             raise VaultError(f"unknown request {op!r}")
+        if op in self.UNGUARDED:
+            return fn(args)
         with self.guard():
             return fn(args)
 

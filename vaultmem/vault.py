@@ -246,7 +246,8 @@ class Vault:
     def recall(self, query: str, k: int = 10, *, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: str | None = None, scope: str | None = None, include_resolved: bool = False,
                anchor: str | None = None, depth: int | None = None, profile: str = "default",
-               mode: str = "hybrid", adaptive: bool = True, log: bool = True) -> list[Hit]:  # fmt: skip
+               mode: str = "hybrid", adaptive: bool = True, log: bool = True,
+               stats: tuple | None = None) -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall.py`` for how scores are made. The memories returned are
         logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
         rc = self.config["recall"]
@@ -257,13 +258,9 @@ class Vault:
             anchor=anchor, depth=rc["anchor_depth"] if depth is None else depth, profile=profile,
             mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
             graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
-            adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]),
+            adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
         )  # fmt: skip
-        records = self.records()
-        universe, index = self._universe()
-        src = Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body, universe, index,
-                      self.usage.usage)  # fmt: skip
-        hits = search(src, query, opt)
+        hits = search(self.sources(), query, opt)
         if log and hits:
             self.usage.log_retrievals([h.id for h in hits], "recall")
         return hits
@@ -274,6 +271,13 @@ class Vault:
         if self._usage is None:
             self._usage = UsageStore(self.root / STATE_DIR / "usage.db")
         return self._usage
+
+    def sources(self) -> Sources:
+        """The indexes recall reads, bundled for ``recall.search``."""
+        records = self.records()
+        universe, index = self._universe()
+        return Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body, universe, index,
+                       self.usage.usage)  # fmt: skip
 
     def _universe(self) -> tuple[list[str], dict[str, int]]:
         """Every indexed note in a fixed order (sorted paths) and each one's position."""
@@ -355,10 +359,17 @@ class Vault:
         }
 
     def index_status(self) -> dict[str, Any]:
-        """Notes indexed, files that could not be indexed, and whether the indexes match the files."""
-        diff = self.indexer.diff()
-        return {"notes_indexed": len(self.manifest.records()), "errors": self.index_errors(),
-                "in_sync": not any(diff.values()), "drift": diff}  # fmt: skip
+        """Notes indexed, files that could not be indexed, and whether the indexes match the
+        files; read through a connection of its own, so it can answer while a batch is applied."""
+        if not (self.index_dir / "manifest.db").exists():
+            self.manifest  # creates an empty one: nothing is indexed yet
+        manifest = Manifest(self.index_dir / "manifest.db", readonly=True)
+        try:
+            diff = Indexer(self.store, manifest, self.bm25, self.embedder).diff()
+            return {"notes_indexed": manifest.count(), "errors": manifest.errors(),
+                    "in_sync": not any(diff.values()), "drift": diff}  # fmt: skip
+        finally:
+            manifest.close()
 
     @staticmethod
     def init(path: str | os.PathLike) -> list[str]:

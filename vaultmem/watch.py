@@ -242,9 +242,17 @@ class Watcher:
                 return
             if not self.root.is_dir():
                 raise VaultError(f"the vault folder {self.root} disappeared; stopping")
-            if batch.paths or batch.full:
-                with self.gate.write():
-                    self._apply(batch)
+            for part in self._slices(batch):
+                with self.gate.write():  # released between slices so recall is never held long
+                    self._apply(part)
+
+    SLICE = 128  # paths applied per step of a big batch
+
+    def _slices(self, batch: Batch) -> list[Batch]:
+        if batch.full:
+            return [batch]
+        paths = sorted(batch.paths)
+        return [Batch(set(paths[i : i + self.SLICE])) for i in range(0, len(paths), self.SLICE)]
 
     def _apply(self, batch: Batch) -> None:
         try:
@@ -285,3 +293,48 @@ class Watcher:
             "pending": self.batcher.pending, "last_batch": self.state.last_batch,
             "last_error": self.state.last_error, "polling": self.state.polling,
         }  # fmt: skip
+
+
+class WatchGroup:
+    """Several watchers in one process (``vaultmem watch --all``): one model, one thread each."""
+
+    def __init__(self, watchers: list[Watcher]):
+        self.watchers = watchers
+        self.errors: dict[str, BaseException] = {}
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        started: list[Watcher] = []
+        try:
+            for w in self.watchers:
+                w.start()
+                started.append(w)
+        except BaseException:
+            for w in started:
+                w.close()
+            raise
+        for w in self.watchers:
+            t = threading.Thread(target=self._run, args=(w,), name=f"watch-{w.root.name}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _run(self, w: Watcher) -> None:
+        try:
+            w.run()
+        except BaseException as e:  # one vault failing does not stop the others
+            self.errors[str(w.root)] = e
+            log.error("%s: %s", w.root, e)
+
+    def wait(self, stop: threading.Event) -> None:
+        """Block until ``stop`` is set or every watcher has ended; then stop and close all."""
+        while not stop.is_set() and any(t.is_alive() for t in self._threads):
+            stop.wait(0.5)
+        self.stop()
+
+    def stop(self) -> None:
+        for w in self.watchers:
+            w.stop()
+        for t in self._threads:
+            t.join(timeout=60)
+        for w in self.watchers:
+            w.close()

@@ -1,0 +1,312 @@
+"""The MCP server: tools and resource through the SDK's client.
+
+Fast tests talk to ``build_server`` in process (small test embedder); the end-to-end session
+runs ``vaultmem mcp`` in a subprocess over stdio with the real model, as an agent would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+
+from vaultmem.memtypes import TYPES
+from vaultmem.mcp_server import build_server
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = {"wake", "recall", "remember", "read_note", "write_note", "list_memories", "stats",
+         "resolve", "supersede", "rate_memories", "report_gap"}  # fmt: skip
+ADVISORY = "yx66znwj"  # decisions/Use Postgres advisory locks for job leasing.md
+FLY = "mmyygs88"  # decisions/Deploy on Fly.io in the iad region.md
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server(demo_copy, fake_embedder):
+    srv = build_server(demo_copy, fake_embedder)
+    yield srv
+    srv.memory.vault.close()
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    """A secret file next to (not inside) the vault."""
+    path = tmp_path / "secret.md"
+    path.write_text("---\ntitle: Secret\n---\n# Secret\n\ntop secret outside text\n", encoding="utf-8")
+    return path
+
+
+async def call(client: Client, tool: str, **args) -> tuple[bool, str, object]:
+    """(is_error, text, structured result) of one tool call."""
+    result = await client.call_tool(tool, args)
+    text = result.content[0].text if result.content else ""
+    data = result.structured_content
+    if isinstance(data, dict) and set(data) == {"result"}:
+        data = data["result"]
+    return result.is_error, text, data
+
+
+async def fails(client: Client, tool: str, **args) -> str:
+    """A tool error: one clear line, no traceback."""
+    is_error, text, _ = await call(client, tool, **args)
+    assert is_error, text
+    assert "\n" not in text.strip() and "Traceback" not in text
+    return text
+
+
+# ---------------------------------------------------------------------- the tool list
+
+
+async def test_tools_and_descriptions_are_there(server):
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert len(tool.description or "") > 60, tool.name
+        remember = tools["remember"]
+        for type_ in TYPES:
+            assert type_ in remember.input_schema["properties"]["type"]["description"]
+        assert "supersede" in remember.description and "duplicate" in remember.description
+        assert "start of a session" in tools["wake"].description
+        assert "expected_version" in tools["write_note"].description
+        assert "resolve" in client.instructions and "recall" in client.instructions
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["memory://{id}"]
+
+
+# ---------------------------------------------------------------------- everyday use
+
+
+async def test_recall_remember_and_lifecycle(server, demo_copy):
+    async with Client(server) as client:
+        is_error, text, data = await call(client, "recall", query="advisory locks job leasing", k=3)
+        assert not is_error and data["results"][0]["id"] == ADVISORY
+        is_error, text, _ = await call(client, "wake", anchor="Project: Tidewater")
+        assert not is_error and text.startswith("[MEMORY]") and f"[{ADVISORY}]" in text
+        _, _, new = await call(client, "remember", type="gotcha", title="Fly volumes are per region",
+                               content="A volume lives in one region; nrt machines need their own.",
+                               tags=["fly"], anchor="Project: Tidewater", source="test/agent")  # fmt: skip
+        assert new["id"] and (demo_copy / new["path"]).is_file() and new["duplicate_of"] is None
+        _, _, again = await call(client, "remember", type="gotcha", title="Fly volumes are per region",
+                                 content="A volume lives in one region; nrt machines need their own.")  # fmt: skip
+        assert again["duplicate_of"] == new["id"]
+        _, _, hits = await call(client, "recall", query="fly volumes region", k=3)
+        assert new["id"] in [h["id"] for h in hits["results"]]
+        _, _, rows = await call(client, "list_memories", types=["gotcha"], limit=0)
+        assert new["id"] in [r["id"] for r in rows]
+        _, _, done = await call(client, "resolve", ref=new["id"])
+        assert done["action"] == "resolved" and done["changed"]
+        _, _, sup = await call(client, "supersede", old=FLY, new=ADVISORY)
+        assert sup["by"] == ADVISORY
+        _, _, rated = await call(client, "rate_memories", ratings=[{"id": ADVISORY, "useful": True}],
+                                 gap="how to rotate the Stripe webhook secret", source="test/agent")  # fmt: skip
+        assert rated["rated"][0]["id"] == ADVISORY and rated["gap_recorded"]
+        assert not (await call(client, "report_gap", text="refund policy", query="refunds"))[0]
+        _, _, stats = await call(client, "stats")
+        assert stats["by_status"]["resolved"] >= 1
+    gaps = {g["text"] for g in server.memory.vault.gaps()}
+    assert {"how to rotate the Stripe webhook secret", "refund policy"} <= gaps
+
+
+async def test_recall_goes_through_a_running_watcher(server, monkeypatch):
+    seen = {}
+
+    def fake_request(root, op, args=None, timeout=60.0):
+        seen.update(root=root, op=op, args=args)
+        return {"ok": True, "result": [{"id": "from-watcher"}]}
+
+    monkeypatch.setattr("vaultmem.mcp_server.client.request", fake_request)
+    async with Client(server) as client:
+        _, _, data = await call(client, "recall", query="leases", k=2, types=["decision"])
+        assert data["results"] == [{"id": "from-watcher"}]
+        assert seen["op"] == "recall" and seen["args"]["query"] == "leases" and seen["args"]["k"] == 2
+        monkeypatch.setattr("vaultmem.mcp_server.client.request",
+                            lambda *a, **k: {"ok": False, "error": "bad filter", "code": 2})  # fmt: skip
+        assert "bad filter" in await fails(client, "recall", query="leases")
+
+
+# ---------------------------------------------------------------------- errors
+
+
+async def test_vault_errors_are_mcp_tool_errors(server):
+    async with Client(server) as client:
+        assert "unknown type 'musing'" in await fails(client, "remember", type="musing", title="x", content="y")
+        assert "no note 'no such memory'" in await fails(client, "read_note", ref="no such memory")
+        assert "no note" in await fails(client, "resolve", ref="zzzzzzzz")
+        assert "no note" in await fails(client, "rate_memories", ratings=[{"id": "zzzzzzzz", "useful": False}])
+        assert "describe the gap" in await fails(client, "report_gap", text="  ")
+        with pytest.raises(MCPError, match="no note"):
+            await client.read_resource("memory://zzzzzzzz")
+
+
+# ---------------------------------------------------------------------- staying inside the vault
+
+
+async def test_reads_refuse_paths_leading_outside(server, demo_copy, outside):
+    (demo_copy / "evil.md").symlink_to(outside)
+    refs = ["../secret.md", str(outside), "evil.md", "decisions/../../secret.md"]
+    async with Client(server) as client:
+        for ref in refs:
+            text = await fails(client, "read_note", ref=ref)
+            assert "outside the vault" in text or "absolute" in text, (ref, text)
+            assert "top secret" not in text
+        for ref in ("../secret.md", str(outside), "evil.md"):
+            with pytest.raises(MCPError) as err:
+                await client.read_resource("memory://" + quote(ref, safe=""))
+            assert "top secret" not in str(err.value)
+        body = (await client.read_resource(f"memory://{ADVISORY}")).contents[0].text
+        assert body.startswith("---\nid: yx66znwj")
+
+
+async def test_writes_refuse_paths_leading_outside(server, demo_copy, tmp_path, outside):
+    out_dir = tmp_path / "elsewhere"
+    out_dir.mkdir()
+    (demo_copy / "linked").symlink_to(out_dir)
+    (demo_copy / "evil.md").symlink_to(outside)
+    note = "# Planted\n\nplanted text\n"
+    async with Client(server) as client:
+        for path in ("../planted.md", str(tmp_path / "planted.md"), "linked/planted.md", "evil.md"):
+            text = await fails(client, "write_note", path=path, content=note, overwrite=True)
+            assert "outside the vault" in text or "absolute" in text, (path, text)
+        for path in (".vaultmem/config.toml", ".obsidian/x.md", "notes.txt", "templates/decision.md"):
+            assert "not a note path" in await fails(client, "write_note", path=path, content=note)
+    assert not (tmp_path / "planted.md").exists() and not list(out_dir.iterdir())
+    assert "top secret" in outside.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- write_note's guard
+
+
+async def test_write_note_creates_and_guards_replacements(server, demo_copy):
+    rel = "decisions/Use Postgres advisory locks for job leasing.md"
+    file = demo_copy / rel
+    async with Client(server) as client:
+        _, _, created = await call(client, "write_note", path="lessons/Pin the Fly CLI version.md",
+                                   content="---\ntype: lesson\n---\n# Pin the Fly CLI version\n\nflyctl 0.3 broke deploys.\n")  # fmt: skip
+        assert created["created"] and created["title"] == "Pin the Fly CLI version"
+        _, _, hits = await call(client, "recall", query="flyctl broke deploys", k=3)
+        assert created["id"] in [h["id"] for h in hits["results"]]  # indexed right away
+        assert "exists" in await fails(client, "write_note", path="lessons/Pin the Fly CLI version.md", content="# x\n")
+
+        _, _, note = await call(client, "read_note", ref=ADVISORY)
+        version = note["version"]
+        edited = note["text"].replace("importance: 8", "importance: 9")
+        file.write_text(note["text"] + "\nA person edited this meanwhile.\n", encoding="utf-8")  # behind our back
+        text = await fails(client, "write_note", path=rel, content=edited, expected_version=version)
+        assert "changed since you read it" in text
+        assert file.read_text(encoding="utf-8").endswith("A person edited this meanwhile.\n")
+
+        _, _, fresh = await call(client, "read_note", ref=rel)
+        _, _, done = await call(client, "write_note", path=rel, content=fresh["text"] + "More.\n",
+                                expected_version=fresh["version"])  # fmt: skip
+        assert not done["created"] and file.read_text(encoding="utf-8").endswith("More.\n")
+        assert done["version"] != fresh["version"]
+
+        _, _, forced = await call(client, "write_note", path=rel, content=edited, overwrite=True)
+        assert forced["id"] == ADVISORY and file.read_text(encoding="utf-8") == edited
+        gone = await fails(client, "write_note", path="facts/Gone.md", content="# Gone\n", expected_version=version)
+        assert "no longer exists" in gone and not (demo_copy / "facts/Gone.md").exists()
+        assert "not a readable note" in await fails(client, "write_note", path="facts/bad.md", content="---\n: [\n---\nx\n")
+
+
+# ---------------------------------------------------------------------- over HTTP
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _vaultmem() -> str:
+    script = Path(sys.executable).parent / "vaultmem"
+    found = str(script) if script.exists() else shutil.which("vaultmem")
+    if not found:
+        pytest.skip("the vaultmem console script is not installed")
+    return found
+
+
+async def test_http_serves_on_localhost_only(empty_vault):
+    port = _free_port()
+    proc = subprocess.Popen([_vaultmem(), "mcp", "--vault", str(empty_vault), "--http", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read()
+                time.sleep(0.1)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            _, _, stats = await call(client, "stats")
+            assert stats["notes"] == 0
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/mcp" in err
+    assert re.search(rf"running on http://127\.0\.0\.1:{port}", err, re.I), err
+
+
+# ---------------------------------------------------------------------- an agent's session, end to end
+
+
+def _stdio(root: Path) -> Client:
+    params = StdioServerParameters(command=_vaultmem(), args=["mcp", "--vault", str(root)], env=dict(os.environ))
+    return Client(params, read_timeout_seconds=300)
+
+
+@pytest.mark.model
+async def test_agent_session_end_to_end(demo_copy):
+    """wake, recall, remember (auto-supersedes), rate; sleep; a new session's wake shows the
+    handoff and not the superseded memory."""
+    state = demo_copy / ".vaultmem"
+    state.mkdir(exist_ok=True)
+    (state / "config.toml").write_text("[lifecycle]\nsupersede_shared_context = 0.5\nsupersede_no_context = 0.5\n")
+    async with _stdio(demo_copy) as agent:
+        _, text, _ = await call(agent, "wake", anchor="Project: Tidewater", budget=8000)
+        assert text.startswith("[MEMORY]") and f"[{FLY}]" in text
+        _, _, hits = await call(agent, "recall", query="why did we pick postgres advisory locks over redis for job leases?", k=5)
+        assert hits["results"][0]["id"] == ADVISORY
+        _, _, new = await call(agent, "remember", type="decision", title="Deploy on Fly.io in iad with an nrt replica",
+                               content="Host the API, web and workers on Fly.io with primary region iad (Ashburn) and "
+                                       "add a read replica and web machines in nrt (Tokyo) for Kasumi Bay, whose "
+                                       "latency from iad was about 170 ms.",
+                               context=["fly.toml"], anchor="Project: Tidewater", source="claude-code/session-e2e")  # fmt: skip
+        assert FLY in [s["id"] for s in new["superseded"]], new
+        _, _, rated = await call(agent, "rate_memories", ratings=[{"id": ADVISORY, "useful": True}],
+                                 source="claude-code/session-e2e")  # fmt: skip
+        assert rated["rated"] == [{"id": ADVISORY, "title": "Use Postgres advisory locks for job leasing", "useful": True}]
+
+    slept = subprocess.run(
+        [_vaultmem(), "sleep", "--vault", str(demo_copy), "--json", "--anchor", "Project: Tidewater",
+         "--source", "claude-code/session-e2e", "--summary", "Planned the nrt replica for Kasumi Bay.",
+         "--next", "Add the nrt region to fly.toml; measure Kasumi Bay p95 latency"],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert slept.returncode == 0, slept.stderr
+    handoff = json.loads(slept.stdout)["handoff"]["id"]
+
+    async with _stdio(demo_copy) as agent:
+        _, text, _ = await call(agent, "wake", anchor="Project: Tidewater", budget=8000)
+        assert f"[{handoff}]" in text and "Add the nrt region to fly.toml" in text
+        assert f"[{new['id']}]" in text
+        assert f"[{FLY}]" not in text  # superseded: gone from the block
+        _, _, old = await call(agent, "read_note", ref=FLY)
+        assert old["status"] == "superseded"
