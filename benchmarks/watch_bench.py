@@ -81,7 +81,7 @@ class WatchProcess:
         return reply["result"]
 
     def indexed(self) -> int:
-        return client.request(self.root, "status")["result"]["notes_indexed"]
+        return client.request(self.root, "status", {"drift": False})["result"]["notes_indexed"]
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -138,7 +138,7 @@ def burst(args) -> dict:
             (root / rel).parent.mkdir(exist_ok=True)
             (root / rel).write_text(text)
         while w.indexed() < base + args.files:
-            time.sleep(0.25)
+            time.sleep(0.5)
         indexed_s = time.perf_counter() - start
     finally:
         w.stop()

@@ -482,6 +482,14 @@ def test_near_identical_text_is_a_duplicate_by_vector(fresh, fake_embedder):
     assert len(list((fresh.root / "decisions").glob("*.md"))) == 1
 
 
+def test_a_long_near_identical_memory_is_a_duplicate(fresh):
+    """Compared as the index embeds it: chunked for the embedder's window (64 tokens here)."""
+    paras = [" ".join(f"{word}{i}" for word in ("alpha", "beta", "gamma", "delta", "epsilon") * 4) + "." for i in range(3)]
+    first = fresh.remember("lesson", "Long lesson", "\n\n".join(paras))
+    again = fresh.remember("lesson", "Long lesson", "\n\n".join(p.replace(".", "!") for p in paras))
+    assert again["duplicate_of"] == first["id"]
+
+
 def test_different_type_is_stored(fresh):
     first = fresh.remember("decision", *A)
     other = fresh.remember("fact", *A)

@@ -159,3 +159,20 @@ def test_watch_all_watches_every_registered_vault_from_one_process(team, fake_em
         stop.set()
         waiter.join(timeout=30)
     assert not group.errors
+
+
+def test_mcp_server_for_an_agent_refuses_other_agents_vaults(team, fake_embedder):
+    from vaultmem.errors import BadInput as Refused
+    from vaultmem.mcp_server import build_server
+
+    server = build_server(None, embedder=fake_embedder, agent="alice")
+    memory = server.memory
+    assert set(memory.vaults) == {"alice", "shared"}  # the user vault does not exist yet
+    vault, ref = memory.pick("shared:Deploy with blue green")
+    assert vault is memory.vaults["shared"] and ref == "Deploy with blue green"
+    with pytest.raises(Refused, match="not available to agent 'alice'"):
+        memory.pick("bob:Bob secret")
+    hits = [h.vault for h in memory.multi().recall("Bob private deploy token", k=10)]
+    assert "bob" not in hits
+    for v in memory.vaults.values():
+        v.close()

@@ -127,8 +127,13 @@ def _sync(v: "Vault", quiet: bool = False) -> None:
         bar.update(done - state.get("done", 0))
         state["done"] = done
 
+    from .lock import WatcherRunning
+
     try:
         summary = v.reindex(progress=progress)
+    except WatcherRunning:  # the watcher keeps the indexes current; just read them
+        v.refresh()
+        return
     finally:
         if "bar" in state:
             state["bar"].__exit__(None, None, None)
@@ -201,7 +206,8 @@ def remember(
     typer.echo(f"{result['id']}  {result['path']}")
     for old in result["superseded"]:
         how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
-        typer.echo(f"superseded {old['id']}  {old['title']}  ({how})")
+        action = "archived" if old.get("action") == "archive" else "superseded"
+        typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
 
 
 def _write_target(vault: str | None, agent: str | None, shared: bool, scope: str | None) -> str | None:

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .cli import JsonOpt, VaultOpt, _echo_json, _err, app
+from .cli import AgentOpt, JsonOpt, VaultOpt, _echo_json, _err, _root, app
+from .errors import VaultError
 
 
 @app.command()
@@ -15,20 +16,27 @@ def mcp(
     vault: VaultOpt = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
     port: Annotated[int, typer.Option(help="Port for --http.")] = 8765,
+    agent: AgentOpt = None,
 ) -> None:
     """Serve the vault's memory to an agent over MCP (stdio by default; --http listens on
     127.0.0.1 only). Tools: wake, recall, remember, read_note, write_note, list_memories,
     stats, resolve, supersede, rate_memories, report_gap; resource memory://{id}.
 
-    Example: vaultmem mcp --vault ~/memory
+    With --agent (or $VAULTMEM_AGENT_ID) the server serves that agent's personal vault plus the
+    shared and the user's vault, and refuses every other vault.
+    Example: vaultmem mcp --vault ~/memory      vaultmem mcp --agent alice
     """
-    from .discovery import find_vault
-    from .mcp_server import serve
+    from .registry import agent_id
 
-    root = find_vault(vault)  # a missing vault is one line on stderr, before any protocol traffic
+    agent = agent_id(agent)
+    root = None if agent and not vault else _root(vault)  # a missing vault: one line, before any protocol traffic
+    try:
+        from .mcp_server import serve
+    except ImportError as e:
+        raise VaultError(f"the MCP server needs the mcp package ({e}); pip install 'mcp>=2.3,<3'") from None
     if http:
-        _err(f"serving {root} on http://127.0.0.1:{port}/mcp; Ctrl-C stops")
-    serve(root, http=http, port=port)
+        _err(f"serving {root or 'agent ' + str(agent)} on http://127.0.0.1:{port}/mcp; Ctrl-C stops")
+    serve(root, http=http, port=port, agent=agent if not vault else None)
 
 
 @app.command()
@@ -45,9 +53,8 @@ def setup(
     Example: vaultmem setup claude --vault ~/memory   |   vaultmem setup codex --write
     """
     from . import agents
-    from .discovery import find_vault
 
-    root = find_vault(vault)
+    root = _root(vault)
     plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config)
     result = agents.write_config(Path(plan.config_path), plan.config_format, agents.server_entry(root)) if write else None
     if as_json:

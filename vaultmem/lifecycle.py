@@ -18,9 +18,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .vault import Vault
 
 
-def memory_text(title: str, content: str) -> str:
-    """The text the index embeds for a note written by ``remember`` (its first chunk)."""
-    return chunk(title, plain_text(f"# {title}\n\n{content.strip()}\n"))[0]
+def memory_text(title: str, content: str, max_tokens: int = 256) -> str:
+    """The text the index embeds for a note written by ``remember`` (its first chunk, for an
+    embedder with a window of ``max_tokens``)."""
+    return chunk(title, plain_text(f"# {title}\n\n{content.strip()}\n"), max_tokens)[0]
 
 
 def _stem(path: str) -> str:
@@ -137,7 +138,7 @@ def check_new(vault: "Vault", type_: str, title: str, content: str, context: lis
               source: str | None) -> tuple["Record | None", list[tuple["Record", float]]]:  # fmt: skip
     """(an existing duplicate or None, active memories the new one should supersede)."""
     cfg = vault.config["lifecycle"]
-    text = memory_text(title, content)
+    text = memory_text(title, content, getattr(vault.embedder, "max_tokens", 256))  # chunked as the indexer does
     # the same text, as remember writes it or without the heading (a body merely ending
     # with the new text is a different memory)
     same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}

@@ -24,6 +24,7 @@ from .errors import BadInput, Conflict, NoteParseError, VaultError
 from .lock import WatcherRunning
 from .memtypes import TYPES
 from .note import content_hash, parse
+from .multi import MultiVault
 from .vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -70,36 +71,61 @@ class Rating(BaseModel):
 
 
 class Memory:
-    """The one open ``Vault`` the tools share, and the lock that runs calls one at a time."""
+    """The open vaults the tools share, and the lock that runs calls one at a time.
 
-    def __init__(self, vault: Vault):
+    Started for an agent identity, it holds that agent's personal vault (the default for
+    writes), the shared vault and the user's vault, and refuses every other vault.
+    """
+
+    def __init__(self, vault: Vault, others: dict[str, Vault] | None = None, agent: str | None = None):
         self.vault = vault
+        self.agent = agent
+        self.vaults: dict[str, Vault] = {agent or "vault": vault, **(others or {})}
         self.lock = threading.RLock()
 
-    def fresh(self) -> Vault:
-        """The vault with its indexes current: reconciled here (cheap when nothing changed), or,
+    def fresh(self, vault: Vault | None = None) -> Vault:
+        """A vault with its indexes current: reconciled here (cheap when nothing changed), or,
         while a watcher maintains them, with this process's cached views dropped."""
+        vault = vault or self.vault
         try:
-            self.vault.reindex()
+            vault.reindex()
         except WatcherRunning:
-            self.vault._invalidate()  # the watcher rewrote the indexes under us
-            self.vault._synced = True
-        return self.vault
+            vault.refresh()  # the watcher rewrote the indexes under us
+        return vault
+
+    def multi(self) -> "MultiVault | None":
+        """All of the agent's vaults searched together (None for a single-vault server)."""
+        if len(self.vaults) < 2:
+            return None
+        for v in self.vaults.values():
+            self.fresh(v)
+        return MultiVault(self.vaults)
+
+    def pick(self, ref: str) -> tuple[Vault, str]:
+        """The vault a ``vault:id`` reference names (default: the agent's own) and the rest."""
+        prefix, sep, rest = ref.partition(":")
+        if sep and rest and prefix in self.vaults:
+            return self.vaults[prefix], rest
+        if sep and rest and prefix and " " not in prefix and self.agent and _is_vault_name(prefix):
+            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
+                           f"(only {', '.join(self.vaults)})")  # fmt: skip
+        return self.vault, ref
 
     def check_path(self, rel: str) -> str:
         """A vault-relative posix path; VaultError for absolute, ``..`` or symlink-out paths."""
         return self.vault.store.relpath(self.vault.store.abspath(rel))
 
-    def check_ref(self, ref: str) -> str:
+    def check_ref(self, ref: str, vault: Vault | None = None) -> str:
         """An id, title or path; a path-like reference must stay inside the vault."""
         ref = ref.strip()
         if ref.startswith(("/", "\\", "~", ".")) or "/" in ref or "\\" in ref or ref.endswith((".md", ".markdown")):
-            self.vault.store.abspath(ref.replace("\\", "/"))
+            (vault or self.vault).store.abspath(ref.replace("\\", "/"))
         return ref
 
     def note_text(self, ref: str) -> tuple[dict[str, Any], str]:
-        """(metadata, exact text) of a note."""
-        data = self.vault.show(self.check_ref(ref))
+        """(metadata, exact text) of a note (``vault:id`` for the agent's other vaults)."""
+        vault, ref = self.pick(ref)
+        data = vault.show(self.check_ref(ref, vault))
         return data, data["text"]
 
 
@@ -122,9 +148,30 @@ def _tool(memory: Memory) -> Callable[[F], F]:
     return wrap
 
 
-def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None = None) -> MCPServer:
-    """The MCP server for one vault (``embedder`` replaces the configured model, for tests)."""
-    memory = Memory(Vault.open(vault_path, embedder))
+def _is_vault_name(name: str) -> bool:
+    """Whether a prefix names some vault (registered, or an agent folder of the team)."""
+    from .registry import Registry
+
+    reg = Registry()
+    team = reg.team_dir()
+    return name in reg.vaults or bool(team and (team / name / ".vaultmem").is_dir())
+
+
+def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None = None,
+                 agent: str | None = None) -> MCPServer:  # fmt: skip
+    """The MCP server for one vault, or for one agent identity (its personal, shared and user
+    vaults); ``embedder`` replaces the configured model, for tests."""
+    if agent:
+        from .registry import identity
+        from .setup import init_vault
+
+        allowed = identity(agent).allowed()
+        init_vault(allowed[agent])
+        personal = Vault(allowed[agent], embedder)
+        others = {n: Vault(p, personal.embedder) for n, p in allowed.items() if n != agent and (p / ".vaultmem").is_dir()}
+        memory = Memory(personal, others, agent)
+    else:
+        memory = Memory(Vault.open(vault_path, embedder))
     server = MCPServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
     _memory_tools(server, memory)
     _note_tools(server, memory)
@@ -161,7 +208,8 @@ def _memory_tools(server: MCPServer, memory: Memory) -> None:
         architecture, key decisions, progress, the last session's handoff and next steps, user
         preferences and gotchas (and, with `task`, memories relevant to it). Each line carries
         the memory's id in [brackets], for recall, read_note, resolve, supersede and rate_memories."""
-        return memory.fresh().wake(anchor=anchor, task=task, profile=profile, budget=budget)["text"]
+        target = memory.multi() or memory.fresh()
+        return target.wake(anchor=anchor, task=task, profile=profile, budget=budget)["text"]
 
     @server.tool()
     @tool
@@ -198,18 +246,30 @@ def _memory_tools(server: MCPServer, memory: Memory) -> None:
         scope: Annotated[Optional[str], Field(description="project (default), or user for a person's preference that follows them.")] = None,
         context: Annotated[list[str], Field(description="Files or topics the memory is about, e.g. ['app/cache.py'].")] = [],
         source: Source = None,
+        shared: Annotated[bool, Field(description="Store it in the team's shared vault instead of your own.")] = False,
     ) -> dict[str, Any]:
         """Store a new memory when something worth keeping happens: a decision and its reason, a
         gotcha, a bug fix, a user preference, a lesson, progress. One memory per call. A near-
         duplicate is not stored twice (`duplicate_of` names the existing one), and older memories
         of the same type that this one replaces are marked superseded automatically (listed in
         `superseded`). Returns the new memory's id and path."""
-        return memory.fresh().remember(type, title, content, tags=tags, importance=importance, links=links,
-                                       anchor=anchor, scope=scope, context=context, source=source)  # fmt: skip
+        target = memory.vault
+        if shared:
+            if "shared" not in memory.vaults:
+                raise BadInput("there is no shared vault for this server (start it with --agent and a team folder)")
+            target = memory.vaults["shared"]
+        elif scope == "user" and "user" in memory.vaults:
+            target = memory.vaults["user"]
+        return memory.fresh(target).remember(type, title, content, tags=tags, importance=importance, links=links,
+                                             anchor=anchor, scope=scope, context=context, source=source)  # fmt: skip
 
 
 def _recall(memory: Memory, query: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """Hits as dicts: from the running watcher when there is one, else in this process."""
+    """Hits as dicts: across the agent's vaults; for one vault from the running watcher when
+    there is one, else in this process."""
+    multi = memory.multi()
+    if multi is not None:
+        return [h.as_dict() for h in multi.recall(query, **args)]
     reply = client.request(memory.vault.root, "recall", {"query": query, **args})
     if reply is not None:
         if not reply.get("ok"):
@@ -259,8 +319,9 @@ def _note_tools(server: MCPServer, memory: Memory) -> None:
     ) -> list[dict[str, Any]]:
         """List memories by metadata, newest first (e.g. all decisions of the last week, every
         open commitment). Use recall instead to search by meaning."""
-        return memory.vault.list_notes(types=types, statuses=statuses, tags=tags, since=since,
-                                       importance=importance, scope=scope, limit=limit or None)  # fmt: skip
+        target = memory.multi() or memory.vault
+        return target.list_notes(types=types, statuses=statuses, tags=tags, since=since,
+                                 importance=importance, scope=scope, limit=limit or None)  # fmt: skip
 
     @server.tool()
     @tool
@@ -308,7 +369,8 @@ def _lifecycle_tools(server: MCPServer, memory: Memory) -> None:
     def resolve(ref: Ref) -> dict[str, Any]:
         """Mark a memory resolved: the task is done, the bug fixed, the commitment kept, or it is
         no longer relevant. It leaves recall and wake (the note stays in the vault)."""
-        return memory.vault.resolve(memory.check_ref(ref))
+        vault, ref = memory.pick(ref)
+        return vault.resolve(memory.check_ref(ref, vault))
 
     @server.tool()
     @tool
@@ -318,7 +380,11 @@ def _lifecycle_tools(server: MCPServer, memory: Memory) -> None:
     ) -> dict[str, Any]:
         """Mark an out-of-date memory as replaced by a newer one (remember it first); recall then
         brings the new one instead of the old."""
-        return memory.vault.supersede(memory.check_ref(old), memory.check_ref(new))
+        vault, old = memory.pick(old)
+        other, new = memory.pick(new)
+        if other is not vault:
+            raise BadInput("a memory can only supersede another in the same vault")
+        return vault.supersede(memory.check_ref(old, vault), memory.check_ref(new, vault))
 
     @server.tool()
     @tool
@@ -329,7 +395,10 @@ def _lifecycle_tools(server: MCPServer, memory: Memory) -> None:
     ) -> dict[str, Any]:
         """At the end of a task, say which recalled memories helped (useful ones rise in recall,
         others sink) and, optionally, what was missing."""
-        rated = memory.vault.rate([(memory.check_ref(r.id), r.useful) for r in ratings], source)
+        rated = []
+        for r in ratings:
+            vault, ref = memory.pick(r.id)
+            rated += vault.rate([(memory.check_ref(ref, vault), r.useful)], source)
         if gap and gap.strip():
             memory.vault.gap(gap, None, source)
         return {"rated": rated, "gap_recorded": bool(gap and gap.strip())}
@@ -361,9 +430,9 @@ def _resources(server: MCPServer, memory: Memory) -> None:
 # ---------------------------------------------------------------------- serving
 
 
-def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 8765) -> None:
+def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 8765, agent: str | None = None) -> None:
     """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only)."""
-    server = build_server(vault_path)
+    server = build_server(vault_path, agent=agent)
     memory: Memory = server.memory  # type: ignore[attr-defined]
     threading.Thread(target=_warm, args=(memory,), name="vaultmem-warm", daemon=True).start()
     try:
@@ -373,7 +442,8 @@ def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 
             server.run("stdio")
     finally:
         with memory.lock:
-            memory.vault.close()
+            for vault in memory.vaults.values():
+                vault.close()
 
 
 def _warm(memory: Memory) -> None:

@@ -61,16 +61,13 @@ def remember(
     if scope not in (None, "project", "user"):
         raise BadInput(f"--scope: {scope!r} is not 'project' or 'user'")
     now = now or now_utc()
-    catalog = vault.catalog()
-    created_anchor = None
-    if anchor:
-        created_anchor = _ensure_anchor(vault, anchor, catalog, now)
+    replaced: list = []
     if content and content.strip():
         duplicate, replaced = check_new(vault, type_, title, content, list(context), source)
         if duplicate is not None:
             return _merge_duplicate(vault, duplicate, tags)
-    else:
-        replaced = []
+    catalog = vault.catalog()
+    created_anchor = _ensure_anchor(vault, anchor, catalog, now) if anchor else None
     defaults, template_body = _template_parts(vault, type_, title, now)
     meta = _new_meta(catalog, type_, title, defaults, now)
     meta.update(_given(tags, importance, scope, source, origin, context, defaults))
@@ -83,10 +80,12 @@ def remember(
     path = vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
     touched = [path] + ([created_anchor] if created_anchor else [])
     new = Record.from_note(vault.store.read(path), 0, 0)
-    for rec, _ in replaced:
-        mark_superseded(vault, rec, new)
-        touched.append(rec.path)
-    vault.sync_paths(touched)
+    try:
+        for rec, _ in replaced:
+            touched.append(rec.path)
+            mark_superseded(vault, rec, new)
+    finally:  # the new note is indexed even if an old one changed meanwhile (Conflict)
+        vault.sync_paths(touched)
     aged = _age_anchor(vault, type_, anchor, now)
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
@@ -95,7 +94,7 @@ def remember(
 
 def _merge_duplicate(vault: "Vault", rec: Record, tags: Iterable[str]) -> dict[str, Any]:
     """A memory that is already there: report it, merging any new tags into it."""
-    new_tags = [t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags]
+    new_tags = list(dict.fromkeys(t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags))
     if new_tags:
         edit(vault, rec.path, add_tags=new_tags)
         vault.sync_paths([rec.path])

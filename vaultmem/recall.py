@@ -119,6 +119,7 @@ class Sources:
     universe: list[str] = field(default_factory=list)  # every indexed note, sorted
     index: dict[str, int] = field(default_factory=dict)  # path -> position in universe
     usage: Callable[[list[str]], dict[str, Usage]] | None = None  # key -> usage data
+    memo: dict = field(default_factory=dict)  # recent raw scores (a multi-vault recall asks twice)
 
 
 def _parts() -> dict[str, float]:
@@ -128,6 +129,16 @@ def _parts() -> dict[str, float]:
 
 def raw_scores(src: Sources, query: str, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(BM25 score, cosine) of every note in universe order, and the query vector."""
+    key = (query, mode)
+    if key in src.memo:
+        return src.memo[key]
+    if len(src.memo) > 8:
+        src.memo.clear()
+    src.memo[key] = _raw_scores(src, query, mode)
+    return src.memo[key]
+
+
+def _raw_scores(src: Sources, query: str, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     n = len(src.universe)
     bm25 = src.bm25.score_all(query, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
     if mode not in ("hybrid", "vector"):

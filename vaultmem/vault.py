@@ -66,6 +66,7 @@ class Vault:
         self._synced = False
         self._held_lock: WriterLock | None = None
         self._usage: UsageStore | None = None
+        self._memo: dict = {}  # raw scores of recent queries; cleared whenever the indexes change
 
     # ------------------------------------------------------------------ opening
 
@@ -171,6 +172,11 @@ class Vault:
             self._synced = True
         return summary
 
+    def refresh(self) -> None:
+        """Drop this process's cached views of the indexes (another process changed them)."""
+        self._invalidate()
+        self._synced = True
+
     def sync_paths(self, paths: Iterable[str]) -> None:
         """Index notes this process just wrote (a running watcher does it itself)."""
         paths = list(paths)
@@ -182,10 +188,12 @@ class Vault:
 
     def _invalidate(self) -> None:
         self._records = self._graph = self._vectors = self._index = None
+        self._memo.clear()
 
     def _refresh(self, touched: set[str]) -> None:
         """Update the in-memory views after a batch touched these paths (cheaper than reloading
         10k records, the graph and the vector matrix; a watcher does this on every save)."""
+        self._memo.clear()
         if self._records is None:
             self._invalidate()
             return
@@ -277,7 +285,7 @@ class Vault:
         records = self.records()
         universe, index = self._universe()
         return Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body, universe, index,
-                       self.usage.usage)  # fmt: skip
+                       self.usage.usage, self._memo)  # fmt: skip
 
     def _universe(self) -> tuple[list[str], dict[str, int]]:
         """Every indexed note in a fixed order (sorted paths) and each one's position."""
@@ -354,17 +362,19 @@ class Vault:
         return {
             "ping": lambda args: {"pid": os.getpid(), "vault": str(self.root)},
             "recall": recall,
-            "status": lambda args: {**watcher.status(), **self.index_status()},
+            "status": lambda args: {**watcher.status(), **self.index_status(drift=args.get("drift", True))},
             "reindex": lambda args: self.reindex(rebuild=bool(args.get("rebuild"))).as_dict(),
         }
 
-    def index_status(self) -> dict[str, Any]:
+    def index_status(self, drift: bool = True) -> dict[str, Any]:
         """Notes indexed, files that could not be indexed, and whether the indexes match the
         files; read through a connection of its own, so it can answer while a batch is applied."""
         if not (self.index_dir / "manifest.db").exists():
             self.manifest  # creates an empty one: nothing is indexed yet
         manifest = Manifest(self.index_dir / "manifest.db", readonly=True)
         try:
+            if not drift:  # just the counts: cheap enough to poll
+                return {"notes_indexed": manifest.count(), "errors": manifest.errors()}
             diff = Indexer(self.store, manifest, self.bm25, self.embedder).diff()
             return {"notes_indexed": manifest.count(), "errors": manifest.errors(),
                     "in_sync": not any(diff.values()), "drift": diff}  # fmt: skip
@@ -395,13 +405,13 @@ class Vault:
     def reopen(self, ref: str) -> dict[str, Any]:
         return lifecycle.reopen(self, ref)
 
-    def maintain(self, apply: bool = False, days: int | None = None) -> dict[str, Any]:
-        """The aging rules' plan; carried out only with ``apply``."""
+    def maintain(self, apply: bool = False, days: int | None = None, now: Any = None) -> dict[str, Any]:
+        """The aging rules' plan; carried out only with ``apply`` (``now``: a fixed clock)."""
         from . import aging
 
         self.ensure_synced()
-        actions = aging.plan(self, days=days)
-        done = aging.apply(self, actions) if apply else []
+        actions = aging.plan(self, days=days, now=now)
+        done = aging.apply(self, actions, now) if apply else []
         return {"applied": apply, "actions": [a.__dict__ for a in actions], "done": len(done)}
 
     def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> list[dict[str, Any]]:
