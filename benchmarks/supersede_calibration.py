@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import write_result  # noqa: E402
+from vaultmem.config import DEFAULTS  # noqa: E402
 from vaultmem.embed import FastEmbedder  # noqa: E402
 from vaultmem.lifecycle import memory_text  # noqa: E402
 
@@ -39,6 +40,12 @@ GROUPS = ("shared", "no_shared")
 LABELS = ("update", "distinct")
 GRID = [round(0.70 + i / 100, 2) for i in range(30)]  # 0.70 .. 0.99
 REFERENCE = {"no_shared": 0.92, "shared": 0.85}
+# What vaultmem ships (config.py [lifecycle]): zero false positives here, and never looser
+# without shared context than with it, as the rule intends.
+CONFIGURED = {
+    "no_shared": DEFAULTS["lifecycle"]["supersede_no_context"],
+    "shared": DEFAULTS["lifecycle"]["supersede_shared_context"],
+}
 
 
 def load(path: Path) -> list[dict]:
@@ -143,6 +150,7 @@ def main() -> None:
     chosen = {g: choices[g]["chosen"] for g in GROUPS}
     combined = {"overall": score(rows, chosen), **{g: score(by_group[g], chosen) for g in GROUPS}}
     reference = {"overall": score(rows, REFERENCE), **{g: score(by_group[g], REFERENCE) for g in GROUPS}}
+    configured = {"overall": score(rows, CONFIGURED), **{g: score(by_group[g], CONFIGURED) for g in GROUPS}}
     dists = {g: {lab: distribution([r["cosine"] for r in by_group[g] if r["label"] == lab]) for lab in LABELS}
              for g in GROUPS}
     hardest = {
@@ -172,7 +180,8 @@ def main() -> None:
               f"  -> chosen {c['chosen']:.2f}")
     if chosen["shared"] > chosen["no_shared"]:
         print("  WARNING: the shared-context threshold came out stricter than the no-shared one")
-    for name, res, th in (("chosen", combined, chosen), ("reference", reference, REFERENCE)):
+    for name, res, th in (("chosen", combined, chosen), ("reference", reference, REFERENCE),
+                          ("shipped", configured, CONFIGURED)):  # fmt: skip
         o = res["overall"]
         print(f"\n{name:<9} no_shared {th['no_shared']:.2f} / shared {th['shared']:.2f}: "
               f"TP {o['tp']} FP {o['fp']} FN {o['fn']}  precision {fmt(o['precision'])}  recall {fmt(o['recall'])}")
@@ -204,6 +213,8 @@ def main() -> None:
         "choice": choices,
         "chosen_thresholds": chosen,
         "chosen_result": combined,
+        "configured_thresholds": CONFIGURED,
+        "configured_result": configured,
         "reference_thresholds": REFERENCE,
         "reference_result": reference,
         "reference_false_positives": false_positives_reference,

@@ -37,6 +37,16 @@ def fake_embedder():
 
 
 @pytest.fixture
+def demo(demo_copy, fake_embedder):
+    """The demo vault copy opened with the small test embedder."""
+    from vaultmem.vault import Vault
+
+    v = Vault(demo_copy, embedder=fake_embedder)
+    yield v
+    v.close()
+
+
+@pytest.fixture
 def empty_vault(tmp_path) -> Path:
     from vaultmem.setup import init_vault
 

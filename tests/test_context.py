@@ -8,17 +8,13 @@ import pytest
 
 from vaultmem.context import SECTIONS, estimate_tokens
 from vaultmem.errors import BadInput
-from vaultmem.vault import Vault
 
 ANCHOR = "Project: Tidewater"
 
 
-@pytest.fixture
-def demo(demo_copy, fake_embedder):
-    v = Vault(demo_copy, embedder=fake_embedder)
-    v.reindex()
-    yield v
-    v.close()
+@pytest.fixture(autouse=True)
+def _indexed(demo):
+    demo.reindex()
 
 
 def section_names(text: str) -> list[str]:

@@ -27,11 +27,6 @@ def vault(empty_vault, fake_embedder):
     v.close()
 
 
-@pytest.fixture
-def demo(demo_copy, fake_embedder):
-    v = Vault(demo_copy, embedder=fake_embedder)
-    yield v
-    v.close()
 
 
 def read(v: Vault, rel: str) -> str:

@@ -144,11 +144,6 @@ def test_cjk_notes_are_searchable(empty_vault, fake_embedder):
 # ---------------------------------------------------------------- demo vault (fake embedder)
 
 
-@pytest.fixture
-def demo(demo_copy, fake_embedder):
-    v = Vault(demo_copy, embedder=fake_embedder)
-    yield v
-    v.close()
 
 
 def test_graph_links_and_dangling_targets(demo):
@@ -273,3 +268,20 @@ def test_numpy_bm25_equals_whoosh_scoring_including_deletions(demo_copy, fake_em
             assert full[index[path]] == pytest.approx(score)
         assert (full > 0).sum() == len(searcher.search(v.bm25.query(q), limit=None))
     v.close()
+
+
+def test_console_entry_fast_path_for_recall(demo_copy, fake_embedder, monkeypatch, capsys):
+    from vaultmem import cli
+
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    monkeypatch.setattr("sys.argv", ["vaultmem", "recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "2"])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code in (0, None)
+    assert len(json.loads(capsys.readouterr().out)["results"]) == 2
+    monkeypatch.setattr("sys.argv", ["vaultmem", "recall", "x", "--vault", str(demo_copy), "--mode", "fuzzy"])
+    with pytest.raises(SystemExit) as failed:
+        cli.main()
+    assert failed.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "vaultmem: --mode: 'fuzzy' is not one of hybrid, bm25, vector"
