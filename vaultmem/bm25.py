@@ -189,36 +189,6 @@ class BM25Index:
             self._maps[key] = pos
         return pos
 
-    def search(self, text: str, limit: int = 100, allowed: set[str] | None = None) -> list[tuple[str, float]]:
-        """Top ``limit`` (path, score) pairs, best first; ``allowed`` restricts to those paths.
-
-        Scores are whoosh's BM25F for the ``content`` field (an OR of the query terms), but
-        computed term-at-a-time over whole posting blocks with numpy instead of whoosh's
-        per-document matcher loop, which dominated query time (benchmarks/README.md).
-        """
-        terms = self.terms(text)
-        if not terms or (allowed is not None and not allowed):
-            return []
-        s = self._fresh_searcher()
-        avgdl = s.avg_field_length("content") or 1.0
-        idfs = self._idfs(s, terms)
-        ranked: list[tuple[float, int]] = []
-        for leaf, offset in _leaves(s):
-            scores = self._leaf_scores(leaf.reader(), idfs, avgdl)
-            if allowed is not None:
-                keep = np.zeros(len(scores), dtype=bool)
-                for path in allowed:
-                    num = leaf.document_number(path=path)
-                    if num is not None:
-                        keep[num] = True
-                scores[~keep] = 0.0
-            hits = np.flatnonzero(scores > 0)
-            if len(hits) > limit:
-                hits = hits[np.argpartition(-scores[hits], limit - 1)[:limit]]
-            ranked += [(float(scores[i]), int(i) + offset) for i in hits]
-        ranked.sort(key=lambda x: (-x[0], x[1]))
-        return [(s.stored_fields(num)["path"], score) for score, num in ranked[:limit]]
-
     def _leaf_scores(self, reader, idfs: dict[str, float], avgdl: float) -> np.ndarray:
         lengths, live, _ = self._segment_arrays(reader)
         scores = np.zeros(len(lengths), dtype=np.float64)

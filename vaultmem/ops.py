@@ -19,7 +19,7 @@ from .filters import Filters, now_utc, parse_time
 from .lifecycle import check_new, mark_superseded
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
-from .note import as_list, content_hash, dump_field, parse, render, set_fields, split_frontmatter
+from .note import as_list, content_hash, parse, render, set_fields, split_frontmatter
 from .store import new_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -333,4 +333,4 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-__all__ = ["remember", "show", "list_notes", "edit", "delete", "stats", "export", "import_", "dump_field"]
+__all__ = ["remember", "show", "list_notes", "edit", "delete", "stats", "export", "import_"]

@@ -22,7 +22,6 @@ class VectorIndex:
                 self.paths.append(path)
                 starts.append(i)
         self._starts = np.asarray(starts, dtype=np.int64)
-        self._index = {p: i for i, p in enumerate(self.paths)}
 
     def updated(self, row_paths: list[str], matrix: np.ndarray, removed: set[str]) -> "VectorIndex":
         """A new index with the rows of ``removed`` paths dropped and the given rows put in
@@ -61,23 +60,3 @@ class VectorIndex:
             ok = self._pos >= 0
             out[self._pos[ok]] = scores[ok]
         return out
-
-    def search(self, qvec: np.ndarray, limit: int = 100, allowed: set[str] | None = None) -> list[tuple[str, float]]:
-        """Top ``limit`` (path, cosine) pairs, best first; ``allowed`` restricts to those paths."""
-        scores = self.note_scores(qvec)
-        if allowed is not None:
-            mask = np.full(len(self.paths), -np.inf, dtype=np.float32)
-            idx = [self._index[p] for p in allowed if p in self._index]
-            mask[idx] = 0.0
-            scores = scores + mask
-        n = min(limit, int(np.isfinite(scores).sum()))
-        if n <= 0:
-            return []
-        top = np.argpartition(-scores, n - 1)[:n]
-        top = top[np.lexsort((top, -scores[top]))]
-        return [(self.paths[i], float(scores[i])) for i in top]
-
-    def score_of(self, qvec: np.ndarray, paths: list[str]) -> dict[str, float]:
-        """Cosine scores for specific notes (used by --explain and graph-added notes)."""
-        scores = self.note_scores(qvec)
-        return {p: float(scores[self._index[p]]) for p in paths if p in self._index}
