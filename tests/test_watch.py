@@ -339,3 +339,25 @@ def test_vanished_vault_stops_the_watcher_with_a_message(tmp_path, fake_embedder
     wait_for(lambda: not r.thread.is_alive(), what="watcher exit")
     assert isinstance(r.error, VaultError) and "disappeared" in str(r.error)
     r.watcher.close()
+
+
+def test_falls_back_to_polling_when_the_os_runs_out_of_watches(empty_vault, fake_embedder, monkeypatch, caplog):
+    import errno
+
+    from vaultmem import watch as watchmod
+
+    class Exhausted:
+        def __init__(self, *a, **k):
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchmod, "Observer", Exhausted)
+    write(empty_vault, "a/Alpha.md", "# Alpha\n\nfirst\n")
+    with caplog.at_level("WARNING", logger="vaultmem.watch"):
+        r = Running(empty_vault, fake_embedder)
+    try:
+        assert r.watcher.state.polling
+        assert "falling back to polling" in caplog.text
+        write(empty_vault, "a/Beta.md", "# Beta\n\npolled change\n")
+        wait_for(lambda: "a/Beta.md" in r.paths(), timeout=20, what="change seen by polling")
+    finally:
+        r.stop()
