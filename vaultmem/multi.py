@@ -61,15 +61,22 @@ class MultiVault:
         BM25 and vector scores are standardised over all the vaults' notes together, so a
         score means the same in each vault; ties go to the vault listed first.
         """
+        log = options.pop("log", True)
         stats = self._pooled_stats(query, options.get("mode", "hybrid"))
         hits: list[tuple[float, int, Hit]] = []
         for order, (name, vault) in enumerate(self.vaults.items()):
-            for hit in vault.recall(query, k, stats=stats, **options):
+            for hit in vault.recall(query, k, stats=stats, log=False, snippets=False, **options):
                 hit.vault = name
                 hits.append((hit.score, order, hit))
         ranked = [h for _, _, h in sorted(hits, key=lambda x: (-x[0], x[1], x[2].rank))][:k]
-        for rank, hit in enumerate(ranked, start=1):
+        for rank, hit in enumerate(ranked, start=1):  # snippets and the log only for what is kept
             hit.rank = rank
+            self.vaults[hit.vault].add_snippet(hit, query)  # type: ignore[index]
+        if log:
+            for name, vault in self.vaults.items():
+                mine = [h.id for h in ranked if h.vault == name]
+                if mine:
+                    vault.usage.log_retrievals(mine, "recall")
         return ranked
 
     def _pooled_stats(self, query: str, mode: str) -> tuple:

@@ -16,6 +16,7 @@ note is scored by both; an average note scores 0);
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from dataclasses import asdict, dataclass, field
@@ -94,6 +95,7 @@ class Options:
     adaptive: bool = True
     weights: Weights = field(default_factory=Weights)
     stats: tuple[fusion.Stats, fusion.Stats] | None = None  # pooled over vaults searched together
+    snippets: bool = True  # off when a caller builds them only for the hits it keeps
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -292,12 +294,12 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         final[path] = parts["score"]
     ranked = fusion.ranked(final)[: opt.k]
     terms = src.bm25.terms(query)
-    return [_hit(src, path, scored[path], i + 1, terms) for i, (path, _) in enumerate(ranked)]
+    return [_hit(src, path, scored[path], i + 1, terms if opt.snippets else None) for i, (path, _) in enumerate(ranked)]
 
 
-def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str]) -> Hit:
+def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | None) -> Hit:
     rec = src.records[path]
-    snippet, highlights = make_snippet(src.read_body(path), terms)
+    snippet, highlights = make_snippet(src.read_body(path), terms) if terms is not None else ("", [])
     via = None
     if "redirect_from" in parts:
         via = f"supersedes {parts['redirect_from']}"
@@ -315,13 +317,18 @@ def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str]) -> H
 WORD_RE = re.compile(r"\w+", re.UNICODE)
 
 
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    from whoosh.lang.porter import stem
+
+    return stem(word.lower())
+
+
 def make_snippet(body: str, terms: list[str], width: int = 32) -> tuple[str, list[str]]:
     """The window of ``width`` words with the most query-term matches, and the matched words.
 
     Words match when their stem equals a query term; the heading line is skipped.
     """
-    from whoosh.lang.porter import stem
-
     body = plain_text(body)
     lines = [ln.lstrip("#> ").strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("# ")]
     lines = [ln for ln in lines if ln and not ln.startswith(("```", "~~~"))]
@@ -329,7 +336,7 @@ def make_snippet(body: str, terms: list[str], width: int = 32) -> tuple[str, lis
     if not words:
         return "", []
     wanted = set(terms)
-    hits = [any(stem(w.lower()) in wanted for w in WORD_RE.findall(word)) for word in words]
+    hits = [any(_stem(w) in wanted for w in WORD_RE.findall(word)) for word in words]
     best, best_n = 0, -1
     window = sum(hits[:width])
     for start in range(0, max(1, len(words) - width + 1)):

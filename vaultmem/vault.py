@@ -30,7 +30,7 @@ from .manifest import SCHEMA_VERSION as MANIFEST_VERSION
 from .manifest import Manifest, Record
 from .note import split_frontmatter
 from .adaptive import Weights
-from .recall import Hit, Options, Sources, search
+from .recall import Hit, Options, Sources, make_snippet, search
 from .store import STATE_DIR, Store, find_vault
 from .usage import UsageStore
 from .vectors import VectorIndex
@@ -255,7 +255,7 @@ class Vault:
                since: str | None = None, scope: str | None = None, include_resolved: bool = False,
                anchor: str | None = None, depth: int | None = None, profile: str = "default",
                mode: str = "hybrid", adaptive: bool = True, log: bool = True,
-               stats: tuple | None = None) -> list[Hit]:  # fmt: skip
+               stats: tuple | None = None, snippets: bool = True) -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall.py`` for how scores are made. The memories returned are
         logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
         rc = self.config["recall"]
@@ -267,11 +267,17 @@ class Vault:
             mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
             graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
             adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
+            snippets=snippets,
         )  # fmt: skip
         hits = search(self.sources(), query, opt)
         if log and hits:
             self.usage.log_retrievals([h.id for h in hits], "recall")
         return hits
+
+    def add_snippet(self, hit: Hit, query: str) -> Hit:
+        """Fill in a hit's snippet and highlights (for hits recalled with ``snippets=False``)."""
+        hit.snippet, hit.highlights = make_snippet(self._body(hit.path), self.bm25.terms(query))
+        return hit
 
     @property
     def usage(self) -> UsageStore:
