@@ -14,6 +14,7 @@ from vaultmem.cli import app
 from vaultmem.config import DEFAULTS
 from vaultmem.usage import Usage
 from vaultmem.vault import Vault
+from helpers import write
 
 NOW = 1_800_000_000.0
 
@@ -110,12 +111,6 @@ def test_weights_from_config():
 
 
 # ------------------------------------------------------------------ in recall
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture

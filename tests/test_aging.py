@@ -17,15 +17,10 @@ from vaultmem import aging
 from vaultmem.cli import app
 from vaultmem.note import parse
 from vaultmem.vault import Vault
+from helpers import write
 
 DAY = 86400.0
 HISTORY = "sessions/Session history - Project - X.md"
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 def read(root: Path, rel: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vaultmem.cli import app
+from helpers import failed
 
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 
@@ -33,18 +34,6 @@ def ok(result) -> str:
     assert result.exit_code == 0, result.output
     assert result.exception is None
     return result.stdout
-
-
-def failed(result, code: int | None = None) -> str:
-    """Assert a clean failure: non-zero exit, one ``vaultmem:`` line on stderr, no traceback."""
-    assert result.exit_code != 0, result.output
-    if code is not None:
-        assert result.exit_code == code, result.output
-    assert isinstance(result.exception, SystemExit), result.exception
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("vaultmem: "), result.stderr
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def remember(run, *args: str) -> dict:

@@ -9,13 +9,7 @@ from pathlib import Path
 import pytest
 
 from vaultmem.vault import Vault
-
-
-def write(root: Path, rel: str, text: str) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from helpers import write
 
 
 def touch_later(path: Path) -> None:

@@ -16,6 +16,7 @@ from vaultmem.errors import BadInput, Conflict, NoteNotFound
 from vaultmem.lifecycle import memory_text
 from vaultmem.note import parse
 from vaultmem.vault import Vault
+from helpers import failed, write
 
 # A hand-written note: a comment, unknown keys, odd spacing, a flow mapping value and a body
 # link. Transitions may only touch status / superseded_by / supersedes.
@@ -52,12 +53,6 @@ NEW = (
 PLAIN = "# Loose idea\n\nA note without any frontmatter at all.\n"  # no frontmatter, no id
 
 OLD_PATH, NEW_PATH, PLAIN_PATH = "decisions/Cache layer.md", "decisions/Cache layer v2.md", "facts/Loose idea.md"
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
 
 
 def read(root: Path, rel: str) -> str:
@@ -288,15 +283,6 @@ def run(root, fake_embedder, monkeypatch):
 def ok(result) -> str:
     assert result.exit_code == 0, result.output
     return result.stdout
-
-
-def failed(result, code: int) -> str:
-    assert result.exit_code == code, result.output
-    assert isinstance(result.exception, SystemExit), result.exception
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("vaultmem: "), result.stderr
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def test_cli_resolve_and_reopen(run, root):

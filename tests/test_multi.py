@@ -17,12 +17,7 @@ from vaultmem.registry import Registry, identity
 from vaultmem.setup import init_vault
 from vaultmem.vault import Vault
 from vaultmem.watch import Watcher, WatchGroup
-
-
-def note(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+from helpers import write as note
 
 
 @pytest.fixture

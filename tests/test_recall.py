@@ -13,6 +13,7 @@ from vaultmem import fusion
 from vaultmem.chunking import chunk, word_budget
 from vaultmem.errors import BadInput
 from vaultmem.vault import Vault
+from helpers import write as note
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -80,12 +81,6 @@ def test_enormous_sentence_is_hard_split():
 # ---------------------------------------------------------------- recall on small vaults
 
 
-def note(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 @pytest.fixture
 def lifecycle_vault(empty_vault, fake_embedder):
     note(empty_vault, "decisions/Old.md", "---\nid: old00001\nstatus: superseded\nsuperseded_by: '[[Middle]]'\n"
@@ -142,8 +137,6 @@ def test_cjk_notes_are_searchable(empty_vault, fake_embedder):
 
 
 # ---------------------------------------------------------------- demo vault (fake embedder)
-
-
 
 
 def test_graph_links_and_dangling_targets(demo):

@@ -15,6 +15,7 @@ from vaultmem.cli import app
 from vaultmem.errors import BadInput, NoteNotFound
 from vaultmem.usage import Usage, UsageStore
 from vaultmem.vault import Vault
+from helpers import failed, write
 
 
 @pytest.fixture
@@ -106,12 +107,6 @@ def test_dump_and_load_merge_without_duplicates(store, tmp_path, clock):
 
 
 # ------------------------------------------------------------------ through the vault
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture
@@ -222,13 +217,6 @@ def run(vault, fake_embedder, monkeypatch):
         return CliRunner().invoke(app, list(args), input=input, env={"VAULTMEM_VAULT": str(root or vault.root)})
 
     return invoke
-
-
-def failed(result, code: int) -> str:
-    assert result.exit_code == code, result.output
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("vaultmem: "), result.stderr
-    return lines[0]
 
 
 def test_cli_rate(run, vault, tmp_path):

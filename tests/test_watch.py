@@ -16,6 +16,7 @@ from vaultmem.errors import VaultError
 from vaultmem.lock import WatcherRunning, WriterLock
 from vaultmem.vault import Vault
 from vaultmem.watch import Batch, Batcher, Watcher
+from helpers import write
 
 
 def wait_for(condition, timeout: float = 15.0, what: str = "condition"):
@@ -27,13 +28,6 @@ def wait_for(condition, timeout: float = 15.0, what: str = "condition"):
             return value
         time.sleep(0.02)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-def write(root: Path, rel: str, text: str) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 class Running:
