@@ -4,7 +4,6 @@ importance), weights from the config, and what recall reports with and without i
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
