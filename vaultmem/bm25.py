@@ -156,26 +156,50 @@ class BM25Index:
         return wq.Or([wq.Term("content", t) for t in terms])
 
     def score_all(self, text: str, index: dict[str, int], n: int) -> np.ndarray:
-        """BM25 score of every note: ``out[index[path]]`` (0 where no query term occurs)."""
+        """BM25 score of every note: ``out[index[path]]`` (0 where no query term occurs).
+
+        The collection statistics (document count, document frequencies, average length)
+        count live documents only, so an index updated incrementally (with deleted documents
+        not yet merged away) scores exactly like one rebuilt from the files.
+        """
         out = np.zeros(n, dtype=np.float64)
         terms = self.terms(text)
         if not terms:
             return out
-        s = self._fresh_searcher()
-        idfs = self._idfs(s, terms)
-        avgdl = s.avg_field_length("content") or 1.0
-        for leaf, _ in _leaves(s):
-            reader = leaf.reader()
-            scores = self._leaf_scores(reader, idfs, avgdl)
+        leaves = [(leaf.reader(), self._segment_arrays(leaf.reader())) for leaf, _ in _leaves(self._fresh_searcher())]
+        live_docs = sum(int(live.sum()) for _, (_, live, _) in leaves)
+        if not live_docs:
+            return out
+        avgdl = sum(float(lengths[live].sum()) for _, (lengths, live, _) in leaves) / live_docs or 1.0
+        found = [self._live_postings(reader, live, terms) for reader, (_, live, _) in leaves]
+        df: dict[str, int] = {}
+        for postings in found:
+            for term, (ids, _) in postings.items():
+                df[term] = df.get(term, 0) + len(ids)
+        idf = {t: math.log(live_docs / (d + 1)) + 1 for t, d in df.items()}
+        for (reader, (lengths, _, _)), postings in zip(leaves, found):
+            scores = np.zeros(len(lengths), dtype=np.float64)
+            norm = K1 * ((1 - B) + B * lengths / avgdl)
+            for term, (ids, tf) in postings.items():
+                scores[ids] += idf[term] * (tf * (K1 + 1)) / (tf + norm[ids])
             where = self._positions(reader, index)
             hit = np.flatnonzero((scores > 0) & (where >= 0))
             out[where[hit]] = scores[hit]
         return out
 
     @staticmethod
-    def _idfs(s, terms: list[str]) -> dict[str, float]:
-        n_all = s.doc_count_all()
-        return {t: math.log(n_all / (df + 1)) + 1 for t in terms if (df := s.doc_frequency("content", t))}
+    def _live_postings(reader, live: np.ndarray, terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """term -> (doc numbers, term frequencies) of the segment's live documents."""
+        out = {}
+        for term in terms:
+            try:
+                ids, tf = _postings(reader.postings("content", term))
+            except TermNotFound:
+                continue
+            keep = live[ids]
+            if keep.any():
+                out[term] = (ids[keep], tf[keep])
+        return out
 
     def _positions(self, reader, index: dict[str, int]) -> np.ndarray:
         """For each document of a segment, its position in ``index`` (-1 if not there)."""
@@ -188,19 +212,6 @@ class BM25Index:
                 self._maps.clear()
             self._maps[key] = pos
         return pos
-
-    def _leaf_scores(self, reader, idfs: dict[str, float], avgdl: float) -> np.ndarray:
-        lengths, live, _ = self._segment_arrays(reader)
-        scores = np.zeros(len(lengths), dtype=np.float64)
-        norm = K1 * ((1 - B) + B * lengths / avgdl)
-        for term, idf in idfs.items():
-            try:
-                ids, tf = _postings(reader.postings("content", term))
-            except TermNotFound:
-                continue
-            scores[ids] += idf * (tf * (K1 + 1)) / (tf + norm[ids])
-        scores[~live] = 0.0
-        return scores
 
     @staticmethod
     def _segment_key(reader) -> tuple:
