@@ -59,7 +59,7 @@ def evaluate(vault: Vault, queries: dict[str, str], qrels, k: int = 100) -> dict
     for mode in ("bm25", "vector", "hybrid"):
         nd, rc = [], []
         for qid, text in queries.items():
-            ranked = [doc_id(h.path) for h in vault.recall(text, k=k, mode=mode, log=False)]
+            ranked = [doc_id(h.path) for h in vault.recall(text, k=k, mode=mode, log=False, adaptive=False)]
             nd.append(ndcg_at(ranked, qrels[qid], 10))
             rc.append(recall_at(ranked, qrels[qid], 100))
         out[mode] = {"ndcg@10": round(mean(nd), 4), "recall@100": round(mean(rc), 4)}
@@ -183,6 +183,8 @@ def main() -> None:
     split = "train" if args.tune else "test"
     corpus, queries, qrels = load(args.data, split)
     write_vault(corpus, args.work)
+    for name in ("usage.db", "usage.db-wal", "usage.db-shm"):  # no usage data from earlier runs
+        (args.work / ".vaultmem" / name).unlink(missing_ok=True)
     print(f"SciFact: {len(corpus)} notes, {len(queries)} {split} queries", flush=True)
     build = None if (args.tune or args.skip_build_timing) else build_timing(args.work)
     if build is None and not args.tune:
