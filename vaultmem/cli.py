@@ -125,30 +125,41 @@ def _err(message: str) -> None:
     typer.echo(f"vaultmem: {message}", err=True)
 
 
+class _EmbeddingBar:
+    """A progress callback for reindexing that opens a bar on stderr only when a terminal is
+    watching and there are at least ``minimum`` chunks to embed."""
+
+    def __init__(self, minimum: int = 0, quiet: bool = False):
+        self.minimum, self.quiet = minimum, quiet
+        self.bar: Any = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.quiet or total < self.minimum or not sys.stderr.isatty():
+            return
+        if self.bar is None:
+            self.bar = typer.progressbar(length=total, label="embedding", file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
 def _sync(v: "Vault", quiet: bool = False) -> None:
     """Reconcile the indexes with the files, with a progress bar when embedding is needed."""
-    state: dict[str, Any] = {}
-
-    def progress(done: int, total: int) -> None:
-        if quiet or total < 64 or not sys.stderr.isatty():
-            return
-        bar = state.get("bar")
-        if bar is None:
-            bar = state["bar"] = typer.progressbar(length=total, label="embedding", file=sys.stderr)
-            bar.__enter__()
-        bar.update(done - state.get("done", 0))
-        state["done"] = done
-
     from .lock import WatcherRunning
 
+    bar = _EmbeddingBar(minimum=64, quiet=quiet)
     try:
-        summary = v.reindex(progress=progress)
+        summary = v.reindex(progress=bar)
     except WatcherRunning:  # the watcher keeps the indexes current; just read them
         v.refresh()
         return
     finally:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)
+        bar.close()
     for path, reason in summary.errors.items():
         _err(f"skipped {path}: {reason}")
     if summary.changed and not quiet:
@@ -429,17 +440,11 @@ def index(
 
 
 def _index_with_bar(v: "Vault", rebuild: bool):
-    if not sys.stderr.isatty():
-        return v.reindex(rebuild=rebuild)
-    with typer.progressbar(length=1, label="embedding", file=sys.stderr) as bar:
-        seen = {"done": 0}
-
-        def progress(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(done - seen["done"])
-            seen["done"] = done
-
-        return v.reindex(rebuild=rebuild, progress=progress)
+    bar = _EmbeddingBar()
+    try:
+        return v.reindex(rebuild=rebuild, progress=bar)
+    finally:
+        bar.close()
 
 
 @app.command()

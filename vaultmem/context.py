@@ -85,11 +85,9 @@ def _pick(vault: "Vault", anchor: str | None) -> tuple[list["Record"], "Record |
     live = [r for r in records.values() if r.status == "active" and not is_expired(r)]
     if not anchor:
         return live, None
-    path = vault.graph().graph["resolver"].resolve(anchor)
-    if path is None or path not in records:
-        from .errors import BadInput
+    from .recall import resolve_anchor
 
-        raise BadInput(f"--anchor: no note called {anchor!r}")
+    path = resolve_anchor(vault.graph(), records, anchor)
     near = neighbourhood(vault.graph(), path, int(vault.config["recall"]["anchor_depth"]))
     return [r for r in live if r.path in near or r.scope == "user"], records[path]
 

@@ -248,9 +248,10 @@ def _profile(rec: Record, profile: str, now: dt.datetime) -> float:
     return weight
 
 
-def resolve_anchor(src: Sources, anchor: str) -> str:
-    path = src.graph.graph["resolver"].resolve(anchor)
-    if path is None or path not in src.records:
+def resolve_anchor(graph: nx.DiGraph, records: dict[str, Record], anchor: str) -> str:
+    """The path of the note an ``--anchor`` names; BadInput when there is none."""
+    path = graph.graph["resolver"].resolve(anchor)
+    if path is None or path not in records:
         raise BadInput(f"--anchor: no note called {anchor!r}")
     return path
 
@@ -263,7 +264,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     records = src.records
     near: dict[str, float] = {}
     if opt.anchor:
-        near = anchor_weights(src.graph, resolve_anchor(src, opt.anchor), opt.depth, opt.graph_decay)
+        near = anchor_weights(src.graph, resolve_anchor(src.graph, src.records, opt.anchor), opt.depth, opt.graph_decay)
 
     def candidate(path: str) -> bool:
         rec = records.get(path)
