@@ -281,3 +281,24 @@ def test_console_entry_fast_path_for_recall(demo_copy, fake_embedder, monkeypatc
     assert failed.value.code == 2
     err = capsys.readouterr().err
     assert err.strip() == "vaultmem: --mode: 'fuzzy' is not one of hybrid, bm25, vector"
+
+
+def test_score_caches_follow_the_index_object_not_its_id(tmp_path):
+    """A freshly built position map often reuses a freed one's id(); scores must follow the
+    map actually passed (a watcher rebuilds it whenever a note is added or removed)."""
+    import numpy as np
+
+    from vaultmem.bm25 import BM25Index, Doc
+    from vaultmem.vectors import VectorIndex
+
+    paths = [f"n{i}.md" for i in range(6)]
+    bm25 = BM25Index(tmp_path / "bm25")
+    bm25.apply([Doc(p, "h", p, "", "", "apple" if i == 0 else "cherry", "", "active") for i, p in enumerate(paths)], [])
+    vectors = VectorIndex(paths, np.eye(6, dtype=np.float32))
+    for trial in range(20):
+        order = paths if trial % 2 == 0 else paths[::-1]
+        index = {p: i for i, p in enumerate(order)}
+        assert int(np.argmax(bm25.score_all("apple", index, 6))) == index["n0.md"]
+        assert int(np.argmax(vectors.aligned_scores(np.eye(6, dtype=np.float32)[2], index, 6))) == index["n2.md"]
+        del index
+    bm25.close()

@@ -93,8 +93,9 @@ class BM25Index:
         self._ix = None
         self._searcher = None
         self._analyzer = analyzer()
-        self._segments: dict = {}
-        self._maps: dict = {}
+        self._segments: dict = {}  # segment key -> (lengths, live mask, paths), current segments only
+        self._maps: dict = {}  # segment key -> positions in ``_maps_for``
+        self._maps_for: dict | None = None  # held, not keyed by id(): a freed dict's id is reused
 
     def _index(self):
         if self._ix is None:
@@ -166,7 +167,9 @@ class BM25Index:
         terms = self.terms(text)
         if not terms:
             return out
-        leaves = [(leaf.reader(), self._segment_arrays(leaf.reader())) for leaf, _ in _leaves(self._fresh_searcher())]
+        readers = [leaf.reader() for leaf, _ in _leaves(self._fresh_searcher())]
+        self._forget_other_segments({self._segment_key(r) for r in readers}, index)
+        leaves = [(reader, self._segment_arrays(reader)) for reader in readers]
         live_docs = sum(int(live.sum()) for _, (_, live, _) in leaves)
         if not live_docs:
             return out
@@ -201,16 +204,23 @@ class BM25Index:
                 out[term] = (ids[keep], tf[keep])
         return out
 
+    def _forget_other_segments(self, current: set[tuple], index: dict[str, int]) -> None:
+        """Keep cached arrays only for the searcher's current segments and ``index``, so the
+        caches stay as small as the index however many commits a long-running watcher makes."""
+        for cache in (self._segments, self._maps):
+            for key in [k for k in cache if k not in current]:
+                del cache[key]
+        if index is not self._maps_for:
+            self._maps.clear()
+            self._maps_for = index
+
     def _positions(self, reader, index: dict[str, int]) -> np.ndarray:
         """For each document of a segment, its position in ``index`` (-1 if not there)."""
-        key = (self._segment_key(reader), id(index))
+        key = self._segment_key(reader)
         pos = self._maps.get(key)
         if pos is None:
             paths = self._segment_arrays(reader)[2]
-            pos = np.array([index.get(p, -1) for p in paths], dtype=np.int64)
-            if len(self._maps) > 64:
-                self._maps.clear()
-            self._maps[key] = pos
+            pos = self._maps[key] = np.array([index.get(p, -1) for p in paths], dtype=np.int64)
         return pos
 
     @staticmethod
@@ -231,8 +241,6 @@ class BM25Index:
             column = reader.column_reader("path")
             paths = [column[i] for i in range(n)]
             cached = self._segments[key] = (lengths, live, paths)
-            if len(self._segments) > 64:
-                self._segments.pop(next(iter(self._segments)))
         return cached
 
     def count(self) -> int:

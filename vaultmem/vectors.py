@@ -50,10 +50,9 @@ class VectorIndex:
 
     def aligned_scores(self, qvec: np.ndarray, index: dict[str, int], n: int) -> np.ndarray:
         """Cosine of every note placed at ``index[path]`` (0 for notes without vectors)."""
-        key = id(index)
-        if getattr(self, "_pos_key", None) != key:
-            pos = np.array([index.get(p, -1) for p in self.paths], dtype=np.int64)
-            self._pos, self._pos_key = pos, key
+        if getattr(self, "_pos_for", None) is not index:  # held, not id(): a freed dict's id is reused
+            self._pos = np.array([index.get(p, -1) for p in self.paths], dtype=np.int64)
+            self._pos_for = index
         out = np.zeros(n, dtype=np.float64)
         if self.paths:
             scores = self.note_scores(qvec)
