@@ -69,11 +69,14 @@ class WatchProcess:
                 raise RuntimeError(f"watcher did not start: {self.proc.stderr.read()}")
             time.sleep(0.1)
 
-    def rss_mb(self) -> float:
+    def memory_mb(self) -> dict[str, float]:
+        """Resident memory of the watcher: total, anonymous (heaps) and file-backed (mapped files)."""
+        out = {}
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
+            key = line.split(":")[0]
+            if key in ("VmRSS", "RssAnon", "RssFile"):
+                out[key] = round(int(line.split()[1]) / 1024, 1)
+        return out
 
     def recall(self, query: str, **args) -> list[dict]:
         reply = client.request(self.root, "recall", {"query": query, **args})
@@ -188,14 +191,17 @@ def soak(args) -> dict:
     rng = random.Random(5)
     queries = ["note topic", "project anchor", "lessons learned", "decision about", "fixed bug"]
     w = WatchProcess(root)
-    rss = []
+    rss, parts = [], []
     try:
         start = time.perf_counter()
         for i in range(args.edits):
             edit(rng.choice(notes), f"soak{i} " + " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(5)))
             if i % 500 == 499:
-                rss.append((i + 1, round(w.rss_mb(), 1)))
-                print(f"  {i + 1} edits, rss {rss[-1][1]} MB, {time.perf_counter() - start:.0f} s", flush=True)
+                mem = w.memory_mb()
+                rss.append((i + 1, mem["VmRSS"]))
+                parts.append((i + 1, mem["RssAnon"], mem["RssFile"]))
+                print(f"  {i + 1} edits, rss {mem['VmRSS']} MB (anon {mem['RssAnon']}, file {mem['RssFile']}), "
+                      f"{time.perf_counter() - start:.0f} s", flush=True)
             time.sleep(max(0.0, (i + 1) / args.rate - (time.perf_counter() - start)))
         deadline = time.monotonic() + 300
         while client.request(root, "status")["result"]["pending"] or not client.request(root, "status")["result"]["in_sync"]:
@@ -221,6 +227,7 @@ def soak(args) -> dict:
     print(f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up ({args.warmup:.0%} of edits) "
           f"{growth * 100:.1f}% (peak {peak_growth * 100:.1f}%), equal to rebuild: {same}")
     return {"notes": args.notes, "edits": args.edits, "seconds": round(duration), "rss_mb": rss,
+            "rss_anon_file_mb": parts,
             "warmup_fraction": args.warmup, "rss_growth_after_warmup": round(growth, 4),
             "rss_peak_growth_after_warmup": round(peak_growth, 4), "equal_to_rebuild": same,
             "notes_equal": watched_hashes == rebuilt_hashes}  # fmt: skip

