@@ -185,6 +185,20 @@ def cli(args) -> dict:
     return {"notes": args.notes, **out}
 
 
+def trend_growth(samples: list[tuple[int, float]]) -> float:
+    """Growth over the sampled span by a least-squares line through (edits, MB), relative to the
+    line's start: a leak shows as a steady slope, while single samples wander with garbage
+    not yet collected and index files mapped for a merge."""
+    if len(samples) < 2:
+        return float("nan")
+    import numpy as np
+
+    x, y = np.array(samples, dtype=float).T
+    slope, intercept = np.polyfit(x, y, 1)
+    start = intercept + slope * x[0]
+    return float(slope * (x[-1] - x[0]) / start)
+
+
 def soak(args) -> dict:
     root = working_copy(prepared_vault(args.notes), "soak")
     notes = sorted(p for p in root.rglob("*.md") if ".vaultmem" not in p.parts)
@@ -221,14 +235,17 @@ def soak(args) -> dict:
     warm = [m for n, m in rss if n >= args.edits * args.warmup] or [m for _, m in rss]
     growth = (warm[-1] - warm[0]) / warm[0] if warm else float("nan")
     peak_growth = (max(warm) - warm[0]) / warm[0] if warm else float("nan")
+    trend = trend_growth([(n, m) for n, m in rss if n >= args.edits * args.warmup])
     same = watched_hashes == rebuilt_hashes and all(
         [p for p, _ in watched[q]] == [p for p, _ in rebuilt[q]] for q in queries
     )
-    print(f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up ({args.warmup:.0%} of edits) "
-          f"{growth * 100:.1f}% (peak {peak_growth * 100:.1f}%), equal to rebuild: {same}")
+    print(f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up ({args.warmup:.0%} of edits): "
+          f"trend {trend * 100:.1f}%, first to last sample {growth * 100:.1f}%, peak {peak_growth * 100:.1f}%; "
+          f"equal to rebuild: {same}")
     return {"notes": args.notes, "edits": args.edits, "seconds": round(duration), "rss_mb": rss,
             "rss_anon_file_mb": parts,
             "warmup_fraction": args.warmup, "rss_growth_after_warmup": round(growth, 4),
+            "rss_trend_growth_after_warmup": round(trend, 4),
             "rss_peak_growth_after_warmup": round(peak_growth, 4), "equal_to_rebuild": same,
             "notes_equal": watched_hashes == rebuilt_hashes}  # fmt: skip
 

@@ -108,8 +108,8 @@ def test_batcher_returns_pending_immediately_on_stop():
 
 
 def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(monkeypatch):
-    collected = []
-    monkeypatch.setattr("vaultmem.watch.gc.collect", lambda: collected.append(1))
+    collected, young = [], []
+    monkeypatch.setattr("vaultmem.watch.gc.collect", lambda *gen: (young if gen else collected).append(1))
     clock = [100.0]
     monkeypatch.setattr("vaultmem.watch.time.monotonic", lambda: clock[0])
     h = Housekeeping(every=10.0)
@@ -128,6 +128,7 @@ def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(mo
     assert len(collected) == 2  # went idle after applying work
     h.after(applied=False)
     assert len(collected) == 2 and h.runs == 2
+    assert len(young) == 3  # every other applied batch: a cheap young-generation collection
 
 
 def test_running_watcher_gives_memory_back_once_idle(running):
@@ -247,6 +248,28 @@ def test_unparsable_note_is_skipped_and_watching_continues(running):
     write(root, "facts/After.md", "# After\n\nstill watching\n")
     wait_for(lambda: "facts/After.md" in running.paths(), what="later note")
     assert running.error is None
+
+
+def test_unreadable_note_is_logged_and_skipped(running, monkeypatch):
+    """A permission error (simulated: the tests run as root, where chmod does not deny reads)."""
+    from vaultmem.store import Store
+
+    real = Store.read_text
+
+    def read_text(self, rel):
+        if rel == "facts/Locked.md":
+            raise PermissionError(13, "Permission denied", str(self.abspath(rel)))
+        return real(self, rel)
+
+    monkeypatch.setattr(Store, "read_text", read_text)
+    root = running.vault.root
+    write(root, "facts/Locked.md", "# Locked\n\nsecret\n")
+    wait_for(lambda: (running.watcher.state.last_error or "").startswith("facts/Locked.md: Permission denied"),
+             what="permission error recorded with the path")  # fmt: skip
+    write(root, "facts/Open.md", "# Open\n\nreadable\n")
+    wait_for(lambda: "facts/Open.md" in running.paths(), what="later note")
+    assert "facts/Locked.md" not in running.paths() and running.error is None
+    assert "facts/Locked.md" in running.vault.index_errors()
 
 
 def test_own_writes_are_not_indexed_twice(running, fake_embedder):
