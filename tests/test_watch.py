@@ -112,7 +112,7 @@ def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(mo
     monkeypatch.setattr("vaultmem.watch.gc.collect", lambda *gen: (young if gen else collected).append(1))
     clock = [100.0]
     monkeypatch.setattr("vaultmem.watch.time.monotonic", lambda: clock[0])
-    h = Housekeeping(every=10.0)
+    h = Housekeeping(every=10.0)  # the interval is a parameter; the watcher uses 60 s
     h.after(applied=False)
     assert collected == []  # idle with nothing applied since the last run: nothing to give back
     h.after(applied=True)
