@@ -141,34 +141,6 @@ def test_running_watcher_gives_memory_back_once_idle(running):
     assert running.watcher.housekeeping.runs == runs
 
 
-def test_reserve_embeds_one_batch_of_the_largest_shape():
-    import numpy as np
-
-    from vaultmem.embed import FastEmbedder
-
-    calls = []
-
-    class Model:
-        def embed(self, texts, batch_size):
-            calls.append((len(texts), batch_size, min(len(t.split()) for t in texts)))
-            return [np.ones(4, dtype=np.float32) for _ in texts]
-
-    emb = FastEmbedder(batch_size=4)
-    emb._model = Model()
-    emb.reserve()
-    assert calls == [(4, 4, 2 * emb.max_tokens)]  # batch_size texts, each past the model window
-
-
-def test_watcher_reserves_embedding_memory_at_start(empty_vault, fake_embedder):
-    reserved = []
-    fake_embedder.reserve = lambda: reserved.append(1)
-    r = Running(empty_vault, fake_embedder)
-    try:
-        assert reserved == [1]
-    finally:
-        r.stop()
-
-
 # ---------------------------------------------------------------- editor save patterns
 
 

@@ -125,13 +125,6 @@ class FastEmbedder:
                 self._queries.popitem(last=False)
         return out
 
-    def reserve(self) -> None:
-        """Embed one batch of the largest shape the model takes (``batch_size`` texts longer
-        than its window), so onnxruntime's arena, which keeps the largest working set it has
-        needed, reaches its full size now instead of creeping up as notes get longer: a
-        long-running watcher's memory is then flat from the start."""
-        self._embed(["memory " * (2 * self.max_tokens)] * self.batch_size)
-
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()
         rows = list(model.embed(list(texts), batch_size=self.batch_size))

@@ -255,9 +255,6 @@ class Watcher:
                 self._apply(Batch(full=True))
                 if self.server is not None:
                     self.vault.warm()
-            reserve = getattr(self.vault.embedder, "reserve", None)
-            if reserve is not None:
-                reserve()  # memory at its working size now, not creeping up over weeks
             if self.server is not None:
                 self.server.start()
         except BaseException:
