@@ -57,7 +57,7 @@ exclude = ["/README.md"]
 # Any fastembed text model; the default works offline from pip-installed files.
 model = "sentence-transformers/all-MiniLM-L6-v2"
 # Texts per model call. On 2 CPU cores 4 was as fast as 8 or 16 and needs far less memory
-# (onnxruntime keeps its largest working set: ~0.43 GB at 4, ~0.95 GB at 16).
+# (onnxruntime keeps its largest working set: ~0.44 GB at 4, ~0.9 GB at 16).
 batch_size = 4
 
 [recall]
