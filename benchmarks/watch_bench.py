@@ -3,7 +3,7 @@
     python benchmarks/watch_bench.py freshness [--notes 10000] [--edits 100]
     python benchmarks/watch_bench.py burst [--notes 10000] [--files 1000]
     python benchmarks/watch_bench.py cli [--notes 10000] [--runs 10]
-    python benchmarks/watch_bench.py soak [--notes 2000] [--edits 10000] [--rate 25]
+    python benchmarks/watch_bench.py soak [--notes 2000] [--edits 10000] [--rate 25] [--sample-every 100]
 
 freshness: time from saving an edited note to recall (through the watcher's socket)
 returning it, over single-file edits; target p95 <= 1 s.
@@ -199,6 +199,14 @@ def trend_growth(samples: list[tuple[int, float]]) -> float:
     return float(slope * (x[-1] - x[0]) / start)
 
 
+def thirds_growth(values: list[float]) -> float:
+    """Median of the last third of the samples against the median of the first third."""
+    if len(values) < 3:
+        return float("nan")
+    third = len(values) // 3
+    return statistics.median(values[-third:]) / statistics.median(values[:third]) - 1
+
+
 def soak(args) -> dict:
     root = working_copy(prepared_vault(args.notes), "soak")
     notes = sorted(p for p in root.rglob("*.md") if ".vaultmem" not in p.parts)
@@ -210,12 +218,13 @@ def soak(args) -> dict:
         start = time.perf_counter()
         for i in range(args.edits):
             edit(rng.choice(notes), f"soak{i} " + " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(5)))
-            if i % 500 == 499:
+            if i % args.sample_every == args.sample_every - 1:
                 mem = w.memory_mb()
                 rss.append((i + 1, mem["VmRSS"]))
                 parts.append((i + 1, mem["RssAnon"], mem["RssFile"]))
-                print(f"  {i + 1} edits, rss {mem['VmRSS']} MB (anon {mem['RssAnon']}, file {mem['RssFile']}), "
-                      f"{time.perf_counter() - start:.0f} s", flush=True)
+                if (i + 1) % 500 == 0:
+                    print(f"  {i + 1} edits, rss {mem['VmRSS']} MB (anon {mem['RssAnon']}, file {mem['RssFile']}), "
+                          f"{time.perf_counter() - start:.0f} s", flush=True)
             time.sleep(max(0.0, (i + 1) / args.rate - (time.perf_counter() - start)))
         deadline = time.monotonic() + 300
         while client.request(root, "status")["result"]["pending"] or not client.request(root, "status")["result"]["in_sync"]:
@@ -236,16 +245,18 @@ def soak(args) -> dict:
     growth = (warm[-1] - warm[0]) / warm[0] if warm else float("nan")
     peak_growth = (max(warm) - warm[0]) / warm[0] if warm else float("nan")
     trend = trend_growth([(n, m) for n, m in rss if n >= args.edits * args.warmup])
+    thirds = thirds_growth([m for n, m in rss if n >= args.edits * args.warmup])
     same = watched_hashes == rebuilt_hashes and all(
         [p for p, _ in watched[q]] == [p for p, _ in rebuilt[q]] for q in queries
     )
     print(f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up ({args.warmup:.0%} of edits): "
-          f"trend {trend * 100:.1f}%, first to last sample {growth * 100:.1f}%, peak {peak_growth * 100:.1f}%; "
+          f"trend {trend * 100:.1f}%, median of last vs first third {thirds * 100:.1f}%, first to last sample {growth * 100:.1f}%, peak {peak_growth * 100:.1f}%; "
           f"equal to rebuild: {same}")
     return {"notes": args.notes, "edits": args.edits, "seconds": round(duration), "rss_mb": rss,
             "rss_anon_file_mb": parts,
             "warmup_fraction": args.warmup, "rss_growth_after_warmup": round(growth, 4),
             "rss_trend_growth_after_warmup": round(trend, 4),
+            "rss_thirds_growth_after_warmup": round(thirds, 4), "sample_every_edits": args.sample_every,
             "rss_peak_growth_after_warmup": round(peak_growth, 4), "equal_to_rebuild": same,
             "notes_equal": watched_hashes == rebuilt_hashes}  # fmt: skip
 
@@ -258,6 +269,7 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--rate", type=float, default=25.0, help="soak edits per second")
+    ap.add_argument("--sample-every", type=int, default=100, help="soak: edits between memory samples")
     ap.add_argument("--warmup", type=float, default=0.3, help="soak: fraction of edits counted as warm-up")
     args = ap.parse_args()
     defaults = {"freshness": (10000, 100), "burst": (10000, 0), "cli": (10000, 0), "soak": (2000, 10000)}
