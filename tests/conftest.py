@@ -37,13 +37,25 @@ def fake_embedder():
 
 
 @pytest.fixture
-def demo(demo_copy, fake_embedder):
-    """The demo vault copy opened with the small test embedder."""
+def open_vault(fake_embedder):
+    """Opens vaults with the small test embedder; each is closed when the test ends."""
     from vaultmem.vault import Vault
 
-    v = Vault(demo_copy, embedder=fake_embedder)
-    yield v
-    v.close()
+    opened = []
+
+    def _open(root: Path) -> Vault:
+        opened.append(Vault(root, embedder=fake_embedder))
+        return opened[-1]
+
+    yield _open
+    for v in opened:
+        v.close()
+
+
+@pytest.fixture
+def demo(demo_copy, open_vault):
+    """The demo vault copy opened with the small test embedder."""
+    return open_vault(demo_copy)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from vaultmem.adaptive import DAY, Weights, adaptive, blend_factor, frequency, i
 from vaultmem.cli import app
 from vaultmem.config import DEFAULTS
 from vaultmem.usage import Usage
-from vaultmem.vault import Vault
 from helpers import write
 
 NOW = 1_800_000_000.0
@@ -113,15 +112,13 @@ def test_weights_from_config():
 
 
 @pytest.fixture
-def vault(empty_vault, fake_embedder):
+def vault(empty_vault, open_vault):
     body = "Webhook retries are idempotent: store the event id before any side effect.\n"
     write(empty_vault, "lessons/Alpha.md", f"---\nid: alpha001\ntype: lesson\nimportance: 5\n---\n# Alpha\n\n{body}")
     write(empty_vault, "lessons/Beta.md", f"---\nid: beta0001\ntype: lesson\nimportance: 5\n---\n# Beta\n\n{body}")
     write(empty_vault, "lessons/Gamma.md", "---\nid: gamma001\ntype: lesson\nimportance: 8\n---\n# Gamma\n\n"
                                            "Webhook signatures must be verified.\n")  # fmt: skip
-    v = Vault(empty_vault, embedder=fake_embedder)
-    yield v
-    v.close()
+    return open_vault(empty_vault)
 
 
 def by_id(hits) -> dict:

@@ -64,10 +64,8 @@ def root(empty_vault) -> Path:
 
 
 @pytest.fixture
-def vault(root, fake_embedder):
-    v = Vault(root, embedder=fake_embedder)
-    yield v
-    v.close()
+def vault(root, open_vault):
+    return open_vault(root)
 
 
 def kinds(result: dict) -> dict[str, str]:

@@ -19,13 +19,11 @@ def touch_later(path: Path) -> None:
 
 
 @pytest.fixture
-def vault(empty_vault, fake_embedder):
+def vault(empty_vault, open_vault):
     write(empty_vault, "facts/Alpha.md", "---\nid: aaaa1111\ntype: fact\n---\n# Alpha\n\nPostgres advisory locks.\n")
     write(empty_vault, "facts/Beta.md", "# Beta\n\nRedis keys expire. See [[Alpha]].\n")
     write(empty_vault, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nAlways run migrations twice.\n")
-    v = Vault(empty_vault, embedder=fake_embedder)
-    yield v
-    v.close()
+    return open_vault(empty_vault)
 
 
 def test_first_sync_adds_everything(vault):

@@ -84,10 +84,8 @@ def root(empty_vault) -> Path:
 
 
 @pytest.fixture
-def vault(root, fake_embedder):
-    v = Vault(root, embedder=fake_embedder)
-    yield v
-    v.close()
+def vault(root, open_vault):
+    return open_vault(root)
 
 
 # ------------------------------------------------------------------ resolve
@@ -340,10 +338,8 @@ B = ("Cache layer choice", "Switched the session cache to Memcached for lower me
 
 
 @pytest.fixture
-def fresh(empty_vault, fake_embedder):
-    v = Vault(empty_vault, embedder=fake_embedder)
-    yield v
-    v.close()
+def fresh(empty_vault, open_vault):
+    return open_vault(empty_vault)
 
 
 def band(v: Vault, fake_embedder, shared: float, no_context: float) -> float:

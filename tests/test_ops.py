@@ -21,10 +21,8 @@ NO_ID = "facts/Pilot marinas and their sizes.md"
 
 
 @pytest.fixture
-def vault(empty_vault, fake_embedder):
-    v = Vault(empty_vault, embedder=fake_embedder)
-    yield v
-    v.close()
+def vault(empty_vault, open_vault):
+    return open_vault(empty_vault)
 
 
 

@@ -82,16 +82,14 @@ def test_enormous_sentence_is_hard_split():
 
 
 @pytest.fixture
-def lifecycle_vault(empty_vault, fake_embedder):
+def lifecycle_vault(empty_vault, open_vault):
     note(empty_vault, "decisions/Old.md", "---\nid: old00001\nstatus: superseded\nsuperseded_by: '[[Middle]]'\n"
          "type: decision\n---\n# Old\n\nUse a lease table for job leasing.\n")  # fmt: skip
     note(empty_vault, "decisions/Middle.md", "---\nid: mid00001\nstatus: superseded\nsuperseded_by: '[[New]]'\n"
          "type: decision\n---\n# Middle\n\nUse redis locks.\n")  # fmt: skip
     note(empty_vault, "decisions/New.md", "---\nid: new00001\ntype: decision\n---\n# New\n\nUse advisory locks.\n")
     note(empty_vault, "bugs/Fixed.md", "---\nstatus: resolved\ntype: bug_fix\n---\n# Fixed\n\nLease table deadlock fixed.\n")
-    v = Vault(empty_vault, embedder=fake_embedder)
-    yield v
-    v.close()
+    return open_vault(empty_vault)
 
 
 def test_hidden_notes_are_not_returned(lifecycle_vault):

@@ -110,13 +110,11 @@ def test_dump_and_load_merge_without_duplicates(store, tmp_path, clock):
 
 
 @pytest.fixture
-def vault(empty_vault, fake_embedder):
+def vault(empty_vault, open_vault):
     write(empty_vault, "facts/Alpha.md", "---\nid: alpha001\ntype: fact\n---\n# Alpha\n\nPostgres advisory locks lease jobs.\n")
     write(empty_vault, "facts/Beta.md", "---\nid: beta0001\ntype: fact\n---\n# Beta\n\nRedis keys expire. See [[Alpha]].\n")
     write(empty_vault, "lessons/Gamma.md", "# Gamma\n\nAlways run migrations against a snapshot.\n")  # no id: key is the path
-    v = Vault(empty_vault, embedder=fake_embedder)
-    yield v
-    v.close()
+    return open_vault(empty_vault)
 
 
 KEYS = ["alpha001", "beta0001", "lessons/Gamma.md"]
