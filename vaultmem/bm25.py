@@ -168,8 +168,9 @@ class BM25Index:
         if not terms:
             return out
         readers = [leaf.reader() for leaf, _ in _leaves(self._fresh_searcher())]
-        self._forget_other_segments({self._segment_key(r) for r in readers}, index)
-        leaves = [(reader, self._segment_arrays(reader)) for reader in readers]
+        keys = [self._segment_key(r) for r in readers]
+        self._forget_other_segments(set(keys), index)
+        leaves = [(reader, self._segment_arrays(reader, key)) for reader, key in zip(readers, keys)]
         live_docs = sum(int(live.sum()) for _, (_, live, _) in leaves)
         if not live_docs:
             return out
@@ -180,12 +181,12 @@ class BM25Index:
             for term, (ids, _) in postings.items():
                 df[term] = df.get(term, 0) + len(ids)
         idf = {t: math.log(live_docs / (d + 1)) + 1 for t, d in df.items()}
-        for (reader, (lengths, _, _)), postings in zip(leaves, found):
+        for key, (_, (lengths, _, paths)), postings in zip(keys, leaves, found):
             scores = np.zeros(len(lengths), dtype=np.float64)
             norm = K1 * ((1 - B) + B * lengths / avgdl)
             for term, (ids, tf) in postings.items():
                 scores[ids] += idf[term] * (tf * (K1 + 1)) / (tf + norm[ids])
-            where = self._positions(reader, index)
+            where = self._positions(key, paths, index)
             hit = np.flatnonzero((scores > 0) & (where >= 0))
             out[where[hit]] = scores[hit]
         return out
@@ -214,12 +215,10 @@ class BM25Index:
             self._maps.clear()
             self._maps_for = index
 
-    def _positions(self, reader, index: dict[str, int]) -> np.ndarray:
-        """For each document of a segment, its position in ``index`` (-1 if not there)."""
-        key = self._segment_key(reader)
+    def _positions(self, key: tuple, paths: list[str], index: dict[str, int]) -> np.ndarray:
+        """For each document of a segment (``paths``), its position in ``index`` (-1 if not there)."""
         pos = self._maps.get(key)
         if pos is None:
-            paths = self._segment_arrays(reader)[2]
             pos = self._maps[key] = np.array([index.get(p, -1) for p in paths], dtype=np.int64)
         return pos
 
@@ -228,9 +227,9 @@ class BM25Index:
         segment = reader.segment() if hasattr(reader, "segment") else None
         return (segment.segment_id() if segment is not None else id(reader), reader.doc_count())
 
-    def _segment_arrays(self, reader) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """Per-segment field lengths, live-document mask and paths, cached by segment and deletions."""
-        key = self._segment_key(reader)
+    def _segment_arrays(self, reader, key: tuple) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Per-segment field lengths, live-document mask and paths, cached under the segment's
+        key (segment and deletions)."""
         cached = self._segments.get(key)
         if cached is None:
             n = reader.doc_count_all()

@@ -22,6 +22,10 @@ class VectorIndex:
                 self.paths.append(path)
                 starts.append(i)
         self._starts = np.asarray(starts, dtype=np.int64)
+        # aligned_scores' positions, and the map they were built for: held, not its id(),
+        # because a freed map's id is often reused by the next one
+        self._pos = np.zeros(0, dtype=np.int64)
+        self._pos_for: dict | None = None
 
     def updated(self, row_paths: list[str], matrix: np.ndarray, removed: set[str]) -> "VectorIndex":
         """A new index with the rows of ``removed`` paths dropped and the given rows put in
@@ -50,7 +54,7 @@ class VectorIndex:
 
     def aligned_scores(self, qvec: np.ndarray, index: dict[str, int], n: int) -> np.ndarray:
         """Cosine of every note placed at ``index[path]`` (0 for notes without vectors)."""
-        if getattr(self, "_pos_for", None) is not index:  # held, not id(): a freed dict's id is reused
+        if self._pos_for is not index:
             self._pos = np.array([index.get(p, -1) for p in self.paths], dtype=np.int64)
             self._pos_for = index
         out = np.zeros(n, dtype=np.float64)
