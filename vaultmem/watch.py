@@ -43,7 +43,7 @@ def _malloc_trim() -> Callable[[], Any] | None:
 
 
 class Housekeeping:
-    """Gives memory freed by applied batches back, so a watcher running for weeks stays flat.
+    """Gives memory freed by applied batches back, so a long-running watcher does not sit on it.
 
     whoosh's readers and writers sit in reference cycles that keep their segment files mapped
     and their buffers alive until the garbage collector runs, which a large long-lived heap
