@@ -227,7 +227,7 @@ def soak(args) -> dict:
                           f"{time.perf_counter() - start:.0f} s", flush=True)
             time.sleep(max(0.0, (i + 1) / args.rate - (time.perf_counter() - start)))
         deadline = time.monotonic() + 300
-        while client.request(root, "status")["result"]["pending"] or not client.request(root, "status")["result"]["in_sync"]:
+        while (status := client.request(root, "status")["result"])["pending"] or not status["in_sync"]:
             if time.monotonic() > deadline:
                 raise RuntimeError("watcher did not settle")
             time.sleep(0.5)
