@@ -300,3 +300,34 @@ def test_score_caches_follow_the_index_object_not_its_id(tmp_path):
         assert int(np.argmax(vectors.aligned_scores(np.eye(6, dtype=np.float32)[2], index, 6))) == index["n2.md"]
         del index
     bm25.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
+def test_closed_bm25_readers_unmap_their_segments_without_garbage_collection(tmp_path):
+    """Each commit opens and closes segment readers; their mmaps must go when they close,
+    not when a full garbage collection happens to reach them (a watcher commits for days)."""
+    import gc
+
+    from vaultmem.bm25 import BM25Index, Doc
+
+    def doc(i: int, version: int) -> Doc:
+        return Doc(f"n{i}.md", f"{i}-{version}", f"note {i}", "", "", f"apple cherry word{i} v{version}", "", "active")
+
+    folder = tmp_path / "bm25"
+    bm25 = BM25Index(folder)
+    bm25.apply([doc(i, 0) for i in range(50)], [])
+    index = {f"n{i}.md": i for i in range(50)}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for version in range(1, 30):
+            bm25.apply([doc(version, version)], [])
+            bm25.score_all("apple", index, 50)
+        mapped = [line for line in Path("/proc/self/maps").read_text().splitlines() if str(folder) in line]
+        live = {str(p) for p in folder.glob("*.seg")}
+    finally:
+        bm25.close()
+        if enabled:
+            gc.enable()
+    assert len(mapped) <= len(live) + 1, f"{len(mapped)} mappings of {len(live)} segment files"
+    assert {line.split()[-1] for line in mapped} <= live  # no deleted segment stays mapped

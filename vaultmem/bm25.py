@@ -17,6 +17,7 @@ from whoosh import index as windex
 from whoosh import query as wq
 from whoosh.fields import ID, TEXT, Schema
 from whoosh.codec.whoosh3 import W3LeafMatcher
+from whoosh.filedb.structfile import BufferFile, StructFile
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 from whoosh.scoring import BM25F
@@ -27,6 +28,32 @@ SCHEMA_VERSION = "3"
 
 
 B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (benchmarks/README.md)
+
+
+def _close_buffer_file(self) -> None:
+    StructFile.close(self)
+    buf, self._buf = self._buf, None
+    if isinstance(buf, memoryview):
+        try:
+            buf.release()
+        except BufferError:  # a view of the view is still alive: dropping our reference must do
+            pass
+
+
+def _release_segments_on_close() -> None:
+    """Make a closed whoosh reader let go of its mmapped segment file at once.
+
+    whoosh reads a compound segment through memoryviews of one mmap (``BufferFile``), but
+    closing such a file kept its view, so closing the segment then failed quietly
+    (BufferError) and the mapping lived on until a full garbage collection reached the
+    reader's reference cycles. A watcher committing every few seconds held tens of MB of
+    dead, often deleted, segment files that way (benchmarks/README.md, soak). Releasing the
+    view on close lets the mmap close when the reader does.
+    """
+    BufferFile.close = _close_buffer_file
+
+
+_release_segments_on_close()
 
 
 def _leaves(searcher):
