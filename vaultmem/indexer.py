@@ -156,7 +156,8 @@ class Indexer:
         """Bring the indexes in line with the files at ``paths`` (None: the whole vault)."""
         started = time.perf_counter()
         summary = Summary()
-        known = self.manifest.records()
+        paths = None if paths is None else sorted(set(paths))
+        known = self.manifest.records(paths)  # a batch needs only its own records (~0.2 s for all of 10k)
         if self.manifest.get("model") not in (None, self.embedder.name):
             known = {}  # model changed: everything is re-embedded (and re-indexed)
         batch = self._scan(paths, known, summary)
