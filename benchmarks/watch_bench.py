@@ -3,7 +3,7 @@
     python benchmarks/watch_bench.py freshness [--notes 10000] [--edits 100]
     python benchmarks/watch_bench.py burst [--notes 10000] [--files 1000]
     python benchmarks/watch_bench.py cli [--notes 10000] [--runs 10]
-    python benchmarks/watch_bench.py soak [--notes 2000] [--edits 10000] [--rate 25] [--sample-every 100]
+    python benchmarks/watch_bench.py soak [--notes 2000] [--edits 10000] [--rate 25] [--sample-every 100] [--repeat 3]
 
 freshness: time from saving an edited note to recall (through the watcher's socket)
 returning it, over single-file edits; target p95 <= 1 s.
@@ -12,7 +12,8 @@ chunk texts alone; target <= 1.2x.
 cli: wall time of the `vaultmem recall` command without and with a running watcher,
 cold (first call) and warm (median of the next runs); target <= 200 ms with the watcher.
 soak: many edits over a long run; the watcher's resident memory after warm-up grows by at
-most 5%, and at the end its indexes equal a fresh rebuild (notes, hashes, results).
+most 5%, and at the end its indexes equal a fresh rebuild (notes, hashes, results); with
+--repeat the result keeps every run and the median of each growth measure.
 Results: benchmarks/results/watch-<name>.json
 """
 
@@ -62,12 +63,18 @@ class WatchProcess:
 
     def __init__(self, root: Path):
         self.root = root
-        self.proc = subprocess.Popen([BIN, "watch", "--vault", str(root)], stderr=subprocess.PIPE, text=True)
+        self.log = WORK / f"{root.name}.watch.log"  # the watcher's stderr: skipped files, errors
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen([BIN, "watch", "--vault", str(root)], stderr=log, text=True)
         deadline = time.monotonic() + 600
         while client.request(root, "ping", timeout=2) is None:
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"watcher did not start: {self.proc.stderr.read()}")
+                raise RuntimeError(f"watcher did not start: {self.log.read_text()}")
             time.sleep(0.1)
+
+    def errors(self) -> list[str]:
+        """Lines the watcher logged about batches it could not apply."""
+        return [line for line in self.log.read_text().splitlines() if "could not apply" in line]
 
     def memory_mb(self) -> dict[str, float]:
         """Resident memory of the watcher: total, anonymous (heaps) and file-backed (mapped files)."""
@@ -235,6 +242,7 @@ def soak(args) -> dict:
         duration = time.perf_counter() - start
     finally:
         w.stop()
+    errors = w.errors()
     v = Vault(root)
     watched_hashes = {p: r.hash for p, r in v.manifest.records().items()}
     v.reindex(rebuild=True)
@@ -251,14 +259,23 @@ def soak(args) -> dict:
     )
     print(f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up ({args.warmup:.0%} of edits): "
           f"trend {trend * 100:.1f}%, median of last vs first third {thirds * 100:.1f}%, first to last sample {growth * 100:.1f}%, peak {peak_growth * 100:.1f}%; "
-          f"equal to rebuild: {same}")
+          f"equal to rebuild: {same}; batches the watcher could not apply: {len(errors)}")
     return {"notes": args.notes, "edits": args.edits, "seconds": round(duration), "rss_mb": rss,
             "rss_anon_file_mb": parts,
             "warmup_fraction": args.warmup, "rss_growth_after_warmup": round(growth, 4),
             "rss_trend_growth_after_warmup": round(trend, 4),
             "rss_thirds_growth_after_warmup": round(thirds, 4), "sample_every_edits": args.sample_every,
             "rss_peak_growth_after_warmup": round(peak_growth, 4), "equal_to_rebuild": same,
-            "notes_equal": watched_hashes == rebuilt_hashes}  # fmt: skip
+            "notes_equal": watched_hashes == rebuilt_hashes, "watcher_errors": errors}  # fmt: skip
+
+
+def repeated_soak(args) -> dict:
+    """Several soaks in a row: each run in full, and the median of each growth measure."""
+    runs = [soak(args) for _ in range(args.repeat)]
+    keys = [k for k in runs[0] if k.startswith("rss_") and k.endswith("_after_warmup")]
+    medians = {f"median_{k}": round(statistics.median(r[k] for r in runs), 4) for k in keys}
+    print("soak medians over", len(runs), "runs:", medians)
+    return {**medians, "all_equal_to_rebuild": all(r["equal_to_rebuild"] for r in runs), "runs": runs}
 
 
 def main() -> None:
@@ -271,11 +288,12 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=25.0, help="soak edits per second")
     ap.add_argument("--sample-every", type=int, default=100, help="soak: edits between memory samples")
     ap.add_argument("--warmup", type=float, default=0.3, help="soak: fraction of edits counted as warm-up")
+    ap.add_argument("--repeat", type=int, default=1, help="soak: runs (the result keeps each, and medians)")
     args = ap.parse_args()
     defaults = {"freshness": (10000, 100), "burst": (10000, 0), "cli": (10000, 0), "soak": (2000, 10000)}
     args.notes = args.notes or defaults[args.which][0]
     args.edits = args.edits or defaults[args.which][1]
-    result = globals()[args.which](args)
+    result = repeated_soak(args) if args.which == "soak" and args.repeat > 1 else globals()[args.which](args)
     print(f"wrote {write_result(f'watch-{args.which}', result)}")
 
 

@@ -45,13 +45,13 @@ def _malloc_trim() -> Callable[[], Any] | None:
 class Housekeeping:
     """Gives memory freed by applied batches back, so a long-running watcher does not sit on it.
 
-    whoosh's readers and writers sit in reference cycles that keep their segment files mapped
-    and their buffers alive until the garbage collector runs, which a large long-lived heap
-    rarely does on its own. After each batch a young-generation collection (~2 ms) frees most
-    of it; a full collection (~50 ms on a 2k-note vault, ~190 ms on 10k: it holds the GIL, so
-    a recall waits) runs when the watcher goes idle, and while it stays busy at most every
-    ``every`` seconds. Each run ends with glibc's ``malloc_trim``, which returns the freed
-    pages to the OS.
+    whoosh's readers and writers sit in reference cycles (their segment files are unmapped when
+    they close, see ``bm25``, but their Python objects wait for the garbage collector), which a
+    large long-lived heap rarely runs on its own. After each batch a young-generation collection
+    (~2 ms) frees most of it; a full collection (~50 ms on a 2k-note vault, ~190 ms on 10k: it
+    holds the GIL, so a recall waits) runs when the watcher goes idle, and while it stays busy
+    at most every ``every`` seconds. Each run ends with glibc's ``malloc_trim``, which returns
+    the freed pages to the OS.
     """
 
     def __init__(self, every: float = 60.0):
