@@ -133,6 +133,7 @@ def test_watch_all_watches_every_registered_vault_from_one_process(team, fake_em
         reg.add(name, team / name)
     watchers = [Watcher(Vault(p, embedder=fake_embedder), quiet=0.05, max_delay=0.3, serve=False) for p in reg.vaults.values()]
     group = WatchGroup(watchers)
+    assert watchers[0].housekeeping is watchers[1].housekeeping  # one garbage-collection schedule per process
     group.start()
     stop = threading.Event()
     waiter = threading.Thread(target=group.wait, args=(stop,))

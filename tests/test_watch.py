@@ -131,6 +131,26 @@ def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(mo
     assert len(young) == 3  # every other applied batch: a cheap young-generation collection
 
 
+def test_shared_housekeeping_waits_until_every_watcher_is_idle(monkeypatch):
+    collected = []
+    monkeypatch.setattr("vaultmem.watch.gc.collect", lambda *gen: None if gen else collected.append(1))
+    clock = [100.0]
+    monkeypatch.setattr("vaultmem.watch.time.monotonic", lambda: clock[0])
+    h = Housekeeping(every=60.0)
+    a, b = object(), object()
+    h.after(applied=True, caller=a)
+    for _ in range(5):  # b idles on while a is still busy: a full collection would stall a
+        clock[0] += 1
+        h.after(applied=False, caller=b)
+    assert collected == []
+    h.after(applied=False, caller=a)
+    assert len(collected) == 1  # both idle now
+    h.after(applied=True, caller=b)
+    clock[0] += 61
+    h.after(applied=True, caller=b)
+    assert len(collected) == 2  # a busy process still collects once per interval
+
+
 def test_running_watcher_gives_memory_back_once_idle(running):
     before = running.watcher.housekeeping.runs
     write(running.vault.root, "facts/Beta.md", "# Beta\n\nmore\n")

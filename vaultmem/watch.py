@@ -58,22 +58,30 @@ class Housekeeping:
         self.every = every
         self.runs = 0  # full collections
         self._dirty = False
+        self._busy: set[object] = set()  # callers whose last turn applied a batch
+        self._lock = threading.Lock()
         self._last = time.monotonic()
         self._trim = _malloc_trim()
 
-    def after(self, applied: bool) -> None:
-        """Called after each turn of the watcher loop (``applied``: a batch was just applied)."""
-        self._dirty |= applied
-        if self._dirty and (not applied or time.monotonic() - self._last >= self.every):
-            gc.collect()
-            self._dirty, self._last = False, time.monotonic()
-            self.runs += 1
-        elif applied:
-            gc.collect(1)
-        else:
-            return
-        if self._trim is not None:
-            self._trim()
+    def after(self, applied: bool, caller: object = None) -> None:
+        """Called after each turn of a watcher loop (``applied``: a batch was just applied).
+
+        Watchers in one process share one instance (collections are process-wide): the
+        process counts as idle only once every caller's last turn applied nothing.
+        """
+        with self._lock:
+            (self._busy.add if applied else self._busy.discard)(caller)
+            self._dirty |= applied
+            if self._dirty and (not self._busy or time.monotonic() - self._last >= self.every):
+                gc.collect()
+                self._dirty, self._last = False, time.monotonic()
+                self.runs += 1
+            elif applied:
+                gc.collect(1)
+            else:
+                return
+            if self._trim is not None:
+                self._trim()
 
 
 @dataclass
@@ -293,7 +301,7 @@ class Watcher:
             for part in self._slices(batch):
                 with self.gate.write():  # released between slices so recall is never held long
                     self._apply(part)
-            self.housekeeping.after(applied=bool(batch.paths or batch.full))
+            self.housekeeping.after(applied=bool(batch.paths or batch.full), caller=self)
 
     SLICE = 128  # paths applied per step of a big batch
 
@@ -349,6 +357,9 @@ class WatchGroup:
 
     def __init__(self, watchers: list[Watcher]):
         self.watchers = watchers
+        shared = Housekeeping()  # garbage collection is per process, not per vault
+        for w in watchers:
+            w.housekeeping = shared
         self.errors: dict[str, BaseException] = {}
         self._threads: list[threading.Thread] = []
 
