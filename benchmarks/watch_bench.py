@@ -289,12 +289,14 @@ def main() -> None:
     ap.add_argument("--sample-every", type=int, default=100, help="soak: edits between memory samples")
     ap.add_argument("--warmup", type=float, default=0.3, help="soak: fraction of edits counted as warm-up")
     ap.add_argument("--repeat", type=int, default=1, help="soak: runs (the result keeps each, and medians)")
+    ap.add_argument("--tag", help="write results/watch-<name>-<tag>.json (e.g. a longer soak beside the default one)")
     args = ap.parse_args()
     defaults = {"freshness": (10000, 100), "burst": (10000, 0), "cli": (10000, 0), "soak": (2000, 10000)}
     args.notes = args.notes or defaults[args.which][0]
     args.edits = args.edits or defaults[args.which][1]
     result = repeated_soak(args) if args.which == "soak" and args.repeat > 1 else globals()[args.which](args)
-    print(f"wrote {write_result(f'watch-{args.which}', result)}")
+    name = f"watch-{args.which}" + (f"-{args.tag}" if args.tag else "")
+    print(f"wrote {write_result(name, result)}")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (b
 
 def _close_buffer_file(self) -> None:
     StructFile.close(self)
-    buf, self._buf = self._buf, None
+    buf, self._buf = getattr(self, "_buf", None), None
     if isinstance(buf, memoryview):
         try:
             buf.release()
