@@ -151,6 +151,22 @@ def test_shared_housekeeping_waits_until_every_watcher_is_idle(monkeypatch):
     assert len(collected) == 2  # a busy process still collects once per interval
 
 
+def test_a_watcher_that_ends_after_a_batch_leaves_the_shared_schedule_idle(empty_vault, fake_embedder):
+    vault = Vault(empty_vault, embedder=fake_embedder)
+    watcher = Watcher(vault, quiet=0.05, max_delay=0.5, serve=False)
+    watcher.start()
+    try:
+        write(empty_vault, "facts/Alpha.md", "# Alpha\n\nlast words\n")
+        watcher.batcher.add({"facts/Alpha.md"})
+        watcher.stop()
+        watcher.run()  # applies the pending batch (a busy turn), then ends
+        assert "facts/Alpha.md" in vault.manifest.records()
+        assert watcher.housekeeping.idle  # else other watchers of the process wait on it for good
+    finally:
+        watcher.close()
+        vault.close()
+
+
 def test_running_watcher_gives_memory_back_once_idle(running):
     before = running.watcher.housekeeping.runs
     write(running.vault.root, "facts/Beta.md", "# Beta\n\nmore\n")

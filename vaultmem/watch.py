@@ -63,6 +63,11 @@ class Housekeeping:
         self._last = time.monotonic()
         self._trim = _malloc_trim()
 
+    @property
+    def idle(self) -> bool:
+        """No caller's last turn applied a batch."""
+        return not self._busy
+
     def after(self, applied: bool, caller: object = None) -> None:
         """Called after each turn of a watcher loop (``applied``: a batch was just applied).
 
@@ -72,7 +77,7 @@ class Housekeeping:
         with self._lock:
             (self._busy.add if applied else self._busy.discard)(caller)
             self._dirty |= applied
-            if self._dirty and (not self._busy or time.monotonic() - self._last >= self.every):
+            if self._dirty and (self.idle or time.monotonic() - self._last >= self.every):
                 gc.collect()
                 self._dirty, self._last = False, time.monotonic()
                 self.runs += 1
@@ -292,16 +297,19 @@ class Watcher:
 
     def run(self) -> None:
         """Apply batches until ``stop()``; the pending batch is applied before returning."""
-        while True:
-            batch = self.batcher.take(self.stop_event, idle=1.0)
-            if batch is None:
-                return
-            if not self.root.is_dir():
-                raise VaultError(f"the vault folder {self.root} disappeared; stopping")
-            for part in self._slices(batch):
-                with self.gate.write():  # released between slices so recall is never held long
-                    self._apply(part)
-            self.housekeeping.after(applied=bool(batch.paths or batch.full), caller=self)
+        try:
+            while True:
+                batch = self.batcher.take(self.stop_event, idle=1.0)
+                if batch is None:
+                    return
+                if not self.root.is_dir():
+                    raise VaultError(f"the vault folder {self.root} disappeared; stopping")
+                for part in self._slices(batch):
+                    with self.gate.write():  # released between slices so recall is never held long
+                        self._apply(part)
+                self.housekeeping.after(applied=bool(batch.paths or batch.full), caller=self)
+        finally:  # an ended watcher no longer keeps a shared schedule busy
+            self.housekeeping.after(applied=False, caller=self)
 
     SLICE = 128  # paths applied per step of a big batch
 
