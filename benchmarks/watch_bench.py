@@ -1,6 +1,6 @@
 """Live-sync benchmarks with the real model (the watcher runs as `vaultmem watch` subprocess).
 
-    python benchmarks/watch_bench.py freshness [--notes 10000] [--edits 100]
+    python benchmarks/watch_bench.py freshness [--notes 10000] [--edits 100] [--repeat 3]
     python benchmarks/watch_bench.py burst [--notes 10000] [--files 1000]
     python benchmarks/watch_bench.py cli [--notes 10000] [--runs 10]
     python benchmarks/watch_bench.py soak [--notes 2000] [--edits 10000] [--rate 25] [--sample-every 100] [--repeat 3]
@@ -13,7 +13,7 @@ cli: wall time of the `vaultmem recall` command without and with a running watch
 cold (first call) and warm (median of the next runs); target <= 200 ms with the watcher.
 soak: many edits over a long run; the watcher's resident memory after warm-up grows by at
 most 5%, and at the end its indexes equal a fresh rebuild (notes, hashes, results); with
---repeat the result keeps every run and the median of each growth measure.
+--repeat (soak, freshness) the result keeps every run and the median of each headline measure.
 Results: benchmarks/results/watch-<name>.json
 """
 
@@ -269,13 +269,19 @@ def soak(args) -> dict:
             "notes_equal": watched_hashes == rebuilt_hashes, "watcher_errors": errors}  # fmt: skip
 
 
-def repeated_soak(args) -> dict:
-    """Several soaks in a row: each run in full, and the median of each growth measure."""
-    runs = [soak(args) for _ in range(args.repeat)]
-    keys = [k for k in runs[0] if k.startswith("rss_") and k.endswith("_after_warmup")]
+MEASURES = {"soak": lambda k: k.startswith("rss_") and k.endswith("_after_warmup"),
+            "freshness": lambda k: k in ("p50_ms", "p95_ms")}  # fmt: skip
+
+
+def repeated(args) -> dict:
+    """Several runs in a row: each run in full, and the median of each headline measure."""
+    runs = [globals()[args.which](args) for _ in range(args.repeat)]
+    keys = [k for k in runs[0] if MEASURES[args.which](k)]
     medians = {f"median_{k}": round(statistics.median(r[k] for r in runs), 4) for k in keys}
-    print("soak medians over", len(runs), "runs:", medians)
-    return {**medians, "all_equal_to_rebuild": all(r["equal_to_rebuild"] for r in runs), "runs": runs}
+    print(f"{args.which} medians over {len(runs)} runs: {medians}")
+    if args.which == "soak":
+        medians["all_equal_to_rebuild"] = all(r["equal_to_rebuild"] for r in runs)
+    return {**medians, "runs": runs}
 
 
 def main() -> None:
@@ -288,13 +294,13 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=25.0, help="soak edits per second")
     ap.add_argument("--sample-every", type=int, default=100, help="soak: edits between memory samples")
     ap.add_argument("--warmup", type=float, default=0.3, help="soak: fraction of edits counted as warm-up")
-    ap.add_argument("--repeat", type=int, default=1, help="soak: runs (the result keeps each, and medians)")
+    ap.add_argument("--repeat", type=int, default=1, help="soak, freshness: runs (the result keeps each, and medians)")
     ap.add_argument("--tag", help="write results/watch-<name>-<tag>.json (e.g. a longer soak beside the default one)")
     args = ap.parse_args()
     defaults = {"freshness": (10000, 100), "burst": (10000, 0), "cli": (10000, 0), "soak": (2000, 10000)}
     args.notes = args.notes or defaults[args.which][0]
     args.edits = args.edits or defaults[args.which][1]
-    result = repeated_soak(args) if args.which == "soak" and args.repeat > 1 else globals()[args.which](args)
+    result = repeated(args) if args.which in MEASURES and args.repeat > 1 else globals()[args.which](args)
     name = f"watch-{args.which}" + (f"-{args.tag}" if args.tag else "")
     print(f"wrote {write_result(name, result)}")
 
