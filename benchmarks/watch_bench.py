@@ -3,7 +3,7 @@
     python benchmarks/watch_bench.py freshness [--notes 10000] [--edits 100] [--repeat 3]
     python benchmarks/watch_bench.py burst [--notes 10000] [--files 1000] [--repeat 3]
     python benchmarks/watch_bench.py cli [--notes 10000] [--runs 10]
-    python benchmarks/watch_bench.py soak [--notes 2000] [--edits 10000] [--rate 25] [--sample-every 100] [--repeat 3]
+    python benchmarks/watch_bench.py soak [--notes 2000] [--edits 10000] [--rate 25] [--sample-every 100] [--repeat 3] [--steady]
 
 freshness: time from saving an edited note to recall (through the watcher's socket)
 returning it, over single-file edits; target p95 <= 1 s.
@@ -98,9 +98,15 @@ class WatchProcess:
         self.proc.wait(timeout=120)
 
 
-def edit(path: Path, token: str) -> None:
-    """Save a note as an editor does: write a temp file, then rename over the note."""
-    text = path.read_text() + f"\n{token}\n"
+def edit(path: Path, token: str, steady: bool = False) -> None:
+    """Save a note as an editor does: write a temp file, then rename over the note.
+
+    ``token`` goes on a new last line, or with ``steady`` replaces the line an earlier
+    steady edit added, so the note keeps its size."""
+    text = path.read_text()
+    if steady and "\nlast edit: " in text:
+        text = text[: text.rindex("\nlast edit: ")]
+    text = text + (f"\nlast edit: {token}\n" if steady else f"\n{token}\n")
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
@@ -224,7 +230,8 @@ def soak(args) -> dict:
     try:
         start = time.perf_counter()
         for i in range(args.edits):
-            edit(rng.choice(notes), f"soak{i} " + " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(5)))
+            words = " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(5))
+            edit(rng.choice(notes), f"soak{i} {words}", steady=args.steady)
             if i % args.sample_every == args.sample_every - 1:
                 mem = w.memory_mb()
                 rss.append((i + 1, mem["VmRSS"]))
@@ -260,7 +267,7 @@ def soak(args) -> dict:
     print(f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up ({args.warmup:.0%} of edits): "
           f"trend {trend * 100:.1f}%, median of last vs first third {thirds * 100:.1f}%, first to last sample {growth * 100:.1f}%, peak {peak_growth * 100:.1f}%; "
           f"equal to rebuild: {same}; batches the watcher could not apply: {len(errors)}")
-    return {"notes": args.notes, "edits": args.edits, "seconds": round(duration), "rss_mb": rss,
+    return {"notes": args.notes, "edits": args.edits, "steady": args.steady, "seconds": round(duration), "rss_mb": rss,
             "rss_anon_file_mb": parts,
             "warmup_fraction": args.warmup, "rss_growth_after_warmup": round(growth, 4),
             "rss_trend_growth_after_warmup": round(trend, 4),
@@ -296,6 +303,7 @@ def main() -> None:
     ap.add_argument("--sample-every", type=int, default=100, help="soak: edits between memory samples")
     ap.add_argument("--warmup", type=float, default=0.3, help="soak: fraction of edits counted as warm-up")
     ap.add_argument("--repeat", type=int, default=1, help="soak, freshness, burst: runs (the result keeps each, and medians)")
+    ap.add_argument("--steady", action="store_true", help="soak: each edit replaces the line the last one added (notes keep their size)")
     ap.add_argument("--tag", help="write results/watch-<name>-<tag>.json (e.g. a longer soak beside the default one)")
     args = ap.parse_args()
     defaults = {"freshness": (10000, 100), "burst": (10000, 0), "cli": (10000, 0), "soak": (2000, 10000)}
