@@ -302,6 +302,17 @@ def test_score_caches_follow_the_index_object_not_its_id(tmp_path):
     bm25.close()
 
 
+def test_a_reader_without_a_segment_never_matches_a_cached_key():
+    from vaultmem.bm25 import BM25Index
+
+    class Unsegmented:
+        def doc_count(self) -> int:
+            return 3
+
+    reader = Unsegmented()
+    assert BM25Index._segment_key(reader) != BM25Index._segment_key(reader)
+
+
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
 def test_closed_bm25_readers_unmap_their_segments_without_garbage_collection(tmp_path):
     """Each commit opens and closes segment readers; their mmaps must go when they close,

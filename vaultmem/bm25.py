@@ -251,8 +251,10 @@ class BM25Index:
 
     @staticmethod
     def _segment_key(reader) -> tuple:
+        """(segment id, live documents); a reader without a segment gets a key of its own that
+        nothing cached can match (its id() could be a freed reader's)."""
         segment = reader.segment() if hasattr(reader, "segment") else None
-        return (segment.segment_id() if segment is not None else id(reader), reader.doc_count())
+        return (segment.segment_id() if segment is not None else object(), reader.doc_count())
 
     def _segment_arrays(self, reader, key: tuple) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """Per-segment field lengths, live-document mask and paths, cached under the segment's
