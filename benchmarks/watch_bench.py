@@ -256,11 +256,12 @@ def soak(args) -> dict:
     rebuilt_hashes = {p: r.hash for p, r in v.manifest.records().items()}
     rebuilt = {q: [(h.path, h.score) for h in v.recall(q, log=False)] for q in queries}
     v.close()
-    warm = [m for n, m in rss if n >= args.edits * args.warmup] or [m for _, m in rss]
+    after = [(n, m) for n, m in rss if n >= args.edits * args.warmup]
+    warm = [m for _, m in after] or [m for _, m in rss]
     growth = (warm[-1] - warm[0]) / warm[0] if warm else float("nan")
     peak_growth = (max(warm) - warm[0]) / warm[0] if warm else float("nan")
-    trend = trend_growth([(n, m) for n, m in rss if n >= args.edits * args.warmup])
-    thirds = thirds_growth([m for n, m in rss if n >= args.edits * args.warmup])
+    trend = trend_growth(after)
+    thirds = thirds_growth([m for _, m in after])
     same = watched_hashes == rebuilt_hashes and all(
         [p for p, _ in watched[q]] == [p for p, _ in rebuilt[q]] for q in queries
     )

@@ -31,6 +31,14 @@ B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (b
 
 
 def _close_buffer_file(self) -> None:
+    """``BufferFile.close`` that also releases the file's view of the segment's mmap.
+
+    whoosh reads a compound segment through memoryviews of one mmap, but closing such a file
+    kept its view, so closing the segment then failed quietly (BufferError) and the mapping
+    lived on until a full garbage collection reached the reader's reference cycles. A watcher
+    committing every few seconds held tens of MB of dead, often deleted, segment files that
+    way (benchmarks/README.md, soak). Releasing the view lets the mmap close with the reader.
+    """
     StructFile.close(self)
     buf, self._buf = getattr(self, "_buf", None), None
     if isinstance(buf, memoryview):
@@ -40,20 +48,7 @@ def _close_buffer_file(self) -> None:
             pass
 
 
-def _release_segments_on_close() -> None:
-    """Make a closed whoosh reader let go of its mmapped segment file at once.
-
-    whoosh reads a compound segment through memoryviews of one mmap (``BufferFile``), but
-    closing such a file kept its view, so closing the segment then failed quietly
-    (BufferError) and the mapping lived on until a full garbage collection reached the
-    reader's reference cycles. A watcher committing every few seconds held tens of MB of
-    dead, often deleted, segment files that way (benchmarks/README.md, soak). Releasing the
-    view on close lets the mmap close when the reader does.
-    """
-    BufferFile.close = _close_buffer_file
-
-
-_release_segments_on_close()
+BufferFile.close = _close_buffer_file
 
 
 def _leaves(searcher):

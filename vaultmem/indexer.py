@@ -156,7 +156,7 @@ class Indexer:
         """Bring the indexes in line with the files at ``paths`` (None: the whole vault)."""
         started = time.perf_counter()
         summary = Summary()
-        paths = None if paths is None else sorted(set(paths))
+        paths = None if paths is None else list(paths)  # read twice: records, then the scan
         known = self.manifest.records(paths)  # a batch needs only its own records (~0.2 s for all of 10k)
         if self.manifest.get("model") not in (None, self.embedder.name):
             known = {}  # model changed: everything is re-embedded (and re-indexed)
