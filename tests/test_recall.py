@@ -342,3 +342,8 @@ def test_closed_bm25_readers_unmap_their_segments_without_garbage_collection(tmp
             gc.enable()
     assert len(mapped) <= len(live) + 1, f"{len(mapped)} mappings of {len(live)} segment files"
     assert {line.split()[-1] for line in mapped} <= live  # no deleted segment stays mapped
+
+
+def test_recall_on_a_vault_without_notes_finds_nothing(empty_vault, open_vault):
+    """A freshly initialised vault: whoosh reads an index without segments as an EmptyReader."""
+    assert open_vault(empty_vault).recall("postgres advisory locks") == []

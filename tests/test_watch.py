@@ -167,6 +167,16 @@ def test_a_watcher_that_ends_after_a_batch_leaves_the_shared_schedule_idle(empty
         vault.close()
 
 
+def test_watcher_serves_a_vault_without_notes(empty_vault, fake_embedder):
+    r = Running(empty_vault, fake_embedder, serve=True)  # start-up warms recall on an empty index
+    try:
+        assert r.find("anything") == []
+        write(empty_vault, "facts/First.md", "# First\n\nquokka\n")
+        wait_for(lambda: r.find("quokka") == ["facts/First.md"], what="the first note")
+    finally:
+        r.stop()
+
+
 def test_running_watcher_gives_memory_back_once_idle(running):
     before = running.watcher.housekeeping.runs
     write(running.vault.root, "facts/Beta.md", "# Beta\n\nmore\n")

@@ -157,6 +157,8 @@ class BM25Index:
         self.close()
 
     def _fresh_searcher(self):
+        if self._searcher is not None and not self._searcher.doc_count_all():
+            self.close()  # whoosh cannot refresh a searcher of an empty index (its EmptyReader has no segments)
         if self._searcher is None:
             self._searcher = self._index().searcher(weighting=BM25F(B=B, K1=K1))
         else:
@@ -190,6 +192,7 @@ class BM25Index:
         if not terms:
             return out
         readers = [leaf.reader() for leaf, _ in _leaves(self._fresh_searcher())]
+        readers = [r for r in readers if r.doc_count_all()]  # an index without segments reads as an EmptyReader
         keys = [self._segment_key(r) for r in readers]
         self._forget_other_segments(set(keys), index)
         leaves = [(reader, self._segment_arrays(reader, key)) for reader, key in zip(readers, keys)]
