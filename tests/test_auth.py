@@ -1,0 +1,32 @@
+"""The access token of the HTTP surfaces: owner-only, stable, required."""
+
+from __future__ import annotations
+
+import stat
+
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from vaultmem import auth
+
+
+def test_token_is_owner_only_and_stable(tmp_path, monkeypatch):
+    monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
+    first = auth.token()
+    assert len(first) >= 40 and auth.token() == first
+    assert stat.S_IMODE(auth.token_path().stat().st_mode) == 0o600
+    assert stat.S_IMODE(auth.token_path().parent.stat().st_mode) == 0o700
+
+
+def test_gate_requires_the_token(tmp_path, monkeypatch):
+    monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
+    secret = auth.token()
+    app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("memory"))])
+    client = TestClient(auth.TokenGate(app, secret))
+    assert client.get("/").status_code == 401
+    assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/", headers={"Authorization": f"Bearer {secret}"}).text == "memory"
+    assert client.get("/", cookies={auth.COOKIE: secret}).text == "memory"
+    assert client.get("/", cookies={auth.COOKIE: secret[:-1]}).status_code == 401
