@@ -906,7 +906,13 @@ def main() -> None:
         single.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})(recall)
         single(args=sys.argv[2:], prog_name="vaultmem recall")
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "hook":  # agent hooks run at every prompt: same shortcut
+        from .cli_hooks import hook_app
+
+        hook_app(args=sys.argv[2:], prog_name="vaultmem hook")
+        return
     app()
 
 
 from . import cli_agents  # noqa: E402,F401  (registers `mcp` and `setup` on the app)
+from . import cli_hooks  # noqa: E402,F401  (registers `hook ...` and `confirm` on the app)

@@ -25,8 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SECTIONS = (
     "Project Brief", "Architecture", "Key Decisions", "Progress & Status", "Last Session",
-    "User Preferences", "Gotchas", "Relevant to Current Task",
+    "User Preferences", "Gotchas", "Relevant to Current Task", "Candidates to Confirm",
 )  # fmt: skip
+MAX_CANDIDATES = 5
 CHARS_PER_TOKEN = 4
 EPOCH = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
 SUMMARY_WORDS = 40
@@ -101,6 +102,12 @@ def _section_of(rec: "Record") -> str | None:
     }.get(rec.type or "")  # fmt: skip
 
 
+def _candidates(vault: "Vault") -> list["Record"]:
+    """Unconfirmed memories (rules captured from sessions), newest first."""
+    found = [r for r in vault.records().values() if r.status == "candidate" and not is_expired(r)]
+    return sorted(found, key=lambda r: -_made(r).timestamp())[:MAX_CANDIDATES]
+
+
 def collect(vault: "Vault", anchor: str | None = None, task: str | None = None, profile: str = "default") -> list[Line]:
     """Every candidate line, in block order (before budget fitting)."""
     notes, anchor_rec = _pick(vault, anchor)
@@ -135,6 +142,8 @@ def collect(vault: "Vault", anchor: str | None = None, task: str | None = None, 
     for section in ("User Preferences", "Gotchas"):
         for rec in sorted(by_section.get(section, []), key=lambda r: (-r.importance, -_when(r).timestamp())):
             add(section, rec)
+    for rec in _candidates(vault):
+        add("Candidates to Confirm", rec, f"{_summary(body(rec.path), 25)} (confirm: `vaultmem confirm {rec.key}`)")
     if task and task.strip():
         shown = {ln.id for ln in lines}
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):

@@ -83,6 +83,18 @@ def reopen(vault: "Vault", ref: str) -> dict[str, Any]:
     return _result(rec, "reopened", changed)
 
 
+def confirm(vault: "Vault", ref: str) -> dict[str, Any]:
+    """Make a ``candidate`` memory (a rule captured from a session) active; only candidates."""
+    rec = vault.find(ref)
+    if rec.status != "candidate":
+        from .errors import BadInput
+
+        raise BadInput(f"{rec.key} is {rec.status}, not a candidate; nothing to confirm")
+    changed = change(vault, rec, {"status": "active"})
+    vault.sync_paths([rec.path])
+    return _result(rec, "confirmed", changed)
+
+
 def mark_superseded(vault: "Vault", old: "Record", new: "Record", paths: Iterable[str] | None = None) -> bool:
     """Write both sides of a supersession: ``superseded_by`` on old, ``supersedes`` on new.
 

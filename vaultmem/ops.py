@@ -48,9 +48,10 @@ def remember(
     vault: "Vault", type: str, title: str, content: str | None = None, *, tags: Iterable[str] = (),
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
-    origin: str | None = None, now: dt.datetime | None = None,
+    origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
 ) -> dict[str, Any]:  # fmt: skip
-    """Write a new memory from its type's template; returns its id, path and what was created."""
+    """Write a new memory from its type's template; returns its id, path and what was created.
+    A ``candidate`` (an unconfirmed memory) never supersedes an active one."""
     type_ = normalize_type(type)
     types = known_types(vault.templates_dir)
     if type_ not in types:
@@ -66,10 +67,12 @@ def remember(
         duplicate, replaced = check_new(vault, type_, title, content, list(context), source)
         if duplicate is not None:
             return _merge_duplicate(vault, duplicate, tags)
+        replaced = replaced if status == "active" else []
     catalog = vault.catalog()
     created_anchor = _ensure_anchor(vault, anchor, catalog, now) if anchor else None
     defaults, template_body = _template_parts(vault, type_, title, now)
     meta = _new_meta(catalog, type_, title, defaults, now)
+    meta["status"] = status
     meta.update(_given(tags, importance, scope, source, origin, context, defaults))
     if anchor:
         meta["anchor"] = f"[[{anchor}]]"

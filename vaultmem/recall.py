@@ -49,6 +49,7 @@ RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
 GRAPH_WEIGHT = 0.3
 ANCHOR_WEIGHT = 0.15
 BASELINE = 0.0  # the standardised score of an average note (see fusion.standardise)
+CANDIDATE_WEIGHT = 0.5  # an unconfirmed (status: candidate) memory ranks low until confirmed
 
 
 @dataclass
@@ -282,7 +283,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     final = {}
     for path, parts in scored.items():
         rec = records[path]
-        parts["profile"] = _profile(rec, opt.profile, now)
+        parts["profile"] = _profile(rec, opt.profile, now) * (CANDIDATE_WEIGHT if rec.status == "candidate" else 1.0)
         parts["importance"] = importance_factor(rec.importance, opt.weights)
         parts["blend"] = 1.0
         if opt.adaptive:

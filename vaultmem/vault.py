@@ -411,6 +411,9 @@ class Vault:
     def reopen(self, ref: str) -> dict[str, Any]:
         return lifecycle.reopen(self, ref)
 
+    def confirm(self, ref: str) -> dict[str, Any]:
+        return lifecycle.confirm(self, ref)
+
     def maintain(self, apply: bool = False, days: int | None = None, now: Any = None) -> dict[str, Any]:
         """The aging rules' plan; carried out only with ``apply`` (``now``: a fixed clock)."""
         from . import aging

@@ -1,0 +1,197 @@
+"""CLI commands for agent hooks (`vaultmem hook ...`) and `vaultmem confirm`, registered on the app.
+
+Each hook reads the agent's JSON payload on stdin and prints the agent's JSON response (or
+nothing). A failing hook exits 1 with one line on stderr, never 2: for Claude Code exit code 2
+means "block", which on UserPromptSubmit would erase the user's prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from .cli import JsonOpt, VaultOpt, _echo_json, _err, _open, _root, _sync, app
+from .errors import VaultError
+
+hook_app = typer.Typer(
+    help="Agent hooks (Claude Code's hook events): read the hook's JSON on stdin, print the agent's JSON.",
+    no_args_is_help=True,
+)
+app.add_typer(hook_app, name="hook")
+
+BudgetOpt = Annotated[int, typer.Option(help="Token budget of the context added (1 token ~ 4 characters).")]
+AnchorOpt = Annotated[Optional[str], typer.Option(help="Anchor note (default: $VAULTMEM_ANCHOR, else the project note named like the project folder).")]
+
+
+def _payload() -> dict[str, Any]:
+    from .hooks import parse_payload
+
+    return parse_payload(sys.stdin.read(1 << 20))
+
+
+def _run(fn: Callable[[], dict[str, Any] | None]) -> None:
+    """Run a hook; print its JSON response; errors exit 1 (never 2, which blocks the agent)."""
+    try:
+        out = fn()
+    except VaultError as e:
+        _err(str(e))
+        raise typer.Exit(1) from None
+    except OSError as e:
+        _err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        raise typer.Exit(1) from None
+    if out is not None:
+        typer.echo(json.dumps(out, ensure_ascii=False))
+
+
+def _anchor(anchor: str | None) -> str | None:
+    import os
+
+    return anchor or os.environ.get("VAULTMEM_ANCHOR") or None
+
+
+def _recaller(root: Path) -> Callable[[str, int], list[dict]]:
+    """Recall through the running watcher when there is one, else in this process."""
+
+    def recall(query: str, k: int) -> list[dict]:
+        from .client import request
+
+        args = {"query": query, "k": k, "explain": True, "log": False}
+        reply = request(root, "recall", args, timeout=10)
+        if reply is not None and reply.get("ok"):
+            return reply["result"]
+        from .vault import Vault
+
+        with Vault(root) as v:
+            _sync(v, quiet=True)
+            return [h.as_dict(True) for h in v.recall(query, k=k, log=False)]
+
+    return recall
+
+
+def _log_shown(root: Path) -> Callable[[list[str]], None]:
+    def log(ids: list[str]) -> None:
+        from .usage import UsageStore
+
+        store = UsageStore(root / ".vaultmem" / "usage.db")
+        try:
+            store.log_retrievals(ids, "hook")
+        finally:
+            store.close()
+
+    return log
+
+
+@hook_app.command("prompt")
+def hook_prompt(vault: VaultOpt = None, budget: BudgetOpt = 400) -> None:
+    """UserPromptSubmit: print the few memories relevant to the prompt (as additionalContext),
+    nothing below the relevance floor, nothing this session was already shown.
+
+    Example (stdin from Claude Code): vaultmem hook prompt --vault ~/memory --budget 400
+    """
+
+    def go() -> dict[str, Any] | None:
+        from .hooks import prompt_hook
+
+        payload = _payload()
+        root = _root(vault)
+        return prompt_hook(root, payload, _recaller(root), budget, log=_log_shown(root))
+
+    _run(go)
+
+
+@hook_app.command("start")
+def hook_start(vault: VaultOpt = None, anchor: AnchorOpt = None, budget: BudgetOpt = 2000) -> None:
+    """SessionStart: the wake [MEMORY] block as additionalContext (replaces a bare `wake` hook).
+
+    Example (stdin from Claude Code): vaultmem hook start --vault ~/memory
+    """
+
+    def go() -> dict[str, Any] | None:
+        from .hooks import start_hook
+
+        payload = _payload()
+        with _open(vault) as v:
+            _sync(v, quiet=True)
+            return start_hook(v, payload, _anchor(anchor), budget)
+
+    _run(go)
+
+
+@hook_app.command("stop")
+def hook_stop(vault: VaultOpt = None) -> None:
+    """Stop: once per session, when the transcript shows work and no memory saved since, ask
+    the agent to save what is worth keeping (decision: block). Never loops (stop_hook_active).
+
+    Example (stdin from Claude Code): vaultmem hook stop --vault ~/memory
+    """
+
+    def go() -> dict[str, Any] | None:
+        from .hooks import stop_hook
+
+        payload = _payload()
+        return stop_hook(_root(vault), payload)
+
+    _run(go)
+
+
+@hook_app.command("pre-compact")
+def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None) -> None:
+    """PreCompact: a checkpoint of the session so far in its handoff note (prints nothing).
+
+    Example (stdin from Claude Code): vaultmem hook pre-compact --vault ~/memory
+    """
+
+    def go() -> None:
+        from .hooks import precompact_hook
+
+        payload = _payload()
+        with _open(vault) as v:
+            _sync(v, quiet=True)
+            precompact_hook(v, payload, _anchor(anchor))
+        return None
+
+    _run(go)
+
+
+@hook_app.command("end")
+def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt = False) -> None:
+    """SessionEnd: a session summary from the transcript (requests, files changed, failed
+    commands and their fixes, memories saved and recalled) and each rule the user stated as a
+    candidate memory. Prints nothing unless --json.
+
+    Example (stdin from Claude Code): vaultmem hook end --vault ~/memory
+    """
+
+    def go() -> dict[str, Any] | None:
+        from .hooks import end_hook
+
+        payload = _payload()
+        with _open(vault) as v:
+            _sync(v, quiet=True)
+            result = end_hook(v, payload, _anchor(anchor))
+        return result if as_json else None
+
+    _run(go)
+
+
+@app.command()
+def confirm(
+    ref: Annotated[str, typer.Argument(help="Id, title or path of a candidate memory.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Confirm a candidate memory (a rule captured from a session): it becomes active and
+    recall stops ranking it low. Editing its `status:` to active does the same.
+
+    Example: vaultmem confirm 20261122-ab12
+    """
+    with _open(vault) as v:
+        result = v.confirm(ref)
+    if as_json:
+        _echo_json(result)
+    else:
+        typer.echo(f"confirmed {result['id']}  {result['title']}")
