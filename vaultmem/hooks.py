@@ -34,6 +34,7 @@ KEEP_DAYS = 14
 CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 400
 RECALL_K = 8
+BM25_WEIGHT = 0.25  # recall's default [recall] bm25_weight, to read z back from the parts
 MAX_PROMPT_CHARS = 4000  # a pasted log is cut to this before it becomes a query
 
 SCHEMA = """
@@ -138,11 +139,15 @@ def context_output(event: str, text: str) -> dict[str, Any]:
 class Floor:
     """Which recall hits are worth injecting into a prompt.
 
-    ``rule="agree"`` (the default): a hit counts when BM25 and the vectors agree on it (the note
-    matches at least one query term and its cosine is at least ``cos_agree``), or when the cosine
-    alone is high (``cos_alone``). ``rule="cosine"``: a single constant floor on the cosine."""
+    ``rule="agree"`` (the default): BM25 and the vectors agree: the note matches a query term and
+    its cosine with the prompt is at least ``cos_agree`` (or ``cos_alone`` without a term).
+    ``rule="cosine"``: one constant floor on the cosine. ``rule="zagree"``: both standardised
+    scores (standard deviations above the vault's average note for this query, the ``z`` recall
+    fuses) reach ``z_bm25`` and ``z_vec`` (measured and dropped: see benchmarks/README.md)."""
 
     rule: str = "agree"
+    z_bm25: float = 1.0
+    z_vec: float = 2.5
     cos_agree: float = 0.30
     cos_alone: float = 0.55
     cos_min: float = 0.40
@@ -150,9 +155,20 @@ class Floor:
     def keep(self, hit: dict[str, Any]) -> bool:
         e = hit.get("explain") or {}
         cos, bm25 = float(e.get("vector_raw", 0.0)), float(e.get("bm25_raw", 0.0))
+        if self.rule == "zagree":
+            zb, zv = zscores(e)
+            return zb >= self.z_bm25 and zv >= self.z_vec
         if self.rule == "cosine":
             return cos >= self.cos_min
         return (bm25 > 0 and cos >= self.cos_agree) or cos >= self.cos_alone
+
+
+def zscores(explain: dict[str, Any]) -> tuple[float, float]:
+    """(BM25 z, vector z) of a hit from its recall parts (``weight * z / 6``, see fusion.py)."""
+    w = float(explain.get("bm25_weight", BM25_WEIGHT))
+    zb = float(explain.get("bm25", 0.0)) * 6 / w if w > 0 else 0.0
+    zv = float(explain.get("vector", 0.0)) * 6 / (1 - w) if w < 1 else 0.0
+    return zb, zv
 
 
 DEFAULT_FLOOR = Floor()
