@@ -62,16 +62,14 @@ def test_claude_has_mcp_json_and_session_hooks(empty_vault, home):
     assert json.loads(data["config_snippet"]) == {"mcpServers": {"vaultmem": entry(vault)}}
     assert data["hooks_path"] == str(Path.cwd() / ".claude" / "settings.json")
     hooks = data["hooks"]["hooks"]
-    start = hooks["SessionStart"][0]["hooks"][0]["command"]
-    end = hooks["SessionEnd"][0]["hooks"][0]["command"]
-    assert start == f"vaultmem wake --vault {vault}"
-    assert end.startswith(f"vaultmem sleep --vault {vault}") and "--summary" in end
+    for event, name in (("SessionStart", "start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop"),
+                        ("PreCompact", "pre-compact"), ("SessionEnd", "end")):  # fmt: skip
+        assert hooks[event][0]["hooks"][0]["command"] == f"vaultmem hook {name} --vault {vault}"
     assert data["rules_path"].endswith("CLAUDE.md")
     assert data["written"] is None
 
 
 @pytest.mark.parametrize("agent, config, rules", [
-    ("codex", ".codex/config.toml", "AGENTS.md"),
     ("gemini", ".gemini/settings.json", "GEMINI.md"),
     ("cursor", ".cursor/mcp.json", ".cursor/rules/vaultmem.mdc"),
 ])  # fmt: skip
@@ -80,10 +78,17 @@ def test_agents_without_hooks_say_so(agent, config, rules, empty_vault, home):
     assert data["config_path"].endswith(config) and data["rules_path"].endswith(rules)
     assert data["hooks"] is None and "no" in data["hooks_note"].lower()
     assert "call `wake`" in data["instructions"]
-    if agent == "codex":
-        assert tomllib.loads(data["config_snippet"]) == {"mcp_servers": {"vaultmem": entry(empty_vault)}}
     if agent == "cursor":
         assert data["instructions"].startswith("---\n") and "alwaysApply: true" in data["instructions"]
+
+
+def test_codex_gets_its_experimental_hooks_printed(empty_vault, home):
+    data = json.loads(ok(setup("codex", "--vault", str(empty_vault), "--json")))
+    assert data["config_path"].endswith(".codex/config.toml") and data["rules_path"].endswith("AGENTS.md")
+    assert tomllib.loads(data["config_snippet"]) == {"mcp_servers": {"vaultmem": entry(empty_vault)}}
+    assert data["hooks_path"].endswith(".codex/hooks.json") and "codex_hooks = true" in data["hooks_note"]
+    assert set(data["hooks"]["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    assert "call `wake`" in data["instructions"]
 
 
 def test_unknown_agent_is_one_line(empty_vault, home):

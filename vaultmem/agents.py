@@ -64,14 +64,79 @@ def sleep_command(vault: Path, summary: str = "...", source: str | None = None) 
     return f"vaultmem sleep --vault {shlex.quote(str(vault))}{src} --summary {shlex.quote(summary)}"
 
 
+def hook_command(vault: Path, event: str) -> str:
+    return f"vaultmem hook {event} --vault {shlex.quote(str(vault))}"
+
+
+HOOK_EVENTS = {  # Claude Code event -> (vaultmem hook, matcher)
+    "SessionStart": ("start", "startup|resume|clear|compact"),
+    "UserPromptSubmit": ("prompt", None),
+    "Stop": ("stop", None),
+    "PreCompact": ("pre-compact", None),
+    "SessionEnd": ("end", None),
+}
+
+
 def claude_hooks(vault: Path) -> dict[str, Any]:
-    """``.claude/settings.json`` hooks: the [MEMORY] block at session start (its standard output
-    becomes context), a session summary at the end."""
-    end = sleep_command(vault, "Claude Code session ended (written by the SessionEnd hook).", "claude-code")
-    return {"hooks": {
-        "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [{"type": "command", "command": wake_command(vault)}]}],
-        "SessionEnd": [{"hooks": [{"type": "command", "command": end}]}],
-    }}  # fmt: skip
+    """``.claude/settings.json`` hooks: the [MEMORY] block at session start, the relevant memories
+    at each prompt, one reminder to save at Stop, a checkpoint before compaction and the session
+    summary at the end (see cli_hooks.py)."""
+    hooks: dict[str, Any] = {}
+    for event, (name, matcher) in HOOK_EVENTS.items():
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": hook_command(vault, name)}]
+        hooks[event] = [group]
+    return {"hooks": hooks}
+
+
+def codex_hooks(vault: Path) -> dict[str, Any]:
+    """``.codex/hooks.json`` (Codex's experimental hooks take Claude Code's JSON shapes): the wake
+    block at start and the relevant memories at each prompt. Stop and the session summary need
+    Claude Code's transcript, so they are left out."""
+    full = claude_hooks(vault)["hooks"]
+    return {"hooks": {e: full[e] for e in ("SessionStart", "UserPromptSubmit")}}
+
+
+def _is_vaultmem_hook(command: Any) -> bool:
+    """A hook command vaultmem installed (``vaultmem wake|sleep|hook ...``), old or new."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return False
+    return len(words) >= 2 and Path(words[0]).name == "vaultmem" and words[1] in ("wake", "sleep", "hook")
+
+
+def merge_hooks(text: str, hooks: dict[str, Any]) -> str:
+    """The settings text with vaultmem's hooks in place: every vaultmem hook command already
+    there (e.g. the older bare ``wake``/``sleep``) is replaced, every other hook and key kept."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as e:
+        raise BadInput(f"the settings file is not valid JSON ({e}); fix it or add the hooks by hand") from None
+    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
+        raise BadInput("the settings file is not a JSON object with a hooks object; add the hooks by hand")
+    before = json.loads(json.dumps(data))
+    current = data.setdefault("hooks", {})
+    for event in set(current) | set(hooks["hooks"]):
+        groups = current.get(event, [])
+        if not isinstance(groups, list):
+            raise BadInput(f"hooks.{event} in the settings file is not a list; add the hooks by hand")
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                rest = [h for h in group["hooks"] if not (isinstance(h, dict) and _is_vaultmem_hook(h.get("command")))]
+                if not rest:
+                    continue
+                group = {**group, "hooks": rest}
+            kept.append(group)
+        kept += hooks["hooks"].get(event, [])
+        if kept:
+            current[event] = kept
+        else:
+            current.pop(event, None)
+    if data == before:
+        return text
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def instructions(vault: Path, hooks: bool) -> str:
@@ -111,7 +176,7 @@ def default_paths(agent: str, home: Path, project: Path) -> tuple[Path, str, Pat
         "claude": (project / ".mcp.json", "json", project / ".claude" / "settings.json", project / "CLAUDE.md"),
         "cursor": (project / ".cursor" / "mcp.json", "json", None, project / ".cursor" / "rules" / "vaultmem.mdc"),
         "gemini": (home / ".gemini" / "settings.json", "json", None, project / "GEMINI.md"),
-        "codex": (home / ".codex" / "config.toml", "toml", None, project / "AGENTS.md"),
+        "codex": (home / ".codex" / "config.toml", "toml", project / ".codex" / "hooks.json", project / "AGENTS.md"),
     }
     if agent not in table:
         raise BadInput(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
@@ -120,13 +185,16 @@ def default_paths(agent: str, home: Path, project: Path) -> tuple[Path, str, Pat
 
 
 HOOKS_NOTES = {
-    "claude": "SessionStart runs `vaultmem wake` (its output becomes context); SessionEnd runs `vaultmem sleep`. "
-              "Merge them into .claude/settings.json by hand: --write only writes the MCP entry.",
+    "claude": "SessionStart prints the [MEMORY] block, UserPromptSubmit the few memories relevant to each prompt, "
+              "Stop asks once to save what the session did, PreCompact checkpoints, SessionEnd writes a session "
+              "summary from the transcript (`vaultmem hook ...`). --write merges them into .claude/settings.json.",
     "cursor": "vaultmem installs no Cursor hook (Cursor has no session-start hook that adds context): "
               "the rule below tells the agent to call `wake` first and `vaultmem sleep` at the end.",
     "gemini": "vaultmem installs no Gemini CLI hook (Gemini's SessionStart hooks must print JSON, `vaultmem wake` "
               "prints markdown): GEMINI.md tells the agent to call `wake` first and `vaultmem sleep` at the end.",
-    "codex": "Codex CLI has no session hooks: AGENTS.md tells the agent to call `wake` first and `vaultmem sleep` at the end.",
+    "codex": "Codex's hooks are experimental (enable `[features] codex_hooks = true` in config.toml) and take Claude "
+             "Code's JSON: put these in .codex/hooks.json by hand (--write does not). No session-end hook: AGENTS.md "
+             "tells the agent to `sleep` at the end.",
 }  # fmt: skip
 
 
@@ -142,8 +210,9 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
     notes = [] if shutil.which("vaultmem") else [
         "`vaultmem` is not on PATH: the agent will not find the command; install vaultmem where the agent "
         "runs, or replace \"vaultmem\" by its full path in the entries below."]  # fmt: skip
+    hooks = claude_hooks(vault) if agent == "claude" else codex_hooks(vault) if agent == "codex" else None
     return AgentSetup(agent, LABELS[agent], str(vault), str(config_path), fmt, snippet,
-                      str(hooks_path) if hooks_path else None, claude_hooks(vault) if agent == "claude" else None,
+                      str(hooks_path) if hooks_path else None, hooks,
                       HOOKS_NOTES[agent], rules, instr, notes)  # fmt: skip
 
 
@@ -322,6 +391,17 @@ def write_config(path: Path, fmt: str, entry: dict[str, Any], now: dt.datetime |
     """Merge the entry into the file, keeping a ``<file>.bak-<timestamp>`` copy of the old one.
     Nothing is written when the file already holds the entry."""
     current, new = merged_text(path, fmt, entry)
+    return _write_merged(path, current, new, now)
+
+
+def write_hooks(path: Path, hooks: dict[str, Any], now: dt.datetime | None = None) -> dict[str, Any]:
+    """Merge vaultmem's hooks into an agent's settings file (backup kept; nothing written when
+    they are already there)."""
+    current = path.read_text(encoding="utf-8") if path.exists() else ""
+    return _write_merged(path, current, merge_hooks(current, hooks), now)
+
+
+def _write_merged(path: Path, current: str, new: str, now: dt.datetime | None) -> dict[str, Any]:
     if path.exists() and new == current:
         return {"path": str(path), "changed": False, "backup": None}
     backup = None

@@ -43,7 +43,7 @@ def mcp(
 def setup(
     agent: Annotated[str, typer.Argument(help="claude, codex, cursor or gemini.")],
     vault: VaultOpt = None,
-    write: Annotated[bool, typer.Option("--write", help="Merge the MCP server entry into the agent's config file (a backup is kept).")] = False,
+    write: Annotated[bool, typer.Option("--write", help="Merge the MCP server entry into the agent's config file, and for Claude Code the hooks into .claude/settings.json (backups kept).")] = False,
     config: Annotated[Optional[Path], typer.Option("--config", help="The agent's config file (default: its usual place).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -57,8 +57,9 @@ def setup(
     root = _root(vault)
     plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config)
     result = agents.write_config(Path(plan.config_path), plan.config_format, agents.server_entry(root)) if write else None
+    hooks = agents.write_hooks(Path(plan.hooks_path), plan.hooks) if write and plan.agent == "claude" and plan.hooks_path else None
     if as_json:
-        _echo_json({**plan.as_dict(), "written": result})
+        _echo_json({**plan.as_dict(), "written": result, "hooks_written": hooks})
         return
     typer.echo(agents.render(plan))
     if result is None:
@@ -68,3 +69,8 @@ def setup(
         typer.echo(f"merged the vaultmem server into {result['path']}{backup}")
     else:
         typer.echo(f"{result['path']} already has this vaultmem server; nothing written")
+    if hooks is not None and hooks["changed"]:
+        backup = f" (backup: {hooks['backup']})" if hooks["backup"] else ""
+        typer.echo(f"merged the vaultmem hooks into {hooks['path']}{backup}")
+    elif hooks is not None:
+        typer.echo(f"{hooks['path']} already has these vaultmem hooks; nothing written")

@@ -210,6 +210,9 @@ def _first_line(text: str, width: int = 160) -> str:
 def _error_line(text: str) -> str:
     """The most telling line of a failed command's output."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:  # pytest's summary line, a compiler's "error:", a traceback's last word
+        if re.match(r"(FAILED|ERROR)\b|\w*(Error|Exception)\b:|error(\[\w+\])?:", ln):
+            return _first_line(ln, 160)
     for ln in reversed(lines):
         if re.search(r"error|failed|exception|assert|not found|denied|exit code", ln, re.I):
             return _first_line(ln, 160)
