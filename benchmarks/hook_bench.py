@@ -155,6 +155,18 @@ def _hook_once(root: Path, prompt: str, session: str) -> float:
     return time.perf_counter() - start
 
 
+def _recall_once(root: Path, prompt: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([BIN, "recall", prompt, "--vault", str(root), "-k", str(RECALL_K)], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def _python_once() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - start
+
+
 def latency(args) -> dict:
     root = demo_copy()
     prompts = [p["prompt"] for p in load_prompts()]
@@ -169,16 +181,30 @@ def latency(args) -> dict:
                     time.sleep(0.1)
                 client.request(root, "recall", {"query": "warm up", "k": 1, "log": False})
                 w = proc
+            times, recalls, pythons = [], [], []
             try:
-                times = [_hook_once(root, prompts[i % len(prompts)], f"bench-{rep}-{i}-{time.time()}") for i in range(runs)]
+                for i in range(runs):  # interleaved, so the machine's load hits all three alike
+                    times.append(_hook_once(root, prompts[i % len(prompts)], f"bench-{rep}-{i}-{time.time()}"))
+                    if label == "with_watcher":
+                        recalls.append(_recall_once(root, prompts[i % len(prompts)]))
+                        pythons.append(_python_once())
             finally:
                 if w:
                     w.terminate()
                     w.wait(timeout=60)
-            summaries.append(latency_summary(times))
+            summary = latency_summary(times)
+            if recalls:
+                summary["cli_recall"] = latency_summary(recalls)
+                summary["python_startup"] = latency_summary(pythons)
+                summary["hook_over_cli_recall_p50"] = round(summary["p50_ms"] / summary["cli_recall"]["p50_ms"], 3)
+            summaries.append(summary)
             print(f"{label} run {rep + 1}: {summaries[-1]}")
         out[label] = {"runs": summaries, "p50_ms_median": statistics.median(s["p50_ms"] for s in summaries),
                       "p95_ms_median": statistics.median(s["p95_ms"] for s in summaries)}  # fmt: skip
+        if label == "with_watcher":
+            out[label]["cli_recall_p50_ms_median"] = statistics.median(s["cli_recall"]["p50_ms"] for s in summaries)
+            out[label]["python_startup_p50_ms_median"] = statistics.median(s["python_startup"]["p50_ms"] for s in summaries)
+            out[label]["hook_over_cli_recall_p50_median"] = statistics.median(s["hook_over_cli_recall_p50"] for s in summaries)
     return out
 
 

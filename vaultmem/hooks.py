@@ -87,8 +87,9 @@ class SessionState:
         self.touch(session)
         self.db.executemany("INSERT OR IGNORE INTO shown VALUES (?, ?, ?, ?)", [(session, k, via, self.now) for k in keys])
 
-    def shown_list(self, session: str) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT key FROM shown WHERE session = ? ORDER BY at, key", (session,))]
+    def shown_list(self, session: str) -> list[tuple[str, str]]:
+        """(key, via) of what the session was shown, in order."""
+        return list(self.db.execute("SELECT key, via FROM shown WHERE session = ? ORDER BY at, rowid", (session,)))
 
     def stop_asked(self, session: str) -> bool:
         row = self.db.execute("SELECT stop_asked FROM sessions WHERE id = ?", (session,)).fetchone()
@@ -338,13 +339,17 @@ def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None)
     s = summarise(read_events(payload.get("transcript_path")), payload.get("cwd"))
     session = session_of(payload)
     with SessionState(vault.root) as state:
-        shown = state.shown_list(session)
+        shown_keys = state.shown_list(session)
     out: dict[str, Any] = {"summary": None, "candidates": []}
     if s.empty:
         return out
+    titles = {r.key: r.title for r in vault.records().values()}
+    shown = [f"[{k}] {titles.get(k, '(no longer in the vault)')} (shown at {'start' if via == 'start' else 'a prompt'})"
+             for k, via in shown_keys]  # fmt: skip
     anchor = anchor or find_anchor(vault, payload.get("cwd"))
     source = source_name(payload)
-    first = " ".join(s.requests[0].split()[:8]) if s.requests else "work session"
+    first = " ".join(re.split(r"[.,;:!?\n]", s.requests[0])[0].split()[:8]) if s.requests else ""
+    first = first or "work session"
     title = f"Session {time.strftime('%Y-%m-%d %H%M', time.gmtime())} {first}"
     out["summary"] = vault.remember("session_summary", title, render_summary(s, shown), source=source, anchor=anchor)
     for type_, sentence in s.rules:

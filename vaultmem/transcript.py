@@ -276,7 +276,8 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
 
 
 def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12) -> str:
-    """The markdown body of the session summary note."""
+    """The markdown body of the session summary note (``shown``: lines naming the memories the
+    hooks showed the session)."""
     out: list[str] = []
 
     def section(title: str, items: list[str]) -> None:
@@ -296,7 +297,7 @@ def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12) 
         fails.append(line)
     section("Commands that failed", fails)
     section("Memories saved", s.saved)
-    section("Memories recalled", s.recalled + [f"[{k}] (shown by the hooks)" for k in (shown or [])])
+    section("Memories recalled", s.recalled + list(shown or []))
     section("Rules stated by the user", [f"({t}) {r}" for t, r in s.rules])
     head = f"Session of {len(s.requests)} request(s), {len(s.files)} file(s) changed, {s.commands} command(s) run."
     return head + "\n" + "\n".join(out) + "\n"
