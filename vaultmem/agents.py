@@ -188,10 +188,10 @@ HOOKS_NOTES = {
     "claude": "SessionStart prints the [MEMORY] block, UserPromptSubmit the few memories relevant to each prompt, "
               "Stop asks once to save what the session did, PreCompact checkpoints, SessionEnd writes a session "
               "summary from the transcript (`vaultmem hook ...`). --write merges them into .claude/settings.json.",
-    "cursor": "vaultmem installs no Cursor hook (Cursor has no session-start hook that adds context): "
-              "the rule below tells the agent to call `wake` first and `vaultmem sleep` at the end.",
-    "gemini": "vaultmem installs no Gemini CLI hook (Gemini's SessionStart hooks must print JSON, `vaultmem wake` "
-              "prints markdown): GEMINI.md tells the agent to call `wake` first and `vaultmem sleep` at the end.",
+    "cursor": "vaultmem installs no Cursor hook (beforeSubmitPrompt cannot add context, and Cursor's hooks use their "
+              "own JSON): the rule below tells the agent to call `wake` first and `vaultmem sleep` at the end.",
+    "gemini": "vaultmem installs no Gemini CLI hook yet (its events, e.g. BeforeAgent, and its transcript differ from "
+              "Claude Code's): GEMINI.md tells the agent to call `wake` first and `vaultmem sleep` at the end.",
     "codex": "Codex's hooks are experimental (enable `[features] codex_hooks = true` in config.toml) and take Claude "
              "Code's JSON: put these in .codex/hooks.json by hand (--write does not). No session-end hook: AGENTS.md "
              "tells the agent to `sleep` at the end.",
