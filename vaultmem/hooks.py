@@ -149,7 +149,7 @@ class Floor:
     rule: str = "agree"
     z_bm25: float = 1.0
     z_vec: float = 2.5
-    cos_agree: float = 0.30
+    cos_agree: float = 0.325
     cos_alone: float = 0.55
     cos_min: float = 0.40
 
@@ -183,8 +183,7 @@ SMALL_TALK = {
 
 def trivial(prompt: str) -> bool:
     """Small talk and acknowledgements ("thanks!", "ok, go ahead"): no recall at all."""
-    words = [w.lower() for w in WORD_RE.findall(prompt)]
-    return not words or all(w in SMALL_TALK for w in words) or (len(words) <= 2 and len(prompt) < 12)
+    return all(w.lower() in SMALL_TALK for w in WORD_RE.findall(prompt))
 
 
 def estimate_tokens(text: str) -> int:
@@ -258,8 +257,7 @@ def find_anchor(vault: "Vault", cwd: str | None) -> str | None:
     for rec in vault.records().values():
         if rec.type != "project" or rec.status != "active":
             continue
-        names = [rec.title, *rec.aliases] if hasattr(rec, "aliases") else [rec.title]
-        if any(_fold(re.sub(r"^project:\s*", "", n, flags=re.I)) == name for n in names):
+        if any(_fold(re.sub(r"^project:\s*", "", n, flags=re.I)) == name for n in (rec.title, *rec.aliases)):
             return rec.title
     return None
 
