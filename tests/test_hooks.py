@@ -56,6 +56,15 @@ def test_transcript_reader_skips_broken_and_unknown_lines():
     assert transcript.read_events("/nonexistent/x.jsonl") == []
 
 
+def test_transcript_reader_bounds_hostile_lines(tmp_path):
+    path = tmp_path / "t.jsonl"
+    good = json.dumps({"type": "user", "message": {"role": "user", "content": "fix the bug"}})
+    huge = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * (transcript.MAX_LINE + 10)}})
+    deep = "[" * 100_000 + "]" * 100_000
+    path.write_text("\n".join([huge, deep, "\x00\x01 control", good]) + "\n")
+    assert [e.text for e in transcript.read_events(path)] == ["fix the bug"]
+
+
 def test_summary_names_the_fix_and_the_rules():
     s = transcript.summarise(transcript.read_events(DATA / "coding_session.jsonl"), "/home/dev/tidewater")
     assert s.files == ["app/payments/refunds.py", "app/payments/currency.py"]
