@@ -246,7 +246,7 @@ def test_numpy_bm25_matches_whoosh_and_a_rebuild_after_deletions(demo_copy, fake
     v = Vault(demo_copy, embedder=fake_embedder)
     v.reindex()
     searcher = v.bm25._fresh_searcher()
-    universe, index = v._universe()
+    universe, index = v.universe()
     queries = ("stripe webhook twice", "advisory locks postgres job", "booking overlap exclusion constraint")
     for q in queries:  # no deletions: whoosh's own BM25F (it averages exact, we quantised lengths)
         theirs = [(h["path"], h.score) for h in searcher.search(v.bm25.query(q), limit=None)]
@@ -256,7 +256,7 @@ def test_numpy_bm25_matches_whoosh_and_a_rebuild_after_deletions(demo_copy, fake
     os.remove(demo_copy / "decisions" / "Use Postgres advisory locks for job leasing.md")
     (demo_copy / "facts" / "Extra.md").write_text("# Extra\n\nstripe webhook notes\n")
     v.reindex()  # leaves deleted documents in the segments
-    universe, index = v._universe()
+    universe, index = v.universe()
     incremental = {q: v.bm25.score_all(q, index, len(universe)) for q in queries}
     v.reindex(rebuild=True)
     for q in queries:
