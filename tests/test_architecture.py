@@ -53,3 +53,13 @@ def test_no_runtime_import_cycle():
 
 def test_the_facade_parts_do_not_reach_back_into_vault():
     assert sorted(m for m in FACADE_PARTS if any(d == "vault" for d, _ in GRAPH[m])) == []
+
+
+def test_the_cli_and_the_library_api_import_light():
+    """`vaultmem recall` through a watcher (and a hook) loads no heavy module."""
+    import subprocess
+    import sys
+
+    code = "import sys, vaultmem.cli, vaultmem.api; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
+           "('whoosh', 'numpy', 'fastembed', 'networkx', 'yaml', 'mcp', 'watchdog')))"  # fmt: skip
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"

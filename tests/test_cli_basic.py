@@ -207,3 +207,13 @@ def test_import_with_path_traversal(run, tmp_path):
     bad.write_text(json.dumps({"format": "vaultmem-export/1", "notes": [{"path": "../evil.md", "text": "x"}]}))
     assert "outside the vault" in failed(run("import", str(bad)))
     assert not (tmp_path / "evil.md").exists()
+
+
+def test_show_returns_backlinks(run, demo_copy):
+    data = json.loads(ok(run("show", "yx66znwj", "--json", vault=demo_copy)))
+    assert {"gotchas/Session advisory locks leak under PgBouncer transaction pooling.md",
+            "lessons/Keep Celery tasks small and idempotent.md", "projects/Project - Tidewater.md"} <= set(data["backlinks"])
+    assert ADVISORY not in data["backlinks"]
+    assert json.loads(ok(run("show", "lessons/Keep Celery tasks small and idempotent.md", "--json",
+                             vault=demo_copy)))["backlinks"] == [  # fmt: skip
+        "architecture/Background jobs with Celery and Redis.md", "bug-fixes/Celery tasks lost during deploys.md"]
