@@ -147,6 +147,7 @@ class Session:
         self.lock = threading.RLock()
         self._opened: dict[Path, Vault] = {}
         self._named: dict[str, Path] | None = None
+        self._root: Path | None = None
         if create and self.agent:
             from .setup import init_vault
 
@@ -157,9 +158,9 @@ class Session:
     @property
     def root(self) -> Path:
         """The caller's own vault: the one named, the agent's personal vault, else discovered."""
-        if self.agent:
-            return vault_root(None, self.agent)
-        return vault_root(self.refs[0] if self.refs else None)
+        if self._root is None:
+            self._root = vault_root(None, self.agent) if self.agent else vault_root(self.refs[0] if self.refs else None)
+        return self._root
 
     @property
     def named(self) -> dict[str, Path]:
