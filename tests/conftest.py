@@ -31,9 +31,17 @@ def demo_copy(tmp_path) -> Path:
 
 @pytest.fixture
 def fake_embedder():
-    from vaultmem.embed import HashEmbedder
+    from helpers import HashEmbedder
 
     return HashEmbedder()
+
+
+@pytest.fixture
+def fake_model(fake_embedder, monkeypatch):
+    """Every vault opened during the test (by the CLI, the MCP tools, ...) gets the small test
+    embedder instead of loading the model its config names; returns that embedder."""
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    return fake_embedder
 
 
 @pytest.fixture

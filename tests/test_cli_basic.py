@@ -19,9 +19,8 @@ ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 
 
 @pytest.fixture
-def run(empty_vault, fake_embedder, monkeypatch):
+def run(empty_vault, fake_model):
     """Run vaultmem with VAULTMEM_VAULT set to a fresh vault (and the small test embedder)."""
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
 
     def invoke(*args: str, input: str | None = None, vault: Path | None = empty_vault):
         env = {"VAULTMEM_VAULT": str(vault)} if vault else {}

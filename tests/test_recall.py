@@ -186,12 +186,11 @@ def test_explain_parts_add_up(demo):
         assert h.explain["blend"] == 1.0 and "adaptive" not in h.explain
 
 
-def test_json_schema_of_recall(demo_copy, fake_embedder, monkeypatch):
+def test_json_schema_of_recall(demo_copy, fake_model):
     from typer.testing import CliRunner
 
     from vaultmem import cli
 
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     result = CliRunner().invoke(cli.app, ["recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "3", "--explain"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -264,10 +263,9 @@ def test_numpy_bm25_matches_whoosh_and_a_rebuild_after_deletions(demo_copy, fake
     v.close()
 
 
-def test_console_entry_fast_path_for_recall(demo_copy, fake_embedder, monkeypatch, capsys):
+def test_console_entry_fast_path_for_recall(demo_copy, fake_model, monkeypatch, capsys):
     from vaultmem import cli
 
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     monkeypatch.setattr("sys.argv", ["vaultmem", "recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "2"])
     with pytest.raises(SystemExit) as done:
         cli.main()
