@@ -241,6 +241,7 @@ def _vaultmem() -> str:
     return found
 
 
+@pytest.mark.model  # the server subprocess loads the real model
 async def test_http_serves_on_localhost_only(empty_vault):
     port = _free_port()
     proc = subprocess.Popen([_vaultmem(), "mcp", "--vault", str(empty_vault), "--http", "--port", str(port)],
