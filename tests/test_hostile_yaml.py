@@ -26,7 +26,7 @@ HOSTILE = {
     "deep flow nesting": ("---\na: " + "[" * 50_000 + "]" * 50_000 + "\n---\n", "nested deeper than"),
     "unclosed deep nesting": ("---\na: " + "{a: " * 60_000 + "\n---\n", "nested deeper than"),
     "deep block nesting": ("---\n" + "".join(" " * i + f"k{i}:\n" for i in range(700)) + "---\n", "nested deeper than"),
-    # libyaml composes recursively: this one crashed the process (segmentation fault)
+    # libyaml composes recursively: unchecked, this one crashes the process (segmentation fault)
     "compact nested sequences": ("---\na:\n" + "- " * 120_000 + "x\n---\n", "nested deeper than"),
     "huge frontmatter": ("---\n" + "k: v\n" * 60_000 + "---\n", "frontmatter longer than"),
 }
