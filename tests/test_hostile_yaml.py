@@ -80,3 +80,19 @@ def test_index_skips_the_bomb_with_a_reason_and_indexes_the_rest(empty_vault, fa
     assert "not indexed: Bomb.md: bad YAML frontmatter (aliases expand" in status.stdout
     hits = json.loads(CliRunner().invoke(app, ["recall", "postgres locks", "--json"], env=env).stdout)
     assert [h["path"] for h in hits["results"]] == ["Other.md"]
+
+
+def test_a_bomb_in_a_template_or_an_edit_value_is_bounded_too(empty_vault, fake_model):
+    env = {"VAULTMEM_VAULT": str(empty_vault)}
+    write(empty_vault, "templates/fact.md", BOMB + "---\n\n{{title}}\n")
+    t = time.perf_counter()
+    result = CliRunner().invoke(app, ["remember", "fact", "Laughing", "body"], env=env)
+    assert time.perf_counter() - t < 10
+    assert "the template for 'fact' has invalid YAML frontmatter" in result.stderr
+    (empty_vault / "templates" / "fact.md").unlink()
+    made = CliRunner().invoke(app, ["remember", "fact", "Plain fact", "body", "--json"], env=env)
+    ref = json.loads(made.stdout)["id"]
+    value = BOMB.split("---\n")[1].replace("\n", " ")
+    t = time.perf_counter()
+    CliRunner().invoke(app, ["edit", ref, "--set", f"extra={value}"], env=env)
+    assert time.perf_counter() - t < 10

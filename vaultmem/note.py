@@ -143,6 +143,17 @@ _YAML = YAMLHandler()  # python-frontmatter's YAML handler; vaultmem's fences (s
 def load_yaml(fm: str, path: str) -> dict:
     """YAML frontmatter to a dict (python-frontmatter's YAML handler with the bounded safe
     loader); errors, and frontmatter over the limits, name the path."""
+    data = load_yaml_value(fm, path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise NoteParseError(path, "frontmatter is not a mapping of keys to values")
+    return {str(k): v for k, v in data.items()}
+
+
+def load_yaml_value(fm: str, path: str) -> Any:
+    """Any YAML text (frontmatter, a template's header, an ``edit --set`` value) under the
+    same limits; errors name ``path``."""
     if len(fm) > MAX_FRONTMATTER_CHARS:
         raise NoteParseError(path, f"frontmatter longer than {MAX_FRONTMATTER_CHARS} characters")
     try:
@@ -154,11 +165,7 @@ def load_yaml(fm: str, path: str) -> dict:
         raise NoteParseError(path, f"bad YAML frontmatter ({reason})") from None
     except (RecursionError, UnicodeEncodeError) as e:  # deep block nesting (pure-Python loader), lone surrogates
         raise NoteParseError(path, f"bad YAML frontmatter ({type(e).__name__})") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise NoteParseError(path, "frontmatter is not a mapping of keys to values")
-    return {str(k): v for k, v in data.items()}
+    return data
 
 
 @dataclass(frozen=True)

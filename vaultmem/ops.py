@@ -12,7 +12,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Iterable
 
-import yaml
 
 from . import aging
 from . import graph as graphmod
@@ -21,7 +20,7 @@ from .filters import EPOCH, Filters, now_utc, parse_time
 from .lifecycle import check_new, mark_superseded
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
-from .note import as_list, content_hash, parse, render, set_fields, split_frontmatter
+from .note import as_list, content_hash, load_yaml_value, parse, render, set_fields, split_frontmatter
 from .store import new_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,8 +39,8 @@ def _template_parts(vault: "VaultState", type_: str, title: str, now: dt.datetim
         return {}, ""
     fm, body, _, _ = split_frontmatter(text)
     try:  # the title is set by remember itself, so YAML never sees it unescaped
-        meta = yaml.safe_load(fill_template(fm, "title", now)) if fm else {}
-    except yaml.YAMLError:
+        meta = load_yaml_value(fill_template(fm, "title", now), f"template {type_}") if fm else {}
+    except NoteParseError:
         raise BadInput(f"the template for {type_!r} has invalid YAML frontmatter") from None
     return (meta if isinstance(meta, dict) else {}), fill_template(body, title, now)
 
@@ -199,8 +198,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise BadInput(f"--set: expected key=value, got {text!r}")
     text = raw.strip()
     try:
-        value = yaml.safe_load(text) if text else ""
-    except yaml.YAMLError:
+        value = load_yaml_value(text, "--set") if text else ""
+    except NoteParseError:
         value = text
     if isinstance(value, (dt.date, dt.datetime)):
         value = text
