@@ -21,6 +21,19 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("VAULTMEM_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
+@pytest.fixture(autouse=True)
+def _model_only_when_marked(request, monkeypatch):
+    """A test that loads the real model in this process must be marked ``model``, so that
+    ``pytest -m "not model"`` (the fast lane) never does. Subprocesses are marked by hand."""
+    if request.node.get_closest_marker("model") is None:
+        from vaultmem.embed import FastEmbedder
+
+        def refuse(self):
+            pytest.fail(f"{request.node.nodeid} loads the real model: mark it @pytest.mark.model")
+
+        monkeypatch.setattr(FastEmbedder, "_load", refuse)
+
+
 @pytest.fixture
 def demo_copy(tmp_path) -> Path:
     """A private copy of the shipped demo vault."""
@@ -31,9 +44,17 @@ def demo_copy(tmp_path) -> Path:
 
 @pytest.fixture
 def fake_embedder():
-    from vaultmem.embed import HashEmbedder
+    from helpers import HashEmbedder
 
     return HashEmbedder()
+
+
+@pytest.fixture
+def fake_model(fake_embedder, monkeypatch):
+    """Every vault opened during the test (by the CLI, the MCP tools, ...) gets the small test
+    embedder instead of loading the model its config names; returns that embedder."""
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    return fake_embedder
 
 
 @pytest.fixture

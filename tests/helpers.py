@@ -2,7 +2,33 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+
+class HashEmbedder:
+    """A small deterministic embedder for tests: hashed bag of words, no model."""
+
+    def __init__(self, dim: int = 64, name: str = "test/hash-bow"):
+        self.name, self.dim, self.max_tokens = name, dim, 64
+        self.calls = 0
+        self.texts_embedded = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                word = word.strip(".,:;!?()[]\"'")
+                if word:
+                    h = int(hashlib.md5(word.encode()).hexdigest(), 16)
+                    out[i, h % self.dim] += 1.0 if (h >> 8) % 2 else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-12)
 
 
 def write(root: Path, rel: str, text: str) -> Path:

@@ -173,8 +173,7 @@ def test_recall_uses_the_weights_of_the_vault_config(vault):
     assert hits["gamma001"].explain["importance"] == 3.0
 
 
-def test_cli_explain_and_no_adaptive(vault, fake_embedder, monkeypatch):
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+def test_cli_explain_and_no_adaptive(vault, fake_model):
     env = {"VAULTMEM_VAULT": str(vault.root)}
     out = CliRunner().invoke(app, ["recall", "webhook idempotent", "--explain", "-k", "1"], env=env).stdout
     assert "x adaptive blend 0.865" in out

@@ -216,9 +216,7 @@ def test_plan_with_an_explicit_clock(vault, root):
 
 
 @pytest.fixture
-def run(root, fake_embedder, monkeypatch):
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
-
+def run(root, fake_model):
     def invoke(*args: str):
         return CliRunner().invoke(app, list(args), env={"VAULTMEM_VAULT": str(root)})
 

@@ -19,9 +19,8 @@ ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 
 
 @pytest.fixture
-def run(empty_vault, fake_embedder, monkeypatch):
+def run(empty_vault, fake_model):
     """Run vaultmem with VAULTMEM_VAULT set to a fresh vault (and the small test embedder)."""
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
 
     def invoke(*args: str, input: str | None = None, vault: Path | None = empty_vault):
         env = {"VAULTMEM_VAULT": str(vault)} if vault else {}
@@ -207,3 +206,13 @@ def test_import_with_path_traversal(run, tmp_path):
     bad.write_text(json.dumps({"format": "vaultmem-export/1", "notes": [{"path": "../evil.md", "text": "x"}]}))
     assert "outside the vault" in failed(run("import", str(bad)))
     assert not (tmp_path / "evil.md").exists()
+
+
+def test_show_returns_backlinks(run, demo_copy):
+    data = json.loads(ok(run("show", "yx66znwj", "--json", vault=demo_copy)))
+    assert {"gotchas/Session advisory locks leak under PgBouncer transaction pooling.md",
+            "lessons/Keep Celery tasks small and idempotent.md", "projects/Project - Tidewater.md"} <= set(data["backlinks"])
+    assert ADVISORY not in data["backlinks"]
+    assert json.loads(ok(run("show", "lessons/Keep Celery tasks small and idempotent.md", "--json",
+                             vault=demo_copy)))["backlinks"] == [  # fmt: skip
+        "architecture/Background jobs with Celery and Redis.md", "bug-fixes/Celery tasks lost during deploys.md"]

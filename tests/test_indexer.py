@@ -131,7 +131,7 @@ def test_interrupted_batch_is_detected_and_repaired(vault, monkeypatch):
 
 
 def test_model_change_reembeds_everything(vault, fake_embedder):
-    from vaultmem.embed import HashEmbedder
+    from helpers import HashEmbedder
 
     vault.reindex()
     vault.close()

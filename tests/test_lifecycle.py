@@ -269,9 +269,7 @@ def test_read_text_racing_a_writer_is_a_conflict(vault, root, monkeypatch):
 
 
 @pytest.fixture
-def run(root, fake_embedder, monkeypatch):
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
-
+def run(root, fake_model):
     def invoke(*args: str):
         return CliRunner().invoke(app, list(args), env={"VAULTMEM_VAULT": str(root)})
 
@@ -417,11 +415,10 @@ def test_only_the_most_similar_candidates_are_compared(fresh, fake_embedder, can
     assert [s["id"] for s in new["superseded"]] == [ids[x] for x in expected]
 
 
-def test_remember_on_the_cli_prints_what_it_superseded(empty_vault, fake_embedder, monkeypatch):
+def test_remember_on_the_cli_prints_what_it_superseded(empty_vault, fake_embedder, fake_model):
     c = cos(A, B, fake_embedder)
     (empty_vault / ".vaultmem" / "config.toml").write_text(
         f"[lifecycle]\nsupersede_shared_context = {c - 0.01}\nsupersede_no_context = {c - 0.01}\n")
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     env = {"VAULTMEM_VAULT": str(empty_vault)}
     first = json.loads(ok(CliRunner().invoke(app, ["remember", "decision", *A, "--json"], env=env)))
     out = ok(CliRunner().invoke(app, ["remember", "decision", *B, "--source", "s2"], env=env))
@@ -486,8 +483,7 @@ def test_a_tail_of_an_existing_memory_is_not_a_duplicate(fresh):
     assert second["duplicate_of"] is None and second["path"] != first["path"]
 
 
-def test_cli_duplicate_message(empty_vault, fake_embedder, monkeypatch):
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+def test_cli_duplicate_message(empty_vault, fake_model):
     env = {"VAULTMEM_VAULT": str(empty_vault)}
     first = ok(CliRunner().invoke(app, ["remember", "decision", *A], env=env)).split()[0]
     out = ok(CliRunner().invoke(app, ["remember", "decision", *A, "--tag", "redis"], env=env))

@@ -130,12 +130,12 @@ async def test_recall_goes_through_a_running_watcher(server, monkeypatch):
         seen.update(root=root, op=op, args=args)
         return {"ok": True, "result": [{"id": "from-watcher"}]}
 
-    monkeypatch.setattr("vaultmem.mcp_server.client.request", fake_request)
+    monkeypatch.setattr("vaultmem.client.request", fake_request)
     async with Client(server) as client:
         _, _, data = await call(client, "recall", query="leases", k=2, types=["decision"])
         assert data["results"] == [{"id": "from-watcher"}]
         assert seen["op"] == "recall" and seen["args"]["query"] == "leases" and seen["args"]["k"] == 2
-        monkeypatch.setattr("vaultmem.mcp_server.client.request",
+        monkeypatch.setattr("vaultmem.client.request",
                             lambda *a, **k: {"ok": False, "error": "bad filter", "code": 2})  # fmt: skip
         assert "bad filter" in await fails(client, "recall", query="leases")
 
@@ -241,6 +241,7 @@ def _vaultmem() -> str:
     return found
 
 
+@pytest.mark.model  # the server subprocess loads the real model
 async def test_http_serves_on_localhost_only(empty_vault):
     port = _free_port()
     proc = subprocess.Popen([_vaultmem(), "mcp", "--vault", str(empty_vault), "--http", "--port", str(port)],

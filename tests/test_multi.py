@@ -20,12 +20,11 @@ from helpers import write as note
 
 
 @pytest.fixture
-def team(tmp_path, monkeypatch, fake_embedder):
+def team(tmp_path, monkeypatch, fake_model):
     """A team folder with shared/, alice/ and bob/ vaults, and a private VAULTMEM_HOME."""
     monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("VAULTMEM_TEAM_DIR", str(tmp_path / "vaults"))
     monkeypatch.delenv("VAULTMEM_AGENT_ID", raising=False)
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     (tmp_path / "home").mkdir()
     root = tmp_path / "vaults"
     for name in ("shared", "alice", "bob"):

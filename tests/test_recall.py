@@ -186,12 +186,11 @@ def test_explain_parts_add_up(demo):
         assert h.explain["blend"] == 1.0 and "adaptive" not in h.explain
 
 
-def test_json_schema_of_recall(demo_copy, fake_embedder, monkeypatch):
+def test_json_schema_of_recall(demo_copy, fake_model):
     from typer.testing import CliRunner
 
     from vaultmem import cli
 
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     result = CliRunner().invoke(cli.app, ["recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "3", "--explain"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -246,7 +245,7 @@ def test_numpy_bm25_matches_whoosh_and_a_rebuild_after_deletions(demo_copy, fake
     v = Vault(demo_copy, embedder=fake_embedder)
     v.reindex()
     searcher = v.bm25._fresh_searcher()
-    universe, index = v._universe()
+    universe, index = v.universe()
     queries = ("stripe webhook twice", "advisory locks postgres job", "booking overlap exclusion constraint")
     for q in queries:  # no deletions: whoosh's own BM25F (it averages exact, we quantised lengths)
         theirs = [(h["path"], h.score) for h in searcher.search(v.bm25.query(q), limit=None)]
@@ -256,7 +255,7 @@ def test_numpy_bm25_matches_whoosh_and_a_rebuild_after_deletions(demo_copy, fake
     os.remove(demo_copy / "decisions" / "Use Postgres advisory locks for job leasing.md")
     (demo_copy / "facts" / "Extra.md").write_text("# Extra\n\nstripe webhook notes\n")
     v.reindex()  # leaves deleted documents in the segments
-    universe, index = v._universe()
+    universe, index = v.universe()
     incremental = {q: v.bm25.score_all(q, index, len(universe)) for q in queries}
     v.reindex(rebuild=True)
     for q in queries:
@@ -264,10 +263,9 @@ def test_numpy_bm25_matches_whoosh_and_a_rebuild_after_deletions(demo_copy, fake
     v.close()
 
 
-def test_console_entry_fast_path_for_recall(demo_copy, fake_embedder, monkeypatch, capsys):
+def test_console_entry_fast_path_for_recall(demo_copy, fake_model, monkeypatch, capsys):
     from vaultmem import cli
 
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     monkeypatch.setattr("sys.argv", ["vaultmem", "recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "2"])
     with pytest.raises(SystemExit) as done:
         cli.main()

@@ -208,9 +208,7 @@ def test_reading_never_changes_a_note(demo_copy, fake_embedder):
 
 
 @pytest.fixture
-def run(vault, fake_embedder, monkeypatch):
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
-
+def run(vault, fake_model):
     def invoke(*args: str, root: Path | None = None, input: str | None = None):
         return CliRunner().invoke(app, list(args), input=input, env={"VAULTMEM_VAULT": str(root or vault.root)})
 

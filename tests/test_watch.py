@@ -390,13 +390,12 @@ def test_socket_recall_equals_in_process_recall(empty_vault, fake_embedder):
     assert client.request(empty_vault, "recall", {"query": "advisory"}) is None  # the CLI falls back
 
 
-def test_cli_uses_the_watcher_and_falls_back(empty_vault, fake_embedder, monkeypatch):
+def test_cli_uses_the_watcher_and_falls_back(empty_vault, fake_embedder, fake_model):
     from typer.testing import CliRunner
 
     from vaultmem import cli
 
     write(empty_vault, "a/Alpha.md", "# Alpha\n\nPostgres advisory locks.\n")
-    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     runner = CliRunner()
     args = ["recall", "advisory locks", "--vault", str(empty_vault), "--json", "--explain", "--no-adaptive"]
     r = Running(empty_vault, fake_embedder, serve=True)

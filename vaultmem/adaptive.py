@@ -15,25 +15,29 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .config import DEFAULTS
 from .usage import Usage
 
 DAY = 86400.0
+_DEFAULT = DEFAULTS["adaptive"]  # the defaults are written once, in config.DEFAULTS
 
 
 @dataclass(frozen=True)
 class Weights:
-    usefulness: float = 0.60
-    recency: float = 0.25
-    frequency: float = 0.15
-    min_ratings: int = 3
-    negative_half_life_days: float = 90.0
-    recency_half_life_days: float = 30.0
-    recency_floor: float = 0.30
-    frequency_saturation: int = 50
-    floor: float = 0.35
-    base: float = 0.70  # blended = raw * (base + (1 - base) * adaptive)
-    high_importance: int = 8
-    importance_boost: float = 1.5
+    """The adaptive scoring knobs of a vault's ``[adaptive]`` config (defaults: config.DEFAULTS)."""
+
+    usefulness: float = _DEFAULT["usefulness"]
+    recency: float = _DEFAULT["recency"]
+    frequency: float = _DEFAULT["frequency"]
+    min_ratings: int = _DEFAULT["min_ratings"]
+    negative_half_life_days: float = _DEFAULT["negative_half_life_days"]
+    recency_half_life_days: float = _DEFAULT["recency_half_life_days"]
+    recency_floor: float = _DEFAULT["recency_floor"]
+    frequency_saturation: int = _DEFAULT["frequency_saturation"]
+    floor: float = _DEFAULT["floor"]
+    base: float = _DEFAULT["base"]  # blended = raw * (base + (1 - base) * adaptive)
+    high_importance: int = _DEFAULT["high_importance"]
+    importance_boost: float = _DEFAULT["importance_boost"]
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Weights":

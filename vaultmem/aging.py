@@ -18,16 +18,15 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import graph as graphmod
-from .filters import is_expired, now_utc, parse_time
+from .filters import EPOCH, is_expired, now_utc, parse_time
 from .lifecycle import change, link_to, mark_superseded
 from .note import content_hash, render
 
 if TYPE_CHECKING:  # pragma: no cover
     from .manifest import Record
-    from .vault import Vault
+    from .state import VaultState
 
 HISTORY_TAG = "session-history"
-EPOCH = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ def _when(rec: "Record") -> dt.datetime:
     return parse_time(rec.created) or parse_time(rec.updated) or EPOCH
 
 
-def _by_anchor(vault: "Vault", type_: str, only: str | None) -> dict[str, list["Record"]]:
+def _by_anchor(vault: "VaultState", type_: str, only: str | None) -> dict[str, list["Record"]]:
     g = vault.graph()
     records = vault.records()
     anchors = [only] if only else graphmod.anchors(g)
@@ -60,7 +59,7 @@ def _by_anchor(vault: "Vault", type_: str, only: str | None) -> dict[str, list["
     return groups
 
 
-def plan(vault: "Vault", anchor: str | None = None, days: int | None = None, now: dt.datetime | None = None,
+def plan(vault: "VaultState", anchor: str | None = None, days: int | None = None, now: dt.datetime | None = None,
          per_anchor_only: bool = False) -> list[Action]:  # fmt: skip
     """What the aging rules would change (``anchor``: only that anchor's progress/summaries)."""
     cfg = vault.config["lifecycle"]
@@ -83,7 +82,7 @@ def plan(vault: "Vault", anchor: str | None = None, days: int | None = None, now
     return sorted(actions.values(), key=lambda a: (a.kind, a.path))
 
 
-def _expired_and_unused(vault: "Vault", days: int | None, now: dt.datetime) -> list[Action]:
+def _expired_and_unused(vault: "VaultState", days: int | None, now: dt.datetime) -> list[Action]:
     cfg = vault.config["lifecycle"]
     days = int(cfg["archive_after_days"] if days is None else days)
     limit = int(cfg["archive_max_importance"])
@@ -102,7 +101,7 @@ def _expired_and_unused(vault: "Vault", days: int | None, now: dt.datetime) -> l
     return out
 
 
-def apply(vault: "Vault", actions: list[Action], now: dt.datetime | None = None) -> list[dict[str, Any]]:
+def apply(vault: "VaultState", actions: list[Action], now: dt.datetime | None = None) -> list[dict[str, Any]]:
     """Carry out planned actions with guarded writes; returns what was done."""
     records = vault.records()
     paths = vault.store.list_paths() if actions else []
@@ -125,7 +124,7 @@ def apply(vault: "Vault", actions: list[Action], now: dt.datetime | None = None)
     return done
 
 
-def _record_history(vault: "Vault", anchor: "Record", archived: list["Record"], now: dt.datetime,
+def _record_history(vault: "VaultState", anchor: "Record", archived: list["Record"], now: dt.datetime,
                     paths: list[str]) -> str:  # fmt: skip
     """Add links to archived session summaries to the anchor's "Session history" note."""
     title = f"Session history: {anchor.title}"

@@ -16,13 +16,11 @@ import numpy as np
 from whoosh import index as windex
 from whoosh import query as wq
 from whoosh.fields import ID, TEXT, Schema
-from whoosh.codec.whoosh3 import W3LeafMatcher
-from whoosh.filedb.structfile import BufferFile, StructFile
-from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 from whoosh.scoring import BM25F
 
 from .analysis import analyzer
+from .whoosh_compat import deleted_docs, postings, segment_id
 
 SCHEMA_VERSION = "3"
 
@@ -30,50 +28,8 @@ SCHEMA_VERSION = "3"
 B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (benchmarks/README.md)
 
 
-def _close_buffer_file(self) -> None:
-    """``BufferFile.close`` that also releases the file's view of the segment's mmap.
-
-    whoosh reads a compound segment through memoryviews of one mmap, but closing such a file
-    kept its view, so closing the segment then failed quietly (BufferError) and the mapping
-    lived on until a full garbage collection reached the reader's reference cycles. A watcher
-    committing every few seconds held tens of MB of dead, often deleted, segment files that
-    way (benchmarks/README.md, soak). Releasing the view lets the mmap close with the reader.
-    """
-    StructFile.close(self)
-    buf, self._buf = getattr(self, "_buf", None), None
-    if isinstance(buf, memoryview):
-        try:
-            buf.release()
-        except BufferError:  # a view of the view is still alive: dropping our reference must do
-            pass
-
-
-BufferFile.close = _close_buffer_file
-
-
 def _leaves(searcher):
     return searcher.leaf_searchers() if not searcher.is_atomic() else [(searcher, 0)]
-
-
-def _postings(matcher) -> tuple[np.ndarray, np.ndarray]:
-    """(doc numbers, term frequencies) of a posting list, read a block at a time."""
-    if isinstance(matcher, FilterMatcher):
-        matcher = matcher.child  # deleted documents are masked by the caller
-    ids: list = []
-    weights: list = []
-    if isinstance(matcher, W3LeafMatcher):
-        while matcher.is_active():
-            matcher._read_ids()
-            matcher._read_weights()
-            ids.extend(matcher._ids)
-            weights.extend(matcher._weights)
-            matcher._next_block()
-    else:  # any other matcher: the public, per-posting interface
-        while matcher.is_active():
-            ids.append(matcher.id())
-            weights.append(matcher.weight())
-            matcher.next()
-    return np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64)
 
 
 def schema() -> Schema:
@@ -222,7 +178,7 @@ class BM25Index:
         out = {}
         for term in terms:
             try:
-                ids, tf = _postings(reader.postings("content", term))
+                ids, tf = postings(reader.postings("content", term))
             except TermNotFound:
                 continue
             keep = live[ids]
@@ -251,8 +207,8 @@ class BM25Index:
     def _segment_key(reader) -> tuple:
         """(segment id, live documents); a reader without a segment gets a key of its own that
         nothing cached can match (its id() could be a freed reader's)."""
-        segment = reader.segment() if hasattr(reader, "segment") else None
-        return (segment.segment_id() if segment is not None else object(), reader.doc_count())
+        sid = segment_id(reader)
+        return (sid if sid is not None else object(), reader.doc_count())
 
     def _segment_arrays(self, reader, key: tuple) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """Per-segment field lengths, live-document mask and paths, cached under the segment's
@@ -262,7 +218,7 @@ class BM25Index:
             n = reader.doc_count_all()
             lengths = np.array([reader.doc_field_length(i, "content", 0) or 0 for i in range(n)], dtype=np.float64)
             live = np.ones(n, dtype=bool)
-            for num in reader.deleted_docs_set or ():
+            for num in deleted_docs(reader):
                 live[num] = False
             column = reader.column_reader("path")
             paths = [column[i] for i in range(n)]

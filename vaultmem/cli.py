@@ -1,4 +1,4 @@
-"""The ``vaultmem`` command line: a thin layer over ``vaultmem.Vault``.
+"""The ``vaultmem`` command line: parses, calls the library (``api.Session``, ``Vault``), renders.
 
 Errors are one line on stderr with a non-zero exit code, never a traceback.
 Heavy modules (whoosh, numpy, fastembed) are imported only by commands that need them.
@@ -11,166 +11,29 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-import typer.core
 
-from .errors import BadInput, VaultError
+from . import api
+from .cli_common import (AgentOpt, AnchorOpt, Command, EmbeddingBar, Group, JsonOpt, SinceOpt, SourceOpt, TagOpt,
+                         TypeOpt, VaultOpt, VaultsOpt, app, echo_json, err, summary_line)  # fmt: skip
+from .errors import BadInput
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .vault import Vault
-
-def _guarded(invoke, ctx):  # type: ignore[no-untyped-def]
-    """Run a click invoke, turning vaultmem errors into one line on stderr and an exit code."""
-    try:
-        return invoke(ctx)
-    except VaultError as e:
-        _err(str(e))
-        ctx.exit(e.exit_code)
-    except OSError as e:  # permission denied, disk full, read-only vault, ...
-        _err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
-        ctx.exit(1)
-    except KeyboardInterrupt:
-        _err("interrupted")
-        ctx.exit(130)
+    from .indexer import Summary
 
 
-class _Group(typer.core.TyperGroup):
-    """The app: errors become one line on stderr and an exit code, never a traceback."""
+def _session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.Session:
+    """A session whose reindexing shows a progress bar and reports what it did on stderr."""
 
-    def invoke(self, ctx):  # type: ignore[no-untyped-def]
-        return _guarded(super().invoke, ctx)
+    def report(summary: "Summary") -> None:
+        for path, reason in summary.errors.items():
+            err(f"skipped {path}: {reason}")
+        if summary.changed and not quiet:
+            err(f"indexed: {summary_line(summary.as_dict())}")
 
-
-class _Command(typer.core.TyperCommand):
-    """One command run on its own (the fast path of `vaultmem recall`), with the same errors."""
-
-    def invoke(self, ctx):  # type: ignore[no-untyped-def]
-        return _guarded(super().invoke, ctx)
-
-
-app = typer.Typer(
-    cls=_Group,
-    name="vaultmem",
-    help="Long-term memory for AI agents, kept as a vault of plain markdown files.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-VaultOpt = Annotated[
-    Optional[str],
-    typer.Option("--vault", "-V", help="Vault folder or registered name (default: the agent's vault, $VAULTMEM_VAULT, "
-                                       "else the nearest folder above holding .vaultmem/)."),
-]
-VaultsOpt = Annotated[
-    list[str],
-    typer.Option("--vault", "-V", help="Vault folder or registered name; repeat to search several at once "
-                                       "(default for an agent: its own, the shared and the user's vault)."),
-]
-AgentOpt = Annotated[Optional[str], typer.Option("--agent", help="Agent identity (default: $VAULTMEM_AGENT_ID).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-TypeOpt = Annotated[list[str], typer.Option("--type", "-t", help="Only this type (repeatable).")]
-TagOpt = Annotated[list[str], typer.Option("--tag", help="Only notes with this tag (repeatable: all must match).")]
-SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
-
-
-def _root(vault: str | None, agent: str | None = None) -> Path:
-    """The vault a single-vault command works on: --vault (name or path), else the agent's
-    personal vault, else discovery ($VAULTMEM_VAULT, then walking up to .vaultmem/)."""
-    from .discovery import find_vault
-    from .registry import Registry, agent_id, identity
-
-    if vault:
-        return find_vault(Registry().resolve(vault))
-    agent = agent_id(agent)
-    if agent:
-        return find_vault(identity(agent).personal)
-    return find_vault(None)
-
-
-def _open(vault: str | None, agent: str | None = None) -> "Vault":
-    from .vault import Vault
-
-    return Vault(_root(vault, agent))
-
-
-def _selection(vaults: list[str], agent: str | None) -> dict[str, Path] | None:
-    """Named vaults for a multi-vault command, or None for the single-vault path."""
-    from .registry import Registry, agent_id, identity
-
-    agent = agent_id(agent)
-    if len(vaults) > 1:
-        reg = Registry()
-        return {reg.name_of(p): p for p in (reg.resolve(v) for v in vaults)}
-    if not vaults and agent:
-        return {n: p for n, p in identity(agent).allowed().items() if (p / ".vaultmem").is_dir()}
-    return None
-
-
-def _multi(named: dict[str, Path]):
-    from .multi import MultiVault
-
-    return MultiVault.open(named)
-
-
-def _echo_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
-
-
-def _err(message: str) -> None:
-    typer.echo(f"vaultmem: {message}", err=True)
-
-
-class _EmbeddingBar:
-    """A progress callback for reindexing that opens a bar on stderr only when a terminal is
-    watching and there are at least ``minimum`` chunks to embed."""
-
-    def __init__(self, minimum: int = 0, quiet: bool = False):
-        self.minimum, self.quiet = minimum, quiet
-        self.bar: Any = None
-        self.done = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.quiet or total < self.minimum or not sys.stderr.isatty():
-            return
-        if self.bar is None:
-            self.bar = typer.progressbar(length=total, label="embedding", file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.done)
-        self.done = done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-
-
-def _sync(v: "Vault", quiet: bool = False) -> None:
-    """Reconcile the indexes with the files, with a progress bar when embedding is needed."""
-    from .lock import WatcherRunning
-
-    bar = _EmbeddingBar(minimum=64, quiet=quiet)
-    try:
-        summary = v.reindex(progress=bar)
-    except WatcherRunning:  # the watcher keeps the indexes current; just read them
-        v.refresh()
-        return
-    finally:
-        bar.close()
-    for path, reason in summary.errors.items():
-        _err(f"skipped {path}: {reason}")
-    if summary.changed and not quiet:
-        _err(f"indexed: {_summary_line(summary.as_dict())}")
-
-
-def _summary_line(s: dict) -> str:
-    return (
-        f"{s['added']} added, {s['updated']} updated, {s['moved']} moved, {s['removed']} removed, "
-        f"{s['unchanged']} unchanged in {s['seconds']:.2f} s"
-    )
+    return api.Session(vaults, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report)
 
 
 # ---------------------------------------------------------------------- commands
@@ -214,11 +77,11 @@ def remember(
     """
     if content == "-":
         content = sys.stdin.read()
-    v = _open(_write_target(vault, agent, shared, scope), agent)
-    result = v.remember(type, title, content, tags=tag, importance=importance, links=link,
-                        anchor=anchor, scope=scope, context=context, source=source)  # fmt: skip
+    result = api.Session([vault] if vault else [], agent).remember(
+        type, title, content, shared=shared, scope=scope, tags=tag, importance=importance, links=link,
+        anchor=anchor, context=context, source=source)  # fmt: skip
     if as_json:
-        _echo_json(result)
+        echo_json(result)
         return
     if result["duplicate_of"]:
         added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
@@ -233,34 +96,6 @@ def remember(
         typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
 
 
-def _write_target(vault: str | None, agent: str | None, shared: bool, scope: str | None) -> str | None:
-    """Where a new memory goes: --vault, else --shared -> the shared vault, scope user -> the
-    user's own vault (for an agent), else the agent's or discovered vault."""
-    from .registry import Registry, agent_id, identity
-
-    if vault or not (shared or scope == "user"):
-        return vault
-    agent = agent_id(agent)
-    if agent:
-        ident = identity(agent)
-        if shared and ident.shared is None:
-            raise BadInput("no shared vault: register one (`vaultmem vault add shared PATH`) or set VAULTMEM_TEAM_DIR")
-        target = ident.shared if shared else ident.user
-    else:
-        reg = Registry()
-        name = "shared" if shared else "user"
-        if name not in reg.vaults:
-            if shared:
-                raise BadInput("no shared vault: register one (`vaultmem vault add shared PATH`) or use --agent")
-            return vault
-        target = reg.vaults[name]
-    if not (target / ".vaultmem").is_dir():
-        from .setup import init_vault
-
-        init_vault(target)
-    return str(target)
-
-
 @app.command()
 def show(
     ref: Annotated[str, typer.Argument(help="Id, title, alias or vault-relative path.")],
@@ -271,9 +106,9 @@ def show(
 
     Example: vaultmem show k7f3x9q2
     """
-    data = _open(vault).show(ref)
+    data = api.open_vault(vault).show(ref)
     if as_json:
-        _echo_json(data)
+        echo_json(data)
     else:
         typer.echo(f"# {data['path']}  (id {data['id']})\n")
         typer.echo(data["text"].rstrip("\n"))
@@ -298,17 +133,15 @@ def list_cmd(
     Example: vaultmem list --type decision --since 30d
     """
     filters = {"types": type, "statuses": status, "tags": tag, "since": since, "importance": importance, "scope": scope}
-    named = _selection(vault, agent)
-    target = _multi(named) if named is not None else _open(vault[0] if vault else None)
-    rows = target.list_notes(limit=None if show_all else limit, **filters)
+    rows = api.Session(vault, agent).list_notes(limit=None if show_all else limit, **filters)
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     for r in rows:
         key = f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"]
         typer.echo(f"{r['updated'][:10]}  {key[:40]:<40}  {(r['type'] or '-'):<15} {r['title']}")
     if not rows:
-        _err("no memories match")
+        err("no memories match")
 
 
 @app.command()
@@ -324,7 +157,7 @@ def edit(
 
     Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
     """
-    v = _open(vault)
+    v = api.open_vault(vault)
     if content is None and not set_ and not add_tag:
         rec = v.find(ref)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
@@ -336,7 +169,7 @@ def edit(
         content = sys.stdin.read()
     result = v.edit(ref, content=content, sets=set_, add_tags=add_tag)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
         typer.echo(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")
 
@@ -351,7 +184,7 @@ def delete(
 
     Example: vaultmem delete k7f3x9q2 --force
     """
-    v = _open(vault)
+    v = api.open_vault(vault)
     rec = v.find(ref)
     if not force:
         if not sys.stdin.isatty():
@@ -367,9 +200,9 @@ def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem stats --json
     """
-    data = _open(vault).stats()
+    data = api.open_vault(vault).stats()
     if as_json:
-        _echo_json(data)
+        echo_json(data)
         return
     typer.echo(f"notes: {data['notes']}  ({data['notes_bytes'] / 1024:.0f} KiB; indexes {data['index_bytes'] / 1024:.0f} KiB)")
     typer.echo(f"dates: {data['oldest'] or '-'} .. {data['newest'] or '-'}")
@@ -385,7 +218,7 @@ def export(vault: VaultOpt = None) -> None:
     """
     from .ops import dump_json
 
-    typer.echo(dump_json(_open(vault).export()))
+    typer.echo(dump_json(api.open_vault(vault).export()))
 
 
 @app.command("import")
@@ -405,9 +238,9 @@ def import_cmd(
         raise BadInput(f"cannot read {file}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BadInput(f"{file} is not JSON ({e})") from None
-    result = _open(vault).import_(data)
+    result = api.open_vault(vault).import_(data)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
         typer.echo(f"imported {result['imported']}, skipped {result['skipped_existing']} already present")
 
@@ -422,29 +255,21 @@ def index(
 
     Example: vaultmem index --rebuild
     """
-    forwarded = _forward(vault, "reindex", {"rebuild": rebuild})
-    if forwarded is not None:
-        if as_json:
-            _echo_json(forwarded)
-        else:
-            typer.echo("applied by the running watcher: " + _summary_line(forwarded))
-        return
-    v = _open(vault)
-    summary = v.reindex(rebuild=rebuild) if as_json else _index_with_bar(v, rebuild)
-    if as_json:
-        _echo_json(summary.as_dict())
-        return
-    typer.echo(_summary_line(summary.as_dict()) + (f", {summary.embedded} chunks embedded" if summary.embedded else ""))
-    for path, reason in summary.errors.items():
-        _err(f"skipped {path}: {reason}")
-
-
-def _index_with_bar(v: "Vault", rebuild: bool):
-    bar = _EmbeddingBar()
+    bar = None if as_json else EmbeddingBar()
     try:
-        return v.reindex(rebuild=rebuild, progress=bar)
+        summary, by_watcher = api.Session([vault] if vault else []).reindex(rebuild, progress=bar)
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
+    if as_json:
+        echo_json(summary)
+    elif by_watcher:
+        typer.echo("applied by the running watcher: " + summary_line(summary))
+    else:
+        embedded = summary["embedded_chunks"]
+        typer.echo(summary_line(summary) + (f", {embedded} chunks embedded" if embedded else ""))
+        for path, reason in summary["errors"].items():
+            err(f"skipped {path}: {reason}")
 
 
 @app.command()
@@ -472,43 +297,14 @@ def recall(
     """
     args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
             "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive}  # fmt: skip
-    named = _selection(vault, agent)
-    if named is not None:
-        mv = _multi(named)
-        for v in mv.vaults.values():
-            _sync(v, quiet=as_json)
-        hits = [h.as_dict(explain) for h in mv.recall(query, **args)]
-    else:
-        hits = _forward(vault[0] if vault else None, "recall", {"query": query, "explain": explain, **args})
-    if hits is None:  # no watcher running: recall in this process
-        v = _open(vault[0] if vault else None)
-        _sync(v, quiet=as_json)
-        hits = [h.as_dict(explain) for h in v.recall(query, **args)]
+    hits = _session(vault, agent, quiet=as_json).recall(query, explain, **args)
     if as_json:
-        _echo_json({"query": query, "mode": mode, "profile": profile, "results": hits})
+        echo_json({"query": query, "mode": mode, "profile": profile, "results": hits})
         return
     if not hits:
-        _err("no memories match")
+        err("no memories match")
     for h in hits:
         _print_hit(h, explain)
-
-
-def _forward(vault: str | None, op: str, args: dict) -> Any:
-    """Hand a request to the vault's running watcher; None when there is none."""
-    from .client import request
-
-    reply = request(_root(vault), op, args)
-    if reply is None:
-        return None
-    if not reply.get("ok"):
-        raise _RemoteError(reply.get("error", "the watcher failed"), reply.get("code", 1))
-    return reply["result"]
-
-
-class _RemoteError(VaultError):
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
-        self.exit_code = code
 
 
 def _highlight(text: str, words: list[str]) -> str:
@@ -555,7 +351,7 @@ def resolve(
     """
     if (ref is None) == (source is None):
         raise BadInput("give either a memory (ID) or --source, not both")
-    v = _open(vault)
+    v = api.open_vault(vault)
     results = v.resolve_source(source) if source else [v.resolve(ref)]  # type: ignore[arg-type]
     _report(results, as_json)
 
@@ -571,7 +367,7 @@ def supersede(
 
     Example: vaultmem supersede k7f3x9q2 m4n5p6q7
     """
-    _report([_open(vault).supersede(old, new)], as_json)
+    _report([api.open_vault(vault).supersede(old, new)], as_json)
 
 
 @app.command()
@@ -584,18 +380,18 @@ def reopen(
 
     Example: vaultmem reopen k7f3x9q2
     """
-    _report([_open(vault).reopen(ref)], as_json)
+    _report([api.open_vault(vault).reopen(ref)], as_json)
 
 
 def _report(results: list[dict], as_json: bool) -> None:
     if as_json:
-        _echo_json(results)
+        echo_json(results)
         return
     for r in results:
         extra = f" by {r['by']}" if r.get("by") else ""
         typer.echo(f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}")
     if not results:
-        _err("nothing to change")
+        err("nothing to change")
 
 
 @app.command()
@@ -610,9 +406,9 @@ def maintain(
 
     Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
     """
-    result = _open(vault).maintain(apply=apply, days=days)
+    result = api.open_vault(vault).maintain(apply=apply, days=days)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
         return
     for a in result["actions"]:
         typer.echo(f"{a['kind']:<9} {a['id']}  {a['title']}  ({a['reason']})")
@@ -638,9 +434,9 @@ def rate(
     Example: vaultmem rate k7f3x9q2 useful   |   vaultmem rate --batch ratings.json
     """
     ratings = _parse_ratings(ref, verdict, batch)
-    done = _open(vault).rate(ratings, source)
+    done = api.open_vault(vault).rate(ratings, source)
     if as_json:
-        _echo_json(done)
+        echo_json(done)
     else:
         for r in done:
             typer.echo(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
@@ -676,7 +472,7 @@ def gap(
 
     Example: vaultmem gap "how to rotate the Stripe webhook secret" --query "stripe secret rotation"
     """
-    _open(vault).gap(text, query, source)
+    api.open_vault(vault).gap(text, query, source)
     typer.echo("recorded")
 
 
@@ -686,18 +482,14 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem gaps
     """
-    rows = _open(vault).gaps()
+    rows = api.open_vault(vault).gaps()
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     for g in rows:
         typer.echo(f"{g['count']:>3}x  {g['text']}" + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else ""))
     if not rows:
         typer.echo("no gaps reported")
-
-
-AnchorOpt = Annotated[Optional[str], typer.Option(help="Anchor note, e.g. 'Project: MyApp' (default: $VAULTMEM_ANCHOR).")]
-SourceOpt = Annotated[Optional[str], typer.Option(help="Agent or session name (default: $VAULTMEM_SESSION, else session-<date>).")]
 
 
 @app.command()
@@ -715,13 +507,9 @@ def wake(
 
     Example: vaultmem wake --anchor "Project: MyApp" --task "add refunds" --budget 1500
     """
-    named = _selection(vault, agent)
-    target = _multi(named) if named is not None else _open(vault[0] if vault else None)
-    for v in getattr(target, "vaults", {"": target}).values():
-        _sync(v, quiet=True)
-    result = target.wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget)
+    result = _session(vault, agent, quiet=True).wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
         typer.echo(result["text"], nl=False)
 
@@ -739,9 +527,9 @@ def sleep(
 
     Example: vaultmem sleep --summary "Added refunds API" --next "write docs; deploy" --anchor "Project: MyApp"
     """
-    result = _open(vault).sleep(summary, next_, source, anchor)
+    result = api.open_vault(vault).sleep(summary, next_, source, anchor)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
         return
     typer.echo(f"session summary {result['summary']['id']}  {result['summary']['path']}")
     if result["handoff"]:
@@ -764,9 +552,9 @@ def checkpoint(
 
     Example: vaultmem checkpoint "refund endpoint done; tests failing on currency rounding"
     """
-    result = _open(vault).checkpoint(text, source, anchor)
+    result = api.open_vault(vault).checkpoint(text, source, anchor)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
         typer.echo(f"{result['id']}  {result['path']}  {result['line']}")
 
@@ -799,7 +587,7 @@ def watch(
         if not roots:
             raise BadInput("no registered vaults (see `vaultmem vault add NAME PATH`)")
     else:
-        roots = [_root(vault, agent)]
+        roots = [api.vault_root(vault, agent)]
     embedder = None
     watchers = []
     for root in roots:
@@ -808,7 +596,7 @@ def watch(
 
         def report(batch: dict, root: Path = root) -> None:
             if batch["added"] or batch["updated"] or batch["moved"] or batch["removed"]:
-                _err(f"{root.name}: indexed: {_summary_line(batch)}")
+                err(f"{root.name}: indexed: {summary_line(batch)}")
 
         watchers.append(Watcher(v, quiet=quiet, max_delay=max_delay, on_batch=report))
     group = WatchGroup(watchers)
@@ -817,12 +605,12 @@ def watch(
         signal.signal(sig, lambda *_: stop.set())
     group.start()
     for w in watchers:
-        _err(f"watching {w.root} (pid {os.getpid()}){' by polling' if w.state.polling else ''}")
-    _err("Ctrl-C stops")
+        err(f"watching {w.root} (pid {os.getpid()}){' by polling' if w.state.polling else ''}")
+    err("Ctrl-C stops")
     group.wait(stop)
     for root, error in group.errors.items():
-        _err(f"{root}: {error}")
-    _err("stopped")
+        err(f"{root}: {error}")
+    err("stopped")
     if group.errors:
         raise typer.Exit(1)
 
@@ -833,12 +621,9 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem status
     """
-    data = _forward(vault, "status", {})
-    if data is None:
-        v = _open(vault)
-        data = {"pid": None, **v.index_status()}
+    data = api.Session([vault] if vault else []).status()
     if as_json:
-        _echo_json(data)
+        echo_json(data)
         return
     typer.echo(f"watcher: {'running, pid ' + str(data['pid']) if data.get('pid') else 'not running'}")
     typer.echo(f"notes indexed: {data['notes_indexed']}")
@@ -851,7 +636,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(f"not indexed: {path}: {reason}")
 
 
-vault_app = typer.Typer(cls=_Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True)
+vault_app = typer.Typer(cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True)
 app.add_typer(vault_app, name="vault")
 
 
@@ -879,10 +664,10 @@ def vault_list(as_json: JsonOpt = False) -> None:
 
     reg = Registry()
     if as_json:
-        _echo_json({n: str(p) for n, p in reg.vaults.items()})
+        echo_json({n: str(p) for n, p in reg.vaults.items()})
         return
     for name, path in reg.vaults.items():
-        typer.echo(f"{name:<20} {path}{'' if (path / '.vaultmem').is_dir() else '  (missing)'}")
+        typer.echo(f"{name:<20} {path}{'' if api.is_vault(path) else '  (missing)'}")
     if not reg.vaults:
         typer.echo(f"no vaults registered ({reg.path})")
 
@@ -903,7 +688,7 @@ def main() -> None:
     (it is the command agents run most, often through a watcher in well under 200 ms)."""
     if len(sys.argv) > 1 and sys.argv[1] == "recall":
         single = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-        single.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})(recall)
+        single.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})(recall)
         single(args=sys.argv[2:], prog_name="vaultmem recall")
         return
     if len(sys.argv) > 1 and sys.argv[1] == "hook":  # agent hooks run at every prompt: same shortcut
@@ -914,5 +699,7 @@ def main() -> None:
     app()
 
 
-from . import cli_agents  # noqa: E402,F401  (registers `mcp` and `setup` on the app)
-from . import cli_hooks  # noqa: E402,F401  (registers `hook ...` and `confirm` on the app)
+# The command modules: each registers its commands on cli_common.app when imported. A new
+# group of commands goes in its own cli_<topic>.py, importing only cli_common (and the library).
+from . import cli_agents  # noqa: E402,F401  (mcp, setup)
+from . import cli_hooks  # noqa: E402,F401  (hook ..., confirm)

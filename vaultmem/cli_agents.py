@@ -1,4 +1,8 @@
-"""CLI commands for agent integration (`vaultmem mcp`, `vaultmem setup`), registered on the app."""
+"""CLI commands for agent integration (`vaultmem mcp`, `vaultmem setup`), registered on the app.
+
+The pattern of every command module: import the app and options from ``cli_common``, the
+routing from ``api``; ``cli.py`` imports this module so its commands are part of the app.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .cli import AgentOpt, JsonOpt, VaultOpt, _echo_json, _err, _root, app
+from .api import vault_root
+from .cli_common import AgentOpt, JsonOpt, VaultOpt, app, echo_json, err
 from .errors import VaultError
 
 
@@ -29,13 +34,13 @@ def mcp(
     from .registry import agent_id
 
     agent = agent_id(agent)
-    root = None if agent and not vault else _root(vault)  # a missing vault: one line, before any protocol traffic
+    root = None if agent and not vault else vault_root(vault)  # a missing vault: one line, before any protocol traffic
     try:
         from .mcp_server import serve
     except ImportError as e:
         raise VaultError(f"the MCP server needs the mcp package ({e}); pip install 'mcp>=2.3,<3'") from None
     if http:
-        _err(f"serving {root or 'agent ' + str(agent)} on http://127.0.0.1:{port}/mcp; Ctrl-C stops")
+        err(f"serving {root or 'agent ' + str(agent)} on http://127.0.0.1:{port}/mcp; Ctrl-C stops")
     serve(root, http=http, port=port, agent=agent if not vault else None)
 
 
@@ -54,12 +59,12 @@ def setup(
     """
     from . import agents
 
-    root = _root(vault)
+    root = vault_root(vault)
     plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config)
     result = agents.write_config(Path(plan.config_path), plan.config_format, agents.server_entry(root)) if write else None
     hooks = agents.write_hooks(Path(plan.hooks_path), plan.hooks) if write and plan.agent == "claude" and plan.hooks_path else None
     if as_json:
-        _echo_json({**plan.as_dict(), "written": result, "hooks_written": hooks})
+        echo_json({**plan.as_dict(), "written": result, "hooks_written": hooks})
         return
     typer.echo(agents.render(plan))
     if result is None:

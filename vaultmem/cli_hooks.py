@@ -2,7 +2,8 @@
 
 Each hook reads the agent's JSON payload on stdin and prints the agent's JSON response (or
 nothing). A failing hook exits 1 with one line on stderr, never 2: for Claude Code exit code 2
-means "block", which on UserPromptSubmit would erase the user's prompt.
+means "block", which on UserPromptSubmit would erase the user's prompt. Which vault, and
+recall through the running watcher or in this process, is ``api.Session``'s job.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from .cli import JsonOpt, VaultOpt, _echo_json, _err, _open, _root, _sync, app
+from . import api
+from .cli_common import JsonOpt, VaultOpt, app, echo_json, err
 from .errors import VaultError
 
 hook_app = typer.Typer(
@@ -38,10 +40,10 @@ def _run(fn: Callable[[], dict[str, Any] | None]) -> None:
     try:
         out = fn()
     except VaultError as e:
-        _err(str(e))
+        err(str(e))
         raise typer.Exit(1) from None
     except OSError as e:
-        _err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         raise typer.Exit(1) from None
     if out is not None:
         typer.echo(json.dumps(out, ensure_ascii=False))
@@ -53,23 +55,8 @@ def _anchor(anchor: str | None) -> str | None:
     return anchor or os.environ.get("VAULTMEM_ANCHOR") or None
 
 
-def _recaller(root: Path) -> Callable[[str, int], list[dict]]:
-    """Recall through the running watcher when there is one, else in this process."""
-
-    def recall(query: str, k: int) -> list[dict]:
-        from .client import request
-
-        args = {"query": query, "k": k, "explain": True, "log": False}
-        reply = request(root, "recall", args, timeout=10)
-        if reply is not None and reply.get("ok"):
-            return reply["result"]
-        from .vault import Vault
-
-        with Vault(root) as v:
-            _sync(v, quiet=True)
-            return [h.as_dict(True) for h in v.recall(query, k=k, log=False)]
-
-    return recall
+def _session(vault: str | None) -> api.Session:
+    return api.Session([vault] if vault else [])
 
 
 def _log_shown(root: Path) -> Callable[[list[str]], None]:
@@ -97,8 +84,9 @@ def hook_prompt(vault: VaultOpt = None, budget: BudgetOpt = 400) -> None:
         from .hooks import prompt_hook
 
         payload = _payload()
-        root = _root(vault)
-        return prompt_hook(root, payload, _recaller(root), budget, log=_log_shown(root))
+        with _session(vault) as session:
+            recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)  # noqa: E731
+            return prompt_hook(session.root, payload, recall, budget, log=_log_shown(session.root))
 
     _run(go)
 
@@ -114,9 +102,8 @@ def hook_start(vault: VaultOpt = None, anchor: AnchorOpt = None, budget: BudgetO
         from .hooks import start_hook
 
         payload = _payload()
-        with _open(vault) as v:
-            _sync(v, quiet=True)
-            return start_hook(v, payload, _anchor(anchor), budget)
+        with _session(vault) as session:
+            return start_hook(session.fresh(), payload, _anchor(anchor), budget)
 
     _run(go)
 
@@ -133,7 +120,7 @@ def hook_stop(vault: VaultOpt = None) -> None:
         from .hooks import stop_hook
 
         payload = _payload()
-        return stop_hook(_root(vault), payload)
+        return stop_hook(api.vault_root(vault), payload)
 
     _run(go)
 
@@ -149,9 +136,8 @@ def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None) -> None:
         from .hooks import precompact_hook
 
         payload = _payload()
-        with _open(vault) as v:
-            _sync(v, quiet=True)
-            precompact_hook(v, payload, _anchor(anchor))
+        with _session(vault) as session:
+            precompact_hook(session.fresh(), payload, _anchor(anchor))
         return None
 
     _run(go)
@@ -170,9 +156,8 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
         from .hooks import end_hook
 
         payload = _payload()
-        with _open(vault) as v:
-            _sync(v, quiet=True)
-            result = end_hook(v, payload, _anchor(anchor))
+        with _session(vault) as session:
+            result = end_hook(session.fresh(), payload, _anchor(anchor))
         return result if as_json else None
 
     _run(go)
@@ -189,9 +174,9 @@ def confirm(
 
     Example: vaultmem confirm 20261122-ab12
     """
-    with _open(vault) as v:
-        result = v.confirm(ref)
+    with _session(vault) as session:
+        result = session.vault.confirm(ref)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
         typer.echo(f"confirmed {result['id']}  {result['title']}")

@@ -13,13 +13,15 @@ import socket
 import tempfile
 from pathlib import Path
 
+from .discovery import STATE_DIR
+
 SOCKET_NAME = "vaultmem.sock"
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 
 
 def socket_path(root: Path) -> Path:
     """``<vault>/.vaultmem/vaultmem.sock``, or a private runtime folder when that is too long."""
-    path = root / ".vaultmem" / SOCKET_NAME
+    path = root / STATE_DIR / SOCKET_NAME
     if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
         return path
     base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"vaultmem-{os.getuid()}"

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import copy
+import json
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from .discovery import STATE_DIR
 from .errors import BadInput
 from .memtypes import FOLDERS
 
+# The one place each default is written: adaptive.Weights, recall.Options, embed.DEFAULT_MODEL/_BATCH
+# and the commented config file `vaultmem init` writes (CONFIG_TEXT) all read them from here.
 DEFAULTS: dict[str, Any] = {
     "vault": {"templates_dir": "templates", "exclude": ["/README.md"]},
     "folders": dict(FOLDERS),
     "embedding": {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
-        "batch_size": 4,
-        "chunk_tokens": 200,
+        "batch_size": 4,  # as fast as 16 on 2 cores, less than half the memory (benchmarks/README.md)
     },
     "recall": {
         "k": 10,
@@ -43,51 +46,65 @@ DEFAULTS: dict[str, Any] = {
     },
 }
 
-CONFIG_TEXT = """\
+_CONFIG_TEMPLATE = """\
 # vaultmem configuration for this vault. Every key is optional; defaults are shown.
-# The indexes in .vaultmem/index/ are derived from the notes and can be deleted at any time.
+# The indexes in {state}/index/ are derived from the notes and can be deleted at any time.
 
 [vault]
 # Folder (relative to the vault) holding note templates, one per type; never indexed.
-templates_dir = "templates"
+templates_dir = {vault[templates_dir]}
 # Paths not indexed (gitignore syntax), besides the templates folder, dot-folders and .gitignore.
-exclude = ["/README.md"]
+exclude = {vault[exclude]}
 
 [embedding]
 # Any fastembed text model; the default works offline from pip-installed files.
-model = "sentence-transformers/all-MiniLM-L6-v2"
+model = {embedding[model]}
 # Texts per model call. On 2 CPU cores 4 was as fast as 8 or 16 and needs far less memory
 # (onnxruntime keeps its largest working set: ~0.44 GB at 4, ~0.9 GB at 16).
-batch_size = 4
+batch_size = {embedding[batch_size]}
 
 [recall]
-k = 10
+k = {recall[k]}
 # Weight of the BM25 part in the hybrid score (the rest is the vector part).
-bm25_weight = 0.25
+bm25_weight = {recall[bm25_weight]}
 
 [adaptive]
-# adaptive = usefulness * 0.60 + recency * 0.25 + frequency * 0.15 (floor 0.35);
+# adaptive = usefulness * {adaptive[usefulness]:.2f} + recency * {adaptive[recency]:.2f} + frequency * {adaptive[frequency]:.2f} (floor {adaptive[floor]:.2f});
 # a recall score is multiplied by base + (1 - base) * adaptive, and by importance_boost
 # for memories with importance >= high_importance.
-usefulness = 0.60
-recency = 0.25
-frequency = 0.15
-base = 0.70
-importance_boost = 1.5
+usefulness = {adaptive[usefulness]:.2f}
+recency = {adaptive[recency]:.2f}
+frequency = {adaptive[frequency]:.2f}
+base = {adaptive[base]:.2f}
+importance_boost = {adaptive[importance_boost]}
 
 [lifecycle]
 # Auto-supersede: a new memory replaces an active one of the same type (other source) whose
 # cosine similarity is above these thresholds (looser when they share a `context` entry);
 # a near-duplicate is not stored again. Calibrated for the default model on 86 labelled
 # pairs with no false positive (benchmarks/README.md); re-calibrate for another model.
-supersede_shared_context = 0.81
-supersede_no_context = 0.85
-duplicate = 0.97
-archive_after_days = 90
+supersede_shared_context = {lifecycle[supersede_shared_context]}
+supersede_no_context = {lifecycle[supersede_no_context]}
+duplicate = {lifecycle[duplicate]}
+archive_after_days = {lifecycle[archive_after_days]}
 
 # [folders]  # where `vaultmem remember` writes each type, e.g.
-# decision = "decisions"
+# decision = "{folders[decision]}"
 """
+
+
+def _toml_values(section: dict[str, Any]) -> dict[str, Any]:
+    """A section's values ready for the template: strings and lists as TOML, numbers as is
+    (so that the template can format them)."""
+    return {k: json.dumps(v) if isinstance(v, (str, list)) else v for k, v in section.items()}
+
+
+# The commented config file `vaultmem init` writes; its values are DEFAULTS (tests/test_defaults.py).
+CONFIG_TEXT = _CONFIG_TEMPLATE.format(
+    state=STATE_DIR,
+    folders=DEFAULTS["folders"],
+    **{name: _toml_values(section) for name, section in DEFAULTS.items() if name != "folders"},
+)
 
 
 def merge(base: dict, over: dict) -> dict:
@@ -103,7 +120,7 @@ def merge(base: dict, over: dict) -> dict:
 
 def load(vault_root: Path) -> dict[str, Any]:
     """The vault's configuration; a broken config file is a one-line error."""
-    path = vault_root / ".vaultmem" / "config.toml"
+    path = vault_root / STATE_DIR / "config.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

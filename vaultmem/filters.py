@@ -14,6 +14,7 @@ from .note import IMPORTANCE_WORDS
 HIDDEN_STATUSES = ("resolved", "superseded", "archived")
 DURATION_RE = re.compile(r"^(\d+)\s*([mhdw])$")
 UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+EPOCH = dt.datetime.min.replace(tzinfo=dt.timezone.utc)  # sorts before any parsed time
 
 
 def now_utc() -> dt.datetime:

@@ -15,7 +15,7 @@ from .note import content_hash, set_fields
 
 if TYPE_CHECKING:  # pragma: no cover
     from .manifest import Record
-    from .vault import Vault
+    from .state import VaultState
 
 
 def memory_text(title: str, content: str, max_tokens: int = 256) -> str:
@@ -43,7 +43,7 @@ def link_to(path: str, others: Iterable[str] = ()) -> str:
     return f"[[{stem}]]"
 
 
-def change(vault: "Vault", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = ()) -> bool:
+def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = ()) -> bool:
     """A guarded, atomic frontmatter change of one note; True if the file changed."""
     text = vault.store.read_text(rec.path)
     new = set_fields(text, updates, remove)
@@ -57,7 +57,7 @@ def _result(rec: "Record", action: str, changed: bool, **extra: Any) -> dict[str
     return {"id": rec.key, "path": rec.path, "title": rec.title, "action": action, "changed": changed, **extra}
 
 
-def resolve(vault: "Vault", ref: str) -> dict[str, Any]:
+def resolve(vault: "VaultState", ref: str) -> dict[str, Any]:
     """Mark a memory resolved (done, fixed, no longer relevant)."""
     rec = vault.find(ref)
     changed = change(vault, rec, {"status": "resolved"})
@@ -65,7 +65,7 @@ def resolve(vault: "Vault", ref: str) -> dict[str, Any]:
     return _result(rec, "resolved", changed)
 
 
-def resolve_source(vault: "Vault", source: str) -> list[dict[str, Any]]:
+def resolve_source(vault: "VaultState", source: str) -> list[dict[str, Any]]:
     """Resolve every active memory written by one agent or session."""
     done = []
     for rec in vault.catalog().values():
@@ -75,7 +75,7 @@ def resolve_source(vault: "Vault", source: str) -> list[dict[str, Any]]:
     return done
 
 
-def reopen(vault: "Vault", ref: str) -> dict[str, Any]:
+def reopen(vault: "VaultState", ref: str) -> dict[str, Any]:
     """Make a resolved, superseded or archived memory active again."""
     rec = vault.find(ref)
     changed = change(vault, rec, {"status": "active"}, remove=("superseded_by",))
@@ -83,7 +83,7 @@ def reopen(vault: "Vault", ref: str) -> dict[str, Any]:
     return _result(rec, "reopened", changed)
 
 
-def confirm(vault: "Vault", ref: str) -> dict[str, Any]:
+def confirm(vault: "VaultState", ref: str) -> dict[str, Any]:
     """Make a ``candidate`` memory (a rule captured from a session) active; only candidates."""
     rec = vault.find(ref)
     if rec.status != "candidate":
@@ -95,7 +95,7 @@ def confirm(vault: "Vault", ref: str) -> dict[str, Any]:
     return _result(rec, "confirmed", changed)
 
 
-def mark_superseded(vault: "Vault", old: "Record", new: "Record", paths: Iterable[str] | None = None) -> bool:
+def mark_superseded(vault: "VaultState", old: "Record", new: "Record", paths: Iterable[str] | None = None) -> bool:
     """Write both sides of a supersession: ``superseded_by`` on old, ``supersedes`` on new.
 
     ``paths``: every note path of the vault (listed when not given), to tell apart notes
@@ -116,7 +116,7 @@ def mark_superseded(vault: "Vault", old: "Record", new: "Record", paths: Iterabl
     return changed
 
 
-def supersede(vault: "Vault", old_ref: str, new_ref: str) -> dict[str, Any]:
+def supersede(vault: "VaultState", old_ref: str, new_ref: str) -> dict[str, Any]:
     """Mark OLD as replaced by NEW."""
     records = vault.catalog()
     old, new = vault.find(old_ref, records), vault.find(new_ref, records)
@@ -132,12 +132,12 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def similar_active(vault: "Vault", type_: str, text: str, limit: int) -> list[tuple["Record", float]]:
+def similar_active(vault: "VaultState", type_: str, text: str, limit: int) -> list[tuple["Record", float]]:
     """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first."""
     if vault.embedder.name == "none":
         return []
     records = vault.records()
-    universe, index = vault._universe()
+    universe, index = vault.universe()
     if not universe:
         return []
     scores = vault.vectors().aligned_scores(vault.embedder.embed([text])[0], index, len(universe))
@@ -146,7 +146,7 @@ def similar_active(vault: "Vault", type_: str, text: str, limit: int) -> list[tu
     return sorted(pool, key=lambda x: -x[1])[:limit]
 
 
-def check_new(vault: "Vault", type_: str, title: str, content: str, context: list[str],
+def check_new(vault: "VaultState", type_: str, title: str, content: str, context: list[str],
               source: str | None) -> tuple["Record | None", list[tuple["Record", float]]]:  # fmt: skip
     """(an existing duplicate or None, active memories the new one should supersede)."""
     cfg = vault.config["lifecycle"]
@@ -156,7 +156,7 @@ def check_new(vault: "Vault", type_: str, title: str, content: str, context: lis
     same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
     for rec in vault.records().values():  # exact duplicate, also when vectors are off
         if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
-            if _normal(plain_text(vault._body(rec.path))) in same:
+            if _normal(plain_text(vault.body(rec.path))) in same:
                 return rec, []
     similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]))
     if similar and similar[0][1] >= float(cfg["duplicate"]):

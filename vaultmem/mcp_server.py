@@ -1,7 +1,8 @@
 """The MCP server: a vault's memory as tools an agent calls (``vaultmem mcp``).
 
-Each tool is a thin call into the same ``Vault`` API the CLI uses. One ``Vault`` stays open
-for the server's lifetime (the embedding model stays loaded) and tool calls run one at a time.
+Each tool is a thin call into the same library the CLI uses (``api.Session``: which vault,
+watcher or not, where a write lands). The session's vaults stay open for the server's
+lifetime (the embedding model stays loaded) and tool calls run one at a time.
 No tool reads or writes outside the vault: every path goes through ``Store.abspath``, which
 refuses absolute paths, ``..`` and symlinks leading out. Vault errors come back as MCP tool
 errors with the one-line message the CLI would print.
@@ -18,14 +19,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import BaseModel, Field
 
-from . import client
+from .api import Session
 from .embed import Embedder
-from .errors import BadInput, Conflict, NoteParseError, VaultError
-from .lock import WatcherRunning
+from .errors import BadInput, VaultError
 from .memtypes import TYPES
-from .note import content_hash, parse
-from .multi import MultiVault
-from .vault import Vault
+from .note import content_hash
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,66 +68,7 @@ class Rating(BaseModel):
     useful: bool = Field(description="true if it helped with the task, false if it was irrelevant or wrong.")
 
 
-class Memory:
-    """The open vaults the tools share, and the lock that runs calls one at a time.
-
-    Started for an agent identity, it holds that agent's personal vault (the default for
-    writes), the shared vault and the user's vault, and refuses every other vault.
-    """
-
-    def __init__(self, vault: Vault, others: dict[str, Vault] | None = None, agent: str | None = None):
-        self.vault = vault
-        self.agent = agent
-        self.vaults: dict[str, Vault] = {agent or "vault": vault, **(others or {})}
-        self.lock = threading.RLock()
-
-    def fresh(self, vault: Vault | None = None) -> Vault:
-        """A vault with its indexes current: reconciled here (cheap when nothing changed), or,
-        while a watcher maintains them, with this process's cached views dropped."""
-        vault = vault or self.vault
-        try:
-            vault.reindex()
-        except WatcherRunning:
-            vault.refresh()  # the watcher rewrote the indexes under us
-        return vault
-
-    def multi(self) -> "MultiVault | None":
-        """All of the agent's vaults searched together (None for a single-vault server)."""
-        if len(self.vaults) < 2:
-            return None
-        for v in self.vaults.values():
-            self.fresh(v)
-        return MultiVault(self.vaults)
-
-    def pick(self, ref: str) -> tuple[Vault, str]:
-        """The vault a ``vault:id`` reference names (default: the agent's own) and the rest."""
-        prefix, sep, rest = ref.partition(":")
-        if sep and rest and prefix in self.vaults:
-            return self.vaults[prefix], rest
-        if sep and rest and prefix and " " not in prefix and self.agent and _is_vault_name(prefix):
-            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
-                           f"(only {', '.join(self.vaults)})")  # fmt: skip
-        return self.vault, ref
-
-    def check_path(self, rel: str) -> str:
-        """A vault-relative posix path; VaultError for absolute, ``..`` or symlink-out paths."""
-        return self.vault.store.relpath(self.vault.store.abspath(rel))
-
-    def check_ref(self, ref: str, vault: Vault | None = None) -> str:
-        """An id, title or path; a path-like reference must stay inside the vault."""
-        ref = ref.strip()
-        if ref.startswith(("/", "\\", "~", ".")) or "/" in ref or "\\" in ref or ref.endswith((".md", ".markdown")):
-            (vault or self.vault).store.abspath(ref.replace("\\", "/"))
-        return ref
-
-    def note_text(self, ref: str) -> tuple[dict[str, Any], str]:
-        """(metadata, exact text) of a note (``vault:id`` for the agent's other vaults)."""
-        vault, ref = self.pick(ref)
-        data = vault.show(self.check_ref(ref, vault))
-        return data, data["text"]
-
-
-def _tool(memory: Memory) -> Callable[[F], F]:
+def _tool(memory: Session) -> Callable[[F], F]:
     """Run a tool under the vault lock; vault and file errors become one-line MCP tool errors."""
 
     def wrap(fn: F) -> F:
@@ -148,30 +87,13 @@ def _tool(memory: Memory) -> Callable[[F], F]:
     return wrap
 
 
-def _is_vault_name(name: str) -> bool:
-    """Whether a prefix names some vault (registered, or an agent folder of the team)."""
-    from .registry import Registry
-
-    reg = Registry()
-    team = reg.team_dir()
-    return name in reg.vaults or bool(team and (team / name / ".vaultmem").is_dir())
-
-
 def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None = None,
                  agent: str | None = None) -> MCPServer:  # fmt: skip
     """The MCP server for one vault, or for one agent identity (its personal, shared and user
     vaults); ``embedder`` replaces the configured model, for tests."""
-    if agent:
-        from .registry import identity
-        from .setup import init_vault
-
-        allowed = identity(agent).allowed()
-        init_vault(allowed[agent])
-        personal = Vault(allowed[agent], embedder)
-        others = {n: Vault(p, personal.embedder) for n, p in allowed.items() if n != agent and (p / ".vaultmem").is_dir()}
-        memory = Memory(personal, others, agent)
-    else:
-        memory = Memory(Vault.open(vault_path, embedder))
+    refs = [] if agent else [str(vault_path)] if vault_path else []
+    memory = Session(refs, agent, embedder=embedder, create=True)
+    memory.vaults  # open them now: a missing vault fails here, not on the first call
     server = MCPServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
     _memory_tools(server, memory)
     _note_tools(server, memory)
@@ -193,7 +115,7 @@ def _version() -> str:
 # ---------------------------------------------------------------------- recall, wake, remember
 
 
-def _memory_tools(server: MCPServer, memory: Memory) -> None:
+def _memory_tools(server: MCPServer, memory: Session) -> None:
     tool = _tool(memory)
 
     @server.tool()
@@ -208,8 +130,7 @@ def _memory_tools(server: MCPServer, memory: Memory) -> None:
         architecture, key decisions, progress, the last session's handoff and next steps, user
         preferences and gotchas (and, with `task`, memories relevant to it). Each line carries
         the memory's id in [brackets], for recall, read_note, resolve, supersede and rate_memories."""
-        target = memory.multi() or memory.fresh()
-        return target.wake(anchor=anchor, task=task, profile=profile, budget=budget)["text"]
+        return memory.wake(anchor=anchor, task=task, profile=profile, budget=budget)["text"]
 
     @server.tool()
     @tool
@@ -231,7 +152,7 @@ def _memory_tools(server: MCPServer, memory: Memory) -> None:
         title, type, path, score and a snippet; read a whole note with read_note(id)."""
         args = {"k": k, "types": types, "tags": tags, "since": since, "anchor": anchor, "depth": depth,
                 "profile": profile, "mode": mode, "include_resolved": include_resolved}  # fmt: skip
-        return {"query": query, "results": _recall(memory, query, args)}
+        return {"query": query, "results": memory.recall(query, **args)}
 
     @server.tool()
     @tool
@@ -253,35 +174,14 @@ def _memory_tools(server: MCPServer, memory: Memory) -> None:
         duplicate is not stored twice (`duplicate_of` names the existing one), and older memories
         of the same type that this one replaces are marked superseded automatically (listed in
         `superseded`). Returns the new memory's id and path."""
-        target = memory.vault
-        if shared:
-            if "shared" not in memory.vaults:
-                raise BadInput("there is no shared vault for this server (start it with --agent and a team folder)")
-            target = memory.vaults["shared"]
-        elif scope == "user" and "user" in memory.vaults:
-            target = memory.vaults["user"]
-        return memory.fresh(target).remember(type, title, content, tags=tags, importance=importance, links=links,
-                                             anchor=anchor, scope=scope, context=context, source=source)  # fmt: skip
-
-
-def _recall(memory: Memory, query: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """Hits as dicts: across the agent's vaults; for one vault from the running watcher when
-    there is one, else in this process."""
-    multi = memory.multi()
-    if multi is not None:
-        return [h.as_dict() for h in multi.recall(query, **args)]
-    reply = client.request(memory.vault.root, "recall", {"query": query, **args})
-    if reply is not None:
-        if not reply.get("ok"):
-            raise VaultError(reply.get("error") or "the watcher failed to answer")
-        return reply["result"]
-    return [h.as_dict() for h in memory.fresh().recall(query, **args)]
+        return memory.remember(type, title, content, shared=shared, scope=scope, tags=tags, importance=importance,
+                               links=links, anchor=anchor, context=context, source=source)  # fmt: skip
 
 
 # ---------------------------------------------------------------------- notes as files
 
 
-def _note_tools(server: MCPServer, memory: Memory) -> None:
+def _note_tools(server: MCPServer, memory: Session) -> None:
     tool = _tool(memory)
 
     @server.tool()
@@ -289,8 +189,9 @@ def _note_tools(server: MCPServer, memory: Memory) -> None:
     def read_note(ref: Ref) -> dict[str, Any]:
         """Read one whole note (markdown with its YAML frontmatter). Returns its text, metadata
         and `version`: pass that version back to write_note to change the note safely."""
-        data, text = memory.note_text(ref)
-        return {**data, "version": content_hash(text)}
+        vault, ref = memory.pick(ref)
+        data = vault.show(ref)
+        return {**data, "version": content_hash(data["text"])}
 
     @server.tool()
     @tool
@@ -304,7 +205,7 @@ def _note_tools(server: MCPServer, memory: Memory) -> None:
         unchanged since you read it (pass read_note's `version` as expected_version). Prefer
         `remember` for new memories; use this to edit a note's text or for a note in your own
         format. Paths outside the vault, dot-folders and non-markdown files are refused."""
-        return _write(memory, path, content, expected_version, overwrite)
+        return memory.vault.write_note(path, content, expected_version, overwrite)
 
     @server.tool()
     @tool
@@ -319,8 +220,7 @@ def _note_tools(server: MCPServer, memory: Memory) -> None:
     ) -> list[dict[str, Any]]:
         """List memories by metadata, newest first (e.g. all decisions of the last week, every
         open commitment). Use recall instead to search by meaning."""
-        target = memory.multi() or memory.vault
-        return target.list_notes(types=types, statuses=statuses, tags=tags, since=since,
+        return memory.list_notes(types=types, statuses=statuses, tags=tags, since=since,
                                  importance=importance, scope=scope, limit=limit or None)  # fmt: skip
 
     @server.tool()
@@ -330,38 +230,10 @@ def _note_tools(server: MCPServer, memory: Memory) -> None:
         return memory.vault.stats()
 
 
-def _write(memory: Memory, path: str, content: str, expected: str | None, overwrite: bool) -> dict[str, Any]:
-    """Create or (guarded) replace one note file inside the vault, then index it."""
-    vault = memory.vault
-    rel = memory.check_path(path)
-    if not vault.store.is_note(rel):
-        raise BadInput(f"{rel}: not a note path (only .md files outside dot-folders, templates and ignored paths)")
-    try:
-        parse(content, rel)
-    except NoteParseError as e:
-        raise BadInput(f"content is not a readable note: {e.reason}") from None
-    full = vault.root / rel
-    created = not os.path.lexists(full)
-    if created and expected is not None:
-        raise Conflict(f"{rel} no longer exists (moved or deleted since you read it); find it again with recall")
-    if created:
-        vault.store.create(rel, content)
-    else:
-        current = content_hash(vault.store.read_text(rel))
-        if not overwrite and expected is None:
-            raise Conflict(f"{rel} exists; read_note it and pass its version as expected_version (or overwrite=true)")
-        if not overwrite and expected != current:
-            raise Conflict(f"{rel} changed since you read it (version {expected}, now {current}); read it again and redo your edit")
-        vault.store.replace(rel, content, current)
-    vault.sync_paths([rel])
-    note = vault.store.read(rel)
-    return {"id": note.id or rel, "path": rel, "title": note.title, "created": created, "version": content_hash(content)}
-
-
 # ---------------------------------------------------------------------- lifecycle and usage
 
 
-def _lifecycle_tools(server: MCPServer, memory: Memory) -> None:
+def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
     tool = _tool(memory)
 
     @server.tool()
@@ -370,7 +242,7 @@ def _lifecycle_tools(server: MCPServer, memory: Memory) -> None:
         """Mark a memory resolved: the task is done, the bug fixed, the commitment kept, or it is
         no longer relevant. It leaves recall and wake (the note stays in the vault)."""
         vault, ref = memory.pick(ref)
-        return vault.resolve(memory.check_ref(ref, vault))
+        return vault.resolve(ref)
 
     @server.tool()
     @tool
@@ -384,7 +256,7 @@ def _lifecycle_tools(server: MCPServer, memory: Memory) -> None:
         other, new = memory.pick(new)
         if other is not vault:
             raise BadInput("a memory can only supersede another in the same vault")
-        return vault.supersede(memory.check_ref(old, vault), memory.check_ref(new, vault))
+        return vault.supersede(old, new)
 
     @server.tool()
     @tool
@@ -398,7 +270,7 @@ def _lifecycle_tools(server: MCPServer, memory: Memory) -> None:
         rated = []
         for r in ratings:
             vault, ref = memory.pick(r.id)
-            rated += vault.rate([(memory.check_ref(ref, vault), r.useful)], source)
+            rated += vault.rate([(ref, r.useful)], source)
         if gap and gap.strip():
             memory.vault.gap(gap, None, source)
         return {"rated": rated, "gap_recorded": bool(gap and gap.strip())}
@@ -416,13 +288,14 @@ def _lifecycle_tools(server: MCPServer, memory: Memory) -> None:
         return {"recorded": True}
 
 
-def _resources(server: MCPServer, memory: Memory) -> None:
+def _resources(server: MCPServer, memory: Session) -> None:
     @server.resource("memory://{id}", name="memory", mime_type="text/markdown",
                      description="A memory note's exact text, by id (or title or vault-relative path).")  # fmt: skip
     def read_memory(id: str) -> str:
         try:
             with memory.lock:
-                return memory.note_text(id)[1]
+                vault, ref = memory.pick(id)
+                return vault.show(ref)["text"]
         except (VaultError, OSError) as e:
             raise ResourceError(str(e)) from None
 
@@ -433,7 +306,7 @@ def _resources(server: MCPServer, memory: Memory) -> None:
 def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 8765, agent: str | None = None) -> None:
     """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only)."""
     server = build_server(vault_path, agent=agent)
-    memory: Memory = server.memory  # type: ignore[attr-defined]
+    memory: Session = server.memory  # type: ignore[attr-defined]
     threading.Thread(target=_warm, args=(memory,), name="vaultmem-warm", daemon=True).start()
     try:
         if http:
@@ -442,11 +315,10 @@ def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 
             server.run("stdio")
     finally:
         with memory.lock:
-            for vault in memory.vaults.values():
-                vault.close()
+            memory.close()
 
 
-def _warm(memory: Memory) -> None:
+def _warm(memory: Session) -> None:
     """Load the model and reconcile the indexes before the first call needs them."""
     try:
         with memory.lock:

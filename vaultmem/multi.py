@@ -2,29 +2,30 @@
 
 Each vault keeps its own indexes; recall runs in each (with one shared embedding model,
 so a process loads it once) and the hits are fused into one ranking by score, each
-marked with the vault it came from. Links may cross vaults as ``[[vault-name:Note]]``;
-an unqualified link resolves in the note's own vault first, then in the others.
+marked with the vault it came from. Recall follows links only inside each vault; only the
+combined graph (``MultiVault.graph``) resolves links across vaults, written
+``[[vault-name:Note]]`` (an unqualified link resolves in the note's own vault first, then in
+the others).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from .context import Line, SECTIONS, collect, estimate_tokens, fit, render
+from .discovery import STATE_DIR
 from .embed import Embedder
 from .errors import BadInput, VaultError
-from .filters import now_utc, parse_time
+from .filters import EPOCH, now_utc, parse_time
 from .graph import DANGLING
 from .fusion import moments, pooled
 from .recall import Hit, raw_scores
 from .registry import Registry, identity
 from .vault import Vault
 
-EPOCH = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
 
 
 class MultiVault:
@@ -49,7 +50,7 @@ class MultiVault:
     def for_agent(cls, agent: str, registry: Registry | None = None, embedder: Embedder | None = None) -> "MultiVault":
         """An agent's personal, shared and user vaults (those that exist)."""
         allowed = identity(agent, registry).allowed()
-        return cls.open({n: p for n, p in allowed.items() if (p / ".vaultmem").is_dir()}, embedder)
+        return cls.open({n: p for n, p in allowed.items() if (p / STATE_DIR).is_dir()}, embedder)
 
     def close(self) -> None:
         for v in self.vaults.values():

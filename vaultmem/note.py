@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from .errors import NoteParseError
 from .links import Link, body_links, frontmatter_links, link_target, strip_code
@@ -54,18 +55,117 @@ def split_frontmatter(text: str) -> tuple[str | None, str, str, str]:
     return text[m.end() : close.start()], text[close.end() :], m.group(1), close.group(0)
 
 
+# Hostile frontmatter costs bounded time (docs/format.md, "Limits"): longer than
+# MAX_FRONTMATTER_CHARS is refused before YAML sees it, nested deeper than MAX_YAML_DEPTH
+# before it is composed, and a document whose aliases expand past MAX_YAML_NODES values (a
+# "billion laughs" bomb) or whose alias contains itself after composing (linear in the
+# text) and before any value is built.
+MAX_FRONTMATTER_CHARS = 256 * 1024
+MAX_YAML_NODES = 10_000
+MAX_YAML_DEPTH = 100
+
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+
+
+class YAMLLimitError(yaml.YAMLError):
+    """Frontmatter over one of the limits above."""
+
+
+def _children(node: yaml.Node) -> list:
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def check_expansion(root: yaml.Node) -> None:
+    """Raise YAMLLimitError when the composed document, every alias expanded, has more than
+    MAX_YAML_NODES nodes, is deeper than MAX_YAML_DEPTH or contains itself. Each distinct node
+    is sized once (aliases share nodes), so this is linear in the document, not its expansion."""
+    size: dict[int, int] = {}
+    ancestors: set[int] = set()
+    stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        key = id(node)
+        if done:
+            ancestors.discard(key)
+            size[key] = 1 + sum(size[id(child)] for child in _children(node))
+            if size[key] > MAX_YAML_NODES:
+                raise YAMLLimitError(f"aliases expand to more than {MAX_YAML_NODES} values")
+        elif key not in size:
+            if key in ancestors:
+                raise YAMLLimitError("an alias refers to a value that contains it")
+            if depth > MAX_YAML_DEPTH:
+                raise YAMLLimitError(f"nested deeper than {MAX_YAML_DEPTH} levels")
+            ancestors.add(key)
+            stack.append((node, depth, True))
+            stack.extend((child, depth + 1, False) for child in _children(node))
+
+
+_INDENT_RE = re.compile(r"^[ \t]+", re.M)
+
+
+def _check_nesting(fm: str) -> None:
+    """Refuse deep nesting before composing it: libyaml composes recursively (deep enough, it
+    crashes the process) and its time grows with the square of the depth. A level opens with
+    ``[``, ``{``, ``-``, ``?`` or more indentation, so only text with more of those than the
+    limit is scanned (as events, stopping at the limit)."""
+    indent = max(map(len, _INDENT_RE.findall(fm)), default=0)
+    if indent + sum(fm.count(c) for c in "[{-?") < MAX_YAML_DEPTH:
+        return
+    depth = 0
+    for event in yaml.parse(fm, Loader=_SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise YAMLLimitError(f"nested deeper than {MAX_YAML_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+class BoundedSafeLoader(_SafeLoader):
+    """The safe loader (libyaml's when available) with the limits above checked between
+    composing the document and constructing its values."""
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        check_expansion(node)
+        return self.construct_document(node)
+
+
+_YAML = YAMLHandler()  # python-frontmatter's YAML handler; vaultmem's fences (split_frontmatter)
+
+
 def load_yaml(fm: str, path: str) -> dict:
-    """YAML frontmatter to a dict (python-frontmatter's safe loader); errors name the path."""
-    try:
-        data = yaml.load(fm, Loader=yaml.SafeLoader) if fm.strip() else {}
-    except yaml.YAMLError as e:
-        reason = str(e).splitlines()[0] if str(e) else "invalid YAML"
-        raise NoteParseError(path, f"bad YAML frontmatter ({reason})") from None
+    """YAML frontmatter to a dict (python-frontmatter's YAML handler with the bounded safe
+    loader); errors, and frontmatter over the limits, name the path."""
+    data = load_yaml_value(fm, path)
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise NoteParseError(path, "frontmatter is not a mapping of keys to values")
     return {str(k): v for k, v in data.items()}
+
+
+def load_yaml_value(fm: str, path: str) -> Any:
+    """Any YAML text (frontmatter, a template's header, an ``edit --set`` value) under the
+    same limits; errors name ``path``."""
+    if len(fm) > MAX_FRONTMATTER_CHARS:
+        raise NoteParseError(path, f"frontmatter longer than {MAX_FRONTMATTER_CHARS} characters")
+    try:
+        _check_nesting(fm)
+        loader = BoundedSafeLoader if "*" in fm else _SafeLoader  # no "*", no alias to expand
+        data = _YAML.load(fm, Loader=loader) if fm.strip() else {}
+    except yaml.YAMLError as e:
+        reason = str(e).splitlines()[0] if str(e) else "invalid YAML"
+        raise NoteParseError(path, f"bad YAML frontmatter ({reason})") from None
+    except (RecursionError, UnicodeEncodeError) as e:  # deep block nesting (pure-Python loader), lone surrogates
+        raise NoteParseError(path, f"bad YAML frontmatter ({type(e).__name__})") from None
+    return data
 
 
 @dataclass(frozen=True)
@@ -260,13 +360,17 @@ def _key_spans(fm: str, lines: list[str], starts: list[int]) -> dict[int, tuple[
     None when the frontmatter is not valid YAML or its keys do not each start a line at
     column 0 (a flow mapping, indented keys), where lines cannot be edited one key at a time.
     """
-    loader = yaml.SafeLoader(fm)
+    if len(fm) > MAX_FRONTMATTER_CHARS:
+        return None
+    loader = yaml.SafeLoader(fm)  # pure Python: its marks index characters of ``fm``
     try:
+        _check_nesting(fm)
         node = loader.get_single_node()
         if node is None:
             return {}
         if not isinstance(node, yaml.MappingNode):
             return None
+        check_expansion(node)
         spans: dict[int, tuple[str, int]] = {}
         for key_node, value_node in node.value:
             first = bisect.bisect_right(starts, key_node.start_mark.index) - 1
@@ -279,7 +383,7 @@ def _key_spans(fm: str, lines: list[str], starts: list[int]) -> dict[int, tuple[
                     last -= 1  # next token: leave blank lines and comments before it alone
             spans[first] = (str(loader.construct_object(key_node, deep=True)), max(first, last))
         return spans
-    except (yaml.YAMLError, TypeError, ValueError):
+    except (yaml.YAMLError, TypeError, ValueError, RecursionError):
         return None
     finally:
         loader.dispose()

@@ -12,18 +12,19 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Iterable
 
-import yaml
 
+from . import aging
+from . import graph as graphmod
 from .errors import BadInput, Conflict, NoteParseError
-from .filters import Filters, now_utc, parse_time
+from .filters import EPOCH, Filters, now_utc, parse_time
 from .lifecycle import check_new, mark_superseded
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
-from .note import as_list, content_hash, parse, render, set_fields, split_frontmatter
+from .note import as_list, content_hash, load_yaml_value, parse, render, set_fields, split_frontmatter
 from .store import new_id
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .vault import Vault
+    from .state import VaultState
 
 EXPORT_FORMAT = "vaultmem-export/1"
 
@@ -32,20 +33,20 @@ def _stamp(now: dt.datetime) -> str:
     return now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def _template_parts(vault: "Vault", type_: str, title: str, now: dt.datetime) -> tuple[dict, str]:
+def _template_parts(vault: "VaultState", type_: str, title: str, now: dt.datetime) -> tuple[dict, str]:
     text = load_template(type_, vault.templates_dir)
     if text is None:
         return {}, ""
     fm, body, _, _ = split_frontmatter(text)
     try:  # the title is set by remember itself, so YAML never sees it unescaped
-        meta = yaml.safe_load(fill_template(fm, "title", now)) if fm else {}
-    except yaml.YAMLError:
+        meta = load_yaml_value(fill_template(fm, "title", now), f"template {type_}") if fm else {}
+    except NoteParseError:
         raise BadInput(f"the template for {type_!r} has invalid YAML frontmatter") from None
     return (meta if isinstance(meta, dict) else {}), fill_template(body, title, now)
 
 
 def remember(
-    vault: "Vault", type: str, title: str, content: str | None = None, *, tags: Iterable[str] = (),
+    vault: "VaultState", type: str, title: str, content: str | None = None, *, tags: Iterable[str] = (),
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
@@ -95,7 +96,7 @@ def remember(
             "superseded": [{"id": r.key, "title": r.title, "similarity": round(c, 3)} for r, c in replaced] + aged}  # fmt: skip
 
 
-def _merge_duplicate(vault: "Vault", rec: Record, tags: Iterable[str]) -> dict[str, Any]:
+def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> dict[str, Any]:
     """A memory that is already there: report it, merging any new tags into it."""
     new_tags = list(dict.fromkeys(t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags))
     if new_tags:
@@ -105,12 +106,10 @@ def _merge_duplicate(vault: "Vault", rec: Record, tags: Iterable[str]) -> dict[s
             "duplicate_of": rec.key, "superseded": [], "tags_added": new_tags}  # fmt: skip
 
 
-def _age_anchor(vault: "Vault", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
+def _age_anchor(vault: "VaultState", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
     """Storing a progress note or session summary applies the aging rules of its anchor."""
     if not anchor or type_ not in ("progress", "session_summary"):
         return []
-    from . import aging
-
     path = vault.find(anchor, vault.records()).path
     actions = aging.plan(vault, anchor=path, now=now, per_anchor_only=True)
     aging.apply(vault, actions, now)
@@ -150,7 +149,7 @@ def _importance_value(value: int | str) -> int | str:
     raise BadInput(f"--importance: {value!r} is not 1-10 or high/medium/low")
 
 
-def _ensure_anchor(vault: "Vault", anchor: str, catalog: dict[str, Record], now: dt.datetime) -> str | None:
+def _ensure_anchor(vault: "VaultState", anchor: str, catalog: dict[str, Record], now: dt.datetime) -> str | None:
     """Create the anchor note when no note by that name exists; returns its path if created."""
     from .errors import NoteNotFound
 
@@ -164,11 +163,14 @@ def _ensure_anchor(vault: "Vault", anchor: str, catalog: dict[str, Record], now:
     return result["path"]
 
 
-def show(vault: "Vault", ref: str) -> dict[str, Any]:
-    """A note's metadata, text and links (outgoing and backlinks)."""
-    rec = vault.find(ref)
+def show(vault: "VaultState", ref: str) -> dict[str, Any]:
+    """A note's metadata, text and links: ``links`` (targets as written) and ``backlinks``
+    (paths of the notes linking to it), read from the files (no index needed)."""
+    records = vault.catalog()
+    rec = vault.find(ref, records)
     text = vault.store.read_text(rec.path)
-    return {**_record_dict(rec), "text": text}
+    backlinks = graphmod.backlinks(graphmod.build(records.values()), rec.path)
+    return {**_record_dict(rec), "backlinks": backlinks, "text": text}
 
 
 def _record_dict(rec: Record) -> dict[str, Any]:
@@ -180,15 +182,14 @@ def _record_dict(rec: Record) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def list_notes(vault: "Vault", *, types: Iterable[str] = (), statuses: Iterable[str] = (),
+def list_notes(vault: "VaultState", *, types: Iterable[str] = (), statuses: Iterable[str] = (),
                tags: Iterable[str] = (), since: str | None = None, importance: str | None = None,
                scope: str | None = None, limit: int | None = 20) -> list[dict[str, Any]]:  # fmt: skip
     """Notes matching the filters, newest first (by ``updated``)."""
     flt = Filters.build(types, tags, statuses, since=since, scope=scope, importance=importance,
                         include_hidden=bool(statuses))  # fmt: skip
     rows = [r for r in vault.catalog().values() if flt.metadata_match(r) and flt.visible(r)]
-    epoch = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
-    rows.sort(key=lambda r: (parse_time(r.updated) or epoch, r.path), reverse=True)
+    rows.sort(key=lambda r: (parse_time(r.updated) or EPOCH, r.path), reverse=True)
     return [_record_dict(r) for r in (rows[:limit] if limit else rows)]
 
 
@@ -200,8 +201,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise BadInput(f"--set: expected key=value, got {text!r}")
     text = raw.strip()
     try:
-        value = yaml.safe_load(text) if text else ""
-    except yaml.YAMLError:
+        value = load_yaml_value(text, "--set") if text else ""
+    except NoteParseError:
         value = text
     if isinstance(value, (dt.date, dt.datetime)):
         value = text
@@ -214,7 +215,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     return key, value
 
 
-def edit(vault: "Vault", ref: str, *, content: str | None = None, sets: Iterable[str] = (),
+def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Iterable[str] = (),
          add_tags: Iterable[str] = (), now: dt.datetime | None = None,
          expected_hash: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Change a note's body and/or frontmatter keys; refuses if the file changed meanwhile."""
@@ -252,13 +253,43 @@ def _replace_body(text: str, title: str, content: str) -> str:
     return (opener + fm + closer + new_body) if fm is not None else new_body
 
 
-def delete(vault: "Vault", ref: str) -> dict[str, Any]:
+def write_note(vault: "VaultState", path: str, content: str, expected_version: str | None = None,
+               overwrite: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Create a whole note file, or replace one only if it is unchanged since it was read
+    (``expected_version``: its ``content_hash`` then) or with ``overwrite``; then index it.
+    Paths outside the vault, dot-folders and non-notes are refused."""
+    rel = vault.store.relpath(vault.store.abspath(path))
+    if not vault.store.is_note(rel):
+        raise BadInput(f"{rel}: not a note path (only .md files outside dot-folders, templates and ignored paths)")
+    try:
+        parse(content, rel)
+    except NoteParseError as e:
+        raise BadInput(f"content is not a readable note: {e.reason}") from None
+    created = not os.path.lexists(vault.root / rel)
+    if created and expected_version is not None:
+        raise Conflict(f"{rel} no longer exists (moved or deleted since you read it); find it again with recall")
+    if created:
+        vault.store.create(rel, content)
+    else:
+        current = content_hash(vault.store.read_text(rel))
+        if not overwrite and expected_version is None:
+            raise Conflict(f"{rel} exists; read_note it and pass its version as expected_version (or overwrite=true)")
+        if not overwrite and expected_version != current:
+            raise Conflict(f"{rel} changed since you read it (version {expected_version}, now {current}); "
+                           "read it again and redo your edit")  # fmt: skip
+        vault.store.replace(rel, content, current)
+    vault.sync_paths([rel])
+    note = vault.store.read(rel)
+    return {"id": note.id or rel, "path": rel, "title": note.title, "created": created, "version": content_hash(content)}
+
+
+def delete(vault: "VaultState", ref: str) -> dict[str, Any]:
     """Move a note to the vault's ``.trash/`` folder; nothing is destroyed."""
     rec = vault.find(ref)
     return {"id": rec.key, "path": rec.path, "trashed_to": vault.store.trash(rec.path)}
 
 
-def stats(vault: "Vault") -> dict[str, Any]:
+def stats(vault: "VaultState") -> dict[str, Any]:
     """Counts by type, status and importance, the date range and disk use."""
     records = vault.catalog()
     by: dict[str, dict[str, int]] = {"type": {}, "status": {}, "importance": {}}
@@ -279,7 +310,7 @@ def stats(vault: "Vault") -> dict[str, Any]:
     }
 
 
-def export(vault: "Vault") -> dict[str, Any]:
+def export(vault: "VaultState") -> dict[str, Any]:
     """Every note's exact text, by path (a lossless backup)."""
     notes = []
     for path in vault.store.list_paths():
@@ -290,7 +321,7 @@ def export(vault: "Vault") -> dict[str, Any]:
     return {"format": EXPORT_FORMAT, "exported": _stamp(now_utc()), "notes": notes, "usage": vault.usage.dump()}
 
 
-def import_(vault: "Vault", data: dict[str, Any]) -> dict[str, Any]:
+def import_(vault: "VaultState", data: dict[str, Any]) -> dict[str, Any]:
     """Write notes from an export; notes whose id (or, without id, path) exists are skipped."""
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT or not isinstance(data.get("notes"), list):
         raise BadInput(f"not a vaultmem export (expected format {EXPORT_FORMAT!r})")
@@ -319,7 +350,7 @@ def import_(vault: "Vault", data: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _import_entry(vault: "Vault", item: Any) -> tuple[str, str]:
+def _import_entry(vault: "VaultState", item: Any) -> tuple[str, str]:
     """(path, text) of one export entry; BadInput/VaultError for anything that is not a note
     path inside the vault (absolute, ``..``, hidden folders such as ``.vaultmem/``)."""
     path = item.get("path") if isinstance(item, dict) else None
@@ -336,4 +367,4 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-__all__ = ["remember", "show", "list_notes", "edit", "delete", "stats", "export", "import_"]
+__all__ = ["remember", "show", "list_notes", "edit", "write_note", "delete", "stats", "export", "import_"]

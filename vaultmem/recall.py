@@ -29,6 +29,7 @@ from . import fusion
 from .adaptive import Weights, adaptive, blend_factor, importance_factor
 from .bm25 import BM25Index
 from .chunking import plain_text
+from .config import DEFAULTS
 from .embed import Embedder
 from .errors import BadInput
 from .filters import Filters, now_utc, parse_time
@@ -83,16 +84,16 @@ class Hit:
 class Options:
     """Everything a recall call can ask for."""
 
-    k: int = 10
+    k: int = DEFAULTS["recall"]["k"]
     filters: Filters = field(default_factory=Filters)
     anchor: str | None = None
-    depth: int = 2
+    depth: int = DEFAULTS["recall"]["anchor_depth"]
     profile: str = "default"
     mode: str = "hybrid"
-    bm25_weight: float = 0.25
-    candidates: int = 100
-    graph_decay: float = 0.5
-    graph_seeds: int = 5
+    bm25_weight: float = DEFAULTS["recall"]["bm25_weight"]
+    candidates: int = DEFAULTS["recall"]["candidates"]
+    graph_decay: float = DEFAULTS["recall"]["graph_decay"]
+    graph_seeds: int = DEFAULTS["recall"]["graph_seeds"]
     adaptive: bool = True
     weights: Weights = field(default_factory=Weights)
     stats: tuple[fusion.Stats, fusion.Stats] | None = None  # pooled over vaults searched together

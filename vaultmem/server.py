@@ -21,6 +21,22 @@ from .errors import VaultError
 Handler = Callable[[dict], Any]
 
 
+def service_ops(vault: Any, watcher: Any) -> dict[str, Handler]:
+    """The protocol table: what a running watcher answers on its socket, for its warm ``vault``."""
+
+    def recall(args: dict) -> list[dict]:
+        explain = bool(args.pop("explain", False))
+        query = args.pop("query")
+        return [h.as_dict(explain) for h in vault.recall(query, **args)]
+
+    return {
+        "ping": lambda args: {"pid": os.getpid(), "vault": str(vault.root)},
+        "recall": recall,
+        "status": lambda args: {**watcher.status(), **vault.index_status(drift=args.get("drift", True))},
+        "reindex": lambda args: vault.reindex(rebuild=bool(args.get("rebuild"))).as_dict(),
+    }
+
+
 class _RequestHandler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         if not peer_is_owner(self.request):

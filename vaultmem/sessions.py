@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
 from .filters import now_utc
+from . import ops
 from .lifecycle import link_to, mark_superseded
 from .note import content_hash
 
 if TYPE_CHECKING:  # pragma: no cover
     from .manifest import Record
-    from .vault import Vault
+    from .state import VaultState
 
 
 def session_name(source: str | None) -> str:
@@ -31,12 +32,12 @@ def _anchor(anchor: str | None) -> str | None:
     return anchor or os.environ.get("VAULTMEM_ANCHOR") or None
 
 
-def _handoff_of(vault: "Vault", session: str) -> "Record | None":
+def _handoff_of(vault: "VaultState", session: str) -> "Record | None":
     handoffs = [r for r in vault.catalog().values() if r.type == "handoff" and r.source == session and r.status == "active"]
     return max(handoffs, key=lambda r: (r.created, r.path), default=None)
 
 
-def _append(vault: "Vault", rec: "Record", heading: str, lines: list[str]) -> None:
+def _append(vault: "VaultState", rec: "Record", heading: str, lines: list[str]) -> None:
     """Append lines under a ``## heading`` of a note (adding the heading if missing); guarded."""
     text = vault.store.read_text(rec.path)
     block = "\n".join(lines)
@@ -51,14 +52,14 @@ def _append(vault: "Vault", rec: "Record", heading: str, lines: list[str]) -> No
     vault.store.replace(rec.path, new, content_hash(text))
 
 
-def _new_handoff(vault: "Vault", session: str, anchor: str | None, body: str) -> "Record":
+def _new_handoff(vault: "VaultState", session: str, anchor: str | None, body: str) -> "Record":
     stamp = now_utc().strftime("%Y-%m-%d %H%M")
-    result = vault.remember("handoff", f"Handoff {stamp} {session}", body, source=session, anchor=anchor,
+    result = ops.remember(vault, "handoff", f"Handoff {stamp} {session}", body, source=session, anchor=anchor,
                             tags=["handoff"])  # fmt: skip
     return vault.find(result["path"], vault.catalog())
 
 
-def checkpoint(vault: "Vault", text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
+def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
     """Append a timestamped line to the current session's handoff note."""
     if not text.strip():
         raise BadInput("a checkpoint needs some text")
@@ -73,7 +74,7 @@ def checkpoint(vault: "Vault", text: str, source: str | None = None, anchor: str
     return {"id": rec.key, "path": rec.path, "session": session, "line": line}
 
 
-def sleep(vault: "Vault", summary: str, next_steps: str | None = None, source: str | None = None,
+def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, source: str | None = None,
           anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Write the session summary (and finish the handoff when there are next steps)."""
     if not summary.strip():
@@ -81,7 +82,7 @@ def sleep(vault: "Vault", summary: str, next_steps: str | None = None, source: s
     session, anchor = session_name(source), _anchor(anchor)
     stamp = now_utc().strftime("%Y-%m-%d %H%M")
     first = " ".join(summary.split()[:6])
-    result = vault.remember("session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor)
+    result = ops.remember(vault, "session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor)
     out: dict[str, Any] = {"session": session, "summary": result, "handoff": None, "superseded": []}
     if next_steps and next_steps.strip():
         steps = [f"- {s.strip()}" for s in re.split(r"\n|;", next_steps) if s.strip()]
@@ -97,7 +98,7 @@ def sleep(vault: "Vault", summary: str, next_steps: str | None = None, source: s
     return out
 
 
-def _retire_old_handoffs(vault: "Vault", current: "Record", anchor: str | None) -> list[str]:
+def _retire_old_handoffs(vault: "VaultState", current: "Record", anchor: str | None) -> list[str]:
     """Older active handoffs of the same anchor (or of no anchor) are superseded by ``current``."""
     records = vault.catalog()
     target = None

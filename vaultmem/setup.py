@@ -9,7 +9,7 @@ from .config import CONFIG_TEXT
 from .errors import VaultError
 from .store import STATE_DIR, atomic_write
 
-GITIGNORE_LINE = ".vaultmem/"
+GITIGNORE_LINE = f"{STATE_DIR}/"
 
 
 def vault_readme() -> str:
@@ -40,7 +40,7 @@ def init_vault(root: Path) -> list[str]:
 def _add_gitignore_line(path: Path) -> bool:
     """Append ``.vaultmem/`` to .gitignore unless an equivalent line is there."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if any(line.strip().strip("/") == ".vaultmem" for line in text.splitlines()):
+    if any(line.strip().strip("/") == STATE_DIR for line in text.splitlines()):
         return False
     sep = "" if not text or text.endswith("\n") else "\n"
     atomic_write(path, f"{text}{sep}{GITIGNORE_LINE}\n")

@@ -1,4 +1,9 @@
-"""The library API the CLI and the MCP server share: ``Vault``.
+"""One vault as one object: ``Vault``, the facade over the indexes and the note operations.
+
+It owns the vault's state (config, store, manifest, BM25, vectors, link graph, usage) and
+offers the operations of ``ops``, ``lifecycle``, ``aging``, ``context`` and ``sessions`` as
+methods; those modules depend only on ``state.VaultState``, never on this module. Front ends
+reach vaults through ``api.Session``, which decides which vault a call goes to.
 
     from vaultmem import Vault
     vault = Vault.open("vaults/demo")
@@ -15,9 +20,9 @@ from typing import Any, Iterable
 
 import networkx as nx
 
+from . import aging, context, lifecycle, ops, sessions
 from . import config as configmod
 from . import graph as graphmod
-from . import lifecycle
 from .bm25 import SCHEMA_VERSION as BM25_VERSION
 from .bm25 import BM25Index
 from .embed import Embedder, make_embedder
@@ -177,14 +182,23 @@ class Vault:
         self._invalidate()
         self._synced = True
 
+    def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> Summary | None:
+        """Bring this process's view in line with the files: index what changed (all, or just
+        ``paths``); while a watcher owns the indexes (it indexes changes itself) drop the cached
+        views instead (for a full sync). None when nothing was indexed here."""
+        paths = None if paths is None else list(paths)
+        if paths == []:
+            return None
+        try:
+            return self.reindex(paths, progress=progress)
+        except WatcherRunning:
+            if paths is None:
+                self.refresh()
+            return None
+
     def sync_paths(self, paths: Iterable[str]) -> None:
         """Index notes this process just wrote (a running watcher does it itself)."""
-        paths = list(paths)
-        if paths:
-            try:
-                self.reindex(paths)
-            except WatcherRunning:
-                pass
+        self.sync(paths)
 
     def _invalidate(self) -> None:
         self._records = self._graph = self._vectors = self._index = None
@@ -212,13 +226,9 @@ class Vault:
                 self._graph.nodes[path].update(title=rec.title, type=rec.type, status=rec.status, tags=rec.tags)
 
     def ensure_synced(self) -> None:
-        """Reconcile once per Vault object (cheap when nothing changed); while a watcher
-        runs it keeps the indexes current, so this process only reads them."""
+        """Sync once per Vault object (cheap when nothing changed)."""
         if not self._synced:
-            try:
-                self.reindex()
-            except WatcherRunning:
-                self._synced = True
+            self.sync()
 
     def records(self) -> dict[str, Record]:
         """Indexed metadata of every note, by path (after a reconcile)."""
@@ -276,7 +286,7 @@ class Vault:
 
     def add_snippet(self, hit: Hit, query: str) -> Hit:
         """Fill in a hit's snippet and highlights (for hits recalled with ``snippets=False``)."""
-        hit.snippet, hit.highlights = make_snippet(self._body(hit.path), self.bm25.terms(query))
+        hit.snippet, hit.highlights = make_snippet(self.body(hit.path), self.bm25.terms(query))
         return hit
 
     @property
@@ -289,18 +299,19 @@ class Vault:
     def sources(self) -> Sources:
         """The indexes recall reads, bundled for ``recall.search``."""
         records = self.records()
-        universe, index = self._universe()
-        return Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self._body, universe, index,
+        universe, index = self.universe()
+        return Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self.body, universe, index,
                        self.usage.usage, self._memo)  # fmt: skip
 
-    def _universe(self) -> tuple[list[str], dict[str, int]]:
+    def universe(self) -> tuple[list[str], dict[str, int]]:
         """Every indexed note in a fixed order (sorted paths) and each one's position."""
         if self._index is None:
             paths = sorted(self.records())
             self._index = (paths, {p: i for i, p in enumerate(paths)})
         return self._index
 
-    def _body(self, path: str) -> str:
+    def body(self, path: str) -> str:
+        """A note's markdown body (no frontmatter); empty when unreadable."""
         try:
             return split_frontmatter(self.store.read_text(path))[1]
         except (OSError, NoteParseError):
@@ -357,21 +368,6 @@ class Vault:
             raise NoteNotFound(f"no note {ref!r} in {self.root}")
         return records[path]
 
-    def service_ops(self, watcher: Any) -> dict[str, Any]:
-        """What a running watcher answers on its socket (see server.py)."""
-
-        def recall(args: dict) -> list[dict]:
-            explain = bool(args.pop("explain", False))
-            query = args.pop("query")
-            return [h.as_dict(explain) for h in self.recall(query, **args)]
-
-        return {
-            "ping": lambda args: {"pid": os.getpid(), "vault": str(self.root)},
-            "recall": recall,
-            "status": lambda args: {**watcher.status(), **self.index_status(drift=args.get("drift", True))},
-            "reindex": lambda args: self.reindex(rebuild=bool(args.get("rebuild"))).as_dict(),
-        }
-
     def index_status(self, drift: bool = True) -> dict[str, Any]:
         """Notes indexed, files that could not be indexed, and whether the indexes match the
         files; read through a connection of its own, so it can answer while a batch is applied."""
@@ -416,8 +412,6 @@ class Vault:
 
     def maintain(self, apply: bool = False, days: int | None = None, now: Any = None) -> dict[str, Any]:
         """The aging rules' plan; carried out only with ``apply`` (``now``: a fixed clock)."""
-        from . import aging
-
         self.ensure_synced()
         actions = aging.plan(self, days=days, now=now)
         done = aging.apply(self, actions, now) if apply else []
@@ -445,22 +439,27 @@ class Vault:
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000) -> dict[str, Any]:  # fmt: skip
         """The session-start [MEMORY] block (see context.py)."""
-        from .context import wake
-
-        return wake(self, anchor, task, profile, budget)
+        return context.wake(self, anchor, task, profile, budget)
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
         """Session summary (and handoff with next steps) at the end of a session."""
-        from .sessions import sleep
-
-        return sleep(self, summary, next_steps, source, anchor)
+        return sessions.sleep(self, summary, next_steps, source, anchor)
 
     def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
         """Append a timestamped line to the current session's handoff note."""
-        from .sessions import checkpoint
+        return sessions.checkpoint(self, text, source, anchor)
 
-        return checkpoint(self, text, source, anchor)
+    # ------------------------------------------------------------------ notes
 
-    # the note commands live in ops.py; bound here so the API stays one object
-    from .ops import delete, edit, export, import_, list_notes, remember, show, stats  # noqa: E402
+    # The note operations live in ops.py as functions of the vault's state (state.VaultState);
+    # the facade offers them as methods so the API stays one object.
+    remember = ops.remember
+    show = ops.show
+    list_notes = ops.list_notes
+    edit = ops.edit
+    write_note = ops.write_note
+    delete = ops.delete
+    stats = ops.stats
+    export = ops.export
+    import_ = ops.import_

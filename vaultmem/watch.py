@@ -27,7 +27,7 @@ from watchdog.observers.polling import PollingObserver
 from .discovery import STATE_DIR
 from .errors import VaultError
 from .lock import WriterLock
-from .server import SocketServer
+from .server import SocketServer, service_ops
 
 log = logging.getLogger("vaultmem.watch")
 
@@ -248,7 +248,7 @@ class Watcher:
         self.lock = WriterLock(vault.lock_path)
         self.on_batch = on_batch
         self.housekeeping = Housekeeping()
-        self.server = SocketServer(self.root, vault.service_ops(self), self.gate.read) if serve else None
+        self.server = SocketServer(self.root, service_ops(vault, self), self.gate.read) if serve else None
         self._observer = None
 
     # ------------------------------------------------------------------ lifecycle

@@ -1,0 +1,51 @@
+"""Each default is written once, in config.DEFAULTS; everything else reads it from there."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+
+from typer.testing import CliRunner
+
+from vaultmem import config, embed, recall
+from vaultmem.adaptive import Weights
+from vaultmem.cli import app
+from vaultmem.config import CONFIG_TEXT, DEFAULTS
+
+
+def _pairs(d: dict, prefix: str = "") -> dict[str, object]:
+    out = {}
+    for k, v in d.items():
+        out.update(_pairs(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
+
+
+def test_the_config_file_init_writes_shows_the_defaults(tmp_path):
+    shown = _pairs(tomllib.loads(CONFIG_TEXT))
+    assert len(shown) >= 15
+    assert shown == {k: v for k, v in _pairs(DEFAULTS).items() if k in shown}
+    target = tmp_path / "v"
+    assert CliRunner().invoke(app, ["init", str(target)]).exit_code == 0
+    assert (target / ".vaultmem" / "config.toml").read_text(encoding="utf-8") == CONFIG_TEXT
+    assert config.load(target) == DEFAULTS
+
+
+def test_the_formula_in_the_config_comment_follows_the_defaults():
+    a = DEFAULTS["adaptive"]
+    assert f"usefulness * {a['usefulness']:.2f} + recency * {a['recency']:.2f}" in CONFIG_TEXT
+
+
+def test_adaptive_weights_are_the_config_defaults():
+    fields = {f.name: f.default for f in dataclasses.fields(Weights)}
+    assert fields == DEFAULTS["adaptive"]
+
+
+def test_recall_options_and_the_embedder_use_the_config_defaults():
+    opt, rc = recall.Options(), DEFAULTS["recall"]
+    assert (opt.k, opt.depth, opt.bm25_weight, opt.candidates, opt.graph_decay, opt.graph_seeds) == (
+        rc["k"], rc["anchor_depth"], rc["bm25_weight"], rc["candidates"], rc["graph_decay"], rc["graph_seeds"])
+    assert (embed.DEFAULT_MODEL, embed.DEFAULT_BATCH) == (DEFAULTS["embedding"]["model"], DEFAULTS["embedding"]["batch_size"])
+
+
+def test_every_embedding_default_is_read():
+    assert set(DEFAULTS["embedding"]) == {"model", "batch_size"}  # chunk size follows the model's window

@@ -1,0 +1,302 @@
+"""Routing for every front end (CLI, MCP server, agent hooks, web view): one place for each decision.
+
+A front end parses its input, opens a ``Session`` and renders what it returns. The session
+decides what another front end would otherwise decide again:
+
+- which vault(s) a call goes to: the vaults named (registered names or paths), else the
+  agent's (its personal, the shared and the user's vault), else discovery (``find_vault``);
+- whether recall goes to the vault's running watcher (over its socket), to this process, or
+  to several vaults at once (``MultiVault``);
+- where a write lands (``shared``, scope ``user``, else the caller's own vault);
+- when the indexes are brought in line with the files before a read (``Vault.sync``).
+
+    from vaultmem.api import Session
+    with Session(["~/memory"]) as s:
+        hits = s.recall("why advisory locks?", k=5)      # dicts, as every front end renders them
+
+Light to import: whoosh, numpy and fastembed load only when a vault is opened in this
+process, so a recall answered by a running watcher stays fast.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from . import client
+from .discovery import STATE_DIR, find_vault
+from .errors import BadInput, VaultError
+from .registry import SHARED, USER, Registry, agent_id, identity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .embed import Embedder
+    from .indexer import Progress, Summary
+    from .multi import MultiVault
+    from .vault import Vault
+
+SINGLE = "vault"  # the name of the one vault of a session that is not an agent's
+
+
+def is_vault(path: Path) -> bool:
+    return (path / STATE_DIR).is_dir()
+
+
+def vault_root(ref: str | None = None, agent: str | None = None) -> Path:
+    """The vault a single-vault call works on: ``ref`` (name or path), else the agent's
+    personal vault, else discovery ($VAULTMEM_VAULT, then walking up to .vaultmem/)."""
+    if ref:
+        return find_vault(Registry().resolve(ref))
+    agent = agent_id(agent)
+    if agent:
+        return find_vault(identity(agent).personal)
+    return find_vault(None)
+
+
+def open_vault(ref: str | None = None, agent: str | None = None, embedder: "Embedder | None" = None) -> "Vault":
+    """The ``Vault`` of ``vault_root(ref, agent)``."""
+    from .vault import Vault
+
+    return Vault(vault_root(ref, agent), embedder)
+
+
+def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, Path]:
+    """The named vaults a call may read: several refs by registry name, an agent's vaults that
+    exist (without refs), else the one vault of ``vault_root``."""
+    agent = agent_id(agent)
+    if len(refs) > 1:
+        reg = Registry()
+        return {reg.name_of(p): p for p in (reg.resolve(r) for r in refs)}
+    if not refs and agent:
+        return {n: p for n, p in identity(agent).allowed().items() if is_vault(p)}
+    return {SINGLE: vault_root(refs[0] if refs else None)}
+
+
+def write_root(ref: str | None, agent: str | None, shared: bool = False, scope: str | None = None) -> Path:
+    """Where a new memory goes: the vault named (``shared``/``scope`` then ignored), else with
+    ``shared`` the shared vault, with scope ``user`` the user's own vault (for an agent, or
+    when one is registered), else the agent's or discovered vault. A shared or user vault
+    that is not a vault yet is made one."""
+    if ref or not (shared or scope == USER):
+        return vault_root(ref, agent)
+    agent = agent_id(agent)
+    if agent:
+        ident = identity(agent)
+        if shared and ident.shared is None:
+            raise BadInput("no shared vault: register one (`vaultmem vault add shared PATH`) or set VAULTMEM_TEAM_DIR")
+        target = ident.shared if shared else ident.user
+    else:
+        reg = Registry()
+        name = SHARED if shared else USER
+        if name not in reg.vaults:
+            if shared:
+                raise BadInput("no shared vault: register one (`vaultmem vault add shared PATH`) or use --agent")
+            return vault_root(None)
+        target = reg.vaults[name]
+    if not is_vault(target):  # type: ignore[arg-type]
+        from .setup import init_vault
+
+        init_vault(target)  # type: ignore[arg-type]
+    return target  # type: ignore[return-value]
+
+
+class RemoteError(VaultError):
+    """The running watcher refused or failed a request (its message and exit code)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.exit_code = code
+
+
+def forward(root: Path, op: str, args: dict[str, Any]) -> Any:
+    """A request answered by the vault's running watcher; None when no watcher runs."""
+    reply = client.request(root, op, args)
+    if reply is None:
+        return None
+    if not reply.get("ok"):
+        raise RemoteError(reply.get("error") or "the watcher failed", reply.get("code", 1))
+    return reply["result"]
+
+
+def is_vault_name(name: str) -> bool:
+    """Whether a prefix names some vault (registered, or an agent folder of the team)."""
+    reg = Registry()
+    team = reg.team_dir()
+    return name in reg.vaults or bool(team and is_vault(team / name))
+
+
+class Session:
+    """The vault(s) one caller works with, opened on first use (nothing is opened for a call
+    a running watcher answers).
+
+    ``refs``: vault names or paths (several: searched together); ``agent``: an agent identity
+    (its own vault is the default for writes, and it may read the shared and the user's
+    vault, never another agent's); ``create``: make the agent's own vault if missing (a long-
+    running server does). ``progress`` makes a fresh ``(done, total)`` callback for each
+    reindex (a progress bar; closed after, if it has ``close``), and ``on_indexed`` hears
+    each reindex's summary. ``lock`` lets a server run calls one at a time.
+    """
+
+    def __init__(self, refs: Sequence[str] = (), agent: str | None = None, *, embedder: "Embedder | None" = None,
+                 create: bool = False, progress: "Callable[[], Progress] | None" = None,
+                 on_indexed: "Callable[[Summary], None] | None" = None):  # fmt: skip
+        self.refs = [r for r in refs if r]
+        self.agent = agent_id(agent) if not self.refs or len(self.refs) > 1 else None
+        self.embedder = embedder
+        self.progress, self.on_indexed = progress, on_indexed
+        self.lock = threading.RLock()
+        self._opened: dict[Path, Vault] = {}
+        self._named: dict[str, Path] | None = None
+        self._root: Path | None = None
+        if create and self.agent:
+            from .setup import init_vault
+
+            init_vault(identity(self.agent).personal)
+
+    # ------------------------------------------------------------------ which vaults
+
+    @property
+    def root(self) -> Path:
+        """The caller's own vault: the one named, the agent's personal vault, else discovered."""
+        if self._root is None:
+            self._root = vault_root(None, self.agent) if self.agent else vault_root(self.refs[0] if self.refs else None)
+        return self._root
+
+    @property
+    def named(self) -> dict[str, Path]:
+        """Every vault this session may read, by name (the caller's own first)."""
+        if self._named is None:
+            found = selection(self.refs, self.agent)
+            if self.agent and not self.refs and not found:
+                raise BadInput("no vaults to search")
+            self._named = found
+        return self._named
+
+    def open(self, root: Path) -> "Vault":
+        """The open ``Vault`` of a root (one per root; every vault shares one embedding model)."""
+        from .vault import Vault
+
+        root = Path(root).resolve()
+        if root not in self._opened:
+            vault = Vault(root, self.embedder)
+            self.embedder = self.embedder or vault.embedder
+            self._opened[root] = vault
+        return self._opened[root]
+
+    @property
+    def vault(self) -> "Vault":
+        """The caller's own vault, open."""
+        return self.open(self.root)
+
+    @property
+    def vaults(self) -> dict[str, "Vault"]:
+        """Every vault this session may read, open, by name."""
+        return {name: self.open(path) for name, path in self.named.items()}
+
+    def only(self) -> "Vault":
+        """The first (for a single-vault session, the only) vault it may read, open."""
+        return self.open(next(iter(self.named.values())))
+
+    def pick(self, ref: str) -> tuple["Vault", str]:
+        """The vault a ``vault:id`` reference names (default: the caller's own) and the rest;
+        a path-like reference must stay inside that vault."""
+        prefix, sep, rest = ref.partition(":")
+        if sep and rest and prefix in self.named:
+            vault, ref = self.vaults[prefix], rest
+        elif sep and rest and prefix and " " not in prefix and self.agent and is_vault_name(prefix):
+            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
+                           f"(only {', '.join(self.named)})")  # fmt: skip
+        else:
+            vault = self.vault
+        ref = ref.strip()
+        if ref.startswith(("/", "\\", "~", ".")) or "/" in ref or "\\" in ref or ref.endswith((".md", ".markdown")):
+            vault.store.abspath(ref.replace("\\", "/"))
+        return vault, ref
+
+    # ------------------------------------------------------------------ freshness
+
+    def fresh(self, vault: "Vault | None" = None) -> "Vault":
+        """A vault with its indexes current: reconciled here (cheap when nothing changed), or,
+        while a watcher maintains them, with this process's cached views dropped."""
+        vault = vault or self.vault
+        bar = self.progress() if self.progress else None
+        try:
+            summary = vault.sync(progress=bar)
+        finally:
+            if bar is not None and hasattr(bar, "close"):
+                bar.close()
+        if summary is not None and self.on_indexed:
+            self.on_indexed(summary)
+        return vault
+
+    def multi(self) -> "MultiVault | None":
+        """Every vault of the session searched together, each fresh (None for a single vault)."""
+        if len(self.named) < 2:
+            return None
+        from .multi import MultiVault
+
+        return MultiVault({name: self.fresh(v) for name, v in self.vaults.items()})
+
+    def reader(self) -> "Vault | MultiVault":
+        """What a read that needs the indexes (wake) works on, fresh."""
+        return self.multi() or self.fresh(self.only())
+
+    # ------------------------------------------------------------------ calls
+
+    def recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
+        """Hits as dicts: across several vaults in this process; for one vault from its running
+        watcher when there is one, else in this process. ``options``: ``Vault.recall``'s."""
+        multi = self.multi()
+        if multi is not None:
+            return [h.as_dict(explain) for h in multi.recall(query, **options)]
+        hits = forward(next(iter(self.named.values())), "recall", {"query": query, "explain": explain, **options})
+        if hits is not None:
+            return hits
+        return [h.as_dict(explain) for h in self.fresh(self.only()).recall(query, **options)]
+
+    def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
+             budget: int = 2000) -> dict[str, Any]:  # fmt: skip
+        """The session-start [MEMORY] block (ids ``vault:id`` across several vaults)."""
+        return self.reader().wake(anchor=anchor, task=task, profile=profile, budget=budget)
+
+    def list_notes(self, limit: int | None = 20, **filters: Any) -> list[dict[str, Any]]:
+        """Notes matching the filters, newest first (read from the files: no reindex needed)."""
+        if len(self.named) > 1:
+            from .multi import MultiVault
+
+            return MultiVault(self.vaults).list_notes(limit=limit, **filters)
+        return self.only().list_notes(limit=limit, **filters)
+
+    def write_vault(self, shared: bool = False, scope: str | None = None) -> "Vault":
+        """The vault a new memory goes to (see ``write_root``), fresh."""
+        ref = self.refs[0] if len(self.refs) == 1 else None
+        return self.fresh(self.open(write_root(ref, self.agent, shared, scope)))
+
+    def remember(self, type: str, title: str, content: str | None = None, *, shared: bool = False,
+                 scope: str | None = None, **fields: Any) -> dict[str, Any]:  # fmt: skip
+        """Store a new memory where it belongs (``fields``: ``Vault.remember``'s)."""
+        return self.write_vault(shared, scope).remember(type, title, content, scope=scope, **fields)
+
+    def status(self) -> dict[str, Any]:
+        """Watcher (pid, pending changes, last error; pid None when none runs), notes indexed,
+        errors and drift."""
+        data = forward(self.root, "status", {})
+        return data if data is not None else {"pid": None, **self.vault.index_status()}
+
+    def reindex(self, rebuild: bool = False, progress: "Progress | None" = None) -> tuple[dict[str, Any], bool]:
+        """Bring the indexes in line with the files: by the running watcher when there is one,
+        else here. Returns (the summary as a dict, whether the watcher did it)."""
+        done = forward(self.root, "reindex", {"rebuild": rebuild})
+        if done is not None:
+            return done, True
+        return self.vault.reindex(rebuild=rebuild, progress=progress).as_dict(), False
+
+    def close(self) -> None:
+        for vault in self._opened.values():
+            vault.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

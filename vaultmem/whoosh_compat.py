@@ -1,0 +1,78 @@
+"""Where vaultmem leans on whoosh-reloaded's internals, in one place.
+
+- ``BufferFile.close`` is replaced (on import) by one that releases its view of the segment's
+  mmap, so that a closed reader's segment files are unmapped at once.
+- ``postings`` reads a posting list a block at a time through ``W3LeafMatcher``'s private
+  block buffers (BM25 scoring reads whole posting lists; per posting is several times slower).
+- ``segment_id`` and ``deleted_docs`` read a segment reader's identity and deletions, which
+  an ``EmptyReader`` (an index without segments) does not have.
+
+All of it is written against whoosh-reloaded 2.7.x (``SUPPORTED``). On another version the
+close fix is not applied and postings are read through the public per-posting interface
+(same results, slower); ``tests/test_whoosh_compat.py`` fails loudly so that someone looks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import whoosh
+from whoosh.codec.whoosh3 import W3LeafMatcher
+from whoosh.filedb.structfile import BufferFile, StructFile
+from whoosh.matching.wrappers import FilterMatcher
+
+SUPPORTED = (2, 7)
+IS_SUPPORTED = tuple(whoosh.__version__[:2]) == SUPPORTED
+
+
+def close_buffer_file(self) -> None:
+    """``BufferFile.close`` that also releases the file's view of the segment's mmap.
+
+    whoosh reads a compound segment through memoryviews of one mmap, but closing such a file
+    kept its view, so closing the segment then failed quietly (BufferError) and the mapping
+    lived on until a full garbage collection reached the reader's reference cycles. A watcher
+    committing every few seconds held tens of MB of dead, often deleted, segment files that
+    way (benchmarks/README.md, soak). Releasing the view lets the mmap close with the reader.
+    """
+    StructFile.close(self)
+    buf, self._buf = getattr(self, "_buf", None), None
+    if isinstance(buf, memoryview):
+        try:
+            buf.release()
+        except BufferError:  # a view of the view is still alive: dropping our reference must do
+            pass
+
+
+if IS_SUPPORTED:
+    BufferFile.close = close_buffer_file
+
+
+def postings(matcher) -> tuple[np.ndarray, np.ndarray]:
+    """(doc numbers, term frequencies) of a posting list, read a block at a time."""
+    if isinstance(matcher, FilterMatcher):
+        matcher = matcher.child  # deleted documents are masked by the caller
+    ids: list = []
+    weights: list = []
+    if IS_SUPPORTED and isinstance(matcher, W3LeafMatcher):
+        while matcher.is_active():
+            matcher._read_ids()
+            matcher._read_weights()
+            ids.extend(matcher._ids)
+            weights.extend(matcher._weights)
+            matcher._next_block()
+    else:  # any other matcher: the public, per-posting interface
+        while matcher.is_active():
+            ids.append(matcher.id())
+            weights.append(matcher.weight())
+            matcher.next()
+    return np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64)
+
+
+def segment_id(reader) -> str | None:
+    """The id of a leaf reader's segment; None for a reader without one (``EmptyReader``)."""
+    segment = reader.segment() if hasattr(reader, "segment") else None
+    return segment.segment_id() if segment is not None else None
+
+
+def deleted_docs(reader) -> frozenset[int]:
+    """Document numbers deleted in a leaf reader's segment (not yet merged away)."""
+    return getattr(reader, "deleted_docs_set", None) or frozenset()
