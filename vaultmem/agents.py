@@ -109,12 +109,7 @@ def _is_vaultmem_hook(command: Any) -> bool:
 def merge_hooks(text: str, hooks: dict[str, Any]) -> str:
     """The settings text with vaultmem's hooks in place: every vaultmem hook command already
     there (e.g. the older bare ``wake``/``sleep``) is replaced, every other hook and key kept."""
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as e:
-        raise BadInput(f"the settings file is not valid JSON ({e}); fix it or add the hooks by hand") from None
-    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
-        raise BadInput("the settings file is not a JSON object with a hooks object; add the hooks by hand")
+    data = _json_object(text, "hooks", "the hooks")
     before = json.loads(json.dumps(data))
     current = data.setdefault("hooks", {})
     for event in set(current) | set(hooks["hooks"]):
@@ -235,14 +230,21 @@ def json_snippet(entry: dict[str, Any]) -> str:
     return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2) + "\n"
 
 
-def merge_json(text: str, entry: dict[str, Any], name: str = SERVER_NAME) -> str:
-    """The config text with ``mcpServers.<name>`` set to ``entry``; every other key kept."""
+def _json_object(text: str, key: str, what: str) -> dict[str, Any]:
+    """A JSON config file's object ({} when empty), whose ``key`` (if there) is an object;
+    BadInput saying to add ``what`` by hand otherwise."""
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as e:
-        raise BadInput(f"the config is not valid JSON ({e}); fix it or add the entry by hand") from None
-    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
-        raise BadInput("the config is not a JSON object with an mcpServers object; add the entry by hand")
+        raise BadInput(f"the config is not valid JSON ({e}); fix it or add {what} by hand") from None
+    if not isinstance(data, dict) or not isinstance(data.get(key, {}), dict):
+        raise BadInput(f"the config is not a JSON object with an object under {key!r}; add {what} by hand")
+    return data
+
+
+def merge_json(text: str, entry: dict[str, Any], name: str = SERVER_NAME) -> str:
+    """The config text with ``mcpServers.<name>`` set to ``entry``; every other key kept."""
+    data = _json_object(text, "mcpServers", "the entry")
     servers = data.setdefault("mcpServers", {})
     current = servers.get(name) if isinstance(servers.get(name), dict) else {}
     merged = {**current, **entry}  # keeps e.g. an "env" the user added

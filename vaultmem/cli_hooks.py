@@ -17,6 +17,7 @@ import typer
 
 from . import api
 from .cli_common import JsonOpt, VaultOpt, app, echo_json, err
+from .discovery import STATE_DIR
 from .errors import VaultError
 
 hook_app = typer.Typer(
@@ -63,7 +64,7 @@ def _log_shown(root: Path) -> Callable[[list[str]], None]:
     def log(ids: list[str]) -> None:
         from .usage import UsageStore
 
-        store = UsageStore(root / ".vaultmem" / "usage.db")
+        store = UsageStore(root / STATE_DIR / "usage.db")
         try:
             store.log_retrievals(ids, "hook")
         finally:
@@ -172,7 +173,7 @@ def confirm(
     """Confirm a candidate memory (a rule captured from a session): it becomes active and
     recall stops ranking it low. Editing its `status:` to active does the same.
 
-    Example: vaultmem confirm 20261122-ab12
+    Example: vaultmem confirm k7f3x9q2
     """
     with _session(vault) as session:
         result = session.vault.confirm(ref)

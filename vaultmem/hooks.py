@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from .discovery import STATE_DIR
 from .errors import BadInput
 
 if TYPE_CHECKING:  # pragma: no cover
     from .vault import Vault
 
-STATE_DIR = ".vaultmem"
 STATE_FILE = "hooks.db"
 KEEP_DAYS = 14
 CHARS_PER_TOKEN = 4
@@ -187,6 +187,8 @@ def trivial(prompt: str) -> bool:
 
 
 def estimate_tokens(text: str) -> int:
+    """Tokens ~= characters / 4, the rule of ``context.estimate_tokens`` (not imported from there:
+    context pulls in networkx, too heavy for a hook that runs at every prompt)."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
