@@ -128,6 +128,15 @@ def test_memory_shown_at_start_is_not_injected_again(run):
     assert not after_start & shown_at_start
 
 
+def test_memories_the_agent_recalled_itself_are_not_injected(run):
+    assert transcript.shown_by_tools(transcript.read_events(DATA / "mcp_recall_session.jsonl")) == {
+        "c3er1spq", "f29d4x5j", "vhsxd4fw"}
+    fresh = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="s-a")))
+    assert fresh & {"c3er1spq", "f29d4x5j", "vhsxd4fw"}  # what this prompt brings without the tool calls
+    after = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="s-b", transcript="mcp_recall_session.jsonl")))
+    assert not after & {"c3er1spq", "f29d4x5j", "vhsxd4fw"}
+
+
 def test_prompt_goes_through_a_running_watcher(run, demo_copy, fake_embedder, monkeypatch):
     from test_watch import Running
 

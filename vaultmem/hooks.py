@@ -34,6 +34,7 @@ KEEP_DAYS = 14
 CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 400
 RECALL_K = 8
+TRANSCRIPT_TAIL = 1 << 20  # the prompt hook reads the last 1 MB of the transcript for tool-shown memories
 BM25_WEIGHT = 0.25  # recall's default [recall] bm25_weight, to read z back from the parts
 MAX_PROMPT_CHARS = 4000  # a pasted log is cut to this before it becomes a query
 
@@ -225,7 +226,8 @@ Recall = Callable[[str, int], list[dict[str, Any]]]
 
 def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int = DEFAULT_BUDGET,
                 floor: Floor = DEFAULT_FLOOR, log: Callable[[list[str]], None] | None = None) -> dict[str, Any] | None:  # fmt: skip
-    """UserPromptSubmit: the few memories relevant to the prompt, not yet shown in this session."""
+    """UserPromptSubmit: the few memories relevant to the prompt, not yet shown in this session
+    (by the hooks, or by the agent's own ``wake``/``recall`` tool calls in the transcript)."""
     if budget < 50:
         raise BadInput("--budget must be at least 50 tokens")
     prompt = str(payload.get("prompt") or "")[:MAX_PROMPT_CHARS]
@@ -234,9 +236,11 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     hits = [h for h in recall(prompt, RECALL_K) if floor.keep(h)]
     if not hits:
         return None
+    from .transcript import read_events, shown_by_tools
+
     session = session_of(payload)
     with SessionState(root) as state:
-        seen = state.shown(session)
+        seen = state.shown(session) | shown_by_tools(read_events(payload.get("transcript_path"), TRANSCRIPT_TAIL))
         fresh = [h for h in hits if h["id"] not in seen]
         text, ids = fit_lines(fresh, budget)
         if text is None:

@@ -42,18 +42,19 @@ class Event:
     error: bool = False
 
 
-def read_events(path: str | os.PathLike | None) -> list[Event]:
-    """The events of a transcript file; [] when there is none. Bad lines are skipped."""
+def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
+    """The events of a transcript file (its last ``max_bytes``); [] when there is none. Bad
+    lines are skipped."""
     if not path:
         return []
     p = Path(path)
     try:
         size = p.stat().st_size
         with p.open("rb") as f:
-            if size > MAX_BYTES:
-                f.seek(size - MAX_BYTES)
+            if size > max_bytes:
+                f.seek(size - max_bytes)
                 f.readline()  # drop the partial first line
-            data = f.read(MAX_BYTES)
+            data = f.read(max_bytes)
     except OSError:
         return []
     events: list[Event] = []
@@ -136,6 +137,20 @@ def memory_action(ev: Event) -> str | None:
         if m:
             return "recall" if m.group(1) in ("recall", "wake") else "save"
     return None
+
+
+SHOWN_ID_RE = re.compile(r'^- \[([^\]\s]+)\]|"id":\s*"([^"]+)"', re.M)
+
+
+def shown_by_tools(events: list[Event]) -> set[str]:
+    """Memory ids the agent was shown by its own vaultmem tool calls (``wake``, ``recall``):
+    the ``- [id]`` lines of a [MEMORY] block and the ``"id"`` fields of recall results."""
+    asked = {e.id for e in events if e.kind == "tool" and is_vaultmem_tool(e.tool) and memory_action(e) == "recall"}
+    out: set[str] = set()
+    for e in events:
+        if e.kind == "result" and e.id in asked and not e.error:
+            out.update(a or b for a, b in SHOWN_ID_RE.findall(e.text))
+    return out
 
 
 def is_work(ev: Event) -> bool:
