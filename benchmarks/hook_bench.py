@@ -148,8 +148,22 @@ def silence(args) -> dict:
     return out
 
 
-def _hook_once(root: Path, prompt: str, session: str) -> float:
-    payload = json.dumps({"session_id": session, "prompt": prompt, "cwd": str(root), "hook_event_name": "UserPromptSubmit"})
+def bench_transcript() -> Path:
+    """A 2 MB transcript in Claude Code's shape (the test session repeated, one vaultmem recall
+    near the end): the prompt hook scans its last 1 MB for memories the agent recalled itself."""
+    path = WORK / "hook-transcript.jsonl"
+    data = HERE.parent / "tests" / "data" / "hooks"
+    work, mcp = (data / "coding_session.jsonl").read_text(), (data / "mcp_recall_session.jsonl").read_text()
+    with path.open("w") as f:
+        while f.tell() < 2 << 20:
+            f.write(work)
+        f.write(mcp)
+    return path
+
+
+def _hook_once(root: Path, prompt: str, session: str, transcript: Path | None = None) -> float:
+    payload = json.dumps({"session_id": session, "prompt": prompt, "cwd": str(root), "hook_event_name": "UserPromptSubmit",
+                          "transcript_path": str(transcript) if transcript else None})  # fmt: skip
     start = time.perf_counter()
     subprocess.run([BIN, "hook", "prompt", "--vault", str(root)], input=payload, text=True, check=True, capture_output=True)
     return time.perf_counter() - start
@@ -170,7 +184,8 @@ def _python_once() -> float:
 def latency(args) -> dict:
     root = demo_copy()
     prompts = [p["prompt"] for p in load_prompts()]
-    out: dict = {"runs": args.runs, "repeat": args.repeat}
+    transcript = bench_transcript()
+    out: dict = {"runs": args.runs, "repeat": args.repeat, "transcript_bytes": transcript.stat().st_size}
     for label, runs in (("with_watcher", args.runs), ("without_watcher", args.cold_runs)):
         summaries = []
         for rep in range(args.repeat):
@@ -184,7 +199,7 @@ def latency(args) -> dict:
             times, recalls, pythons = [], [], []
             try:
                 for i in range(runs):  # interleaved, so the machine's load hits all three alike
-                    times.append(_hook_once(root, prompts[i % len(prompts)], f"bench-{rep}-{i}-{time.time()}"))
+                    times.append(_hook_once(root, prompts[i % len(prompts)], f"bench-{rep}-{i}-{time.time()}", transcript))
                     if label == "with_watcher":
                         recalls.append(_recall_once(root, prompts[i % len(prompts)]))
                         pythons.append(_python_once())

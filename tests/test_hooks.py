@@ -131,6 +131,9 @@ def test_memory_shown_at_start_is_not_injected_again(run):
 def test_memories_the_agent_recalled_itself_are_not_injected(run):
     assert transcript.shown_by_tools(transcript.read_events(DATA / "mcp_recall_session.jsonl")) == {
         "c3er1spq", "f29d4x5j", "vhsxd4fw"}
+    for name in ("mcp_recall_session.jsonl", "coding_session.jsonl", "saved_session.jsonl"):  # the fast scan agrees
+        path = DATA / name
+        assert transcript.shown_in_transcript(path, 1 << 20) == transcript.shown_by_tools(transcript.read_events(path))
     fresh = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="s-a")))
     assert fresh & {"c3er1spq", "f29d4x5j", "vhsxd4fw"}  # what this prompt brings without the tool calls
     after = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="s-b", transcript="mcp_recall_session.jsonl")))

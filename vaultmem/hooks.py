@@ -34,7 +34,7 @@ KEEP_DAYS = 14
 CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 400
 RECALL_K = 8
-TRANSCRIPT_TAIL = 1 << 20  # the prompt hook reads the last 1 MB of the transcript for tool-shown memories
+TRANSCRIPT_TAIL = 1 << 20  # the prompt hook looks for tool-shown memories in the transcript's last 1 MB
 BM25_WEIGHT = 0.25  # recall's default [recall] bm25_weight, to read z back from the parts
 MAX_PROMPT_CHARS = 4000  # a pasted log is cut to this before it becomes a query
 
@@ -236,11 +236,11 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     hits = [h for h in recall(prompt, RECALL_K) if floor.keep(h)]
     if not hits:
         return None
-    from .transcript import read_events, shown_by_tools
+    from .transcript import shown_in_transcript
 
     session = session_of(payload)
     with SessionState(root) as state:
-        seen = state.shown(session) | shown_by_tools(read_events(payload.get("transcript_path"), TRANSCRIPT_TAIL))
+        seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL)
         fresh = [h for h in hits if h["id"] not in seen]
         text, ids = fit_lines(fresh, budget)
         if text is None:

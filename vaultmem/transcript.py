@@ -45,8 +45,13 @@ class Event:
 def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
     """The events of a transcript file (its last ``max_bytes``); [] when there is none. Bad
     lines are skipped."""
+    return [e for raw in _tail(path, max_bytes).splitlines() for e in _parse(raw)]
+
+
+def _tail(path: str | os.PathLike | None, max_bytes: int) -> bytes:
+    """The last ``max_bytes`` of a file, from a line start; b"" when it cannot be read."""
     if not path:
-        return []
+        return b""
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -54,20 +59,20 @@ def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> l
             if size > max_bytes:
                 f.seek(size - max_bytes)
                 f.readline()  # drop the partial first line
-            data = f.read(max_bytes)
+            return f.read(max_bytes)
     except OSError:
+        return b""
+
+
+def _parse(raw: bytes) -> list[Event]:
+    """The events of one transcript line; [] for a line that is not a known JSON shape."""
+    if len(raw) > MAX_LINE:
         return []
-    events: list[Event] = []
-    for raw in data.splitlines():
-        if len(raw) > MAX_LINE:
-            continue
-        try:
-            obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            events.extend(_line_events(obj))
-    return events
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return []
+    return list(_line_events(obj)) if isinstance(obj, dict) else []
 
 
 def _line_events(obj: dict[str, Any]) -> Iterator[Event]:
@@ -151,6 +156,19 @@ def shown_by_tools(events: list[Event]) -> set[str]:
         if e.kind == "result" and e.id in asked and not e.error:
             out.update(a or b for a, b in SHOWN_ID_RE.findall(e.text))
     return out
+
+
+def shown_in_transcript(path: str | os.PathLike | None, max_bytes: int) -> set[str]:
+    """``shown_by_tools`` over the last ``max_bytes`` of a transcript, parsing only the lines
+    that call a vaultmem tool and the lines holding those calls' results (a hook at every
+    prompt cannot afford to parse the whole tail)."""
+    lines = _tail(path, max_bytes).splitlines()
+    uses = [e for raw in lines if b"mcp__" in raw and b"vaultmem" in raw for e in _parse(raw)]
+    asked = {e.id.encode() for e in uses if e.kind == "tool" and e.id and memory_action(e) == "recall"}
+    if not asked:
+        return set()
+    results = [e for raw in lines if b"tool_result" in raw and any(a in raw for a in asked) for e in _parse(raw)]
+    return shown_by_tools(uses + results)
 
 
 def is_work(ev: Event) -> bool:
