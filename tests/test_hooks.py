@@ -153,6 +153,43 @@ def test_prompt_goes_through_a_running_watcher(run, demo_copy, fake_embedder, mo
     assert "webhook" in text.lower()
 
 
+@pytest.mark.parametrize("argv, parsed", [
+    ([], (None, 400)),
+    (["--vault", "/v", "--budget", "300"], ("/v", 300)),
+    (["-V", "/v"], ("/v", 400)),
+    (["--vault=/v", "--budget=90"], ("/v", 90)),
+    (["--help"], None), (["--budget", "many"], None), (["--vault"], None),
+])  # fmt: skip
+def test_fast_entry_parses_only_what_it_knows(argv, parsed):
+    from vaultmem.cli_fast import prompt_args
+
+    assert prompt_args(argv) == parsed
+
+
+def test_console_script_answers_hook_prompt_through_the_watcher(demo_copy, fake_embedder):
+    import shutil
+    import subprocess
+    import sys
+
+    from test_watch import Running
+
+    exe = shutil.which("vaultmem", path=str(Path(sys.executable).parent))
+    payload = (DATA / "prompt_webhooks.json").read_text().replace("TRANSCRIPT", str(DATA / "coding_session.jsonl"))
+    r = Running(demo_copy, fake_embedder, serve=True)
+    try:
+        done = subprocess.run([exe, "hook", "prompt", "--vault", str(demo_copy)], input=payload, text=True,
+                              capture_output=True, timeout=120)  # fmt: skip
+    finally:
+        r.stop()
+    assert done.returncode == 0, done.stderr
+    assert "webhook" in context_of(done.stdout, "UserPromptSubmit").lower()
+    helped = subprocess.run([exe, "hook", "prompt", "--help"], capture_output=True, text=True, timeout=120)
+    assert helped.returncode == 0 and "UserPromptSubmit" in helped.stdout
+    bad = subprocess.run([exe, "hook", "prompt", "--vault", "/nonexistent/vault"], input="{}", capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert bad.returncode == 1 and bad.stderr.startswith("vaultmem: ") and bad.stdout == ""
+
+
 def test_bad_payload_is_one_line_and_never_exit_2(run):
     result = CliRunner().invoke(app, ["hook", "prompt", "--vault", "/nonexistent/vault"], input="{}")
     assert result.exit_code == 1 and result.stderr.startswith("vaultmem: ")

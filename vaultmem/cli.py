@@ -691,7 +691,7 @@ def main() -> None:
         single.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})(recall)
         single(args=sys.argv[2:], prog_name="vaultmem recall")
         return
-    if len(sys.argv) > 1 and sys.argv[1] == "hook":  # agent hooks run at every prompt: same shortcut
+    if len(sys.argv) > 1 and sys.argv[1] == "hook":  # agent hooks (see cli_fast for `hook prompt`)
         from .cli_hooks import hook_app
 
         hook_app(args=sys.argv[2:], prog_name="vaultmem hook")

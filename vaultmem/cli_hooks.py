@@ -8,17 +8,13 @@ recall through the running watcher or in this process, is ``api.Session``'s job.
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
 import typer
 
 from . import api
-from .cli_common import JsonOpt, VaultOpt, app, echo_json, err
-from .discovery import STATE_DIR
-from .errors import VaultError
+from .cli_common import JsonOpt, VaultOpt, app, echo_json
+from .hook_io import PROMPT_BUDGET, hook_output, prompt, read_payload
 
 hook_app = typer.Typer(
     help="Agent hooks (Claude Code's hook events): read the hook's JSON on stdin, print the agent's JSON.",
@@ -31,23 +27,14 @@ AnchorOpt = Annotated[Optional[str], typer.Option(help="Anchor note (default: $V
 
 
 def _payload() -> dict[str, Any]:
-    from .hooks import parse_payload
-
-    return parse_payload(sys.stdin.read(1 << 20))
+    return read_payload()
 
 
 def _run(fn: Callable[[], dict[str, Any] | None]) -> None:
-    """Run a hook; print its JSON response; errors exit 1 (never 2, which blocks the agent)."""
-    try:
-        out = fn()
-    except VaultError as e:
-        err(str(e))
-        raise typer.Exit(1) from None
-    except OSError as e:
-        err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
-        raise typer.Exit(1) from None
-    if out is not None:
-        typer.echo(json.dumps(out, ensure_ascii=False))
+    """Run a hook and print its JSON response; errors exit 1 (see hook_io.hook_output)."""
+    code = hook_output(fn)
+    if code:
+        raise typer.Exit(code)
 
 
 def _anchor(anchor: str | None) -> str | None:
@@ -60,36 +47,14 @@ def _session(vault: str | None) -> api.Session:
     return api.Session([vault] if vault else [])
 
 
-def _log_shown(root: Path) -> Callable[[list[str]], None]:
-    def log(ids: list[str]) -> None:
-        from .usage import UsageStore
-
-        store = UsageStore(root / STATE_DIR / "usage.db")
-        try:
-            store.log_retrievals(ids, "hook")
-        finally:
-            store.close()
-
-    return log
-
-
 @hook_app.command("prompt")
-def hook_prompt(vault: VaultOpt = None, budget: BudgetOpt = 400) -> None:
+def hook_prompt(vault: VaultOpt = None, budget: BudgetOpt = PROMPT_BUDGET) -> None:
     """UserPromptSubmit: print the few memories relevant to the prompt (as additionalContext),
     nothing below the relevance floor, nothing this session was already shown.
 
     Example (stdin from Claude Code): vaultmem hook prompt --vault ~/memory --budget 400
     """
-
-    def go() -> dict[str, Any] | None:
-        from .hooks import prompt_hook
-
-        payload = _payload()
-        with _session(vault) as session:
-            recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)  # noqa: E731
-            return prompt_hook(session.root, payload, recall, budget, log=_log_shown(session.root))
-
-    _run(go)
+    _run(lambda: prompt(vault, budget))
 
 
 @hook_app.command("start")
