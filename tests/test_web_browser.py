@@ -8,84 +8,24 @@ instead, so CI cannot pass without running them (.ci/run installs both).
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from browser import Server, missing, open_browser
 from helpers import write
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,900")  # fmt: skip
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 SHOTS = os.environ.get("VAULTMEM_SCREENSHOTS")  # a folder: save a screenshot of each page there
 
 
-def _missing() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[test]')"
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not os.access(path, os.X_OK):
-            return f"{path} not found (apt-get install -y chromium chromium-driver)"
-    return None
-
-
 def _require_browser() -> None:
-    reason = _missing()
+    reason = missing()
     if reason:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"browser tests must run in CI: {reason}")
         pytest.skip(reason)
-
-
-def open_browser(log_dir: Path):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in FLAGS:
-        opts.add_argument(flag)
-    opts.add_argument("--user-data-dir=" + tempfile.mkdtemp(dir=log_dir))
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
-
-
-class Server:
-    """The web view's app served by uvicorn in a thread on a free 127.0.0.1 port."""
-
-    def __init__(self, root: Path, embedder, poll: float = 0.3):
-        import uvicorn
-
-        from vaultmem import auth
-        from vaultmem.web.app import make_app
-        from vaultmem.web.server import bind
-        from vaultmem.web.state import ViewState
-
-        self.state = ViewState(root, embedder)
-        self.token = auth.token()
-        self.sock = bind(0)
-        self.base = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(make_app(self.state, self.token, poll), log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-        self.thread.start()
-        deadline = time.time() + 30
-        while not self.server.started and time.time() < deadline:
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.state.close()
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +72,12 @@ def severe(browser) -> list[dict]:
 def shot(browser, name: str) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        size = browser.get_window_size()
+        if name != "graph":  # the whole page, up to 2,000 px
+            height = browser.execute_script("return document.documentElement.scrollHeight")
+            browser.set_window_size(size["width"], min(2000, height + 140))
         browser.save_screenshot(str(Path(SHOTS) / f"web-{name}.png"))
+        browser.set_window_size(size["width"], size["height"])
 
 
 def test_every_page_loads_without_console_errors(site):

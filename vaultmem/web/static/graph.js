@@ -8,12 +8,13 @@
   var canvas = document.getElementById("graph");
   var tip = document.getElementById("tip");
   var ctx = canvas.getContext("2d");
-  var api = { ready: false, settled: false, nodes: 0, edges: 0, iterations: 0, t0: performance.now() };
+  // timings in ms since the navigation started (performance.now's origin)
+  var api = { ready: false, settled: false, nodes: 0, edges: 0, iterations: 0, drawMs: null };
   window.vaultmemGraph = api;
 
   var N = 0, nodes = [], edges = [], X, Y, VX, VY, deg;
   var view = { x: 0, y: 0, k: 1 }, dpr = window.devicePixelRatio || 1;
-  var MAX_ITER = 300, SLICE_MS = 12, iter = 0, dirty = true;
+  var MAX_ITER = 300, SLICE_MS = 30, iter = 0, dirty = true, urgent = false, lastDraw = 0;
 
   function resize() {
     var r = canvas.getBoundingClientRect();
@@ -40,6 +41,7 @@
       nodes[t].faded = nodes[t].status && nodes[t].status !== "active";
     }
     api.nodes = N; api.edges = edges.length;
+    MAX_ITER = N > 2000 ? 200 : 300;
     fit();
   }
 
@@ -57,23 +59,48 @@
     dirty = true;
   }
 
-  // one layout step: grid-limited repulsion, springs along links, a pull to the centre
+  // one layout step: repulsion between nodes in nearby grid cells (at most NEAR comparisons per
+  // node, so a dense clump cannot make a step quadratic), springs along links, a pull to the centre
+  var NEAR = 40, cellStart = null, cellNodes = null;
   function step(alpha) {
-    var cell = 60, grid = new Map(), i, j, dx, dy, d2, f;
+    var i, j, dx, dy, d2, f, minx = Infinity, miny = Infinity, maxx = -Infinity, maxy = -Infinity;
     for (i = 0; i < N; i++) {
-      var key = Math.floor(X[i] / cell) * 73856093 ^ Math.floor(Y[i] / cell) * 19349663;
-      var list = grid.get(key); if (!list) grid.set(key, list = []); list.push(i);
+      if (X[i] < minx) minx = X[i]; if (X[i] > maxx) maxx = X[i];
+      if (Y[i] < miny) miny = Y[i]; if (Y[i] > maxy) maxy = Y[i];
     }
+    var cell = 50, gw, gh;
+    for (;;) {
+      gw = Math.floor((maxx - minx) / cell) + 1; gh = Math.floor((maxy - miny) / cell) + 1;
+      if (gw * gh <= 4 * N + 16) break;
+      cell *= 1.5;
+    }
+    if (!cellStart || cellStart.length < gw * gh + 1) cellStart = new Int32Array(gw * gh + 1);
+    else cellStart.fill(0);
+    if (!cellNodes) cellNodes = new Int32Array(N);
+    var cellOf = new Int32Array(N);
     for (i = 0; i < N; i++) {
-      var cx = Math.floor(X[i] / cell), cy = Math.floor(Y[i] / cell);
-      for (var ox = -1; ox <= 1; ox++) for (var oy = -1; oy <= 1; oy++) {
-        var other = grid.get((cx + ox) * 73856093 ^ (cy + oy) * 19349663); if (!other) continue;
-        for (var m = 0; m < other.length; m++) {
-          j = other[m]; if (j <= i) continue;
-          dx = X[i] - X[j]; dy = Y[i] - Y[j]; d2 = dx * dx + dy * dy + 0.01;
-          if (d2 > cell * cell) continue;
-          f = 150 * alpha / d2;
-          VX[i] += dx * f; VY[i] += dy * f; VX[j] -= dx * f; VY[j] -= dy * f;
+      var c = Math.floor((X[i] - minx) / cell) + gw * Math.floor((Y[i] - miny) / cell);
+      cellOf[i] = c; cellStart[c + 1]++;
+    }
+    for (i = 0; i < gw * gh; i++) cellStart[i + 1] += cellStart[i];
+    var fillAt = cellStart.slice(0, gw * gh);
+    for (i = 0; i < N; i++) cellNodes[fillAt[cellOf[i]]++] = i;
+    var range2 = cell * cell;
+    for (i = 0; i < N; i++) {
+      var cx = cellOf[i] % gw, cy = Math.floor(cellOf[i] / gw), seen = 0;
+      for (var oy = -1; oy <= 1 && seen < NEAR; oy++) {
+        if (cy + oy < 0 || cy + oy >= gh) continue;
+        for (var ox = -1; ox <= 1 && seen < NEAR; ox++) {
+          if (cx + ox < 0 || cx + ox >= gw) continue;
+          var cc = cx + ox + gw * (cy + oy);
+          for (var m = cellStart[cc]; m < cellStart[cc + 1] && seen < NEAR; m++) {
+            j = cellNodes[m]; if (j === i) continue;
+            seen++;
+            dx = X[i] - X[j]; dy = Y[i] - Y[j]; d2 = dx * dx + dy * dy + 0.01;
+            if (d2 > range2) continue;
+            f = 150 * alpha / d2;
+            VX[i] += dx * f; VY[i] += dy * f;
+          }
         }
       }
     }
@@ -97,7 +124,7 @@
     while (iter < MAX_ITER && performance.now() - start < SLICE_MS) { step(1 - iter / MAX_ITER); iter++; }
     api.iterations = iter;
     if (iter >= MAX_ITER && !api.settled) {
-      api.settled = true; api.settledMs = performance.now() - api.t0; fit();
+      api.settled = true; api.settledMs = performance.now(); fit();
     }
     dirty = true;
   }
@@ -171,8 +198,13 @@
 
   function frame() {
     if (iter < MAX_ITER) layout();
-    if (dirty) { draw(); dirty = false; }
-    if (!api.ready) { api.ready = true; api.readyMs = performance.now() - api.t0; }
+    // while the layout runs, redraw a few times a second (drawing 5,000 nodes costs more than a
+    // layout step); at once when the user pans or zooms
+    var now = performance.now();
+    if (dirty && (urgent || iter >= MAX_ITER || !api.ready || now - lastDraw > 300)) {
+      draw(); lastDraw = performance.now(); api.drawMs = lastDraw - now; dirty = urgent = false;
+    }
+    if (!api.ready) { api.ready = true; api.readyMs = performance.now(); }
     window.requestAnimationFrame(frame);
   }
 
@@ -183,7 +215,7 @@
   canvas.addEventListener("mousemove", function (ev) {
     var r = canvas.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;
     if (drag && (Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) > 3)) {
-      drag.moved = true; view.x = drag.vx + ev.clientX - drag.x; view.y = drag.vy + ev.clientY - drag.y; dirty = true;
+      drag.moved = true; view.x = drag.vx + ev.clientX - drag.x; view.y = drag.vy + ev.clientY - drag.y; dirty = urgent = true;
     }
     var n = nodeAt(px, py);
     if (n >= 0) {
@@ -201,7 +233,7 @@
     ev.preventDefault();
     var r = canvas.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;
     var k = Math.max(0.02, Math.min(20, view.k * Math.exp(-ev.deltaY * 0.0015)));
-    view.x = px - (px - view.x) * k / view.k; view.y = py - (py - view.y) * k / view.k; view.k = k; dirty = true;
+    view.x = px - (px - view.x) * k / view.k; view.y = py - (py - view.y) * k / view.k; view.k = k; dirty = urgent = true;
   }, { passive: false });
   window.addEventListener("resize", resize);
 
@@ -220,7 +252,7 @@
     .then(function (r) { return r.json(); })
     .then(function (data) {
       if (data.error) { document.getElementById("graph-info").textContent = data.error; return; }
-      api.fetchedMs = performance.now() - api.t0;
+      api.fetchedMs = performance.now();
       init(data);
       var info = document.getElementById("graph-info");
       if (data.total > N) info.textContent = "showing the " + N + " best-linked of " + data.total + " notes · " + info.textContent;
