@@ -106,7 +106,9 @@ def test_file_change_bumps_generation(served):
     login(client, token)
     g0 = client.get("/api/version").json()["generation"]
     write(root, "facts/Brand new fact.md", "---\ntitle: Brand new fact\ntype: fact\n---\nThe marina opens at dawn.\n")
-    assert state.check()
+    deadline = time.time() + 20  # the file event arrives, then a check looks at the files
+    while not state.check() and time.time() < deadline:
+        time.sleep(0.1)
     assert client.get("/api/version").json()["generation"] == g0 + 1
     assert "Brand new fact" in client.get("/", params={"q": "marina opens at dawn"}).text
 

@@ -78,6 +78,7 @@ def make_app(state: ViewState, token: str, poll: float = 2.0) -> Any:
                 except Exception as e:  # noqa: BLE001  (a failed check must not stop live updates)
                     state.last_error = str(e)
 
+        await asyncio.to_thread(state.watch_files)
         task = asyncio.create_task(watch())
         try:
             yield
