@@ -111,6 +111,8 @@ def test_file_change_bumps_generation(served):
         time.sleep(0.1)
     assert client.get("/api/version").json()["generation"] == g0 + 1
     assert "Brand new fact" in client.get("/", params={"q": "marina opens at dawn"}).text
+    time.sleep(0.5)
+    assert not (state.check() or state.check())  # its own index write is not a change: no reload loop
 
 
 def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_path):
@@ -136,3 +138,27 @@ def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_pa
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_with_a_watcher_running_the_view_follows_its_index(empty_vault, fake_embedder, tmp_path, monkeypatch):
+    from test_watch import Running
+
+    monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
+    write(empty_vault, "facts/Alpha.md", "---\ntitle: Alpha\n---\nPostgres advisory locks.\n")
+    watcher = Running(empty_vault, fake_embedder)
+    state = ViewState(empty_vault, fake_embedder)
+    try:
+        client = TestClient(make_app(state, auth.token(), poll=3600), base_url="http://127.0.0.1:8770")
+        client.headers["Authorization"] = f"Bearer {auth.token()}"
+        write(empty_vault, "facts/Beta.md", "---\ntitle: Beta\n---\nThe harbour crane is booked on Fridays.\n")
+        deadline = time.time() + 20
+        while "facts/Beta.md" not in watcher.paths() and time.time() < deadline:
+            time.sleep(0.05)
+        g0 = state.generation
+        state.check()  # sees the files changed (its reindex defers to the watcher) and the watcher's commit
+        assert state.generation == g0 + 1
+        assert 'data-path="facts/Beta.md"' in client.get("/", params={"q": "harbour crane fridays"}).text
+        assert not (state.check() or state.check())  # nothing new: no spurious reloads
+    finally:
+        state.close()
+        watcher.stop()

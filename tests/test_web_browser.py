@@ -73,7 +73,7 @@ def shot(browser, name: str) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         size = browser.get_window_size()
-        if name != "graph":  # the whole page, up to 2,000 px
+        if not name.startswith("graph"):  # the whole page, up to 2,000 px
             height = browser.execute_script("return document.documentElement.scrollHeight")
             browser.set_window_size(size["width"], min(2000, height + 140))
         browser.save_screenshot(str(Path(SHOTS) / f"web-{name}.png"))
@@ -85,13 +85,16 @@ def test_every_page_loads_without_console_errors(site):
     from urllib.parse import quote
 
     pages = {"search": "/?q=why+advisory+locks+for+job+leasing", "note": "/note?path=" + quote(ADVISORY),
-             "graph": "/graph", "state": "/state"}  # fmt: skip
+             "graph": "/graph", "graph-anchor": "/graph?anchor=" + quote("Harbor Point Marina") + "&depth=1",
+             "state": "/state"}  # fmt: skip
     browser.get_log("browser")
     for name, url in pages.items():
         browser.get(server.base + url)
         wait_for(lambda: browser.execute_script("return document.readyState") == "complete", what=name)
-        if name == "graph":
+        if name.startswith("graph"):
             wait_for(lambda: browser.execute_script("return window.vaultmemGraph.settled"), what="graph layout")
+            drawn = browser.execute_script("return window.vaultmemGraph.nodes")
+            assert drawn == 68 if name == "graph" else 1 < drawn < 68, drawn
         else:
             time.sleep(0.5)  # let live.js poll once
         assert browser.find_element("css selector", "header nav"), name

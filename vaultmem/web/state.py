@@ -11,7 +11,6 @@ say when to look; without them, and every ``FULL_EVERY`` seconds anyway, it look
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import time
 from pathlib import Path
@@ -83,14 +82,9 @@ class ViewState:
         return h.hexdigest()
 
     def _index_signature(self) -> tuple:
-        out = []
-        for name in ("manifest.db", "manifest.db-wal"):
-            try:
-                st = os.stat(self.vault.index_dir / name)
-                out.append((st.st_mtime_ns, st.st_size))
-            except OSError:
-                out.append(None)
-        return tuple(out)
+        """Changes when another process (a watcher) commits to the manifest: SQLite's
+        ``data_version`` of this process's connection ignores its own commits and checkpoints."""
+        return (self.vault.manifest.db.execute("PRAGMA data_version").fetchone()[0],)
 
     def check(self) -> bool:
         """Pick up changed files or indexes; True (and a new generation) when something changed."""

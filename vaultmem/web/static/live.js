@@ -1,13 +1,12 @@
 // Live update: poll the server's change counter; when files or indexes changed, reload the page
-// (a page with a form being filled in waits until the form loses focus).
+// (not while someone is typing into a form: that waits until 5 s after the last keystroke).
 (function () {
   "use strict";
   var generation = document.body.getAttribute("data-generation");
   var badge = document.getElementById("live");
-  function busy() {
-    var a = document.activeElement;
-    return a && (a.tagName === "INPUT" || a.tagName === "TEXTAREA" || a.tagName === "SELECT") && a.value;
-  }
+  var typed = 0;
+  document.addEventListener("input", function () { typed = Date.now(); });
+  function busy() { return Date.now() - typed < 5000; }
   function tick() {
     fetch("/api/version", { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.ok ? r.json() : null; })
