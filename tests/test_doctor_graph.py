@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -184,3 +186,20 @@ def test_graph_export_formats(run, demo_copy):
     mer = run(demo_copy, "graph", "export", "--format", "mermaid", "--anchor", "Harbor Point Marina", "--depth", "1").stdout
     assert mer.startswith("```mermaid\nflowchart LR\n") and mer.rstrip().endswith("```")
     assert '["Harbor Point Marina"]' in mer and '"' not in mer.replace('["', "").replace('"]', "").replace('(["', "")
+
+
+def test_doctor_reports_a_running_watcher_and_leaves_reindexing_to_it(run, empty_vault, fake_embedder):
+    from test_watch import Running
+
+    write(empty_vault, "a.md", note("Alpha", "[[Beta]]"))
+    write(empty_vault, "b.md", note("Beta", "[[Alpha]]"))
+    watcher = Running(empty_vault, fake_embedder, serve=True)
+    try:
+        deadline = time.time() + 20
+        while len(watcher.paths()) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        code, rep = doctor_json(run, empty_vault)
+        assert rep["watcher"]["state"] == "running" and rep["watcher"]["pid"] == os.getpid()
+        assert code == 0 and rep["index"]["notes_indexed"] == 2
+    finally:
+        watcher.stop()

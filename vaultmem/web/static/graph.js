@@ -12,7 +12,7 @@
   var api = { ready: false, settled: false, nodes: 0, edges: 0, iterations: 0, drawMs: null };
   window.vaultmemGraph = api;
 
-  var N = 0, nodes = [], edges = [], X, Y, VX, VY, deg;
+  var N = 0, nodes = [], edges = [], X, Y, VX, VY, deg, anchor = -1;
   var view = { x: 0, y: 0, k: 1 }, dpr = window.devicePixelRatio || 1;
   var MAX_ITER = 300, SLICE_MS = 30, iter = 0, dirty = true, urgent = false, lastDraw = 0;
 
@@ -40,6 +40,7 @@
       nodes[t].colour = data.colours[nodes[t].type] || "#98a2b3";
       nodes[t].faded = nodes[t].status && nodes[t].status !== "active";
     }
+    for (var q = 0; q < N; q++) if (data.anchor && nodes[q].path === data.anchor) anchor = q;
     api.nodes = N; api.edges = edges.length;
     MAX_ITER = N > 2000 ? 200 : 300;
     fit();
@@ -156,6 +157,10 @@
       ctx.fill();
     }
     ctx.globalAlpha = 1;
+    if (anchor >= 0) {  // the anchor of a neighbourhood view gets a ring
+      ctx.strokeStyle = "#1d2330"; ctx.lineWidth = 2 / view.k;
+      ctx.beginPath(); ctx.arc(X[anchor], Y[anchor], radius(anchor) + 3 / view.k, 0, 2 * Math.PI); ctx.stroke();
+    }
     labels();
   }
 
