@@ -162,3 +162,23 @@ def test_with_a_watcher_running_the_view_follows_its_index(empty_vault, fake_emb
     finally:
         state.close()
         watcher.stop()
+
+
+def test_serve_errors_are_one_line(demo_copy, tmp_path):
+    import socket
+
+    from typer.testing import CliRunner
+
+    from helpers import failed
+    from vaultmem.cli import app
+
+    assert "vaultmem: " in failed(CliRunner().invoke(app, ["serve", "--vault", str(tmp_path / "nowhere")]))
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        port = str(taken.getsockname()[1])
+        line = failed(CliRunner().invoke(app, ["serve", "--vault", str(demo_copy), "--port", port]))
+        assert line.startswith(f"vaultmem: cannot listen on 127.0.0.1:{port}")
+    finally:
+        taken.close()
