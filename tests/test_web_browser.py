@@ -34,7 +34,7 @@ def site(tmp_path_factory):
     import shutil as sh
 
     from conftest import DEMO
-    from vaultmem.embed import HashEmbedder
+    from helpers import HashEmbedder
 
     base = tmp_path_factory.mktemp("web")
     root = base / "demo"

@@ -111,19 +111,17 @@ class Views:
         if query:
             status = p.get("status") or "active"
             try:
-                with self.state.lock:
-                    hits = self.vault.recall(
-                        query, k=int(p.get("k") or 10) * (1 if status in ("active", "any") else 3),
-                        types=[p["type"]] if p.get("type") else (), tags=[p["tag"]] if p.get("tag") else (),
+                with self.state.lock:  # the CLI's routing: the running watcher, else this process
+                    hits = self.state.session.recall(
+                        query, explain=True, k=int(p.get("k") or 10) * (1 if status in ("active", "any") else 3),
+                        types=[p["type"]] if p.get("type") else [], tags=[p["tag"]] if p.get("tag") else [],
                         since=p.get("since") or None, include_resolved=status != "active",
                         anchor=p.get("anchor") or None, profile=p.get("profile") or "default", log=False,
                     )  # fmt: skip
-                    for h in hits:
-                        h.explain = h.explain or {}
             except (VaultError, ValueError) as e:
                 message = str(e)
             if status not in ("active", "any"):
-                hits = [h for h in hits if h.status == status][: int(p.get("k") or 10)]
+                hits = [h for h in hits if h["status"] == status][: int(p.get("k") or 10)]
         content = pages.search_form(p) + pages.flash(message, True) + pages.search_results(hits, query)
         return self._page(query or "Search", "search", content)
 

@@ -99,18 +99,19 @@ def _explain(data: dict[str, Any]) -> str:
     return f'<details class="explain"><summary>why this hit</summary><table>{rows}</table></details>'
 
 
-def search_results(hits: list[Any], query: str) -> str:
+def search_results(hits: list[dict[str, Any]], query: str) -> str:
+    """Recall hits as ``Hit.as_dict(explain=True)`` gives them (from this process or a watcher)."""
     if not query:
         return '<p class="meta">Type a question: the same hybrid recall as <code>vaultmem recall</code>.</p>'
     if not hits:
         return f'<p class="meta" id="no-hits">No memory matches {escape(query)!s}.</p>'
     out = [f'<p class="meta">{len(hits)} hits for <b>{escape(query)}</b></p><div id="hits">']
     for h in hits:
-        via = f" · via {escape(h.via)}" if h.via else ""
+        via = f" · via {escape(h['via'])}" if h.get("via") else ""
         out.append(
-            f'<div class="hit" data-path="{escape(h.path)}"><h3>{note_link(h.path, h.title)}</h3>'
-            f'<div class="meta">{badges(h.type, h.status)} score {h.score:.3f} · {escape(h.path)}{via}</div>'
-            f"<div>{_snippet(h.snippet, h.highlights)}</div>{_explain(h.explain)}</div>"
+            f'<div class="hit" data-path="{escape(h["path"])}"><h3>{note_link(h["path"], h["title"])}</h3>'
+            f'<div class="meta">{badges(h.get("type"), h["status"])} score {h["score"]:.3f} · {escape(h["path"])}{via}</div>'
+            f'<div>{_snippet(h.get("snippet") or "", h.get("highlights") or [])}</div>{_explain(h.get("explain") or {})}</div>'
         )  # fmt: skip
     return "".join(out) + "</div>"
 

@@ -1,6 +1,7 @@
-"""What the web view keeps between requests: one Vault, a lock, and a change counter.
+"""What the web view keeps between requests: one ``api.Session`` (its Vault), a lock, and a
+change counter.
 
-Page handlers run in worker threads; every use of the Vault holds ``lock``. ``check`` (run by
+Page handlers run in worker threads; every use of the session or its Vault holds ``lock``. ``check`` (run by
 the app every few seconds) notices changed files and changed indexes: with no watcher it
 reconciles the indexes itself; with a watcher it drops its cached views once the watcher has
 written. Each change bumps ``generation``, which the pages poll to reload themselves.
@@ -11,15 +12,13 @@ say when to look; without them, and every ``FULL_EVERY`` seconds anyway, it look
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from ..api import Session
 from ..embed import Embedder
 from ..errors import VaultError
-from ..lock import WatcherRunning
-from ..vault import Vault
 
 FULL_EVERY = 30.0  # seconds between looks at the files when no file event said anything
 
@@ -28,8 +27,9 @@ class ViewState:
     """One vault served by the web view."""
 
     def __init__(self, root: Path, embedder: Embedder | None = None):
-        self.vault = Vault(root, embedder)
-        self.lock = threading.RLock()
+        self.session = Session([str(root)], embedder=embedder)
+        self.vault = self.session.vault
+        self.lock = self.session.lock
         self.generation = 0
         self.last_error: str | None = None
         self._files: str | None = None
@@ -71,7 +71,7 @@ class ViewState:
             self._observer.join(timeout=5)
             self._observer = None
         with self.lock:
-            self.vault.close()
+            self.session.close()
 
     def _files_signature(self) -> str:
         h = hashlib.blake2b(digest_size=16)
@@ -100,14 +100,14 @@ class ViewState:
                 changed = self._files is not None
                 self._files = files
                 try:
-                    self.vault.reindex()
+                    # indexes here, or (a watcher indexes) drops the cached views; the
+                    # watcher's commit then also moves the index signature below
+                    self.vault.sync()
                     self.last_error = None
-                except WatcherRunning:
-                    pass  # the watcher indexes; its write changes the index signature below
                 except VaultError as e:
                     self.last_error = str(e)
                 else:
-                    self._index = self._index_signature()  # our own write: views already current
+                    self._index = self._index_signature()
             index = self._index_signature()
             if index != self._index:
                 if self._index is not None:
