@@ -145,7 +145,7 @@ def test_with_a_watcher_running_the_view_follows_its_index(empty_vault, fake_emb
 
     monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
     write(empty_vault, "facts/Alpha.md", "---\ntitle: Alpha\n---\nPostgres advisory locks.\n")
-    watcher = Running(empty_vault, fake_embedder)
+    watcher = Running(empty_vault, fake_embedder, serve=True)  # answers recall on its socket
     state = ViewState(empty_vault, fake_embedder)
     try:
         client = TestClient(make_app(state, auth.token(), poll=3600), base_url="http://127.0.0.1:8770")
