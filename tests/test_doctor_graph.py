@@ -160,14 +160,14 @@ def test_graph_planted_orphan_unresolved_and_no_path(run, empty_vault):
     write(empty_vault, "a.md", note("Alpha", "[[Beta]] [[Nowhere]]"))
     write(empty_vault, "b.md", note("Beta"))
     write(empty_vault, "c.md", note("Gamma"))
-    write(empty_vault, "d.md", note("Delta", "[[Nowhere]]"))
-    run(empty_vault, "index")
+    write(empty_vault, "d.md", note("Delta", "[[Nowhere]]"))  # not indexed: graph reads the files
     assert [o["path"] for o in json.loads(run(empty_vault, "graph", "orphans", "--json").stdout)] == ["c.md"]
     assert json.loads(run(empty_vault, "graph", "unresolved", "--json").stdout) == [{"target": "Nowhere", "from": ["a.md", "d.md"]}]
     r = run(empty_vault, "graph", "path", "Alpha", "Delta")  # only a missing note joins them: no path
     assert failed(r, 1) == "vaultmem: no chain of links joins these notes"
     assert "vaultmem: no note" in failed(run(empty_vault, "graph", "links", "Epsilon"))
     assert "unknown format" in failed(run(empty_vault, "graph", "export", "--format", "png"))
+    assert not (empty_vault / ".vaultmem" / "index" / "manifest.db").exists()  # nothing was indexed
 
 
 def test_graph_export_formats(run, demo_copy):

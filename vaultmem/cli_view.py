@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, NamedTuple, Optional
 
 import typer
 
@@ -85,13 +85,26 @@ NoteArg = Annotated[str, typer.Argument(help="A note: id, title, alias, path or 
 DepthOpt = Annotated[int, typer.Option("--depth", "-d", min=0, max=10, help="Hops to follow (either direction).")]
 
 
-def _graph(vault: str | None):  # type: ignore[no-untyped-def]
+class _Graph(NamedTuple):
+    """A vault, its notes' records and their link graph, as the files are now."""
+
+    vault: Any
+    records: dict
+    g: Any
+
+    def path(self, ref: str) -> str:
+        """The path of the note ``ref`` names (id, title, alias, path or [[link]])."""
+        return self.vault.find(ref, self.records).path
+
+
+def _graph(vault: str | None) -> _Graph:
+    """Read like ``list``: manifest rows reused where files are unchanged, nothing indexed
+    and no model loaded."""
+    from . import graph as graphmod
+
     v = open_vault(vault)
-    return v, v.graph()
-
-
-def _path_of(v: Any, ref: str) -> str:
-    return v.find(ref, v.records()).path
+    records = v.catalog()
+    return _Graph(v, records, graphmod.build(records.values()))
 
 
 def _rows(items: list[dict], extra: str | None = None) -> None:
@@ -111,8 +124,9 @@ def graph_links(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False)
     """
     from . import graphview
 
-    v, g = _graph(vault)
-    items = graphview.links(g, _path_of(v, note))
+    view = _graph(vault)
+    g = view.g
+    items = graphview.links(g, view.path(note))
     echo_json(items) if as_json else _rows(items, "kinds")
 
 
@@ -124,8 +138,9 @@ def graph_backlinks(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = Fa
     """
     from . import graphview
 
-    v, g = _graph(vault)
-    items = graphview.backlinks(g, _path_of(v, note))
+    view = _graph(vault)
+    g = view.g
+    items = graphview.backlinks(g, view.path(note))
     echo_json(items) if as_json else _rows(items, "kinds")
 
 
@@ -137,8 +152,9 @@ def graph_neighbours(note: NoteArg, depth: DepthOpt = 1, vault: VaultOpt = None,
     """
     from . import graphview
 
-    v, g = _graph(vault)
-    items = graphview.neighbours(g, _path_of(v, note), depth)
+    view = _graph(vault)
+    g = view.g
+    items = graphview.neighbours(g, view.path(note), depth)
     echo_json(items) if as_json else _rows(items, "hops")
 
 
@@ -150,9 +166,9 @@ def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt 
     """
     from . import graphview
 
-    v, g = _graph(vault)
-    records = v.records()
-    chain = graphview.path(g, v.find(a, records).path, v.find(b, records).path)
+    view = _graph(vault)
+    g = view.g
+    chain = graphview.path(g, view.path(a), view.path(b))
     items = [graphview.node_info(g, n) for n in chain or []]
     if as_json:
         echo_json({"path": items, "hops": len(items) - 1 if chain else None})
@@ -173,7 +189,7 @@ def graph_orphans(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     from . import graph as graphmod
     from . import graphview
 
-    _, g = _graph(vault)
+    g = _graph(vault).g
     items = [graphview.node_info(g, n) for n in graphmod.orphans(g)]
     echo_json(items) if as_json else _rows(items)
 
@@ -186,7 +202,7 @@ def graph_unresolved(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """
     from . import graph as graphmod
 
-    _, g = _graph(vault)
+    g = _graph(vault).g
     items = graphmod.unresolved(g)
     if as_json:
         echo_json([{"target": t, "from": src} for t, src in sorted(items.items())])
@@ -206,7 +222,7 @@ def graph_anchors(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     from . import graph as graphmod
     from . import graphview
 
-    _, g = _graph(vault)
+    g = _graph(vault).g
     items = [{**graphview.node_info(g, a), "members": len(graphview.neighbours(g, a, 1))} for a in graphmod.anchors(g)]
     echo_json(items) if as_json else _rows(items, "members")
 
@@ -229,8 +245,9 @@ def graph_export(
     fmt = "json" if as_json else fmt.lower()
     if fmt not in graphview.FORMATS:
         raise BadInput(f"unknown format {fmt!r}; use one of {', '.join(graphview.FORMATS)}")
-    v, g = _graph(vault)
-    nodes = graphview.select(g, _path_of(v, anchor), depth) if anchor else list(g.nodes)
+    view = _graph(vault)
+    g = view.g
+    nodes = graphview.select(g, view.path(anchor), depth) if anchor else list(g.nodes)
     typer.echo(graphview.export(graphview.subgraph(g, nodes), fmt), nl=False)
 
 
