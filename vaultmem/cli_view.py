@@ -259,7 +259,7 @@ def serve(
     vault: VaultOpt = None,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 8770,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
-    poll: Annotated[float, typer.Option(help="Seconds between checks for changed files.")] = 2.0,
+    poll: Annotated[float, typer.Option(help="Seconds between checks for changes (file events, index writes of a watcher).")] = 2.0,
 ) -> None:
     """A local web view of the vault on 127.0.0.1: search, notes, the graph and the memory
     state. Prints a URL carrying your access token (the first visit sets a session cookie);
