@@ -702,4 +702,5 @@ def main() -> None:
 # The command modules: each registers its commands on cli_common.app when imported. A new
 # group of commands goes in its own cli_<topic>.py, importing only cli_common (and the library).
 from . import cli_agents  # noqa: E402,F401  (mcp, setup)
+from . import cli_view  # noqa: E402,F401  (doctor, graph, serve)
 from . import cli_hooks  # noqa: E402,F401  (hook ..., confirm)

@@ -319,9 +319,10 @@ class Vault:
 
     # ------------------------------------------------------------------ lookups
 
-    def catalog(self) -> dict[str, Record]:
+    def catalog(self, errors: dict[str, str] | None = None) -> dict[str, Record]:
         """Metadata of every note without touching the indexes: a manifest row is reused
-        when its file's mtime and size still match, anything else is parsed from the file."""
+        when its file's mtime and size still match, anything else is parsed from the file
+        (files that cannot be parsed are left out; ``errors`` collects path -> reason)."""
         known = self.manifest.records() if (self.index_dir / "manifest.db").exists() else {}
         out: dict[str, Record] = {}
         for path in self.store.list_paths():
@@ -334,8 +335,9 @@ class Vault:
                 continue
             try:
                 out[path] = Record.from_note(self.store.read(path), st.mtime_ns, st.size)
-            except (NoteParseError, OSError):
-                continue
+            except (NoteParseError, OSError) as e:
+                if errors is not None:
+                    errors[path] = str(e)
         return out
 
     def find(self, ref: str, records: dict[str, Record] | None = None) -> Record:

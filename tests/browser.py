@@ -1,0 +1,71 @@
+"""A headless-browser harness for the web view (tests and benchmarks/web_graph.py): Debian's
+Chromium driven by selenium through its chromedriver at an explicit path (nothing downloaded),
+and the web app served by uvicorn in a thread on a free 127.0.0.1 port."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1280,900")  # fmt: skip
+
+
+def missing() -> str | None:
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[test]')"
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(path, os.X_OK):
+            return f"{path} not found (apt-get install -y chromium chromium-driver)"
+    return None
+
+
+def open_browser(log_dir: Path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in FLAGS:
+        opts.add_argument(flag)
+    opts.add_argument("--user-data-dir=" + tempfile.mkdtemp(dir=log_dir))
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+
+
+class Server:
+    """The web view's app served by uvicorn in a thread on a free 127.0.0.1 port."""
+
+    def __init__(self, root: Path, embedder, poll: float = 0.3):
+        import uvicorn
+
+        from vaultmem import auth
+        from vaultmem.web.app import make_app
+        from vaultmem.web.server import bind
+        from vaultmem.web.state import ViewState
+
+        self.state = ViewState(root, embedder)
+        self.token = auth.token()
+        self.sock = bind(0)
+        self.base = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        config = uvicorn.Config(make_app(self.state, self.token, poll), log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.thread.start()
+        deadline = time.time() + 30
+        while not self.server.started and time.time() < deadline:
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.state.close()

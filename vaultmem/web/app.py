@@ -1,0 +1,256 @@
+"""The web view's Starlette app: pages, the graph's JSON, lifecycle actions, the token rule.
+
+Every request needs the user's access token (``auth.TokenGate``): ``/?token=...`` once sets an
+HttpOnly, SameSite=Strict session cookie and redirects to the same URL without the token.
+Writes are only the lifecycle actions (resolve, reopen, supersede, rate), each through the
+library's guarded writes, and only from a same-origin form post.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+from collections import Counter, defaultdict
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .. import auth, graphview
+from ..errors import NoteParseError, VaultError
+from . import markdown, pages
+from .state import ViewState
+
+GRAPH_CAP = 5000
+SAFE_ACTIONS = ("resolve", "reopen", "supersede", "rate-useful", "rate-not-useful")
+
+
+class Login:
+    """ASGI middleware: ``?token=<right token>`` sets the session cookie and redirects to the
+    clean URL; everything else goes on to the token gate."""
+
+    def __init__(self, app: Any, expected: str):
+        self.app, self.expected = app, expected
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+            given = [v for k, v in query if k == "token"]
+            if given and auth.matches(given[0], self.expected):
+                rest = urlencode([(k, v) for k, v in query if k != "token"])
+                location = quote(scope["path"]) + ("?" + rest if rest else "")
+                cookie = f"{auth.COOKIE}={self.expected}; HttpOnly; SameSite=Strict; Path=/"
+                await send({"type": "http.response.start", "status": 303,
+                            "headers": [(b"location", location.encode("latin-1")), (b"set-cookie", cookie.encode()),
+                                        (b"cache-control", b"no-store"), (b"content-length", b"0")]})  # fmt: skip
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await self.app(scope, receive, send)
+
+
+def make_app(state: ViewState, token: str, poll: float = 2.0) -> Any:
+    """The web view of ``state``'s vault, behind ``token``."""
+    views = Views(state)
+    routes = [
+        Route("/", views.search),
+        Route("/note", views.note),
+        Route("/graph", views.graph),
+        Route("/state", views.memory_state),
+        Route("/api/graph", views.graph_data),
+        Route("/api/version", views.version),
+        Route("/action", views.action, methods=["POST"]),
+        Mount("/static", app=StaticFiles(directory=str(resources.files("vaultmem.web").joinpath("static"))), name="static"),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
+        async def watch() -> None:
+            while True:
+                await asyncio.sleep(poll)
+                try:
+                    await asyncio.to_thread(state.check)
+                except Exception as e:  # noqa: BLE001  (a failed check must not stop live updates)
+                    state.last_error = str(e)
+
+        await asyncio.to_thread(state.watch_files)
+        task = asyncio.create_task(watch())
+        try:
+            yield
+        finally:
+            task.cancel()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    return Login(auth.TokenGate(app, token), token)
+
+
+class Views:
+    """The page handlers (run in worker threads; each holds the state's lock)."""
+
+    def __init__(self, state: ViewState):
+        self.state = state
+
+    @property
+    def vault(self) -> Any:
+        return self.state.vault
+
+    def _page(self, title: str, active: str, content: str, scripts: tuple[str, ...] = (), status: int = 200) -> HTMLResponse:
+        html = pages.page(title, active, content, vault=self.vault, generation=self.state.generation, scripts=scripts)
+        return HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
+
+    def search(self, request: Request) -> Response:
+        p = dict(request.query_params)
+        query = p.get("q", "").strip()
+        hits: list = []
+        message = None
+        if query:
+            status = p.get("status") or "active"
+            try:
+                with self.state.lock:  # the CLI's routing: the running watcher, else this process
+                    hits = self.state.session.recall(
+                        query, explain=True, k=int(p.get("k") or 10) * (1 if status in ("active", "any") else 3),
+                        types=[p["type"]] if p.get("type") else [], tags=[p["tag"]] if p.get("tag") else [],
+                        since=p.get("since") or None, include_resolved=status != "active",
+                        anchor=p.get("anchor") or None, profile=p.get("profile") or "default", log=False,
+                    )  # fmt: skip
+            except (VaultError, ValueError) as e:
+                message = str(e)
+            if status not in ("active", "any"):
+                hits = [h for h in hits if h["status"] == status][: int(p.get("k") or 10)]
+        content = pages.search_form(p) + pages.flash(message, True) + pages.search_results(hits, query)
+        return self._page(query or "Search", "search", content)
+
+    def note(self, request: Request) -> Response:
+        path = request.query_params.get("path", "")
+        with self.state.lock:
+            records = self.vault.records()
+            rec = records.get(path)
+            if rec is None:
+                return self._page("Not found", "", pages.error_page(f"no note {path!r} in this vault"), status=404)
+            try:
+                parsed = self.vault.store.read(path)
+            except (NoteParseError, OSError) as e:
+                return self._page("Unreadable", "", pages.error_page(str(e)), status=500)
+            g = self.vault.graph()
+            resolver = g.graph["resolver"]
+            body = markdown.render(parsed.body, lambda target: resolver.resolve(target, path))
+            backlinks = graphview.backlinks(g, path)
+            chain = versions(g, records, path)
+            usage = self.vault.usage.usage([rec.key]).get(rec.key)
+        msg = request.query_params.get("done") or request.query_params.get("error")
+        content = pages.note_page(rec, parsed.meta, body, backlinks, chain, usage, msg, "error" in request.query_params)
+        return self._page(rec.title, "note", content)
+
+    def graph(self, request: Request) -> Response:
+        p = dict(request.query_params)
+        with self.state.lock:
+            types = sorted({r.type for r in self.vault.records().values() if r.type})
+            n = len(self.vault.records())
+        info = f"anchor {p['anchor']}, depth {p.get('depth', '2')}" if p.get("anchor") else f"whole vault ({n} notes)"
+        content = pages.graph_page(p, types, pages.graph_api_url(p), info)
+        return self._page("Graph", "graph", content, scripts=("graph.js",))
+
+    def graph_data(self, request: Request) -> Response:
+        p = request.query_params
+        try:
+            depth = max(0, min(10, int(p.get("depth") or 2)))
+            cap = max(1, min(GRAPH_CAP, int(p.get("cap") or GRAPH_CAP)))
+        except ValueError:
+            return JSONResponse({"error": "depth and cap must be numbers"}, status_code=400)
+        with self.state.lock:
+            g = self.vault.graph()
+            anchor = None
+            if p.get("anchor"):
+                try:
+                    anchor = self.vault.find(p["anchor"], self.vault.records()).path
+                except VaultError as e:
+                    return JSONResponse({"error": str(e)}, status_code=404)
+            total = len(graphview.select(g, anchor, depth))
+            nodes = graphview.select(g, anchor, depth, cap)
+            data = graphview.to_data(g, nodes)
+        colours = {t: pages.type_colour(t) for t in {n.get("type") for n in data["nodes"]}}
+        return JSONResponse({**data, "colours": colours, "total": total, "anchor": anchor,
+                             "generation": self.state.generation})  # fmt: skip
+
+    def memory_state(self, request: Request) -> Response:
+        with self.state.lock:
+            records = list(self.vault.records().values())
+            counts: dict[str, dict[str, int]] = defaultdict(Counter)
+            months: dict[str, Counter] = defaultdict(Counter)
+            for r in records:
+                counts[r.type or "note"][r.status] += 1
+                if r.created:
+                    months[r.created[:7]][r.type or "note"] += 1
+            recent = sorted(records, key=lambda r: (r.updated or "", r.path), reverse=True)[:15]
+            candidates = [r for r in records if r.status == "candidate"]
+            gaps = self.vault.gaps()[:20]
+            report = self.state.doctor()
+        content = pages.state_page(counts, sorted(months.items())[-24:], recent, candidates, gaps, report)
+        return self._page("Memory state", "state", content)
+
+    def version(self, request: Request) -> Response:
+        return JSONResponse({"generation": self.state.generation, "error": self.state.last_error})
+
+    async def action(self, request: Request) -> Response:
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+            return Response("vaultmem: cross-origin write refused\n", status_code=403)
+        form = await request.form()
+        path, kind, other = str(form.get("path", "")), str(form.get("action", "")), str(form.get("other", "")).strip()
+        if kind not in SAFE_ACTIONS:
+            return Response("vaultmem: unknown action\n", status_code=400)
+        try:
+            message = await asyncio.to_thread(self._act, path, kind, other)
+            key = "done"
+        except VaultError as e:
+            message, key = str(e), "error"
+        return RedirectResponse(f"/note?path={quote(path)}&{key}={quote(message)}", status_code=303)
+
+    def _act(self, path: str, kind: str, other: str) -> str:
+        with self.state.lock:
+            v = self.vault
+            if kind == "resolve":
+                r = v.resolve(path)
+                out = f"resolved {r['title']}" if r["changed"] else f"{r['title']} was already resolved"
+            elif kind == "reopen":
+                r = v.reopen(path)
+                out = f"reopened {r['title']}"
+            elif kind == "supersede":
+                if not other:
+                    raise VaultError("name the newer note (title, id or path)")
+                r = v.supersede(path, other)
+                out = f"{r['title']} is now superseded by {r['by']}"
+            else:
+                useful = kind == "rate-useful"
+                r = v.rate([(path, useful)], source="web")[0]
+                out = f"rated {r['title']} {'useful' if useful else 'not useful'}"
+            self.state.bump()
+            return out
+
+
+def versions(g: Any, records: dict, path: str, limit: int = 50) -> list[tuple[str, str, str]]:
+    """The supersede chain through ``path``, oldest first: (path, title, status)."""
+
+    def step(node: str, forward: bool) -> str | None:
+        a, b = ("superseded_by", "supersedes") if forward else ("supersedes", "superseded_by")
+        for s in g.successors(node):
+            if a in g.edges[node, s]["kinds"] and s in records:
+                return s
+        for p in g.predecessors(node):
+            if b in g.edges[p, node]["kinds"] and p in records:
+                return p
+        return None
+
+    older, newer, seen = [], [], {path}
+    for forward, out in ((False, older), (True, newer)):
+        node = path
+        while len(out) < limit and (node := step(node, forward)) is not None and node not in seen:
+            seen.add(node)
+            out.append(node)
+    chain = [*reversed(older), path, *newer]
+    return [(p, records[p].title, records[p].status) for p in chain]

@@ -1,0 +1,248 @@
+"""Server-rendered HTML of the web view's pages (every value escaped here, nowhere else)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from html import escape
+from importlib import resources
+from string import Template
+from typing import Any, Iterable
+from urllib.parse import quote, urlencode
+
+from ..memtypes import TYPES
+from ..recall import PROFILES
+
+PALETTE = ("#2f5bea", "#e04f5f", "#12b76a", "#f79009", "#7a5af8", "#0ba5ec", "#ee46bc", "#66c61c",
+           "#875bf7", "#dd2590", "#16b364", "#ef6820", "#6172f3", "#d92d20", "#15b79e", "#a15c07", "#4e5ba6")  # fmt: skip
+NAV = (("/", "Search", "search"), ("/graph", "Graph", "graph"), ("/state", "Memory state", "state"))
+STATUSES = ("active", "any", "resolved", "superseded", "archived")
+
+
+def type_colour(type_: str | None) -> str:
+    if type_ in TYPES:
+        return PALETTE[TYPES.index(type_) % len(PALETTE)]
+    return "#98a2b3"
+
+
+def _template() -> Template:
+    return Template(resources.files("vaultmem.web").joinpath("templates/base.html").read_text(encoding="utf-8"))
+
+
+def page(title: str, active: str, content: str, *, vault: Any, generation: int, scripts: Iterable[str] = ()) -> str:
+    nav = "".join(f'<a href="{href}" class="{"on" if key == active else ""}">{label}</a>' for href, label, key in NAV)
+    return _template().substitute(
+        title=escape(title), page=active, main_class="wide" if active == "graph" else "", nav=nav, content=content, generation=generation,
+        vault_name=escape(vault.root.name), vault_path=escape(str(vault.root)),
+        scripts="".join(f'<script src="/static/{s}"></script>' for s in scripts),
+    )  # fmt: skip
+
+
+def note_href(path: str) -> str:
+    return "/note?path=" + quote(path)
+
+
+def note_link(path: str, title: str | None = None) -> str:
+    return f'<a href="{escape(note_href(path))}">{escape(title or path)}</a>'
+
+
+def badges(type_: str | None, status: str) -> str:
+    t = f'<span class="badge" style="background:{type_colour(type_)}22;color:{type_colour(type_)}">{escape(type_ or "note")}</span>'
+    return t + (f'<span class="badge {escape(status)}">{escape(status)}</span>' if status != "active" else "")
+
+
+def flash(message: str | None, error: bool = False) -> str:
+    return f'<div class="flash{" error" if error else ""}" role="status">{escape(message)}</div>' if message else ""
+
+
+def _select(name: str, options: Iterable[str], chosen: str, blank: str | None = None) -> str:
+    opts = [f'<option value="">{escape(blank)}</option>'] if blank is not None else []
+    opts += [f'<option value="{escape(o)}"{" selected" if o == chosen else ""}>{escape(o)}</option>' for o in options]
+    return f'<select name="{name}">{"".join(opts)}</select>'
+
+
+# ---------------------------------------------------------------------- search
+
+
+def search_form(p: dict[str, str]) -> str:
+    def field(label: str, inner: str) -> str:
+        return f"<label>{label}{inner}</label>"
+
+    return (
+        '<form class="search" method="get" action="/">'
+        + field("query", f'<input name="q" value="{escape(p.get("q", ""))}" autofocus placeholder="what do you need to remember?">')
+        + field("type", _select("type", TYPES, p.get("type", ""), "any"))
+        + field("status", _select("status", STATUSES, p.get("status") or "active"))
+        + field("tag", f'<input name="tag" size="8" value="{escape(p.get("tag", ""))}">')
+        + field("since", f'<input name="since" size="6" placeholder="30d" value="{escape(p.get("since", ""))}">')
+        + field("anchor", f'<input name="anchor" size="14" value="{escape(p.get("anchor", ""))}">')
+        + field("profile", _select("profile", PROFILES, p.get("profile") or "default"))
+        + '<button type="submit">Recall</button></form>'
+    )  # fmt: skip
+
+
+def _snippet(text: str, words: list[str]) -> str:
+    out = escape(text)
+    for w in sorted(set(words), key=len, reverse=True):
+        if w.strip():
+            out = out.replace(escape(w), f"<mark>{escape(w)}</mark>")
+    return out
+
+
+def _explain(data: dict[str, Any]) -> str:
+    if not data:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(str(k))}</td><td>{escape(f'{v:.4f}' if isinstance(v, float) else json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else str(v))}</td></tr>"
+        for k, v in data.items()
+    )  # fmt: skip
+    return f'<details class="explain"><summary>why this hit</summary><table>{rows}</table></details>'
+
+
+def search_results(hits: list[dict[str, Any]], query: str) -> str:
+    """Recall hits as ``Hit.as_dict(explain=True)`` gives them (from this process or a watcher)."""
+    if not query:
+        return '<p class="meta">Type a question: the same hybrid recall as <code>vaultmem recall</code>.</p>'
+    if not hits:
+        return f'<p class="meta" id="no-hits">No memory matches {escape(query)!s}.</p>'
+    out = [f'<p class="meta">{len(hits)} hits for <b>{escape(query)}</b></p><div id="hits">']
+    for h in hits:
+        via = f" · via {escape(h['via'])}" if h.get("via") else ""
+        out.append(
+            f'<div class="hit" data-path="{escape(h["path"])}"><h3>{note_link(h["path"], h["title"])}</h3>'
+            f'<div class="meta">{badges(h.get("type"), h["status"])} score {h["score"]:.3f} · {escape(h["path"])}{via}</div>'
+            f'<div>{_snippet(h.get("snippet") or "", h.get("highlights") or [])}</div>{_explain(h.get("explain") or {})}</div>'
+        )  # fmt: skip
+    return "".join(out) + "</div>"
+
+
+# ---------------------------------------------------------------------- note
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        return ", ".join(escape(str(x)) for x in v)
+    if isinstance(v, dict):
+        return escape(json.dumps(v, ensure_ascii=False, default=str))
+    return escape(str(v))
+
+
+def frontmatter_table(meta: dict[str, Any]) -> str:
+    rows = "".join(f"<tr><td>{escape(str(k))}</td><td>{_value(v)}</td></tr>" for k, v in meta.items())
+    return f'<table class="fm" id="frontmatter">{rows}</table>' if rows else '<p class="meta">no frontmatter</p>'
+
+
+def _when(ts: float | None) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if ts else "never"
+
+
+def note_page(rec: Any, meta: dict, html_body: str, backlinks: list[dict], chain: list[tuple[str, str, str]],
+              usage: Any, message: str | None = None, error: bool = False) -> str:  # fmt: skip
+    back = "".join(f"<li>{note_link(b['path'], b['title'])}</li>" for b in backlinks) or '<li class="meta">none</li>'
+    chain_html = (
+        "".join(f'<li class="{"current" if p == rec.path else ""}">{note_link(p, t)} <span class="meta">{escape(s)}</span></li>'
+                for p, t, s in chain)  # fmt: skip
+        if len(chain) > 1 else '<li class="meta">no other versions</li>'
+    )
+    u = usage
+    usage_html = (
+        f"<ul class=\"plain\" id=\"usage\"><li>retrieved {u.count if u else 0} times (last {_when(u.last_access if u else None)})</li>"
+        f"<li>rated useful {u.useful if u else 0} of {u.ratings if u else 0} times</li></ul>"
+    )  # fmt: skip
+    hidden = f'<input type="hidden" name="path" value="{escape(rec.path)}">'
+
+    def action(name: str, label: str, extra: str = "", cls: str = "") -> str:
+        return (f'<form method="post" action="/action">{hidden}<input type="hidden" name="action" value="{name}">'
+                f'{extra}<button class="{cls}" type="submit">{label}</button></form>')  # fmt: skip
+
+    acts = [action("resolve", "Resolve") if rec.status == "active" else action("reopen", "Reopen", cls="plain")]
+    acts.append(action("supersede", "Superseded by", '<input name="other" placeholder="newer note: title or id" required>', "plain"))
+    acts += [action("rate-useful", "Useful", cls="plain"), action("rate-not-useful", "Not useful", cls="plain")]
+    return (
+        flash(message, error)
+        + f'<h1 id="note-title">{escape(rec.title)}</h1><p class="meta">{badges(rec.type, rec.status)} {escape(rec.path)}</p>'
+        + '<div class="cols"><div><div class="body" id="note-body">' + html_body + "</div></div><aside>"
+        + f'<div class="card actions"><h2>Lifecycle</h2>{"".join(acts)}</div>'
+        + f'<div class="card"><h2>Frontmatter</h2>{frontmatter_table(meta)}</div>'
+        + f'<div class="card"><h2>Backlinks</h2><ul class="plain" id="backlinks">{back}</ul></div>'
+        + f'<div class="card"><h2>Versions</h2><ol class="chain">{chain_html}</ol></div>'
+        + f'<div class="card"><h2>Usage</h2>{usage_html}</div>'
+        + "</aside></div>"
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- graph
+
+
+def graph_page(params: dict[str, str], types: list[str], api: str, info: str) -> str:
+    legend = "".join(f'<span><i style="background:{type_colour(t)}"></i>{escape(t)}</span>' for t in types)
+    form = (
+        '<form class="search" method="get" action="/graph">'
+        f'<label>anchor (empty: whole vault)<input name="anchor" size="24" value="{escape(params.get("anchor", ""))}"></label>'
+        f'<label>depth<input name="depth" size="2" value="{escape(params.get("depth", "2"))}"></label>'
+        f'<label>cap<input name="cap" size="5" value="{escape(params.get("cap", "5000"))}"></label>'
+        '<button type="submit">Draw</button></form>'
+    )  # fmt: skip
+    return (
+        form + f'<p class="meta" id="graph-info">{escape(info)} · faded: resolved, superseded or archived · '
+        "scroll to zoom, drag to pan, click a node to open it</p>"
+        + f'<p class="legend">{legend}</p>'
+        + f'<div id="graph-wrap"><canvas id="graph" data-src="{escape(api)}"></canvas><div id="tip"></div></div>'
+    )  # fmt: skip
+
+
+def graph_api_url(params: dict[str, str]) -> str:
+    keep = {k: v for k, v in params.items() if k in ("anchor", "depth", "cap") and v}
+    return "/api/graph" + ("?" + urlencode(keep) if keep else "")
+
+
+# ---------------------------------------------------------------------- memory state
+
+
+def _bars(rows: list[tuple[str, int]]) -> str:
+    top = max((n for _, n in rows), default=1) or 1
+    return "".join(f'<tr><td>{escape(k)}</td><td>{n}</td><td class="bar"><div style="width:{160 * n // top}px"></div></td></tr>'
+                   for k, n in rows)  # fmt: skip
+
+
+def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[str, int]]], recent: list[Any],
+               candidates: list[Any], gaps: list[dict], report: Any) -> str:  # fmt: skip
+    statuses = sorted({s for row in counts.values() for s in row}, key=lambda s: (s != "active", s))
+    head = "".join(f"<th>{escape(s)}</th>" for s in statuses)
+    body = "".join(
+        f"<tr><td>{badges(t, 'active')}</td>" + "".join(f"<td>{row.get(s, 0)}</td>" for s in statuses) + "</tr>"
+        for t, row in sorted(counts.items())
+    )  # fmt: skip
+    mbody = "".join(
+        f"<tr><td>{escape(m)}</td><td>{sum(row.values())}</td>"
+        f'<td class="bar"><div style="width:{min(300, 6 * sum(row.values()))}px"></div></td>'
+        f'<td class="meta">{escape(", ".join(f"{t} {n}" for t, n in row.most_common()))}</td></tr>'
+        for m, row in months
+    )  # fmt: skip
+    rec_html = "".join(f"<li>{note_link(r.path, r.title)} <span class=\"meta\">{escape(r.type or '')} · "
+                       f"{escape((r.updated or '')[:16])}</span></li>" for r in recent)  # fmt: skip
+    cand = "".join(f"<li>{note_link(r.path, r.title)}</li>" for r in candidates) or (
+        '<li class="meta">none waiting (candidate memories come with agent hooks, issue 12)</li>')
+    gap_html = "".join(f"<li>{escape(g['text'])} <span class=\"meta\">×{g['count']}</span></li>" for g in gaps) or '<li class="meta">none reported</li>'
+    finds = "".join(
+        f'<li><span class="sev-{f.severity}">{escape(f.check.replace("_", " "))}</span> '
+        f'{note_link(f.path) if f.path else ""} {escape(f.message)}</li>' for f in report.findings[:200]
+    ) or '<li class="meta">nothing found</li>'  # fmt: skip
+    more = f'<p class="meta">and {len(report.findings) - 200} more: run vaultmem doctor</p>' if len(report.findings) > 200 else ""
+    summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in report.counts().items() if n) or "all good"
+    return (
+        '<h1>Memory state</h1><div class="cols"><div>'
+        + f'<div class="card"><h2>Notes by type and status</h2><table class="grid" id="counts"><tr><th>type</th>{head}</tr>{body}</table></div>'
+        + f'<div class="card"><h2>Added per month, by type</h2><table class="grid bars" id="months"><tr><th>month</th><th>notes</th><th></th><th>by type</th></tr>{mbody}</table>'
+        + '<p class="meta">by each note\'s created date; statuses are today\'s (status changes are not recorded over time)</p></div>'
+        + f'<div class="card"><h2>Doctor</h2><p id="doctor-summary">{escape(summary)}</p><ul class="plain" id="doctor">{finds}</ul>{more}</div>'
+        + '</div><aside>'
+        + f'<div class="card"><h2>Recently changed</h2><ul class="plain" id="recent">{rec_html}</ul></div>'
+        + f'<div class="card"><h2>Candidates to confirm</h2><ul class="plain">{cand}</ul></div>'
+        + f'<div class="card"><h2>Gaps reported</h2><ul class="plain" id="gaps">{gap_html}</ul></div>'
+        + "</aside></div>"
+    )  # fmt: skip
+
+
+def error_page(message: str) -> str:
+    return f'<h1>Not here</h1>{flash(message, True)}<p><a href="/">Back to search</a></p>'

@@ -1,0 +1,134 @@
+"""What the web view keeps between requests: one ``api.Session`` (its Vault), a lock, and a
+change counter.
+
+Page handlers run in worker threads; every use of the session or its Vault holds ``lock``. ``check`` (run by
+the app every few seconds) notices changed files and changed indexes: with no watcher it
+reconciles the indexes itself; with a watcher it drops its cached views once the watcher has
+written. Each change bumps ``generation``, which the pages poll to reload themselves.
+Listing and stat-ing every note costs ~0.1-0.4 s at 5,000 notes, so file events (watchdog)
+say when to look; without them, and every ``FULL_EVERY`` seconds anyway, it looks regardless.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+from typing import Any
+
+from ..api import Session
+from ..embed import Embedder
+from ..errors import VaultError
+
+FULL_EVERY = 30.0  # seconds between looks at the files when no file event said anything
+
+
+class ViewState:
+    """One vault served by the web view."""
+
+    def __init__(self, root: Path, embedder: Embedder | None = None):
+        self.session = Session([str(root)], embedder=embedder)
+        self.vault = self.session.vault
+        self.lock = self.session.lock
+        self.generation = 0
+        self.last_error: str | None = None
+        self._files: str | None = None
+        self._index: tuple | None = None
+        self._doctor: tuple[int, Any] | None = None
+        self._dirty = True
+        self._looked = 0.0
+        self._observer: Any = None
+        self.check()
+
+    def watch_files(self) -> bool:
+        """Listen for file events under the vault (True if that works here)."""
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:  # pragma: no cover
+            return False
+        state_dir = str(self.vault.store.state_dir)
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(handler, event: Any) -> None:  # noqa: N805
+                paths = (str(event.src_path), str(getattr(event, "dest_path", "") or ""))
+                if any(p and not p.startswith(state_dir) for p in paths):
+                    self._dirty = True
+
+        try:
+            observer = Observer()
+            observer.schedule(Handler(), str(self.vault.root), recursive=True)
+            observer.daemon = True
+            observer.start()
+        except OSError:
+            return False
+        self._observer = observer
+        return True
+
+    def close(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+        with self.lock:
+            self.session.close()
+
+    def _files_signature(self) -> str:
+        h = hashlib.blake2b(digest_size=16)
+        store = self.vault.store
+        for path in store.list_paths():
+            st = store.stat(path)
+            h.update(f"{path}\0{st.mtime_ns if st else 0}\0{st.size if st else 0}\n".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def _index_signature(self) -> tuple:
+        """Changes when another process (a watcher) commits to the manifest: SQLite's
+        ``data_version`` of this process's connection ignores its own commits and checkpoints."""
+        return (self.vault.manifest.db.execute("PRAGMA data_version").fetchone()[0],)
+
+    def check(self) -> bool:
+        """Pick up changed files or indexes; True (and a new generation) when something changed."""
+        with self.lock:
+            changed = False
+            look = self._observer is None or self._dirty or time.monotonic() - self._looked > FULL_EVERY
+            files = self._files
+            if look:
+                self._dirty = False  # before looking: an event while we look is not lost
+                self._looked = time.monotonic()
+                files = self._files_signature()
+            if files != self._files:
+                changed = self._files is not None
+                self._files = files
+                try:
+                    # indexes here, or (a watcher indexes) drops the cached views; the
+                    # watcher's commit then also moves the index signature below
+                    self.vault.sync()
+                    self.last_error = None
+                except VaultError as e:
+                    self.last_error = str(e)
+                else:
+                    self._index = self._index_signature()
+            index = self._index_signature()
+            if index != self._index:
+                if self._index is not None:
+                    self.vault.refresh()
+                    changed = True
+                self._index = index
+            if changed:
+                self.bump()
+            return changed
+
+    def bump(self) -> None:
+        """Something changed (a check, or a write from a page)."""
+        with self.lock:
+            self.generation += 1
+            self._doctor = None
+
+    def doctor(self) -> Any:
+        """The doctor report, computed once per generation."""
+        from .. import doctor
+
+        with self.lock:
+            if self._doctor is None or self._doctor[0] != self.generation:
+                self._doctor = (self.generation, doctor.diagnose(self.vault))
+            return self._doctor[1]
