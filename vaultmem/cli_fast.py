@@ -20,7 +20,7 @@ def prompt_args(argv: list[str]) -> tuple[str | None, int] | None:
     while i < len(argv):
         arg = argv[i]
         name, eq, value = arg.partition("=")
-        if name not in ("--vault", "-V", "--budget"):
+        if name not in ("--vault", "-V", "--budget"):  # -h, --help and anything else: typer
             return None
         if not eq:
             if i + 1 >= len(argv):
