@@ -40,15 +40,25 @@ def _session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.S
 
 
 @app.command()
-def init(path: Annotated[Path, typer.Argument(help="Folder to make a vault (default: here).")] = Path(".")) -> None:
+def init(
+    path: Annotated[Path, typer.Argument(help="Folder to make a vault (default: here).")] = Path("."),
+    git: Annotated[bool, typer.Option("--git", help="Also make it a git repository with the note merge driver (for vaultmem sync).")] = False,
+    remote: Annotated[Optional[str], typer.Option("--remote", help="With --git: the remote to sync with (added as origin).")] = None,
+) -> None:
     """Make a folder a vault: .vaultmem/ with its config, a README for people and agents,
     and .vaultmem/ in .gitignore. Safe to run again; never overwrites a file.
 
-    Example: vaultmem init ~/notes/agent-memory
+    Example: vaultmem init ~/notes/agent-memory      vaultmem init --git --remote git@host:me/memory.git
     """
     from .setup import init_vault
 
+    if remote and not git:
+        raise BadInput("--remote needs --git")
     created = init_vault(path)
+    if git:
+        from .gitsync import init_git
+
+        created += init_git(path.resolve(), remote)
     for item in created:
         typer.echo(f"created {item}")
     typer.echo(f"vault ready at {path.resolve()}" if created else f"{path.resolve()} is already a vault")
@@ -566,11 +576,12 @@ def watch(
     agent: AgentOpt = None,
     quiet: Annotated[float, typer.Option(help="Seconds of quiet before a batch is applied.")] = 0.2,
     max_delay: Annotated[float, typer.Option(help="Apply a batch at most this many seconds after its first change.")] = 1.0,
+    sync_every: Annotated[Optional[str], typer.Option("--sync-every", help="Also run vaultmem sync on this interval (30s, 5m, 1h); off by default.")] = None,
 ) -> None:
     """Keep the indexes in step with the files as they change, and answer recall warm.
 
     Runs in the foreground; Ctrl-C or SIGTERM stops it after applying pending changes.
-    Example: vaultmem watch --vault ~/memory      vaultmem watch --all
+    Example: vaultmem watch --vault ~/memory      vaultmem watch --all --sync-every 5m
     """
     import logging
     import signal
@@ -603,7 +614,16 @@ def watch(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    every = None
+    if sync_every:
+        from .gitsync import parse_interval
+
+        every = parse_interval(sync_every)
     group.start()
+    if every:
+        from .gitsync import start_sync_loops
+
+        start_sync_loops(watchers, every, stop)
     for w in watchers:
         err(f"watching {w.root} (pid {os.getpid()}){' by polling' if w.state.polling else ''}")
     err("Ctrl-C stops")
@@ -698,3 +718,4 @@ def main() -> None:
 # group of commands goes in its own cli_<topic>.py, importing only cli_common (and the library).
 from . import cli_agents  # noqa: E402,F401  (mcp, setup)
 from . import cli_view  # noqa: E402,F401  (doctor, graph, serve)
+from . import cli_git  # noqa: E402,F401  (sync, merge-driver)
