@@ -654,6 +654,8 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     typer.echo(f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}")
     for path, reason in data["errors"].items():
         typer.echo(f"not indexed: {path}: {reason}")
+    for path in data.get("conflicts", []):
+        typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
 
 
 vault_app = typer.Typer(cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True)

@@ -334,7 +334,9 @@ class Syncer:
                     before_pull()
                 pre = self._sha("HEAD")
                 self._rebase(report, new)
-                report.touched |= self._changed_paths(pre, "HEAD")
+                changed = self._changed_paths(pre, "HEAD")
+                report.touched |= changed
+                report.conflicts += sorted(p for p in changed - set(report.conflicts) if self._in_conflict(p))
             _step("rebased")
             if not push:
                 break
@@ -401,6 +403,12 @@ class Syncer:
             elif path.lower().endswith(NOTE_SUFFIXES):
                 merged = merge_notes(base or "", ours, theirs, path)
                 text, conflicted = merged.text, bool(merged.conflicts)
+                if not merged.clean and base is None and merged.conflicts == ["id"]:
+                    other = self._free_path(path)  # two notes created at one path: both stay
+                    (self.root / other).write_text(theirs, encoding="utf-8", newline="")
+                    self.git.run("add", "--", other)
+                    report.touched.add(other)
+                    conflicted = False
             else:
                 text, n = merge_lines(base or "", ours, theirs, path)
                 conflicted = bool(n)
@@ -410,6 +418,21 @@ class Syncer:
             report.touched.add(path)
             if conflicted:
                 report.conflicts.append(path)
+
+
+    def _in_conflict(self, path: str) -> bool:
+        """Whether a note a merge just wrote carries ``status: conflict`` (the driver's mark)."""
+        file = self.root / path
+        if not path.lower().endswith(NOTE_SUFFIXES) or not file.is_file():
+            return False
+        return _status(file.read_text(encoding="utf-8", errors="replace")) == "conflict"
+
+    def _free_path(self, path: str) -> str:
+        stem, dot, ext = path.rpartition(".")
+        n = 2
+        while (self.root / f"{stem} {n}.{ext}").exists():
+            n += 1
+        return f"{stem} {n}.{ext}"
 
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"

@@ -193,6 +193,8 @@ def merge_notes(base: str, ours: str, theirs: str, path: str = "note") -> Merged
     except NoteParseError:
         text, n = merge_lines(base, ours, theirs, path)
         return Merged(text, ["body"] if n else [], clean=not n)
+    if not base and om.get("id") and tm.get("id") and om["id"] != tm["id"]:
+        return Merged(ours, ["id"], clean=False)  # two notes added at one path: keep both (sync splits)
     meta, conflicts = merge_meta(bm, om, tm)
     body, n = merge_lines(bb, ob, tb, path)
     if n:

@@ -380,8 +380,9 @@ class Vault:
             if not drift:  # just the counts: cheap enough to poll
                 return {"notes_indexed": manifest.count(), "errors": manifest.errors()}
             diff = Indexer(self.store, manifest, self.bm25, self.embedder).diff()
+            conflicts = manifest.paths_with_status("conflict")
             return {"notes_indexed": manifest.count(), "errors": manifest.errors(),
-                    "in_sync": not any(diff.values()), "drift": diff}  # fmt: skip
+                    "in_sync": not any(diff.values()), "drift": diff, "conflicts": conflicts}  # fmt: skip
         finally:
             manifest.close()
 
