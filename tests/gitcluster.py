@@ -53,14 +53,31 @@ class Cluster:
         return subprocess.run(["git", *args], cwd=cwd, env=self.env, check=True, capture_output=True,
                               text=True).stdout  # fmt: skip
 
-    def vm(self, name: str, *args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-        """Run ``vaultmem ARGS --vault <clone>`` as a real process."""
+    def vm(self, name: str, *args: str, check: bool = True, env: dict | None = None,
+           real: bool = False) -> subprocess.CompletedProcess:  # fmt: skip
+        """Run ``vaultmem ARGS --vault <clone>``: in this process (typer's runner) unless
+        ``real`` or ``env`` ask for a process of its own (a sync that kills itself)."""
+        if not real and not env:
+            return self._invoke(name, *args, check=check)
         proc = subprocess.run([sys.executable, "-m", "vaultmem", *args, "--vault", str(self.vaults[name])],
                               env={**self.env, **(env or {})}, capture_output=True, text=True, timeout=120)  # fmt: skip
         if check and proc.returncode != 0:
             raise AssertionError(f"vaultmem {' '.join(args)} on {name} failed ({proc.returncode}):\n"
                                  f"{proc.stdout}\n{proc.stderr}")  # fmt: skip
         return proc
+
+    def _invoke(self, name: str, *args: str, check: bool) -> subprocess.CompletedProcess:
+        from typer.testing import CliRunner
+
+        from vaultmem.cli import app
+
+        env = {k: v for k, v in self.env.items() if k.startswith(("GIT_", "VAULTMEM_", "HF_"))}
+        result = CliRunner().invoke(app, [*args, "--vault", str(self.vaults[name])], env=env)
+        code = result.exit_code
+        if check and code != 0:
+            raise AssertionError(f"vaultmem {' '.join(args)} on {name} failed ({code}):\n{result.output}\n"
+                                 f"{result.stderr}\n{result.exception!r}")  # fmt: skip
+        return subprocess.CompletedProcess(args, code, result.stdout, result.stderr)
 
     def _configure(self, root: Path) -> None:
         cfg = root / ".vaultmem" / "config.toml"
