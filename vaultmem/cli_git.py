@@ -13,15 +13,20 @@ from .cli_common import JsonOpt, VaultOpt, app, echo_json, err
 
 
 def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def]
-    """Bring the indexes up to date after a sync (a running watcher does it itself), and keep
+    """Index what the pull brought, so it is recallable at once (a running watcher does it
+    itself; local edits are indexed as before, by the watcher or the next command), and keep
     only notes in the report of what came in."""
+    if not report.touched and not report.incoming:
+        return  # nothing came in: skip loading the indexes (and numpy, networkx, whoosh)
     from .lock import WatcherRunning
     from .vault import Vault
 
     with Vault(root) as v:
         report.incoming = [(c, p) for c, p in report.incoming if not v.store.rules.ignored(p)]
+        if not report.touched:
+            return
         try:
-            summary = v.reindex()
+            summary = v.reindex(sorted(report.touched))
         except WatcherRunning:
             return
     if summary.changed:

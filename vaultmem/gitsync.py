@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ from typing import Callable
 from .errors import BadInput, VaultError
 from .lock import WriterLock
 from .mergedriver import merge_lines, merge_notes
-from .note import split_frontmatter, load_yaml
+from .note import split_frontmatter
 from .store import STATE_DIR
 
 DRIVER = "vaultmem"
@@ -141,8 +142,9 @@ def init_git(root: Path, remote: str | None = None) -> list[str]:
     """Make the vault a git repository (if it is not in one), register the merge driver,
     add ``origin`` when a remote is given, and commit what is there."""
     done = []
-    if repo_top(root) is None:
-        Git(root).run("init", "-q")
+    top = repo_top(root)
+    if top is None or (top != root and Git(top).ok("check-ignore", "-q", str(root))):
+        Git(root).run("init", "-q")  # a vault inside a repository that ignores it gets its own
         done.append("git repository")
     done += setup(root)
     git = Git(root)
@@ -453,21 +455,27 @@ def _name_status(out: str) -> list[tuple[str, str]]:
     return rows
 
 
-def _meta(text: str) -> dict:
+def _field(text: str, key: str) -> str | None:
+    """A top-level scalar frontmatter value read by line, without YAML (commit messages only:
+    a sync lists hundreds of notes and must not parse each one)."""
     fm, _, _, _ = split_frontmatter(text)
-    try:
-        return load_yaml(fm, "note") if fm else {}
-    except VaultError:
-        return {}
+    if not fm:
+        return None
+    m = re.search(rf"^{key}:[ \t]*(.*?)[ \t]*$", fm, re.M)
+    if not m:
+        return None
+    value = m.group(1)
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return value or None
 
 
 def _status(text: str) -> str:
-    return str(_meta(text).get("status", "active")).strip().lower()
+    return (_field(text, "status") or "active").lower()
 
 
 def _title(text: str, path: str) -> str:
-    title = _meta(text).get("title")
-    return str(title) if title else Path(path).stem
+    return _field(text, "title") or Path(path).stem
 
 
 def commit_message(kinds: dict[str, list[str]], message: str | None = None) -> str:
