@@ -297,6 +297,8 @@ def recall(
     mode: Annotated[str, typer.Option(help="hybrid, bm25 or vector.")] = "hybrid",
     explain: Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")] = False,
     no_adaptive: Annotated[bool, typer.Option("--no-adaptive", help="Ignore usage data (ratings, retrievals) in the ranking.")] = False,
+    branch: Annotated[Optional[str], typer.Option("--branch", help="Memories of this code branch (default: the current and the default branch's).")] = None,
+    all_branches: Annotated[bool, typer.Option("--all-branches", help="Memories of every code branch.")] = False,
     vault: VaultsOpt = [],
     agent: AgentOpt = None,
     as_json: JsonOpt = False,
@@ -307,7 +309,7 @@ def recall(
     """
     args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
             "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive}  # fmt: skip
-    hits = _session(vault, agent, quiet=as_json).recall(query, explain, **args)
+    hits = _session(vault, agent, quiet=as_json).recall(query, explain, branch=branch, all_branches=all_branches, **args)
     if as_json:
         echo_json({"query": query, "mode": mode, "profile": profile, "results": hits})
         return
@@ -412,11 +414,14 @@ def maintain(
     as_json: JsonOpt = False,
 ) -> None:
     """Apply the aging rules: latest progress per anchor, at most 3 session summaries per anchor,
-    expired memories, low-importance memories nobody recalls. Nothing is ever deleted.
+    expired memories, low-importance memories nobody recalls. Run inside a code repository, a
+    merged branch's decisions and important memories are promoted (their branch scope removed)
+    and the rest archived; a branch deleted unmerged archives its task memory. Nothing is ever
+    deleted.
 
     Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
     """
-    result = api.open_vault(vault).maintain(apply=apply, days=days)
+    result = api.open_vault(vault).maintain(apply=apply, days=days, code_dir=Path.cwd())
     if as_json:
         echo_json(result)
         return
