@@ -6,6 +6,7 @@ clone's indexes equal a fresh rebuild."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -104,6 +105,13 @@ def test_three_clones_converge_without_losing_a_line(cluster):
     assert "Laptop: Gamma line one.\nSecond line of Gamma.\nServer: Gamma line three." in gamma
     fridays = [p for p, t in c.notes("mate").items() if "Deploys run on Fridays" in t]
     assert len(fridays) == 2  # two memories, two ids, nothing merged away
+    # the near-duplicate is reported by maintain and merged by --apply (its text kept)
+    plan = json.loads(c.vm("mate", "maintain", "--json").stdout)["actions"]
+    assert [a["kind"] for a in plan] == ["merge"] and plan[0]["path"] in fridays
+    c.vm("mate", "maintain", "--apply")
+    kept = parse(c.read("mate", next(p for p in fridays if p != plan[0]["path"])), "kept.md")
+    assert "Remembered on the laptop." in kept.body and "Remembered on the server." in kept.body
+    assert parse(c.read("mate", plan[0]["path"]), "dup.md").status == "superseded"
 
     # a resolve on one side, an edit on the other; a rename against an edit; a delete against an edit
     beta = c.vm("laptop", "show", "facts/Beta.md", "--json")

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from . import aging, branches, context, lifecycle, ops, sessions
+from . import aging, branches, context, dupes, lifecycle, ops, sessions
 from . import config as configmod
 from . import graph as graphmod
 from .bm25 import SCHEMA_VERSION as BM25_VERSION
@@ -419,6 +419,10 @@ class Vault:
         actions = aging.plan(self, days=days, now=now)
         done = aging.apply(self, actions, now) if apply else []
         planned = [a.__dict__ for a in actions]
+        merges = dupes.plan(self)  # near-duplicates, e.g. remembered on two machines
+        planned += [dupes.as_action(self, m) for m in merges]
+        if apply:
+            done += dupes.apply(self, merges)
         state = branches.code_state(code_dir) if code_dir is not None else None
         if state is not None:
             moved = branches.maintain(self, state, apply)
