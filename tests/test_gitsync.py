@@ -206,3 +206,25 @@ def test_sync_without_a_remote_commits_locally(tmp_path):
     out = c.vm("solo", "sync")
     assert "committed" in out.stdout and "no remote" in out.stderr
     assert "added: Use SQLite (decisions/Use SQLite.md)" in c.git(root, "log", "-1", "--format=%B")
+
+
+def test_watch_sync_every_pulls_and_indexes_in_one_burst(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    c = Cluster(tmp_path)
+    try:
+        c.first("laptop")
+        c.clone("server")
+        c.watch("server", "--sync-every", "5s")
+        for i in range(30):
+            c.write("laptop", f"facts/Pulled {i}.md", f"# Pulled {i}\n\nzebrapull{i} arrived from the laptop.\n")
+        c.write("server", "facts/Local.md", "# Local\n\nzebralocal written on the server.\n")
+        c.vm("laptop", "sync")
+        wait_for(lambda: (c.vaults["server"] / "facts/Pulled 29.md").exists(), what="the periodic sync's pull")
+        c.settle("server")
+        hits = json.loads(c.vm("server", "recall", "zebrapull7", "--json").stdout)["results"]
+        assert hits and hits[0]["path"] == "facts/Pulled 7.md"
+        wait_for(lambda: "zebralocal" in c.git(c.remote, "log", "-p", "main"), what="the server's note pushed")
+    finally:
+        logs = c.stop_watchers()
+    batches = [line for line in logs["server"].splitlines() if "indexed:" in line and "30 added" in line]
+    assert batches, logs["server"]  # the 30 pulled notes reached the indexer as one batch
