@@ -250,13 +250,14 @@ class Session:
 
         Memories scoped to a code branch other than the current or the default branch of the
         working directory's repository are left out unless ``branch`` names theirs or
-        ``all_branches`` (see ``branches``)."""
+        ``all_branches`` (see ``branches``). Hits left out are not replaced: asking for more
+        would log retrievals of memories nobody was shown."""
         from . import branches
 
-        k = int(options.get("k") or 10)
-        hits = self._recall(query, explain, **{**options, "k": k + 10})  # room for left-out hits
-        state = None if all_branches else branches.code_state(Path.cwd())
-        return branches.filter_hits(hits, self.named, state, branch, all_branches)[:k]
+        hits = self._recall(query, explain, **options)
+        if all_branches:
+            return hits
+        return branches.filter_hits(hits, self.named, branches.code_state(Path.cwd()), branch)
 
     def _recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
         multi = self.multi()
