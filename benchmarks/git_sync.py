@@ -137,15 +137,20 @@ def main() -> None:
            "HF_HUB_OFFLINE": "1"}  # fmt: skip
     env.pop("VAULTMEM_VAULT", None)
     runs = []
+    name = "git-sync" if args.model != "none" else "git-sync-novec"
     for r in range(args.runs):
         runs.append(one_run(work / f"run{r}", args.notes, args.model, env, seed=11 + r))
         print(runs[-1], flush=True)
+        path = save(name, args, runs)  # after every run: a long benchmark stopped early keeps its runs
+    print(f"wrote {path}")
+
+
+def save(name: str, args: argparse.Namespace, runs: list[dict]) -> Path:
     keys = [k for k in runs[0] if isinstance(runs[0][k], float)]
     median = {k: round(statistics.median(x[k] for x in runs), 3) for k in keys}
-    name = "git-sync" if args.model != "none" else "git-sync-novec"
-    path = write_result(name, {"notes": args.notes, "model": args.model, "runs": runs, "median": median,
+    print(f"median of {len(runs)}: {median}", flush=True)
+    return write_result(name, {"notes": args.notes, "model": args.model, "runs": runs, "median": median,
                                "target_ratio": 1.3})  # fmt: skip
-    print(f"median: {median}\nwrote {path}")
 
 
 if __name__ == "__main__":
