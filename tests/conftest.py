@@ -19,6 +19,8 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     """No test sees the caller's vault or writes the user's cache (the model folder is shared)."""
     monkeypatch.delenv("VAULTMEM_VAULT", raising=False)
     monkeypatch.setenv("VAULTMEM_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+    # not inside this project's git checkout: remember would scope memories to its branch
+    monkeypatch.chdir(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(autouse=True)

@@ -243,9 +243,23 @@ class Session:
 
     # ------------------------------------------------------------------ calls
 
-    def recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
+    def recall(self, query: str, explain: bool = False, *, branch: str | None = None, all_branches: bool = False,
+               **options: Any) -> list[dict[str, Any]]:  # fmt: skip
         """Hits as dicts: across several vaults in this process; for one vault from its running
-        watcher when there is one, else in this process. ``options``: ``Vault.recall``'s."""
+        watcher when there is one, else in this process. ``options``: ``Vault.recall``'s.
+
+        Memories scoped to a code branch other than the current or the default branch of the
+        working directory's repository are left out unless ``branch`` names theirs or
+        ``all_branches`` (see ``branches``). Hits left out are not replaced: asking for more
+        would log retrievals of memories nobody was shown."""
+        from . import branches
+
+        hits = self._recall(query, explain, **options)
+        if all_branches:
+            return hits
+        return branches.filter_hits(hits, self.named, branches.code_state(Path.cwd()), branch)
+
+    def _recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
         multi = self.multi()
         if multi is not None:
             return [h.as_dict(explain) for h in multi.recall(query, **options)]
@@ -274,8 +288,13 @@ class Session:
 
     def remember(self, type: str, title: str, content: str | None = None, *, shared: bool = False,
                  scope: str | None = None, **fields: Any) -> dict[str, Any]:  # fmt: skip
-        """Store a new memory where it belongs (``fields``: ``Vault.remember``'s)."""
-        return self.write_vault(shared, scope).remember(type, title, content, scope=scope, **fields)
+        """Store a new memory where it belongs (``fields``: ``Vault.remember``'s). Written on a
+        feature branch of a code repository, it is scoped to that branch (``branches``)."""
+        from .branches import scope_fields
+
+        vault = self.write_vault(shared, scope)
+        extra = {**scope_fields(Path.cwd(), vault.root), **fields.pop("extra", {})}
+        return vault.remember(type, title, content, scope=scope, extra=extra, **fields)
 
     def status(self) -> dict[str, Any]:
         """Watcher (pid, pending changes, last error; pid None when none runs), notes indexed,

@@ -40,15 +40,25 @@ def _session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.S
 
 
 @app.command()
-def init(path: Annotated[Path, typer.Argument(help="Folder to make a vault (default: here).")] = Path(".")) -> None:
+def init(
+    path: Annotated[Path, typer.Argument(help="Folder to make a vault (default: here).")] = Path("."),
+    git: Annotated[bool, typer.Option("--git", help="Also make it a git repository with the note merge driver (for vaultmem sync).")] = False,
+    remote: Annotated[Optional[str], typer.Option("--remote", help="With --git: the remote to sync with (added as origin).")] = None,
+) -> None:
     """Make a folder a vault: .vaultmem/ with its config, a README for people and agents,
     and .vaultmem/ in .gitignore. Safe to run again; never overwrites a file.
 
-    Example: vaultmem init ~/notes/agent-memory
+    Example: vaultmem init ~/notes/agent-memory      vaultmem init --git --remote git@host:me/memory.git
     """
     from .setup import init_vault
 
+    if remote and not git:
+        raise BadInput("--remote needs --git")
     created = init_vault(path)
+    if git:
+        from .gitsync import init_git
+
+        created += init_git(path.resolve(), remote)
     for item in created:
         typer.echo(f"created {item}")
     typer.echo(f"vault ready at {path.resolve()}" if created else f"{path.resolve()} is already a vault")
@@ -287,6 +297,8 @@ def recall(
     mode: Annotated[str, typer.Option(help="hybrid, bm25 or vector.")] = "hybrid",
     explain: Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")] = False,
     no_adaptive: Annotated[bool, typer.Option("--no-adaptive", help="Ignore usage data (ratings, retrievals) in the ranking.")] = False,
+    branch: Annotated[Optional[str], typer.Option("--branch", help="Memories of this code branch (default: the current and the default branch's).")] = None,
+    all_branches: Annotated[bool, typer.Option("--all-branches", help="Memories of every code branch.")] = False,
     vault: VaultsOpt = [],
     agent: AgentOpt = None,
     as_json: JsonOpt = False,
@@ -297,7 +309,7 @@ def recall(
     """
     args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
             "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive}  # fmt: skip
-    hits = _session(vault, agent, quiet=as_json).recall(query, explain, **args)
+    hits = _session(vault, agent, quiet=as_json).recall(query, explain, branch=branch, all_branches=all_branches, **args)
     if as_json:
         echo_json({"query": query, "mode": mode, "profile": profile, "results": hits})
         return
@@ -402,11 +414,14 @@ def maintain(
     as_json: JsonOpt = False,
 ) -> None:
     """Apply the aging rules: latest progress per anchor, at most 3 session summaries per anchor,
-    expired memories, low-importance memories nobody recalls. Nothing is ever deleted.
+    expired memories, low-importance memories nobody recalls. Run inside a code repository, a
+    merged branch's decisions and important memories are promoted (their branch scope removed)
+    and the rest archived; a branch deleted unmerged archives its task memory. Nothing is ever
+    deleted.
 
     Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
     """
-    result = api.open_vault(vault).maintain(apply=apply, days=days)
+    result = api.open_vault(vault).maintain(apply=apply, days=days, code_dir=Path.cwd())
     if as_json:
         echo_json(result)
         return
@@ -566,11 +581,12 @@ def watch(
     agent: AgentOpt = None,
     quiet: Annotated[float, typer.Option(help="Seconds of quiet before a batch is applied.")] = 0.2,
     max_delay: Annotated[float, typer.Option(help="Apply a batch at most this many seconds after its first change.")] = 1.0,
+    sync_every: Annotated[Optional[str], typer.Option("--sync-every", help="Also run vaultmem sync on this interval (30s, 5m, 1h); off by default.")] = None,
 ) -> None:
     """Keep the indexes in step with the files as they change, and answer recall warm.
 
     Runs in the foreground; Ctrl-C or SIGTERM stops it after applying pending changes.
-    Example: vaultmem watch --vault ~/memory      vaultmem watch --all
+    Example: vaultmem watch --vault ~/memory      vaultmem watch --all --sync-every 5m
     """
     import logging
     import signal
@@ -603,7 +619,16 @@ def watch(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    every = None
+    if sync_every:
+        from .gitsync import parse_interval
+
+        every = parse_interval(sync_every)
     group.start()
+    if every:
+        from .gitsync import start_sync_loops
+
+        start_sync_loops(watchers, every, stop)
     for w in watchers:
         err(f"watching {w.root} (pid {os.getpid()}){' by polling' if w.state.polling else ''}")
     err("Ctrl-C stops")
@@ -634,6 +659,8 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     typer.echo(f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}")
     for path, reason in data["errors"].items():
         typer.echo(f"not indexed: {path}: {reason}")
+    for path in data.get("conflicts", []):
+        typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
 
 
 vault_app = typer.Typer(cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True)
@@ -704,3 +731,4 @@ def main() -> None:
 from . import cli_agents  # noqa: E402,F401  (mcp, setup)
 from . import cli_view  # noqa: E402,F401  (doctor, graph, serve)
 from . import cli_hooks  # noqa: E402,F401  (hook ..., confirm)
+from . import cli_git  # noqa: E402,F401  (sync, merge-driver)

@@ -115,7 +115,8 @@ class Indexer:
                 if self.store.stat(path) is not None:
                     batch.errors[path] = e.strerror or str(e)
                 continue
-            if rec is not None and rec.hash == note.hash:
+            # same text; but dates taken from file times move when git rewrites a file unchanged
+            if rec is not None and rec.hash == note.hash and (rec.created, rec.updated) == (note.created, note.updated):
                 batch.stat_only[path] = (st.mtime_ns, st.size)
                 summary.unchanged += 1
                 continue

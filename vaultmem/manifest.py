@@ -128,6 +128,10 @@ class Manifest:
         else:
             self.db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
 
+    def paths_with_status(self, status: str) -> list[str]:
+        """Paths of the indexed notes with this status (e.g. ``conflict`` after a git merge)."""
+        return [r[0] for r in self.db.execute("SELECT path FROM notes WHERE status = ? ORDER BY path", (status,))]
+
     def records(self, paths: Iterable[str] | None = None) -> dict[str, Record]:
         """Indexed records (all, or those of ``paths`` that are indexed)."""
         cols = ", ".join(NOTE_COLUMNS)

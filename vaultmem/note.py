@@ -28,7 +28,7 @@ HEADING_RE = re.compile(r"^#[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t\r]*$", re.M)  # "# C#
 URL_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://\S+")
 INLINE_TAG_RE = re.compile(r"(?<![\w/&#\[])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
 
-STATUSES = ("active", "resolved", "superseded", "archived", "candidate")
+STATUSES = ("active", "resolved", "superseded", "archived", "candidate", "conflict")  # conflict: a git merge kept both sides
 SCOPES = ("project", "user")
 ORIGINS = ("planning", "investigation", "implementation", "mixed")
 IMPORTANCE_WORDS = {"high": 8, "medium": 5, "low": 2}

@@ -50,9 +50,11 @@ def remember(
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Write a new memory from its type's template; returns its id, path and what was created.
-    A ``candidate`` (an unconfirmed memory) never supersedes an active one."""
+    A ``candidate`` (an unconfirmed memory) never supersedes an active one. ``extra``: more
+    frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory)."""
     type_ = normalize_type(type)
     types = known_types(vault.templates_dir)
     if type_ not in types:
@@ -75,6 +77,7 @@ def remember(
     meta = _new_meta(catalog, type_, title, defaults, now)
     meta["status"] = status
     meta.update(_given(tags, importance, scope, source, origin, context, defaults))
+    meta.update({k: v for k, v in (extra or {}).items() if v not in (None, "")})
     if anchor:
         meta["anchor"] = f"[[{anchor}]]"
     body = f"# {title}\n\n{content.strip()}\n" if content and content.strip() else template_body or f"# {title}\n"

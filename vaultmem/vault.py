@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from . import aging, context, lifecycle, ops, sessions
+from . import aging, branches, context, dupes, lifecycle, ops, sessions
 from . import config as configmod
 from . import graph as graphmod
 from .bm25 import SCHEMA_VERSION as BM25_VERSION
@@ -380,8 +380,9 @@ class Vault:
             if not drift:  # just the counts: cheap enough to poll
                 return {"notes_indexed": manifest.count(), "errors": manifest.errors()}
             diff = Indexer(self.store, manifest, self.bm25, self.embedder).diff()
+            conflicts = manifest.paths_with_status("conflict")
             return {"notes_indexed": manifest.count(), "errors": manifest.errors(),
-                    "in_sync": not any(diff.values()), "drift": diff}  # fmt: skip
+                    "in_sync": not any(diff.values()), "drift": diff, "conflicts": conflicts}  # fmt: skip
         finally:
             manifest.close()
 
@@ -412,12 +413,25 @@ class Vault:
     def confirm(self, ref: str) -> dict[str, Any]:
         return lifecycle.confirm(self, ref)
 
-    def maintain(self, apply: bool = False, days: int | None = None, now: Any = None) -> dict[str, Any]:
-        """The aging rules' plan; carried out only with ``apply`` (``now``: a fixed clock)."""
+    def maintain(self, apply: bool = False, days: int | None = None, now: Any = None,
+                 code_dir: Path | None = None) -> dict[str, Any]:  # fmt: skip
+        """The aging rules' plan; carried out only with ``apply`` (``now``: a fixed clock).
+        ``code_dir``: a code repository whose merged or deleted branches' memories are promoted
+        or archived (``branches.maintain``)."""
         self.ensure_synced()
         actions = aging.plan(self, days=days, now=now)
         done = aging.apply(self, actions, now) if apply else []
-        return {"applied": apply, "actions": [a.__dict__ for a in actions], "done": len(done)}
+        planned = [a.__dict__ for a in actions]
+        merges = dupes.plan(self)  # near-duplicates, e.g. remembered on two machines
+        planned += [dupes.as_action(self, m) for m in merges]
+        if apply:
+            done += dupes.apply(self, merges)
+        state = branches.code_state(code_dir) if code_dir is not None else None
+        if state is not None:
+            moved = branches.maintain(self, state, apply)
+            planned += moved
+            done += moved if apply else []
+        return {"applied": apply, "actions": planned, "done": len(done)}
 
     def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> list[dict[str, Any]]:
         """Record usefulness ratings (id, title or path, useful?) of memories."""

@@ -105,6 +105,20 @@ class Batcher:
         self._cond = threading.Condition()
         self._batch = Batch()
         self._first = self._last = 0.0
+        self._held = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Collect changes without releasing a batch (a git pull lands as one burst)."""
+        with self._cond:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held -= 1
+                self._last = time.monotonic()
+                self._cond.notify_all()
 
     def add(self, paths: set[str] | None = None, full: bool = False) -> None:
         with self._cond:
@@ -131,14 +145,15 @@ class Batcher:
             while True:
                 has = bool(self._batch.paths or self._batch.full)
                 now = time.monotonic()
-                if has and (stop.is_set() or now - self._last >= self.quiet or now - self._first >= self.max_delay):
+                ready = not self._held and (now - self._last >= self.quiet or now - self._first >= self.max_delay)
+                if has and (stop.is_set() or ready):
                     batch, self._batch = self._batch, Batch()
                     return batch
                 if stop.is_set():
                     return None
                 if not has and idle is not None and now - started >= idle:
                     return Batch()
-                if has:
+                if has and not self._held:
                     timeout = min(self.quiet - (now - self._last), self.max_delay - (now - self._first))
                 else:
                     timeout = 0.5

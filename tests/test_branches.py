@@ -1,0 +1,119 @@
+"""Branch-scoped memory end to end with a real code repository: memories written on a feature
+branch are scoped to it, recall leaves them out elsewhere, and maintain promotes or archives
+them once the branch is merged or deleted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gitcluster import git_env
+from vaultmem.branches import code_state, normalize_remote, note_scope
+from vaultmem.cli import app
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    for k, v in git_env(tmp_path).items():
+        monkeypatch.setenv(k, v)
+    return tmp_path
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def vm(vault: Path, *args: str) -> str:
+    result = CliRunner().invoke(app, [*args, "--vault", str(vault)])
+    assert result.exit_code == 0, (args, result.output, result.exception)
+    return result.stdout
+
+
+def commit(repo: Path, name: str) -> None:
+    (repo / name).write_text(name)
+    git(repo, "add", name)
+    git(repo, "commit", "-qm", f"add {name}")
+
+
+@pytest.fixture
+def setup(env, monkeypatch):
+    tmp = env
+    git(tmp, "init", "-q", "--bare", "code.git")
+    seed = tmp / "seed"
+    seed.mkdir()
+    git(seed, "init", "-q")
+    commit(seed, "README")
+    git(seed, "remote", "add", "origin", str(tmp / "code.git"))
+    git(seed, "push", "-q", "-u", "origin", "main")
+    git(tmp, "clone", "-q", str(tmp / "code.git"), "code")
+    code = tmp / "code"
+    vault = tmp / "vault"
+    CliRunner().invoke(app, ["init", str(vault)])
+    cfg = vault / ".vaultmem" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"'))
+    monkeypatch.chdir(code)
+    return code, vault
+
+
+def paths(out: str) -> list[str]:
+    return [h["path"] for h in json.loads(out)["results"] if not h["path"].startswith("projects/")]  # not the anchor
+
+
+def test_remote_urls_name_one_project():
+    assert normalize_remote("git@github.com:Me/App.git") == "github.com/me/app"
+    assert normalize_remote("https://user@github.com/Me/App/") == "github.com/me/app"
+    assert normalize_remote("ssh://git@github.com:22/Me/App.git") == "github.com/me/app"
+
+
+def test_branch_scoping_recall_and_maintain(setup, monkeypatch):
+    code, vault = setup
+    git(code, "checkout", "-qb", "feature-refunds")
+    commit(code, "refunds.py")
+    out = vm(vault, "remember", "decision", "Refunds use idempotency keys", "zebrarefund keys per request.", "--json")
+    decision = json.loads(out)["path"]
+    task = json.loads(vm(vault, "remember", "progress", "Refunds half done", "zebrarefund endpoint half done.",
+                         "--json", "--importance", "3", "--anchor", "Project: Shop"))["path"]  # fmt: skip
+    note = (vault / decision).read_text()
+    assert note_scope(note) == ("feature-refunds", code_state(code).repo)
+    assert code_state(code).repo == normalize_remote(str(code.parent / "code.git"))
+    assert len(paths(vm(vault, "recall", "zebrarefund", "--json"))) == 2  # on the branch: visible
+
+    git(code, "checkout", "-q", "main")
+    main_note = json.loads(vm(vault, "remember", "fact", "Main fact", "zebrarefund on main.", "--json"))["path"]
+    assert "branch:" not in (vault / main_note).read_text()  # the default branch: not scoped
+    assert paths(vm(vault, "recall", "zebrarefund", "--json")) == [main_note]
+    as_if = paths(vm(vault, "recall", "zebrarefund", "--json", "--branch", "feature-refunds"))
+    assert set(as_if) == {decision, task, main_note}
+    assert len(paths(vm(vault, "recall", "zebrarefund", "--json", "--all-branches"))) == 3
+
+    # a second clone of the same code repository is the same project
+    git(code.parent, "clone", "-q", str(code.parent / "code.git"), "code2")
+    assert code_state(code.parent / "code2").repo == code_state(code).repo
+
+    # an unmerged, open branch: maintain leaves it alone
+    assert "branch" not in vm(vault, "maintain", "--json")
+    # merge it: the decision is promoted, the task memory archived with a link in the history note
+    git(code, "merge", "-q", "--no-ff", "--no-edit", "feature-refunds")
+    plan = json.loads(vm(vault, "maintain", "--json"))["actions"]
+    assert {(a["kind"], a["path"]) for a in plan if "branch" in a["reason"]} == {("promote", decision), ("archive", task)}
+    vm(vault, "maintain", "--apply")
+    assert "branch:" not in (vault / decision).read_text() and "repo:" not in (vault / decision).read_text()
+    assert "status: archived" in (vault / task).read_text()
+    history = [p for p in vault.rglob("Session history*.md")]
+    assert len(history) == 1 and "[[Refunds half done]]" in history[0].read_text()
+    assert paths(vm(vault, "recall", "zebrarefund", "--json")) and decision in paths(vm(vault, "recall", "zebrarefund", "--json"))
+
+    # a branch deleted unmerged archives its task memory, keeps its other memories scoped
+    git(code, "checkout", "-qb", "spike")
+    commit(code, "spike.py")
+    spike_task = json.loads(vm(vault, "remember", "progress", "Spike progress", "zebraspike tried.", "--json"))["path"]
+    spike_fact = json.loads(vm(vault, "remember", "fact", "Spike finding", "zebraspike is slow.", "--json"))["path"]
+    git(code, "checkout", "-q", "main")
+    git(code, "branch", "-qD", "spike")
+    vm(vault, "maintain", "--apply")
+    assert "status: archived" in (vault / spike_task).read_text()
+    assert "branch: spike" in (vault / spike_fact).read_text() and "status: active" in (vault / spike_fact).read_text()

@@ -1,0 +1,231 @@
+"""Branch-scoped memory: the code repository's git state, and which memories a branch sees.
+
+A memory written while a code repository is on a feature branch carries ``branch:`` (the
+branch) and ``repo:`` (the project, identified by its remote URL, so every clone of the
+code repository names it the same) in its frontmatter. Recall leaves out memories of other
+branches unless asked; ``maintain`` promotes or archives a branch's memories once it is
+merged or deleted (see ``plan``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from .note import split_frontmatter
+
+TASK_TYPES = ("progress", "handoff", "session_summary", "commitment")
+PROMOTE_IMPORTANCE = 7
+
+
+@dataclass(frozen=True)
+class CodeState:
+    """Where a working directory's code repository stands."""
+
+    top: Path
+    branch: str | None  # None: detached HEAD
+    default: str | None
+    repo: str  # the project: normalised remote URL, else the top folder's path
+
+    @property
+    def on_feature_branch(self) -> bool:
+        return self.branch is not None and self.branch != self.default
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def normalize_remote(url: str) -> str:
+    """``git@github.com:Me/App.git``, ``https://user@github.com/Me/App`` -> ``github.com/me/app``."""
+    text = url.strip()
+    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text, flags=re.I)
+    text = re.sub(r"^[^@/]+@", "", text)
+    m = re.match(r"^([^/:]+):(?!\d+/)(.*)$", text)  # scp-like host:path (not host:port/)
+    if m:
+        text = f"{m.group(1)}/{m.group(2)}"
+    text = re.sub(r"^([^/]+):\d+/", r"\1/", text)
+    return re.sub(r"(\.git)?/*$", "", text).lower()
+
+
+def code_state(cwd: Path) -> CodeState | None:
+    """The git state of the code repository ``cwd`` is in, or None outside one."""
+    top = _git(cwd, "rev-parse", "--show-toplevel")
+    if not top:
+        return None
+    root = Path(top)
+    branch = _git(root, "symbolic-ref", "-q", "--short", "HEAD") or None
+    remote = _git(root, "remote", "get-url", "origin") or _first_remote_url(root)
+    repo = normalize_remote(remote) if remote else str(root)
+    return CodeState(root, branch, default_branch(root), repo)
+
+
+def _first_remote_url(top: Path) -> str | None:
+    names = (_git(top, "remote") or "").split()
+    return _git(top, "remote", "get-url", names[0]) if names else None
+
+
+def default_branch(top: Path) -> str | None:
+    """The remote's default branch (origin/HEAD), else a local main/master, else init.defaultBranch."""
+    head = _git(top, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
+    if head:
+        return head.split("/", 1)[1]
+    for name in ("main", "master", "trunk", "develop"):
+        if _git(top, "rev-parse", "-q", "--verify", f"refs/heads/{name}") is not None:
+            return name
+    return _git(top, "config", "init.defaultBranch") or None
+
+
+def branch_fate(top: Path, branch: str, default: str) -> str:
+    """``merged`` (into the default branch, locally or on origin), ``open`` or ``deleted``."""
+    tip = _git(top, "rev-parse", "-q", "--verify", f"refs/heads/{branch}")
+    for ref in (default, f"origin/{default}"):
+        if _git(top, "rev-parse", "-q", "--verify", ref) in (None, tip):
+            continue  # (a branch still at the default's tip has no work of its own yet)
+        for listing in (_git(top, "branch", "--list", "--merged", ref, branch),
+                        _git(top, "branch", "-r", "--list", "--merged", ref, f"origin/{branch}")):  # fmt: skip
+            if listing:
+                return "merged"
+    exists = any(_git(top, "rev-parse", "-q", "--verify", r) is not None
+                 for r in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"))  # fmt: skip
+    if exists:
+        return "open"
+    # a branch merged and then deleted: its name is in a merge commit's message on the default branch
+    log = _git(top, "log", default, "--merges", "--format=%s", "-n", "500") or ""
+    return "merged" if re.search(rf"(?:branch|from \S+/) ?'?{re.escape(branch)}'?(?:\s|$)", log) else "deleted"
+
+
+def scope_fields(cwd: Path, vault_root: Path) -> dict[str, str]:
+    """``branch``/``repo`` for a memory written from ``cwd``: only on a feature branch of a
+    code repository that is not the vault's own repository."""
+    state = code_state(cwd)
+    if state is None or not state.on_feature_branch:
+        return {}
+    try:
+        vault_root.resolve().relative_to(state.top.resolve())
+        if (vault_root / ".git").exists() or state.top.resolve() == vault_root.resolve():
+            return {}  # the vault's own repository: syncing memory is not code work
+    except ValueError:
+        pass
+    return {"branch": str(state.branch), "repo": state.repo}
+
+
+def note_scope(text: str) -> tuple[str | None, str | None]:
+    """(branch, repo) of a note, read by line from its frontmatter (cheap: recall filters hits)."""
+    fm, _, _, _ = split_frontmatter(text)
+    if not fm:
+        return None, None
+    found: dict[str, str] = {}
+    for key in ("branch", "repo"):
+        m = re.search(rf"^{key}:[ \t]*['\"]?(.*?)['\"]?[ \t]*$", fm, re.M)
+        if m and m.group(1):
+            found[key] = m.group(1)
+    return found.get("branch"), found.get("repo")
+
+
+def visible(scope: tuple[str | None, str | None], state: CodeState | None, branch: str | None = None,
+            all_branches: bool = False) -> bool:  # fmt: skip
+    """Whether recall shows a memory with this (branch, repo) scope from this code state."""
+    note_branch, note_repo = scope
+    if note_branch is None or all_branches:
+        return True
+    if branch is not None:  # as if the code repository were on that branch
+        return note_branch == branch or (state is not None and note_branch == state.default)
+    if state is None:
+        return False
+    same_repo = note_repo in (None, state.repo)
+    return same_repo and note_branch in (state.branch, state.default)
+
+
+def filter_hits(hits: list[dict[str, Any]], roots: dict[str, Path], state: CodeState | None,
+                branch: str | None = None, all_branches: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+    """Recall hits without other branches' memories (``roots``: vault name -> folder)."""
+    if all_branches:
+        return hits
+    out = []
+    default_root = next(iter(roots.values()))
+    for hit in hits:
+        root = roots.get(hit.get("vault", ""), default_root)
+        try:
+            text = (root / hit["path"]).read_text(encoding="utf-8")
+        except (OSError, KeyError, UnicodeDecodeError):
+            out.append(hit)
+            continue
+        if visible(note_scope(text), state, branch, all_branches):
+            out.append(hit)
+    return out
+
+
+@dataclass(frozen=True)
+class BranchAction:
+    """What maintain does with one branch-scoped memory."""
+
+    path: str
+    kind: str  # promote | archive
+    branch: str
+    reason: str
+
+
+def plan(records: Iterable[Any], scopes: dict[str, tuple[str | None, str | None]], state: CodeState) -> list[BranchAction]:
+    """For memories of this project's branches that were merged or deleted: promote decisions
+    and high-importance memories of a merged branch (the scope is removed), archive the rest;
+    a branch deleted unmerged archives its task memory (and keeps the rest scoped)."""
+    if state.default is None:
+        return []
+    fates: dict[str, str] = {}
+    actions = []
+    for rec in records:
+        branch, repo = scopes.get(rec.path, (None, None))
+        if branch is None or repo not in (None, state.repo) or rec.status not in ("active",):
+            continue
+        fate = fates.setdefault(branch, branch_fate(state.top, branch, state.default))
+        if fate == "merged":
+            keep = rec.type == "decision" or rec.importance >= PROMOTE_IMPORTANCE
+            actions.append(BranchAction(rec.path, "promote" if keep else "archive", branch,
+                                        f"branch {branch} merged into {state.default}"))  # fmt: skip
+        elif fate == "deleted" and rec.type in TASK_TYPES:
+            actions.append(BranchAction(rec.path, "archive", branch, f"branch {branch} deleted unmerged"))
+    return actions
+
+
+def maintain(vault: Any, state: CodeState, apply: bool) -> list[dict[str, Any]]:
+    """The branch rules of ``vaultmem maintain`` for the code repository ``state`` describes:
+    planned actions as dicts; with ``apply``, promotions drop the scope (``branch``/``repo``)
+    and archives set ``status: archived`` with a link in the anchor's history note."""
+    from . import aging
+    from . import graph as graphmod
+    from .lifecycle import change
+
+    records = vault.records()
+    scopes = {}
+    for path in records:
+        try:
+            scopes[path] = note_scope(vault.store.read_text(path))
+        except (OSError, UnicodeDecodeError):
+            continue
+    actions = plan(records.values(), scopes, state)
+    out = [{"kind": a.kind, "path": a.path, "id": records[a.path].key, "title": records[a.path].title,
+            "reason": a.reason} for a in actions]  # fmt: skip
+    if not apply or not actions:
+        return out
+    g = vault.graph()
+    anchor_set = set(graphmod.anchors(g))
+    archives = []
+    for a in actions:
+        rec = records[a.path]
+        if a.kind == "promote":
+            change(vault, rec, {}, remove=("branch", "repo"))
+            continue
+        near = (set(g.successors(a.path)) | set(g.predecessors(a.path))) if a.path in g else set()
+        anchor = next(iter(sorted(near & anchor_set)), None)
+        archives.append(aging.Action("archive", a.path, rec.key, rec.title, a.reason, anchor=anchor))
+    aging.apply(vault, archives)
+    vault.sync_paths(sorted(a.path for a in actions))
+    return out
