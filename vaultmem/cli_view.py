@@ -110,7 +110,7 @@ def _graph(vault: str | None) -> _Graph:
 def _rows(items: list[dict], extra: str | None = None) -> None:
     for it in items:
         tail = f"  [{', '.join(it[extra]) if isinstance(it[extra], list) else it[extra]}]" if extra else ""
-        where = it["path"] or "(missing note)"
+        where = it["path"] or "missing note"
         typer.echo(f"{it['title']}  ({where}){tail}")
     if not items:
         typer.echo("(none)")
