@@ -9,6 +9,7 @@ Nothing here imports a command module, so command modules never import each othe
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Annotated, Any, Optional
 
@@ -25,6 +26,9 @@ def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
     except VaultError as e:
         err(str(e))
         ctx.exit(e.exit_code)
+    except BrokenPipeError:  # `vaultmem ... | head`: the reader left; end quietly like git does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        ctx.exit(141)
     except OSError as e:  # permission denied, disk full, read-only vault, ...
         err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         ctx.exit(1)
