@@ -112,7 +112,7 @@ def merge_hooks(text: str, hooks: dict[str, Any]) -> str:
     data = _json_object(text, "hooks", "the hooks")
     before = json.loads(json.dumps(data))
     current = data.setdefault("hooks", {})
-    for event in set(current) | set(hooks["hooks"]):
+    for event in [*current, *(e for e in hooks["hooks"] if e not in current)]:  # the file's order, then ours
         groups = current.get(event, [])
         if not isinstance(groups, list):
             raise BadInput(f"hooks.{event} in the settings file is not a list; add the hooks by hand")
