@@ -143,13 +143,13 @@ def _given(tags, importance, scope, source, origin, context, defaults: dict) -> 
     return out
 
 
-def _importance_value(value: int | str) -> int | str:
+def _importance_value(value: int | str, flag: str = "--importance") -> int | str:
     text = str(value).strip().lower()
     if text in ("high", "medium", "low"):
         return text
     if text.isdigit() and 1 <= int(text) <= 10:
         return int(text)
-    raise BadInput(f"--importance: {value!r} is not 1-10 or high/medium/low")
+    raise BadInput(f"{flag}: {value!r} is not 1-10 or high/medium/low")
 
 
 def _ensure_anchor(vault: "VaultState", anchor: str, catalog: dict[str, Record], now: dt.datetime) -> str | None:
@@ -230,6 +230,8 @@ def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Ite
     updates: dict[str, Any] = dict(parse_assignment(s) for s in sets)
     if "id" in updates:
         raise BadInput("--set: the id of a note cannot be changed")
+    if updates.get("importance") not in (None, ""):
+        updates["importance"] = _importance_value(updates["importance"], "--set importance")
     if add_tags:
         current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
         for tag in (t.lstrip("#").strip() for t in add_tags):
