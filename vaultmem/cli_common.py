@@ -18,6 +18,11 @@ import typer.core
 
 from .errors import VaultError
 
+# Help is plain click text (rich_markup_mode=None everywhere), but typer < 0.20 escapes the
+# "[default: 10]" of every option for rich whenever rich is importable, so help showed "\[".
+# Telling typer rich is absent changes nothing else for an app without rich markup.
+typer.core.HAS_RICH = False
+
 
 def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
     """Run a click invoke, turning vaultmem errors into one line on stderr and an exit code."""
