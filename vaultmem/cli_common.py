@@ -56,15 +56,19 @@ class Command(typer.core.TyperCommand):
         return guarded(super().invoke, ctx)
 
 
+APP_SETTINGS: dict[str, Any] = {  # the app's, and those of a sub-app run on its own (`hook`)
+    "cls": Group,
+    "no_args_is_help": True,
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,
+    "context_settings": {"help_option_names": ["-h", "--help"]},
+}
+
 app = typer.Typer(
-    cls=Group,
     name="vaultmem",
     help="Long-term memory for AI agents, kept as a vault of plain markdown files.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    **APP_SETTINGS,
 )
 
 VaultOpt = Annotated[

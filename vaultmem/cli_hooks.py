@@ -13,17 +13,12 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 
 from . import api
-from .cli_common import Group, JsonOpt, VaultOpt, app, echo_json
+from .cli_common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 from .hook_io import PROMPT_BUDGET, hook_output, prompt, read_payload
 
 hook_app = typer.Typer(
-    cls=Group,
     help="Agent hooks (Claude Code's hook events): read the hook's JSON on stdin, print the agent's JSON.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    **APP_SETTINGS,
 )
 app.add_typer(hook_app, name="hook")
 

@@ -116,6 +116,14 @@ def _rows(items: list[dict], extra: str | None = None) -> None:
         typer.echo("(none)")
 
 
+def _note_rows(vault: str | None, note: str, query: Any, extra: str, as_json: bool, *args: Any) -> None:
+    """Print ``query(graph, note's path, *args)`` (a graphview query): JSON, or a row per note
+    with its ``extra`` field."""
+    view = _graph(vault)
+    items = query(view.g, view.path(note), *args)
+    echo_json(items) if as_json else _rows(items, extra)
+
+
 @graph_app.command("links")
 def graph_links(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """What a note links to (missing targets included), with the kind of each link.
@@ -124,10 +132,7 @@ def graph_links(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False)
     """
     from . import graphview
 
-    view = _graph(vault)
-    g = view.g
-    items = graphview.links(g, view.path(note))
-    echo_json(items) if as_json else _rows(items, "kinds")
+    _note_rows(vault, note, graphview.links, "kinds", as_json)
 
 
 @graph_app.command("backlinks")
@@ -138,10 +143,7 @@ def graph_backlinks(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = Fa
     """
     from . import graphview
 
-    view = _graph(vault)
-    g = view.g
-    items = graphview.backlinks(g, view.path(note))
-    echo_json(items) if as_json else _rows(items, "kinds")
+    _note_rows(vault, note, graphview.backlinks, "kinds", as_json)
 
 
 @graph_app.command("neighbours")
@@ -152,10 +154,7 @@ def graph_neighbours(note: NoteArg, depth: DepthOpt = 1, vault: VaultOpt = None,
     """
     from . import graphview
 
-    view = _graph(vault)
-    g = view.g
-    items = graphview.neighbours(g, view.path(note), depth)
-    echo_json(items) if as_json else _rows(items, "hops")
+    _note_rows(vault, note, graphview.neighbours, "hops", as_json, depth)
 
 
 @graph_app.command("path")
