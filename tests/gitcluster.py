@@ -11,9 +11,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from helpers import wait_for
 from vaultmem.note import split_frontmatter
 
 GITCONFIG = """[user]
@@ -165,11 +165,3 @@ class Cluster:
 KILL = "VAULTMEM_SYNC_KILL_AT"
 
 
-def wait_for(condition, timeout: float = 60.0, what: str = "condition"):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")

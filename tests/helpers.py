@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -49,3 +50,15 @@ def failed(result, code: int | None = None) -> str:
     assert len(lines) == 1 and lines[0].startswith("vaultmem: "), result.stderr
     assert "Traceback" not in result.output
     return lines[0]
+
+
+def wait_for(condition, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):  # type: ignore[no-untyped-def]
+    """Poll ``condition`` until it is truthy and return its value; fail after ``timeout`` seconds
+    (generous: it only bounds how long a failing test takes)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

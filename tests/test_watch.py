@@ -16,18 +16,7 @@ from vaultmem.errors import VaultError
 from vaultmem.lock import WatcherRunning, WriterLock
 from vaultmem.vault import Vault
 from vaultmem.watch import Batch, Batcher, Housekeeping, Watcher
-from helpers import write
-
-
-def wait_for(condition, timeout: float = 15.0, what: str = "condition"):
-    """Poll ``condition`` until it is truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+from helpers import wait_for, write
 
 
 class Running:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from browser import Server, missing, open_browser
-from helpers import write
+from helpers import wait_for, write
 
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 SHOTS = os.environ.get("VAULTMEM_SCREENSHOTS")  # a folder: save a screenshot of each page there
@@ -53,16 +53,6 @@ def site(tmp_path_factory):
             os.environ.pop("VAULTMEM_HOME", None)
         else:
             os.environ["VAULTMEM_HOME"] = old
-
-
-def wait_for(predicate, timeout: float = 20.0, what: str = "condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def severe(browser) -> list[dict]:
