@@ -15,6 +15,7 @@ note is scored by both; an average note scores 0);
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import math
@@ -25,7 +26,7 @@ from typing import Any, Callable
 import networkx as nx
 import numpy as np
 
-from . import fusion
+from . import fusion, timefilter
 from .adaptive import Weights, adaptive, blend_factor, importance_factor
 from .bm25 import BM25Index
 from .chunking import plain_text
@@ -34,6 +35,7 @@ from .embed import Embedder
 from .errors import BadInput
 from .filters import Filters, now_utc, parse_time
 from .manifest import Record
+from .timeexpr import DateRange, parse_query
 from .traverse import anchor_weights, expand
 from .usage import Usage
 from .vectors import VectorIndex
@@ -48,6 +50,8 @@ PROFILES: dict[str, dict[str, float]] = {
 }  # fmt: skip
 RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
 GRAPH_WEIGHT = 0.3
+TIME_MODES = ("boost", "filter", "off")
+TIME_BOOST = 1.0  # added to the raw score of a note dated in a query's time range (benchmarks/time_questions.py)
 ANCHOR_WEIGHT = 0.15
 BASELINE = 0.0  # the standardised score of an average note (see fusion.standardise)
 CANDIDATE_WEIGHT = 0.5  # an unconfirmed (status: candidate) memory ranks low until confirmed
@@ -98,6 +102,10 @@ class Options:
     weights: Weights = field(default_factory=Weights)
     stats: tuple[fusion.Stats, fusion.Stats] | None = None  # pooled over vaults searched together
     snippets: bool = True  # off when a caller builds them only for the hits it keeps
+    now: dt.datetime | None = None  # what "today" is for time expressions (None: the clock)
+    time_mode: str = "boost"  # a time expression in the query boosts or filters; "off": plain text
+    time_boost: float = TIME_BOOST
+    as_of: dt.date | None = None  # only notes valid on that day, superseded or not
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -108,6 +116,8 @@ class Options:
             raise BadInput("-k must be at least 1")
         if self.depth < 0:
             raise BadInput("--depth must be 0 or more")
+        if self.time_mode not in TIME_MODES:
+            raise BadInput(f"--time: {self.time_mode!r} is not one of {', '.join(TIME_MODES)}")
 
 
 @dataclass
@@ -258,11 +268,32 @@ def resolve_anchor(graph: nx.DiGraph, records: dict[str, Record], anchor: str) -
     return path
 
 
+def time_query(src: Sources, query: str, opt: Options, now: dt.datetime) -> tuple[str, DateRange | None, set[str]]:
+    """(the text to search, the time range in use or None, the notes dated in it).
+
+    A range is used only when it tells notes apart: some but not all of the vault's notes
+    are dated in it; otherwise the query is searched as written."""
+    if opt.time_mode == "off":
+        return query, None, set()
+    records = src.records.values()
+    parsed = parse_query(query, now, timefilter.event_resolver(records, now.date()))
+    if parsed.range is None:
+        return query, None, set()
+    inside = timefilter.in_range(records, parsed.range)
+    if not inside or len(inside) == len(src.records):
+        return query, None, set()
+    return parsed.text or query, parsed.range, inside
+
+
 def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     """Run one recall and return the top ``opt.k`` hits, best first."""
     opt.check()
     if not query.strip():
         raise BadInput("the query is empty")
+    now = opt.now or now_utc()
+    query, span, inside = time_query(src, query, opt, now)
+    if opt.as_of is not None:
+        opt = dataclasses.replace(opt, filters=dataclasses.replace(opt.filters, include_hidden=True))
     records = src.records
     near: dict[str, float] = {}
     if opt.anchor:
@@ -270,16 +301,22 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
 
     def candidate(path: str) -> bool:
         rec = records.get(path)
-        return rec is not None and opt.filters.metadata_match(rec) and (not near or path in near)
+        return (rec is not None and opt.filters.metadata_match(rec) and (not near or path in near)
+                and (opt.as_of is None or timefilter.valid_on(rec, opt.as_of))
+                and (span is None or opt.time_mode != "filter" or path in inside))  # fmt: skip
 
-    allowed = {p for p in records if candidate(p)} if (opt.filters.restrictive or near) else None
+    narrowed = opt.filters.restrictive or near or opt.as_of is not None or (span is not None and opt.time_mode == "filter")
+    allowed = {p for p in records if candidate(p)} if narrowed else None
     scored, _, parts_of = _retrieve(src, query, opt, allowed)
     for path in near:
         if candidate(path):
             scored.setdefault(path, parts_of(path))["anchor"] = ANCHOR_WEIGHT * near[path]
+    if span is not None and opt.time_mode == "boost" and len(inside) <= opt.candidates:
+        for path in inside:  # a note dated in the range competes even when its text ranks low
+            if candidate(path):
+                scored.setdefault(path, parts_of(path))
     _lifecycle(src, scored, opt)
     _graph(src, scored, opt, parts_of, lambda p: candidate(p) and opt.filters.visible(records[p]))
-    now = now_utc()
     stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
     final = {}
     for path, parts in scored.items():
@@ -292,12 +329,21 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             a = adaptive(stats.get(rec.key, Usage()), now.timestamp(), written.timestamp() if written else None, opt.weights)
             parts.update(a)
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
-        raw = _base(parts)  # multipliers lift what stands out; they never amplify a below-average score
+        if span is not None:
+            parts["time"] = opt.time_boost if (opt.time_mode == "boost" and path in inside) else 0.0
+            parts["time_range"] = _range_text(span)  # type: ignore[assignment]
+        if opt.as_of is not None:
+            parts["as_of"] = opt.as_of.isoformat()  # type: ignore[assignment]
+        raw = _base(parts) + parts.get("time", 0.0)  # multipliers lift what stands out; never a below-average score
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
         final[path] = parts["score"]
     ranked = fusion.ranked(final)[: opt.k]
     terms = src.bm25.terms(query)
     return [_hit(src, path, scored[path], i + 1, terms if opt.snippets else None) for i, (path, _) in enumerate(ranked)]
+
+
+def _range_text(span: DateRange) -> str:
+    return f"{span.start or '...'}..{span.end or '...'} ({span.expression})"
 
 
 def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | None) -> Hit:

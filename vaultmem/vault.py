@@ -35,7 +35,8 @@ from .manifest import SCHEMA_VERSION as MANIFEST_VERSION
 from .manifest import Manifest, Record
 from .note import split_frontmatter
 from .adaptive import Weights
-from .recall import Hit, Options, Sources, make_snippet, search
+from .recall import TIME_BOOST, Hit, Options, Sources, make_snippet, search
+from .timefilter import parse_day, parse_now
 from .store import STATE_DIR, Store, find_vault
 from .usage import UsageStore
 from .vectors import VectorIndex
@@ -265,9 +266,11 @@ class Vault:
                since: str | None = None, scope: str | None = None, include_resolved: bool = False,
                anchor: str | None = None, depth: int | None = None, profile: str = "default",
                mode: str = "hybrid", adaptive: bool = True, log: bool = True,
-               stats: tuple | None = None, snippets: bool = True) -> list[Hit]:  # fmt: skip
+               stats: tuple | None = None, snippets: bool = True, now: Any = None, time: str = "boost",
+               as_of: Any = None) -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall.py`` for how scores are made. The memories returned are
-        logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
+        logged as retrieved (``log=False`` to skip, e.g. in evaluations). ``now`` fixes the
+        clock time expressions resolve against; ``as_of`` (a date) answers with what was true then."""
         rc = self.config["recall"]
         if self.embedder.name == "none" and mode != "vector":
             mode = "bm25"
@@ -277,7 +280,7 @@ class Vault:
             mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
             graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
             adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
-            snippets=snippets,
+            snippets=snippets, now=parse_now(now), time_mode=time, time_boost=float(rc.get("time_boost", TIME_BOOST)), as_of=parse_day(as_of, "--as-of"),
         )  # fmt: skip
         hits = search(self.sources(), query, opt)
         if log and hits:
