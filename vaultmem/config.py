@@ -36,8 +36,8 @@ DEFAULTS: dict[str, Any] = {
         "high_importance": 8, "importance_boost": 1.5,
     },  # fmt: skip
     "lifecycle": {
-        "supersede_shared_context": 0.81,
-        "supersede_no_context": 0.85,
+        "supersede_shared_context": 0.91,
+        "supersede_no_context": 0.91,
         "duplicate": 0.97,
         "supersede_candidates": 5,
         "archive_after_days": 90,
@@ -80,9 +80,11 @@ importance_boost = {adaptive[importance_boost]}
 
 [lifecycle]
 # Auto-supersede: a new memory replaces an active one of the same type (other source) whose
-# cosine similarity is above these thresholds (looser when they share a `context` entry);
-# a near-duplicate is not stored again. Calibrated for the default model on 86 labelled
-# pairs with no false positive (benchmarks/README.md); re-calibrate for another model.
+# cosine similarity alone is above these thresholds (by shared `context` entry or not), or
+# that it clearly updates (vaultmem/updates.py: it retracts a word of the old one, they are
+# related, cosine >= supersede_retract_cosine = 0.54); a near-duplicate is not stored again.
+# Calibrated for the default model on the calibration half of 209 labelled pairs with no
+# false positive (benchmarks/README.md); re-calibrate for another model.
 supersede_shared_context = {lifecycle[supersede_shared_context]}
 supersede_no_context = {lifecycle[supersede_no_context]}
 duplicate = {lifecycle[duplicate]}

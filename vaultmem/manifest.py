@@ -159,6 +159,16 @@ class Manifest:
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
 
+    def duplicate_ids(self) -> dict[str, list[str]]:
+        """Ids that more than one note carries (case-insensitive), with their paths."""
+        rows = self.db.execute("SELECT lower(id), path FROM notes WHERE id IS NOT NULL AND id <> '' AND lower(id) IN "
+                               "(SELECT lower(id) FROM notes WHERE id IS NOT NULL AND id <> '' GROUP BY lower(id) "
+                               "HAVING COUNT(*) > 1) ORDER BY lower(id), path").fetchall()  # fmt: skip
+        out: dict[str, list[str]] = {}
+        for key, path in rows:
+            out.setdefault(key, []).append(path)
+        return out
+
     def errors(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT path, reason FROM errors").fetchall())
 

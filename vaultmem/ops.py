@@ -17,7 +17,7 @@ from . import aging
 from . import graph as graphmod
 from .errors import BadInput, Conflict, NoteParseError
 from .filters import EPOCH, Filters, now_utc, parse_time
-from .lifecycle import check_new, mark_superseded
+from .lifecycle import check_new, mark_superseded, same_key
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
 from .note import as_list, content_hash, load_yaml_value, parse, render, set_fields, split_frontmatter
@@ -50,9 +50,10 @@ def remember(
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
-    extra: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None, key: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Write a new memory from its type's template; returns its id, path and what was created.
+    """Write a new memory from its type's template; returns its id, path, what it superseded
+    and the likely updates it did not supersede on its own (``possible_updates``).
     A ``candidate`` (an unconfirmed memory) never supersedes an active one. ``extra``: more
     frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory)."""
     type_ = normalize_type(type)
@@ -66,11 +67,17 @@ def remember(
         raise BadInput(f"--scope: {scope!r} is not 'project' or 'user'")
     now = now or now_utc()
     replaced: list = []
+    possible: list = []
+    key = _key(key)
     if content and content.strip():
-        duplicate, replaced = check_new(vault, type_, title, content, list(context), source)
-        if duplicate is not None:
+        duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor)
+        if duplicate is not None and not (key and duplicate.subject != key.casefold()):
             return _merge_duplicate(vault, duplicate, tags)
         replaced = replaced if status == "active" else []
+    if key and status == "active":  # the subject key decides, whatever the sources
+        keyed = same_key(vault, type_, key, scope)
+        replaced = [(r, None) for r in keyed] + [(r, c) for r, c in replaced if r not in keyed]
+        possible = [(r, c) for r, c in possible if r not in keyed]
     catalog = vault.catalog()
     created_anchor = _ensure_anchor(vault, anchor, catalog, now) if anchor else None
     defaults, template_body = _template_parts(vault, type_, title, now)
@@ -80,6 +87,8 @@ def remember(
     meta.update({k: v for k, v in (extra or {}).items() if v not in (None, "")})
     if anchor:
         meta["anchor"] = f"[[{anchor}]]"
+    if key:
+        meta["key"] = key
     body = f"# {title}\n\n{content.strip()}\n" if content and content.strip() else template_body or f"# {title}\n"
     if links:
         body += "\nRelated: " + ", ".join(f"[[{link}]]" for link in links) + "\n"
@@ -96,7 +105,25 @@ def remember(
     aged = _age_anchor(vault, type_, anchor, now)
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
-            "superseded": [{"id": r.key, "title": r.title, "similarity": round(c, 3)} for r, c in replaced] + aged}  # fmt: skip
+            "superseded": [{"id": r.key, "title": r.title, "similarity": _round(c), **({"key": key} if c is None else {})}
+                           for r, c in replaced] + aged,
+            "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible]}  # fmt: skip
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _key(key: str | None) -> str | None:
+    """A subject key as given to remember: one line, at most 200 characters."""
+    if key is None:
+        return None
+    text = " ".join(str(key).split())
+    if not text:
+        raise BadInput("--key: the subject key is empty")
+    if len(text) > 200:
+        raise BadInput("--key: the subject key is longer than 200 characters")
+    return text
 
 
 def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> dict[str, Any]:
@@ -106,7 +133,7 @@ def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> d
         edit(vault, rec.path, add_tags=new_tags)
         vault.sync_paths([rec.path])
     return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
-            "duplicate_of": rec.key, "superseded": [], "tags_added": new_tags}  # fmt: skip
+            "duplicate_of": rec.key, "superseded": [], "possible_updates": [], "tags_added": new_tags}  # fmt: skip
 
 
 def _age_anchor(vault: "VaultState", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:

@@ -33,7 +33,7 @@ from .chunking import plain_text
 from .config import DEFAULTS
 from .embed import Embedder
 from .errors import BadInput
-from .filters import Filters, now_utc, parse_time
+from .filters import Filters, is_expired, now_utc, parse_time
 from .manifest import Record
 from .timeexpr import DateRange, parse_query
 from .traverse import anchor_weights, expand
@@ -355,8 +355,9 @@ def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | Non
     elif parts.get("graph_via") and not (parts["bm25"] or parts["vector"]):
         via = f"linked from {parts['graph_via']}"
     explain = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items()}
+    status = "expired" if rec.status == "active" and is_expired(rec) else rec.status
     return Hit(
-        id=rec.key, title=rec.title, path=path, type=rec.type, status=rec.status,
+        id=rec.key, title=rec.title, path=path, type=rec.type, status=status,
         score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
         importance=rec.importance, updated=rec.updated, via=via, highlights=highlights,
         explain=explain,

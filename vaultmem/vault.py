@@ -350,6 +350,10 @@ class Vault:
         if not ref:
             raise BadInput("empty note reference")
         by_id = [r for r in records.values() if r.id and r.id.lower() == ref.lower()]
+        if len(by_id) > 1:
+            listing = ", ".join(sorted(r.path for r in by_id)[:5])
+            raise BadInput(f"id {ref!r} is used by {len(by_id)} notes ({listing}); name one by its path, "
+                           "and give the others new ids")
         if by_id:
             return by_id[0]
         rel = ref[len(str(self.root)) + 1 :] if ref.startswith(str(self.root) + os.sep) else ref
@@ -380,12 +384,13 @@ class Vault:
             self.manifest  # creates an empty one: nothing is indexed yet
         manifest = Manifest(self.index_dir / "manifest.db", readonly=True)
         try:
+            counts = {"notes_indexed": manifest.count(), "errors": manifest.errors(),
+                      "duplicate_ids": manifest.duplicate_ids()}  # fmt: skip
             if not drift:  # just the counts: cheap enough to poll
-                return {"notes_indexed": manifest.count(), "errors": manifest.errors()}
+                return counts
             diff = Indexer(self.store, manifest, self.bm25, self.embedder).diff()
             conflicts = manifest.paths_with_status("conflict")
-            return {"notes_indexed": manifest.count(), "errors": manifest.errors(),
-                    "in_sync": not any(diff.values()), "drift": diff, "conflicts": conflicts}  # fmt: skip
+            return {**counts, "in_sync": not any(diff.values()), "drift": diff, "conflicts": conflicts}
         finally:
             manifest.close()
 

@@ -26,6 +26,7 @@ from watchdog.observers.polling import PollingObserver
 
 from .discovery import STATE_DIR
 from .errors import VaultError
+from .lifecycle import apply_keys
 from .lock import WriterLock
 from .server import SocketServer, service_ops
 
@@ -347,11 +348,25 @@ class Watcher:
             return
         self.state.batches += 1
         self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
+        self._apply_keys(summary.touched)
         for path, reason in summary.errors.items():
             self.state.last_error = f"{path}: {reason}"
             log.warning("skipped %s: %s", path, reason)
         if self.on_batch:
             self.on_batch(self.state.last_batch)
+
+    def _apply_keys(self, touched: set[str]) -> None:
+        """Hand-written notes with a subject ``key`` supersede older ones of the same key (the
+        changed old notes come back as file events and are indexed in the next batch)."""
+        if not touched:
+            return
+        try:
+            done = apply_keys(self.vault, touched)
+        except Exception as e:  # never stop watching over it
+            log.warning("subject keys: %s: %s", type(e).__name__, e)
+            return
+        for d in done:
+            log.info("superseded %s by %s (same key)", d["id"], d["by"])
 
     def stop(self) -> None:
         self.stop_event.set()
