@@ -311,3 +311,24 @@ async def test_agent_session_end_to_end(demo_copy):
         assert f"[{FLY}]" not in text  # superseded: gone from the block
         _, _, old = await call(agent, "read_note", ref=FLY)
         assert old["status"] == "superseded"
+
+
+# ---------------------------------------------------------------------- time and truth (issue 13)
+
+
+async def test_remember_with_a_key_possible_updates_and_recall_as_of(server, demo_copy):
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert "possible_updates" in tools["remember"].description and "key" in tools["remember"].input_schema["properties"]
+        assert "as_of" in tools["recall"].input_schema["properties"]
+        _, _, first = await call(client, "remember", type="fact", title="Staging URL", content="staging.example.com",
+                                 key="staging-url", source="agent-x")  # fmt: skip
+        _, _, second = await call(client, "remember", type="fact", title="Staging URL moved",
+                                  content="stage.example.net since the DNS change", key="staging-url",
+                                  source="agent-x")  # fmt: skip
+        assert [s["id"] for s in second["superseded"]] == [first["id"]] and "possible_updates" in second
+        _, _, now = await call(client, "recall", query="staging url", k=3)
+        assert first["id"] not in [h["id"] for h in now["results"]]
+        _, _, then = await call(client, "recall", query="staging url", k=3, as_of="2000-01-01")
+        assert then["as_of"] == "2000-01-01" and then["results"] == []
+        assert "--as-of" in await fails(client, "recall", query="staging url", as_of="soon")

@@ -240,3 +240,23 @@ def test_an_index_of_schema_1_is_upgraded_and_rebuilt(empty_vault, fake_embedder
     assert rec.subject == "x" and rec.dates == ("2023-05-08",)
     v.close()
     assert Manifest  # the module under test
+
+
+# ------------------------------------------------------------------ the demo vault
+
+
+def test_demo_vault_shows_a_validity_chain(demo_copy, fake_embedder, monkeypatch):
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    out = CliRunner().invoke(app, ["history", "job-leasing", "--vault", str(demo_copy)])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert lines[0] == "history of job-leasing: 3 version(s)"
+    assert lines[1].split()[:4] == ["2026-09-19", "..", "2026-10-09", "superseded"]
+    assert lines[2].split()[:4] == ["2026-10-09", "..", "2026-11-04", "superseded"]
+    assert lines[3].split()[:4] == ["2026-11-04", "..", "now", "current"]
+    res = CliRunner().invoke(app, ["recall", "job leasing locks", "--as-of", "2026-10-20", "--vault", str(demo_copy),
+                                   "--json", "--mode", "bm25"])  # fmt: skip
+    titles = [h["title"] for h in json.loads(res.stdout)["results"]]
+    assert titles[0] == "Use Redis locks for job leasing"  # what was true on 2026-10-20
+    assert "Use Postgres advisory locks for job leasing" not in titles  # not yet
+    assert "Use a job_leases table for job leasing" not in titles  # no longer
