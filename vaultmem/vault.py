@@ -280,7 +280,8 @@ class Vault:
             mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
             graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
             adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
-            snippets=snippets, now=parse_now(now), time_mode=time, time_boost=float(rc.get("time_boost", TIME_BOOST)), as_of=parse_day(as_of, "--as-of"),
+            snippets=snippets, now=parse_now(now), time_mode=time, as_of=parse_day(as_of, "--as-of"),
+            time_boost=float(rc.get("time_boost", TIME_BOOST)),
         )  # fmt: skip
         hits = search(self.sources(), query, opt)
         if log and hits:
