@@ -33,7 +33,8 @@ from vaultmem.timefilter import parse_now  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
-FIELDS = ("id", "type", "title", "created", "date", "valid_from", "valid_until", "key", "context")
+FIELDS = ("id", "type", "title", "created", "date", "valid_from", "valid_until", "key", "status", "superseded_by",
+          "context")
 
 
 def build(root: Path, notes: list[dict]) -> None:

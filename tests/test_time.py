@@ -121,6 +121,8 @@ def test_as_of_answers_with_what_was_true_then(run, empty_vault):
     assert ids("--as-of", "2026-10-19") == ["reg2"]
     assert ids("--as-of", "2026-01-01") == []
     assert "--as-of" in failed(run("recall", "region", "--as-of", "someday"), 2)
+    past = json.loads(ok(run("recall", "deploy region app runs in September", "--now", "2026-11-22", "--json")))
+    assert past["results"][0]["id"] == "reg1"  # a question about a past period sees what was true then
     out = ok(run("recall", "deploy region", "--as-of", "2026-09-01", "--explain"))
     assert "superseded" in out.splitlines()[0] and "valid on 2026-09-01" in out
 

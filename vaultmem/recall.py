@@ -213,9 +213,9 @@ def _replacement(src: Sources, path: str, opt: Options) -> str | None:
     return None
 
 
-def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options) -> None:
+def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options, keep: frozenset | set = frozenset()) -> None:
     """Drop hidden notes; a superseded one hands its score to its live replacement."""
-    for path in [p for p in scored if not opt.filters.visible(src.records[p])]:
+    for path in [p for p in scored if not opt.filters.visible(src.records[p]) and p not in keep]:
         parts = scored.pop(path)
         new = _replacement(src, path, opt) if src.records[path].status == "superseded" else None
         if new is None or not opt.filters.metadata_match(src.records[new]):
@@ -315,8 +315,10 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         for path in inside:  # a note dated in the range competes even when its text ranks low
             if candidate(path):
                 scored.setdefault(path, parts_of(path))
-    _lifecycle(src, scored, opt)
-    _graph(src, scored, opt, parts_of, lambda p: candidate(p) and opt.filters.visible(records[p]))
+    # a question about a past period also sees what was true then and has been superseded since
+    past = inside if span is not None and span.end is not None and span.end < now.date() else set()
+    _lifecycle(src, scored, opt, past)
+    _graph(src, scored, opt, parts_of, lambda p: candidate(p) and (opt.filters.visible(records[p]) or p in past))
     stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
     final = {}
     for path, parts in scored.items():
