@@ -28,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
         "graph_decay": 0.5,
         "graph_seeds": 5,
         "anchor_depth": 2,
+        "time_boost": 1.0,  # added to notes dated in a query's time range (benchmarks/time_questions.py)
     },
     "adaptive": {
         "usefulness": 0.60, "recency": 0.25, "frequency": 0.15, "min_ratings": 3,

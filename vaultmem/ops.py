@@ -105,8 +105,8 @@ def remember(
     aged = _age_anchor(vault, type_, anchor, now)
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
-            "superseded": [{"id": r.key, "title": r.title, "similarity": _round(c), **({"key": key} if c is None else {})}
-                           for r, c in replaced] + aged,
+            "superseded": [{"id": r.key, "title": r.title, "similarity": _round(c),
+                            **({"key": key} if c is None else {})} for r, c in replaced] + aged,
             "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible]}  # fmt: skip
 
 

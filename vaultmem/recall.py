@@ -51,7 +51,7 @@ PROFILES: dict[str, dict[str, float]] = {
 RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
 GRAPH_WEIGHT = 0.3
 TIME_MODES = ("boost", "filter", "off")
-TIME_BOOST = 1.0  # added to the raw score of a note dated in a query's time range (benchmarks/time_questions.py)
+TIME_BOOST = DEFAULTS["recall"]["time_boost"]  # added to the raw score of a note dated in a query's time range
 ANCHOR_WEIGHT = 0.15
 BASELINE = 0.0  # the standardised score of an average note (see fusion.standardise)
 CANDIDATE_WEIGHT = 0.5  # an unconfirmed (status: candidate) memory ranks low until confirmed
@@ -213,8 +213,10 @@ def _replacement(src: Sources, path: str, opt: Options) -> str | None:
     return None
 
 
-def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options, keep: frozenset | set = frozenset()) -> None:
-    """Drop hidden notes; a superseded one hands its score to its live replacement."""
+def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options,
+               keep: frozenset | set = frozenset()) -> None:  # fmt: skip
+    """Drop hidden notes (except those in ``keep``); a superseded one hands its score to its
+    live replacement."""
     for path in [p for p in scored if not opt.filters.visible(src.records[p]) and p not in keep]:
         parts = scored.pop(path)
         new = _replacement(src, path, opt) if src.records[path].status == "superseded" else None
@@ -305,7 +307,8 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
                 and (opt.as_of is None or timefilter.valid_on(rec, opt.as_of))
                 and (span is None or opt.time_mode != "filter" or path in inside))  # fmt: skip
 
-    narrowed = opt.filters.restrictive or near or opt.as_of is not None or (span is not None and opt.time_mode == "filter")
+    filtered = span is not None and opt.time_mode == "filter"
+    narrowed = opt.filters.restrictive or near or opt.as_of is not None or filtered
     allowed = {p for p in records if candidate(p)} if narrowed else None
     scored, _, parts_of = _retrieve(src, query, opt, allowed)
     for path in near:

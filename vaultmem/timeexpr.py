@@ -153,7 +153,9 @@ def _relative(m: re.Match, kind: str, today: dt.date) -> tuple[dt.date, dt.date]
         n, unit = NUMBERS.get(g["n"].lower()) or int(g["n"]), g["unit"].lower()
         if unit == "day":
             day = today - dt.timedelta(days=n)
-            return (day - dt.timedelta(days=1), day + dt.timedelta(days=1)) if g["n"].lower() in ("a few", "few") else (day, day)
+            if g["n"].lower() in ("a few", "few"):
+                return day - dt.timedelta(days=1), day + dt.timedelta(days=1)
+            return day, day
         if unit in ("week", "fortnight"):
             return _week(today - dt.timedelta(days=UNIT_DAYS[unit] * n))
         if unit == "month":
@@ -195,7 +197,8 @@ RELATIVE = [
     ("today", r"(?:earlier\s+)?today|this\s+(?:morning|afternoon|evening)|tonight"),
     ("yesterday", r"yesterday(?:\s+(?:morning|afternoon|evening))?|last\s+night"),
     ("ago", NUM + r"\s+" + UNIT + r"\s+ago"),
-    ("past_n", r"(?:in\s+|over\s+|during\s+|within\s+|from\s+)?the\s+(?:last|past|previous)\s+(?:" + NUM + r"\s+)?" + UNIT),
+    ("past_n", r"(?:in\s+|over\s+|during\s+|within\s+|from\s+)?the\s+(?:last|past|previous)\s+"
+               r"(?:" + NUM + r"\s+)?" + UNIT),
     ("past_n", r"(?:the\s+)?(?:last|past)\s+" + NUM.replace("|an?|", "|") + r"\s+" + UNIT),
     ("last", r"(?:earlier\s+)?(?:last|previous)\s+(?P<unit2>week(?:end)?|month|year)"),
     ("this", r"(?:earlier\s+|later\s+)?this\s+(?P<unit2>week|month|year)"),
@@ -243,7 +246,8 @@ def _find_point(text: str, today: dt.date) -> tuple[re.Match, tuple[dt.date, dt.
                 days = resolve(m, kind, today)
                 if days is None:
                     continue
-                if best is None or m.start() < best[0].start() or (m.start() == best[0].start() and m.end() > best[0].end()):
+                here, there = (m.start(), -m.end()), (best[0].start(), -best[0].end()) if best else None
+                if there is None or here < there:  # leftmost, then longest
                     best = (m, days)
                 break
     return best
