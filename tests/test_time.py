@@ -220,6 +220,12 @@ def test_apply_keys_keeps_the_newest_and_ignores_other_types(open_vault, empty_v
     done = lifecycle.apply_keys(v, ["a.md", "b.md", "c.md"])
     assert [(d["id"], d["by"]) for d in done] == [("k1", "k2")]
     assert meta(empty_vault, "c.md").get("status") is None
+    write(empty_vault, "d.md", note("k4", "D", "4.", type="fact", created="2025-06-01"))
+    v.reindex()
+    assert lifecycle.apply_keys(v, ["d.md"]) == []  # no key: nothing to do
+    write(empty_vault, "d.md", note("k4", "D", "4.", type="fact", key="K", created="2025-06-01"))
+    v.reindex()  # an older note given the key later is superseded by the newest one
+    assert [(d["id"], d["by"]) for d in lifecycle.apply_keys(v, ["d.md"])] == [("k4", "k2")]
 
 
 # ------------------------------------------------------------------ the index schema

@@ -242,22 +242,25 @@ def _thresholds(cfg: dict, rec: "Record", context: list[str]) -> updates.Thresho
 
 def apply_keys(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
     """The subject-key rule for notes written by hand (the watcher calls it after a batch):
-    an active note with a ``key`` supersedes the older active notes of the same key, type and
-    scope. Only the old notes change (a guarded frontmatter change); a note that changed
-    since it was indexed is left for the next batch."""
+    of the active notes sharing a touched note's ``key``, type and scope, the newest supersedes
+    the others. Only those older notes change (a guarded frontmatter change); a note that
+    changed meanwhile is left for the next batch."""
     from .errors import Conflict
 
     records = vault.records()
-    done = []
     every = list(records)
+    done, seen = [], set()
     for path in sorted(set(paths)):
-        new = records.get(path)
-        if new is None or not new.subject or new.status != "active":
+        rec = records.get(path)
+        if rec is None or not rec.subject or rec.status != "active" or path in seen:
             continue
-        for old in same_key(vault, new.type or "", new.subject, new.scope, exclude=path):
-            if (old.created, old.path) >= (new.created, new.path):
-                continue
-            since = _day(start_of(new))
+        group = same_key(vault, rec.type or "", rec.subject, rec.scope)  # oldest first
+        seen.update(r.path for r in group)
+        if len(group) < 2:
+            continue
+        new = group[-1]
+        since = _day(start_of(new))
+        for old in group[:-1]:
             updates_ = {"status": "superseded", "superseded_by": link_to(new.path, every)}
             if since and not old.valid_until:
                 updates_["valid_until"] = since
