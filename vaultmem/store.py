@@ -15,10 +15,12 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .discovery import STATE_DIR, find_vault  # noqa: F401  (re-exported)
 from .errors import Conflict, NoteParseError, VaultError
 from .ignore import IgnoreRules
+from .lock import note_lock
 from .note import Note, content_hash, parse
 
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -214,13 +216,30 @@ class Store:
         return rel
 
     def replace(self, rel: str, text: str, expected_hash: str) -> None:
-        """Atomically rewrite a note, refusing if its content changed since it was read."""
-        current = content_hash(self.read_text(rel)) if (self.root / rel).exists() else None
-        if current != expected_hash:
-            raise Conflict(
-                f"{rel} changed on disk since it was read; re-read it and apply the change again"
-            )
-        atomic_write(self.abspath(rel), text)
+        """Atomically rewrite a note, refusing if its content changed since it was read.
+
+        The check and the rename happen under the note's lock, so two vaultmem writers
+        can never both pass the check against the same old text."""
+        self.update(rel, lambda _: text, expected_hash)
+
+    def update(self, rel: str, change: Callable[[str], str], expected_hash: str | None = None) -> tuple[str, str]:
+        """Read-modify-write one note under its lock: ``change(text)`` gives the new text.
+
+        With ``expected_hash`` (the hash of the text the caller read), refuses (Conflict)
+        if the note changed since; without it, ``change`` sees the current text, so
+        concurrent updates of the same note are applied one after the other and none is
+        lost. Returns (old text, new text); nothing is written when they are equal."""
+        full = self.abspath(rel)
+        with note_lock(full):
+            text = self.read_text(rel) if full.exists() else None
+            if text is None or (expected_hash is not None and content_hash(text) != expected_hash):
+                raise Conflict(
+                    f"{rel} changed on disk since it was read; re-read it and apply the change again"
+                )
+            new = change(text)
+            if new != text:
+                atomic_write(full, new)
+            return text, new
 
     def unique_path(self, folder: str, title: str) -> str:
         """A vault-relative path for a new note from its title, unique case-insensitively."""
