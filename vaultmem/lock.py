@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from .discovery import private_dir
 from .errors import Conflict, VaultError
 
 
@@ -56,7 +57,7 @@ class WriterLock:
 
     def acquire(self, role: str, wait: float = 0.0) -> bool:
         """Take the lock, waiting up to ``wait`` seconds; False if another holder keeps it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         deadline = time.monotonic() + wait
         while True:

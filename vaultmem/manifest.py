@@ -16,6 +16,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .discovery import owner_only, private_dir
 from .note import Note
 
 SCHEMA_VERSION = "1"
@@ -106,7 +107,8 @@ class Manifest:
                                       check_same_thread=False, timeout=30)  # fmt: skip
             self.db.row_factory = sqlite3.Row
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        owner_only(path)
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")

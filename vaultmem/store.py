@@ -253,13 +253,34 @@ class Store:
             name, n = f"{base} {n}.md", n + 1
         return f"{folder}/{name}" if folder else name
 
+    def folder(self, rel: str) -> Path:
+        """A folder inside the vault to write into, created one level at a time; refuses
+        (VaultError) when any level is, or leads through, a symlink out of the vault."""
+        current = self.root
+        for part in Path(rel).parts:
+            if part in ("", "."):
+                continue
+            current = current / part
+            if not os.path.lexists(current):
+                current.mkdir()
+            resolved = current.resolve()
+            if resolved != self.root and self.root not in resolved.parents:
+                raise VaultError(f"{self.relpath_lexical(current)} leads outside the vault; not writing there")
+            if not resolved.is_dir():
+                raise VaultError(f"{self.relpath_lexical(current)} is not a folder")
+            current = resolved
+        return current
+
+    def relpath_lexical(self, path: Path) -> str:
+        """Vault-relative path of ``path`` without following symlinks (for messages)."""
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
     def trash(self, rel: str) -> str:
         """Move a note into the vault's ``.trash/`` folder (as Obsidian does); returns its new path."""
         self.abspath(rel)
         parent = self.abspath(posixpath.dirname(rel) or ".")
         src = parent / posixpath.basename(rel)  # a symlinked note: move the link, not its target
-        dest_dir = self.root / ".trash" / self.relpath(parent)
-        dest_dir.mkdir(parents=True, exist_ok=True)
+        dest_dir = self.folder(posixpath.join(".trash", self.relpath(parent)))
         dest, n = dest_dir / src.name, 2
         while os.path.lexists(dest):
             dest, n = dest_dir / f"{src.stem} {n}{src.suffix}", n + 1
