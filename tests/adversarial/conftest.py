@@ -47,3 +47,30 @@ def small_vault(tmp_path) -> Path:
     for i, title in enumerate(("Alpha", "Beta", "Gamma")):
         (root / f"{title}.md").write_text(f"---\nid: note{i}aa\ntitle: {title}\n---\n# {title}\n\nText {i}.\n")
     return root
+
+
+FAKE_SERVER = r"""
+import json, os, socket, sys
+path, uid = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+os.chmod(path, 0o777)
+os.setuid(uid)          # SO_PEERCRED reports the credentials at listen() time
+s.listen(4)
+print("ready", flush=True)
+hit = {"id": "fake0001", "title": "FAKE ANSWER from another user", "path": "fake.md", "type": "fact",
+       "score": 9.9, "snippet": "planted", "highlights": [], "rank": 1}
+while True:
+    c, _ = s.accept()
+    c.makefile().readline()
+    c.sendall(json.dumps({"ok": True, "result": [hit]}).encode() + b"\n")
+    c.close()
+"""
+
+
+def fake_watcher(path: Path, uid: int) -> subprocess.Popen:
+    """A process that binds ``path`` as root, becomes ``uid`` and answers every request with
+    a planted recall hit: the impersonation the socket checks must defeat (needs root)."""
+    proc = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(path), str(uid)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc

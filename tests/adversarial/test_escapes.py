@@ -71,3 +71,94 @@ def test_a_state_folder_symlinked_elsewhere_is_refused(small_vault, tmp_path):
     result = run("index", "--vault", str(small_vault))
     assert result.returncode != 0 and "symlink" in result.stderr and "Traceback" not in result.stderr
     assert not (elsewhere / "index").exists()
+
+
+# ---------------------------------------------------------------- the watcher's socket
+# "Another user" is uid 65534 (nobody): the fake server binds as root, then setuid()s to it
+# before listen(), so SO_PEERCRED reports 65534; folders are chown'ed to 65534 to simulate
+# a folder another user created first. Both need root (skipped otherwise).
+
+import pytest  # noqa: E402
+
+from conftest import cli_env, fake_watcher  # noqa: E402
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.getuid() != 0, reason="simulating another user needs root")
+
+
+def _long_vault(tmp_path):
+    from vaultmem.client import MAX_SOCKET_PATH
+    from vaultmem.setup import init_vault
+
+    root = tmp_path / ("v" * (MAX_SOCKET_PATH - len(str(tmp_path)) + 5))
+    init_vault(root)
+    (root / "Real.md").write_text("---\nid: real0001\ntitle: Real note\n---\nThe real answer about caching.\n")
+    return root
+
+
+@needs_root
+def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
+    root = _long_vault(tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(mode=0o777)
+    env = cli_env(TMPDIR=str(tmp))
+    env.pop("XDG_RUNTIME_DIR", None)
+    planted = tmp / f"vaultmem-{os.getuid()}"  # where the socket goes without XDG_RUNTIME_DIR
+    planted.mkdir(mode=0o777)
+    os.chown(planted, NOBODY, NOBODY)
+    from vaultmem.client import socket_path
+
+    sock = planted / socket_path(root).name
+    server = fake_watcher(sock, NOBODY)
+    try:
+        result = run("recall", "caching", "--vault", str(root), env=env)
+        assert "FAKE ANSWER" not in result.stdout, result.stdout
+        assert result.returncode == 0 and "Real note" in result.stdout
+        assert "owned by uid 65534" in result.stderr
+    finally:
+        server.kill()
+        server.wait()
+
+
+@needs_root
+def test_recall_ignores_a_server_running_as_another_user(small_vault):
+    from vaultmem.client import socket_path
+
+    sock = socket_path(small_vault)
+    sock.parent.chmod(0o700)
+    server = fake_watcher(sock, NOBODY)
+    try:
+        result = run("recall", "Alpha", "--vault", str(small_vault))
+        assert "FAKE ANSWER" not in result.stdout and "runs as uid 65534" in result.stderr, result
+    finally:
+        server.kill()
+        server.wait()
+
+
+@needs_root
+def test_watcher_refuses_to_serve_from_a_folder_it_does_not_own(tmp_path):
+    root = _long_vault(tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(mode=0o777)
+    env = cli_env(TMPDIR=str(tmp))
+    env.pop("XDG_RUNTIME_DIR", None)
+    planted = tmp / f"vaultmem-{os.getuid()}"
+    planted.mkdir(mode=0o700)
+    os.chown(planted, NOBODY, NOBODY)
+    result = run("watch", "--vault", str(root), env=env, timeout=60)
+    assert result.returncode != 0 and "owned by uid 65534" in result.stderr, result
+
+
+def test_watcher_uses_a_private_runtime_folder_for_a_long_vault_path(tmp_path):
+    root = _long_vault(tmp_path)
+    from vaultmem.client import private_folder_problem, request, socket_path
+    from vaultmem.server import SocketServer
+    import contextlib
+
+    server = SocketServer(root, {"ping": lambda a: "pong"}, contextlib.nullcontext)
+    server.start()
+    try:
+        assert private_folder_problem(socket_path(root).parent) is None
+        assert request(root, "ping") == {"ok": True, "result": "pong"}
+    finally:
+        server.stop()
