@@ -7,6 +7,7 @@ a rewrite refuses to clobber a file whose content changed since it was read.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import posixpath
 import re
@@ -152,7 +153,10 @@ class Store:
         candidate = Path(rel)
         if candidate.is_absolute():
             raise VaultError(f"path {rel!r} is absolute; give a path inside the vault")
-        full = (self.root / candidate).resolve()
+        try:
+            full = (self.root / candidate).resolve()
+        except (RuntimeError, OSError):  # RuntimeError: Python < 3.13 on a symlink loop
+            raise NoteParseError(rel, "symlink loop (the link never reaches a file)") from None
         if full != self.root and self.root not in full.parents:
             raise VaultError(f"path {rel!r} leads outside the vault")
         return full
@@ -176,6 +180,8 @@ class Store:
         try:
             self.abspath(rel)
             return True
+        except NoteParseError:  # a loop: listed, so that reading it reports why it is skipped
+            return True
         except VaultError:
             return False
 
@@ -183,8 +189,11 @@ class Store:
         """mtime and size of a note file, or None if it is gone."""
         try:
             st = os.stat(self.root / rel)
-        except OSError:
-            return None
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                return None
+            st = os.lstat(self.root / rel)  # a symlink loop is there (and skipped when read)
+
         return FileStat(st.st_mtime_ns, st.st_size)
 
     def read_text(self, rel: str) -> str:

@@ -265,6 +265,7 @@ class Watcher:
         self.housekeeping = Housekeeping()
         self.server = SocketServer(self.root, service_ops(vault, self), self.gate.read) if serve else None
         self._observer = None
+        self._failures = 0  # batches failed in a row
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -327,6 +328,7 @@ class Watcher:
             self.housekeeping.after(applied=False, caller=self)
 
     SLICE = 128  # paths applied per step of a big batch
+    RETRIES = 3  # a failing batch is retried this often, then waits for the next file change
 
     def _slices(self, batch: Batch) -> list[Batch]:
         if batch.full:
@@ -339,14 +341,21 @@ class Watcher:
             summary = self.vault.reindex(None if batch.full else sorted(batch.paths))
         except VaultError:
             raise
-        except Exception as e:  # keep watching; retry everything on the next batch
+        except Exception as e:  # keep watching; retry a few times, then wait for the next change
             self.state.last_error = f"{type(e).__name__}: {e}"
-            log.error("could not apply a batch: %s", self.state.last_error)
-            self.batcher.add(full=True)
-            time.sleep(0.5)
+            self._failures += 1
+            if self._failures <= self.RETRIES:
+                log.error("could not apply a batch (retrying, %d of %d): %s", self._failures, self.RETRIES,
+                          self.state.last_error)  # fmt: skip
+                self.batcher.add(full=True)
+                time.sleep(0.5 * self._failures)
+            else:
+                log.error("could not apply a batch: %s; waiting for the next change", self.state.last_error)
             return
+        self._failures = 0
         self.state.batches += 1
         self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
+        self.state.last_error = None  # recovered: status shows only what is still wrong
         for path, reason in summary.errors.items():
             self.state.last_error = f"{path}: {reason}"
             log.warning("skipped %s: %s", path, reason)

@@ -74,3 +74,64 @@ def fake_watcher(path: Path, uid: int) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(path), str(uid)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
     return proc
+
+
+class Watching:
+    """A watcher of ``root`` running in a thread of this process (small test embedder)."""
+
+    def __init__(self, root: Path, embedder):
+        import threading
+
+        from vaultmem.vault import Vault
+        from vaultmem.watch import Watcher
+
+        self.vault = Vault(root, embedder=embedder)
+        self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5, serve=False)
+        self.watcher.start()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.watcher.run()
+        except BaseException as e:  # surfaced by the tests
+            self.error = e
+
+    def stop(self) -> None:
+        self.watcher.stop()
+        self.thread.join(timeout=15)
+        self.watcher.close()
+        self.vault.close()
+
+
+@pytest.fixture
+def watching(fake_embedder):
+    """Start watchers with ``watching(root)``; each is stopped when the test ends."""
+    started: list[Watching] = []
+
+    def _start(root: Path) -> Watching:
+        started.append(Watching(root, fake_embedder))
+        return started[-1]
+
+    yield _start
+    for w in started:
+        w.stop()
+
+
+def wait_for(condition, timeout: float = 15.0, what: str = "condition"):
+    """Poll ``condition()`` until it is truthy; its value, or AssertionError on timeout."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

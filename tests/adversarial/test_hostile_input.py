@@ -1,0 +1,87 @@
+"""Hostile input: loops, bombs, huge files and control characters cost bounded time and are
+skipped (or refused) with a reason; nothing else in the vault stops working.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from conftest import run, wait_for
+
+LOOP_REASON = "symlink loop"
+
+
+def _plant_loops(root) -> None:
+    os.symlink("b.md", root / "a.md")
+    os.symlink("a.md", root / "b.md")
+    os.symlink("self.md", root / "self.md")
+
+
+# ---------------------------------------------------------------- symlink loops
+
+
+def test_symlink_loops_are_skipped_with_a_reason_by_every_command(small_vault):
+    _plant_loops(small_vault)
+    v = str(small_vault)
+    index = run("index", "--vault", v)
+    assert index.returncode == 0 and "Traceback" not in index.stderr, index.stderr
+    for name in ("a.md", "b.md", "self.md"):
+        assert f"skipped {name}: {LOOP_REASON}" in index.stderr
+    status = run("status", "--vault", v)
+    assert status.returncode == 0 and f"a.md: {LOOP_REASON}" in status.stdout, status
+    listed = run("list", "--vault", v)
+    assert listed.returncode == 0 and "Alpha" in listed.stdout, listed
+    recall = run("recall", "Alpha", "--vault", v)
+    assert recall.returncode == 0 and "Alpha" in recall.stdout and "Traceback" not in recall.stderr, recall
+    show = run("show", "a.md", "--vault", v)
+    assert show.returncode != 0 and show.stderr.startswith("vaultmem: ") and "Traceback" not in show.stderr
+
+
+def test_watcher_skips_a_symlink_loop_once_and_keeps_going(small_vault, watching):
+    w = watching(small_vault)
+    _plant_loops(small_vault)
+    wait_for(lambda: LOOP_REASON in (w.watcher.state.last_error or ""), what="the loop to be reported")
+    batches = w.watcher.state.batches
+    time.sleep(2.0)  # a watcher retrying a failed batch would run several batches meanwhile
+    assert w.watcher.state.batches <= batches + 1 and w.error is None
+    (small_vault / "Delta.md").write_text("---\ntitle: Delta\n---\nDelta text.\n")
+    wait_for(lambda: "Delta.md" in w.vault.manifest.records(), what="a later note to be indexed")
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_work_beside_a_symlink_loop_and_name_it(small_vault, fake_embedder):
+    from mcp import Client
+
+    from vaultmem.mcp_server import build_server
+
+    _plant_loops(small_vault)
+    srv = build_server(small_vault, fake_embedder)
+    try:
+        async with Client(srv) as client:
+            result = await client.call_tool("recall", {"query": "Alpha"})
+            assert not result.is_error and "Alpha" in json.dumps(result.structured_content)
+            result = await client.call_tool("read_note", {"ref": "a.md"})
+            text = result.content[0].text
+            assert result.is_error and f"a.md: {LOOP_REASON}" in text, text  # the SDK prefixes "Error executing tool"
+    finally:
+        srv.memory.vault.close()
+
+
+def test_watcher_retries_a_failing_batch_a_few_times_not_forever(small_vault, watching, monkeypatch):
+    w = watching(small_vault)
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(time.monotonic())
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(w.vault, "reindex", broken)
+    (small_vault / "Delta.md").write_text("---\ntitle: Delta\n---\nDelta text.\n")
+    wait_for(lambda: calls, what="the batch to be tried")
+    time.sleep(5.0)  # retries back off 0.5, 1, 1.5 s: all done within 5 s
+    assert 1 + w.watcher.RETRIES == len(calls), len(calls)
+    assert "disk on fire" in w.watcher.status()["last_error"] and w.error is None
