@@ -74,6 +74,11 @@ class WriterLock:
         self._fd = fd
         return True
 
+    def still_held(self) -> bool:
+        """Whether the file this process locked is still the one at the lock's path (it is
+        not when someone deleted ``.vaultmem/``: a new lock file would not be locked)."""
+        return self._fd is not None and _same_file(self._fd, self.path)
+
     def release(self) -> None:
         if self._fd is not None:
             os.ftruncate(self._fd, 0)

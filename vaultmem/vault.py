@@ -110,9 +110,12 @@ class Vault:
             self._usage = None
         if self._bm25 is not None:
             self._bm25.close()
+            self._bm25 = None
         if self._manifest is not None:
             self._manifest.close()
             self._manifest = None
+        self._invalidate()  # a later use reopens everything from disk
+        self._synced = False
 
     def __enter__(self) -> "Vault":
         return self

@@ -246,6 +246,7 @@ class WatchState:
     last_batch: dict | None = None
     last_error: str | None = None
     polling: bool = False
+    rebuilds: int = 0  # times .vaultmem/ was deleted under the watcher and rebuilt
 
 
 class Watcher:
@@ -320,12 +321,40 @@ class Watcher:
                     return
                 if not self.root.is_dir():
                     raise VaultError(f"the vault folder {self.root} disappeared; stopping")
+                if self._state_lost():
+                    self._rebuild_state()
                 for part in self._slices(batch):
                     with self.gate.write():  # released between slices so recall is never held long
                         self._apply(part)
                 self.housekeeping.after(applied=bool(batch.paths or batch.full), caller=self)
         finally:  # an ended watcher no longer keeps a shared schedule busy
             self.housekeeping.after(applied=False, caller=self)
+
+    def _state_lost(self) -> bool:
+        """Whether ``.vaultmem/`` was deleted (or replaced) under this watcher: its lock
+        file or its manifest is no longer the one it holds open."""
+        return not self.lock.still_held() or not (self.vault.index_dir / "manifest.db").exists()
+
+    def _rebuild_state(self) -> None:
+        """Let go of the deleted indexes, take the writer lock again and rebuild from the
+        files; stops (VaultError) if another process took the new lock first."""
+        log.warning("%s/ was deleted under the watcher; rebuilding the indexes from the files", STATE_DIR)
+        with self.gate.write():
+            if self.server is not None:
+                self.server.stop()
+            self.vault.hold_lock(None)
+            self.lock.release()
+            self.vault.close()
+            if not self.lock.acquire("watch"):
+                holder = self.lock.holder() or {}
+                raise VaultError(f"{STATE_DIR}/ was deleted and another vaultmem process (pid {holder.get('pid', '?')}) "
+                                 "now writes the indexes; this watcher stops")  # fmt: skip
+            self.vault.hold_lock(self.lock)
+            self._apply(Batch(full=True))
+            if self.server is not None:
+                self.vault.warm()
+                self.server.start()
+        self.state.rebuilds += 1
 
     SLICE = 128  # paths applied per step of a big batch
     RETRIES = 3  # a failing batch is retried this often, then waits for the next file change
