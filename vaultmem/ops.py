@@ -21,7 +21,7 @@ from .lifecycle import check_new, mark_superseded
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
 from .note import as_list, content_hash, load_yaml_value, parse, render, set_fields, split_frontmatter
-from .store import new_id
+from .store import check_title, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import VaultState
@@ -59,9 +59,11 @@ def remember(
     types = known_types(vault.templates_dir)
     if type_ not in types:
         raise BadInput(f"unknown type {type!r}; known types: {', '.join(types)}")
-    title = (title or "").strip()
+    title = check_title((title or "").strip())
     if not title:
         raise BadInput("a memory needs a title")
+    if anchor:
+        check_title(anchor, "an anchor name")
     if scope not in (None, "project", "user"):
         raise BadInput(f"--scope: {scope!r} is not 'project' or 'user'")
     now = now or now_utc()
@@ -230,6 +232,8 @@ def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Ite
     updates: dict[str, Any] = dict(parse_assignment(s) for s in sets)
     if "id" in updates:
         raise BadInput("--set: the id of a note cannot be changed")
+    if isinstance(updates.get("title"), str):
+        check_title(updates["title"])
     if add_tags:
         current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
         for tag in (t.lstrip("#").strip() for t in add_tags):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from .discovery import STATE_DIR, find_vault  # noqa: F401  (re-exported)
-from .errors import Conflict, NoteParseError, VaultError
+from .errors import BadInput, Conflict, NoteParseError, VaultError
 from .ignore import IgnoreRules
 from .lock import note_lock
 from .note import Note, content_hash, parse
@@ -29,6 +29,28 @@ UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f]')
 WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 MAX_NAME = 120
 MAX_NAME_BYTES = 180  # file names are limited to 255 bytes; leave room for " 2.md" and temp names
+
+
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab, newline, carriage return
+
+
+def check_title(title: str, what: str = "a title") -> str:
+    """A one-line title without control characters (they break file names, YAML and
+    terminals); BadInput naming the first bad character otherwise."""
+    bad = CONTROL_RE.search(title) or re.search(r"[\t\r\n\u2028\u2029]", title)
+    if bad:
+        raise BadInput(f"{what} cannot contain control characters or line breaks (found U+{ord(bad.group()):04X}); nothing was written")
+    return title
+
+
+def check_text(rel: str, text: str, before: str = "") -> None:
+    """Refuse note text with NUL or other control characters (a NUL makes it unreadable),
+    except those already in ``before``, the text it replaces."""
+    known = set(CONTROL_RE.findall(before))
+    bad = next((m for m in CONTROL_RE.finditer(text) if m.group() not in known), None)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise BadInput(f"{rel}: text contains the control character U+{ord(bad.group()):04X} (line {line}); nothing was written")
 
 
 def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
@@ -221,6 +243,7 @@ class Store:
 
     def create(self, rel: str, text: str) -> str:
         """Write a new note; never replaces an existing file. Returns the path used."""
+        check_text(rel, text)
         atomic_write(self.abspath(rel), text, create_only=True)
         return rel
 
@@ -247,6 +270,7 @@ class Store:
                 )
             new = change(text)
             if new != text:
+                check_text(rel, new, text)
                 atomic_write(full, new)
             return text, new
 

@@ -85,3 +85,52 @@ def test_watcher_retries_a_failing_batch_a_few_times_not_forever(small_vault, wa
     time.sleep(5.0)  # retries back off 0.5, 1, 1.5 s: all done within 5 s
     assert 1 + w.watcher.RETRIES == len(calls), len(calls)
     assert "disk on fire" in w.watcher.status()["last_error"] and w.error is None
+
+
+# ---------------------------------------------------------------- control characters
+
+
+def _files(root) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if ".vaultmem" not in p.parts}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("title", ["Bad\x00title", "Bad\x01title", "Esc\x1b[31mred", "Two\nlines", "Del\x7f"])
+async def test_mcp_remember_refuses_control_characters_and_writes_nothing(small_vault, fake_embedder, title):
+    from mcp import Client
+
+    from vaultmem.mcp_server import build_server
+
+    before = _files(small_vault)
+    srv = build_server(small_vault, fake_embedder)
+    try:
+        async with Client(srv) as client:
+            for _ in range(2):  # a retry leaves nothing either
+                result = await client.call_tool("remember", {"type": "fact", "title": title, "content": "text"})
+                assert result.is_error and "control characters" in result.content[0].text
+            result = await client.call_tool("write_note", {"path": "New.md", "content": "---\ntitle: x\n---\nA\x01B\n"})
+            assert result.is_error and "U+0001" in result.content[0].text
+    finally:
+        srv.memory.vault.close()
+    assert _files(small_vault) == before
+
+
+def test_cli_refuses_control_characters_in_titles(small_vault):
+    from conftest import run
+
+    before = _files(small_vault)
+    v = str(small_vault)
+    for args in (["remember", "fact", "Bad\x01title", "text"], ["remember", "fact", "Ok", "text", "--anchor", "A\x1bB"],
+                 ["edit", "note0aa", "--set", "title=New\x07title"]):  # fmt: skip
+        result = run(*args, "--vault", v)
+        assert result.returncode == 2 and result.stderr.startswith("vaultmem: ") and "control characters" in result.stderr
+    assert _files(small_vault) == before and "title: Alpha" in (small_vault / "Alpha.md").read_text()
+
+
+def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
+    from conftest import run
+
+    (small_vault / "Alpha.md").write_text("---\nid: note0aa\ntitle: Alpha\n---\n# Alpha\n\npage\x0cbreak\n")
+    result = run("edit", "note0aa", "--set", "importance=7", "--vault", str(small_vault))
+    assert result.returncode == 0, result.stderr
+    assert "importance: 7" in (small_vault / "Alpha.md").read_text()
