@@ -280,6 +280,9 @@ def index(
         typer.echo(summary_line(summary) + (f", {embedded} chunks embedded" if embedded else ""))
         for path, reason in summary["errors"].items():
             err(f"skipped {path}: {reason}")
+        for path, (done, total) in summary.get("capped", {}).items():
+            typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
+                       "keyword search covers all of its text")  # fmt: skip
 
 
 @app.command()

@@ -24,6 +24,16 @@ from .note import Note
 from .store import Store
 
 Progress = Callable[[int, int], None]
+MAX_CHUNKS = 256  # chunks embedded per note (~40k words); config: [embedding] max_chunks
+
+
+def capped(pieces: list[str], limit: int) -> list[str]:
+    """At most ``limit`` chunks, spread evenly over the note (its start, middle and end
+    all get vectors); BM25 still indexes the whole text."""
+    if limit <= 0 or len(pieces) <= limit:
+        return pieces
+    step = len(pieces) / limit
+    return [pieces[int(i * step)] for i in range(limit)]
 
 
 @dataclass
@@ -37,6 +47,7 @@ class Summary:
     unchanged: int = 0
     embedded: int = 0
     errors: dict[str, str] = field(default_factory=dict)
+    capped: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (embedded, total) chunks
     seconds: float = 0.0
     touched: set[str] = field(default_factory=set)  # paths whose index entries changed
 
@@ -48,7 +59,8 @@ class Summary:
         return {
             "added": self.added, "updated": self.updated, "moved": self.moved,
             "removed": self.removed, "unchanged": self.unchanged, "embedded_chunks": self.embedded,
-            "errors": self.errors, "seconds": round(self.seconds, 3),
+            "errors": self.errors, "capped": {p: list(c) for p, c in self.capped.items()},
+            "seconds": round(self.seconds, 3),
         }  # fmt: skip
 
 
@@ -76,11 +88,13 @@ class _Batch:
 class Indexer:
     """Keeps the manifest, the BM25 index and the vectors equal to the files."""
 
-    def __init__(self, store: Store, manifest: Manifest, bm25: BM25Index, embedder: Embedder):
+    def __init__(self, store: Store, manifest: Manifest, bm25: BM25Index, embedder: Embedder,
+                 max_chunks: int = MAX_CHUNKS):  # fmt: skip
         self.store = store
         self.manifest = manifest
         self.bm25 = bm25
         self.embedder = embedder
+        self.max_chunks = max_chunks  # 0: no cap
 
     # ------------------------------------------------------------------ classify
 
@@ -135,6 +149,9 @@ class Indexer:
         texts: dict[str, str] = {}
         for note in notes:
             pieces = chunk(note.title, plain_text(note.body), max_tokens)
+            if len(pieces) > self.max_chunks > 0:
+                summary.capped[note.path] = (self.max_chunks, len(pieces))
+                pieces = capped(pieces, self.max_chunks)
             hashes = [chunk_hash(p) for p in pieces]
             chunk_rows[note.path] = hashes
             texts.update(zip(hashes, pieces))

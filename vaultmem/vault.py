@@ -28,7 +28,7 @@ from .bm25 import BM25Index
 from .embed import Embedder, make_embedder
 from .errors import BadInput, NoteNotFound, NoteParseError, VaultError
 from .filters import Filters
-from .indexer import Indexer, Progress, Summary
+from .indexer import MAX_CHUNKS, Indexer, Progress, Summary
 from .lock import WatcherRunning, WriterLock
 from .links import NoteKeys, Resolver, parse_link
 from .manifest import SCHEMA_VERSION as MANIFEST_VERSION
@@ -102,7 +102,15 @@ class Vault:
 
     @property
     def indexer(self) -> Indexer:
-        return Indexer(self.store, self.manifest, self.bm25, self.embedder)
+        return Indexer(self.store, self.manifest, self.bm25, self.embedder, self.max_chunks)
+
+    @property
+    def max_chunks(self) -> int:
+        """Chunks embedded per note at most (``[embedding] max_chunks``; 0: no cap)."""
+        value = self.config["embedding"].get("max_chunks", MAX_CHUNKS)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise BadInput(f"[embedding] max_chunks: {value!r} is not a whole number >= 0")
+        return value
 
     def close(self) -> None:
         if self._usage is not None:

@@ -134,3 +134,21 @@ def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
     result = run("edit", "note0aa", "--set", "importance=7", "--vault", str(small_vault))
     assert result.returncode == 0, result.stderr
     assert "importance: 7" in (small_vault / "Alpha.md").read_text()
+
+
+# ---------------------------------------------------------------- huge notes
+
+
+def test_a_huge_note_embeds_at_most_max_chunks_and_bm25_keeps_all_of_it(small_vault):
+    from conftest import run
+
+    (small_vault / ".vaultmem" / "config.toml").write_text("[embedding]\nmax_chunks = 5\n")
+    paragraphs = [f"Paragraph {i} talks about topic{i} in some detail. " * 20 for i in range(60)]
+    (small_vault / "Huge.md").write_text("---\ntitle: Huge\n---\n" + "\n\n".join(paragraphs) + "\nzebracorn at the end.\n")
+    result = run("index", "--vault", str(small_vault))
+    assert result.returncode == 0, result.stderr
+    total = 60 * 20 * 8 // 176  # words / words per chunk, roughly
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("Huge.md: embedded 5 of its "))
+    assert int(line.split()[5]) >= total // 2 and "8 chunks embedded" in result.stdout  # 3 small notes + 5
+    hits = run("recall", "zebracorn", "--mode", "bm25", "--vault", str(small_vault))
+    assert "Huge" in hits.stdout  # the last words are still found by keyword
