@@ -28,7 +28,7 @@ def _session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.S
     """A session whose reindexing shows a progress bar and reports what it did on stderr."""
 
     def report(summary: "Summary") -> None:
-        for path, reason in summary.errors.items():
+        for path, reason in summary.new_errors.items():  # once: `index` and `status` list them all
             err(f"skipped {path}: {reason}")
         if summary.changed and not quiet:
             err(f"indexed: {summary_line(summary.as_dict())}")

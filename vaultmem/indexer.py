@@ -47,6 +47,7 @@ class Summary:
     unchanged: int = 0
     embedded: int = 0
     errors: dict[str, str] = field(default_factory=dict)
+    new_errors: dict[str, str] = field(default_factory=dict)  # errors not recorded (so not reported) before
     capped: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (embedded, total) chunks
     seconds: float = 0.0
     touched: set[str] = field(default_factory=set)  # paths whose index entries changed
@@ -181,6 +182,9 @@ class Indexer:
         batch = self._scan(paths, known, summary)
         self._count(batch, known, summary)
         summary.errors = dict(batch.errors)
+        if batch.errors:
+            before = self.manifest.errors()
+            summary.new_errors = {p: r for p, r in batch.errors.items() if before.get(p) != r}
         if batch.stat_only:
             self.manifest.update_stats(batch.stat_only)
         if batch.upserts or batch.deletes or batch.errors:

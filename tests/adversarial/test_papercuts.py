@@ -1,0 +1,18 @@
+"""Papercuts found while trying vaultmem as a new user: small, but each one misled someone."""
+
+from __future__ import annotations
+
+from conftest import run
+
+
+def test_a_skipped_note_is_reported_once_not_on_every_recall(small_vault):
+    (small_vault / "Broken.md").write_text("---\ntitle: [unclosed\n---\nBody.\n")
+    v = str(small_vault)
+    first = run("recall", "Alpha", "--vault", v)
+    assert first.returncode == 0 and "skipped Broken.md" in first.stderr
+    again = run("recall", "Alpha", "--vault", v)
+    assert again.returncode == 0 and "skipped" not in again.stderr, again.stderr
+    assert "Broken.md" in run("status", "--vault", v).stdout  # still listed where asked for
+    assert "skipped Broken.md" in run("index", "--vault", v).stderr
+    (small_vault / "Broken.md").write_bytes(b"---\ntitle: ok\n---\nBody \xff.\n")  # broken differently
+    assert "skipped Broken.md" in run("recall", "Alpha", "--vault", v).stderr  # a new reason: reported again
