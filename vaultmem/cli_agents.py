@@ -21,12 +21,15 @@ def mcp(
     vault: VaultOpt = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
     port: Annotated[int, typer.Option(help="Port for --http.")] = 8765,
+    no_token: Annotated[bool, typer.Option("--no-token", help="--http without the access token: any local user could then read and write the vault.")] = False,
     agent: AgentOpt = None,
 ) -> None:
     """Serve the vault's memory to an agent over MCP (stdio by default; --http listens on
     127.0.0.1 only). Tools: wake, recall, remember, read_note, write_note, list_memories,
     stats, resolve, supersede, rate_memories, report_gap; resource memory://{id}.
 
+    Over --http every request must carry your access token (`vaultmem setup` prints it):
+    header "Authorization: Bearer TOKEN".
     With --agent (or $VAULTMEM_AGENT_ID) the server serves that agent's personal vault plus the
     shared and the user's vault, and refuses every other vault.
     Example: vaultmem mcp --vault ~/memory      vaultmem mcp --agent alice
@@ -39,9 +42,15 @@ def mcp(
         from .mcp_server import serve
     except ImportError as e:
         raise VaultError(f"the MCP server needs the mcp package ({e}); pip install 'mcp>=2.3,<3'") from None
+    token = None
+    if http and not no_token:
+        from .auth import token as access_token, token_path
+
+        token = access_token()
     if http:
-        err(f"serving {root or 'agent ' + str(agent)} on http://127.0.0.1:{port}/mcp; Ctrl-C stops")
-    serve(root, http=http, port=port, agent=agent if not vault else None)
+        guard = f"requests need the access token in {token_path()}" if token else "NO access token: any local user can use it"
+        err(f"serving {root or 'agent ' + str(agent)} on http://127.0.0.1:{port}/mcp ({guard}); Ctrl-C stops")
+    serve(root, http=http, port=port, agent=agent if not vault else None, token=token)
 
 
 @app.command()

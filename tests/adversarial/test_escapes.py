@@ -162,3 +162,74 @@ def test_watcher_uses_a_private_runtime_folder_for_a_long_vault_path(tmp_path):
         assert request(root, "ping") == {"ok": True, "result": "pong"}
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------- the MCP HTTP server
+# Any local user can connect to 127.0.0.1: the access token is what tells the owner apart.
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve_http(root, home, *extra):
+    import socket
+    import time
+
+    from conftest import start
+
+    port = _free_port()
+    proc = start("mcp", "--vault", str(root), "--http", "--port", str(port), *extra, env=cli_env(VAULTMEM_HOME=str(home)))
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+
+
+def _post(url: str, token: str | None):
+    import json
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()  # fmt: skip
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_mcp_http_refuses_requests_without_the_access_token(small_vault, tmp_path):
+    home = tmp_path / "home"
+    proc, url = _serve_http(small_vault, home)
+    try:
+        token = (home / "http-token").read_text().strip()
+        assert _mode(home / "http-token") == 0o600
+        assert _post(url, None) == 401
+        assert _post(url, "not-the-token") == 401
+        assert _post(url, token) == 200
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_mcp_http_without_token_only_when_asked_and_says_so(small_vault, tmp_path):
+    proc, url = _serve_http(small_vault, tmp_path / "home", "--no-token")
+    try:
+        assert _post(url, None) == 200
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "NO access token" in err
