@@ -59,6 +59,8 @@ def setup(
     vault: VaultOpt = None,
     write: Annotated[bool, typer.Option("--write", help="Merge the MCP server entry into the agent's config file, and for Claude Code the hooks into .claude/settings.json (backups kept).")] = False,
     config: Annotated[Optional[Path], typer.Option("--config", help="The agent's config file (default: its usual place).")] = None,
+    http: Annotated[bool, typer.Option("--http", help="Connect to `vaultmem mcp --http` (with your access token) instead of starting it over stdio.")] = False,
+    port: Annotated[int, typer.Option(help="Port of `vaultmem mcp --http`.")] = 8765,
     as_json: JsonOpt = False,
 ) -> None:
     """Print what an agent needs to use this vault: the MCP server entry, session hooks (where
@@ -69,13 +71,18 @@ def setup(
     from . import agents
 
     root = vault_root(vault)
-    plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config)
-    result = agents.write_config(Path(plan.config_path), plan.config_format, agents.server_entry(root)) if write else None
+    from .auth import token, token_path
+
+    url = f"http://127.0.0.1:{port}/mcp"
+    plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config, (url, token()) if http else None)
+    result = agents.write_config(Path(plan.config_path), plan.config_format, plan.server) if write else None
     hooks = agents.write_hooks(Path(plan.hooks_path), plan.hooks) if write and plan.agent == "claude" and plan.hooks_path else None
     if as_json:
         echo_json({**plan.as_dict(), "written": result, "hooks_written": hooks})
         return
     typer.echo(agents.render(plan))
+    if http:
+        typer.echo(f"access token for `vaultmem mcp --http` (kept in {token_path()}): {token()}")
     if result is None:
         typer.echo(f"(nothing written; `vaultmem setup {plan.agent} --write` merges the MCP entry into {plan.config_path})")
     elif result["changed"]:

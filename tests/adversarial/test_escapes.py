@@ -233,3 +233,19 @@ def test_mcp_http_without_token_only_when_asked_and_says_so(small_vault, tmp_pat
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     assert "NO access token" in err
+
+
+def test_setup_http_writes_the_token_into_an_owner_only_agent_config(small_vault, tmp_path):
+    import json
+
+    home, cfg = tmp_path / "home", tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"vaultmem": {"command": "vaultmem", "args": ["mcp"]}, "other": {"command": "x"}}}))
+    cfg.chmod(0o644)
+    env = cli_env(VAULTMEM_HOME=str(home))
+    result = run("setup", "claude", "--http", "--write", "--config", str(cfg), "--vault", str(small_vault), env=env)
+    assert result.returncode == 0, result.stderr
+    token = (home / "http-token").read_text().strip()
+    assert token in result.stdout  # printed for agents set up by hand
+    servers = json.loads(cfg.read_text())["mcpServers"]
+    assert servers["vaultmem"] == {"type": "http", "url": "http://127.0.0.1:8765/mcp", "headers": {"Authorization": f"Bearer {token}"}}
+    assert servers["other"] == {"command": "x"} and _mode(cfg) == 0o600
