@@ -466,7 +466,9 @@ class Vault:
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000) -> dict[str, Any]:  # fmt: skip
         """The session-start [MEMORY] block (see context.py)."""
-        return context.wake(self, anchor, task, profile, budget)
+        result = context.wake(self, anchor, task, profile, budget)
+        sessions.record_anchor(self, anchor)  # the session's checkpoint and sleep default to it
+        return result
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip

@@ -16,3 +16,21 @@ def test_a_skipped_note_is_reported_once_not_on_every_recall(small_vault):
     assert "skipped Broken.md" in run("index", "--vault", v).stderr
     (small_vault / "Broken.md").write_bytes(b"---\ntitle: ok\n---\nBody \xff.\n")  # broken differently
     assert "skipped Broken.md" in run("recall", "Alpha", "--vault", v).stderr  # a new reason: reported again
+
+
+def test_sleep_and_checkpoint_default_to_the_anchor_the_session_woke_with(small_vault):
+    v = str(small_vault)
+    assert run("remember", "project", "Project: Otter", "The otter project.", "--vault", v).returncode == 0
+    assert run("remember", "project", "Project: Badger", "The badger project.", "--vault", v).returncode == 0
+    assert run("wake", "--anchor", "Project: Otter", "--vault", v).returncode == 0
+    assert run("checkpoint", "wired the otter pump", "--vault", v).returncode == 0
+    assert run("sleep", "--summary", "Finished the otter pump wiring", "--vault", v).returncode == 0
+    block = run("wake", "--anchor", "Project: Otter", "--vault", v).stdout
+    assert "otter pump" in block, block  # before: written without anchor, so left out of this wake
+
+
+def test_sleep_defaults_to_the_only_project_anchor(small_vault):
+    v = str(small_vault)
+    assert run("remember", "project", "Project: Otter", "The otter project.", "--vault", v).returncode == 0
+    assert run("sleep", "--summary", "Tuned the otter turbine", "--vault", v).returncode == 0
+    assert "otter turbine" in run("wake", "--anchor", "Project: Otter", "--vault", v).stdout
