@@ -333,7 +333,7 @@ def _highlight(text: str, words: list[str]) -> str:
 
 def _print_hit(h: dict, explain: bool) -> None:
     head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
-    typer.echo(f"{head}  [{h['type'] or '-'}]  {h['score']:.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
+    typer.echo(f"{head}  [{h['type'] or '-'}]  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
     where = f"{h['vault']}:" if h.get("vault") else ""
     typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
     if h["snippet"]:

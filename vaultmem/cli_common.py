@@ -47,6 +47,10 @@ class Command(typer.core.TyperCommand):
         return guarded(super().invoke, ctx)
 
 
+# typer escapes "[" in "[default: ...]" for rich's HTML export whenever rich is installed, even
+# with rich_markup_mode=None, and plain help then shows "\[default: ...]": we never use rich.
+typer.core.HAS_RICH = False
+
 app = typer.Typer(
     cls=Group,
     name="vaultmem",

@@ -34,3 +34,16 @@ def test_sleep_defaults_to_the_only_project_anchor(small_vault):
     assert run("remember", "project", "Project: Otter", "The otter project.", "--vault", v).returncode == 0
     assert run("sleep", "--summary", "Tuned the otter turbine", "--vault", v).returncode == 0
     assert "otter turbine" in run("wake", "--anchor", "Project: Otter", "--vault", v).stdout
+
+
+def test_help_shows_defaults_without_a_stray_backslash():
+    out = run("recall", "--help").stdout
+    assert "[default: 10]" in out and "\\[" not in out, out
+
+
+def test_human_recall_output_has_no_negative_scores(small_vault):
+    import re
+
+    out = run("recall", "Alpha", "--vault", str(small_vault)).stdout
+    scores = [float(s) for s in re.findall(r"\]  (-?\d+\.\d+)", out)]
+    assert len(scores) == 3 and min(scores) >= 0, out  # unrelated notes scored below 0 before
