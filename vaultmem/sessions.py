@@ -15,12 +15,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import ops
 from .discovery import STATE_DIR, private_dir
-from .store import atomic_write
-
 from .errors import BadInput
 from .filters import now_utc
-from . import ops
 from .lifecycle import link_to, mark_superseded
 from .note import content_hash
 from .store import atomic_write
