@@ -20,7 +20,6 @@ from .discovery import STATE_DIR, private_dir
 from .errors import BadInput
 from .filters import now_utc
 from .lifecycle import link_to, mark_superseded
-from .note import content_hash
 from .store import atomic_write
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,18 +83,20 @@ def _handoff_of(vault: "VaultState", session: str) -> "Record | None":
 
 
 def _append(vault: "VaultState", rec: "Record", heading: str, lines: list[str]) -> None:
-    """Append lines under a ``## heading`` of a note (adding the heading if missing); guarded."""
-    text = vault.store.read_text(rec.path)
+    """Append lines under a ``## heading`` of a note (adding the heading if missing), under
+    the note's lock (concurrent checkpoints of one session all land)."""
     block = "\n".join(lines)
-    m = re.search(rf"^## {re.escape(heading)}\s*$", text, re.M)
-    if m:
+
+    def append(text: str) -> str:
+        m = re.search(rf"^## {re.escape(heading)}\s*$", text, re.M)
+        if not m:
+            return f"{text.rstrip()}\n\n## {heading}\n{block}\n"
         nxt = re.search(r"^#{1,2} ", text[m.end():], re.M)
         at = m.end() + nxt.start() if nxt else len(text)
         head = text[:at].rstrip("\n")
-        new = f"{head}\n{block}\n" + (f"\n{text[at:]}" if nxt else "")
-    else:
-        new = f"{text.rstrip()}\n\n## {heading}\n{block}\n"
-    vault.store.replace(rec.path, new, content_hash(text))
+        return f"{head}\n{block}\n" + (f"\n{text[at:]}" if nxt else "")
+
+    vault.store.update(rec.path, append)
 
 
 def _new_handoff(vault: "VaultState", session: str, anchor: str | None, body: str) -> "Record":

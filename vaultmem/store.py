@@ -271,6 +271,8 @@ class Store:
             new = change(text)
             if new != text:
                 check_text(rel, new, text)
+                if self.read_text(rel) != text:  # an editor that ignores the lock saved meanwhile
+                    raise Conflict(f"{rel} changed on disk while it was being updated; nothing was written, try again")
                 atomic_write(full, new)
             return text, new
 
