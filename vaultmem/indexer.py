@@ -24,7 +24,7 @@ from .note import Note
 from .store import Store
 
 Progress = Callable[[int, int], None]
-MAX_CHUNKS = 256  # chunks embedded per note (~40k words); config: [embedding] max_chunks
+MAX_CHUNKS = 256  # chunks embedded per note (~40k words); a vault sets [embedding] max_chunks
 
 
 def capped(pieces: list[str], limit: int) -> list[str]:

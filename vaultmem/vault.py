@@ -28,7 +28,7 @@ from .bm25 import BM25Index
 from .embed import Embedder, make_embedder
 from .errors import BadInput, NoteNotFound, NoteParseError, VaultError
 from .filters import Filters
-from .indexer import MAX_CHUNKS, Indexer, Progress, Summary
+from .indexer import Indexer, Progress, Summary
 from .lock import WatcherRunning, WriterLock
 from .links import NoteKeys, Resolver, parse_link
 from .manifest import SCHEMA_VERSION as MANIFEST_VERSION
@@ -107,7 +107,7 @@ class Vault:
     @property
     def max_chunks(self) -> int:
         """Chunks embedded per note at most (``[embedding] max_chunks``; 0: no cap)."""
-        value = self.config["embedding"].get("max_chunks", MAX_CHUNKS)
+        value = self.config["embedding"]["max_chunks"]
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise BadInput(f"[embedding] max_chunks: {value!r} is not a whole number >= 0")
         return value

@@ -68,3 +68,17 @@ def test_a_second_writer_after_the_deletion_stops_the_watcher_cleanly(small_vaul
         assert not w.thread.is_alive() and "another vaultmem process" in str(w.error)
     finally:
         other.release()
+
+
+def test_a_model_folder_whose_links_dangle_is_assembled_again(tmp_path):
+    """The model cache is shared by every venv of the user; its links point into the venv that
+    assembled it, and that venv can be deleted (this broke every command on the dev machine)."""
+    import os
+
+    from vaultmem.embed import default_model_dir
+
+    target = default_model_dir(tmp_path)
+    gone = tmp_path / "removed-venv" / "model.onnx"
+    os.unlink(target / "model.onnx")
+    os.symlink(gone, target / "model.onnx")  # what a removed venv leaves behind
+    assert default_model_dir(tmp_path) == target and (target / "model.onnx").exists()
