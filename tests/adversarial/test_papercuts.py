@@ -47,3 +47,27 @@ def test_human_recall_output_has_no_negative_scores(small_vault):
     out = run("recall", "Alpha", "--vault", str(small_vault)).stdout
     scores = [float(s) for s in re.findall(r"\]  (-?\d+\.\d+)", out)]
     assert len(scores) == 3 and min(scores) >= 0, out  # unrelated notes scored below 0 before
+
+
+def test_readme_set_up_commands_agree_and_delete_mentions_force():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    setup = readme.split("## Set up", 1)[1].split("## A short tour", 1)[0]
+    commands = [ln for ln in setup.splitlines() if ln.startswith("python3 -m venv")]
+    assert len(commands) == 2 and not any("HF_HUB_OFFLINE=1 " in c for c in commands), commands
+    assert "--force" in next(ln for ln in readme.splitlines() if ln.startswith("vaultmem delete"))
+
+
+def test_the_default_model_loads_without_hf_hub_offline_set(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    env = cli_env()
+    env.pop("HF_HUB_OFFLINE")
+    code = ("import os; from vaultmem.embed import FastEmbedder, DEFAULT_MODEL; "
+            "FastEmbedder(DEFAULT_MODEL).embed(['x']); print(os.environ.get('HF_HUB_OFFLINE'))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr
