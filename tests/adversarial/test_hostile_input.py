@@ -152,3 +152,33 @@ def test_a_huge_note_embeds_at_most_max_chunks_and_bm25_keeps_all_of_it(small_va
     assert int(line.split()[5]) >= total // 2 and "8 chunks embedded" in result.stdout  # 3 small notes + 5
     hits = run("recall", "zebracorn", "--mode", "bm25", "--vault", str(small_vault))
     assert "Huge" in hits.stdout  # the last words are still found by keyword
+
+
+# ---------------------------------------------------------------- YAML bombs
+
+BOMB = """---
+title: Bomb
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+---
+Boom.
+"""
+
+
+def test_a_yaml_alias_bomb_is_skipped_with_a_reason_in_bounded_time(small_vault):
+    """The 389-byte 'billion laughs' kept `vaultmem index` busy for ~6 minutes; the subprocess
+    timeout (60 s, mostly model loading on a busy machine) is the bound checked here."""
+    from conftest import run
+
+    (small_vault / "Bomb.md").write_text(BOMB)
+    result = run("index", "--vault", str(small_vault), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "skipped Bomb.md: " in result.stderr and "aliases expand to more than" in result.stderr, result.stderr
+    assert "3 added" in result.stdout  # the other notes are indexed as usual
