@@ -674,14 +674,15 @@ app.add_typer(vault_app, name="vault")
 def vault_add(
     name: Annotated[str, typer.Argument(help="Short name: an agent id, 'shared', 'user', or any other.")],
     path: Annotated[Path, typer.Argument(help="The vault folder (made a vault if it is not one).")],
+    create: Annotated[bool, typer.Option("--create", help="Create the folder if it does not exist.")] = False,
 ) -> None:
     """Register a vault under a name.
 
-    Example: vaultmem vault add shared ./vaults/shared
+    Example: vaultmem vault add shared ./vaults/shared   |   vaultmem vault add alice ~/memory/alice --create
     """
     from .registry import Registry
 
-    typer.echo(f"{name} -> {Registry().add(name, path)}")
+    typer.echo(f"{name} -> {Registry().add(name, path, create)}")
 
 
 @vault_app.command("list")

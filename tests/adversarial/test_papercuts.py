@@ -71,3 +71,23 @@ def test_the_default_model_loads_without_hf_hub_offline_set(tmp_path):
             "FastEmbedder(DEFAULT_MODEL).embed(['x']); print(os.environ.get('HF_HUB_OFFLINE'))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr
+
+
+def test_vault_add_of_a_missing_path_asks_for_create(tmp_path):
+    from conftest import cli_env
+
+    env = cli_env(VAULTMEM_HOME=str(tmp_path / "home"))
+    typo = tmp_path / "memroy"
+    result = run("vault", "add", "work", str(typo), env=env)
+    assert result.returncode == 2 and "--create" in result.stderr and not typo.exists()
+    assert run("vault", "add", "work", str(typo), "--create", env=env).returncode == 0
+    assert (typo / ".vaultmem").is_dir()
+
+
+def test_recall_for_an_agent_without_a_vault_says_so(tmp_path):
+    from conftest import cli_env
+
+    (tmp_path / "team" / "shared" / ".vaultmem").mkdir(parents=True)
+    env = cli_env(VAULTMEM_HOME=str(tmp_path / "home"), VAULTMEM_TEAM_DIR=str(tmp_path / "team"))
+    result = run("recall", "anything", "--agent", "alice", env=env)
+    assert result.returncode == 2 and "no vault for agent 'alice'" in result.stderr, result.stderr
