@@ -24,6 +24,7 @@ from .note import Note
 from .store import Store
 
 Progress = Callable[[int, int], None]
+PROGRESS_STEP = 16  # chunks embedded between progress reports (~1 s on 2 busy cores)
 MAX_CHUNKS = 256  # chunks embedded per note (~40k words); a vault sets [embedding] max_chunks
 
 
@@ -159,7 +160,9 @@ class Indexer:
         cached = self.manifest.cached_embeddings(self.embedder.name, texts)
         missing = [h for h in texts if h not in cached]
         vectors: dict[str, np.ndarray] = {}
-        step = 256
+        step = PROGRESS_STEP
+        if progress and missing:
+            progress(0, len(missing))  # before the first batch: the model may still have to load
         for i in range(0, len(missing), step):
             part = missing[i : i + step]
             for h, vec in zip(part, self.embedder.embed([texts[h] for h in part])):

@@ -91,3 +91,42 @@ def test_recall_for_an_agent_without_a_vault_says_so(tmp_path):
     env = cli_env(VAULTMEM_HOME=str(tmp_path / "home"), VAULTMEM_TEAM_DIR=str(tmp_path / "team"))
     result = run("recall", "anything", "--agent", "alice", env=env)
     assert result.returncode == 2 and "no vault for agent 'alice'" in result.stderr, result.stderr
+
+
+def test_first_index_reports_progress_in_visible_steps_from_before_the_model_loads(demo_copy, fake_embedder):
+    """The bar used to get one report (0% and 100% at once) after ~15 s of silence."""
+    from vaultmem.vault import Vault
+
+    events: list = []
+
+    class Watched:
+        name, max_tokens = fake_embedder.name, fake_embedder.max_tokens
+
+        def embed(self, texts):
+            events.append(("embed", len(texts)))
+            return fake_embedder.embed(texts)
+
+    v = Vault(demo_copy, embedder=Watched())
+    try:
+        v.reindex(progress=lambda done, total: events.append(("progress", done, total)))
+    finally:
+        v.close()
+    reports = [e for e in events if e[0] == "progress"]
+    assert events[0][0] == "progress" and reports[0][1] == 0  # shown before the first embed call
+    total = reports[0][2]
+    assert len(reports) >= 1 + total // 16 and reports[-1][1] == total  # a step every 16 chunks
+    assert all(b[1] > a[1] for a, b in zip(reports, reports[1:]))
+
+
+def test_the_bar_shows_a_loading_line_on_a_terminal(monkeypatch, capsys):
+    import sys
+
+    from vaultmem.cli_common import EmbeddingBar
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    bar = EmbeddingBar()
+    bar(0, 74)
+    bar(16, 74)
+    bar.close()
+    err = capsys.readouterr().err
+    assert "loading the embedding model, then embedding 74 chunks" in err and "embedding" in err
