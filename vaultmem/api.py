@@ -285,6 +285,16 @@ class Session:
             return MultiVault(self.vaults).list_notes(limit=limit, **filters)
         return self.only().list_notes(limit=limit, **filters)
 
+    def new_skips(self) -> dict[str, str]:
+        """Notes the vaults read so far skipped and no index reports yet (``vault:path`` keys
+        when several vaults are read)."""
+        many = len(self._opened) > 1
+        return {(f"{self.named_of(v)}:{p}" if many else p): r
+                for v in self._opened.values() for p, r in v.new_skips().items()}  # fmt: skip
+
+    def named_of(self, vault: "Vault") -> str:
+        return next((n for n, p in self.named.items() if Path(p).resolve() == vault.root), str(vault.root))
+
     def write_vault(self, shared: bool = False, scope: str | None = None) -> "Vault":
         """The vault a new memory goes to (see ``write_root``), fresh."""
         ref = self.refs[0] if len(self.refs) == 1 else None

@@ -143,7 +143,10 @@ def list_cmd(
     Example: vaultmem list --type decision --since 30d
     """
     filters = {"types": type, "statuses": status, "tags": tag, "since": since, "importance": importance, "scope": scope}
-    rows = api.Session(vault, agent).list_notes(limit=None if show_all else limit, **filters)
+    session = api.Session(vault, agent)
+    rows = session.list_notes(limit=None if show_all else limit, **filters)
+    for path, reason in session.new_skips().items():
+        err(f"skipped {path}: {reason}")
     if as_json:
         echo_json(rows)
         return

@@ -72,6 +72,7 @@ class Vault:
         self._held_lock: WriterLock | None = None
         self._usage: UsageStore | None = None
         self._memo: dict = {}  # raw scores of recent queries; cleared whenever the indexes change
+        self.skipped: dict[str, str] = {}  # notes the last catalog() could not read, with the reason
 
     # ------------------------------------------------------------------ opening
 
@@ -347,9 +348,17 @@ class Vault:
             try:
                 out[path] = Record.from_note(self.store.read(path), st.mtime_ns, st.size)
             except (NoteParseError, OSError) as e:
+                reason = e.reason if isinstance(e, NoteParseError) else (e.strerror or str(e))
+                self.skipped[path] = reason
                 if errors is not None:
                     errors[path] = str(e)
         return out
+
+    def new_skips(self) -> dict[str, str]:
+        """Notes ``catalog`` skipped that the indexes do not already report (with this reason):
+        what a command that read notes should tell its user, once."""
+        known = self.index_errors() if self.skipped and (self.index_dir / "manifest.db").exists() else {}
+        return {p: r for p, r in self.skipped.items() if known.get(p) != r}
 
     def find(self, ref: str, records: dict[str, Record] | None = None) -> Record:
         """A note by id, vault-relative path, title, alias or file name."""

@@ -130,3 +130,10 @@ def test_the_bar_shows_a_loading_line_on_a_terminal(monkeypatch, capsys):
     bar.close()
     err = capsys.readouterr().err
     assert "loading the embedding model, then embedding 74 chunks" in err and "embedding" in err
+
+
+def test_list_reports_a_note_it_skips(small_vault):
+    (small_vault / "Broken.md").write_text("---\ntitle: [unclosed\n---\nBody.\n")
+    result = run("list", "--vault", str(small_vault))
+    assert result.returncode == 0 and "Alpha" in result.stdout
+    assert result.stderr.count("skipped Broken.md: ") == 1, result.stderr  # was: silently left out
