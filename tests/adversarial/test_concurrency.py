@@ -16,6 +16,7 @@ import pytest
 from conftest import run, start
 
 WRITERS = 10
+pytestmark = pytest.mark.model  # every vaultmem edit loads the real embedding model to index
 
 
 def _race(root, tag: str) -> list[tuple[int, str, str]]:

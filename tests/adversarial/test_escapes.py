@@ -1,13 +1,17 @@
 """Escapes: nothing vaultmem writes or follows leaves the vault; its state is owner-only.
 
-Tests run as root here, so "another user" is simulated: a folder is chown'ed to another
-uid (root still sees the owner change), or the uid a check compares with is monkeypatched.
+Tests run as root here, so "another user" is simulated with uid 65534 (nobody): a folder is
+chown'ed to it (root still sees the owner change), and a fake watcher binds its socket as root
+then setuid()s to it before listen(), so SO_PEERCRED reports 65534. Both need root (skipped
+otherwise).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+
+import pytest
 
 from conftest import run
 
@@ -41,6 +45,7 @@ def test_delete_into_a_real_trash_still_works(small_vault):
     result = run("delete", "note0aa", "--force", "--vault", str(small_vault))
     assert result.returncode == 0, result.stderr
     assert (small_vault / ".trash" / "Alpha.md").exists() and not (small_vault / "Alpha.md").exists()
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
 def test_state_folder_and_its_files_are_owner_only(tmp_path):
@@ -56,6 +61,7 @@ def test_state_folder_and_its_files_are_owner_only(tmp_path):
             assert _mode(path) == 0o700, path
         elif path.name.startswith(("usage.db", "manifest.db")):
             assert _mode(path) == 0o600, path
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
 def test_an_existing_open_state_folder_is_tightened(small_vault):
@@ -78,8 +84,6 @@ def test_a_state_folder_symlinked_elsewhere_is_refused(small_vault, tmp_path):
 # before listen(), so SO_PEERCRED reports 65534; folders are chown'ed to 65534 to simulate
 # a folder another user created first. Both need root (skipped otherwise).
 
-import pytest  # noqa: E402
-
 from conftest import cli_env, fake_watcher  # noqa: E402
 
 NOBODY = 65534
@@ -96,6 +100,7 @@ def _long_vault(tmp_path):
     return root
 
 
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 @needs_root
 def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
     root = _long_vault(tmp_path)
@@ -120,6 +125,7 @@ def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
         server.wait()
 
 
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 @needs_root
 def test_recall_ignores_a_server_running_as_another_user(small_vault):
     from vaultmem.client import socket_path
@@ -209,6 +215,7 @@ def _post(url: str, token: str | None):
             return r.status
     except urllib.error.HTTPError as e:
         return e.code
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
 def test_mcp_http_refuses_requests_without_the_access_token(small_vault, tmp_path):
@@ -223,6 +230,7 @@ def test_mcp_http_refuses_requests_without_the_access_token(small_vault, tmp_pat
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
 def test_mcp_http_without_token_only_when_asked_and_says_so(small_vault, tmp_path):

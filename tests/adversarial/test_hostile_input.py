@@ -22,6 +22,7 @@ def _plant_loops(root) -> None:
 
 
 # ---------------------------------------------------------------- symlink loops
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
 def test_symlink_loops_are_skipped_with_a_reason_by_every_command(small_vault):
@@ -125,6 +126,7 @@ def test_cli_refuses_control_characters_in_titles(small_vault):
         result = run(*args, "--vault", v)
         assert result.returncode == 2 and result.stderr.startswith("vaultmem: ") and "control characters" in result.stderr
     assert _files(small_vault) == before and "title: Alpha" in (small_vault / "Alpha.md").read_text()
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
 def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
@@ -137,6 +139,7 @@ def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
 
 
 # ---------------------------------------------------------------- huge notes
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
 def test_a_huge_note_embeds_at_most_max_chunks_and_bm25_keeps_all_of_it(small_vault):
@@ -170,6 +173,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 ---
 Boom.
 """
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
 def test_a_yaml_alias_bomb_is_skipped_with_a_reason_in_bounded_time(small_vault):
