@@ -17,6 +17,7 @@ import numpy as np
 
 from .bm25 import BM25Index, Doc
 from .chunking import chunk, plain_text
+from .config import DEFAULTS
 from .embed import Embedder
 from .errors import NoteParseError
 from .manifest import Manifest, Record
@@ -25,7 +26,7 @@ from .store import Store
 
 Progress = Callable[[int, int], None]
 PROGRESS_STEP = 16  # chunks embedded between progress reports (~1 s on 2 busy cores)
-MAX_CHUNKS = 256  # chunks embedded per note (~40k words); a vault sets [embedding] max_chunks
+MAX_CHUNKS: int = DEFAULTS["embedding"]["max_chunks"]  # chunks embedded per note (256: ~40k words)
 
 
 def capped(pieces: list[str], limit: int) -> list[str]:

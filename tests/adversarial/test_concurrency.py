@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import run, start
+from .adversarial_helpers import run, start
 
 WRITERS = 10
 pytestmark = pytest.mark.model  # every vaultmem edit loads the real embedding model to index

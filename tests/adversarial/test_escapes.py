@@ -13,7 +13,7 @@ import stat
 
 import pytest
 
-from conftest import run
+from .adversarial_helpers import run
 
 
 def _mode(path) -> int:
@@ -84,7 +84,7 @@ def test_a_state_folder_symlinked_elsewhere_is_refused(small_vault, tmp_path):
 # before listen(), so SO_PEERCRED reports 65534; folders are chown'ed to 65534 to simulate
 # a folder another user created first. Both need root (skipped otherwise).
 
-from conftest import cli_env, fake_watcher  # noqa: E402
+from .adversarial_helpers import cli_env, fake_watcher  # noqa: E402
 
 NOBODY = 65534
 needs_root = pytest.mark.skipif(os.getuid() != 0, reason="simulating another user needs root")
@@ -186,7 +186,7 @@ def _serve_http(root, home, *extra):
     import socket
     import time
 
-    from conftest import start
+    from .adversarial_helpers import start
 
     port = _free_port()
     proc = start("mcp", "--vault", str(root), "--http", "--port", str(port), *extra, env=cli_env(VAULTMEM_HOME=str(home)))

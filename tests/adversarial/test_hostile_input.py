@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import run, wait_for
+from .adversarial_helpers import run, wait_for
 
 LOOP_REASON = "symlink loop"
 
@@ -117,7 +117,7 @@ async def test_mcp_remember_refuses_control_characters_and_writes_nothing(small_
 
 
 def test_cli_refuses_control_characters_in_titles(small_vault):
-    from conftest import run
+    from .adversarial_helpers import run
 
     before = _files(small_vault)
     v = str(small_vault)
@@ -130,7 +130,7 @@ def test_cli_refuses_control_characters_in_titles(small_vault):
 
 
 def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
-    from conftest import run
+    from .adversarial_helpers import run
 
     (small_vault / "Alpha.md").write_text("---\nid: note0aa\ntitle: Alpha\n---\n# Alpha\n\npage\x0cbreak\n")
     result = run("edit", "note0aa", "--set", "importance=7", "--vault", str(small_vault))
@@ -143,7 +143,7 @@ def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
 
 
 def test_a_huge_note_embeds_at_most_max_chunks_and_bm25_keeps_all_of_it(small_vault):
-    from conftest import run
+    from .adversarial_helpers import run
 
     (small_vault / ".vaultmem" / "config.toml").write_text("[embedding]\nmax_chunks = 5\n")
     paragraphs = [f"Paragraph {i} talks about topic{i} in some detail. " * 20 for i in range(60)]
@@ -179,7 +179,7 @@ Boom.
 def test_a_yaml_alias_bomb_is_skipped_with_a_reason_in_bounded_time(small_vault):
     """The 389-byte 'billion laughs' kept `vaultmem index` busy for ~6 minutes; the subprocess
     timeout (60 s, mostly model loading on a busy machine) is the bound checked here."""
-    from conftest import run
+    from .adversarial_helpers import run
 
     (small_vault / "Bomb.md").write_text(BOMB)
     result = run("index", "--vault", str(small_vault), timeout=60)

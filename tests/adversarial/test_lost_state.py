@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import wait_for
+from .adversarial_helpers import wait_for
 
 
 def test_watcher_status_clears_the_last_error_after_recovery(small_vault, watching, monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run
+from .adversarial_helpers import run
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
@@ -70,7 +70,7 @@ def test_the_default_model_loads_without_hf_hub_offline_set(tmp_path):
     import subprocess
     import sys
 
-    from conftest import cli_env
+    from .adversarial_helpers import cli_env
 
     env = cli_env()
     env.pop("HF_HUB_OFFLINE")
@@ -81,7 +81,7 @@ def test_the_default_model_loads_without_hf_hub_offline_set(tmp_path):
 
 
 def test_vault_add_of_a_missing_path_asks_for_create(tmp_path):
-    from conftest import cli_env
+    from .adversarial_helpers import cli_env
 
     env = cli_env(VAULTMEM_HOME=str(tmp_path / "home"))
     typo = tmp_path / "memroy"
@@ -92,7 +92,7 @@ def test_vault_add_of_a_missing_path_asks_for_create(tmp_path):
 
 
 def test_recall_for_an_agent_without_a_vault_says_so(tmp_path):
-    from conftest import cli_env
+    from .adversarial_helpers import cli_env
 
     (tmp_path / "team" / "shared" / ".vaultmem").mkdir(parents=True)
     env = cli_env(VAULTMEM_HOME=str(tmp_path / "home"), VAULTMEM_TEAM_DIR=str(tmp_path / "team"))
