@@ -242,10 +242,15 @@ def _vaultmem() -> str:
 
 
 @pytest.mark.model  # the server subprocess loads the real model
-async def test_http_serves_on_localhost_only(empty_vault):
+async def test_http_serves_on_localhost_only(empty_vault, tmp_path):
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    from vaultmem import auth
+
     port = _free_port()
+    env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home")}
     proc = subprocess.Popen([_vaultmem(), "mcp", "--vault", str(empty_vault), "--http", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -255,7 +260,13 @@ async def test_http_serves_on_localhost_only(empty_vault):
             except OSError:
                 assert proc.poll() is None, proc.stderr.read()
                 time.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        os.environ["VAULTMEM_HOME"] = env["VAULTMEM_HOME"]  # the server made the token there
+        try:
+            headers = {"Authorization": f"Bearer {auth.token()}"}
+        finally:
+            del os.environ["VAULTMEM_HOME"]
+        transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers))
+        async with Client(transport) as client:
             _, _, stats = await call(client, "stats")
             assert stats["notes"] == 0
     finally:

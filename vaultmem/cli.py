@@ -28,7 +28,7 @@ def _session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.S
     """A session whose reindexing shows a progress bar and reports what it did on stderr."""
 
     def report(summary: "Summary") -> None:
-        for path, reason in summary.errors.items():
+        for path, reason in summary.new_errors.items():  # once: `index` and `status` list them all
             err(f"skipped {path}: {reason}")
         if summary.changed and not quiet:
             err(f"indexed: {summary_line(summary.as_dict())}")
@@ -150,7 +150,10 @@ def list_cmd(
     Example: vaultmem list --type decision --since 30d
     """
     filters = {"types": type, "statuses": status, "tags": tag, "since": since, "importance": importance, "scope": scope}
-    rows = api.Session(vault, agent).list_notes(limit=None if show_all else limit, **filters)
+    session = api.Session(vault, agent)
+    rows = session.list_notes(limit=None if show_all else limit, **filters)
+    for path, reason in session.new_skips().items():
+        err(f"skipped {path}: {reason}")
     if as_json:
         echo_json(rows)
         return
@@ -287,6 +290,9 @@ def index(
         typer.echo(summary_line(summary) + (f", {embedded} chunks embedded" if embedded else ""))
         for path, reason in summary["errors"].items():
             err(f"skipped {path}: {reason}")
+        for path, (done, total) in summary.get("capped", {}).items():
+            typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
+                       "keyword search covers all of its text")  # fmt: skip
         _duplicate_ids(api.open_vault(vault).index_status(drift=False).get("duplicate_ids", {}))
 
 
@@ -351,7 +357,7 @@ def _highlight(text: str, words: list[str]) -> str:
 def _print_hit(h: dict, explain: bool) -> None:
     head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
     state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
-    typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {h['score']:.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
+    typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
     where = f"{h['vault']}:" if h.get("vault") else ""
     typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
     if h["snippet"]:
@@ -698,14 +704,15 @@ app.add_typer(vault_app, name="vault")
 def vault_add(
     name: Annotated[str, typer.Argument(help="Short name: an agent id, 'shared', 'user', or any other.")],
     path: Annotated[Path, typer.Argument(help="The vault folder (made a vault if it is not one).")],
+    create: Annotated[bool, typer.Option("--create", help="Create the folder if it does not exist.")] = False,
 ) -> None:
     """Register a vault under a name.
 
-    Example: vaultmem vault add shared ./vaults/shared
+    Example: vaultmem vault add shared ./vaults/shared   |   vaultmem vault add alice ~/memory/alice --create
     """
     from .registry import Registry
 
-    typer.echo(f"{name} -> {Registry().add(name, path)}")
+    typer.echo(f"{name} -> {Registry().add(name, path, create)}")
 
 
 @vault_app.command("list")

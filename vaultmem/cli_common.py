@@ -47,6 +47,10 @@ class Command(typer.core.TyperCommand):
         return guarded(super().invoke, ctx)
 
 
+# typer escapes "[" in "[default: ...]" for rich's HTML export whenever rich is installed, even
+# with rich_markup_mode=None, and plain help then shows "\[default: ...]": we never use rich.
+typer.core.HAS_RICH = False
+
 app = typer.Typer(
     cls=Group,
     name="vaultmem",
@@ -100,8 +104,12 @@ class EmbeddingBar:
         if self.quiet or total < self.minimum or not sys.stderr.isatty():
             return
         if self.bar is None:
-            self.bar = typer.progressbar(length=total, label="embedding", file=sys.stderr)
+            if done == 0:  # the first batch also loads the model (several seconds, once a process)
+                print("vaultmem: loading the embedding model, then embedding "
+                      f"{total} chunk{'s' if total != 1 else ''}", file=sys.stderr, flush=True)  # fmt: skip
+            self.bar = typer.progressbar(length=total, label="embedding", file=sys.stderr, show_pos=True)
             self.bar.__enter__()
+            self.bar.render_progress()  # shown at 0 while the model loads
         self.bar.update(done - self.done)
         self.done = done
 

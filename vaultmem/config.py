@@ -20,6 +20,7 @@ DEFAULTS: dict[str, Any] = {
     "embedding": {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "batch_size": 4,  # as fast as 16 on 2 cores, less than half the memory (benchmarks/README.md)
+        "max_chunks": 256,  # chunks embedded per note at most (spread over it); BM25 indexes all its text
     },
     "recall": {
         "k": 10,
@@ -63,6 +64,9 @@ model = {embedding[model]}
 # Texts per model call. On 2 CPU cores 4 was as fast as 8 or 16 and needs far less memory
 # (onnxruntime keeps its largest working set: ~0.44 GB at 4, ~0.9 GB at 16).
 batch_size = {embedding[batch_size]}
+# At most this many chunks of one note are embedded (spread over the note; 0: no limit), so a
+# huge file costs bounded time; keyword search still covers all of its text.
+max_chunks = {embedding[max_chunks]}
 
 [recall]
 k = {recall[k]}

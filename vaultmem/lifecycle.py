@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from . import updates
 from .chunking import chunk, plain_text
-from .note import content_hash, set_fields
+from .note import set_fields
 from .timefilter import day
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,12 +53,8 @@ def link_to(path: str, others: Iterable[str] = ()) -> str:
 
 def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = ()) -> bool:
     """A guarded, atomic frontmatter change of one note; True if the file changed."""
-    text = vault.store.read_text(rec.path)
-    new = set_fields(text, updates, remove)
-    if new == text:
-        return False
-    vault.store.replace(rec.path, new, content_hash(text))
-    return True
+    old, new = vault.store.update(rec.path, lambda text: set_fields(text, updates, remove))
+    return new != old
 
 
 def _result(rec: "Record", action: str, changed: bool, **extra: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Iterable
 import numpy as np
 
 from . import notedates
+from .discovery import owner_only, private_dir
 from .note import Note
 
 SCHEMA_VERSION = "2"  # 2: subject key, validity and dates of a note (issue 13)
@@ -114,7 +115,8 @@ class Manifest:
                                       check_same_thread=False, timeout=30)  # fmt: skip
             self.db.row_factory = sqlite3.Row
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        owner_only(path)
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")

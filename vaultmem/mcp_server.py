@@ -314,19 +314,35 @@ def _resources(server: MCPServer, memory: Session) -> None:
 # ---------------------------------------------------------------------- serving
 
 
-def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 8765, agent: str | None = None) -> None:
-    """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only)."""
+def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 8765, agent: str | None = None,
+          token: str | None = None) -> None:  # fmt: skip
+    """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only;
+    with ``token``, every HTTP request must carry it, see ``auth``)."""
     server = build_server(vault_path, agent=agent)
     memory: Session = server.memory  # type: ignore[attr-defined]
     threading.Thread(target=_warm, args=(memory,), name="vaultmem-warm", daemon=True).start()
     try:
         if http:
-            server.run("streamable-http", host="127.0.0.1", port=port)
+            _serve_http(server, port, token)
         else:
             server.run("stdio")
     finally:
         with memory.lock:
             memory.close()
+
+
+def _serve_http(server: MCPServer, port: int, token: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1, behind the access-token gate unless ``token`` is None."""
+    import anyio
+    import uvicorn
+
+    from .auth import TokenGate
+
+    app: Any = server.streamable_http_app(host="127.0.0.1")
+    if token is not None:
+        app = TokenGate(app, token)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level=server.settings.log_level.lower())
+    anyio.run(uvicorn.Server(config).serve)
 
 
 def _warm(memory: Session) -> None:

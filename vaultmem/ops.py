@@ -21,7 +21,7 @@ from .lifecycle import check_new, mark_superseded, same_key
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
 from .note import as_list, content_hash, load_yaml_value, parse, render, set_fields, split_frontmatter
-from .store import new_id
+from .store import check_title, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import VaultState
@@ -60,9 +60,11 @@ def remember(
     types = known_types(vault.templates_dir)
     if type_ not in types:
         raise BadInput(f"unknown type {type!r}; known types: {', '.join(types)}")
-    title = (title or "").strip()
+    title = check_title((title or "").strip())
     if not title:
         raise BadInput("a memory needs a title")
+    if anchor:
+        check_title(anchor, "an anchor name")
     if scope not in (None, "project", "user"):
         raise BadInput(f"--scope: {scope!r} is not 'project' or 'user'")
     now = now or now_utc()
@@ -248,30 +250,31 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Iterable[str] = (),
          add_tags: Iterable[str] = (), now: dt.datetime | None = None,
          expected_hash: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """Change a note's body and/or frontmatter keys; refuses if the file changed meanwhile."""
+    """Change a note's body and/or frontmatter keys, under the note's lock and applied to its
+    current text (so concurrent edits of different keys all land); with ``expected_hash``,
+    refuses if the file changed since the caller read it."""
     rec = vault.find(ref)
-    text = vault.store.read_text(rec.path)
-    base_hash = content_hash(text)
-    if expected_hash and expected_hash != base_hash:
-        raise Conflict(f"{rec.path} changed on disk since it was read; re-read it and try again")
-    updates: dict[str, Any] = dict(parse_assignment(s) for s in sets)
-    if "id" in updates:
+    given: dict[str, Any] = dict(parse_assignment(s) for s in sets)
+    if "id" in given:
         raise BadInput("--set: the id of a note cannot be changed")
-    if add_tags:
-        current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
-        for tag in (t.lstrip("#").strip() for t in add_tags):
-            if tag and tag.lower() not in {c.lower() for c in current}:
-                current.append(tag)
-        updates["tags"] = current
-    new = text
-    if content is not None:
-        new = _replace_body(new, rec.title, content)
-    if updates or new != text:
-        updates.setdefault("updated", _stamp(now or now_utc()))
-    new = set_fields(new, updates)
-    if new != text:
-        vault.store.replace(rec.path, new, base_hash)
-    return {"id": rec.key, "path": rec.path, "changed": new != text}
+    if isinstance(given.get("title"), str):
+        check_title(given["title"])
+
+    def change(text: str) -> str:
+        updates = dict(given)
+        if add_tags:
+            current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
+            for tag in (t.lstrip("#").strip() for t in add_tags):
+                if tag and tag.lower() not in {c.lower() for c in current}:
+                    current.append(tag)
+            updates["tags"] = current
+        new = _replace_body(text, rec.title, content) if content is not None else text
+        if updates or new != text:
+            updates.setdefault("updated", _stamp(now or now_utc()))
+        return set_fields(new, updates)
+
+    old, new = vault.store.update(rec.path, change, expected_hash or None)
+    return {"id": rec.key, "path": rec.path, "changed": new != old}
 
 
 def _replace_body(text: str, title: str, content: str) -> str:
@@ -301,13 +304,17 @@ def write_note(vault: "VaultState", path: str, content: str, expected_version: s
     if created:
         vault.store.create(rel, content)
     else:
-        current = content_hash(vault.store.read_text(rel))
         if not overwrite and expected_version is None:
             raise Conflict(f"{rel} exists; read_note it and pass its version as expected_version (or overwrite=true)")
-        if not overwrite and expected_version != current:
-            raise Conflict(f"{rel} changed since you read it (version {expected_version}, now {current}); "
-                           "read it again and redo your edit")  # fmt: skip
-        vault.store.replace(rel, content, current)
+
+        def replace(text: str) -> str:  # checked under the note's lock
+            current = content_hash(text)
+            if not overwrite and expected_version != current:
+                raise Conflict(f"{rel} changed since you read it (version {expected_version}, now {current}); "
+                               "read it again and redo your edit")  # fmt: skip
+            return content
+
+        vault.store.update(rel, replace)
     vault.sync_paths([rel])
     note = vault.store.read(rel)
     return {"id": note.id or rel, "path": rel, "title": note.title, "created": created, "version": content_hash(content)}

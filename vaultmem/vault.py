@@ -73,6 +73,7 @@ class Vault:
         self._held_lock: WriterLock | None = None
         self._usage: UsageStore | None = None
         self._memo: dict = {}  # raw scores of recent queries; cleared whenever the indexes change
+        self.skipped: dict[str, str] = {}  # notes the last catalog() could not read, with the reason
 
     # ------------------------------------------------------------------ opening
 
@@ -103,7 +104,15 @@ class Vault:
 
     @property
     def indexer(self) -> Indexer:
-        return Indexer(self.store, self.manifest, self.bm25, self.embedder)
+        return Indexer(self.store, self.manifest, self.bm25, self.embedder, self.max_chunks)
+
+    @property
+    def max_chunks(self) -> int:
+        """Chunks embedded per note at most (``[embedding] max_chunks``; 0: no cap)."""
+        value = self.config["embedding"]["max_chunks"]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise BadInput(f"[embedding] max_chunks: {value!r} is not a whole number >= 0")
+        return value
 
     def close(self) -> None:
         if self._usage is not None:
@@ -111,9 +120,12 @@ class Vault:
             self._usage = None
         if self._bm25 is not None:
             self._bm25.close()
+            self._bm25 = None
         if self._manifest is not None:
             self._manifest.close()
             self._manifest = None
+        self._invalidate()  # a later use reopens everything from disk
+        self._synced = False
 
     def __enter__(self) -> "Vault":
         return self
@@ -340,9 +352,17 @@ class Vault:
             try:
                 out[path] = Record.from_note(self.store.read(path), st.mtime_ns, st.size)
             except (NoteParseError, OSError) as e:
+                reason = e.reason if isinstance(e, NoteParseError) else (e.strerror or str(e))
+                self.skipped[path] = reason
                 if errors is not None:
                     errors[path] = str(e)
         return out
+
+    def new_skips(self) -> dict[str, str]:
+        """Notes ``catalog`` skipped that the indexes do not already report (with this reason):
+        what a command that read notes should tell its user, once."""
+        known = self.index_errors() if self.skipped and (self.index_dir / "manifest.db").exists() else {}
+        return {p: r for p, r in self.skipped.items() if known.get(p) != r}
 
     def find(self, ref: str, records: dict[str, Record] | None = None) -> Record:
         """A note by id, vault-relative path, title, alias or file name."""
@@ -464,7 +484,9 @@ class Vault:
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000) -> dict[str, Any]:  # fmt: skip
         """The session-start [MEMORY] block (see context.py)."""
-        return context.wake(self, anchor, task, profile, budget)
+        result = context.wake(self, anchor, task, profile, budget)
+        sessions.record_anchor(self, anchor)  # the session's checkpoint and sleep default to it
+        return result
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
