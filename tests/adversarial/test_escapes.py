@@ -257,3 +257,18 @@ def test_setup_http_writes_the_token_into_an_owner_only_agent_config(small_vault
     servers = json.loads(cfg.read_text())["mcpServers"]
     assert servers["vaultmem"] == {"type": "http", "url": "http://127.0.0.1:8765/mcp", "headers": {"Authorization": f"Bearer {token}"}}
     assert servers["other"] == {"command": "x"} and _mode(cfg) == 0o600
+
+
+def test_a_sync_never_writes_through_a_symlink_in_the_vault(empty_vault, tmp_path):
+    """A conflict resolution writes the merged note as a regular file: a symlink committed at
+    the note's path (e.g. by a hostile remote) is replaced, and its target outside is untouched."""
+    from vaultmem.gitsync import Syncer, init_git
+
+    init_git(empty_vault)
+    outside = tmp_path / "outside.md"
+    outside.write_text("not the vault's\n", encoding="utf-8")
+    (empty_vault / "Link.md").symlink_to(outside)
+    Syncer(empty_vault, interactive=False)._write_inside("Link.md", "merged text\n")
+    assert outside.read_text(encoding="utf-8") == "not the vault's\n"
+    assert not (empty_vault / "Link.md").is_symlink()
+    assert (empty_vault / "Link.md").read_text(encoding="utf-8") == "merged text\n"
