@@ -61,7 +61,8 @@ def test_remember_reads_content_from_stdin_and_prints_json(run, empty_vault):
     result = run("remember", "fact", "From stdin", "-", "--link", "Other", "--anchor", "Project: X", "--json",
                  input="piped text\n")  # fmt: skip
     data = json.loads(ok(result))
-    assert set(data) == {"id", "path", "title", "type", "created_anchor", "duplicate_of", "superseded"}
+    assert set(data) == {"id", "path", "title", "type", "created_anchor", "duplicate_of", "superseded",
+                         "possible_updates"}
     assert data["created_anchor"] == "projects/Project - X.md"
     text = (empty_vault / data["path"]).read_text()
     assert "# From stdin\n\npiped text\n" in text and "Related: [[Other]]" in text

@@ -48,4 +48,7 @@ def test_recall_options_and_the_embedder_use_the_config_defaults():
 
 
 def test_every_embedding_default_is_read():
-    assert set(DEFAULTS["embedding"]) == {"model", "batch_size"}  # chunk size follows the model's window
+    from vaultmem import indexer
+
+    assert set(DEFAULTS["embedding"]) == {"model", "batch_size", "max_chunks"}  # chunk size follows the model's window
+    assert indexer.MAX_CHUNKS == DEFAULTS["embedding"]["max_chunks"]

@@ -3,6 +3,7 @@ against concurrent edits, auto-supersede on remember and duplicate detection."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -13,13 +14,13 @@ from typer.testing import CliRunner
 from vaultmem import lifecycle
 from vaultmem.cli import app
 from vaultmem.errors import BadInput, Conflict, NoteNotFound
-from vaultmem.lifecycle import memory_text
+from vaultmem.lifecycle import memory_text, start_of
 from vaultmem.note import parse
 from vaultmem.vault import Vault
 from helpers import failed, write
 
 # A hand-written note: a comment, unknown keys, odd spacing, a flow mapping value and a body
-# link. Transitions may only touch status / superseded_by / supersedes.
+# link. Transitions may only touch status / superseded_by / supersedes / valid_until / valid_from.
 OLD = (
     "---\n"
     "id: old00001\n"
@@ -143,11 +144,13 @@ def test_resolve_source_resolves_only_that_sources_active_memories(vault, root):
 
 def test_supersede_writes_both_sides_and_nothing_else(vault, root):
     before = snapshot(root)
+    since = start_of(vault.records()[NEW_PATH])  # the day the new one became true
     r = vault.supersede("old00001", "Cache layer v2")
     assert (r["id"], r["action"], r["changed"], r["by"]) == ("old00001", "superseded", True, "new00001")
     assert read(root, OLD_PATH) == OLD.replace("status: active\n", "status: superseded\n").replace(
-        "source: agent-a\n---", "source: agent-a\nsuperseded_by: '[[Cache layer v2]]'\n---")  # fmt: skip
-    assert read(root, NEW_PATH) == NEW.replace("source: agent-b\n---", "source: agent-b\nsupersedes: '[[Cache layer]]'\n---")
+        "source: agent-a\n---", f"source: agent-a\nsuperseded_by: '[[Cache layer v2]]'\nvalid_until: {since}\n---")  # fmt: skip
+    assert read(root, NEW_PATH) == NEW.replace(
+        "source: agent-b\n---", f"source: agent-b\nsupersedes: '[[Cache layer]]'\nvalid_from: {since}\n---")  # fmt: skip
     after = snapshot(root)
     assert {p for p in after if after[p] != before[p]} == {OLD_PATH, NEW_PATH}
     recs = vault.records()
@@ -159,7 +162,8 @@ def test_a_memory_superseding_two_keeps_a_list(vault, root):
     vault.supersede("old00001", "new00001")
     vault.supersede(PLAIN_PATH, "new00001")
     assert meta(root, NEW_PATH)["supersedes"] == ["[[Cache layer]]", "[[Loose idea]]"]
-    assert meta(root, PLAIN_PATH) == {"status": "superseded", "superseded_by": "[[Cache layer v2]]"}
+    since = dt.date.fromisoformat(start_of(vault.records()[NEW_PATH]))
+    assert meta(root, PLAIN_PATH) == {"status": "superseded", "superseded_by": "[[Cache layer v2]]", "valid_until": since}
 
 
 def test_superseded_memory_is_replaced_in_recall(vault):
@@ -344,7 +348,8 @@ def band(v: Vault, fake_embedder, shared: float, no_context: float) -> float:
     """Set the thresholds around the cosine of A and B (offsets from it)."""
     c = cos(A, B, fake_embedder)
     assert 0.6 < c < 0.9  # between the thresholds below, far from the duplicate one
-    v.config["lifecycle"].update(supersede_shared_context=c + shared, supersede_no_context=c + no_context)
+    v.config["lifecycle"].update(supersede_shared_context=c + shared, supersede_no_context=c + no_context,
+                                 supersede_retract_cosine=2.0)  # the cosine-alone rule only
     return c
 
 

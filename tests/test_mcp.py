@@ -242,10 +242,15 @@ def _vaultmem() -> str:
 
 
 @pytest.mark.model  # the server subprocess loads the real model
-async def test_http_serves_on_localhost_only(empty_vault):
+async def test_http_serves_on_localhost_only(empty_vault, tmp_path):
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    from vaultmem import auth
+
     port = _free_port()
+    env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home")}
     proc = subprocess.Popen([_vaultmem(), "mcp", "--vault", str(empty_vault), "--http", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -255,7 +260,13 @@ async def test_http_serves_on_localhost_only(empty_vault):
             except OSError:
                 assert proc.poll() is None, proc.stderr.read()
                 time.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        os.environ["VAULTMEM_HOME"] = env["VAULTMEM_HOME"]  # the server made the token there
+        try:
+            headers = {"Authorization": f"Bearer {auth.token()}"}
+        finally:
+            del os.environ["VAULTMEM_HOME"]
+        transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers))
+        async with Client(transport) as client:
             _, _, stats = await call(client, "stats")
             assert stats["notes"] == 0
     finally:
@@ -311,3 +322,24 @@ async def test_agent_session_end_to_end(demo_copy):
         assert f"[{FLY}]" not in text  # superseded: gone from the block
         _, _, old = await call(agent, "read_note", ref=FLY)
         assert old["status"] == "superseded"
+
+
+# ---------------------------------------------------------------------- time and truth (issue 13)
+
+
+async def test_remember_with_a_key_possible_updates_and_recall_as_of(server, demo_copy):
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert "possible_updates" in tools["remember"].description and "key" in tools["remember"].input_schema["properties"]
+        assert "as_of" in tools["recall"].input_schema["properties"]
+        _, _, first = await call(client, "remember", type="fact", title="Staging URL", content="staging.example.com",
+                                 key="staging-url", source="agent-x")  # fmt: skip
+        _, _, second = await call(client, "remember", type="fact", title="Staging URL moved",
+                                  content="stage.example.net since the DNS change", key="staging-url",
+                                  source="agent-x")  # fmt: skip
+        assert [s["id"] for s in second["superseded"]] == [first["id"]] and "possible_updates" in second
+        _, _, now = await call(client, "recall", query="staging url", k=3)
+        assert first["id"] not in [h["id"] for h in now["results"]]
+        _, _, then = await call(client, "recall", query="staging url", k=3, as_of="2000-01-01")
+        assert then["as_of"] == "2000-01-01" and then["results"] == []
+        assert "--as-of" in await fails(client, "recall", query="staging url", as_of="soon")

@@ -46,7 +46,10 @@ def test_registry_add_list_remove_never_deletes(tmp_path, monkeypatch):
     monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
     reg = Registry()
     target = tmp_path / "v1"
-    reg.add("work", target)
+    with pytest.raises(BadInput, match="--create"):  # a typo is not a new vault
+        reg.add("work", target)
+    assert not target.exists()
+    reg.add("work", target, create=True)
     assert (target / ".vaultmem").is_dir()
     assert Registry().vaults == {"work": target.resolve()}
     with pytest.raises(BadInput):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import shlex
 import shutil
@@ -42,6 +43,7 @@ class AgentSetup:
     rules_path: str  # where the standing instructions go
     instructions: str
     notes: list[str] = field(default_factory=list)
+    server: dict[str, Any] = field(default_factory=dict)  # the MCP server entry (what --write merges)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,6 +55,19 @@ class AgentSetup:
 def server_entry(vault: Path) -> dict[str, Any]:
     """The MCP server entry every agent runs: ``vaultmem mcp --vault ABS_PATH`` over stdio."""
     return {"command": "vaultmem", "args": ["mcp", "--vault", str(vault)]}
+
+
+def http_entry(agent: str, url: str, token: str) -> dict[str, Any]:
+    """The MCP server entry for ``vaultmem mcp --http`` at ``url``, carrying the user's access
+    token as a bearer header (each agent spells its HTTP entry differently)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    if agent == "claude":
+        return {"type": "http", "url": url, "headers": headers}
+    if agent == "gemini":
+        return {"httpUrl": url, "headers": headers}
+    if agent == "codex":
+        return {"url": url, "http_headers": headers}
+    return {"url": url, "headers": headers}
 
 
 def wake_command(vault: Path) -> str:
@@ -193,11 +208,13 @@ HOOKS_NOTES = {
 }  # fmt: skip
 
 
-def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None = None) -> AgentSetup:
-    """What ``agent`` needs to use the vault at ``vault`` (an absolute path)."""
+def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None = None,
+         http: tuple[str, str] | None = None) -> AgentSetup:  # fmt: skip
+    """What ``agent`` needs to use the vault at ``vault`` (an absolute path); with ``http``
+    (url, access token), an entry for a running ``vaultmem mcp --http`` instead of stdio."""
     config_path, fmt, hooks_path, rules = default_paths(agent, home, project)
     config_path = config or config_path
-    entry = server_entry(vault)
+    entry = http_entry(agent, *http) if http else server_entry(vault)
     snippet = toml_table(("mcp_servers", SERVER_NAME), entry) if fmt == "toml" else json_snippet(entry)
     instr = instructions(vault, hooks=agent == "claude")
     if agent == "cursor":
@@ -206,9 +223,12 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
         "`vaultmem` is not on PATH: the agent will not find the command; install vaultmem where the agent "
         "runs, or replace \"vaultmem\" by its full path in the entries below."]  # fmt: skip
     hooks = claude_hooks(vault) if agent == "claude" else codex_hooks(vault) if agent == "codex" else None
+    if http:
+        notes.append(f"the entry below holds your access token: keep {config_path} private and out of git; "
+                     f"start the server with `vaultmem mcp --vault {shlex.quote(str(vault))} --http`")  # fmt: skip
     return AgentSetup(agent, LABELS[agent], str(vault), str(config_path), fmt, snippet,
                       str(hooks_path) if hooks_path else None, hooks,
-                      HOOKS_NOTES[agent], rules, instr, notes)  # fmt: skip
+                      HOOKS_NOTES[agent], rules, instr, notes, entry)  # fmt: skip
 
 
 def render(s: AgentSetup) -> str:
@@ -230,6 +250,9 @@ def json_snippet(entry: dict[str, Any]) -> str:
     return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2) + "\n"
 
 
+TRANSPORT_KEYS = {"command", "args", "type", "url", "httpUrl", "headers"}  # switching stdio <-> HTTP drops the others
+
+
 def _json_object(text: str, key: str, what: str) -> dict[str, Any]:
     """A JSON config file's object ({} when empty), whose ``key`` (if there) is an object;
     BadInput saying to add ``what`` by hand otherwise."""
@@ -247,7 +270,8 @@ def merge_json(text: str, entry: dict[str, Any], name: str = SERVER_NAME) -> str
     data = _json_object(text, "mcpServers", "the entry")
     servers = data.setdefault("mcpServers", {})
     current = servers.get(name) if isinstance(servers.get(name), dict) else {}
-    merged = {**current, **entry}  # keeps e.g. an "env" the user added
+    other = TRANSPORT_KEYS - set(entry) if set(entry) & TRANSPORT_KEYS else set()
+    merged = {**{k: v for k, v in current.items() if k not in other}, **entry}  # keeps e.g. an "env" the user added
     if current == merged:
         return text
     servers[name] = merged
@@ -393,7 +417,12 @@ def write_config(path: Path, fmt: str, entry: dict[str, Any], now: dt.datetime |
     """Merge the entry into the file, keeping a ``<file>.bak-<timestamp>`` copy of the old one.
     Nothing is written when the file already holds the entry."""
     current, new = merged_text(path, fmt, entry)
-    return _write_merged(path, current, new, now)
+    result = _write_merged(path, current, new, now)
+    if _holds_token(entry):  # the access token: owner-only, the backup too
+        for written in (result["path"], result["backup"]):
+            if written is not None:
+                os.chmod(written, 0o600)
+    return result
 
 
 def write_hooks(path: Path, hooks: dict[str, Any], now: dt.datetime | None = None) -> dict[str, Any]:
@@ -412,6 +441,10 @@ def _write_merged(path: Path, current: str, new: str, now: dt.datetime | None) -
         shutil.copy2(path, backup)
     atomic_write(path, new)
     return {"path": str(path), "changed": True, "backup": str(backup) if backup else None}
+
+
+def _holds_token(entry: dict[str, Any]) -> bool:
+    return any(isinstance(entry.get(k), dict) and "Authorization" in entry[k] for k in ("headers", "http_headers"))
 
 
 def _backup_path(path: Path, now: dt.datetime) -> Path:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import graph as graphmod
 from .filters import EPOCH, is_expired, now_utc, parse_time
 from .lifecycle import change, link_to, mark_superseded
-from .note import content_hash, render
+from .note import render
 
 if TYPE_CHECKING:  # pragma: no cover
     from .manifest import Record
@@ -140,12 +140,15 @@ def _record_history(vault: "VaultState", anchor: "Record", archived: list["Recor
         body = f"# {title}\n\nArchived session summaries of {link_to(anchor.path, paths)}, newest first:\n\n" + "\n".join(lines) + "\n"
         folder = vault.config["folders"].get("session_summary", "sessions")
         return vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
-    text = vault.store.read_text(existing.path)
-    new_lines = [ln for ln in lines if ln.split(" (")[0] not in text]
-    if new_lines:
+
+    def add(text: str) -> str:  # under the note's lock
+        new_lines = [ln for ln in lines if ln.split(" (")[0] not in text]
+        if not new_lines:
+            return text
         newline = "\r\n" if "\r\n" in text else "\n"
         block = newline.join(new_lines) + newline
         at = text.find(newline + "- [[")  # newest first: above the entries already listed
-        new = text[: at + len(newline)] + block + text[at + len(newline) :] if at >= 0 else text.rstrip("\r\n") + newline + block
-        vault.store.replace(existing.path, new, content_hash(text))
+        return text[: at + len(newline)] + block + text[at + len(newline) :] if at >= 0 else text.rstrip("\r\n") + newline + block
+
+    vault.store.update(existing.path, add)
     return existing.path

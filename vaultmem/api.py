@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import client
 from .discovery import STATE_DIR, find_vault
-from .errors import BadInput, VaultError
+from .errors import BadInput, VaultError, VaultNotFound
 from .registry import SHARED, USER, Registry, agent_id, identity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,7 +68,11 @@ def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, P
         reg = Registry()
         return {reg.name_of(p): p for p in (reg.resolve(r) for r in refs)}
     if not refs and agent:
-        return {n: p for n, p in identity(agent).allowed().items() if is_vault(p)}
+        ident = identity(agent)
+        if not is_vault(ident.personal):  # say so, instead of searching only the others (or nothing)
+            raise VaultNotFound(f"no vault for agent {agent!r} at {ident.personal}: make it with "
+                                f"`vaultmem init {ident.personal}` or register one: `vaultmem vault add {agent} PATH`")  # fmt: skip
+        return {n: p for n, p in ident.allowed().items() if is_vault(p)}
     return {SINGLE: vault_root(refs[0] if refs else None)}
 
 
@@ -280,6 +284,16 @@ class Session:
 
             return MultiVault(self.vaults).list_notes(limit=limit, **filters)
         return self.only().list_notes(limit=limit, **filters)
+
+    def new_skips(self) -> dict[str, str]:
+        """Notes the vaults read so far skipped and no index reports yet (``vault:path`` keys
+        when several vaults are read)."""
+        many = len(self._opened) > 1
+        return {(f"{self.named_of(v)}:{p}" if many else p): r
+                for v in self._opened.values() for p, r in v.new_skips().items()}  # fmt: skip
+
+    def named_of(self, vault: "Vault") -> str:
+        return next((n for n, p in self.named.items() if Path(p).resolve() == vault.root), str(vault.root))
 
     def write_vault(self, shared: bool = False, scope: str | None = None) -> "Vault":
         """The vault a new memory goes to (see ``write_root``), fresh."""

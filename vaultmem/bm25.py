@@ -20,6 +20,7 @@ from whoosh.reading import TermNotFound
 from whoosh.scoring import BM25F
 
 from .analysis import analyzer
+from .discovery import private_dir
 from .whoosh_compat import deleted_docs, postings, segment_id
 
 SCHEMA_VERSION = "3"
@@ -80,7 +81,7 @@ class BM25Index:
             if windex.exists_in(str(self.folder)):
                 self._ix = windex.open_dir(str(self.folder))
             else:
-                self.folder.mkdir(parents=True, exist_ok=True)
+                private_dir(self.folder)
                 self._ix = windex.create_in(str(self.folder), schema())
         return self._ix
 

@@ -28,7 +28,7 @@ def _session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.S
     """A session whose reindexing shows a progress bar and reports what it did on stderr."""
 
     def report(summary: "Summary") -> None:
-        for path, reason in summary.errors.items():
+        for path, reason in summary.new_errors.items():  # once: `index` and `status` list them all
             err(f"skipped {path}: {reason}")
         if summary.changed and not quiet:
             err(f"indexed: {summary_line(summary.as_dict())}")
@@ -77,11 +77,14 @@ def remember(
     context: Annotated[list[str], typer.Option("--context", help="File or topic it is about (repeatable).")] = [],
     source: Annotated[Optional[str], typer.Option(help="Agent or session writing it.")] = None,
     shared: Annotated[bool, typer.Option("--shared", help="Write to the team's shared vault.")] = False,
+    key: Annotated[Optional[str], typer.Option(help="Subject key (e.g. deploy-target): replaces the active memory "
+                                               "of the same key and type.")] = None,
     vault: VaultOpt = None,
     agent: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Store a new memory as a markdown note from its type's template.
+    """Store a new memory as a markdown note from its type's template. Prints what it
+    superseded and the likely updates it left alone (supersede those yourself if they are).
 
     Example: vaultmem remember decision "Use SQLite for the cache" "Because ..." --tag cache --anchor "Project: MyApp"
     """
@@ -89,7 +92,7 @@ def remember(
         content = sys.stdin.read()
     result = api.Session([vault] if vault else [], agent).remember(
         type, title, content, shared=shared, scope=scope, tags=tag, importance=importance, links=link,
-        anchor=anchor, context=context, source=source)  # fmt: skip
+        anchor=anchor, context=context, source=source, key=key)  # fmt: skip
     if as_json:
         echo_json(result)
         return
@@ -102,8 +105,12 @@ def remember(
     typer.echo(f"{result['id']}  {result['path']}")
     for old in result["superseded"]:
         how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
+        how = f"same key {old['key']}" if old.get("key") else how
         action = "archived" if old.get("action") == "archive" else "superseded"
         typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
+    for old in result.get("possible_updates", []):
+        typer.echo(f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}); "
+                   f"if it is: vaultmem supersede {old['id']} {result['id']}")
 
 
 @app.command()
@@ -143,7 +150,10 @@ def list_cmd(
     Example: vaultmem list --type decision --since 30d
     """
     filters = {"types": type, "statuses": status, "tags": tag, "since": since, "importance": importance, "scope": scope}
-    rows = api.Session(vault, agent).list_notes(limit=None if show_all else limit, **filters)
+    session = api.Session(vault, agent)
+    rows = session.list_notes(limit=None if show_all else limit, **filters)
+    for path, reason in session.new_skips().items():
+        err(f"skipped {path}: {reason}")
     if as_json:
         echo_json(rows)
         return
@@ -280,6 +290,15 @@ def index(
         typer.echo(summary_line(summary) + (f", {embedded} chunks embedded" if embedded else ""))
         for path, reason in summary["errors"].items():
             err(f"skipped {path}: {reason}")
+        for path, (done, total) in summary.get("capped", {}).items():
+            typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
+                       "keyword search covers all of its text")  # fmt: skip
+        _duplicate_ids(api.open_vault(vault).index_status(drift=False).get("duplicate_ids", {}))
+
+
+def _duplicate_ids(found: dict[str, list[str]]) -> None:
+    for key, paths in found.items():
+        err(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
 
 
 @app.command()
@@ -299,16 +318,23 @@ def recall(
     no_adaptive: Annotated[bool, typer.Option("--no-adaptive", help="Ignore usage data (ratings, retrievals) in the ranking.")] = False,
     branch: Annotated[Optional[str], typer.Option("--branch", help="Memories of this code branch (default: the current and the default branch's).")] = None,
     all_branches: Annotated[bool, typer.Option("--all-branches", help="Memories of every code branch.")] = False,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="What was true on this date (2026-09-01): notes valid then, superseded or not.")] = None,
+    time: Annotated[str, typer.Option("--time", help="A time expression in the query ('last week', 'in October') boosts notes dated then (boost), keeps only them (filter), or is plain text (off).")] = "boost",
+    now: Annotated[Optional[str], typer.Option("--now", help="Resolve 'yesterday', 'last week' against this date instead of today.")] = None,
     vault: VaultsOpt = [],
     agent: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that answer a question: keyword + semantic search, expanded along links.
+    Time expressions in the query ("last week", "in October", "since the migration") are
+    matched against the notes' dates (--explain shows the range).
 
     Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
     """
     args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
-            "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive}  # fmt: skip
+            "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive,
+            **({"as_of": as_of} if as_of else {}), **({"time": time} if time != "boost" else {}),
+            **({"now": now} if now else {})}  # fmt: skip
     hits = _session(vault, agent, quiet=as_json).recall(query, explain, branch=branch, all_branches=all_branches, **args)
     if as_json:
         echo_json({"query": query, "mode": mode, "profile": profile, "results": hits})
@@ -330,7 +356,8 @@ def _highlight(text: str, words: list[str]) -> str:
 
 def _print_hit(h: dict, explain: bool) -> None:
     head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
-    typer.echo(f"{head}  [{h['type'] or '-'}]  {h['score']:.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
+    state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
+    typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
     where = f"{h['vault']}:" if h.get("vault") else ""
     typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
     if h["snippet"]:
@@ -348,6 +375,10 @@ def _print_hit(h: dict, explain: bool) -> None:
                 f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}, recency {e['recency']:.2f},"
                 f" frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)"
             )
+        if "time_range" in e:
+            typer.echo(f"      + time {e.get('time', 0.0):.3f}: dates {e['time_range']}")
+        if "as_of" in e:
+            typer.echo(f"      valid on {e['as_of']}")
 
 
 @app.command()
@@ -661,6 +692,8 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(f"not indexed: {path}: {reason}")
     for path in data.get("conflicts", []):
         typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
+    for key, paths in data.get("duplicate_ids", {}).items():
+        typer.echo(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
 
 
 vault_app = typer.Typer(cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True)
@@ -671,14 +704,15 @@ app.add_typer(vault_app, name="vault")
 def vault_add(
     name: Annotated[str, typer.Argument(help="Short name: an agent id, 'shared', 'user', or any other.")],
     path: Annotated[Path, typer.Argument(help="The vault folder (made a vault if it is not one).")],
+    create: Annotated[bool, typer.Option("--create", help="Create the folder if it does not exist.")] = False,
 ) -> None:
     """Register a vault under a name.
 
-    Example: vaultmem vault add shared ./vaults/shared
+    Example: vaultmem vault add shared ./vaults/shared   |   vaultmem vault add alice ~/memory/alice --create
     """
     from .registry import Registry
 
-    typer.echo(f"{name} -> {Registry().add(name, path)}")
+    typer.echo(f"{name} -> {Registry().add(name, path, create)}")
 
 
 @vault_app.command("list")
@@ -732,3 +766,4 @@ from . import cli_agents  # noqa: E402,F401  (mcp, setup)
 from . import cli_view  # noqa: E402,F401  (doctor, graph, serve)
 from . import cli_hooks  # noqa: E402,F401  (hook ..., confirm)
 from . import cli_git  # noqa: E402,F401  (sync, merge-driver)
+from . import cli_time  # noqa: E402,F401  (history)

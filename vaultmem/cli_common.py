@@ -18,11 +18,6 @@ import typer.core
 
 from .errors import VaultError
 
-# Help is plain click text (rich_markup_mode=None everywhere), but typer < 0.20 escapes the
-# "[default: 10]" of every option for rich whenever rich is importable, so help showed "\[".
-# Telling typer rich is absent changes nothing else for an app without rich markup.
-typer.core.HAS_RICH = False
-
 
 def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
     """Run a click invoke, turning vaultmem errors into one line on stderr and an exit code."""
@@ -55,6 +50,10 @@ class Command(typer.core.TyperCommand):
     def invoke(self, ctx):  # type: ignore[no-untyped-def]
         return guarded(super().invoke, ctx)
 
+
+# typer escapes "[" in "[default: ...]" for rich's HTML export whenever rich is installed, even
+# with rich_markup_mode=None, and plain help then shows "\[default: ...]": we never use rich.
+typer.core.HAS_RICH = False
 
 APP_SETTINGS: dict[str, Any] = {  # the app's, and those of a sub-app run on its own (`hook`)
     "cls": Group,
@@ -113,8 +112,12 @@ class EmbeddingBar:
         if self.quiet or total < self.minimum or not sys.stderr.isatty():
             return
         if self.bar is None:
-            self.bar = typer.progressbar(length=total, label="embedding", file=sys.stderr)
+            if done == 0:  # the first batch also loads the model (several seconds, once a process)
+                print("vaultmem: loading the embedding model, then embedding "
+                      f"{total} chunk{'s' if total != 1 else ''}", file=sys.stderr, flush=True)  # fmt: skip
+            self.bar = typer.progressbar(length=total, label="embedding", file=sys.stderr, show_pos=True)
             self.bar.__enter__()
+            self.bar.render_progress()  # shown at 0 while the model loads
         self.bar.update(done - self.done)
         self.done = done
 

@@ -20,6 +20,7 @@ DEFAULTS: dict[str, Any] = {
     "embedding": {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "batch_size": 4,  # as fast as 16 on 2 cores, less than half the memory (benchmarks/README.md)
+        "max_chunks": 256,  # chunks embedded per note at most (spread over it); BM25 indexes all its text
     },
     "recall": {
         "k": 10,
@@ -28,6 +29,7 @@ DEFAULTS: dict[str, Any] = {
         "graph_decay": 0.5,
         "graph_seeds": 5,
         "anchor_depth": 2,
+        "time_boost": 1.0,  # added to notes dated in a query's time range (benchmarks/time_questions.py)
     },
     "adaptive": {
         "usefulness": 0.60, "recency": 0.25, "frequency": 0.15, "min_ratings": 3,
@@ -36,8 +38,8 @@ DEFAULTS: dict[str, Any] = {
         "high_importance": 8, "importance_boost": 1.5,
     },  # fmt: skip
     "lifecycle": {
-        "supersede_shared_context": 0.81,
-        "supersede_no_context": 0.85,
+        "supersede_shared_context": 0.91,
+        "supersede_no_context": 0.91,
         "duplicate": 0.97,
         "supersede_candidates": 5,
         "archive_after_days": 90,
@@ -62,6 +64,9 @@ model = {embedding[model]}
 # Texts per model call. On 2 CPU cores 4 was as fast as 8 or 16 and needs far less memory
 # (onnxruntime keeps its largest working set: ~0.44 GB at 4, ~0.9 GB at 16).
 batch_size = {embedding[batch_size]}
+# At most this many chunks of one note are embedded (spread over the note; 0: no limit), so a
+# huge file costs bounded time; keyword search still covers all of its text.
+max_chunks = {embedding[max_chunks]}
 
 [recall]
 k = {recall[k]}
@@ -80,9 +85,11 @@ importance_boost = {adaptive[importance_boost]}
 
 [lifecycle]
 # Auto-supersede: a new memory replaces an active one of the same type (other source) whose
-# cosine similarity is above these thresholds (looser when they share a `context` entry);
-# a near-duplicate is not stored again. Calibrated for the default model on 86 labelled
-# pairs with no false positive (benchmarks/README.md); re-calibrate for another model.
+# cosine similarity alone is above these thresholds (by shared `context` entry or not), or
+# that it clearly updates (vaultmem/updates.py: it retracts a word of the old one, they are
+# related, cosine >= supersede_retract_cosine = 0.54); a near-duplicate is not stored again.
+# Calibrated for the default model on the calibration half of 209 labelled pairs with no
+# false positive (benchmarks/README.md); re-calibrate for another model.
 supersede_shared_context = {lifecycle[supersede_shared_context]}
 supersede_no_context = {lifecycle[supersede_no_context]}
 duplicate = {lifecycle[duplicate]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import VaultNotFound
+from .errors import VaultError, VaultNotFound
 
 STATE_DIR = ".vaultmem"
 
@@ -25,3 +25,41 @@ def find_vault(path: str | os.PathLike | None = None, cwd: Path | None = None) -
     raise VaultNotFound(
         "no vault found: pass --vault PATH, set VAULTMEM_VAULT, or run `vaultmem init` in a folder"
     )
+
+
+def private_dir(path: Path) -> Path:
+    """Make sure ``path`` is a folder only its owner can enter (0700), creating missing
+    folders on the way with that mode, and tightening the folder itself if it is ours and
+    open to others (``.vaultmem/`` holds queries and usage). Refuses a state folder that
+    is a symlink (a cloned vault could point ``.vaultmem`` anywhere)."""
+    for folder in (path, *path.parents):
+        if folder.is_symlink():
+            raise VaultError(f"{folder} is a symlink; vaultmem keeps its state only in a real folder")
+        if folder.name == STATE_DIR or STATE_DIR not in path.parts:
+            break
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+    for folder in (path, *path.parents):  # the folder and its parents up to .vaultmem/
+        st = folder.stat()
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.chmod(folder, 0o700)
+        if folder.name == STATE_DIR or STATE_DIR not in path.parts:
+            break
+    return path
+
+
+def owner_only(path: Path) -> None:
+    """Create (or tighten) a file vaultmem keeps in ``.vaultmem/`` as owner-only (0600);
+    called before SQLite opens it, so its -wal and -shm files get the same mode."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    st = path.stat()
+    if st.st_mode & 0o077 and st.st_uid == os.getuid():
+        os.chmod(path, 0o600)

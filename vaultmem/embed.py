@@ -69,7 +69,8 @@ def default_model_dir(root: Path | None = None) -> Path:
     """Assemble (once) the offline MiniLM folder: model.onnx, tokenizer.json and config."""
     target = (root or cache_root()) / "models" / "all-MiniLM-L6-v2-int8"
     stamp = target / ".verified"
-    if stamp.exists() and stamp.read_text() == MODEL_SHA256:
+    linked = all((target / name).exists() for name in ("model.onnx", "tokenizer.json"))  # links may dangle
+    if linked and stamp.exists() and stamp.read_text() == MODEL_SHA256:  # (their venv was removed)
         return target
     onnx = _locate(MODEL_DIST, MODEL_FILE)
     digest = _sha256(onnx)
@@ -77,12 +78,13 @@ def default_model_dir(root: Path | None = None) -> Path:
         raise VaultError(f"{onnx}: sha256 {digest[:12]}... does not match the expected model")
     target.mkdir(parents=True, exist_ok=True)
     for src, name in ((onnx, "model.onnx"), (_locate(TOKENIZER_DIST, TOKENIZER_FILE), "tokenizer.json")):
-        dest = target / name
-        dest.unlink(missing_ok=True)
+        dest, tmp = target / name, target / f".{name}.{os.getpid()}"
+        tmp.unlink(missing_ok=True)
         try:
-            os.symlink(src, dest)
+            os.symlink(src, tmp)
         except OSError:
-            shutil.copyfile(src, dest)
+            shutil.copyfile(src, tmp)
+        os.replace(tmp, dest)  # atomic: a process loading the model meanwhile never finds it missing
     (target / "tokenizer_config.json").write_text(json.dumps(TOKENIZER_CONFIG))
     stamp.write_text(MODEL_SHA256)
     return target
@@ -101,6 +103,8 @@ class FastEmbedder:
 
     def _load(self):
         if self._model is None:
+            if self.name == DEFAULT_MODEL:  # loads from pip files: never ask the model hub (users need not set it)
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from fastembed import TextEmbedding
 
             cache = cache_root() / "fastembed"

@@ -65,9 +65,14 @@ def parse_importance(value: str | int | None) -> int | None:
 
 
 def is_expired(note: Any, today: dt.date | None = None) -> bool:
-    """Whether a note's ``expires`` date has passed."""
+    """Whether a note's ``expires`` date has passed, or its ``valid_until`` has come without
+    a successor (``superseded_by``)."""
+    today = today or now_utc().date()
     when = parse_time(getattr(note, "expires", None))
-    return when is not None and when.date() < (today or now_utc().date())
+    if when is not None and when.date() < today:
+        return True
+    until = parse_time(getattr(note, "valid_until", None))
+    return until is not None and not getattr(note, "superseded_by", None) and until.date() <= today
 
 
 @dataclass(frozen=True)

@@ -399,7 +399,6 @@ class Syncer:
         """Resolve every unmerged path keeping all text: notes merged, deletions lose to edits."""
         for path, stages in self._unmerged().items():
             base, ours, theirs = (self._blobs([stages[s]])[0] if s in stages else None for s in (1, 2, 3))
-            target = self.root / path
             if ours is None or theirs is None:  # deleted on one side, changed on the other: keep it
                 text, conflicted = (ours if ours is not None else theirs) or "", False
             elif path.lower().endswith(NOTE_SUFFIXES):
@@ -407,15 +406,14 @@ class Syncer:
                 text, conflicted = merged.text, bool(merged.conflicts)
                 if not merged.clean and base is None and merged.conflicts == ["id"]:
                     other = self._free_path(path)  # two notes created at one path: both stay
-                    (self.root / other).write_text(theirs, encoding="utf-8", newline="")
+                    self._write_inside(other, theirs)
                     self.git.run("add", "--", other)
                     report.touched.add(other)
                     conflicted = False
             else:
                 text, n = merge_lines(base or "", ours, theirs, path)
                 conflicted = bool(n)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8", newline="")
+            self._write_inside(path, text)
             self.git.run("add", "--", path)
             report.touched.add(path)
             if conflicted:
@@ -428,6 +426,18 @@ class Syncer:
         if not path.lower().endswith(NOTE_SUFFIXES) or not file.is_file():
             return False
         return _status(file.read_text(encoding="utf-8", errors="replace")) == "conflict"
+
+    def _write_inside(self, path: str, text: str) -> None:
+        """Write a resolved file as a regular file inside the vault: a symlink at the path is
+        replaced, never followed, and a folder leading outside the vault is refused."""
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        parent = target.parent.resolve()
+        if parent != self.root and self.root not in parent.parents:
+            raise VaultError(f"{path} leads outside the vault; not writing there")
+        if target.is_symlink():
+            target.unlink()
+        target.write_text(text, encoding="utf-8", newline="")
 
     def _free_path(self, path: str) -> str:
         stem, dot, ext = path.rpartition(".")

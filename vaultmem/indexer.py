@@ -17,6 +17,7 @@ import numpy as np
 
 from .bm25 import BM25Index, Doc
 from .chunking import chunk, plain_text
+from .config import DEFAULTS
 from .embed import Embedder
 from .errors import NoteParseError
 from .manifest import Manifest, Record
@@ -24,6 +25,17 @@ from .note import Note
 from .store import Store
 
 Progress = Callable[[int, int], None]
+PROGRESS_STEP = 16  # chunks embedded between progress reports (~1 s on 2 busy cores)
+MAX_CHUNKS: int = DEFAULTS["embedding"]["max_chunks"]  # chunks embedded per note (256: ~40k words)
+
+
+def capped(pieces: list[str], limit: int) -> list[str]:
+    """At most ``limit`` chunks, spread evenly over the note (its start, middle and end
+    all get vectors); BM25 still indexes the whole text."""
+    if limit <= 0 or len(pieces) <= limit:
+        return pieces
+    step = len(pieces) / limit
+    return [pieces[int(i * step)] for i in range(limit)]
 
 
 @dataclass
@@ -37,6 +49,8 @@ class Summary:
     unchanged: int = 0
     embedded: int = 0
     errors: dict[str, str] = field(default_factory=dict)
+    new_errors: dict[str, str] = field(default_factory=dict)  # errors not recorded (so not reported) before
+    capped: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (embedded, total) chunks
     seconds: float = 0.0
     touched: set[str] = field(default_factory=set)  # paths whose index entries changed
 
@@ -48,7 +62,8 @@ class Summary:
         return {
             "added": self.added, "updated": self.updated, "moved": self.moved,
             "removed": self.removed, "unchanged": self.unchanged, "embedded_chunks": self.embedded,
-            "errors": self.errors, "seconds": round(self.seconds, 3),
+            "errors": self.errors, "capped": {p: list(c) for p, c in self.capped.items()},
+            "seconds": round(self.seconds, 3),
         }  # fmt: skip
 
 
@@ -76,11 +91,13 @@ class _Batch:
 class Indexer:
     """Keeps the manifest, the BM25 index and the vectors equal to the files."""
 
-    def __init__(self, store: Store, manifest: Manifest, bm25: BM25Index, embedder: Embedder):
+    def __init__(self, store: Store, manifest: Manifest, bm25: BM25Index, embedder: Embedder,
+                 max_chunks: int = MAX_CHUNKS):  # fmt: skip
         self.store = store
         self.manifest = manifest
         self.bm25 = bm25
         self.embedder = embedder
+        self.max_chunks = max_chunks  # 0: no cap
 
     # ------------------------------------------------------------------ classify
 
@@ -135,13 +152,18 @@ class Indexer:
         texts: dict[str, str] = {}
         for note in notes:
             pieces = chunk(note.title, plain_text(note.body), max_tokens)
+            if len(pieces) > self.max_chunks > 0:
+                summary.capped[note.path] = (self.max_chunks, len(pieces))
+                pieces = capped(pieces, self.max_chunks)
             hashes = [chunk_hash(p) for p in pieces]
             chunk_rows[note.path] = hashes
             texts.update(zip(hashes, pieces))
         cached = self.manifest.cached_embeddings(self.embedder.name, texts)
         missing = [h for h in texts if h not in cached]
         vectors: dict[str, np.ndarray] = {}
-        step = 256
+        step = PROGRESS_STEP
+        if progress and missing:
+            progress(0, len(missing))  # before the first batch: the model may still have to load
         for i in range(0, len(missing), step):
             part = missing[i : i + step]
             for h, vec in zip(part, self.embedder.embed([texts[h] for h in part])):
@@ -164,6 +186,9 @@ class Indexer:
         batch = self._scan(paths, known, summary)
         self._count(batch, known, summary)
         summary.errors = dict(batch.errors)
+        if batch.errors:
+            before = self.manifest.errors()
+            summary.new_errors = {p: r for p, r in batch.errors.items() if before.get(p) != r}
         if batch.stat_only:
             self.manifest.update_stats(batch.stat_only)
         if batch.upserts or batch.deletes or batch.errors:

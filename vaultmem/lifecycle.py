@@ -1,17 +1,25 @@
 """Memory lifecycle: resolve, supersede, reopen, auto-supersede and duplicate detection.
 
 Every transition is a guarded, atomic frontmatter change: only ``status``,
-``superseded_by`` and ``supersedes`` are written, every other byte of the file stays.
+``superseded_by``, ``supersedes``, ``valid_until`` and ``valid_from`` are written, every other
+byte of the file stays.
+
+Auto-supersede on ``remember``: a memory with the same subject ``key``, type and scope as
+active older ones replaces them, whatever their source; without a key, ``updates.judge``
+decides from several signals, and the pairs it is unsure about are returned as possible updates.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import posixpath
 import unicodedata
 from typing import TYPE_CHECKING, Any, Iterable
 
+from . import updates
 from .chunking import chunk, plain_text
-from .note import content_hash, set_fields
+from .note import set_fields
+from .timefilter import day
 
 if TYPE_CHECKING:  # pragma: no cover
     from .manifest import Record
@@ -45,12 +53,8 @@ def link_to(path: str, others: Iterable[str] = ()) -> str:
 
 def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = ()) -> bool:
     """A guarded, atomic frontmatter change of one note; True if the file changed."""
-    text = vault.store.read_text(rec.path)
-    new = set_fields(text, updates, remove)
-    if new == text:
-        return False
-    vault.store.replace(rec.path, new, content_hash(text))
-    return True
+    old, new = vault.store.update(rec.path, lambda text: set_fields(text, updates, remove))
+    return new != old
 
 
 def _result(rec: "Record", action: str, changed: bool, **extra: Any) -> dict[str, Any]:
@@ -76,9 +80,12 @@ def resolve_source(vault: "VaultState", source: str) -> list[dict[str, Any]]:
 
 
 def reopen(vault: "VaultState", ref: str) -> dict[str, Any]:
-    """Make a resolved, superseded or archived memory active again."""
+    """Make a resolved, superseded or archived memory active again (a superseded one loses
+    its ``valid_until``)."""
     rec = vault.find(ref)
-    changed = change(vault, rec, {"status": "active"}, remove=("superseded_by",))
+    # a superseded memory is current again: its end of validity (set by supersede) goes too
+    remove = ("superseded_by", "valid_until") if rec.status == "superseded" else ("superseded_by",)
+    changed = change(vault, rec, {"status": "active"}, remove=remove)
     vault.sync_paths([rec.path])
     return _result(rec, "reopened", changed)
 
@@ -106,14 +113,30 @@ def mark_superseded(vault: "VaultState", old: "Record", new: "Record", paths: It
         raise BadInput("a memory cannot supersede itself")
     paths = vault.store.list_paths() if paths is None else list(paths)
     to_new, to_old = link_to(new.path, paths), link_to(old.path, paths)
-    changed = change(vault, old, {"status": "superseded", "superseded_by": to_new})
+    since = _day(start_of(new))
+    ending = {"valid_until": since} if since and not old.valid_until else {}
+    changed = change(vault, old, {"status": "superseded", "superseded_by": to_new, **ending})
     note = vault.store.read(new.path)
     current = note.meta.get("supersedes")
     links = [current] if isinstance(current, str) else list(current or [])
+    starting = {"valid_from": since} if since and not new.valid_from else {}
     if to_old not in links:
         value = to_old if not links else [*links, to_old]
-        changed |= change(vault, new, {"supersedes": value})
+        changed |= change(vault, new, {"supersedes": value, **starting})
+    elif starting:
+        changed |= change(vault, new, starting)
     return changed
+
+
+def _day(iso: str | None) -> dt.date | None:
+    """A day as a date, so the frontmatter shows it unquoted (``valid_until: 2026-11-22``)."""
+    return dt.date.fromisoformat(iso) if iso else None
+
+
+def start_of(rec: "Record") -> str | None:
+    """The day a memory became true: its ``valid_from``, else the day it was created."""
+    when = day(rec.valid_from) or day(rec.created)
+    return when.isoformat() if when else None
 
 
 def supersede(vault: "VaultState", old_ref: str, new_ref: str) -> dict[str, Any]:
@@ -146,9 +169,24 @@ def similar_active(vault: "VaultState", type_: str, text: str, limit: int) -> li
     return sorted(pool, key=lambda x: -x[1])[:limit]
 
 
+def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None,
+             exclude: str | None = None) -> list["Record"]:  # fmt: skip
+    """The active memories of a type and scope with the subject ``key`` (oldest first)."""
+    from .notedates import subject_key
+
+    wanted = subject_key({"key": key}) if key else None
+    if not wanted:
+        return []
+    scope = scope or "project"
+    found = [r for r in vault.records().values() if r.subject == wanted and r.type == type_
+             and r.scope == scope and r.status == "active" and r.path != exclude]  # fmt: skip
+    return sorted(found, key=lambda r: (r.created, r.path))
+
+
 def check_new(vault: "VaultState", type_: str, title: str, content: str, context: list[str],
-              source: str | None) -> tuple["Record | None", list[tuple["Record", float]]]:  # fmt: skip
-    """(an existing duplicate or None, active memories the new one should supersede)."""
+              source: str | None, anchor: str | None = None) -> tuple["Record | None", list, list]:  # fmt: skip
+    """(an existing duplicate or None, active memories the new one supersedes, likely
+    updates it does not supersede on its own), each with its cosine similarity."""
     cfg = vault.config["lifecycle"]
     text = memory_text(title, content, getattr(vault.embedder, "max_tokens", 256))  # chunked as the indexer does
     # the same text, as remember writes it or without the heading (a body merely ending
@@ -157,18 +195,74 @@ def check_new(vault: "VaultState", type_: str, title: str, content: str, context
     for rec in vault.records().values():  # exact duplicate, also when vectors are off
         if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
             if _normal(plain_text(vault.body(rec.path))) in same:
-                return rec, []
+                return rec, [], []
     similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]))
     if similar and similar[0][1] >= float(cfg["duplicate"]):
-        return similar[0][0], []
-    if type_ == "session_summary":
-        return None, []
-    mine = {c.lower() for c in context}
-    replace = []
+        return similar[0][0], [], []
+    new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor))
+    replace, possible = [], []
     for rec, cos in similar:
-        if source and rec.source == source:
-            continue
-        shared = bool(mine & {c.lower() for c in rec.context})
-        if cos >= float(cfg["supersede_shared_context" if shared else "supersede_no_context"]):
+        verdict = updates.judge(_memory(vault, rec), new, cos, _thresholds(cfg, rec, context))
+        if verdict.decision == "auto" and not (source and rec.source == source):
             replace.append((rec, cos))
-    return None, replace
+        elif verdict.decision != "no":
+            possible.append((rec, cos))
+    return None, replace, possible
+
+
+def _anchors(anchor: str | None) -> tuple[str, ...]:
+    from .links import link_target
+
+    target = link_target(anchor) if anchor else None
+    return (target.lower(),) if target else ()
+
+
+def _memory(vault: "VaultState", rec: "Record") -> updates.Memory:
+    body = plain_text(vault.body(rec.path))
+    anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")  # anchor: a frontmatter link
+    return updates.Memory(rec.title, body, rec.type, rec.context, anchors, rec.created)
+
+
+def _thresholds(cfg: dict, rec: "Record", context: list[str]) -> updates.Thresholds:
+    """The calibrated thresholds; the cosine-alone one is the configured one of the pair's
+    context group (``supersede_shared_context`` / ``supersede_no_context``)."""
+    shared = bool({c.lower() for c in context} & {c.lower() for c in rec.context})
+    base = updates.Thresholds()
+    return updates.Thresholds(
+        auto_cosine=float(cfg.get("supersede_retract_cosine", base.auto_cosine)),
+        title=float(cfg.get("supersede_title_overlap", base.title)),
+        cosine_alone=float(cfg["supersede_shared_context" if shared else "supersede_no_context"]),
+        possible_cosine=float(cfg.get("possible_update", base.possible_cosine)),
+    )
+
+
+def apply_keys(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
+    """The subject-key rule for notes written by hand (the watcher calls it after a batch):
+    of the active notes sharing a touched note's ``key``, type and scope, the newest supersedes
+    the others. Only those older notes change (a guarded frontmatter change); a note that
+    changed meanwhile is left for the next batch."""
+    from .errors import Conflict
+
+    records = vault.records()
+    every = list(records)
+    done, seen = [], set()
+    for path in sorted(set(paths)):
+        rec = records.get(path)
+        if rec is None or not rec.subject or rec.status != "active" or path in seen:
+            continue
+        group = same_key(vault, rec.type or "", rec.subject, rec.scope)  # oldest first
+        seen.update(r.path for r in group)
+        if len(group) < 2:
+            continue
+        new = group[-1]
+        since = _day(start_of(new))
+        for old in group[:-1]:
+            updates_ = {"status": "superseded", "superseded_by": link_to(new.path, every)}
+            if since and not old.valid_until:
+                updates_["valid_until"] = since
+            try:
+                changed = change(vault, old, updates_)
+            except Conflict:
+                continue
+            done.append(_result(old, "superseded", changed, by=new.key))
+    return done

@@ -6,13 +6,16 @@ one-off command) in the file so others can say who holds it.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import time
 from pathlib import Path
+from typing import Iterator
 
-from .errors import VaultError
+from .discovery import private_dir
+from .errors import Conflict, VaultError
 
 
 class WatcherRunning(VaultError):
@@ -54,7 +57,7 @@ class WriterLock:
 
     def acquire(self, role: str, wait: float = 0.0) -> bool:
         """Take the lock, waiting up to ``wait`` seconds; False if another holder keeps it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         deadline = time.monotonic() + wait
         while True:
@@ -71,9 +74,72 @@ class WriterLock:
         self._fd = fd
         return True
 
+    def still_held(self) -> bool:
+        """Whether the file this process locked is still the one at the lock's path (it is
+        not when someone deleted ``.vaultmem/``: a new lock file would not be locked)."""
+        return self._fd is not None and _same_file(self._fd, self.path)
+
     def release(self) -> None:
         if self._fd is not None:
             os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+NOTE_LOCK_WAIT = 10.0  # seconds a writer waits for another writer of the same note
+
+
+class NoteBusy(Conflict):
+    """Another process held a note's lock for longer than a writer waits."""
+
+
+@contextlib.contextmanager
+def note_lock(path: Path, wait: float = NOTE_LOCK_WAIT) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on one note file for a read-modify-write.
+
+    The lock sits on the file itself (nothing to create or clean up). Writers replace a
+    note by renaming a new file over it, so after locking, the path must still name the
+    locked file: if it was replaced meanwhile, lock the new one. Yields False when the
+    note does not exist (nothing to lock; the caller's changed-since-read check decides).
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            yield False
+            return
+        try:
+            if not _flock_until(fd, deadline):
+                raise NoteBusy(f"{path.name} is being changed by another process; try again")
+            if _same_file(fd, path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced while we waited: lock the file the path names now
+    try:
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _flock_until(fd: int, deadline: float) -> bool:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    here = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino)

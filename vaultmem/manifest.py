@@ -16,16 +16,19 @@ from typing import Iterable
 
 import numpy as np
 
+from . import notedates
+from .discovery import owner_only, private_dir
 from .note import Note
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: subject key, validity and dates of a note (issue 13)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS notes (
     path TEXT PRIMARY KEY, id TEXT, hash TEXT NOT NULL, mtime_ns INTEGER, size INTEGER,
     title TEXT, type TEXT, status TEXT, importance INTEGER, scope TEXT, source TEXT,
     origin TEXT, created TEXT, updated TEXT, expires TEXT, superseded_by TEXT,
-    tags TEXT, aliases TEXT, context TEXT, links TEXT
+    tags TEXT, aliases TEXT, context TEXT, links TEXT,
+    subject TEXT, valid_from TEXT, valid_until TEXT, dates TEXT
 );
 CREATE INDEX IF NOT EXISTS notes_id ON notes(id);
 CREATE TABLE IF NOT EXISTS chunks (path TEXT, n INTEGER, chash TEXT, PRIMARY KEY (path, n));
@@ -37,8 +40,9 @@ CREATE TABLE IF NOT EXISTS errors (path TEXT PRIMARY KEY, reason TEXT);
 NOTE_COLUMNS = (
     "path", "id", "hash", "mtime_ns", "size", "title", "type", "status", "importance", "scope",
     "source", "origin", "created", "updated", "expires", "superseded_by", "tags", "aliases",
-    "context", "links",
+    "context", "links", "subject", "valid_from", "valid_until", "dates",
 )  # fmt: skip
+ADDED_COLUMNS = ("subject", "valid_from", "valid_until", "dates")  # added by schema 2 to an older table
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,10 @@ class Record:
     aliases: tuple[str, ...]
     context: tuple[str, ...]
     links: tuple[tuple[str, str], ...]  # (target, kind)
+    subject: str | None = None  # frontmatter ``key``: what fact this memory states
+    valid_from: str | None = None
+    valid_until: str | None = None
+    dates: tuple[str, ...] = ()  # ISO days the note names: ``date``, title/first line, body
 
     @property
     def key(self) -> str:
@@ -77,19 +85,20 @@ class Record:
             note.path, note.id, note.hash, mtime_ns, size, note.title, note.type, note.status,
             note.importance, note.scope, note.source, note.origin, note.created, note.updated,
             note.expires, note.superseded_by, note.tags, note.aliases, note.context, links,
+            **notedates.fields(note.meta, note.title, note.body),
         )  # fmt: skip
 
     def row(self) -> tuple:
         values = [getattr(self, c) for c in NOTE_COLUMNS]
         for i, c in enumerate(NOTE_COLUMNS):
-            if c in ("tags", "aliases", "context", "links"):
+            if c in ("tags", "aliases", "context", "links", "dates"):
                 values[i] = json.dumps(values[i], ensure_ascii=False)
         return tuple(values)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> "Record":
         data = dict(row)
-        for c in ("tags", "aliases", "context"):
+        for c in ("tags", "aliases", "context", "dates"):
             data[c] = tuple(json.loads(data[c] or "[]"))
         data["links"] = tuple(tuple(x) for x in json.loads(data["links"] or "[]"))
         return cls(**data)
@@ -106,12 +115,17 @@ class Manifest:
                                       check_same_thread=False, timeout=30)  # fmt: skip
             self.db.row_factory = sqlite3.Row
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        owner_only(path)
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(notes)")}
+        for column in ADDED_COLUMNS:
+            if column not in have:  # an index of schema 1: re-indexed (INDEX_VERSION changed)
+                self.db.execute(f"ALTER TABLE notes ADD COLUMN {column} TEXT")
         if self.get("schema") is None:
             self.set("schema", SCHEMA_VERSION)
 
@@ -146,6 +160,16 @@ class Manifest:
 
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+
+    def duplicate_ids(self) -> dict[str, list[str]]:
+        """Ids that more than one note carries (case-insensitive), with their paths."""
+        rows = self.db.execute("SELECT lower(id), path FROM notes WHERE id IS NOT NULL AND id <> '' AND lower(id) IN "
+                               "(SELECT lower(id) FROM notes WHERE id IS NOT NULL AND id <> '' GROUP BY lower(id) "
+                               "HAVING COUNT(*) > 1) ORDER BY lower(id), path").fetchall()  # fmt: skip
+        out: dict[str, list[str]] = {}
+        for key, path in rows:
+            out.setdefault(key, []).append(path)
+        return out
 
     def errors(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT path, reason FROM errors").fetchall())

@@ -145,14 +145,19 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         profile: Annotated[str, Field(description="default, planning, incident or handoff.")] = "default",
         mode: Annotated[str, Field(description="hybrid (default), bm25 (keywords) or vector (meaning).")] = "hybrid",
         include_resolved: Annotated[bool, Field(description="Also resolved, superseded and archived memories.")] = False,
+        as_of: Annotated[Optional[str], Field(description="A date (2026-09-01): answer with what was true then, "
+                                              "superseded memories included.")] = None,
     ) -> dict[str, Any]:
         """Search long-term memory before deciding or changing something that may have history
         (why is X like this, how do we do Y, was this bug seen before). Keyword and semantic
-        search, expanded along the links between notes. Returns the best memories with id,
-        title, type, path, score and a snippet; read a whole note with read_note(id)."""
+        search, expanded along the links between notes. Time words in the query ("last week",
+        "in October", "since the migration") favour memories dated then. Returns the best
+        memories with id, title, type, path, status, score and a snippet; read a whole note
+        with read_note(id)."""
         args = {"k": k, "types": types, "tags": tags, "since": since, "anchor": anchor, "depth": depth,
-                "profile": profile, "mode": mode, "include_resolved": include_resolved}  # fmt: skip
-        return {"query": query, "results": memory.recall(query, **args)}
+                "profile": profile, "mode": mode, "include_resolved": include_resolved,
+                **({"as_of": as_of} if as_of else {})}  # fmt: skip
+        return {"query": query, **({"as_of": as_of} if as_of else {}), "results": memory.recall(query, **args)}
 
     @server.tool()
     @tool
@@ -168,14 +173,20 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         context: Annotated[list[str], Field(description="Files or topics the memory is about, e.g. ['app/cache.py'].")] = [],
         source: Source = None,
         shared: Annotated[bool, Field(description="Store it in the team's shared vault instead of your own.")] = False,
+        key: Annotated[Optional[str], Field(description="Subject key naming the fact, e.g. 'deploy-target' or "
+                                            "'user.editor': a new memory with the same key and type replaces the "
+                                            "active one.")] = None,
     ) -> dict[str, Any]:
         """Store a new memory when something worth keeping happens: a decision and its reason, a
         gotcha, a bug fix, a user preference, a lesson, progress. One memory per call. A near-
-        duplicate is not stored twice (`duplicate_of` names the existing one), and older memories
-        of the same type that this one replaces are marked superseded automatically (listed in
-        `superseded`). Returns the new memory's id and path."""
+        duplicate is not stored twice (`duplicate_of` names the existing one). Older memories of
+        the same type that this one replaces (same `key`, or clearly an update) are marked
+        superseded automatically (listed in `superseded`). `possible_updates` lists active
+        memories that look like older versions of this one (with their similarity) but were left
+        alone: you know what changed, so call `supersede` on the ones it replaces. Returns the new
+        memory's id and path."""
         return memory.remember(type, title, content, shared=shared, scope=scope, tags=tags, importance=importance,
-                               links=links, anchor=anchor, context=context, source=source)  # fmt: skip
+                               links=links, anchor=anchor, context=context, source=source, key=key)  # fmt: skip
 
 
 # ---------------------------------------------------------------------- notes as files
@@ -303,19 +314,35 @@ def _resources(server: MCPServer, memory: Session) -> None:
 # ---------------------------------------------------------------------- serving
 
 
-def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 8765, agent: str | None = None) -> None:
-    """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only)."""
+def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 8765, agent: str | None = None,
+          token: str | None = None) -> None:  # fmt: skip
+    """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only;
+    with ``token``, every HTTP request must carry it, see ``auth``)."""
     server = build_server(vault_path, agent=agent)
     memory: Session = server.memory  # type: ignore[attr-defined]
     threading.Thread(target=_warm, args=(memory,), name="vaultmem-warm", daemon=True).start()
     try:
         if http:
-            server.run("streamable-http", host="127.0.0.1", port=port)
+            _serve_http(server, port, token)
         else:
             server.run("stdio")
     finally:
         with memory.lock:
             memory.close()
+
+
+def _serve_http(server: MCPServer, port: int, token: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1, behind the access-token gate unless ``token`` is None."""
+    import anyio
+    import uvicorn
+
+    from .auth import TokenGate
+
+    app: Any = server.streamable_http_app(host="127.0.0.1")
+    if token is not None:
+        app = TokenGate(app, token)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level=server.settings.log_level.lower())
+    anyio.run(uvicorn.Server(config).serve)
 
 
 def _warm(memory: Session) -> None:

@@ -17,11 +17,11 @@ from . import aging
 from . import graph as graphmod
 from .errors import BadInput, Conflict, NoteParseError
 from .filters import EPOCH, Filters, now_utc, parse_time
-from .lifecycle import check_new, mark_superseded
+from .lifecycle import check_new, mark_superseded, same_key
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
 from .note import as_list, content_hash, load_yaml_value, parse, render, set_fields, split_frontmatter
-from .store import new_id
+from .store import check_title, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import VaultState
@@ -50,27 +50,36 @@ def remember(
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
-    extra: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None, key: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Write a new memory from its type's template; returns its id, path and what was created.
+    """Write a new memory from its type's template; returns its id, path, what it superseded
+    and the likely updates it did not supersede on its own (``possible_updates``).
     A ``candidate`` (an unconfirmed memory) never supersedes an active one. ``extra``: more
     frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory)."""
     type_ = normalize_type(type)
     types = known_types(vault.templates_dir)
     if type_ not in types:
         raise BadInput(f"unknown type {type!r}; known types: {', '.join(types)}")
-    title = (title or "").strip()
+    title = check_title((title or "").strip())
     if not title:
         raise BadInput("a memory needs a title")
+    if anchor:
+        check_title(anchor, "an anchor name")
     if scope not in (None, "project", "user"):
         raise BadInput(f"--scope: {scope!r} is not 'project' or 'user'")
     now = now or now_utc()
     replaced: list = []
+    possible: list = []
+    key = _key(key)
     if content and content.strip():
-        duplicate, replaced = check_new(vault, type_, title, content, list(context), source)
-        if duplicate is not None:
+        duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor)
+        if duplicate is not None and not (key and duplicate.subject != key.casefold()):
             return _merge_duplicate(vault, duplicate, tags)
         replaced = replaced if status == "active" else []
+    if key and status == "active":  # the subject key decides, whatever the sources
+        keyed = same_key(vault, type_, key, scope)
+        replaced = [(r, None) for r in keyed] + [(r, c) for r, c in replaced if r not in keyed]
+        possible = [(r, c) for r, c in possible if r not in keyed]
     catalog = vault.catalog()
     created_anchor = _ensure_anchor(vault, anchor, catalog, now) if anchor else None
     defaults, template_body = _template_parts(vault, type_, title, now)
@@ -80,6 +89,8 @@ def remember(
     meta.update({k: v for k, v in (extra or {}).items() if v not in (None, "")})
     if anchor:
         meta["anchor"] = f"[[{anchor}]]"
+    if key:
+        meta["key"] = key
     body = f"# {title}\n\n{content.strip()}\n" if content and content.strip() else template_body or f"# {title}\n"
     if links:
         body += "\nRelated: " + ", ".join(f"[[{link}]]" for link in links) + "\n"
@@ -96,7 +107,25 @@ def remember(
     aged = _age_anchor(vault, type_, anchor, now)
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
-            "superseded": [{"id": r.key, "title": r.title, "similarity": round(c, 3)} for r, c in replaced] + aged}  # fmt: skip
+            "superseded": [{"id": r.key, "title": r.title, "similarity": _round(c),
+                            **({"key": key} if c is None else {})} for r, c in replaced] + aged,
+            "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible]}  # fmt: skip
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _key(key: str | None) -> str | None:
+    """A subject key as given to remember: one line, at most 200 characters."""
+    if key is None:
+        return None
+    text = " ".join(str(key).split())
+    if not text:
+        raise BadInput("--key: the subject key is empty")
+    if len(text) > 200:
+        raise BadInput("--key: the subject key is longer than 200 characters")
+    return text
 
 
 def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> dict[str, Any]:
@@ -106,7 +135,7 @@ def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> d
         edit(vault, rec.path, add_tags=new_tags)
         vault.sync_paths([rec.path])
     return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
-            "duplicate_of": rec.key, "superseded": [], "tags_added": new_tags}  # fmt: skip
+            "duplicate_of": rec.key, "superseded": [], "possible_updates": [], "tags_added": new_tags}  # fmt: skip
 
 
 def _age_anchor(vault: "VaultState", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
@@ -221,32 +250,33 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Iterable[str] = (),
          add_tags: Iterable[str] = (), now: dt.datetime | None = None,
          expected_hash: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """Change a note's body and/or frontmatter keys; refuses if the file changed meanwhile."""
+    """Change a note's body and/or frontmatter keys, under the note's lock and applied to its
+    current text (so concurrent edits of different keys all land); with ``expected_hash``,
+    refuses if the file changed since the caller read it."""
     rec = vault.find(ref)
-    text = vault.store.read_text(rec.path)
-    base_hash = content_hash(text)
-    if expected_hash and expected_hash != base_hash:
-        raise Conflict(f"{rec.path} changed on disk since it was read; re-read it and try again")
-    updates: dict[str, Any] = dict(parse_assignment(s) for s in sets)
-    if "id" in updates:
+    given: dict[str, Any] = dict(parse_assignment(s) for s in sets)
+    if "id" in given:
         raise BadInput("--set: the id of a note cannot be changed")
-    if updates.get("importance") not in (None, ""):
-        updates["importance"] = _importance_value(updates["importance"], "--set importance")
-    if add_tags:
-        current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
-        for tag in (t.lstrip("#").strip() for t in add_tags):
-            if tag and tag.lower() not in {c.lower() for c in current}:
-                current.append(tag)
-        updates["tags"] = current
-    new = text
-    if content is not None:
-        new = _replace_body(new, rec.title, content)
-    if updates or new != text:
-        updates.setdefault("updated", _stamp(now or now_utc()))
-    new = set_fields(new, updates)
-    if new != text:
-        vault.store.replace(rec.path, new, base_hash)
-    return {"id": rec.key, "path": rec.path, "changed": new != text}
+    if isinstance(given.get("title"), str):
+        check_title(given["title"])
+    if given.get("importance") not in (None, ""):
+        given["importance"] = _importance_value(given["importance"], "--set importance")
+
+    def change(text: str) -> str:
+        updates = dict(given)
+        if add_tags:
+            current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
+            for tag in (t.lstrip("#").strip() for t in add_tags):
+                if tag and tag.lower() not in {c.lower() for c in current}:
+                    current.append(tag)
+            updates["tags"] = current
+        new = _replace_body(text, rec.title, content) if content is not None else text
+        if updates or new != text:
+            updates.setdefault("updated", _stamp(now or now_utc()))
+        return set_fields(new, updates)
+
+    old, new = vault.store.update(rec.path, change, expected_hash or None)
+    return {"id": rec.key, "path": rec.path, "changed": new != old}
 
 
 def _replace_body(text: str, title: str, content: str) -> str:
@@ -276,13 +306,17 @@ def write_note(vault: "VaultState", path: str, content: str, expected_version: s
     if created:
         vault.store.create(rel, content)
     else:
-        current = content_hash(vault.store.read_text(rel))
         if not overwrite and expected_version is None:
             raise Conflict(f"{rel} exists; read_note it and pass its version as expected_version (or overwrite=true)")
-        if not overwrite and expected_version != current:
-            raise Conflict(f"{rel} changed since you read it (version {expected_version}, now {current}); "
-                           "read it again and redo your edit")  # fmt: skip
-        vault.store.replace(rel, content, current)
+
+        def replace(text: str) -> str:  # checked under the note's lock
+            current = content_hash(text)
+            if not overwrite and expected_version != current:
+                raise Conflict(f"{rel} changed since you read it (version {expected_version}, now {current}); "
+                               "read it again and redo your edit")  # fmt: skip
+            return content
+
+        vault.store.update(rel, replace)
     vault.sync_paths([rel])
     note = vault.store.read(rel)
     return {"id": note.id or rel, "path": rel, "title": note.title, "created": created, "version": content_hash(content)}

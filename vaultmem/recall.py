@@ -15,6 +15,7 @@ note is scored by both; an average note scores 0);
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import math
@@ -25,15 +26,16 @@ from typing import Any, Callable
 import networkx as nx
 import numpy as np
 
-from . import fusion
+from . import fusion, timefilter
 from .adaptive import Weights, adaptive, blend_factor, importance_factor
 from .bm25 import BM25Index
 from .chunking import plain_text
 from .config import DEFAULTS
 from .embed import Embedder
 from .errors import BadInput
-from .filters import Filters, now_utc, parse_time
+from .filters import Filters, is_expired, now_utc, parse_time
 from .manifest import Record
+from .timeexpr import DateRange, parse_query
 from .traverse import anchor_weights, expand
 from .usage import Usage
 from .vectors import VectorIndex
@@ -48,6 +50,8 @@ PROFILES: dict[str, dict[str, float]] = {
 }  # fmt: skip
 RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
 GRAPH_WEIGHT = 0.3
+TIME_MODES = ("boost", "filter", "off")
+TIME_BOOST = DEFAULTS["recall"]["time_boost"]  # added to the raw score of a note dated in a query's time range
 ANCHOR_WEIGHT = 0.15
 BASELINE = 0.0  # the standardised score of an average note (see fusion.standardise)
 CANDIDATE_WEIGHT = 0.5  # an unconfirmed (status: candidate) memory ranks low until confirmed
@@ -98,6 +102,10 @@ class Options:
     weights: Weights = field(default_factory=Weights)
     stats: tuple[fusion.Stats, fusion.Stats] | None = None  # pooled over vaults searched together
     snippets: bool = True  # off when a caller builds them only for the hits it keeps
+    now: dt.datetime | None = None  # what "today" is for time expressions (None: the clock)
+    time_mode: str = "boost"  # a time expression in the query boosts or filters; "off": plain text
+    time_boost: float = TIME_BOOST
+    as_of: dt.date | None = None  # only notes valid on that day, superseded or not
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -108,6 +116,8 @@ class Options:
             raise BadInput("-k must be at least 1")
         if self.depth < 0:
             raise BadInput("--depth must be 0 or more")
+        if self.time_mode not in TIME_MODES:
+            raise BadInput(f"--time: {self.time_mode!r} is not one of {', '.join(TIME_MODES)}")
 
 
 @dataclass
@@ -203,9 +213,11 @@ def _replacement(src: Sources, path: str, opt: Options) -> str | None:
     return None
 
 
-def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options) -> None:
-    """Drop hidden notes; a superseded one hands its score to its live replacement."""
-    for path in [p for p in scored if not opt.filters.visible(src.records[p])]:
+def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options,
+               keep: frozenset | set = frozenset()) -> None:  # fmt: skip
+    """Drop hidden notes (except those in ``keep``); a superseded one hands its score to its
+    live replacement."""
+    for path in [p for p in scored if not opt.filters.visible(src.records[p]) and p not in keep]:
         parts = scored.pop(path)
         new = _replacement(src, path, opt) if src.records[path].status == "superseded" else None
         if new is None or not opt.filters.metadata_match(src.records[new]):
@@ -258,11 +270,32 @@ def resolve_anchor(graph: nx.DiGraph, records: dict[str, Record], anchor: str) -
     return path
 
 
+def time_query(src: Sources, query: str, opt: Options, now: dt.datetime) -> tuple[str, DateRange | None, set[str]]:
+    """(the text to search, the time range in use or None, the notes dated in it).
+
+    A range is used only when it tells notes apart: some but not all of the vault's notes
+    are dated in it; otherwise the query is searched as written."""
+    if opt.time_mode == "off":
+        return query, None, set()
+    records = src.records.values()
+    parsed = parse_query(query, now, timefilter.event_resolver(records, now.date()))
+    if parsed.range is None:
+        return query, None, set()
+    inside = timefilter.in_range(records, parsed.range)
+    if not inside or len(inside) == len(src.records):
+        return query, None, set()
+    return parsed.text or query, parsed.range, inside
+
+
 def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     """Run one recall and return the top ``opt.k`` hits, best first."""
     opt.check()
     if not query.strip():
         raise BadInput("the query is empty")
+    now = opt.now or now_utc()
+    query, span, inside = time_query(src, query, opt, now)
+    if opt.as_of is not None:
+        opt = dataclasses.replace(opt, filters=dataclasses.replace(opt.filters, include_hidden=True))
     records = src.records
     near: dict[str, float] = {}
     if opt.anchor:
@@ -270,16 +303,25 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
 
     def candidate(path: str) -> bool:
         rec = records.get(path)
-        return rec is not None and opt.filters.metadata_match(rec) and (not near or path in near)
+        return (rec is not None and opt.filters.metadata_match(rec) and (not near or path in near)
+                and (opt.as_of is None or timefilter.valid_on(rec, opt.as_of))
+                and (span is None or opt.time_mode != "filter" or path in inside))  # fmt: skip
 
-    allowed = {p for p in records if candidate(p)} if (opt.filters.restrictive or near) else None
+    filtered = span is not None and opt.time_mode == "filter"
+    narrowed = opt.filters.restrictive or near or opt.as_of is not None or filtered
+    allowed = {p for p in records if candidate(p)} if narrowed else None
     scored, _, parts_of = _retrieve(src, query, opt, allowed)
     for path in near:
         if candidate(path):
             scored.setdefault(path, parts_of(path))["anchor"] = ANCHOR_WEIGHT * near[path]
-    _lifecycle(src, scored, opt)
-    _graph(src, scored, opt, parts_of, lambda p: candidate(p) and opt.filters.visible(records[p]))
-    now = now_utc()
+    if span is not None and opt.time_mode == "boost" and len(inside) <= opt.candidates:
+        for path in inside:  # a note dated in the range competes even when its text ranks low
+            if candidate(path):
+                scored.setdefault(path, parts_of(path))
+    # a question about a past period also sees what was true then and has been superseded since
+    past = inside if span is not None and span.end is not None and span.end < now.date() else set()
+    _lifecycle(src, scored, opt, past)
+    _graph(src, scored, opt, parts_of, lambda p: candidate(p) and (opt.filters.visible(records[p]) or p in past))
     stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
     final = {}
     for path, parts in scored.items():
@@ -292,12 +334,21 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             a = adaptive(stats.get(rec.key, Usage()), now.timestamp(), written.timestamp() if written else None, opt.weights)
             parts.update(a)
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
-        raw = _base(parts)  # multipliers lift what stands out; they never amplify a below-average score
+        if span is not None:
+            parts["time"] = opt.time_boost if (opt.time_mode == "boost" and path in inside) else 0.0
+            parts["time_range"] = _range_text(span)  # type: ignore[assignment]
+        if opt.as_of is not None:
+            parts["as_of"] = opt.as_of.isoformat()  # type: ignore[assignment]
+        raw = _base(parts) + parts.get("time", 0.0)  # multipliers lift what stands out; never a below-average score
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
         final[path] = parts["score"]
     ranked = fusion.ranked(final)[: opt.k]
     terms = src.bm25.terms(query)
     return [_hit(src, path, scored[path], i + 1, terms if opt.snippets else None) for i, (path, _) in enumerate(ranked)]
+
+
+def _range_text(span: DateRange) -> str:
+    return f"{span.start or '...'}..{span.end or '...'} ({span.expression})"
 
 
 def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | None) -> Hit:
@@ -309,8 +360,9 @@ def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | Non
     elif parts.get("graph_via") and not (parts["bm25"] or parts["vector"]):
         via = f"linked from {parts['graph_via']}"
     explain = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items()}
+    status = "expired" if rec.status == "active" and is_expired(rec) else rec.status
     return Hit(
-        id=rec.key, title=rec.title, path=path, type=rec.type, status=rec.status,
+        id=rec.key, title=rec.title, path=path, type=rec.type, status=status,
         score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
         importance=rec.importance, updated=rec.updated, via=via, highlights=highlights,
         explain=explain,

@@ -70,10 +70,13 @@ class Registry:
     def vaults(self) -> dict[str, Path]:
         return {name: Path(v["path"]) for name, v in sorted(self.data["vaults"].items())}
 
-    def add(self, name: str, path: Path) -> Path:
-        """Register a vault (the folder is made a vault if it is not one); never moves files."""
+    def add(self, name: str, path: Path, create: bool = False) -> Path:
+        """Register a vault (the folder is made a vault if it is not one); never moves files.
+        A folder that does not exist is created only with ``create`` (a typo is not a new vault)."""
         check_name(name)
         path = path.expanduser().resolve()
+        if not path.exists() and not create:
+            raise BadInput(f"{path} does not exist; pass --create to make a new vault there")
         if name in self.data["vaults"] and Path(self.data["vaults"][name]["path"]) != path:
             raise BadInput(f"a vault named {name!r} is already registered at {self.data['vaults'][name]['path']}")
         from .setup import init_vault

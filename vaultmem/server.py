@@ -15,7 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
-from .client import request, socket_path
+from .client import peer_uid, private_folder_problem, request, socket_path
+from .discovery import STATE_DIR, private_dir
 from .errors import VaultError
 
 Handler = Callable[[dict], Any]
@@ -84,7 +85,7 @@ class SocketServer:
 
     def start(self) -> None:
         """Bind (removing a stale socket left by a dead watcher) and serve in a thread."""
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._private_folder()
         if self.path.exists() or self.path.is_symlink():
             if request(self.root, "ping", timeout=2) is not None:
                 raise VaultError(f"another process already serves {self.path}")
@@ -100,6 +101,20 @@ class SocketServer:
         self._thread = threading.Thread(target=server.serve_forever, name="vaultmem-socket", daemon=True)
         self._thread.start()
 
+    def _private_folder(self) -> None:
+        """The socket's folder: created 0700; refused unless it is ours and private."""
+        folder = self.path.parent
+        if folder.name == STATE_DIR:
+            private_dir(folder)
+        else:  # a per-user runtime folder (the vault path is too long for a socket)
+            try:
+                folder.mkdir(mode=0o700)
+            except FileExistsError:
+                pass
+        problem = private_folder_problem(folder)
+        if problem:
+            raise VaultError(f"cannot serve the watcher socket: {problem}; remove it or set XDG_RUNTIME_DIR")
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.shutdown()
@@ -113,8 +128,4 @@ class SocketServer:
 
 def peer_is_owner(sock: socket.socket) -> bool:
     """Whether the connected peer runs as this user (SO_PEERCRED; Linux)."""
-    import struct
-
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", creds)
-    return uid == os.getuid()
+    return peer_uid(sock) == os.getuid()

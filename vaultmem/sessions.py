@@ -9,15 +9,18 @@ the new one and the aging rules keep session summaries bounded.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import ops
+from .discovery import STATE_DIR, private_dir
 from .errors import BadInput
 from .filters import now_utc
-from . import ops
 from .lifecycle import link_to, mark_superseded
-from .note import content_hash
+from .store import atomic_write
 
 if TYPE_CHECKING:  # pragma: no cover
     from .manifest import Record
@@ -28,8 +31,50 @@ def session_name(source: str | None) -> str:
     return source or os.environ.get("VAULTMEM_SESSION") or f"session-{now_utc().date().isoformat()}"
 
 
-def _anchor(anchor: str | None) -> str | None:
-    return anchor or os.environ.get("VAULTMEM_ANCHOR") or None
+ANCHORS_FILE = "session-anchors.json"  # in .vaultmem/: the anchor each recent session woke with
+KEEP_SESSIONS = 100
+
+
+def _anchors_path(vault: "VaultState") -> Path:
+    return vault.root / STATE_DIR / ANCHORS_FILE
+
+
+def _recorded(vault: "VaultState") -> dict[str, list[str]]:
+    """session -> [anchor, date of the wake], oldest first."""
+    try:
+        data = json.loads(_anchors_path(vault).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)}
+
+
+def record_anchor(vault: "VaultState", anchor: str | None, source: str | None = None) -> None:
+    """Remember the anchor a session woke with, so its checkpoint and sleep default to it."""
+    if not anchor:
+        return
+    data = _recorded(vault)
+    data.pop(session_name(source), None)
+    data[session_name(source)] = [anchor, now_utc().date().isoformat()]
+    private_dir(_anchors_path(vault).parent)
+    atomic_write(_anchors_path(vault), json.dumps(dict(list(data.items())[-KEEP_SESSIONS:]), indent=1) + "\n")
+
+
+def _anchor(anchor: str | None, vault: "VaultState | None" = None, session: str | None = None) -> str | None:
+    """The anchor a session writes under: given, else $VAULTMEM_ANCHOR, else the one the
+    session woke with, else the vault's only project note."""
+    chosen = anchor or os.environ.get("VAULTMEM_ANCHOR") or None
+    if chosen or vault is None:
+        return chosen
+    recorded = _recorded(vault)
+    if session in recorded:
+        return recorded[session][0]
+    today = [a for a, day in recorded.values() if day == now_utc().date().isoformat()]
+    if today:  # a hook's wake and sleep may name the session differently: today's last wake
+        return today[-1]
+    projects = [r for r in vault.catalog().values() if r.type == "project" and r.status == "active"]
+    return projects[0].title if len(projects) == 1 else None
 
 
 def _handoff_of(vault: "VaultState", session: str) -> "Record | None":
@@ -38,18 +83,20 @@ def _handoff_of(vault: "VaultState", session: str) -> "Record | None":
 
 
 def _append(vault: "VaultState", rec: "Record", heading: str, lines: list[str]) -> None:
-    """Append lines under a ``## heading`` of a note (adding the heading if missing); guarded."""
-    text = vault.store.read_text(rec.path)
+    """Append lines under a ``## heading`` of a note (adding the heading if missing), under
+    the note's lock (concurrent checkpoints of one session all land)."""
     block = "\n".join(lines)
-    m = re.search(rf"^## {re.escape(heading)}\s*$", text, re.M)
-    if m:
+
+    def append(text: str) -> str:
+        m = re.search(rf"^## {re.escape(heading)}\s*$", text, re.M)
+        if not m:
+            return f"{text.rstrip()}\n\n## {heading}\n{block}\n"
         nxt = re.search(r"^#{1,2} ", text[m.end():], re.M)
         at = m.end() + nxt.start() if nxt else len(text)
         head = text[:at].rstrip("\n")
-        new = f"{head}\n{block}\n" + (f"\n{text[at:]}" if nxt else "")
-    else:
-        new = f"{text.rstrip()}\n\n## {heading}\n{block}\n"
-    vault.store.replace(rec.path, new, content_hash(text))
+        return f"{head}\n{block}\n" + (f"\n{text[at:]}" if nxt else "")
+
+    vault.store.update(rec.path, append)
 
 
 def _new_handoff(vault: "VaultState", session: str, anchor: str | None, body: str) -> "Record":
@@ -63,7 +110,8 @@ def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor
     """Append a timestamped line to the current session's handoff note."""
     if not text.strip():
         raise BadInput("a checkpoint needs some text")
-    session, anchor = session_name(source), _anchor(anchor)
+    session = session_name(source)
+    anchor = _anchor(anchor, vault, session)
     line = f"- {now_utc().strftime('%H:%M')} {' '.join(text.split())}"
     rec = _handoff_of(vault, session)
     if rec is None:
@@ -79,7 +127,8 @@ def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, sour
     """Write the session summary (and finish the handoff when there are next steps)."""
     if not summary.strip():
         raise BadInput("--summary is required: what was done in this session?")
-    session, anchor = session_name(source), _anchor(anchor)
+    session = session_name(source)
+    anchor = _anchor(anchor, vault, session)
     stamp = now_utc().strftime("%Y-%m-%d %H%M")
     first = " ".join(summary.split()[:6])
     result = ops.remember(vault, "session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .config import CONFIG_TEXT
 from .errors import VaultError
+from .discovery import private_dir
 from .store import STATE_DIR, atomic_write
 
 GITIGNORE_LINE = f"{STATE_DIR}/"
@@ -26,8 +27,8 @@ def init_vault(root: Path) -> list[str]:
     if state.exists() and not state.is_dir():
         raise VaultError(f"{state} exists and is not a folder")
     if not state.is_dir():
-        state.mkdir()
         created.append(f"{STATE_DIR}/")
+    private_dir(state)  # owner-only, also when an older vaultmem made it 0755
     for rel, text in ((f"{STATE_DIR}/config.toml", CONFIG_TEXT), ("README.md", vault_readme())):
         if not (root / rel).exists():
             atomic_write(root / rel, text, create_only=True)

@@ -7,6 +7,7 @@ a rewrite refuses to clobber a file whose content changed since it was read.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import posixpath
 import re
@@ -15,10 +16,12 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .discovery import STATE_DIR, find_vault  # noqa: F401  (re-exported)
-from .errors import Conflict, NoteParseError, VaultError
+from .errors import BadInput, Conflict, NoteParseError, VaultError
 from .ignore import IgnoreRules
+from .lock import note_lock
 from .note import Note, content_hash, parse
 
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -26,6 +29,28 @@ UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f]')
 WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 MAX_NAME = 120
 MAX_NAME_BYTES = 180  # file names are limited to 255 bytes; leave room for " 2.md" and temp names
+
+
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab, newline, carriage return
+
+
+def check_title(title: str, what: str = "a title") -> str:
+    """A one-line title without control characters (they break file names, YAML and
+    terminals); BadInput naming the first bad character otherwise."""
+    bad = CONTROL_RE.search(title) or re.search(r"[\t\r\n\u2028\u2029]", title)
+    if bad:
+        raise BadInput(f"{what} cannot contain control characters or line breaks (found U+{ord(bad.group()):04X}); nothing was written")
+    return title
+
+
+def check_text(rel: str, text: str, before: str = "") -> None:
+    """Refuse note text with NUL or other control characters (a NUL makes it unreadable),
+    except those already in ``before``, the text it replaces."""
+    known = set(CONTROL_RE.findall(before))
+    bad = next((m for m in CONTROL_RE.finditer(text) if m.group() not in known), None)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise BadInput(f"{rel}: text contains the control character U+{ord(bad.group()):04X} (line {line}); nothing was written")
 
 
 def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
@@ -150,7 +175,10 @@ class Store:
         candidate = Path(rel)
         if candidate.is_absolute():
             raise VaultError(f"path {rel!r} is absolute; give a path inside the vault")
-        full = (self.root / candidate).resolve()
+        try:
+            full = (self.root / candidate).resolve()
+        except (RuntimeError, OSError):  # RuntimeError: Python < 3.13 on a symlink loop
+            raise NoteParseError(rel, "symlink loop (the link never reaches a file)") from None
         if full != self.root and self.root not in full.parents:
             raise VaultError(f"path {rel!r} leads outside the vault")
         return full
@@ -174,6 +202,8 @@ class Store:
         try:
             self.abspath(rel)
             return True
+        except NoteParseError:  # a loop: listed, so that reading it reports why it is skipped
+            return True
         except VaultError:
             return False
 
@@ -181,8 +211,11 @@ class Store:
         """mtime and size of a note file, or None if it is gone."""
         try:
             st = os.stat(self.root / rel)
-        except OSError:
-            return None
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                return None
+            st = os.lstat(self.root / rel)  # a symlink loop is there (and skipped when read)
+
         return FileStat(st.st_mtime_ns, st.st_size)
 
     def read_text(self, rel: str) -> str:
@@ -210,17 +243,38 @@ class Store:
 
     def create(self, rel: str, text: str) -> str:
         """Write a new note; never replaces an existing file. Returns the path used."""
+        check_text(rel, text)
         atomic_write(self.abspath(rel), text, create_only=True)
         return rel
 
     def replace(self, rel: str, text: str, expected_hash: str) -> None:
-        """Atomically rewrite a note, refusing if its content changed since it was read."""
-        current = content_hash(self.read_text(rel)) if (self.root / rel).exists() else None
-        if current != expected_hash:
-            raise Conflict(
-                f"{rel} changed on disk since it was read; re-read it and apply the change again"
-            )
-        atomic_write(self.abspath(rel), text)
+        """Atomically rewrite a note, refusing if its content changed since it was read.
+
+        The check and the rename happen under the note's lock, so two vaultmem writers
+        can never both pass the check against the same old text."""
+        self.update(rel, lambda _: text, expected_hash)
+
+    def update(self, rel: str, change: Callable[[str], str], expected_hash: str | None = None) -> tuple[str, str]:
+        """Read-modify-write one note under its lock: ``change(text)`` gives the new text.
+
+        With ``expected_hash`` (the hash of the text the caller read), refuses (Conflict)
+        if the note changed since; without it, ``change`` sees the current text, so
+        concurrent updates of the same note are applied one after the other and none is
+        lost. Returns (old text, new text); nothing is written when they are equal."""
+        full = self.abspath(rel)
+        with note_lock(full):
+            text = self.read_text(rel) if full.exists() else None
+            if text is None or (expected_hash is not None and content_hash(text) != expected_hash):
+                raise Conflict(
+                    f"{rel} changed on disk since it was read; re-read it and apply the change again"
+                )
+            new = change(text)
+            if new != text:
+                check_text(rel, new, text)
+                if self.read_text(rel) != text:  # an editor that ignores the lock saved meanwhile
+                    raise Conflict(f"{rel} changed on disk while it was being updated; nothing was written, try again")
+                atomic_write(full, new)
+            return text, new
 
     def unique_path(self, folder: str, title: str) -> str:
         """A vault-relative path for a new note from its title, unique case-insensitively."""
@@ -234,13 +288,34 @@ class Store:
             name, n = f"{base} {n}.md", n + 1
         return f"{folder}/{name}" if folder else name
 
+    def folder(self, rel: str) -> Path:
+        """A folder inside the vault to write into, created one level at a time; refuses
+        (VaultError) when any level is, or leads through, a symlink out of the vault."""
+        current = self.root
+        for part in Path(rel).parts:
+            if part in ("", "."):
+                continue
+            current = current / part
+            if not os.path.lexists(current):
+                current.mkdir()
+            resolved = current.resolve()
+            if resolved != self.root and self.root not in resolved.parents:
+                raise VaultError(f"{self.relpath_lexical(current)} leads outside the vault; not writing there")
+            if not resolved.is_dir():
+                raise VaultError(f"{self.relpath_lexical(current)} is not a folder")
+            current = resolved
+        return current
+
+    def relpath_lexical(self, path: Path) -> str:
+        """Vault-relative path of ``path`` without following symlinks (for messages)."""
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
     def trash(self, rel: str) -> str:
         """Move a note into the vault's ``.trash/`` folder (as Obsidian does); returns its new path."""
         self.abspath(rel)
         parent = self.abspath(posixpath.dirname(rel) or ".")
         src = parent / posixpath.basename(rel)  # a symlinked note: move the link, not its target
-        dest_dir = self.root / ".trash" / self.relpath(parent)
-        dest_dir.mkdir(parents=True, exist_ok=True)
+        dest_dir = self.folder(posixpath.join(".trash", self.relpath(parent)))
         dest, n = dest_dir / src.name, 2
         while os.path.lexists(dest):
             dest, n = dest_dir / f"{src.stem} {n}{src.suffix}", n + 1

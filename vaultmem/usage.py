@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from .discovery import owner_only, private_dir
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS retrievals (key TEXT NOT NULL, at REAL NOT NULL, via TEXT);
 CREATE INDEX IF NOT EXISTS retrievals_key ON retrievals(key);
@@ -41,8 +43,9 @@ class UsageStore:
     """Usage data of one vault."""
 
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         self.path = path
+        owner_only(path)  # queries and ratings: SQLite gives its -wal/-shm files the same mode
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")

@@ -35,7 +35,8 @@ from .manifest import SCHEMA_VERSION as MANIFEST_VERSION
 from .manifest import Manifest, Record
 from .note import split_frontmatter
 from .adaptive import Weights
-from .recall import Hit, Options, Sources, make_snippet, search
+from .recall import TIME_BOOST, Hit, Options, Sources, make_snippet, search
+from .timefilter import parse_day, parse_now
 from .store import STATE_DIR, Store, find_vault
 from .usage import UsageStore
 from .vectors import VectorIndex
@@ -72,6 +73,7 @@ class Vault:
         self._held_lock: WriterLock | None = None
         self._usage: UsageStore | None = None
         self._memo: dict = {}  # raw scores of recent queries; cleared whenever the indexes change
+        self.skipped: dict[str, str] = {}  # notes the last catalog() could not read, with the reason
 
     # ------------------------------------------------------------------ opening
 
@@ -102,7 +104,15 @@ class Vault:
 
     @property
     def indexer(self) -> Indexer:
-        return Indexer(self.store, self.manifest, self.bm25, self.embedder)
+        return Indexer(self.store, self.manifest, self.bm25, self.embedder, self.max_chunks)
+
+    @property
+    def max_chunks(self) -> int:
+        """Chunks embedded per note at most (``[embedding] max_chunks``; 0: no cap)."""
+        value = self.config["embedding"]["max_chunks"]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise BadInput(f"[embedding] max_chunks: {value!r} is not a whole number >= 0")
+        return value
 
     def close(self) -> None:
         if self._usage is not None:
@@ -110,9 +120,12 @@ class Vault:
             self._usage = None
         if self._bm25 is not None:
             self._bm25.close()
+            self._bm25 = None
         if self._manifest is not None:
             self._manifest.close()
             self._manifest = None
+        self._invalidate()  # a later use reopens everything from disk
+        self._synced = False
 
     def __enter__(self) -> "Vault":
         return self
@@ -265,9 +278,11 @@ class Vault:
                since: str | None = None, scope: str | None = None, include_resolved: bool = False,
                anchor: str | None = None, depth: int | None = None, profile: str = "default",
                mode: str = "hybrid", adaptive: bool = True, log: bool = True,
-               stats: tuple | None = None, snippets: bool = True) -> list[Hit]:  # fmt: skip
+               stats: tuple | None = None, snippets: bool = True, now: Any = None, time: str = "boost",
+               as_of: Any = None) -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall.py`` for how scores are made. The memories returned are
-        logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
+        logged as retrieved (``log=False`` to skip, e.g. in evaluations). ``now`` fixes the
+        clock time expressions resolve against; ``as_of`` (a date) answers with what was true then."""
         rc = self.config["recall"]
         if self.embedder.name == "none" and mode != "vector":
             mode = "bm25"
@@ -277,7 +292,8 @@ class Vault:
             mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
             graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
             adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
-            snippets=snippets,
+            snippets=snippets, now=parse_now(now), time_mode=time, as_of=parse_day(as_of, "--as-of"),
+            time_boost=float(rc.get("time_boost", TIME_BOOST)),
         )  # fmt: skip
         hits = search(self.sources(), query, opt)
         if log and hits:
@@ -336,9 +352,17 @@ class Vault:
             try:
                 out[path] = Record.from_note(self.store.read(path), st.mtime_ns, st.size)
             except (NoteParseError, OSError) as e:
+                reason = e.reason if isinstance(e, NoteParseError) else (e.strerror or str(e))
+                self.skipped[path] = reason
                 if errors is not None:
                     errors[path] = str(e)
         return out
+
+    def new_skips(self) -> dict[str, str]:
+        """Notes ``catalog`` skipped that the indexes do not already report (with this reason):
+        what a command that read notes should tell its user, once."""
+        known = self.index_errors() if self.skipped and (self.index_dir / "manifest.db").exists() else {}
+        return {p: r for p, r in self.skipped.items() if known.get(p) != r}
 
     def find(self, ref: str, records: dict[str, Record] | None = None) -> Record:
         """A note by id, vault-relative path, title, alias or file name."""
@@ -347,6 +371,10 @@ class Vault:
         if not ref:
             raise BadInput("empty note reference")
         by_id = [r for r in records.values() if r.id and r.id.lower() == ref.lower()]
+        if len(by_id) > 1:
+            listing = ", ".join(sorted(r.path for r in by_id)[:5])
+            raise BadInput(f"id {ref!r} is used by {len(by_id)} notes ({listing}); name one by its path, "
+                           "and give the others new ids")
         if by_id:
             return by_id[0]
         rel = ref[len(str(self.root)) + 1 :] if ref.startswith(str(self.root) + os.sep) else ref
@@ -377,12 +405,13 @@ class Vault:
             self.manifest  # creates an empty one: nothing is indexed yet
         manifest = Manifest(self.index_dir / "manifest.db", readonly=True)
         try:
+            counts = {"notes_indexed": manifest.count(), "errors": manifest.errors(),
+                      "duplicate_ids": manifest.duplicate_ids()}  # fmt: skip
             if not drift:  # just the counts: cheap enough to poll
-                return {"notes_indexed": manifest.count(), "errors": manifest.errors()}
+                return counts
             diff = Indexer(self.store, manifest, self.bm25, self.embedder).diff()
             conflicts = manifest.paths_with_status("conflict")
-            return {"notes_indexed": manifest.count(), "errors": manifest.errors(),
-                    "in_sync": not any(diff.values()), "drift": diff, "conflicts": conflicts}  # fmt: skip
+            return {**counts, "in_sync": not any(diff.values()), "drift": diff, "conflicts": conflicts}
         finally:
             manifest.close()
 
@@ -455,7 +484,9 @@ class Vault:
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000) -> dict[str, Any]:  # fmt: skip
         """The session-start [MEMORY] block (see context.py)."""
-        return context.wake(self, anchor, task, profile, budget)
+        result = context.wake(self, anchor, task, profile, budget)
+        sessions.record_anchor(self, anchor)  # the session's checkpoint and sleep default to it
+        return result
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip

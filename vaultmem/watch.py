@@ -26,6 +26,7 @@ from watchdog.observers.polling import PollingObserver
 
 from .discovery import STATE_DIR
 from .errors import VaultError
+from .lifecycle import apply_keys
 from .lock import WriterLock
 from .server import SocketServer, service_ops
 
@@ -246,6 +247,7 @@ class WatchState:
     last_batch: dict | None = None
     last_error: str | None = None
     polling: bool = False
+    rebuilds: int = 0  # times .vaultmem/ was deleted under the watcher and rebuilt
 
 
 class Watcher:
@@ -265,6 +267,7 @@ class Watcher:
         self.housekeeping = Housekeeping()
         self.server = SocketServer(self.root, service_ops(vault, self), self.gate.read) if serve else None
         self._observer = None
+        self._failures = 0  # batches failed in a row
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -319,6 +322,8 @@ class Watcher:
                     return
                 if not self.root.is_dir():
                     raise VaultError(f"the vault folder {self.root} disappeared; stopping")
+                if self._state_lost():
+                    self._rebuild_state()
                 for part in self._slices(batch):
                     with self.gate.write():  # released between slices so recall is never held long
                         self._apply(part)
@@ -326,7 +331,34 @@ class Watcher:
         finally:  # an ended watcher no longer keeps a shared schedule busy
             self.housekeeping.after(applied=False, caller=self)
 
+    def _state_lost(self) -> bool:
+        """Whether ``.vaultmem/`` was deleted (or replaced) under this watcher: its lock
+        file or its manifest is no longer the one it holds open."""
+        return not self.lock.still_held() or not (self.vault.index_dir / "manifest.db").exists()
+
+    def _rebuild_state(self) -> None:
+        """Let go of the deleted indexes, take the writer lock again and rebuild from the
+        files; stops (VaultError) if another process took the new lock first."""
+        log.warning("%s/ was deleted under the watcher; rebuilding the indexes from the files", STATE_DIR)
+        with self.gate.write():
+            if self.server is not None:
+                self.server.stop()
+            self.vault.hold_lock(None)
+            self.lock.release()
+            self.vault.close()
+            if not self.lock.acquire("watch"):
+                holder = self.lock.holder() or {}
+                raise VaultError(f"{STATE_DIR}/ was deleted and another vaultmem process (pid {holder.get('pid', '?')}) "
+                                 "now writes the indexes; this watcher stops")  # fmt: skip
+            self.vault.hold_lock(self.lock)
+            self._apply(Batch(full=True))
+            if self.server is not None:
+                self.vault.warm()
+                self.server.start()
+        self.state.rebuilds += 1
+
     SLICE = 128  # paths applied per step of a big batch
+    RETRIES = 3  # a failing batch is retried this often, then waits for the next file change
 
     def _slices(self, batch: Batch) -> list[Batch]:
         if batch.full:
@@ -339,19 +371,40 @@ class Watcher:
             summary = self.vault.reindex(None if batch.full else sorted(batch.paths))
         except VaultError:
             raise
-        except Exception as e:  # keep watching; retry everything on the next batch
+        except Exception as e:  # keep watching; retry a few times, then wait for the next change
             self.state.last_error = f"{type(e).__name__}: {e}"
-            log.error("could not apply a batch: %s", self.state.last_error)
-            self.batcher.add(full=True)
-            time.sleep(0.5)
+            self._failures += 1
+            if self._failures <= self.RETRIES:
+                log.error("could not apply a batch (retrying, %d of %d): %s", self._failures, self.RETRIES,
+                          self.state.last_error)  # fmt: skip
+                self.batcher.add(full=True)
+                time.sleep(0.5 * self._failures)
+            else:
+                log.error("could not apply a batch: %s; waiting for the next change", self.state.last_error)
             return
+        self._failures = 0
         self.state.batches += 1
         self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
+        self.state.last_error = None  # recovered: status shows only what is still wrong
+        self._apply_keys(summary.touched)
         for path, reason in summary.errors.items():
             self.state.last_error = f"{path}: {reason}"
             log.warning("skipped %s: %s", path, reason)
         if self.on_batch:
             self.on_batch(self.state.last_batch)
+
+    def _apply_keys(self, touched: set[str]) -> None:
+        """Hand-written notes with a subject ``key`` supersede older ones of the same key (the
+        changed old notes come back as file events and are indexed in the next batch)."""
+        if not touched:
+            return
+        try:
+            done = apply_keys(self.vault, touched)
+        except Exception as e:  # never stop watching over it
+            log.warning("subject keys: %s: %s", type(e).__name__, e)
+            return
+        for d in done:
+            log.info("superseded %s by %s (same key)", d["id"], d["by"])
 
     def stop(self) -> None:
         self.stop_event.set()

@@ -1,0 +1,1 @@
+"""Adversarial tests: one module per class (see README.md)."""

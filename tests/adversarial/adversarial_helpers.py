@@ -1,0 +1,100 @@
+"""Helpers of the adversarial tests (a module of its own: ``conftest`` is a name every test
+folder has, so ``from conftest import ...`` could load another folder's)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CLI = [str(Path(sys.executable).with_name("vaultmem"))]  # the installed console script
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """The environment of a CLI subprocess: offline, the test cache, no caller's vault."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_") or k == "VAULTMEM_CACHE"}
+    env["HF_HUB_OFFLINE"] = "1"
+    env.update(extra)
+    return env
+
+
+def run(*args: str, timeout: float = 120, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
+    """Run ``vaultmem ARGS`` to completion; text output captured."""
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env or cli_env(), **kw)  # fmt: skip
+
+
+def start(*args: str, env: dict | None = None) -> subprocess.Popen:
+    """Start ``vaultmem ARGS`` in the background (stdout/stderr captured)."""
+    return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env or cli_env())  # fmt: skip
+
+
+FAKE_SERVER = r"""
+import json, os, socket, sys
+path, uid = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+os.chmod(path, 0o777)
+os.setuid(uid)          # SO_PEERCRED reports the credentials at listen() time
+s.listen(4)
+print("ready", flush=True)
+hit = {"id": "fake0001", "title": "FAKE ANSWER from another user", "path": "fake.md", "type": "fact",
+       "score": 9.9, "snippet": "planted", "highlights": [], "rank": 1}
+while True:
+    c, _ = s.accept()
+    c.makefile().readline()
+    c.sendall(json.dumps({"ok": True, "result": [hit]}).encode() + b"\n")
+    c.close()
+"""
+
+
+def fake_watcher(path: Path, uid: int) -> subprocess.Popen:
+    """A process that binds ``path`` as root, becomes ``uid`` and answers every request with
+    a planted recall hit: the impersonation the socket checks must defeat (needs root)."""
+    proc = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(path), str(uid)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+class Watching:
+    """A watcher of ``root`` running in a thread of this process (small test embedder)."""
+
+    def __init__(self, root: Path, embedder):
+        import threading
+
+        from vaultmem.vault import Vault
+        from vaultmem.watch import Watcher
+
+        self.vault = Vault(root, embedder=embedder)
+        self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5, serve=False)
+        self.watcher.start()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.watcher.run()
+        except BaseException as e:  # surfaced by the tests
+            self.error = e
+
+    def stop(self) -> None:
+        self.watcher.stop()
+        self.thread.join(timeout=15)
+        self.watcher.close()
+        self.vault.close()
+
+
+def wait_for(condition, timeout: float = 15.0, what: str = "condition"):
+    """Poll ``condition()`` until it is truthy; its value, or AssertionError on timeout."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -1,0 +1,274 @@
+"""Escapes: nothing vaultmem writes or follows leaves the vault; its state is owner-only.
+
+Tests run as root here, so "another user" is simulated with uid 65534 (nobody): a folder is
+chown'ed to it (root still sees the owner change), and a fake watcher binds its socket as root
+then setuid()s to it before listen(), so SO_PEERCRED reports 65534. Both need root (skipped
+otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from .adversarial_helpers import run
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_delete_refuses_a_trash_symlinked_out_of_the_vault(small_vault, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (small_vault / ".trash").symlink_to(outside)
+    result = run("delete", "note0aa", "--force", "--vault", str(small_vault))
+    assert result.returncode != 0 and result.stderr.startswith("vaultmem: ") and "outside the vault" in result.stderr
+    assert list(outside.iterdir()) == [] and (small_vault / "Alpha.md").exists()
+
+
+def test_delete_refuses_a_trash_subfolder_symlinked_out(small_vault, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (small_vault / "sub").mkdir()
+    (small_vault / "sub" / "Delta.md").write_text("---\nid: delta111\ntitle: Delta\n---\nDelta.\n")
+    (small_vault / ".trash").mkdir()
+    (small_vault / ".trash" / "sub").symlink_to(outside)
+    result = run("delete", "delta111", "--force", "--vault", str(small_vault))
+    assert result.returncode != 0 and "outside the vault" in result.stderr
+    assert list(outside.iterdir()) == [] and (small_vault / "sub" / "Delta.md").exists()
+
+
+def test_delete_into_a_real_trash_still_works(small_vault):
+    result = run("delete", "note0aa", "--force", "--vault", str(small_vault))
+    assert result.returncode == 0, result.stderr
+    assert (small_vault / ".trash" / "Alpha.md").exists() and not (small_vault / "Alpha.md").exists()
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+
+
+def test_state_folder_and_its_files_are_owner_only(tmp_path):
+    root = tmp_path / "v"
+    assert run("init", str(root)).returncode == 0
+    (root / "Note.md").write_text("---\ntitle: Note\n---\nSome text.\n")
+    assert run("index", "--vault", str(root)).returncode == 0
+    assert run("recall", "text", "--vault", str(root)).returncode == 0  # logs the query's retrievals
+    state = root / ".vaultmem"
+    assert _mode(state) == 0o700
+    for path in state.rglob("*"):
+        if path.is_dir():
+            assert _mode(path) == 0o700, path
+        elif path.name.startswith(("usage.db", "manifest.db")):
+            assert _mode(path) == 0o600, path
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+
+
+def test_an_existing_open_state_folder_is_tightened(small_vault):
+    os.chmod(small_vault / ".vaultmem", 0o755)
+    assert run("index", "--vault", str(small_vault)).returncode == 0
+    assert _mode(small_vault / ".vaultmem") == 0o700
+
+
+def test_a_state_folder_symlinked_elsewhere_is_refused(small_vault, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    (small_vault / ".vaultmem").rename(elsewhere)
+    (small_vault / ".vaultmem").symlink_to(elsewhere)
+    result = run("index", "--vault", str(small_vault))
+    assert result.returncode != 0 and "symlink" in result.stderr and "Traceback" not in result.stderr
+    assert not (elsewhere / "index").exists()
+
+
+# ---------------------------------------------------------------- the watcher's socket
+# "Another user" is uid 65534 (nobody): the fake server binds as root, then setuid()s to it
+# before listen(), so SO_PEERCRED reports 65534; folders are chown'ed to 65534 to simulate
+# a folder another user created first. Both need root (skipped otherwise).
+
+from .adversarial_helpers import cli_env, fake_watcher  # noqa: E402
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.getuid() != 0, reason="simulating another user needs root")
+
+
+def _long_vault(tmp_path):
+    from vaultmem.client import MAX_SOCKET_PATH
+    from vaultmem.setup import init_vault
+
+    root = tmp_path / ("v" * (MAX_SOCKET_PATH - len(str(tmp_path)) + 5))
+    init_vault(root)
+    (root / "Real.md").write_text("---\nid: real0001\ntitle: Real note\n---\nThe real answer about caching.\n")
+    return root
+
+
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+@needs_root
+def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
+    root = _long_vault(tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(mode=0o777)
+    env = cli_env(TMPDIR=str(tmp))
+    env.pop("XDG_RUNTIME_DIR", None)
+    planted = tmp / f"vaultmem-{os.getuid()}"  # where the socket goes without XDG_RUNTIME_DIR
+    planted.mkdir(mode=0o777)
+    os.chown(planted, NOBODY, NOBODY)
+    from vaultmem.client import socket_path
+
+    sock = planted / socket_path(root).name
+    server = fake_watcher(sock, NOBODY)
+    try:
+        result = run("recall", "caching", "--vault", str(root), env=env)
+        assert "FAKE ANSWER" not in result.stdout, result.stdout
+        assert result.returncode == 0 and "Real note" in result.stdout
+        assert "owned by uid 65534" in result.stderr
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+@needs_root
+def test_recall_ignores_a_server_running_as_another_user(small_vault):
+    from vaultmem.client import socket_path
+
+    sock = socket_path(small_vault)
+    sock.parent.chmod(0o700)
+    server = fake_watcher(sock, NOBODY)
+    try:
+        result = run("recall", "Alpha", "--vault", str(small_vault))
+        assert "FAKE ANSWER" not in result.stdout and "runs as uid 65534" in result.stderr, result
+    finally:
+        server.kill()
+        server.wait()
+
+
+@needs_root
+def test_watcher_refuses_to_serve_from_a_folder_it_does_not_own(tmp_path):
+    root = _long_vault(tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(mode=0o777)
+    env = cli_env(TMPDIR=str(tmp))
+    env.pop("XDG_RUNTIME_DIR", None)
+    planted = tmp / f"vaultmem-{os.getuid()}"
+    planted.mkdir(mode=0o700)
+    os.chown(planted, NOBODY, NOBODY)
+    result = run("watch", "--vault", str(root), env=env, timeout=60)
+    assert result.returncode != 0 and "owned by uid 65534" in result.stderr, result
+
+
+def test_watcher_uses_a_private_runtime_folder_for_a_long_vault_path(tmp_path):
+    root = _long_vault(tmp_path)
+    from vaultmem.client import private_folder_problem, request, socket_path
+    from vaultmem.server import SocketServer
+    import contextlib
+
+    server = SocketServer(root, {"ping": lambda a: "pong"}, contextlib.nullcontext)
+    server.start()
+    try:
+        assert private_folder_problem(socket_path(root).parent) is None
+        assert request(root, "ping") == {"ok": True, "result": "pong"}
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------- the MCP HTTP server
+# Any local user can connect to 127.0.0.1: the access token is what tells the owner apart.
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve_http(root, home, *extra):
+    import socket
+    import time
+
+    from .adversarial_helpers import start
+
+    port = _free_port()
+    proc = start("mcp", "--vault", str(root), "--http", "--port", str(port), *extra, env=cli_env(VAULTMEM_HOME=str(home)))
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+
+
+def _post(url: str, token: str | None):
+    import json
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()  # fmt: skip
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+
+
+def test_mcp_http_refuses_requests_without_the_access_token(small_vault, tmp_path):
+    home = tmp_path / "home"
+    proc, url = _serve_http(small_vault, home)
+    try:
+        token = (home / "http-token").read_text().strip()
+        assert _mode(home / "http-token") == 0o600
+        assert _post(url, None) == 401
+        assert _post(url, "not-the-token") == 401
+        assert _post(url, token) == 200
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+
+
+def test_mcp_http_without_token_only_when_asked_and_says_so(small_vault, tmp_path):
+    proc, url = _serve_http(small_vault, tmp_path / "home", "--no-token")
+    try:
+        assert _post(url, None) == 200
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "NO access token" in err
+
+
+def test_setup_http_writes_the_token_into_an_owner_only_agent_config(small_vault, tmp_path):
+    import json
+
+    home, cfg = tmp_path / "home", tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"vaultmem": {"command": "vaultmem", "args": ["mcp"]}, "other": {"command": "x"}}}))
+    cfg.chmod(0o644)
+    env = cli_env(VAULTMEM_HOME=str(home))
+    result = run("setup", "claude", "--http", "--write", "--config", str(cfg), "--vault", str(small_vault), env=env)
+    assert result.returncode == 0, result.stderr
+    token = (home / "http-token").read_text().strip()
+    assert token in result.stdout  # printed for agents set up by hand
+    servers = json.loads(cfg.read_text())["mcpServers"]
+    assert servers["vaultmem"] == {"type": "http", "url": "http://127.0.0.1:8765/mcp", "headers": {"Authorization": f"Bearer {token}"}}
+    assert servers["other"] == {"command": "x"} and _mode(cfg) == 0o600
+
+
+def test_a_sync_never_writes_through_a_symlink_in_the_vault(empty_vault, tmp_path):
+    """A conflict resolution writes the merged note as a regular file: a symlink committed at
+    the note's path (e.g. by a hostile remote) is replaced, and its target outside is untouched."""
+    from vaultmem.gitsync import Syncer, init_git
+
+    init_git(empty_vault)
+    outside = tmp_path / "outside.md"
+    outside.write_text("not the vault's\n", encoding="utf-8")
+    (empty_vault / "Link.md").symlink_to(outside)
+    Syncer(empty_vault, interactive=False)._write_inside("Link.md", "merged text\n")
+    assert outside.read_text(encoding="utf-8") == "not the vault's\n"
+    assert not (empty_vault / "Link.md").is_symlink()
+    assert (empty_vault / "Link.md").read_text(encoding="utf-8") == "merged text\n"
