@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import wait_for  # noqa: F401  (the tests' one poller, used from here by the adversarial tests)
+
 CLI = [str(Path(sys.executable).with_name("vaultmem"))]  # the installed console script
 
 
@@ -85,16 +87,3 @@ class Watching:
         self.thread.join(timeout=15)
         self.watcher.close()
         self.vault.close()
-
-
-def wait_for(condition, timeout: float = 15.0, what: str = "condition"):
-    """Poll ``condition()`` until it is truthy; its value, or AssertionError on timeout."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
