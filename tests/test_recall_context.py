@@ -81,3 +81,16 @@ def test_a_linked_note_inherits_context_and_explain_says_from_where(turns):
     (turns / ".vaultmem" / "config.toml").write_text("[recall]\ncontext_weight = 0\n")
     hits = {h["id"]: h for h in _recall(turns, "adoption agencies", "--no-adaptive")}
     assert all(h["explain"]["context"] == 0 for h in hits.values())
+
+
+def test_unrelated_queries_do_not_move_later_rankings(turns):
+    def ranking(query: str) -> list[tuple[str, float]]:
+        return [(h["id"], h["score"]) for h in _recall(turns, query, "-k", "4")]
+
+    before = ranking("pottery news")
+    for _ in range(5):
+        _recall(turns, "adoption agencies dream", "-k", "2")  # logged as retrieved each time
+    assert ranking("pottery news") == before
+    (turns / ".vaultmem" / "config.toml").write_text("[adaptive]\nfrom_retrievals = true\n")
+    lifted = dict(ranking("pottery news"))
+    assert lifted["t1"] > dict(before)["t1"]  # the old behaviour: being shown lifts a memory

@@ -37,7 +37,7 @@ DEFAULTS: dict[str, Any] = {
         "usefulness": 0.60, "recency": 0.25, "frequency": 0.15, "min_ratings": 3,
         "negative_half_life_days": 90.0, "recency_half_life_days": 30.0, "recency_floor": 0.30,
         "frequency_saturation": 50, "floor": 0.35, "base": 0.70,
-        "high_importance": 8, "importance_boost": 1.5,
+        "high_importance": 8, "importance_boost": 1.5, "from_retrievals": False,
     },  # fmt: skip
     "lifecycle": {
         "supersede_shared_context": 0.91,
@@ -89,6 +89,9 @@ recency = {adaptive[recency]:.2f}
 frequency = {adaptive[frequency]:.2f}
 base = {adaptive[base]:.2f}
 importance_boost = {adaptive[importance_boost]}
+# Whether being retrieved counts as an access for recency and frequency (off: a run of
+# unrelated queries ranked later queries worse; usage is then ratings and writes).
+from_retrievals = {adaptive[from_retrievals]}
 
 [lifecycle]
 # Auto-supersede: a new memory replaces an active one of the same type (other source) whose

@@ -29,7 +29,7 @@ import networkx as nx
 import numpy as np
 
 from . import fusion, neighbours, timefilter
-from .adaptive import Weights, adaptive, blend_factor, importance_factor
+from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .bm25 import BM25Index
 from .chunking import plain_text
 from .config import DEFAULTS
@@ -349,7 +349,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         parts["blend"] = 1.0
         if opt.adaptive:
             written = parse_time(rec.updated)
-            a = adaptive(stats.get(rec.key, Usage()), now.timestamp(), written.timestamp() if written else None, opt.weights)
+            a = adaptive(evidence(stats.get(rec.key, Usage()), opt.weights), now.timestamp(), written.timestamp() if written else None, opt.weights)
             parts.update(a)
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
         if span is not None:
