@@ -21,6 +21,8 @@ from vaultmem.question import content_query
     ("Why doesn't the cache expire?", "doesn't the cache expire"),
     ("what did", "what did"),  # nothing else left: the query as it is
     ("postgres advisory locks", "postgres advisory locks"),
+    ("Bariatric surgery has a positive impact.", "Bariatric surgery has a positive impact."),  # a claim
+    ("does vitamin D help", "vitamin D help"),
 ])  # fmt: skip
 def test_content_query(query, expected):
     assert content_query(query) == expected

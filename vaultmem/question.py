@@ -1,7 +1,8 @@
 """Question words are not content: the BM25 query of a question without its interrogatives
 and auxiliaries (pure).
 
-"What did Caroline research?" matches every note that itself asks "what did ..." as strongly
+A query is a question when it ends with "?" or opens with a question word; statements
+(claims, keywords) are left alone. "What did Caroline research?" matches every note that itself asks "what did ..." as strongly
 as the one about research; BM25 gets "Caroline research". Vectors still embed the whole
 question, and snippets use the whole query. Measured in benchmarks/README.md (LoCoMo).
 """
@@ -17,8 +18,23 @@ QUESTION_WORDS = frozenset(
 WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
 
-def content_query(query: str) -> str:
-    """``query`` without question words (the query itself when nothing else is left)."""
+OPENERS = QUESTION_WORDS | {"when", "is", "are", "can", "will", "may"}
+
+
+def _base(word: str) -> str:
+    return word.lower().replace("’", "'").split("'")[0]
+
+
+def is_question(query: str) -> bool:
+    """Ends with ``?`` or opens with a question word ("Does X cause Y" but not "X does Y")."""
     words = WORD_RE.findall(query)
-    kept = [w for w in words if w.lower().replace("’", "'").split("'")[0] not in QUESTION_WORDS]
+    return query.rstrip().endswith("?") or bool(words and _base(words[0]) in OPENERS)
+
+
+def content_query(query: str) -> str:
+    """A question without its question words (the query itself when it is not a question,
+    or when nothing else is left)."""
+    if not is_question(query):
+        return query
+    kept = [w for w in WORD_RE.findall(query) if _base(w) not in QUESTION_WORDS]
     return " ".join(kept) if kept else query
