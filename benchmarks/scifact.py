@@ -3,6 +3,7 @@
     python benchmarks/scifact.py                     # build/index, evaluate test split, time
     python benchmarks/scifact.py --tune              # sweep fusion settings on the train split
     python benchmarks/scifact.py --data PATH         # BEIR SciFact folder (default ../shared/data/scifact)
+    python benchmarks/scifact.py --defaults --tag T  # also through Vault.recall with default settings
 
 Reports nDCG@10 and Recall@100 for bm25, vector and hybrid; recall latency p50/p95 once
 warm; the full index build time against embedding the same texts alone; no-change reconcile.
@@ -64,6 +65,30 @@ def evaluate(vault: Vault, queries: dict[str, str], qrels, k: int = 100) -> dict
             rc.append(recall_at(ranked, qrels[qid], 100))
         out[mode] = {"ndcg@10": round(mean(nd), 4), "recall@100": round(mean(rc), 4)}
         print(f"  {mode:<7} nDCG@10 {out[mode]['ndcg@10']:.4f}  Recall@100 {out[mode]['recall@100']:.4f}", flush=True)
+    return out
+
+
+def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | None = None) -> dict:
+    """nDCG@10 through ``Vault.recall(text)`` as an agent calls it (k=10, adaptive scoring and
+    retrieval logging on, the vault's config plus ``extra``), queries in order on a fresh usage
+    store; also by half of the run, against the same queries with adaptive scoring off."""
+    from vaultmem import config as configmod
+
+    for name in ("usage.db", "usage.db-wal", "usage.db-shm"):
+        (root / ".vaultmem" / name).unlink(missing_ok=True)
+    vault = Vault(root)
+    vault.config = configmod.merge(vault.config, extra or {})
+    on, off = [], []
+    for qid, text in queries.items():
+        on.append(ndcg_at([doc_id(h.path) for h in vault.recall(text)], qrels[qid], 10))
+        off.append(ndcg_at([doc_id(h.path) for h in vault.recall(text, log=False, adaptive=False)], qrels[qid], 10))
+    vault.close()
+    half = len(on) // 2
+    out = {"ndcg@10": round(mean(on), 4), "adaptive_off_ndcg@10": round(mean(off), 4),
+           "first_half_minus_off": round(mean(on[:half]) - mean(off[:half]), 4),
+           "second_half_minus_off": round(mean(on[half:]) - mean(off[half:]), 4)}  # fmt: skip
+    print(f"  Vault.recall defaults {extra or ''}: nDCG@10 {out['ndcg@10']:.4f} (adaptive off {out['adaptive_off_ndcg@10']:.4f};"
+          f" on - off by half {out['first_half_minus_off']:+.4f} / {out['second_half_minus_off']:+.4f})", flush=True)  # fmt: skip
     return out
 
 
@@ -177,6 +202,9 @@ def main() -> None:
     ap.add_argument("--tune", action="store_true", help="sweep fusion settings on the train split")
     ap.add_argument("--repeats", type=int, default=5, help="latency runs over the query set")
     ap.add_argument("--skip-build-timing", action="store_true")
+    ap.add_argument("--defaults", action="store_true",
+                    help="also nDCG@10 through Vault.recall with default settings (adaptive on, logging)")
+    ap.add_argument("--tag", default="", help="result file name suffix")
     args = ap.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"scifact.py: no SciFact data at {args.data} (pass --data PATH)")
@@ -195,12 +223,16 @@ def main() -> None:
         write_result("scifact-tune", {"split": "train", "queries": len(queries), "ndcg@10": tune(vault, queries, qrels)})
         return
     quality = evaluate(vault, queries, qrels)
+    if args.defaults:
+        quality["vault_recall_defaults"] = through_defaults(args.work, queries, qrels)
+        quality["vault_recall_defaults_from_retrievals"] = through_defaults(
+            args.work, queries, qrels, {"adaptive": {"from_retrievals": True}})
     lat = latency(vault, queries, args.repeats)
     print(f"  recall latency p50 {lat['median_p50_ms']} ms, p95 {lat['median_p95_ms']} ms", flush=True)
     vault.close()
     rec = reconcile_timing(args.work)
     print(f"  no-change reconcile {rec['median_s']} s", flush=True)
-    path = write_result("scifact", {
+    path = write_result("scifact" + (f"-{args.tag}" if args.tag else ""), {
         "split": "test", "notes": len(corpus), "queries": len(queries), "model": vault.embedder.name,
         "bm25_weight": vault.config["recall"]["bm25_weight"], "quality": quality,
         "latency": lat, "build": build, "reconcile_no_change": rec,
