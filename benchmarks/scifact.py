@@ -92,6 +92,38 @@ def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | N
     return out
 
 
+BEFORE = {"recall": {"bm25_weight": 0.25, "context_weight": 0.0, "question_words": True},
+          "adaptive": {"from_retrievals": True}}  # the settings before issue 18
+DEFAULT_VARIANTS = {"defaults": {}, "defaults_from_retrievals": {"adaptive": {"from_retrievals": True}},
+                    "before": BEFORE}  # fmt: skip
+
+
+def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3) -> dict:
+    """Recall p50 with the settings before issue 18 and now, alternating query by query in one
+    process (the machine is shared: only the ratio within one run means much)."""
+    from vaultmem import config as configmod
+
+    vault = Vault(root)
+    now = vault.config
+    before = configmod.merge(now, BEFORE)
+    texts = list(queries.values())
+    for t in texts[:20]:
+        vault.recall(t, log=False)
+    times: dict[str, list[float]] = {"before": [], "now": []}
+    for _ in range(repeats):
+        for t in texts:
+            for name, cfg in (("before", before), ("now", now)):
+                vault.config = cfg
+                start = time.perf_counter()
+                vault.recall(t, log=False)
+                times[name].append(time.perf_counter() - start)
+    vault.close()
+    out = {name: latency_summary(x) for name, x in times.items()}
+    out["ratio_p50"] = round(out["now"]["p50_ms"] / out["before"]["p50_ms"], 3)
+    print(f"  paired p50 before {out['before']['p50_ms']} ms, now {out['now']['p50_ms']} ms (x{out['ratio_p50']})", flush=True)
+    return out
+
+
 def latency(vault: Vault, queries: dict[str, str], repeats: int) -> dict:
     texts = list(queries.values())
     for t in texts[:20]:
@@ -224,9 +256,9 @@ def main() -> None:
         return
     quality = evaluate(vault, queries, qrels)
     if args.defaults:
-        quality["vault_recall_defaults"] = through_defaults(args.work, queries, qrels)
-        quality["vault_recall_defaults_from_retrievals"] = through_defaults(
-            args.work, queries, qrels, {"adaptive": {"from_retrievals": True}})
+        for name, extra in DEFAULT_VARIANTS.items():
+            quality[f"vault_recall_{name}"] = through_defaults(args.work, queries, qrels, extra)
+        quality["paired_latency"] = paired_latency(args.work, queries)
     lat = latency(vault, queries, args.repeats)
     print(f"  recall latency p50 {lat['median_p50_ms']} ms, p95 {lat['median_p95_ms']} ms", flush=True)
     vault.close()
