@@ -68,7 +68,7 @@ def evaluate(vault: Vault, queries: dict[str, str], qrels, k: int = 100) -> dict
     return out
 
 
-def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | None = None) -> dict:
+def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | None = None, k: int = 10) -> dict:
     """nDCG@10 through ``Vault.recall(text)`` as an agent calls it (k=10, adaptive scoring and
     retrieval logging on, the vault's config plus ``extra``), queries in order on a fresh usage
     store; also by half of the run, against the same queries with adaptive scoring off."""
@@ -80,14 +80,15 @@ def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | N
     vault.config = configmod.merge(vault.config, extra or {})
     on, off = [], []
     for qid, text in queries.items():
-        on.append(ndcg_at([doc_id(h.path) for h in vault.recall(text)], qrels[qid], 10))
-        off.append(ndcg_at([doc_id(h.path) for h in vault.recall(text, log=False, adaptive=False)], qrels[qid], 10))
+        on.append(ndcg_at([doc_id(h.path) for h in vault.recall(text, k=k)], qrels[qid], 10))
+        off.append(ndcg_at([doc_id(h.path) for h in vault.recall(text, k=k, log=False, adaptive=False)], qrels[qid], 10))
     vault.close()
     half = len(on) // 2
     out = {"ndcg@10": round(mean(on), 4), "adaptive_off_ndcg@10": round(mean(off), 4),
            "first_half_minus_off": round(mean(on[:half]) - mean(off[:half]), 4),
            "second_half_minus_off": round(mean(on[half:]) - mean(off[half:]), 4)}  # fmt: skip
-    print(f"  Vault.recall defaults {extra or ''}: nDCG@10 {out['ndcg@10']:.4f} (adaptive off {out['adaptive_off_ndcg@10']:.4f};"
+    out["k"] = k
+    print(f"  Vault.recall defaults k={k} {extra or ''}: nDCG@10 {out['ndcg@10']:.4f} (adaptive off {out['adaptive_off_ndcg@10']:.4f};"
           f" on - off by half {out['first_half_minus_off']:+.4f} / {out['second_half_minus_off']:+.4f})", flush=True)  # fmt: skip
     return out
 
@@ -99,8 +100,9 @@ DEFAULT_VARIANTS = {"defaults": {}, "defaults_from_retrievals": {"adaptive": {"f
 
 
 def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3) -> dict:
-    """Recall p50 with the settings before issue 18 and now, alternating query by query in one
-    process (the machine is shared: only the ratio within one run means much)."""
+    """Recall p50 with the settings before issue 18 and now, alternating query by query (and
+    which goes first) in one process; the query is embedded before both are timed, so the
+    times leave the embedding out (the machine is shared: only the ratio means much)."""
     from vaultmem import config as configmod
 
     vault = Vault(root)
@@ -110,9 +112,12 @@ def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3) -> dic
     for t in texts[:20]:
         vault.recall(t, log=False)
     times: dict[str, list[float]] = {"before": [], "now": []}
+    pair = [("before", before), ("now", now)]
     for _ in range(repeats):
         for t in texts:
-            for name, cfg in (("before", before), ("now", now)):
+            vault.embedder.embed([t])  # cached for both calls
+            pair.reverse()
+            for name, cfg in pair:
                 vault.config = cfg
                 start = time.perf_counter()
                 vault.recall(t, log=False)
