@@ -242,6 +242,7 @@ def main() -> None:
     ap.add_argument("--defaults", action="store_true",
                     help="also nDCG@10 through Vault.recall with default settings (adaptive on, logging)")
     ap.add_argument("--tag", default="", help="result file name suffix")
+    ap.add_argument("--defaults-k", type=int, default=10, help="k of the --defaults recalls (each logs k retrievals)")
     args = ap.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"scifact.py: no SciFact data at {args.data} (pass --data PATH)")
@@ -262,7 +263,7 @@ def main() -> None:
     quality = evaluate(vault, queries, qrels)
     if args.defaults:
         for name, extra in DEFAULT_VARIANTS.items():
-            quality[f"vault_recall_{name}"] = through_defaults(args.work, queries, qrels, extra)
+            quality[f"vault_recall_{name}"] = through_defaults(args.work, queries, qrels, extra, args.defaults_k)
         quality["paired_latency"] = paired_latency(args.work, queries)
     lat = latency(vault, queries, args.repeats)
     print(f"  recall latency p50 {lat['median_p50_ms']} ms, p95 {lat['median_p95_ms']} ms", flush=True)
