@@ -76,3 +76,48 @@ def timed(fn, *args, **kwargs):
 def mean(values: Iterable[float]) -> float:
     values = list(values)
     return sum(values) / len(values) if values else 0.0
+
+
+class CachedEmbedder:
+    """The default embedder behind a persistent text -> vector cache (SQLite in ``WORK``), so
+    benchmark vaults of several shapes, rebuilt vaults and repeated queries embed a text once."""
+
+    def __init__(self, inner=None, path: Path | None = None):
+        import sqlite3
+
+        from vaultmem.embed import FastEmbedder
+
+        self.inner = inner or FastEmbedder()
+        self.name, self.max_tokens = self.inner.name, self.inner.max_tokens
+        self.batch_size = getattr(self.inner, "batch_size", 4)
+        path = path or WORK / "embed-cache.sqlite"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path))
+        self.db.execute("CREATE TABLE IF NOT EXISTS v (model TEXT, h TEXT, vec BLOB, PRIMARY KEY (model, h))")
+        self.embedded = 0
+
+    def embed(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        found = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            rows = self.db.execute(
+                f"SELECT h, vec FROM v WHERE model=? AND h IN ({','.join('?' * len(part))})", [self.name, *part]
+            )
+            found.update({h: np.frombuffer(b, dtype=np.float32) for h, b in rows})
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
+        if missing:
+            vecs = self.inner.embed(missing)
+            self.embedded += len(missing)
+            new = {hashlib.sha256(t.encode()).hexdigest(): v for t, v in zip(missing, vecs)}
+            self.db.executemany("INSERT OR REPLACE INTO v VALUES (?,?,?)",
+                                [(self.name, h, v.astype(np.float32).tobytes()) for h, v in new.items()])  # fmt: skip
+            self.db.commit()
+            found.update(new)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32)

@@ -3,6 +3,7 @@
     python benchmarks/scifact.py                     # build/index, evaluate test split, time
     python benchmarks/scifact.py --tune              # sweep fusion settings on the train split
     python benchmarks/scifact.py --data PATH         # BEIR SciFact folder (default ../shared/data/scifact)
+    python benchmarks/scifact.py --defaults --tag T  # also through Vault.recall with default settings
 
 Reports nDCG@10 and Recall@100 for bm25, vector and hybrid; recall latency p50/p95 once
 warm; the full index build time against embedding the same texts alone; no-change reconcile.
@@ -64,6 +65,67 @@ def evaluate(vault: Vault, queries: dict[str, str], qrels, k: int = 100) -> dict
             rc.append(recall_at(ranked, qrels[qid], 100))
         out[mode] = {"ndcg@10": round(mean(nd), 4), "recall@100": round(mean(rc), 4)}
         print(f"  {mode:<7} nDCG@10 {out[mode]['ndcg@10']:.4f}  Recall@100 {out[mode]['recall@100']:.4f}", flush=True)
+    return out
+
+
+def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | None = None, k: int = 10) -> dict:
+    """nDCG@10 through ``Vault.recall(text)`` as an agent calls it (k=10, adaptive scoring and
+    retrieval logging on, the vault's config plus ``extra``), queries in order on a fresh usage
+    store; also by half of the run, against the same queries with adaptive scoring off."""
+    from vaultmem import config as configmod
+
+    for name in ("usage.db", "usage.db-wal", "usage.db-shm"):
+        (root / ".vaultmem" / name).unlink(missing_ok=True)
+    vault = Vault(root)
+    vault.config = configmod.merge(vault.config, extra or {})
+    on, off = [], []
+    for qid, text in queries.items():
+        on.append(ndcg_at([doc_id(h.path) for h in vault.recall(text, k=k)], qrels[qid], 10))
+        off.append(ndcg_at([doc_id(h.path) for h in vault.recall(text, k=k, log=False, adaptive=False)], qrels[qid], 10))
+    vault.close()
+    half = len(on) // 2
+    out = {"ndcg@10": round(mean(on), 4), "adaptive_off_ndcg@10": round(mean(off), 4),
+           "first_half_minus_off": round(mean(on[:half]) - mean(off[:half]), 4),
+           "second_half_minus_off": round(mean(on[half:]) - mean(off[half:]), 4)}  # fmt: skip
+    out["k"] = k
+    print(f"  Vault.recall defaults k={k} {extra or ''}: nDCG@10 {out['ndcg@10']:.4f} (adaptive off {out['adaptive_off_ndcg@10']:.4f};"
+          f" on - off by half {out['first_half_minus_off']:+.4f} / {out['second_half_minus_off']:+.4f})", flush=True)  # fmt: skip
+    return out
+
+
+BEFORE = {"recall": {"bm25_weight": 0.25, "context_weight": 0.0, "question_words": True},
+          "adaptive": {"from_retrievals": True}}  # the settings before issue 18
+DEFAULT_VARIANTS = {"defaults": {}, "defaults_from_retrievals": {"adaptive": {"from_retrievals": True}},
+                    "before": BEFORE}  # fmt: skip
+
+
+def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3) -> dict:
+    """Recall p50 with the settings before issue 18 and now, alternating query by query (and
+    which goes first) in one process; the query is embedded before both are timed, so the
+    times leave the embedding out (the machine is shared: only the ratio means much)."""
+    from vaultmem import config as configmod
+
+    vault = Vault(root)
+    now = vault.config
+    before = configmod.merge(now, BEFORE)
+    texts = list(queries.values())
+    for t in texts[:20]:
+        vault.recall(t, log=False)
+    times: dict[str, list[float]] = {"before": [], "now": []}
+    pair = [("before", before), ("now", now)]
+    for _ in range(repeats):
+        for t in texts:
+            vault.embedder.embed([t])  # cached for both calls
+            pair.reverse()
+            for name, cfg in pair:
+                vault.config = cfg
+                start = time.perf_counter()
+                vault.recall(t, log=False)
+                times[name].append(time.perf_counter() - start)
+    vault.close()
+    out = {name: latency_summary(x) for name, x in times.items()}
+    out["ratio_p50"] = round(out["now"]["p50_ms"] / out["before"]["p50_ms"], 3)
+    print(f"  paired p50 before {out['before']['p50_ms']} ms, now {out['now']['p50_ms']} ms (x{out['ratio_p50']})", flush=True)
     return out
 
 
@@ -177,6 +239,10 @@ def main() -> None:
     ap.add_argument("--tune", action="store_true", help="sweep fusion settings on the train split")
     ap.add_argument("--repeats", type=int, default=5, help="latency runs over the query set")
     ap.add_argument("--skip-build-timing", action="store_true")
+    ap.add_argument("--defaults", action="store_true",
+                    help="also nDCG@10 through Vault.recall with default settings (adaptive on, logging)")
+    ap.add_argument("--tag", default="", help="result file name suffix")
+    ap.add_argument("--defaults-k", type=int, default=10, help="k of the --defaults recalls (each logs k retrievals)")
     args = ap.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"scifact.py: no SciFact data at {args.data} (pass --data PATH)")
@@ -195,12 +261,16 @@ def main() -> None:
         write_result("scifact-tune", {"split": "train", "queries": len(queries), "ndcg@10": tune(vault, queries, qrels)})
         return
     quality = evaluate(vault, queries, qrels)
+    if args.defaults:
+        for name, extra in DEFAULT_VARIANTS.items():
+            quality[f"vault_recall_{name}"] = through_defaults(args.work, queries, qrels, extra, args.defaults_k)
+        quality["paired_latency"] = paired_latency(args.work, queries)
     lat = latency(vault, queries, args.repeats)
     print(f"  recall latency p50 {lat['median_p50_ms']} ms, p95 {lat['median_p95_ms']} ms", flush=True)
     vault.close()
     rec = reconcile_timing(args.work)
     print(f"  no-change reconcile {rec['median_s']} s", flush=True)
-    path = write_result("scifact", {
+    path = write_result("scifact" + (f"-{args.tag}" if args.tag else ""), {
         "split": "test", "notes": len(corpus), "queries": len(queries), "model": vault.embedder.name,
         "bm25_weight": vault.config["recall"]["bm25_weight"], "quality": quality,
         "latency": lat, "build": build, "reconcile_no_change": rec,

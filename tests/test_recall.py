@@ -179,7 +179,7 @@ def test_profiles_reweight_types(demo):
 def test_explain_parts_add_up(demo):
     for h in demo.recall("stripe webhooks", k=5):
         e = h.explain
-        base = e["bm25"] + e["vector"] + e["graph"] + e["anchor"]
+        base = e["bm25"] + e["vector"] + e["context"] + e["graph"] + e["anchor"]
         assert base > 0 and h.score == pytest.approx(base * e["profile"] * e["importance"] * e["blend"], abs=1e-3)
         assert e["blend"] == pytest.approx(0.7 + 0.3 * e["adaptive"], abs=1e-3)
     for h in demo.recall("stripe webhooks", k=5, adaptive=False):

@@ -7,7 +7,8 @@ usefulness = useful / ratings, neutral 0.5 below 3 ratings; a score below neutra
 towards 0.5 with a 90-day half-life from the last rating. recency = 0.5 ** (days since last
 access / 30), floor 0.30, where the last access is the latest of the last retrieval and the
 note's own ``updated`` time (a memory just written counts as fresh). frequency =
-log(count + 1) / log(51), capped at 1.
+log(count + 1) / log(51), capped at 1. Retrievals feed recency and frequency only with
+``from_retrievals = true``; by default a memory's usage is its ratings and its own writes.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class Weights:
     base: float = _DEFAULT["base"]  # blended = raw * (base + (1 - base) * adaptive)
     high_importance: int = _DEFAULT["high_importance"]
     importance_boost: float = _DEFAULT["importance_boost"]
+    # being retrieved (recall/wake logs) counts as an access for recency and frequency; off by
+    # default: a run of unrelated queries lifted whatever earlier queries had shown (issue 18)
+    from_retrievals: bool = _DEFAULT["from_retrievals"]
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Weights":
@@ -87,3 +91,10 @@ def blend_factor(adaptive_score: float, w: Weights = Weights()) -> float:
 def importance_factor(importance: int, w: Weights = Weights()) -> float:
     """High-importance memories (>= 8 by default) are lifted (x1.5 by default)."""
     return w.importance_boost if importance >= w.high_importance else 1.0
+
+
+def evidence(u: Usage, w: Weights = Weights()) -> Usage:
+    """The usage the score reads: without ``from_retrievals``, the ratings alone."""
+    if w.from_retrievals:
+        return u
+    return Usage(useful=u.useful, ratings=u.ratings, last_rating=u.last_rating)

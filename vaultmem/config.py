@@ -24,18 +24,20 @@ DEFAULTS: dict[str, Any] = {
     },
     "recall": {
         "k": 10,
-        "bm25_weight": 0.25,
+        "bm25_weight": 0.30,
         "candidates": 100,
         "graph_decay": 0.5,
         "graph_seeds": 5,
         "anchor_depth": 2,
         "time_boost": 1.0,  # added to notes dated in a query's time range (benchmarks/time_questions.py)
+        "context_weight": 0.2,
+        "question_words": False,
     },
     "adaptive": {
         "usefulness": 0.60, "recency": 0.25, "frequency": 0.15, "min_ratings": 3,
         "negative_half_life_days": 90.0, "recency_half_life_days": 30.0, "recency_floor": 0.30,
         "frequency_saturation": 50, "floor": 0.35, "base": 0.70,
-        "high_importance": 8, "importance_boost": 1.5,
+        "high_importance": 8, "importance_boost": 1.5, "from_retrievals": False,
     },  # fmt: skip
     "lifecycle": {
         "supersede_shared_context": 0.91,
@@ -72,6 +74,11 @@ max_chunks = {embedding[max_chunks]}
 k = {recall[k]}
 # Weight of the BM25 part in the hybrid score (the rest is the vector part).
 bm25_weight = {recall[bm25_weight]}
+# A note is lifted by context_weight x the best score among the notes it links with
+# (short notes such as conversation turns are understood next to their neighbours).
+context_weight = {recall[context_weight]}
+# BM25 drops a question's question words (what, did, how, ...) unless this is true.
+question_words = {recall[question_words]}
 
 [adaptive]
 # adaptive = usefulness * {adaptive[usefulness]:.2f} + recency * {adaptive[recency]:.2f} + frequency * {adaptive[frequency]:.2f} (floor {adaptive[floor]:.2f});
@@ -82,6 +89,9 @@ recency = {adaptive[recency]:.2f}
 frequency = {adaptive[frequency]:.2f}
 base = {adaptive[base]:.2f}
 importance_boost = {adaptive[importance_boost]}
+# Whether being retrieved counts as an access for recency and frequency (off: a run of
+# unrelated queries ranked later queries worse; usage is then ratings and writes).
+from_retrievals = {adaptive[from_retrievals]}
 
 [lifecycle]
 # Auto-supersede: a new memory replaces an active one of the same type (other source) whose
@@ -101,9 +111,9 @@ archive_after_days = {lifecycle[archive_after_days]}
 
 
 def _toml_values(section: dict[str, Any]) -> dict[str, Any]:
-    """A section's values ready for the template: strings and lists as TOML, numbers as is
+    """A section's values ready for the template: strings, lists and booleans as TOML, numbers as is
     (so that the template can format them)."""
-    return {k: json.dumps(v) if isinstance(v, (str, list)) else v for k, v in section.items()}
+    return {k: json.dumps(v) if isinstance(v, (str, list, bool)) else v for k, v in section.items()}
 
 
 # The commented config file `vaultmem init` writes; its values are DEFAULTS (tests/test_defaults.py).

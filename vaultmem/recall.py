@@ -2,11 +2,13 @@
 
 Score of a hit (every part is reported by ``--explain``)::
 
-    raw   = bm25 + vector + graph + anchor
+    raw   = bm25 + vector + context + graph + anchor
     score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
 
 ``bm25`` and ``vector`` are the weighted, standardised parts from ``fusion.hybrid`` (every
 note is scored by both; an average note scores 0);
+``context`` is a share of the best fused score among the notes a note links with
+(``neighbours.py``; BM25 scores a question without its question words, ``question.py``);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
 ``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types;
 ``importance`` lifts high-importance memories; ``blend`` is the adaptive factor from usage
@@ -26,8 +28,8 @@ from typing import Any, Callable
 import networkx as nx
 import numpy as np
 
-from . import fusion, timefilter
-from .adaptive import Weights, adaptive, blend_factor, importance_factor
+from . import fusion, neighbours, timefilter
+from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .bm25 import BM25Index
 from .chunking import plain_text
 from .config import DEFAULTS
@@ -35,6 +37,7 @@ from .embed import Embedder
 from .errors import BadInput
 from .filters import Filters, is_expired, now_utc, parse_time
 from .manifest import Record
+from .question import content_query
 from .timeexpr import DateRange, parse_query
 from .traverse import anchor_weights, expand
 from .usage import Usage
@@ -95,6 +98,8 @@ class Options:
     profile: str = "default"
     mode: str = "hybrid"
     bm25_weight: float = DEFAULTS["recall"]["bm25_weight"]
+    context_weight: float = DEFAULTS["recall"]["context_weight"]  # neighbour context (neighbours.py)
+    question_words: bool = DEFAULTS["recall"]["question_words"]  # True: BM25 scores question words too
     candidates: int = DEFAULTS["recall"]["candidates"]
     graph_decay: float = DEFAULTS["recall"]["graph_decay"]
     graph_seeds: int = DEFAULTS["recall"]["graph_seeds"]
@@ -137,24 +142,29 @@ class Sources:
 
 
 def _parts() -> dict[str, float]:
-    return {"bm25": 0.0, "bm25_raw": 0.0, "vector": 0.0, "vector_raw": 0.0, "graph": 0.0, "anchor": 0.0}
+    return {"bm25": 0.0, "bm25_raw": 0.0, "vector": 0.0, "vector_raw": 0.0, "context": 0.0, "graph": 0.0, "anchor": 0.0}
 
 
 
-def raw_scores(src: Sources, query: str, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(BM25 score, cosine) of every note in universe order, and the query vector."""
-    key = (query, mode)
+def raw_scores(src: Sources, query: str, mode: str,
+               question_words: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+    """(BM25 score, cosine) of every note in universe order, and the query vector.
+
+    BM25 scores the query without its question words unless ``question_words``."""
+    key = (query, mode, question_words)
     if key in src.memo:
         return src.memo[key]
     if len(src.memo) > 8:
         src.memo.clear()
-    src.memo[key] = _raw_scores(src, query, mode)
+    src.memo[key] = _raw_scores(src, query, mode, question_words)
     return src.memo[key]
 
 
-def _raw_scores(src: Sources, query: str, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _raw_scores(src: Sources, query: str, mode: str,
+                question_words: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
     n = len(src.universe)
-    bm25 = src.bm25.score_all(query, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
+    text = query if question_words else content_query(query)
+    bm25 = src.bm25.score_all(text, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
     if mode not in ("hybrid", "vector"):
         return bm25, np.zeros(n), None
     qvec = src.embedder.embed([query])[0]
@@ -168,10 +178,12 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None):
     """
     universe, index = src.universe, src.index
     n = len(universe)
-    bm25, vec, qvec = raw_scores(src, query, opt.mode)
+    bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words)
     weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
     b_part, v_part = fusion.hybrid(bm25, vec, weight, opt.stats)
-    total = b_part + v_part
+    fused = b_part + v_part
+    c_part = neighbours.lift(fused, neighbours.edges(src.graph, index), opt.context_weight)
+    total = fused + c_part
     eligible = np.ones(n, dtype=bool) if opt.mode != "bm25" else bm25 > 0
     if allowed is not None:
         mask = np.zeros(n, dtype=bool)
@@ -186,15 +198,21 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None):
         parts = _parts()
         i = index.get(path)
         if i is not None:
-            parts.update(bm25=float(b_part[i]), vector=float(v_part[i]),
+            parts.update(bm25=float(b_part[i]), vector=float(v_part[i]), context=float(c_part[i]),
                          bm25_raw=float(bm25[i]), vector_raw=float(vec[i]))  # fmt: skip
+            if c_part[i] > 0:
+                parts["context_via"] = src.records[neighbours.via(src.graph, path, fused_of)].key  # type: ignore[assignment]
         return parts
+
+    def fused_of(path: str) -> float | None:
+        i = index.get(path)
+        return float(fused[i]) if i is not None and path in src.records else None
 
     return {universe[i]: parts_of(universe[i]) for i in idx}, qvec, parts_of
 
 
 def _base(parts: dict[str, float]) -> float:
-    return parts["bm25"] + parts["vector"] + parts["graph"] + parts["anchor"]
+    return parts["bm25"] + parts["vector"] + parts["context"] + parts["graph"] + parts["anchor"]
 
 
 def _replacement(src: Sources, path: str, opt: Options) -> str | None:
@@ -331,7 +349,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         parts["blend"] = 1.0
         if opt.adaptive:
             written = parse_time(rec.updated)
-            a = adaptive(stats.get(rec.key, Usage()), now.timestamp(), written.timestamp() if written else None, opt.weights)
+            a = adaptive(evidence(stats.get(rec.key, Usage()), opt.weights), now.timestamp(), written.timestamp() if written else None, opt.weights)
             parts.update(a)
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
         if span is not None:

@@ -291,6 +291,7 @@ class Vault:
             anchor=anchor, depth=rc["anchor_depth"] if depth is None else depth, profile=profile,
             mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
             graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
+            context_weight=float(rc["context_weight"]), question_words=bool(rc["question_words"]),
             adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
             snippets=snippets, now=parse_now(now), time_mode=time, as_of=parse_day(as_of, "--as-of"),
             time_boost=float(rc.get("time_boost", TIME_BOOST)),

@@ -1,0 +1,41 @@
+"""Cached score arrays of every LoCoMo question; fast variant evaluation in numpy."""
+import sys, json, pickle, re
+from pathlib import Path
+sys.path.insert(0, '.')
+import numpy as np
+from benchmarks.locomo import *
+from benchmarks.common import CachedEmbedder, WORK
+from vaultmem import recall as R
+from vaultmem.graph import neighbourhood
+
+CACHE = WORK / 'exp' / 'arrays.pkl'
+
+def build():
+    samples = json.loads(DEFAULT_DATA.read_text())
+    emb = CachedEmbedder()
+    data = {}
+    for shape in ('flat', 'linked'):
+        for s in samples:
+            v = Vault(WORK / 'locomo' / shape / s['sample_id'], emb)
+            src = v.sources()
+            ids = [src.records[p].key for p in src.universe]
+            adj = [[src.index[q] for q in neighbourhood(src.graph, p, 1) if q != p] for p in src.universe]
+            vi = v.vectors()
+            vecs = np.zeros((len(ids), vi.matrix.shape[1]), np.float32)
+            for j, p in enumerate(vi.paths):
+                vecs[src.index[p]] = vi.matrix[vi._starts[j]]
+            qs = []
+            known = set(ids)
+            for qa in s['qa']:
+                ev = evidence_of(qa, known)
+                if not ev: continue
+                b, vv, qv = R.raw_scores(src, str(qa['question']), 'hybrid')
+                qs.append(dict(q=qa['question'], cat=qa['category'], ev=ev, bm25=b.copy(), vec=vv.copy(), qvec=qv.copy()))
+            data[(shape, s['sample_id'])] = dict(ids=ids, adj=adj, vecs=vecs, qs=qs,
+                bodies=[v._body(p) for p in src.universe], titles=[src.records[p].title for p in src.universe])
+            v.close()
+            print(shape, s['sample_id'], len(qs), flush=True)
+    pickle.dump(data, open(CACHE, 'wb'))
+
+if __name__ == '__main__':
+    build()

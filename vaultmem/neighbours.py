@@ -1,0 +1,60 @@
+"""Neighbour context at query time (pure): a note is lifted by its best linked neighbour.
+
+A short note is often meaningful only next to the notes it links with (the turn it answers,
+the session it belongs to). Each note gets ``weight * max(0, best fused score among the
+notes it links to or is linked from)``, so a note whose neighbour matches the query
+rises with it. Links are followed either way, one hop; dangling targets are skipped.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+
+def edges(g: nx.DiGraph, index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(note, neighbour) position pairs of every link, both directions, sorted by note.
+
+    Cached on the graph for this ``index`` (a new graph or index builds them again).
+    """
+    cached = g.graph.get("neighbour_edges")
+    if cached is not None and cached[0] is index:
+        return cached[1]
+    pairs = set()
+    for a, b in g.edges():
+        i, j = index.get(a), index.get(b)
+        if i is not None and j is not None and i != j:
+            pairs.add((i, j))
+            pairs.add((j, i))
+    arr = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+    out = (arr[:, 0].copy(), arr[:, 1].copy())
+    g.graph["neighbour_edges"] = (index, out)
+    return out
+
+
+def best_neighbour(scores: np.ndarray, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Each note's best neighbour score, floored at 0 (0 for notes without links)."""
+    src, dst = pairs
+    out = np.zeros(scores.shape[0], dtype=np.float64)
+    if src.size == 0:
+        return out
+    starts = np.flatnonzero(np.r_[True, src[1:] != src[:-1]])
+    best = np.maximum.reduceat(scores[dst], starts)
+    out[src[starts]] = np.maximum(best, 0.0)
+    return out
+
+
+def lift(scores: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], weight: float) -> np.ndarray:
+    """The context part of every note: ``weight * best_neighbour(scores)``."""
+    if weight <= 0:
+        return np.zeros(scores.shape[0], dtype=np.float64)
+    return weight * best_neighbour(scores, pairs)
+
+
+def via(g: nx.DiGraph, path: str, score_of) -> str | None:
+    """The neighbour a note's context part came from (for ``--explain``)."""
+    if path not in g:
+        return None
+    near = [n for n in list(g.successors(path)) + list(g.predecessors(path)) if not g.nodes[n].get("dangling")]
+    scored = [(score_of(n), n) for n in near if score_of(n) is not None]
+    return max(scored)[1] if scored else None
