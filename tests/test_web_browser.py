@@ -131,8 +131,23 @@ def test_a_file_edited_on_disk_appears(site):
     assert "EDITED-ON-DISK" not in browser.find_element("id", "note-body").text
     text = (root / path).read_text(encoding="utf-8")
     write(root, path, text.rstrip("\n") + "\n\nEDITED-ON-DISK: the discount now ends in March.\n")
-    wait_for(lambda: "EDITED-ON-DISK" in browser.find_element("id", "note-body").text, what="the live reload")
+    wait_for(on_page(lambda: "EDITED-ON-DISK" in browser.find_element("id", "note-body").text), what="the live reload")
     assert severe(browser) == []
+
+
+
+def on_page(check):  # type: ignore[no-untyped-def]
+    """``check`` for wait_for while the page changes: an element not there yet, or replaced
+    (stale) by a reload, means "not yet", not a failure."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+
+    def poll():  # type: ignore[no-untyped-def]
+        try:
+            return check()
+        except (NoSuchElementException, StaleElementReferenceException):
+            return False
+
+    return poll
 
 
 def test_lifecycle_action_from_the_page(site):
@@ -142,7 +157,7 @@ def test_lifecycle_action_from_the_page(site):
     path = "gotchas/JPY is a zero-decimal currency in Stripe.md"
     browser.get(server.base + "/note?path=" + quote(path))
     browser.find_element("css selector", ".actions button[type=submit]").click()  # Resolve
-    wait_for(lambda: "resolved" in browser.find_element("css selector", ".flash").text, what="the flash")
+    wait_for(on_page(lambda: "resolved" in browser.find_element("css selector", ".flash").text), what="the flash")
     assert "status: resolved" in (root / path).read_text(encoding="utf-8")
 
 
