@@ -5,6 +5,7 @@ them once the branch is merged or deleted."""
 from __future__ import annotations
 
 import json
+import time
 import subprocess
 from pathlib import Path
 
@@ -117,3 +118,93 @@ def test_branch_scoping_recall_and_maintain(setup, monkeypatch):
     vm(vault, "maintain", "--apply")
     assert "status: archived" in (vault / spike_task).read_text()
     assert "branch: spike" in (vault / spike_fact).read_text() and "status: active" in (vault / spike_fact).read_text()
+
+
+HOOKS = Path(__file__).parent / "data" / "hooks"
+
+
+def wake_ids(vault: Path, *args: str) -> set[str]:
+    return set(json.loads(vm(vault, "wake", "--json", *args))["ids"])
+
+
+def test_wake_leaves_other_branches_out_like_recall(setup, monkeypatch):
+    code, vault = setup
+    main_progress = json.loads(vm(vault, "remember", "progress", "Main progress", "zebrawake main going.", "--json"))
+    git(code, "checkout", "-qb", "feature-wake")
+    time.sleep(1.1)  # the feature's progress is the newer: without the scope it would be "the latest"
+    feat_progress = json.loads(vm(vault, "remember", "progress", "Feature progress", "zebrawake feature half done.", "--json"))
+    feat_gotcha = json.loads(vm(vault, "remember", "gotcha", "Feature gotcha", "zebrawake retries double-charge.", "--json"))
+    assert note_scope((vault / feat_gotcha["path"]).read_text())[0] == "feature-wake"
+    mine = {feat_progress["id"], feat_gotcha["id"]}
+
+    assert mine <= wake_ids(vault)  # on the branch: its memories
+    assert main_progress["id"] not in wake_ids(vault)  # (its own progress is the latest)
+    git(code, "checkout", "-q", "main")
+    on_main = wake_ids(vault)
+    assert not mine & on_main and main_progress["id"] in on_main  # the default branch's latest progress
+    assert not mine & wake_ids(vault, "--task", "zebrawake retries")  # nor through the task's recall
+    assert mine <= wake_ids(vault, "--branch", "feature-wake")
+    assert feat_gotcha["id"] in wake_ids(vault, "--all-branches")
+    # the SessionStart hook: the payload's cwd decides, not the hook process's own
+    git(code, "checkout", "-q", "feature-wake")
+    payload = json.dumps({"session_id": "s-wake", "cwd": str(code), "hook_event_name": "SessionStart", "source": "startup"})
+    monkeypatch.chdir(code.parent)  # not a code repository: without the payload's cwd nothing would be scoped
+    start = CliRunner().invoke(app, ["hook", "start", "--vault", str(vault)], input=payload)
+    assert start.exit_code == 0, start.output
+    shown = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"[{feat_gotcha['id']}]" in shown
+    git(code, "checkout", "-q", "main")
+    start = CliRunner().invoke(app, ["hook", "start", "--vault", str(vault)], input=payload.replace("s-wake", "s-wake2"))
+    shown = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"[{feat_gotcha['id']}]" not in shown and f"[{main_progress['id']}]" in shown
+
+
+def hook(vault: Path, event: str, payload: dict) -> str:
+    result = CliRunner().invoke(app, ["hook", event, "--vault", str(vault), "--json"] if event == "end" else
+                                ["hook", event, "--vault", str(vault)], input=json.dumps(payload))  # fmt: skip
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result.stdout
+
+
+def test_hooks_sleep_and_checkpoint_scope_what_they_write(setup, monkeypatch):
+    code, vault = setup
+    git(code, "checkout", "-qb", "feature-hooks")
+    monkeypatch.chdir(code.parent)  # the hook runs elsewhere: the payload's cwd is the agent's code repository
+    base = {"session_id": "5f0c2a9e-2222", "transcript_path": str(HOOKS / "coding_session.jsonl"), "cwd": str(code)}
+    want = ("feature-hooks", code_state(code).repo)
+
+    hook(vault, "pre-compact", {**base, "hook_event_name": "PreCompact", "trigger": "auto"})
+    [handoff] = [p for p in (vault / "handoffs").glob("*.md") if "claude-code-5f0c2a9e" in p.read_text()]
+    assert note_scope(handoff.read_text()) == want
+    out = json.loads(hook(vault, "end", {**base, "hook_event_name": "SessionEnd"}))
+    assert note_scope((vault / out["summary"]["path"]).read_text()) == want
+    kinds = {(c["title"], note_scope((vault / c["path"]).read_text())) for c in out["candidates"]}
+    assert ("Remember that JPY amounts have no minor unit.", want) in kinds  # a lesson of this branch
+    assert ("Always run ruff before committing.", (None, None)) in kinds  # a preference is the person's
+    # the same session on the default branch: nothing is scoped
+    git(code, "checkout", "-q", "main")
+    other = {**base, "session_id": "7a7a7a7a-3333", "transcript_path": str(HOOKS / "saved_session.jsonl")}
+    out = json.loads(hook(vault, "end", {**other, "hook_event_name": "SessionEnd"}))
+    assert note_scope((vault / out["summary"]["path"]).read_text()) == (None, None)
+
+    # sleep and checkpoint from the command line, in the code repository on a feature branch
+    monkeypatch.chdir(code)
+    git(code, "checkout", "-q", "feature-hooks")
+    slept = json.loads(vm(vault, "sleep", "--summary", "Did the hooks work", "--next", "ship it", "--source", "cli-s", "--json"))
+    assert note_scope((vault / slept["summary"]["path"]).read_text()) == want
+    assert note_scope((vault / slept["handoff"]["path"]).read_text()) == want
+    point = json.loads(vm(vault, "checkpoint", "half way", "--source", "cli-t", "--json"))
+    assert note_scope((vault / point["path"]).read_text()) == want
+
+
+def test_prompt_hook_recalls_by_the_payloads_branch(setup, fake_model, monkeypatch):
+    code, vault = setup
+    git(code, "checkout", "-qb", "feature-prompt")
+    fact = json.loads(vm(vault, "remember", "gotcha", "Zebraprompt retries", "zebraprompt retries double charge refunds.", "--json"))
+    monkeypatch.chdir(code.parent)
+    payload = {"session_id": "s-prompt", "cwd": str(code), "hook_event_name": "UserPromptSubmit",
+               "prompt": "why do zebraprompt retries double charge refunds?"}  # fmt: skip
+    shown = hook(vault, "prompt", payload)
+    assert f"[{fact['id']}]" in shown
+    git(code, "checkout", "-q", "main")
+    assert f"[{fact['id']}]" not in hook(vault, "prompt", {**payload, "session_id": "s-prompt2"})

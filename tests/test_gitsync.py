@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -188,7 +189,7 @@ def _assert_indexes_equal_rebuild(c: Cluster) -> None:
 def test_sync_outside_a_repo_says_how_to_make_one(tmp_path):
     c = Cluster(tmp_path)
     root = tmp_path / "plain"
-    subprocess.run(["python", "-m", "vaultmem", "init", str(root)], env=c.env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "vaultmem", "init", str(root)], env=c.env, check=True, capture_output=True)
     c.vaults["plain"] = root
     proc = c.vm("plain", "sync", check=False)
     assert proc.returncode == 2
@@ -199,7 +200,7 @@ def test_sync_outside_a_repo_says_how_to_make_one(tmp_path):
 def test_sync_without_a_remote_commits_locally(tmp_path):
     c = Cluster(tmp_path)
     root = tmp_path / "solo"
-    subprocess.run(["python", "-m", "vaultmem", "init", "--git", str(root)], env=c.env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "vaultmem", "init", "--git", str(root)], env=c.env, check=True, capture_output=True)
     c.vaults["solo"] = root
     c._configure(root)
     c.vm("solo", "remember", "decision", "Use SQLite", "Small data.")

@@ -8,7 +8,9 @@ decides what another front end would otherwise decide again:
 - whether recall goes to the vault's running watcher (over its socket), to this process, or
   to several vaults at once (``MultiVault``);
 - where a write lands (``shared``, scope ``user``, else the caller's own vault);
-- when the indexes are brought in line with the files before a read (``Vault.sync``).
+- when the indexes are brought in line with the files before a read (``Vault.sync``);
+- which code branch scopes memory: the git state of the caller's working directory (``cwd``,
+  e.g. a hook payload's) decides what recall and wake show and what every write carries.
 
     from vaultmem.api import Session
     with Session(["~/memory"]) as s:
@@ -138,12 +140,14 @@ class Session:
     vault, never another agent's); ``create``: make the agent's own vault if missing (a long-
     running server does). ``progress`` makes a fresh ``(done, total)`` callback for each
     reindex (a progress bar; closed after, if it has ``close``), and ``on_indexed`` hears
-    each reindex's summary. ``lock`` lets a server run calls one at a time.
+    each reindex's summary. ``lock`` lets a server run calls one at a time. ``cwd``: the
+    working directory whose code repository scopes memory (default: this process's).
     """
 
     def __init__(self, refs: Sequence[str] = (), agent: str | None = None, *, embedder: "Embedder | None" = None,
                  create: bool = False, progress: "Callable[[], Progress] | None" = None,
-                 on_indexed: "Callable[[Summary], None] | None" = None):  # fmt: skip
+                 on_indexed: "Callable[[Summary], None] | None" = None, cwd: str | Path | None = None):  # fmt: skip
+        self.cwd = Path(cwd) if cwd else None
         self.refs = [r for r in refs if r]
         self.agent = agent_id(agent) if not self.refs or len(self.refs) > 1 else None
         self.embedder = embedder
@@ -261,7 +265,7 @@ class Session:
         hits = self._recall(query, explain, **options)
         if all_branches:
             return hits
-        return branches.filter_hits(hits, self.named, branches.code_state(Path.cwd()), branch)
+        return branches.filter_hits(hits, self.named, self.shown(branch))
 
     def _recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
         multi = self.multi()
@@ -273,9 +277,28 @@ class Session:
         return [h.as_dict(explain) for h in self.fresh(self.only()).recall(query, **options)]
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
-             budget: int = 2000) -> dict[str, Any]:  # fmt: skip
-        """The session-start [MEMORY] block (ids ``vault:id`` across several vaults)."""
-        return self.reader().wake(anchor=anchor, task=task, profile=profile, budget=budget)
+             budget: int = 2000, *, branch: str | None = None, all_branches: bool = False) -> dict[str, Any]:  # fmt: skip
+        """The session-start [MEMORY] block (ids ``vault:id`` across several vaults), without
+        other branches' memories by the rule recall uses (``branch``, ``all_branches``: as recall's)."""
+        shown = None if all_branches else self.shown(branch)
+        return self.reader().wake(anchor=anchor, task=task, profile=profile, budget=budget, shown=shown)
+
+    # ------------------------------------------------------------------ code branch scope
+
+    def shown(self, branch: str | None = None) -> "Callable[[Path, str], bool]":
+        """Whether a memory (vault root, path) is shown from the working directory's code state,
+        or as if on ``branch`` (``branches.shown_test``): recall's and wake's one rule."""
+        from . import branches
+
+        return branches.shown_test(branches.code_state(self.cwd or Path.cwd()), branch)
+
+    def write_scope(self, vault: "Vault", scope: str | None = None) -> dict[str, str]:
+        """``branch``/``repo`` for a memory written to ``vault`` from the working directory: set
+        on a feature branch of a code repository (``branches.scope_fields``), never on a user-scope
+        memory (a person's preference follows them, not a branch). Every write path asks here."""
+        from .branches import scope_fields
+
+        return {} if scope == USER else scope_fields(self.cwd or Path.cwd(), vault.root)
 
     def list_notes(self, limit: int | None = 20, **filters: Any) -> list[dict[str, Any]]:
         """Notes matching the filters, newest first (read from the files: no reindex needed)."""
@@ -304,11 +327,19 @@ class Session:
                  scope: str | None = None, **fields: Any) -> dict[str, Any]:  # fmt: skip
         """Store a new memory where it belongs (``fields``: ``Vault.remember``'s). Written on a
         feature branch of a code repository, it is scoped to that branch (``branches``)."""
-        from .branches import scope_fields
-
         vault = self.write_vault(shared, scope)
-        extra = {**scope_fields(Path.cwd(), vault.root), **fields.pop("extra", {})}
+        extra = {**self.write_scope(vault, scope), **fields.pop("extra", {})}
         return vault.remember(type, title, content, scope=scope, extra=extra, **fields)
+
+    def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
+              anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """End a session in the caller's own vault (``Vault.sleep``), scoped like ``remember``."""
+        return self.vault.sleep(summary, next_steps, source, anchor, extra=self.write_scope(self.vault))
+
+    def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
+        """A line in this session's handoff note (``Vault.checkpoint``); a new handoff is scoped
+        like ``remember``."""
+        return self.vault.checkpoint(text, source, anchor, extra=self.write_scope(self.vault))
 
     def status(self) -> dict[str, Any]:
         """Watcher (pid, pending changes, last error; pid None when none runs), notes indexed,

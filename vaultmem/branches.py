@@ -13,7 +13,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .note import split_frontmatter
 
@@ -144,23 +144,29 @@ def visible(scope: tuple[str | None, str | None], state: CodeState | None, branc
     return same_repo and note_branch in (state.branch, state.default)
 
 
-def filter_hits(hits: list[dict[str, Any]], roots: dict[str, Path], state: CodeState | None,
-                branch: str | None = None, all_branches: bool = False) -> list[dict[str, Any]]:  # fmt: skip
-    """Recall hits without other branches' memories (``roots``: vault name -> folder)."""
-    if all_branches:
-        return hits
-    out = []
-    default_root = next(iter(roots.values()))
-    for hit in hits:
-        root = roots.get(hit.get("vault", ""), default_root)
+def shown_test(state: CodeState | None, branch: str | None = None,
+               all_branches: bool = False) -> Callable[[Path, str], bool]:  # fmt: skip
+    """The one rule recall and wake share: ``test(vault_root, path)`` says whether the memory at
+    ``path`` is shown from this code state (a note that cannot be read is shown: it is not ours
+    to hide)."""
+
+    def test(root: Path, path: str) -> bool:
+        if all_branches:
+            return True
         try:
-            text = (root / hit["path"]).read_text(encoding="utf-8")
-        except (OSError, KeyError, UnicodeDecodeError):
-            out.append(hit)
-            continue
-        if visible(note_scope(text), state, branch, all_branches):
-            out.append(hit)
-    return out
+            text = (root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return True
+        return visible(note_scope(text), state, branch)
+
+    return test
+
+
+def filter_hits(hits: list[dict[str, Any]], roots: dict[str, Path], shown: Callable[[Path, str], bool]) -> list[dict[str, Any]]:
+    """Recall hits without other branches' memories (``roots``: vault name -> folder;
+    ``shown``: see ``shown_test``)."""
+    default_root = next(iter(roots.values()))
+    return [hit for hit in hits if "path" not in hit or shown(roots.get(hit.get("vault", ""), default_root), hit["path"])]
 
 
 @dataclass(frozen=True)

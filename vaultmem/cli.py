@@ -547,14 +547,18 @@ def wake(
     budget: Annotated[int, typer.Option(help="Token budget of the block (1 token ~ 4 characters).")] = 2000,
     vault: VaultsOpt = [],
     agent: AgentOpt = None,
+    branch: Annotated[Optional[str], typer.Option("--branch", help="Memories of this code branch (default: the current and the default branch's).")] = None,
+    all_branches: Annotated[bool, typer.Option("--all-branches", help="Memories of every code branch.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the session-start [MEMORY] block for an agent: project brief, architecture, key
     decisions, progress, last session, user preferences, gotchas, and what fits the task.
+    Other code branches' memories are left out, as in recall.
 
     Example: vaultmem wake --anchor "Project: MyApp" --task "add refunds" --budget 1500
     """
-    result = _session(vault, agent, quiet=True).wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget)
+    result = _session(vault, agent, quiet=True).wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget,
+                                                     branch=branch, all_branches=all_branches)  # fmt: skip
     if as_json:
         echo_json(result)
     else:
@@ -574,7 +578,7 @@ def sleep(
 
     Example: vaultmem sleep --summary "Added refunds API" --next "write docs; deploy" --anchor "Project: MyApp"
     """
-    result = api.open_vault(vault).sleep(summary, next_, source, anchor)
+    result = api.Session([vault] if vault else []).sleep(summary, next_, source, anchor)
     if as_json:
         echo_json(result)
         return
@@ -599,7 +603,7 @@ def checkpoint(
 
     Example: vaultmem checkpoint "refund endpoint done; tests failing on currency rounding"
     """
-    result = api.open_vault(vault).checkpoint(text, source, anchor)
+    result = api.Session([vault] if vault else []).checkpoint(text, source, anchor)
     if as_json:
         echo_json(result)
     else:

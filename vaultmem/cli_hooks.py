@@ -43,8 +43,10 @@ def _anchor(anchor: str | None) -> str | None:
     return anchor or os.environ.get("VAULTMEM_ANCHOR") or None
 
 
-def _session(vault: str | None) -> api.Session:
-    return api.Session([vault] if vault else [])
+def _session(vault: str | None, payload: dict[str, Any] | None = None) -> api.Session:
+    """The hook's session; the payload's ``cwd`` (the agent's working directory) decides the
+    code branch scope of what it shows and writes."""
+    return api.Session([vault] if vault else [], cwd=(payload or {}).get("cwd") or None)
 
 
 @hook_app.command("prompt")
@@ -68,8 +70,8 @@ def hook_start(vault: VaultOpt = None, anchor: AnchorOpt = None, budget: BudgetO
         from .hooks import start_hook
 
         payload = _payload()
-        with _session(vault) as session:
-            return start_hook(session.fresh(), payload, _anchor(anchor), budget)
+        with _session(vault, payload) as session:
+            return start_hook(session.fresh(), payload, _anchor(anchor), budget, shown=session.shown())
 
     _run(go)
 
@@ -102,8 +104,9 @@ def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None) -> None:
         from .hooks import precompact_hook
 
         payload = _payload()
-        with _session(vault) as session:
-            precompact_hook(session.fresh(), payload, _anchor(anchor))
+        with _session(vault, payload) as session:
+            fresh = session.fresh()
+            precompact_hook(fresh, payload, _anchor(anchor), scope=session.write_scope(fresh))
         return None
 
     _run(go)
@@ -122,8 +125,9 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
         from .hooks import end_hook
 
         payload = _payload()
-        with _session(vault) as session:
-            result = end_hook(session.fresh(), payload, _anchor(anchor))
+        with _session(vault, payload) as session:
+            fresh = session.fresh()
+            result = end_hook(fresh, payload, _anchor(anchor), scope=session.write_scope(fresh))
         return result if as_json else None
 
     _run(go)

@@ -13,7 +13,8 @@ import datetime as dt
 import math
 import re
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from .chunking import plain_text
 from .filters import EPOCH, is_expired, now_utc, parse_time
@@ -101,15 +102,24 @@ def _section_of(rec: "Record") -> str | None:
     }.get(rec.type or "")  # fmt: skip
 
 
-def _candidates(vault: "VaultState") -> list["Record"]:
+def _candidates(vault: "VaultState", keep: Callable[[str], bool]) -> list["Record"]:
     """Unconfirmed memories (rules captured from sessions), newest first."""
-    found = [r for r in vault.records().values() if r.status == "candidate" and not is_expired(r)]
+    found = [r for r in vault.records().values() if r.status == "candidate" and not is_expired(r) and keep(r.path)]
     return sorted(found, key=lambda r: -_made(r).timestamp())[:MAX_CANDIDATES]
 
 
-def collect(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default") -> list[Line]:
-    """Every candidate line, in block order (before budget fitting)."""
+Shown = Callable[[Path, str], bool]
+LATEST_TYPES = ("progress", "session_summary", "handoff")
+
+
+def collect(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default",
+            shown: Shown | None = None) -> list[Line]:  # fmt: skip
+    """Every candidate line, in block order (before budget fitting); ``shown(root, path)``
+    leaves out what the block may not show (other code branches' memories), before the latest
+    progress, session and handoff are picked."""
+    keep = (lambda path: shown(vault.root, path)) if shown else (lambda path: True)
     notes, anchor_rec = _pick(vault, anchor)
+    notes = [r for r in notes if (_section_of(r) or r.type in LATEST_TYPES) and keep(r.path)]
     body = vault.body
     lines: list[Line] = []
 
@@ -127,7 +137,7 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
         if anchor_rec in brief:
             brief.remove(anchor_rec)
         add("Project Brief", anchor_rec)  # the anchor opens the block
-    latest = {t: max((r for r in notes if r.type == t), key=_made, default=None) for t in ("progress", "session_summary", "handoff")}
+    latest = {t: max((r for r in notes if r.type == t), key=_made, default=None) for t in LATEST_TYPES}
     for section in SECTIONS[:3]:
         for rec in sorted(by_section.get(section, []), key=lambda r: (-r.importance, -_when(r).timestamp())):
             add(section, rec)
@@ -141,12 +151,12 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
     for section in ("User Preferences", "Gotchas"):
         for rec in sorted(by_section.get(section, []), key=lambda r: (-r.importance, -_when(r).timestamp())):
             add(section, rec)
-    for rec in _candidates(vault):
+    for rec in _candidates(vault, keep):
         add("Candidates to Confirm", rec, f"{_summary(body(rec.path), 25)} (confirm: `vaultmem confirm {rec.key}`)")
     if task and task.strip():
-        shown = {ln.id for ln in lines}
+        seen = {ln.id for ln in lines}
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
-            if hit.id not in shown:
+            if hit.id not in seen and keep(hit.path):
                 lines.append(Line("Relevant to Current Task", hit.id, hit.title, hit.type, hit.importance,
                                   hit.updated, hit.snippet))  # fmt: skip
     return lines
@@ -176,15 +186,16 @@ def render(lines: list[Line], header: str) -> str:
 
 
 def wake(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default",
-         budget: int = 2000, log: bool = True) -> dict[str, Any]:  # fmt: skip
-    """The [MEMORY] block and its parts; memories shown are logged as retrieved."""
+         budget: int = 2000, log: bool = True, shown: Shown | None = None) -> dict[str, Any]:  # fmt: skip
+    """The [MEMORY] block and its parts; memories shown are logged as retrieved (``shown``: see
+    ``collect``)."""
     if budget < 50:
         from .errors import BadInput
 
         raise BadInput("--budget must be at least 50 tokens")
     today = now_utc().date().isoformat()
     header = f"# Memory{' for ' + anchor if anchor else ''} (vaultmem, {today}; ids in [brackets] are for recall, rate and resolve)"
-    lines = fit(collect(vault, anchor, task, profile), budget, header)
+    lines = fit(collect(vault, anchor, task, profile, shown), budget, header)
     text = render(lines, header)
     ids = list(dict.fromkeys(ln.id for ln in lines))
     if log and ids:

@@ -63,7 +63,7 @@ def prompt(vault: str | None, budget: int = PROMPT_BUDGET) -> dict[str, Any] | N
     from .hooks import prompt_hook
 
     payload = read_payload()
-    with api.Session([vault] if vault else []) as session:
+    with api.Session([vault] if vault else [], cwd=payload.get("cwd") or None) as session:  # its code branch scopes recall
         recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)  # noqa: E731
         return prompt_hook(session.root, payload, recall, budget, log=log_shown(session.root))
 

@@ -272,11 +272,13 @@ def _fold(text: str) -> str:
     return " ".join(re.sub(r"[-_.]+", " ", text).lower().split())
 
 
-def start_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None, budget: int = 2000) -> dict[str, Any]:
-    """SessionStart: the wake block (anchor: given, else found from the project folder); the
-    memories it shows are not injected again at a prompt of this session."""
+def start_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None, budget: int = 2000,
+               shown: Callable[[Path, str], bool] | None = None) -> dict[str, Any]:  # fmt: skip
+    """SessionStart: the wake block (anchor: given, else found from the project folder; ``shown``:
+    the branch scope, see ``api.Session.shown``); the memories it shows are not injected again
+    at a prompt of this session."""
     anchor = anchor or find_anchor(vault, payload.get("cwd"))
-    result = vault.wake(anchor, None, "default", budget)
+    result = vault.wake(anchor, None, "default", budget, shown=shown)
     session = session_of(payload)
     with SessionState(vault.root) as state:
         if payload.get("source") in ("clear", "compact"):
@@ -315,8 +317,10 @@ def stop_hook(root: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
     return {"decision": "block", "reason": STOP_REASON.format(work=work)}
 
 
-def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None) -> dict[str, Any] | None:
-    """PreCompact: a checkpoint line of the session so far in its handoff note."""
+def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
+                    scope: dict[str, str] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """PreCompact: a checkpoint line of the session so far in its handoff note (``scope``: the
+    branch scope of a new handoff, see ``api.Session.write_scope``)."""
     from .transcript import read_events, summarise
 
     s = summarise(read_events(payload.get("transcript_path")), payload.get("cwd"))
@@ -331,13 +335,15 @@ def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None 
     if open_fail:
         parts.append("still failing: " + "; ".join(open_fail[:3]))
     anchor = anchor or find_anchor(vault, payload.get("cwd"))
-    result = vault.checkpoint("; ".join(parts), source_name(payload), anchor)
+    result = vault.checkpoint("; ".join(parts), source_name(payload), anchor, extra=scope)
     return {"checkpoint": result}
 
 
-def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None) -> dict[str, Any]:
+def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
+             scope: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     """SessionEnd: the session summary from the transcript, and each rule the user stated as a
-    ``candidate`` preference or lesson (wake lists them for confirmation)."""
+    ``candidate`` preference or lesson (wake lists them for confirmation). ``scope``: the branch
+    scope of what it writes (``api.Session.write_scope``; a preference is the user's, never scoped)."""
     from .transcript import read_events, render_summary, summarise
 
     s = summarise(read_events(payload.get("transcript_path")), payload.get("cwd"))
@@ -355,15 +361,19 @@ def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None)
     first = " ".join(re.split(r"[.,;:!?\n]", s.requests[0])[0].split()[:8]) if s.requests else ""
     first = first or "work session"
     title = f"Session {time.strftime('%Y-%m-%d %H%M', time.gmtime())} {first}"
-    out["summary"] = vault.remember("session_summary", title, render_summary(s, shown), source=source, anchor=anchor)
+    out["summary"] = vault.remember("session_summary", title, render_summary(s, shown), source=source, anchor=anchor,
+                                    extra=scope)  # fmt: skip
     for type_, sentence in s.rules:
-        out["candidates"].append(remember_candidate(vault, type_, sentence, source))
+        out["candidates"].append(remember_candidate(vault, type_, sentence, source, scope))
     return out
 
 
-def remember_candidate(vault: "Vault", type_: str, sentence: str, source: str) -> dict[str, Any]:
-    """A rule sentence as a ``status: candidate`` memory (user scope for preferences)."""
+def remember_candidate(vault: "Vault", type_: str, sentence: str, source: str,
+                       scope: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """A rule sentence as a ``status: candidate`` memory (user scope for preferences; others
+    carry the branch ``scope``)."""
     title = sentence if len(sentence) <= 90 else sentence[:89].rstrip() + "…"
     body = f"{sentence}\n\nStated by the user in session `{source}`; a candidate until confirmed (`vaultmem confirm ID`)."
-    return vault.remember(type_, title, body, source=source, status="candidate",
-                          scope="user" if type_ == "preference" else None)  # fmt: skip
+    user = type_ == "preference"
+    return vault.remember(type_, title, body, source=source, status="candidate", scope="user" if user else None,
+                          extra=None if user else scope)  # fmt: skip

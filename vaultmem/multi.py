@@ -15,7 +15,7 @@ from typing import Any
 
 import networkx as nx
 
-from .context import Line, SECTIONS, collect, estimate_tokens, fit, render
+from .context import Line, SECTIONS, Shown, collect, estimate_tokens, fit, render
 from .discovery import STATE_DIR
 from .embed import Embedder
 from .errors import BadInput, VaultError
@@ -100,12 +100,13 @@ class MultiVault:
         return rows[:limit] if limit else rows
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
-             budget: int = 2000) -> dict[str, Any]:  # fmt: skip
-        """One [MEMORY] block from all vaults; ids are written ``vault:id``."""
+             budget: int = 2000, shown: Shown | None = None) -> dict[str, Any]:  # fmt: skip
+        """One [MEMORY] block from all vaults; ids are written ``vault:id`` (``shown``: see
+        ``context.collect``)."""
         lines: list[Line] = []
         for name, vault in self.vaults.items():
             has_anchor = anchor is None or vault.graph().graph["resolver"].resolve(anchor) is not None
-            for line in collect(vault, anchor if has_anchor else None, task, profile):
+            for line in collect(vault, anchor if has_anchor else None, task, profile, shown):
                 if has_anchor or line.section in ("User Preferences", "Relevant to Current Task"):
                     line.id = f"{name}:{line.id}"
                     lines.append(line)

@@ -99,15 +99,18 @@ def _append(vault: "VaultState", rec: "Record", heading: str, lines: list[str]) 
     vault.store.update(rec.path, append)
 
 
-def _new_handoff(vault: "VaultState", session: str, anchor: str | None, body: str) -> "Record":
+def _new_handoff(vault: "VaultState", session: str, anchor: str | None, body: str,
+                 extra: dict[str, Any] | None = None) -> "Record":  # fmt: skip
     stamp = now_utc().strftime("%Y-%m-%d %H%M")
     result = ops.remember(vault, "handoff", f"Handoff {stamp} {session}", body, source=session, anchor=anchor,
-                            tags=["handoff"])  # fmt: skip
+                          tags=["handoff"], extra=extra)  # fmt: skip
     return vault.find(result["path"], vault.catalog())
 
 
-def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
-    """Append a timestamped line to the current session's handoff note."""
+def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor: str | None = None,
+               extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Append a timestamped line to the current session's handoff note (``extra``: more
+    frontmatter for a new handoff, e.g. the branch scope)."""
     if not text.strip():
         raise BadInput("a checkpoint needs some text")
     session = session_name(source)
@@ -115,7 +118,7 @@ def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor
     line = f"- {now_utc().strftime('%H:%M')} {' '.join(text.split())}"
     rec = _handoff_of(vault, session)
     if rec is None:
-        rec = _new_handoff(vault, session, anchor, f"Work in progress in {session}.\n\n## Checkpoints\n{line}")
+        rec = _new_handoff(vault, session, anchor, f"Work in progress in {session}.\n\n## Checkpoints\n{line}", extra)
     else:
         _append(vault, rec, "Checkpoints", [line])
     vault.sync_paths([rec.path])
@@ -123,22 +126,24 @@ def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor
 
 
 def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, source: str | None = None,
-          anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """Write the session summary (and finish the handoff when there are next steps)."""
+          anchor: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Write the session summary (and finish the handoff when there are next steps); ``extra``:
+    more frontmatter for the notes it creates (e.g. the branch scope)."""
     if not summary.strip():
         raise BadInput("--summary is required: what was done in this session?")
     session = session_name(source)
     anchor = _anchor(anchor, vault, session)
     stamp = now_utc().strftime("%Y-%m-%d %H%M")
     first = " ".join(summary.split()[:6])
-    result = ops.remember(vault, "session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor)
+    result = ops.remember(vault, "session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor,
+                           extra=extra)  # fmt: skip
     out: dict[str, Any] = {"session": session, "summary": result, "handoff": None, "superseded": []}
     if next_steps and next_steps.strip():
         steps = [f"- {s.strip()}" for s in re.split(r"\n|;", next_steps) if s.strip()]
         rec = _handoff_of(vault, session)
         if rec is None:
             body = f"Handoff from {session}; summary in {link_to(result['path'])}.\n\n## Next steps\n" + "\n".join(steps)
-            rec = _new_handoff(vault, session, anchor, body)
+            rec = _new_handoff(vault, session, anchor, body, extra)
         else:
             _append(vault, rec, "Next steps", steps)
         out["handoff"] = {"id": rec.key, "path": rec.path}

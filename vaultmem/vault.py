@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import networkx as nx
 
@@ -483,20 +483,23 @@ class Vault:
     # ------------------------------------------------------------------ agents
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
-             budget: int = 2000) -> dict[str, Any]:  # fmt: skip
-        """The session-start [MEMORY] block (see context.py)."""
-        result = context.wake(self, anchor, task, profile, budget)
+             budget: int = 2000, shown: Callable[[Path, str], bool] | None = None) -> dict[str, Any]:  # fmt: skip
+        """The session-start [MEMORY] block (see context.py); ``shown``: which memories it may
+        show (branch scope, see ``branches.shown_test``)."""
+        result = context.wake(self, anchor, task, profile, budget, shown=shown)
         sessions.record_anchor(self, anchor)  # the session's checkpoint and sleep default to it
         return result
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
-              anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
-        """Session summary (and handoff with next steps) at the end of a session."""
-        return sessions.sleep(self, summary, next_steps, source, anchor)
+              anchor: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        """Session summary (and handoff with next steps) at the end of a session (``extra``: more
+        frontmatter for the notes it creates, e.g. the branch scope)."""
+        return sessions.sleep(self, summary, next_steps, source, anchor, extra)
 
-    def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
+    def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None,
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
         """Append a timestamped line to the current session's handoff note."""
-        return sessions.checkpoint(self, text, source, anchor)
+        return sessions.checkpoint(self, text, source, anchor, extra)
 
     # ------------------------------------------------------------------ notes
 
