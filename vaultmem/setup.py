@@ -21,7 +21,9 @@ def init_vault(root: Path) -> list[str]:
     """Create what a vault needs; existing files are never overwritten. Returns created paths."""
     if root.exists() and not root.is_dir():
         raise VaultError(f"{root} exists and is not a folder")
-    root.mkdir(parents=True, exist_ok=True)
+    if not root.exists():  # a vault folder vaultmem makes is its owner's alone; an existing one keeps its mode
+        root.mkdir(parents=True, mode=0o700)
+        root.chmod(0o700)  # mkdir's mode is filtered by the umask
     created: list[str] = []
     state = root / STATE_DIR
     if state.exists() and not state.is_dir():

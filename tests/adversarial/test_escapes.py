@@ -272,3 +272,19 @@ def test_a_sync_never_writes_through_a_symlink_in_the_vault(empty_vault, tmp_pat
     assert outside.read_text(encoding="utf-8") == "not the vault's\n"
     assert not (empty_vault / "Link.md").is_symlink()
     assert (empty_vault / "Link.md").read_text(encoding="utf-8") == "merged text\n"
+
+
+def test_a_vault_folder_init_makes_is_owner_only(tmp_path):
+    """`vaultmem init NEW` makes NEW 0700 whatever the umask; an existing folder keeps its mode."""
+    import stat
+
+    from typer.testing import CliRunner
+
+    from vaultmem.cli import app
+
+    assert CliRunner().invoke(app, ["init", str(tmp_path / "new")]).exit_code == 0
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+    (tmp_path / "mine").mkdir(mode=0o755)
+    (tmp_path / "mine").chmod(0o755)
+    assert CliRunner().invoke(app, ["init", str(tmp_path / "mine")]).exit_code == 0
+    assert stat.S_IMODE((tmp_path / "mine").stat().st_mode) == 0o755
