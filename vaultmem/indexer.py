@@ -53,6 +53,7 @@ class Summary:
     capped: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (embedded, total) chunks
     seconds: float = 0.0
     touched: set[str] = field(default_factory=set)  # paths whose index entries changed
+    fresh: set[str] = field(default_factory=set)  # paths new to an index that had notes before
 
     @property
     def changed(self) -> bool:
@@ -194,6 +195,9 @@ class Indexer:
         if batch.upserts or batch.deletes or batch.errors:
             self._apply(batch, progress, summary)
             summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
+            if known or paths is not None:  # not a first build or a rebuild: those notes are not new
+                moved_from = {known[p].hash for p in batch.deletes if p in known}  # a rename is not new
+                summary.fresh = {n.path for n in batch.upserts if n.path not in known and n.hash not in moved_from}
         summary.seconds = time.perf_counter() - started
         return summary
 

@@ -51,9 +51,12 @@ def link_to(path: str, others: Iterable[str] = ()) -> str:
     return f"[[{stem}]]"
 
 
-def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = ()) -> bool:
-    """A guarded, atomic frontmatter change of one note; True if the file changed."""
-    old, new = vault.store.update(rec.path, lambda text: set_fields(text, updates, remove))
+def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = (),
+           unchanged: bool = False) -> bool:  # fmt: skip
+    """A guarded, atomic frontmatter change of one note; True if the file changed. With
+    ``unchanged``, refused (Conflict) if the file is no longer the text ``rec`` was read from."""
+    expected = rec.hash if unchanged and rec.hash else None
+    old, new = vault.store.update(rec.path, lambda text: set_fields(text, updates, remove), expected)
     return new != old
 
 
@@ -155,8 +158,10 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def similar_active(vault: "VaultState", type_: str, text: str, limit: int) -> list[tuple["Record", float]]:
-    """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first."""
+def similar_active(vault: "VaultState", type_: str, text: str, limit: int, *, exclude: str | None = None,
+                   branch: tuple[str | None, str | None] | None = None) -> list[tuple["Record", float]]:  # fmt: skip
+    """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first;
+    with ``branch``, only those in that branch scope (see ``branch_scope``)."""
     if vault.embedder.name == "none":
         return []
     records = vault.records()
@@ -165,13 +170,28 @@ def similar_active(vault: "VaultState", type_: str, text: str, limit: int) -> li
         return []
     scores = vault.vectors().aligned_scores(vault.embedder.embed([text])[0], index, len(universe))
     pool = [(records[p], float(scores[i])) for i, p in enumerate(universe)
-            if records[p].type == type_ and records[p].status == "active"]  # fmt: skip
-    return sorted(pool, key=lambda x: -x[1])[:limit]
+            if records[p].type == type_ and records[p].status == "active" and p != exclude]  # fmt: skip
+    pool.sort(key=lambda x: -x[1])
+    if branch is None:
+        return pool[:limit]
+    return [(r, c) for r, c in pool if branch_scope(vault, r.path) == branch][:limit]
 
 
-def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None,
-             exclude: str | None = None) -> list["Record"]:  # fmt: skip
-    """The active memories of a type and scope with the subject ``key`` (oldest first)."""
+def branch_scope(vault: "VaultState", path: str) -> tuple[str | None, str | None]:
+    """A note's branch scope: (``branch``, ``repo``) of its frontmatter; (None, None), the
+    default branch, for a note without ``branch`` (or one that cannot be read)."""
+    from .branches import note_scope
+
+    try:
+        branch, repo = note_scope(vault.store.read_text(path))
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    return (branch, repo) if branch else (None, None)
+
+
+def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None, exclude: str | None = None,
+             branch: tuple[str | None, str | None] = (None, None)) -> list["Record"]:  # fmt: skip
+    """The active memories of a type, scope and branch scope with the subject ``key`` (oldest first)."""
     from .notedates import subject_key
 
     wanted = subject_key({"key": key}) if key else None
@@ -179,27 +199,32 @@ def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None
         return []
     scope = scope or "project"
     found = [r for r in vault.records().values() if r.subject == wanted and r.type == type_
-             and r.scope == scope and r.status == "active" and r.path != exclude]  # fmt: skip
+             and r.scope == scope and r.status == "active" and r.path != exclude
+             and branch_scope(vault, r.path) == branch]  # fmt: skip
     return sorted(found, key=lambda r: (r.created, r.path))
 
 
 def check_new(vault: "VaultState", type_: str, title: str, content: str, context: list[str],
-              source: str | None, anchor: str | None = None) -> tuple["Record | None", list, list]:  # fmt: skip
+              source: str | None, anchor: str | None = None, *, exclude: str | None = None,
+              branch: tuple[str | None, str | None] = (None, None), anchors: tuple[str, ...] | None = None,
+              when: str = "") -> tuple["Record | None", list, list]:  # fmt: skip
     """(an existing duplicate or None, active memories the new one supersedes, likely
-    updates it does not supersede on its own), each with its cosine similarity."""
+    updates it does not supersede on its own), each with its cosine similarity. Only notes
+    in the same ``branch`` scope count; ``exclude``: the new note itself when it is already
+    indexed (a note written by hand); ``anchors``/``when``: its anchors and creation time."""
     cfg = vault.config["lifecycle"]
     text = memory_text(title, content, getattr(vault.embedder, "max_tokens", 256))  # chunked as the indexer does
     # the same text, as remember writes it or without the heading (a body merely ending
     # with the new text is a different memory)
     same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
     for rec in vault.records().values():  # exact duplicate, also when vectors are off
-        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
-            if _normal(plain_text(vault.body(rec.path))) in same:
+        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title) and rec.path != exclude:
+            if _normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch:
                 return rec, [], []
-    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]))
+    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), exclude=exclude, branch=branch)
     if similar and similar[0][1] >= float(cfg["duplicate"]):
         return similar[0][0], [], []
-    new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor))
+    new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor) if anchors is None else anchors, when)
     replace, possible = [], []
     for rec, cos in similar:
         verdict = updates.judge(_memory(vault, rec), new, cos, _thresholds(cfg, rec, context))
@@ -238,11 +263,9 @@ def _thresholds(cfg: dict, rec: "Record", context: list[str]) -> updates.Thresho
 
 def apply_keys(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
     """The subject-key rule for notes written by hand (the watcher calls it after a batch):
-    of the active notes sharing a touched note's ``key``, type and scope, the newest supersedes
-    the others. Only those older notes change (a guarded frontmatter change); a note that
-    changed meanwhile is left for the next batch."""
-    from .errors import Conflict
-
+    of the active notes sharing a touched note's ``key``, type, scope and branch scope, the
+    newest supersedes the others. Only those older notes change (a guarded frontmatter
+    change); a note that changed meanwhile is left for the next batch."""
     records = vault.records()
     every = list(records)
     done, seen = [], set()
@@ -250,19 +273,56 @@ def apply_keys(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]
         rec = records.get(path)
         if rec is None or not rec.subject or rec.status != "active" or path in seen:
             continue
-        group = same_key(vault, rec.type or "", rec.subject, rec.scope)  # oldest first
+        group = same_key(vault, rec.type or "", rec.subject, rec.scope, branch=branch_scope(vault, path))  # oldest first
         seen.update(r.path for r in group)
         if len(group) < 2:
             continue
-        new = group[-1]
-        since = _day(start_of(new))
-        for old in group[:-1]:
-            updates_ = {"status": "superseded", "superseded_by": link_to(new.path, every)}
-            if since and not old.valid_until:
-                updates_["valid_until"] = since
-            try:
-                changed = change(vault, old, updates_)
-            except Conflict:
-                continue
-            done.append(_result(old, "superseded", changed, by=new.key))
+        done += [d for old in group[:-1] if (d := _supersede_old(vault, old, group[-1], every))]
     return done
+
+
+def apply_updates(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
+    """The signal rule of ``remember`` (``check_new``) for active notes written by hand that
+    are new to the index: the older notes it is sure the new one updates are superseded (a
+    guarded frontmatter change of the old note only); unsure cases and duplicates change
+    nothing. Call it only with paths just added to the index, so nothing is applied twice."""
+    records = vault.records()
+    every = list(records)
+    done = []
+    for path in sorted(set(paths)):
+        rec = records.get(path)
+        if rec is None or rec.status != "active" or not rec.type:
+            continue
+        content = _without_heading(plain_text(vault.body(path)), rec.title)
+        if not content:
+            continue
+        anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")
+        duplicate, replaced, _ = check_new(vault, rec.type, rec.title, content, list(rec.context), rec.source,
+                                           exclude=path, branch=branch_scope(vault, path), anchors=anchors,
+                                           when=rec.created or "")  # fmt: skip
+        if duplicate is not None:
+            continue
+        done += [d for old, _ in replaced if (d := _supersede_old(vault, old, rec, every))]
+    return done
+
+
+def _without_heading(text: str, title: str) -> str:
+    """A note's text without a first line that repeats its title (how remember writes notes)."""
+    first, _, rest = text.strip().partition("\n")
+    return rest.strip() if _normal(first.lstrip("# ")) == _normal(title) else text.strip()
+
+
+def _supersede_old(vault: "VaultState", old: "Record", new: "Record", every: list[str]) -> dict[str, Any] | None:
+    """Mark ``old`` superseded by ``new`` (``valid_until`` from the day ``new`` became true),
+    changing only the old note; None if it changed meanwhile (left for the next batch)."""
+    from .errors import Conflict
+
+    fields = {"status": "superseded", "superseded_by": link_to(new.path, every)}
+    since = _day(start_of(new))
+    if since and not old.valid_until:
+        fields["valid_until"] = since
+    try:
+        changed = change(vault, old, fields, unchanged=True)  # as indexed: never undo a later edit
+    except Conflict:
+        return None
+    return _result(old, "superseded", changed, by=new.key)

@@ -71,13 +71,15 @@ def remember(
     replaced: list = []
     possible: list = []
     key = _key(key)
+    branch = (str(extra["branch"]), extra.get("repo")) if extra and extra.get("branch") else (None, None)
     if content and content.strip():
-        duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor)
+        duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor,
+                                                  branch=branch)  # fmt: skip
         if duplicate is not None and not (key and duplicate.subject != key.casefold()):
             return _merge_duplicate(vault, duplicate, tags)
         replaced = replaced if status == "active" else []
     if key and status == "active":  # the subject key decides, whatever the sources
-        keyed = same_key(vault, type_, key, scope)
+        keyed = same_key(vault, type_, key, scope, branch=branch)
         replaced = [(r, None) for r in keyed] + [(r, c) for r, c in replaced if r not in keyed]
         possible = [(r, c) for r, c in possible if r not in keyed]
     catalog = vault.catalog()
