@@ -300,6 +300,20 @@ def test_keys_and_signals_supersede_only_within_a_branch(open_vault, empty_vault
     assert new["superseded"] == []
 
 
+def test_list_and_show_mark_expired_notes(run, empty_vault):
+    write(empty_vault, "facts/Promo.md", note("pro1", "Promo code", "SUMMER24.", type="fact", valid_until="2026-01-01"))
+    write(empty_vault, "facts/Sale.md", note("sal1", "Sale", "Ends soon.", type="fact", expires="2026-02-01"))
+    write(empty_vault, "facts/Other.md", note("oth1", "Coupon policy", "Coupons stack.", type="fact"))
+    rows = {r["id"]: r["status"] for r in json.loads(ok(run("list", "--status", "active", "--json")))}
+    assert rows == {"pro1": "expired", "sal1": "expired", "oth1": "active"}
+    assert json.loads(ok(run("show", "pro1", "--json")))["status"] == "expired"
+    assert "(id sal1, expired)" in ok(run("show", "sal1"))
+    assert "(expired)" not in ok(run("show", "oth1"))
+    listed = ok(run("list", "--status", "active")).splitlines()
+    assert [line.endswith("(expired)") for line in sorted(listed, key=lambda l: "Coupon" in l)] == [True, True, False]
+    assert json.loads(ok(run("show", "oth1", "--json")))["status"] == "active"
+
+
 # ------------------------------------------------------------------ the index schema
 
 

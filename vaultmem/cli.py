@@ -127,7 +127,8 @@ def show(
     if as_json:
         echo_json(data)
     else:
-        typer.echo(f"# {data['path']}  (id {data['id']})\n")
+        expired = ", expired" if data["status"] == "expired" else ""
+        typer.echo(f"# {data['path']}  (id {data['id']}{expired})\n")
         typer.echo(data["text"].rstrip("\n"))
 
 
@@ -159,7 +160,8 @@ def list_cmd(
         return
     for r in rows:
         key = f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"]
-        typer.echo(f"{r['updated'][:10]}  {key[:40]:<40}  {(r['type'] or '-'):<15} {r['title']}")
+        mark = "  (expired)" if r["status"] == "expired" else ""
+        typer.echo(f"{r['updated'][:10]}  {key[:40]:<40}  {(r['type'] or '-'):<15} {r['title']}{mark}")
     if not rows:
         err("no memories match")
 

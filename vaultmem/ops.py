@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from . import aging
 from . import graph as graphmod
 from .errors import BadInput, Conflict, NoteParseError
-from .filters import EPOCH, Filters, now_utc, parse_time
+from .filters import EPOCH, Filters, is_expired, now_utc, parse_time
 from .lifecycle import check_new, mark_superseded, same_key
 from .manifest import Record
 from .memtypes import fill_template, known_types, load_template, normalize_type
@@ -208,8 +208,9 @@ def show(vault: "VaultState", ref: str) -> dict[str, Any]:
 
 
 def _record_dict(rec: Record) -> dict[str, Any]:
+    status = "expired" if rec.status == "active" and is_expired(rec) else rec.status  # as recall shows it
     return {
-        "id": rec.key, "title": rec.title, "path": rec.path, "type": rec.type, "status": rec.status,
+        "id": rec.key, "title": rec.title, "path": rec.path, "type": rec.type, "status": status,
         "importance": rec.importance, "tags": list(rec.tags), "scope": rec.scope,
         "source": rec.source, "created": rec.created, "updated": rec.updated,
         "superseded_by": rec.superseded_by, "links": sorted({t for t, _ in rec.links}),
