@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .note import split_frontmatter
+from .notedates import note_scope  # noqa: F401  (where a note's scope is read)
 
 TASK_TYPES = ("progress", "handoff", "session_summary", "commitment")
 PROMOTE_IMPORTANCE = 7
@@ -115,19 +115,6 @@ def scope_fields(cwd: Path, vault_root: Path) -> dict[str, str]:
     except ValueError:
         pass
     return {"branch": str(state.branch), "repo": state.repo}
-
-
-def note_scope(text: str) -> tuple[str | None, str | None]:
-    """(branch, repo) of a note, read by line from its frontmatter (cheap: recall filters hits)."""
-    fm, _, _, _ = split_frontmatter(text)
-    if not fm:
-        return None, None
-    found: dict[str, str] = {}
-    for key in ("branch", "repo"):
-        m = re.search(rf"^{key}:[ \t]*['\"]?(.*?)['\"]?[ \t]*$", fm, re.M)
-        if m and m.group(1):
-            found[key] = m.group(1)
-    return found.get("branch"), found.get("repo")
 
 
 def visible(scope: tuple[str | None, str | None], state: CodeState | None, branch: str | None = None,

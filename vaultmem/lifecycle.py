@@ -180,7 +180,7 @@ def similar_active(vault: "VaultState", type_: str, text: str, limit: int, *, ex
 def branch_scope(vault: "VaultState", path: str) -> tuple[str | None, str | None]:
     """A note's branch scope: (``branch``, ``repo``) of its frontmatter; (None, None), the
     default branch, for a note without ``branch`` (or one that cannot be read)."""
-    from .branches import note_scope
+    from .notedates import note_scope
 
     try:
         branch, repo = note_scope(vault.store.read_text(path))

@@ -9,8 +9,10 @@ expression in a query is matched against (``timefilter``).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
+from .note import split_frontmatter
 from .timeexpr import extract_dates
 
 MAX_KEY = 200
@@ -52,3 +54,16 @@ def fields(meta: dict, title: str, body: str) -> dict[str, Any]:
         "valid_until": _iso(meta.get("valid_until")),
         "dates": tuple(d.isoformat() for d in sorted(days)),
     }
+
+
+def note_scope(text: str) -> tuple[str | None, str | None]:
+    """(branch, repo) of a note, read by line from its frontmatter (cheap: recall filters hits)."""
+    fm, _, _, _ = split_frontmatter(text)
+    if not fm:
+        return None, None
+    found: dict[str, str] = {}
+    for key in ("branch", "repo"):
+        m = re.search(rf"^{key}:[ \t]*['\"]?(.*?)['\"]?[ \t]*$", fm, re.M)
+        if m and m.group(1):
+            found[key] = m.group(1)
+    return found.get("branch"), found.get("repo")
