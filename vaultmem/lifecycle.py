@@ -12,6 +12,7 @@ decides from several signals, and the pairs it is unsure about are returned as p
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import posixpath
 import unicodedata
 from typing import TYPE_CHECKING, Any, Iterable
@@ -174,7 +175,7 @@ def similar_active(vault: "VaultState", type_: str, text: str, limit: int, *, ex
     pool.sort(key=lambda x: -x[1])
     if branch is None:
         return pool[:limit]
-    return [(r, c) for r, c in pool if branch_scope(vault, r.path) == branch][:limit]
+    return list(itertools.islice(((r, c) for r, c in pool if branch_scope(vault, r.path) == branch), limit))  # read lazily
 
 
 def branch_scope(vault: "VaultState", path: str) -> tuple[str | None, str | None]:
