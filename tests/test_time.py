@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
@@ -275,6 +279,44 @@ def test_watcher_applies_the_signal_rule_to_new_hand_written_notes(empty_vault, 
         r = Running(empty_vault, fake_embedder)
         r.stop()
         assert (empty_vault / "decisions/Rollbar.md").read_text() == reopened
+
+
+def test_a_watcher_process_applies_the_signal_rule_with_the_real_model(empty_vault, tmp_path):
+    """``vaultmem watch`` as its own process, with the default model: a hand-written update
+    supersedes the old note, a related but distinct note changes nothing."""
+    old_text = note("rb1", "Error tracking in Rollbar", "Backend errors are reported to Rollbar.", type="decision",
+                    context=["app/errors.py"], created="2026-10-01")  # fmt: skip
+    write(empty_vault, "decisions/Rollbar.md", old_text)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("VAULTMEM_VAULT", None)
+    status = lambda: json.loads(CliRunner().invoke(app, ["status", "--json", "--vault", str(empty_vault)]).stdout or "{}")
+    proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "watch", "--vault", str(empty_vault)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        wait_for(lambda: status().get("pid") == proc.pid, timeout=120, what="the watcher process")
+        distinct = note("al1", "Error alert threshold", "Alerts fire after five errors a minute.", type="decision",
+                        context=["app/errors.py"], created="2026-10-20")  # fmt: skip
+        write(empty_vault, "decisions/Alerts.md", distinct)
+        wait_for(lambda: (st := status()).get("last_batch", {}).get("added") == 1 and not st.get("pending"),
+                 timeout=60, what="the distinct note indexed")  # fmt: skip
+        time.sleep(0.5)  # a wrong supersede would have been written by now
+        assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text
+        update = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
+                      context=["app/errors.py"], created="2026-11-01")  # fmt: skip
+        write(empty_vault, "decisions/Sentry.md", update)
+        wait_for(lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded", timeout=60,
+                 what="old superseded")  # fmt: skip
+        old = meta(empty_vault, "decisions/Rollbar.md")
+        assert old["superseded_by"] == "[[Sentry]]" and str(old["valid_until"]) == "2026-11-01"
+        assert (empty_vault / "decisions/Sentry.md").read_text() == update
+        assert (empty_vault / "decisions/Alerts.md").read_text() == distinct
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def test_keys_and_signals_supersede_only_within_a_branch(open_vault, empty_vault):
