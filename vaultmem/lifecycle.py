@@ -160,16 +160,19 @@ def _normal(text: str) -> str:
 
 
 def similar_active(vault: "VaultState", type_: str, text: str, limit: int, *, exclude: str | None = None,
-                   branch: tuple[str | None, str | None] | None = None) -> list[tuple["Record", float]]:  # fmt: skip
-    """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first;
-    with ``branch``, only those in that branch scope (see ``branch_scope``)."""
+                   branch: tuple[str | None, str | None] | None = None,
+                   vector: Any = None) -> list[tuple["Record", float]]:  # fmt: skip
+    """The ``limit`` active memories of a type most similar to ``text`` (cosine; ``vector``:
+    its embedding when already known), best first; with ``branch``, only those in that
+    branch scope (see ``branch_scope``)."""
     if vault.embedder.name == "none":
         return []
     records = vault.records()
     universe, index = vault.universe()
     if not universe:
         return []
-    scores = vault.vectors().aligned_scores(vault.embedder.embed([text])[0], index, len(universe))
+    qvec = vault.embedder.embed([text])[0] if vector is None else vector
+    scores = vault.vectors().aligned_scores(qvec, index, len(universe))
     pool = [(records[p], float(scores[i])) for i, p in enumerate(universe)
             if records[p].type == type_ and records[p].status == "active" and p != exclude]  # fmt: skip
     pool.sort(key=lambda x: -x[1])
@@ -208,11 +211,12 @@ def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None
 def check_new(vault: "VaultState", type_: str, title: str, content: str, context: list[str],
               source: str | None, anchor: str | None = None, *, exclude: str | None = None,
               branch: tuple[str | None, str | None] = (None, None), anchors: tuple[str, ...] | None = None,
-              when: str = "") -> tuple["Record | None", list, list]:  # fmt: skip
+              when: str = "", vector: Any = None) -> tuple["Record | None", list, list]:  # fmt: skip
     """(an existing duplicate or None, active memories the new one supersedes, likely
     updates it does not supersede on its own), each with its cosine similarity. Only notes
     in the same ``branch`` scope count; ``exclude``: the new note itself when it is already
-    indexed (a note written by hand); ``anchors``/``when``: its anchors and creation time."""
+    indexed (a note written by hand); ``anchors``/``when``/``vector``: its anchors, creation
+    time and embedding (of its first chunk, when the index has it)."""
     cfg = vault.config["lifecycle"]
     text = memory_text(title, content, getattr(vault.embedder, "max_tokens", 256))  # chunked as the indexer does
     # the same text, as remember writes it or without the heading (a body merely ending
@@ -222,7 +226,8 @@ def check_new(vault: "VaultState", type_: str, title: str, content: str, context
         if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title) and rec.path != exclude:
             if _normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch:
                 return rec, [], []
-    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), exclude=exclude, branch=branch)
+    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), exclude=exclude, branch=branch,
+                             vector=vector)  # fmt: skip
     if similar and similar[0][1] >= float(cfg["duplicate"]):
         return similar[0][0], [], []
     new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor) if anchors is None else anchors, when)
@@ -289,6 +294,7 @@ def apply_updates(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, A
     nothing. Call it only with paths just added to the index, so nothing is applied twice."""
     records = vault.records()
     every = list(records)
+    indexed = vault.vectors()  # a new note's vector is in the index: it is not embedded again
     done = []
     for path in sorted(set(paths)):
         rec = records.get(path)
@@ -300,7 +306,7 @@ def apply_updates(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, A
         anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")
         duplicate, replaced, _ = check_new(vault, rec.type, rec.title, content, list(rec.context), rec.source,
                                            exclude=path, branch=branch_scope(vault, path), anchors=anchors,
-                                           when=rec.created or "")  # fmt: skip
+                                           when=rec.created or "", vector=indexed.first_vector(path))  # fmt: skip
         if duplicate is not None:
             continue
         done += [d for old, _ in replaced if (d := _supersede_old(vault, old, rec, every))]
