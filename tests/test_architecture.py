@@ -1,6 +1,8 @@
 """Layers point one way and nothing loops (see docs/architecture.md)."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "vaultmem"
@@ -63,3 +65,23 @@ def test_the_cli_and_the_library_api_import_light():
     code = "import sys, vaultmem.cli, vaultmem.api; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
            "('whoosh', 'numpy', 'fastembed', 'networkx', 'yaml', 'mcp', 'watchdog')))"  # fmt: skip
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_the_recall_fast_path_builds_only_its_own_command(tmp_path):
+    """`vaultmem recall` loads cli_recall, not cli.py and the other command modules, and the
+    branch filter reads no YAML and asks git nothing for a note without a `branch:` line."""
+    (tmp_path / "Plain.md").write_text("---\ntitle: Plain\n---\n\nNo branch here.\n", encoding="utf-8")
+    code = (
+        "import sys\n"
+        "sys.argv = ['vaultmem', 'recall', '--help']\n"
+        "from vaultmem.cli_fast import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "from pathlib import Path\n"
+        "from vaultmem import branches\n"
+        "branches.code_state = lambda cwd: (_ for _ in ()).throw(AssertionError('git asked'))\n"
+        f"assert branches.shown_test(Path('.'))(Path({str(tmp_path)!r}), 'Plain.md')\n"
+        "loaded = [m for m in sys.modules if m.startswith('vaultmem.cli') or m in ('yaml', 'vaultmem.notedates')]\n"
+        "print(sorted(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "['vaultmem.cli_common', 'vaultmem.cli_fast', 'vaultmem.cli_recall', 'vaultmem.client']"

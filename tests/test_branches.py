@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gitcluster import git_env
-from vaultmem.branches import code_state, normalize_remote, note_scope
+from vaultmem.branches import code_state, normalize_remote
+from vaultmem.notedates import note_scope
 from vaultmem.cli import app
 
 

@@ -290,7 +290,7 @@ class Session:
         or as if on ``branch`` (``branches.shown_test``): recall's and wake's one rule."""
         from . import branches
 
-        return branches.shown_test(branches.code_state(self.cwd or Path.cwd()), branch)
+        return branches.shown_test(self.cwd or Path.cwd(), branch)
 
     def write_scope(self, vault: "Vault", scope: str | None = None) -> dict[str, str]:
         """``branch``/``repo`` for a memory written to ``vault`` from the working directory: set

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .notedates import note_scope  # noqa: F401  (where a note's scope is read)
 
 TASK_TYPES = ("progress", "handoff", "session_summary", "commitment")
 PROMOTE_IMPORTANCE = 7
@@ -131,11 +130,13 @@ def visible(scope: tuple[str | None, str | None], state: CodeState | None, branc
     return same_repo and note_branch in (state.branch, state.default)
 
 
-def shown_test(state: CodeState | None, branch: str | None = None,
+def shown_test(cwd: Path, branch: str | None = None,
                all_branches: bool = False) -> Callable[[Path, str], bool]:  # fmt: skip
     """The one rule recall and wake share: ``test(vault_root, path)`` says whether the memory at
-    ``path`` is shown from this code state (a note that cannot be read is shown: it is not ours
-    to hide)."""
+    ``path`` is shown from the code state of ``cwd`` (a note that cannot be read is shown: it
+    is not ours to hide). Cheap on the recall path: a note without a ``branch:`` line is shown
+    without parsing, and git is asked for the code state only when a scoped note turns up."""
+    state: list[CodeState | None] = []
 
     def test(root: Path, path: str) -> bool:
         if all_branches:
@@ -144,9 +145,18 @@ def shown_test(state: CodeState | None, branch: str | None = None,
             text = (root / path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return True
-        return visible(note_scope(text), state, branch)
+        if not _BRANCH_LINE.search(text):
+            return True
+        from .notedates import note_scope  # parsing (yaml) only for scoped notes
+
+        if not state:
+            state.append(code_state(cwd))
+        return visible(note_scope(text), state[0], branch)
 
     return test
+
+
+_BRANCH_LINE = re.compile(r"^branch:", re.M)
 
 
 def filter_hits(hits: list[dict[str, Any]], roots: dict[str, Path], shown: Callable[[Path, str], bool]) -> list[dict[str, Any]]:
@@ -195,6 +205,7 @@ def maintain(vault: Any, state: CodeState, apply: bool) -> list[dict[str, Any]]:
     from . import aging
     from . import graph as graphmod
     from .lifecycle import change
+    from .notedates import note_scope
 
     records = vault.records()
     scopes = {}

@@ -42,6 +42,11 @@ def main() -> None:
         parsed = prompt_args(argv[2:])
         if parsed is not None:
             sys.exit(hook_output(lambda: prompt(*parsed)))
+    if argv[:1] == ["recall"]:  # the main job: only its own command module
+        from .cli_recall import run_recall
+
+        run_recall(argv[1:])
+        return
     from .cli import main as full
 
     full()
