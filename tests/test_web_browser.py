@@ -161,6 +161,28 @@ def test_lifecycle_action_from_the_page(site):
     assert "status: resolved" in (root / path).read_text(encoding="utf-8")
 
 
+def test_confirming_a_candidate_on_its_page(site):
+    server, browser, root = site
+    from urllib.parse import quote
+
+    path = "rules/Always run migrations in a transaction.md"
+    write(root, path, "---\ntitle: Always run migrations in a transaction\ntype: rule\nstatus: candidate\n---\n"
+          "Wrap every schema migration in one transaction.\n")  # fmt: skip
+
+    def loaded() -> bool:  # the server picks the new file up with its next look at the files
+        browser.get(server.base + "/note?path=" + quote(path))
+        return bool(browser.find_elements("id", "note-title"))
+
+    wait_for(loaded, what="the new candidate note")
+    browser.get_log("browser")  # drop the 404s of the looks before the server had the note
+    assert "candidate" in browser.find_element("css selector", "p.meta").text
+    browser.find_element("css selector", ".actions button[type=submit]").click()  # Confirm
+    wait_for(lambda: "confirmed" in browser.find_element("css selector", ".flash").text, what="the flash")
+    text = (root / path).read_text(encoding="utf-8")
+    assert "status: active" in text and "status: candidate" not in text
+    assert severe(browser) == []
+
+
 def test_the_token_is_required(site, tmp_path):
     server, _, _ = site
     other = open_browser(tmp_path)  # a fresh profile: no cookie

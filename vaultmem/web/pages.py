@@ -16,7 +16,7 @@ from ..recall import PROFILES
 PALETTE = ("#2f5bea", "#e04f5f", "#12b76a", "#f79009", "#7a5af8", "#0ba5ec", "#ee46bc", "#66c61c",
            "#875bf7", "#dd2590", "#16b364", "#ef6820", "#6172f3", "#d92d20", "#15b79e", "#a15c07", "#4e5ba6")  # fmt: skip
 NAV = (("/", "Search", "search"), ("/graph", "Graph", "graph"), ("/state", "Memory state", "state"))
-STATUSES = ("active", "any", "resolved", "superseded", "archived")
+STATUSES = ("active", "any", "candidate", "conflict", "expired", "resolved", "superseded", "archived")
 
 
 def type_colour(type_: str | None) -> str:
@@ -155,7 +155,10 @@ def note_page(rec: Any, meta: dict, html_body: str, backlinks: list[dict], chain
         return (f'<form method="post" action="/action">{hidden}<input type="hidden" name="action" value="{name}">'
                 f'{extra}<button class="{cls}" type="submit">{label}</button></form>')  # fmt: skip
 
-    acts = [action("resolve", "Resolve") if rec.status == "active" else action("reopen", "Reopen", cls="plain")]
+    if rec.status == "candidate":  # a memory captured from a session, waiting for a person's yes
+        acts = [action("confirm", "Confirm"), action("resolve", "Resolve", cls="plain")]
+    else:
+        acts = [action("resolve", "Resolve") if rec.status == "active" else action("reopen", "Reopen", cls="plain")]
     acts.append(action("supersede", "Superseded by", '<input name="other" placeholder="newer note: title or id" required>', "plain"))
     acts += [action("rate-useful", "Useful", cls="plain"), action("rate-not-useful", "Not useful", cls="plain")]
     return (
@@ -221,8 +224,12 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
     )  # fmt: skip
     rec_html = "".join(f"<li>{note_link(r.path, r.title)} <span class=\"meta\">{escape(r.type or '')} · "
                        f"{escape((r.updated or '')[:16])}</span></li>" for r in recent)  # fmt: skip
-    cand = "".join(f"<li>{note_link(r.path, r.title)}</li>" for r in candidates) or (
-        '<li class="meta">none waiting (candidate memories come with agent hooks, issue 12)</li>')
+    cand = "".join(
+        f'<li>{note_link(r.path, r.title)}<form class="inline" method="post" action="/action">'
+        f'<input type="hidden" name="path" value="{escape(r.path)}"><input type="hidden" name="action" value="confirm">'
+        f'<input type="hidden" name="back" value="state"><button class="plain" type="submit">Confirm</button></form></li>'
+        for r in candidates
+    ) or '<li class="meta">none waiting</li>'  # fmt: skip
     gap_html = "".join(f"<li>{escape(g['text'])} <span class=\"meta\">×{g['count']}</span></li>" for g in gaps) or '<li class="meta">none reported</li>'
     finds = "".join(
         f'<li><span class="sev-{f.severity}">{escape(f.check.replace("_", " "))}</span> '
@@ -238,7 +245,7 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
         + f'<div class="card"><h2>Doctor</h2><p id="doctor-summary">{escape(summary)}</p><ul class="plain" id="doctor">{finds}</ul>{more}</div>'
         + '</div><aside>'
         + f'<div class="card"><h2>Recently changed</h2><ul class="plain" id="recent">{rec_html}</ul></div>'
-        + f'<div class="card"><h2>Candidates to confirm</h2><ul class="plain">{cand}</ul></div>'
+        + f'<div class="card"><h2>Candidates to confirm</h2><ul class="plain" id="candidates">{cand}</ul></div>'
         + f'<div class="card"><h2>Gaps reported</h2><ul class="plain" id="gaps">{gap_html}</ul></div>'
         + "</aside></div>"
     )  # fmt: skip
