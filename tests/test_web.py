@@ -213,3 +213,20 @@ def test_confirm_a_candidate_from_its_page_and_from_the_state_page(served):
     assert "Always run migrations" not in client.get("/state").text.split('id="candidates"')[1].split("</ul>")[0]
     again = client.post("/action", data={"path": CANDIDATE, "action": "confirm"})  # the library refuses: not a candidate
     assert 'class="flash error"' in again.text and "not a candidate" in again.text
+
+
+def test_state_page_draws_counts_over_time_from_the_daily_snapshots(served):
+    client, state, token, root = served
+    login(client, token)
+    with state.lock:
+        usage = state.vault.usage
+        assert [d for d, _ in usage.count_history()] == [__import__("datetime").date.today().isoformat()]  # the reconcile took it
+        usage.snapshot_counts("2026-01-05", {("decision", "active"): 7, ("decision", "superseded"): 1, ("fact", "candidate"): 2})
+    page = client.get("/state").text
+    history = page.split('id="history"')[1].split("</div>")[0]
+    assert '<svg class="chart" id="history-status"' in history and '<svg class="chart" id="history-type"' in history
+    assert "candidate 2026-01-05: 2" in history and "decision 2026-01-05: 8" in history  # point titles
+    assert history.count("<polyline") >= 4 and "2 so far" in history
+    assert "2026-01-05" in history and "<script" not in history  # server-rendered, no script
+    client.get("/state")
+    assert len(state.vault.count_history()) == 2  # building the page again adds nothing the same day

@@ -190,9 +190,11 @@ class Views:
             candidates = [r for r in records if r.status == "candidate"]
             gaps = self.vault.gaps()[:20]
             report = self.state.doctor()
+            self.vault.snapshot_counts()  # today's row set, if no reconcile took it yet
+            history = self.vault.count_history()
         msg = request.query_params.get("done") or request.query_params.get("error")
         content = pages.flash(msg, "error" in request.query_params) + pages.state_page(
-            counts, sorted(months.items())[-24:], recent, candidates, gaps, report)  # fmt: skip
+            counts, sorted(months.items())[-24:], recent, candidates, gaps, report, history)  # fmt: skip
         return self._page("Memory state", "state", content)
 
     def version(self, request: Request) -> Response:
