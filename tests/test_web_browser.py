@@ -18,6 +18,7 @@ from helpers import wait_for, write
 
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 SHOTS = os.environ.get("VAULTMEM_SCREENSHOTS")  # a folder: save a screenshot of each page there
+SHOTS = os.path.abspath(SHOTS) if SHOTS else None  # relative to where pytest starts (tests chdir away)
 
 
 def _require_browser() -> None:
@@ -42,6 +43,7 @@ def site(tmp_path_factory):
     old = os.environ.get("VAULTMEM_HOME")
     os.environ["VAULTMEM_HOME"] = str(base / "home")
     server = Server(root, HashEmbedder())
+    plant_history(root)
     browser = open_browser(base)
     browser.get(f"{server.base}/?token={server.token}")  # sets the session cookie
     try:
@@ -53,6 +55,24 @@ def site(tmp_path_factory):
             os.environ.pop("VAULTMEM_HOME", None)
         else:
             os.environ["VAULTMEM_HOME"] = old
+
+
+def plant_history(root: Path, days: int = 5) -> None:
+    """Earlier daily count snapshots, so the state page draws its charts over several days:
+    today's counts (the server's reconcile took them) with fewer notes further back."""
+    import datetime as dt
+
+    from vaultmem.usage import UsageStore
+
+    store = UsageStore(root / ".vaultmem" / "usage.db")
+    try:
+        (today, counts), = store.count_history()
+        for back in range(days, 0, -1):
+            day = (dt.date.fromisoformat(today) - dt.timedelta(days=back)).isoformat()
+            earlier = {(t, st): n - n * back // (days + 2) for (t, st), n in counts.items() if st != "superseded" or back < 3}
+            store.snapshot_counts(day, earlier)
+    finally:
+        store.close()
 
 
 def severe(browser) -> list[dict]:
@@ -88,6 +108,9 @@ def test_every_page_loads_without_console_errors(site):
         else:
             time.sleep(0.5)  # let live.js poll once
         assert browser.find_element("css selector", "header nav"), name
+        if name == "state":  # the counts over time: six daily snapshots, drawn as SVG lines
+            lines = browser.find_elements("css selector", "#history-status polyline")
+            assert lines and all(len(l.get_attribute("points").split()) == 6 for l in lines)
         assert severe(browser) == [], name
         shot(browser, name)
 
