@@ -188,6 +188,8 @@ def test_confirming_a_candidate_on_its_page(site):
     server, browser, root = site
     from urllib.parse import quote
 
+    from selenium.common.exceptions import StaleElementReferenceException
+
     path = "rules/Always run migrations in a transaction.md"
     write(root, path, "---\ntitle: Always run migrations in a transaction\ntype: rule\nstatus: candidate\n---\n"
           "Wrap every schema migration in one transaction.\n")  # fmt: skip
@@ -200,7 +202,13 @@ def test_confirming_a_candidate_on_its_page(site):
     browser.get_log("browser")  # drop the 404s of the looks before the server had the note
     assert "candidate" in browser.find_element("css selector", "p.meta").text
     browser.find_element("css selector", ".actions button[type=submit]").click()  # Confirm
-    wait_for(lambda: "confirmed" in browser.find_element("css selector", ".flash").text, what="the flash")
+    def flashed() -> bool:  # the old page may still be there, or go stale, right after the click
+        try:
+            return any("confirmed" in f.text for f in browser.find_elements("css selector", ".flash"))
+        except StaleElementReferenceException:
+            return False
+
+    wait_for(flashed, what="the flash")
     text = (root / path).read_text(encoding="utf-8")
     assert "status: active" in text and "status: candidate" not in text
     assert severe(browser) == []
