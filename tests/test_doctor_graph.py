@@ -102,6 +102,21 @@ def test_doctor_finds_each_planted_problem(run, empty_vault):
     assert rep["index"]["drift"] == {"new": 1, "changed": 0, "removed": 0}
 
 
+def test_doctor_reports_a_candidate_until_it_is_confirmed(run, empty_vault):
+    v = empty_vault
+    write(v, "a.md", note("Alpha", "See [[Rule]]."))
+    write(v, "rule.md", note("Rule", "Always run migrations in a transaction. [[Alpha]]", type="rule", status="candidate"))
+    run(v, "index")
+    code, rep = doctor_json(run, v)
+    assert code == 1 and rep["needs_attention"]
+    found = checks(rep, "candidate")
+    assert [f["path"] for f in found] == ["rule.md"] and rep["counts"]["candidate"] == 1
+    assert "confirm" in found[0]["hint"]
+    assert run(v, "confirm", "Rule").exit_code == 0
+    code, rep = doctor_json(run, v)
+    assert code == 0 and checks(rep, "candidate") == [], rep["findings"]
+
+
 def test_doctor_recorded_update_is_not_reported(run, empty_vault):
     body = "We deploy the billing service on Fly.io in the iad region with two machines."
     write(empty_vault, "u1.md", note("Deploy billing on Fly", body, type="decision"))

@@ -96,7 +96,7 @@ def test_dump_and_load_merge_without_duplicates(store, tmp_path, clock):
     store.add_gap("a gap", "q")
     data = store.dump()
     assert data == {"retrievals": [["a", 1.0, "recall"], ["b", 1.0, "recall"]],
-                    "ratings": [["a", 0, 2.0, "agent"]], "gaps": [["a gap", "q", 1000.0, None]]}  # fmt: skip
+                    "ratings": [["a", 0, 2.0, "agent"]], "gaps": [["a gap", "q", 1000.0, None]], "counts": []}  # fmt: skip
     other = UsageStore(tmp_path / "other.db")
     assert other.load(json.loads(json.dumps(data))) == 4
     assert other.dump() == data
@@ -171,7 +171,8 @@ def test_export_carries_usage_and_import_restores_it(vault, tmp_path, fake_embed
     init_vault(tmp_path / "restored")
     other = Vault(tmp_path / "restored", embedder=fake_embedder)
     result = other.import_(data)
-    assert result["imported"] == 3 and result["usage_rows"] == 5
+    assert data["usage"]["counts"]  # the daily counts by type and status come along (a restore keeps the history)
+    assert result["imported"] == 3 and result["usage_rows"] == 5 + len(data["usage"]["counts"])
     assert other.usage.dump() == vault.usage.dump()
     assert other.usage.usage(KEYS) == vault.usage.usage(KEYS)
     assert other.gaps() == vault.gaps()
@@ -234,7 +235,7 @@ def test_cli_rate(run, vault, tmp_path):
 )  # fmt: skip
 def test_cli_usage_errors_record_nothing(run, vault, args, code):
     failed(run(*args), code)
-    assert vault.usage.dump() == {"retrievals": [], "ratings": [], "gaps": []}
+    assert vault.usage.dump() == {"retrievals": [], "ratings": [], "gaps": [], "counts": []}
 
 
 def test_cli_bad_batch(run, vault, tmp_path):
@@ -270,3 +271,43 @@ def test_cli_recall_logs_and_export_import_round_trip(run, vault, tmp_path):
     run("import", str(dump), root=tmp_path / "restored")  # again: nothing doubled
     with Vault(tmp_path / "restored", embedder=vault.embedder) as restored:
         assert restored.usage.dump() == vault.usage.dump()
+
+
+# ------------------------------------------------------------------ counts over time
+
+
+def test_count_snapshots_once_a_day_first_one_stays(store):
+    assert store.count_history() == []
+    assert store.snapshot_counts("2026-11-20", {("fact", "active"): 3, ("rule", "candidate"): 1})
+    assert not store.snapshot_counts("2026-11-20", {("fact", "active"): 9})  # the day has its row set
+    assert store.snapshot_counts("2026-11-22", {("fact", "active"): 4})
+    assert store.snapshot_counts("2026-11-21", {})  # an empty vault is a snapshot too
+    assert store.count_history() == [
+        ("2026-11-20", {("fact", "active"): 3, ("rule", "candidate"): 1}),
+        ("2026-11-21", {}),
+        ("2026-11-22", {("fact", "active"): 4}),
+    ]
+    assert [d for d, _ in store.count_history(days=2)] == ["2026-11-21", "2026-11-22"]
+    again = UsageStore(store.path)  # durable, and carried by dump/load
+    assert again.count_history()[-1] == ("2026-11-22", {("fact", "active"): 4})
+    other = UsageStore(store.path.parent / "other.db")
+    assert other.load(store.dump()) == 4 and other.load(store.dump()) == 0
+    assert other.count_history() == store.count_history()
+    again.close(), other.close()
+
+
+def test_reconcile_snapshots_counts_by_type_and_status(demo, monkeypatch):
+    demo.reindex()
+    (day, counts), = demo.count_history()
+    assert sum(counts.values()) == 68 and counts[("decision", "superseded")] >= 1
+    rec = demo.records()
+    want: dict = {}
+    for r in rec.values():
+        want[(r.type or "note", r.status)] = want.get((r.type or "note", r.status), 0) + 1
+    assert counts == want
+    demo.resolve("Use Postgres advisory locks for job leasing")
+    demo.reindex()
+    assert demo.count_history() == [(day, counts)]  # still the day's first row set
+    assert demo.snapshot_counts("2099-01-01")
+    later = dict(demo.count_history())["2099-01-01"]
+    assert later[("decision", "resolved")] == counts.get(("decision", "resolved"), 0) + 1

@@ -182,3 +182,51 @@ def test_serve_errors_are_one_line(demo_copy, tmp_path):
         assert line.startswith(f"vaultmem: cannot listen on 127.0.0.1:{port}")
     finally:
         taken.close()
+
+
+CANDIDATE = "rules/Always run migrations in a transaction.md"
+
+
+def plant_candidate(state, root):
+    write(root, CANDIDATE, "---\ntitle: Always run migrations in a transaction\ntype: rule\nstatus: candidate\n---\n"
+          "Wrap every schema migration in one transaction.\n")  # fmt: skip
+    with state.lock:
+        state.vault.sync_paths([CANDIDATE])
+    state.bump()
+
+
+def test_confirm_a_candidate_from_its_page_and_from_the_state_page(served):
+    client, state, token, root = served
+    login(client, token)
+    plant_candidate(state, root)
+    page = client.get("/note", params={"path": CANDIDATE}).text
+    assert 'value="confirm"' in page and 'value="reopen"' not in page
+    assert 'value="confirm"' not in client.get("/note", params={"path": ADVISORY}).text  # active: nothing to confirm
+    listed = client.get("/state").text.split('id="candidates"')[1].split("</ul>")[0]
+    assert "Always run migrations in a transaction" in listed and 'value="confirm"' in listed
+    hits = client.get("/", params={"q": "schema migration transaction", "status": "candidate"}).text
+    assert f'data-path="{CANDIDATE}"' in hits and '<option value="candidate" selected>' in hits
+    r = client.post("/action", data={"path": CANDIDATE, "action": "confirm", "back": "state"}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/state?done=confirmed")
+    text = (root / CANDIDATE).read_text(encoding="utf-8")
+    assert "status: active" in text and "status: candidate" not in text
+    assert "Always run migrations" not in client.get("/state").text.split('id="candidates"')[1].split("</ul>")[0]
+    again = client.post("/action", data={"path": CANDIDATE, "action": "confirm"})  # the library refuses: not a candidate
+    assert 'class="flash error"' in again.text and "not a candidate" in again.text
+
+
+def test_state_page_draws_counts_over_time_from_the_daily_snapshots(served):
+    client, state, token, root = served
+    login(client, token)
+    with state.lock:
+        usage = state.vault.usage
+        assert [d for d, _ in usage.count_history()] == [__import__("datetime").date.today().isoformat()]  # the reconcile took it
+        usage.snapshot_counts("2026-01-05", {("decision", "active"): 7, ("decision", "superseded"): 1, ("fact", "candidate"): 2})
+    page = client.get("/state").text
+    history = page.split('id="history"')[1].split("</div>")[0]
+    assert '<svg class="chart" id="history-status"' in history and '<svg class="chart" id="history-type"' in history
+    assert "candidate 2026-01-05: 2" in history and "decision 2026-01-05: 8" in history  # point titles
+    assert history.count("<polyline") >= 4 and "2 so far" in history
+    assert "2026-01-05" in history and "<script" not in history  # server-rendered, no script
+    client.get("/state")
+    assert len(state.vault.count_history()) == 2  # building the page again adds nothing the same day

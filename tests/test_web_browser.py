@@ -18,6 +18,7 @@ from helpers import wait_for, write
 
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 SHOTS = os.environ.get("VAULTMEM_SCREENSHOTS")  # a folder: save a screenshot of each page there
+SHOTS = os.path.abspath(SHOTS) if SHOTS else None  # relative to where pytest starts (tests chdir away)
 
 
 def _require_browser() -> None:
@@ -42,6 +43,7 @@ def site(tmp_path_factory):
     old = os.environ.get("VAULTMEM_HOME")
     os.environ["VAULTMEM_HOME"] = str(base / "home")
     server = Server(root, HashEmbedder())
+    plant_history(root)
     browser = open_browser(base)
     browser.get(f"{server.base}/?token={server.token}")  # sets the session cookie
     try:
@@ -53,6 +55,24 @@ def site(tmp_path_factory):
             os.environ.pop("VAULTMEM_HOME", None)
         else:
             os.environ["VAULTMEM_HOME"] = old
+
+
+def plant_history(root: Path, days: int = 5) -> None:
+    """Earlier daily count snapshots, so the state page draws its charts over several days:
+    today's counts (the server's reconcile took them) with fewer notes further back."""
+    import datetime as dt
+
+    from vaultmem.usage import UsageStore
+
+    store = UsageStore(root / ".vaultmem" / "usage.db")
+    try:
+        (today, counts), = store.count_history()
+        for back in range(days, 0, -1):
+            day = (dt.date.fromisoformat(today) - dt.timedelta(days=back)).isoformat()
+            earlier = {(t, st): n - n * back // (days + 2) for (t, st), n in counts.items() if st != "superseded" or back < 3}
+            store.snapshot_counts(day, earlier)
+    finally:
+        store.close()
 
 
 def severe(browser) -> list[dict]:
@@ -88,6 +108,9 @@ def test_every_page_loads_without_console_errors(site):
         else:
             time.sleep(0.5)  # let live.js poll once
         assert browser.find_element("css selector", "header nav"), name
+        if name == "state":  # the counts over time: six daily snapshots, drawn as SVG lines
+            lines = browser.find_elements("css selector", "#history-status polyline")
+            assert lines and all(len(l.get_attribute("points").split()) == 6 for l in lines)
         assert severe(browser) == [], name
         shot(browser, name)
 
@@ -159,6 +182,36 @@ def test_lifecycle_action_from_the_page(site):
     browser.find_element("css selector", ".actions button[type=submit]").click()  # Resolve
     wait_for(on_page(lambda: "resolved" in browser.find_element("css selector", ".flash").text), what="the flash")
     assert "status: resolved" in (root / path).read_text(encoding="utf-8")
+
+
+def test_confirming_a_candidate_on_its_page(site):
+    server, browser, root = site
+    from urllib.parse import quote
+
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    path = "rules/Always run migrations in a transaction.md"
+    write(root, path, "---\ntitle: Always run migrations in a transaction\ntype: rule\nstatus: candidate\n---\n"
+          "Wrap every schema migration in one transaction.\n")  # fmt: skip
+
+    def loaded() -> bool:  # the server picks the new file up with its next look at the files
+        browser.get(server.base + "/note?path=" + quote(path))
+        return bool(browser.find_elements("id", "note-title"))
+
+    wait_for(loaded, what="the new candidate note")
+    browser.get_log("browser")  # drop the 404s of the looks before the server had the note
+    assert "candidate" in browser.find_element("css selector", "p.meta").text
+    browser.find_element("css selector", ".actions button[type=submit]").click()  # Confirm
+    def flashed() -> bool:  # the old page may still be there, or go stale, right after the click
+        try:
+            return any("confirmed" in f.text for f in browser.find_elements("css selector", ".flash"))
+        except StaleElementReferenceException:
+            return False
+
+    wait_for(flashed, what="the flash")
+    text = (root / path).read_text(encoding="utf-8")
+    assert "status: active" in text and "status: candidate" not in text
+    assert severe(browser) == []
 
 
 def test_the_token_is_required(site, tmp_path):

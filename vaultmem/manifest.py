@@ -161,6 +161,12 @@ class Manifest:
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
 
+    def counts_by_type_status(self) -> dict[tuple[str, str], int]:
+        """How many indexed notes carry each (type, status); a note without a type counts as ``note``."""
+        rows = self.db.execute("SELECT COALESCE(NULLIF(type, ''), 'note'), COALESCE(status, 'active'), COUNT(*) "
+                               "FROM notes GROUP BY 1, 2")  # fmt: skip
+        return {(t, st): n for t, st, n in rows}
+
     def duplicate_ids(self) -> dict[str, list[str]]:
         """Ids that more than one note carries (case-insensitive), with their paths."""
         rows = self.db.execute("SELECT lower(id), path FROM notes WHERE id IS NOT NULL AND id <> '' AND lower(id) IN "

@@ -1,6 +1,7 @@
 """The durable usage store (``.vaultmem/usage.db``, SQLite WAL): what cannot be rebuilt from
 the notes. A retrieval log (every memory surfaced by recall or wake), usefulness ratings and
-knowledge gaps. It lives beside the disposable indexes, not in them, and notes are never
+knowledge gaps, and a daily snapshot of how many notes have each type and status (the
+files only say what the counts are now). It lives beside the disposable indexes, not in them, and notes are never
 rewritten because they were read.
 """
 
@@ -21,6 +22,8 @@ CREATE INDEX IF NOT EXISTS retrievals_key ON retrievals(key);
 CREATE TABLE IF NOT EXISTS ratings (key TEXT NOT NULL, useful INTEGER NOT NULL, at REAL NOT NULL, source TEXT);
 CREATE INDEX IF NOT EXISTS ratings_key ON ratings(key);
 CREATE TABLE IF NOT EXISTS gaps (text TEXT NOT NULL, query TEXT, at REAL NOT NULL, source TEXT);
+CREATE TABLE IF NOT EXISTS counts (day TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL, n INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS counts_day ON counts(day);
 """
 
 
@@ -75,6 +78,37 @@ class UsageStore:
                 g["queries"].append(query)
         return sorted(groups.values(), key=lambda g: (-g["count"], -g["last"]))
 
+    def has_counts(self, day: str) -> bool:
+        return self.db.execute("SELECT 1 FROM counts WHERE day = ? LIMIT 1", (day,)).fetchone() is not None
+
+    def snapshot_counts(self, day: str, counts: dict[tuple[str, str], int]) -> bool:
+        """Record the notes' counts by (type, status) for ``day`` (YYYY-MM-DD), once per day:
+        False when that day has its snapshot already (the first one of a day stays)."""
+        self.db.execute("BEGIN IMMEDIATE")  # two processes snapshotting at once: one wins
+        try:
+            if self.has_counts(day):
+                self.db.execute("ROLLBACK")
+                return False
+            rows = [(day, t, st, int(n)) for (t, st), n in sorted(counts.items())]
+            self.db.executemany("INSERT INTO counts VALUES (?,?,?,?)", rows or [(day, "note", "active", 0)])
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return True
+
+    def count_history(self, days: int = 365) -> list[tuple[str, dict[tuple[str, str], int]]]:
+        """The last ``days`` snapshots, oldest first: (day, {(type, status): n})."""
+        out: dict[str, dict[tuple[str, str], int]] = {}
+        for day, type_, status, n in self.db.execute(
+            "SELECT day, type, status, MAX(n) FROM counts WHERE day IN "
+            "(SELECT DISTINCT day FROM counts ORDER BY day DESC LIMIT ?) GROUP BY day, type, status ORDER BY day", (days,)
+        ):  # fmt: skip
+            row = out.setdefault(day, {})
+            if n:
+                row[(type_, status)] = n
+        return list(out.items())
+
     def usage(self, keys: Iterable[str]) -> dict[str, Usage]:
         """Usage of each key (keys never seen are left out)."""
         wanted = list(dict.fromkeys(keys))
@@ -98,6 +132,7 @@ class UsageStore:
             "retrievals": [list(r) for r in self.db.execute("SELECT key, at, via FROM retrievals")],
             "ratings": [list(r) for r in self.db.execute("SELECT key, useful, at, source FROM ratings")],
             "gaps": [list(r) for r in self.db.execute("SELECT text, query, at, source FROM gaps")],
+            "counts": [list(r) for r in self.db.execute("SELECT day, type, status, n FROM counts")],
         }
 
     def load(self, data: dict) -> int:
@@ -105,7 +140,7 @@ class UsageStore:
         added = 0
         self.db.execute("BEGIN")
         try:
-            for table, cols in (("retrievals", 3), ("ratings", 4), ("gaps", 4)):
+            for table, cols in (("retrievals", 3), ("ratings", 4), ("gaps", 4), ("counts", 4)):
                 existing = {tuple(r) for r in self.db.execute(f"SELECT * FROM {table}")}
                 for row in data.get(table) or []:
                     row = tuple(row)

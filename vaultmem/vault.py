@@ -14,7 +14,9 @@ reach vaults through ``api.Session``, which decides which vault a call goes to.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -188,6 +190,7 @@ class Vault:
             self._refresh(summary.touched)
         if paths is None:
             self._synced = True
+            self.snapshot_counts()
         return summary
 
     def refresh(self) -> None:
@@ -479,6 +482,21 @@ class Vault:
 
     def gaps(self) -> list[dict[str, Any]]:
         return self.usage.gaps()
+
+    def snapshot_counts(self, day: str | None = None) -> bool:
+        """Record today's counts of notes by type and status in the usage store, once a day
+        (one indexed query when the day has none yet, one lookup otherwise); True if recorded."""
+        day = day or dt.date.today().isoformat()
+        try:
+            if self.usage.has_counts(day):
+                return False
+            return self.usage.snapshot_counts(day, self.manifest.counts_by_type_status())
+        except sqlite3.OperationalError:  # busy or read-only: a missed snapshot must not fail a reindex
+            return False
+
+    def count_history(self, days: int = 365) -> list[tuple[str, dict[tuple[str, str], int]]]:
+        """Daily counts by (type, status), oldest first (see ``snapshot_counts``)."""
+        return self.usage.count_history(days)
 
     # ------------------------------------------------------------------ agents
 

@@ -2,7 +2,7 @@
 
 Every request needs the user's access token (``auth.TokenGate``): ``/?token=...`` once sets an
 HttpOnly, SameSite=Strict session cookie and redirects to the same URL without the token.
-Writes are only the lifecycle actions (resolve, reopen, supersede, rate), each through the
+Writes are only the lifecycle actions (resolve, reopen, confirm, supersede, rate), each through the
 library's guarded writes, and only from a same-origin form post.
 """
 
@@ -28,7 +28,7 @@ from . import markdown, pages
 from .state import ViewState
 
 GRAPH_CAP = 5000
-SAFE_ACTIONS = ("resolve", "reopen", "supersede", "rate-useful", "rate-not-useful")
+SAFE_ACTIONS = ("resolve", "reopen", "confirm", "supersede", "rate-useful", "rate-not-useful")
 
 
 class Login:
@@ -190,7 +190,11 @@ class Views:
             candidates = [r for r in records if r.status == "candidate"]
             gaps = self.vault.gaps()[:20]
             report = self.state.doctor()
-        content = pages.state_page(counts, sorted(months.items())[-24:], recent, candidates, gaps, report)
+            self.vault.snapshot_counts()  # today's row set, if no reconcile took it yet
+            history = self.vault.count_history()
+        msg = request.query_params.get("done") or request.query_params.get("error")
+        content = pages.flash(msg, "error" in request.query_params) + pages.state_page(
+            counts, sorted(months.items())[-24:], recent, candidates, gaps, report, history)  # fmt: skip
         return self._page("Memory state", "state", content)
 
     def version(self, request: Request) -> Response:
@@ -209,6 +213,8 @@ class Views:
             key = "done"
         except VaultError as e:
             message, key = str(e), "error"
+        if form.get("back") == "state":  # confirmed from the state page's candidates list
+            return RedirectResponse(f"/state?{key}={quote(message)}", status_code=303)
         return RedirectResponse(f"/note?path={quote(path)}&{key}={quote(message)}", status_code=303)
 
     def _act(self, path: str, kind: str, other: str) -> str:
@@ -220,6 +226,9 @@ class Views:
             elif kind == "reopen":
                 r = v.reopen(path)
                 out = f"reopened {r['title']}"
+            elif kind == "confirm":
+                r = v.confirm(path)
+                out = f"confirmed {r['title']}: it is active now"
             elif kind == "supersede":
                 if not other:
                     raise VaultError("name the newer note (title, id or path)")

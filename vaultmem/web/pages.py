@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import defaultdict
 from html import escape
 from importlib import resources
 from string import Template
@@ -16,7 +17,7 @@ from ..recall import PROFILES
 PALETTE = ("#2f5bea", "#e04f5f", "#12b76a", "#f79009", "#7a5af8", "#0ba5ec", "#ee46bc", "#66c61c",
            "#875bf7", "#dd2590", "#16b364", "#ef6820", "#6172f3", "#d92d20", "#15b79e", "#a15c07", "#4e5ba6")  # fmt: skip
 NAV = (("/", "Search", "search"), ("/graph", "Graph", "graph"), ("/state", "Memory state", "state"))
-STATUSES = ("active", "any", "resolved", "superseded", "archived")
+STATUSES = ("active", "any", "candidate", "conflict", "expired", "resolved", "superseded", "archived")
 
 
 def type_colour(type_: str | None) -> str:
@@ -155,7 +156,10 @@ def note_page(rec: Any, meta: dict, html_body: str, backlinks: list[dict], chain
         return (f'<form method="post" action="/action">{hidden}<input type="hidden" name="action" value="{name}">'
                 f'{extra}<button class="{cls}" type="submit">{label}</button></form>')  # fmt: skip
 
-    acts = [action("resolve", "Resolve") if rec.status == "active" else action("reopen", "Reopen", cls="plain")]
+    if rec.status == "candidate":  # a memory captured from a session, waiting for a person's yes
+        acts = [action("confirm", "Confirm"), action("resolve", "Resolve", cls="plain")]
+    else:
+        acts = [action("resolve", "Resolve") if rec.status == "active" else action("reopen", "Reopen", cls="plain")]
     acts.append(action("supersede", "Superseded by", '<input name="other" placeholder="newer note: title or id" required>', "plain"))
     acts += [action("rate-useful", "Useful", cls="plain"), action("rate-not-useful", "Not useful", cls="plain")]
     return (
@@ -199,6 +203,51 @@ def graph_api_url(params: dict[str, str]) -> str:
 # ---------------------------------------------------------------------- memory state
 
 
+STATUS_COLOURS = {"active": "#12b76a", "candidate": "#f79009", "conflict": "#d92d20", "resolved": "#2f5bea",
+                  "superseded": "#7a5af8", "archived": "#98a2b3"}  # fmt: skip
+
+
+def history_chart(history: list[tuple[str, dict[tuple[str, str], int]]], by: str, chart_id: str) -> str:
+    """An inline SVG line chart of the daily snapshots' totals by ``by`` ("type" or "status"),
+    days placed by date (a missed day is a gap in x, not a squeezed step)."""
+    if not history:
+        return '<p class="meta">no snapshot yet</p>'
+    pick = 0 if by == "type" else 1
+    series: dict[str, dict[str, int]] = defaultdict(dict)
+    for day, counts in history:
+        for key, n in counts.items():
+            series[key[pick]][day] = series[key[pick]].get(day, 0) + n
+    days = [dt.date.fromisoformat(d) for d, _ in history]
+    w, h, left, right, top, bottom = 560, 170, 36, 8, 8, 22
+    span = max(1, (days[-1] - days[0]).days)
+    top_n = max((n for row in series.values() for n in row.values()), default=1) or 1
+
+    def x(d: dt.date) -> float:
+        return left + (w - left - right) * ((d - days[0]).days / span if len(days) > 1 else 0.5)
+
+    def y(n: int) -> float:
+        return top + (h - top - bottom) * (1 - n / top_n)
+
+    colour = (lambda k: STATUS_COLOURS.get(k, "#98a2b3")) if by == "status" else type_colour
+    parts = [f'<line x1="{left}" y1="{y(0):.1f}" x2="{w - right}" y2="{y(0):.1f}" stroke="#d0d5dd"/>',
+             f'<text x="{left - 4}" y="{y(top_n) + 4:.1f}" text-anchor="end">{top_n}</text>',
+             f'<text x="{left - 4}" y="{y(0) + 4:.1f}" text-anchor="end">0</text>',
+             f'<text x="{left}" y="{h - 4}">{days[0].isoformat()}</text>']  # fmt: skip
+    if len(days) > 1:
+        parts.append(f'<text x="{w - right}" y="{h - 4}" text-anchor="end">{days[-1].isoformat()}</text>')
+    for name in sorted(series, key=lambda k: -max(series[k].values())):
+        c = escape(colour(name))
+        pts = [(x(d), y(series[name].get(d.isoformat(), 0)), d, series[name].get(d.isoformat(), 0)) for d in days]
+        parts.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="{" ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in pts)}"/>')
+        parts += [f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2.5" fill="{c}"><title>{escape(name)} {d.isoformat()}: {n}</title></circle>'
+                  for px, py, d, n in pts]  # fmt: skip
+    legend = "".join(f'<span><i style="background:{escape(colour(k))}"></i>{escape(k)} {series[k].get(history[-1][0], 0)}</span>'
+                     for k in sorted(series))  # fmt: skip
+    return (f'<svg class="chart" id="{chart_id}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+            f'aria-label="notes by {by} per day" font-size="10" fill="#667085">{"".join(parts)}</svg>'
+            f'<p class="legend">{legend}</p>')  # fmt: skip
+
+
 def _bars(rows: list[tuple[str, int]]) -> str:
     top = max((n for _, n in rows), default=1) or 1
     return "".join(f'<tr><td>{escape(k)}</td><td>{n}</td><td class="bar"><div style="width:{160 * n // top}px"></div></td></tr>'
@@ -206,7 +255,8 @@ def _bars(rows: list[tuple[str, int]]) -> str:
 
 
 def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[str, int]]], recent: list[Any],
-               candidates: list[Any], gaps: list[dict], report: Any) -> str:  # fmt: skip
+               candidates: list[Any], gaps: list[dict], report: Any,
+               history: list[tuple[str, dict[tuple[str, str], int]]] = ()) -> str:  # fmt: skip
     statuses = sorted({s for row in counts.values() for s in row}, key=lambda s: (s != "active", s))
     head = "".join(f"<th>{escape(s)}</th>" for s in statuses)
     body = "".join(
@@ -221,8 +271,12 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
     )  # fmt: skip
     rec_html = "".join(f"<li>{note_link(r.path, r.title)} <span class=\"meta\">{escape(r.type or '')} · "
                        f"{escape((r.updated or '')[:16])}</span></li>" for r in recent)  # fmt: skip
-    cand = "".join(f"<li>{note_link(r.path, r.title)}</li>" for r in candidates) or (
-        '<li class="meta">none waiting (candidate memories come with agent hooks, issue 12)</li>')
+    cand = "".join(
+        f'<li>{note_link(r.path, r.title)}<form class="inline" method="post" action="/action">'
+        f'<input type="hidden" name="path" value="{escape(r.path)}"><input type="hidden" name="action" value="confirm">'
+        f'<input type="hidden" name="back" value="state"><button class="plain" type="submit">Confirm</button></form></li>'
+        for r in candidates
+    ) or '<li class="meta">none waiting</li>'  # fmt: skip
     gap_html = "".join(f"<li>{escape(g['text'])} <span class=\"meta\">×{g['count']}</span></li>" for g in gaps) or '<li class="meta">none reported</li>'
     finds = "".join(
         f'<li><span class="sev-{f.severity}">{escape(f.check.replace("_", " "))}</span> '
@@ -234,11 +288,14 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
         '<h1>Memory state</h1><div class="cols"><div>'
         + f'<div class="card"><h2>Notes by type and status</h2><table class="grid" id="counts"><tr><th>type</th>{head}</tr>{body}</table></div>'
         + f'<div class="card"><h2>Added per month, by type</h2><table class="grid bars" id="months"><tr><th>month</th><th>notes</th><th></th><th>by type</th></tr>{mbody}</table>'
-        + '<p class="meta">by each note\'s created date; statuses are today\'s (status changes are not recorded over time)</p></div>'
+        + '<p class="meta">by each note\'s created date</p></div>'
+        + '<div class="card" id="history"><h2>Notes over time, by status</h2>' + history_chart(list(history), "status", "history-status")
+        + '<h2>Notes over time, by type</h2>' + history_chart(list(history), "type", "history-type")
+        + f'<p class="meta">one snapshot a day ({len(history)} so far), taken when the index is reconciled or this page is built</p></div>'
         + f'<div class="card"><h2>Doctor</h2><p id="doctor-summary">{escape(summary)}</p><ul class="plain" id="doctor">{finds}</ul>{more}</div>'
         + '</div><aside>'
         + f'<div class="card"><h2>Recently changed</h2><ul class="plain" id="recent">{rec_html}</ul></div>'
-        + f'<div class="card"><h2>Candidates to confirm</h2><ul class="plain">{cand}</ul></div>'
+        + f'<div class="card"><h2>Candidates to confirm</h2><ul class="plain" id="candidates">{cand}</ul></div>'
         + f'<div class="card"><h2>Gaps reported</h2><ul class="plain" id="gaps">{gap_html}</ul></div>'
         + "</aside></div>"
     )  # fmt: skip
