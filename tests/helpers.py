@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from pathlib import Path
 from typing import Sequence
@@ -62,3 +63,42 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition", interval
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Running:
+    """A watcher running in a background thread, with helpers to query its vault."""
+
+    def __init__(self, root: Path, embedder, serve: bool = False):
+        from vaultmem.vault import Vault
+        from vaultmem.watch import Watcher
+
+        self.vault = Vault(root, embedder=embedder)
+        self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5, serve=serve)
+        self.watcher.start()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.watcher.run()
+        except BaseException as e:  # surfaced by the tests
+            self.error = e
+
+    def paths(self) -> set[str]:
+        with self.watcher.mutex:
+            return set(self.vault.manifest.records())
+
+    def titles(self) -> set[str]:
+        with self.watcher.mutex:
+            return {r.title for r in self.vault.manifest.records().values()}
+
+    def find(self, query: str) -> list[str]:
+        with self.watcher.mutex:
+            return [h.path for h in self.vault.recall(query, mode="bm25")]
+
+    def stop(self) -> None:
+        self.watcher.stop()
+        self.thread.join(timeout=15)
+        self.watcher.close()
+        self.vault.close()

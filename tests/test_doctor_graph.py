@@ -204,7 +204,7 @@ def test_graph_export_formats(run, demo_copy):
 
 
 def test_doctor_reports_a_running_watcher_and_leaves_reindexing_to_it(run, empty_vault, fake_embedder):
-    from test_watch import Running
+    from helpers import Running
 
     write(empty_vault, "a.md", note("Alpha", "[[Beta]]"))
     write(empty_vault, "b.md", note("Beta", "[[Alpha]]"))

@@ -141,7 +141,7 @@ def test_memories_the_agent_recalled_itself_are_not_injected(run):
 
 
 def test_prompt_goes_through_a_running_watcher(run, demo_copy, fake_embedder, monkeypatch):
-    from test_watch import Running
+    from helpers import Running
 
     r = Running(demo_copy, fake_embedder, serve=True)
     try:
@@ -171,7 +171,7 @@ def test_console_script_answers_hook_prompt_through_the_watcher(demo_copy, fake_
     import subprocess
     import sys
 
-    from test_watch import Running
+    from helpers import Running
 
     exe = shutil.which("vaultmem", path=str(Path(sys.executable).parent))
     payload = (DATA / "prompt_webhooks.json").read_text().replace("TRANSCRIPT", str(DATA / "coding_session.jsonl"))

@@ -22,7 +22,7 @@ from vaultmem.cli import app
 from vaultmem.manifest import Manifest
 from vaultmem.vault import Vault
 from helpers import failed, write
-from test_watch import Running, wait_for
+from helpers import Running, wait_for
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import os
 import shutil
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -16,43 +15,7 @@ from vaultmem.errors import VaultError
 from vaultmem.lock import WatcherRunning, WriterLock
 from vaultmem.vault import Vault
 from vaultmem.watch import Batch, Batcher, Housekeeping, Watcher
-from helpers import wait_for, write
-
-
-class Running:
-    """A watcher running in a background thread, with helpers to query its vault."""
-
-    def __init__(self, root: Path, embedder, serve: bool = False):
-        self.vault = Vault(root, embedder=embedder)
-        self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5, serve=serve)
-        self.watcher.start()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.watcher.run()
-        except BaseException as e:  # surfaced by the tests
-            self.error = e
-
-    def paths(self) -> set[str]:
-        with self.watcher.mutex:
-            return set(self.vault.manifest.records())
-
-    def titles(self) -> set[str]:
-        with self.watcher.mutex:
-            return {r.title for r in self.vault.manifest.records().values()}
-
-    def find(self, query: str) -> list[str]:
-        with self.watcher.mutex:
-            return [h.path for h in self.vault.recall(query, mode="bm25")]
-
-    def stop(self) -> None:
-        self.watcher.stop()
-        self.thread.join(timeout=15)
-        self.watcher.close()
-        self.vault.close()
+from helpers import Running, wait_for, write
 
 
 @pytest.fixture

@@ -141,7 +141,7 @@ def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_pa
 
 
 def test_with_a_watcher_running_the_view_follows_its_index(empty_vault, fake_embedder, tmp_path, monkeypatch):
-    from test_watch import Running
+    from helpers import Running
 
     monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
     write(empty_vault, "facts/Alpha.md", "---\ntitle: Alpha\n---\nPostgres advisory locks.\n")

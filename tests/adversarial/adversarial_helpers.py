@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import Running as Watching  # noqa: F401  (a watcher in a thread of the test process)
 from helpers import wait_for  # noqa: F401  (the tests' one poller, used from here by the adversarial tests)
 
 CLI = [str(Path(sys.executable).with_name("vaultmem"))]  # the installed console script
@@ -58,32 +59,3 @@ def fake_watcher(path: Path, uid: int) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(path), str(uid)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
     return proc
-
-
-class Watching:
-    """A watcher of ``root`` running in a thread of this process (small test embedder)."""
-
-    def __init__(self, root: Path, embedder):
-        import threading
-
-        from vaultmem.vault import Vault
-        from vaultmem.watch import Watcher
-
-        self.vault = Vault(root, embedder=embedder)
-        self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5, serve=False)
-        self.watcher.start()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.watcher.run()
-        except BaseException as e:  # surfaced by the tests
-            self.error = e
-
-    def stop(self) -> None:
-        self.watcher.stop()
-        self.thread.join(timeout=15)
-        self.watcher.close()
-        self.vault.close()
