@@ -159,14 +159,14 @@ class BM25Index:
         avgdl = sum(float(lengths[live].sum()) for _, (lengths, live, _) in leaves) / live_docs or 1.0
         found = [self._live_postings(reader, live, terms) for reader, (_, live, _) in leaves]
         df: dict[str, int] = {}
-        for postings in found:
-            for term, (ids, _) in postings.items():
+        for segment_postings in found:
+            for term, (ids, _) in segment_postings.items():
                 df[term] = df.get(term, 0) + len(ids)
         idf = {t: math.log(live_docs / (d + 1)) + 1 for t, d in df.items()}
-        for key, (_, (lengths, _, paths)), postings in zip(keys, leaves, found):
+        for key, (_, (lengths, _, paths)), segment_postings in zip(keys, leaves, found):
             scores = np.zeros(len(lengths), dtype=np.float64)
             norm = K1 * ((1 - B) + B * lengths / avgdl)
-            for term, (ids, tf) in postings.items():
+            for term, (ids, tf) in segment_postings.items():
                 scores[ids] += idf[term] * (tf * (K1 + 1)) / (tf + norm[ids])
             where = self._positions(key, paths, index)
             hit = np.flatnonzero((scores > 0) & (where >= 0))

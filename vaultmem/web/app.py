@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 from collections import Counter, defaultdict
 from importlib import resources
 from typing import Any
