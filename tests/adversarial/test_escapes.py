@@ -100,17 +100,25 @@ def _long_vault(tmp_path):
     return root
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-@needs_root
-def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
+def _planted_runtime_folder(tmp_path, mode: int):
+    """A long-path vault, a CLI environment without XDG_RUNTIME_DIR, and the shared-temp
+    folder its socket would go to, created first by another user (uid 65534) with ``mode``."""
     root = _long_vault(tmp_path)
     tmp = tmp_path / "tmp"
     tmp.mkdir(mode=0o777)
     env = cli_env(TMPDIR=str(tmp))
     env.pop("XDG_RUNTIME_DIR", None)
     planted = tmp / f"vaultmem-{os.getuid()}"  # where the socket goes without XDG_RUNTIME_DIR
-    planted.mkdir(mode=0o777)
+    planted.mkdir(mode=mode)
+    planted.chmod(mode)
     os.chown(planted, NOBODY, NOBODY)
+    return root, env, planted
+
+
+@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+@needs_root
+def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
+    root, env, planted = _planted_runtime_folder(tmp_path, 0o777)
     from vaultmem.client import socket_path
 
     sock = planted / socket_path(root).name
@@ -143,14 +151,7 @@ def test_recall_ignores_a_server_running_as_another_user(small_vault):
 
 @needs_root
 def test_watcher_refuses_to_serve_from_a_folder_it_does_not_own(tmp_path):
-    root = _long_vault(tmp_path)
-    tmp = tmp_path / "tmp"
-    tmp.mkdir(mode=0o777)
-    env = cli_env(TMPDIR=str(tmp))
-    env.pop("XDG_RUNTIME_DIR", None)
-    planted = tmp / f"vaultmem-{os.getuid()}"
-    planted.mkdir(mode=0o700)
-    os.chown(planted, NOBODY, NOBODY)
+    root, env, _ = _planted_runtime_folder(tmp_path, 0o700)
     result = run("watch", "--vault", str(root), env=env, timeout=60)
     assert result.returncode != 0 and "owned by uid 65534" in result.stderr, result
 
