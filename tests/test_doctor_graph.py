@@ -53,6 +53,7 @@ def test_doctor_demo_reports_its_broken_links_with_suggestion(run, demo_copy):
     text = run(demo_copy, "doctor")
     assert text.exit_code == 1
     assert "broken link: relationships/Harbor Point Marina.md" in text.stdout and "did you mean [[Harbor Point Marina]]" in text.stdout
+    assert f"findings: {rep['counts']['broken_link']} broken links" in text.stdout
 
 
 def test_doctor_clean_vault_exits_zero(run, empty_vault):
@@ -166,6 +167,8 @@ def test_graph_commands_on_demo(run, demo_copy):
     assert {"target": "Harbor Point contract", "from": ["relationships/Harbor Point Marina.md"]} in unresolved
     path = json.loads(run(demo_copy, "graph", "path", "Use Redis locks for job leasing", "Harbor Point Marina", "--json").stdout)
     assert path["hops"] >= 1 and path["path"][0]["title"] == "Use Redis locks for job leasing"
+    rows = run(demo_copy, "graph", "neighbours", "Project: Tidewater", "--depth", "2").stdout
+    assert "  (1 hop)" in rows and "  (2 hops)" in rows and "[1]" not in rows
     text = run(demo_copy, "graph", "backlinks", "Project: Tidewater")
     assert text.exit_code == 0 and "(decisions/Use Postgres advisory locks for job leasing.md)" in text.stdout
     assert json.loads(run(demo_copy, "graph", "orphans", "--json").stdout) == []
@@ -182,6 +185,7 @@ def test_graph_planted_orphan_unresolved_and_no_path(run, empty_vault):
     assert failed(r, 1) == "vaultmem: no chain of links joins these notes"
     assert "vaultmem: no note" in failed(run(empty_vault, "graph", "links", "Epsilon"))
     assert "unknown format" in failed(run(empty_vault, "graph", "export", "--format", "png"))
+    assert "--json asks for JSON but --format asks for dot" in failed(run(empty_vault, "graph", "export", "--format", "dot", "--json"))
     assert not (empty_vault / ".vaultmem" / "index" / "manifest.db").exists()  # nothing was indexed
 
 

@@ -55,6 +55,12 @@ def _size(n: int) -> str:
     return str(n)
 
 
+def _finding_count(check: str, n: int) -> str:
+    """``4 broken links``, ``1 orphan``: a check's name counted (drift and watcher stay singular)."""
+    word = check.replace("_", " ")
+    return f"{n} {word}" if n == 1 or check in ("index_drift", "watcher") else _plural(n, word)
+
+
 def render_report(report: Any) -> str:
     """The doctor report as text: a summary line per check, then each finding."""
     out = [f"vault: {report.vault} ({report.notes} notes)"]
@@ -65,7 +71,7 @@ def render_report(report: Any) -> str:
     out.append(f"index: {idx['notes_indexed']} of {idx['files']} files indexed; drift: {drift}")
     out.append("disk: " + ", ".join(f"{k} {_size(v)}" for k, v in report.disk.items()))
     counts = {k: n for k, n in report.counts().items() if n}
-    out.append("findings: " + (", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items()) or "none"))
+    out.append("findings: " + (", ".join(_finding_count(k, n) for k, n in counts.items()) or "none"))
     for f in report.findings:
         where = f"{f.path}: " if f.path else ""
         out.append(f"  [{f.severity}] {f.check.replace('_', ' ')}: {where}{f.message}" + (f" ({f.hint})" if f.hint else ""))
@@ -107,9 +113,20 @@ def _graph(vault: str | None) -> _Graph:
     return _Graph(v, records, graphmod.build(records.values()))
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _rows(items: list[dict], extra: str | None = None) -> None:
+    """A row per note: title, path and its ``extra`` field (a list, or a count named by it)."""
     for it in items:
-        tail = f"  [{', '.join(it[extra]) if isinstance(it[extra], list) else it[extra]}]" if extra else ""
+        value = it[extra] if extra else None
+        if isinstance(value, list):
+            tail = f"  [{', '.join(value)}]"
+        elif extra:
+            tail = f"  ({_plural(value, extra.rstrip('s'))})"
+        else:
+            tail = ""
         where = it["path"] or "missing note"
         typer.echo(f"{it['title']}  ({where}){tail}")
     if not items:
@@ -241,7 +258,9 @@ def graph_export(
     """
     from . import graphview
 
-    fmt = "json" if as_json else fmt.lower()
+    fmt = fmt.lower()
+    if as_json and fmt != "json":
+        raise BadInput(f"--json asks for JSON but --format asks for {fmt}; pass one of them")
     if fmt not in graphview.FORMATS:
         raise BadInput(f"unknown format {fmt!r}; use one of {', '.join(graphview.FORMATS)}")
     view = _graph(vault)
