@@ -26,7 +26,7 @@ from vaultmem.mcp_server import build_server
 pytestmark = pytest.mark.anyio
 
 TOOLS = {"wake", "recall", "remember", "read_note", "write_note", "list_memories", "stats",
-         "resolve", "supersede", "rate_memories", "report_gap"}  # fmt: skip
+         "resolve", "supersede", "rate_memories", "report_gap", "checkpoint", "sleep", "history"}  # fmt: skip
 ADVISORY = "yx66znwj"  # decisions/Use Postgres advisory locks for job leasing.md
 FLY = "mmyygs88"  # decisions/Deploy on Fly.io in the iad region.md
 
@@ -343,3 +343,43 @@ async def test_remember_with_a_key_possible_updates_and_recall_as_of(server, dem
         _, _, then = await call(client, "recall", query="staging url", k=3, as_of="2000-01-01")
         assert then["as_of"] == "2000-01-01" and then["results"] == []
         assert "--as-of" in await fails(client, "recall", query="staging url", as_of="soon")
+
+
+# ---------------------------------------------------------------------- session end and history
+
+
+async def test_checkpoint_sleep_and_history_as_tools(server, demo_copy):
+    """An MCP agent can checkpoint, end its session and read a fact's history, as the CLI can."""
+    async with Client(server) as client:
+        _, _, cp = await call(client, "checkpoint", text="refund endpoint done; rounding tests fail",
+                              source="agent-y/s1", anchor="Project: Tidewater")  # fmt: skip
+        handoff = demo_copy / cp["path"]
+        assert "refund endpoint done; rounding tests fail" in handoff.read_text()
+        _, _, slept = await call(client, "sleep", summary="Built the refund endpoint.",
+                                 next_steps="fix rounding; write docs", source="agent-y/s1")  # fmt: skip
+        assert slept["handoff"]["id"] == cp["id"]  # the same session's handoff, finished
+        text = handoff.read_text()
+        assert "- fix rounding" in text and "- write docs" in text
+        assert (demo_copy / slept["summary"]["path"]).is_file()
+        _, wake, _ = await call(client, "wake", anchor="Project: Tidewater", budget=8000)
+        assert f"[{cp['id']}]" in wake and "fix rounding" in wake
+        assert "summary" in await fails(client, "sleep", summary="  ")
+
+        _, _, one = await call(client, "remember", type="fact", title="Deploy target", content="Render",
+                               key="deploy-target", source="agent-y")  # fmt: skip
+        _, _, two = await call(client, "remember", type="fact", title="Deploy target moved", content="Fly.io now",
+                               key="deploy-target", source="agent-y")  # fmt: skip
+        _, _, hist = await call(client, "history", ref="deploy-target")
+        assert [v["id"] for v in hist["versions"]] == [one["id"], two["id"]]
+        assert [v["state"] for v in hist["versions"]][0] != hist["versions"][1]["state"]
+
+
+async def test_recall_and_wake_leave_other_branches_out_unless_asked(server, demo_copy):
+    note = demo_copy / "facts" / "Spike branch zebrafish cache.md"
+    note.write_text("---\ntitle: Spike branch zebrafish cache\ntype: fact\nbranch: spike-zebrafish-zz\n---\n"
+                    "The zebrafish cache lives only on the spike branch.\n", encoding="utf-8")  # fmt: skip
+    async with Client(server) as client:
+        _, _, hits = await call(client, "recall", query="zebrafish cache", k=5)
+        assert "facts/Spike branch zebrafish cache.md" not in [h["path"] for h in hits["results"]]
+        _, _, hits = await call(client, "recall", query="zebrafish cache", k=5, all_branches=True)
+        assert hits["results"][0]["path"] == "facts/Spike branch zebrafish cache.md"

@@ -21,15 +21,41 @@ if TYPE_CHECKING:  # pragma: no cover
     from .vault import Vault
 
 
-def _neighbours(vault: "Vault", rec: "Record", records: dict[str, "Record"]) -> list[str]:
+def _supersede_links(vault: "Vault", rec: "Record", records: dict[str, "Record"]) -> list[tuple[str, str]]:
+    """(kind, path) of the notes ``rec`` supersedes or is superseded by."""
     resolver = vault.graph().graph["resolver"]
     out = []
     for target, kind in rec.links:
         if kind in ("supersedes", "superseded_by"):
             path = resolver.resolve(target, rec.path)
             if path in records:
-                out.append(path)
+                out.append((kind, path))
     return out
+
+
+def _neighbours(vault: "Vault", rec: "Record", records: dict[str, "Record"]) -> list[str]:
+    return [path for _, path in _supersede_links(vault, rec, records)]
+
+
+def _behind(vault: "Vault", paths: set[str], records: dict[str, "Record"]) -> dict[str, int]:
+    """How many notes of the chain each note replaces, directly or not: orders versions
+    written in the same second (a loop of supersedes cannot make this run forever)."""
+    older: dict[str, set[str]] = {p: set() for p in paths}
+    for p in paths:
+        for kind, other in _supersede_links(vault, records[p], records):
+            if other in paths:
+                old, new = (other, p) if kind == "supersedes" else (p, other)
+                older[new].add(old)
+    counts = {}
+    for p in paths:
+        seen, todo = set(), list(older[p])
+        while todo:
+            q = todo.pop()
+            if q not in seen and q != p:
+                seen.add(q)
+                todo += older[q]
+        counts[p] = len(seen)
+    return counts
 
 
 def chain(vault: "Vault", ref: str, today: dt.date | None = None) -> dict[str, Any]:
@@ -52,7 +78,9 @@ def chain(vault: "Vault", ref: str, today: dt.date | None = None) -> dict[str, A
         todo += _neighbours(vault, rec, records)
         if rec.subject:
             todo += [p for p, r in records.items() if r.subject == rec.subject and r.type == rec.type]
-    versions = sorted((records[p] for p in seen), key=lambda r: (_start(r) or dt.date.min, r.created, r.path))
+    behind = _behind(vault, seen, records)
+    versions = sorted((records[p] for p in seen),
+                      key=lambda r: (_start(r) or dt.date.min, r.created, behind[r.path], r.path))  # fmt: skip
     return {"ref": ref, "key": next((r.subject for r in versions if r.subject), None),
             "versions": _dated(versions, today or dt.date.today())}
 

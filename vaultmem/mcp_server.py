@@ -46,7 +46,9 @@ the people you work with and with other agents.
   the right type ({TYPE_GUIDE}), the anchor, and your agent/session name as `source`.
 - Ids (in [brackets] in wake, `id` in results) are for `resolve`, `supersede`, `rate_memories`
   and `read_note`. Supersede what is out of date, resolve what is done.
-- Before you finish: `rate_memories` for the memories you used, with any `gap` you hit.
+- In a long session, `checkpoint` what you would not want to lose; before you finish,
+  `rate_memories` for the memories you used (with any `gap` you hit) and `sleep` with a
+  summary and next steps for the next session.
 """
 
 Text = Annotated[str, Field(description="Free text.")]
@@ -58,6 +60,8 @@ Anchor = Annotated[
 ]
 Types = Annotated[list[str], Field(description=f"Only these memory types: {', '.join(TYPES)}.")]
 Tags = Annotated[list[str], Field(description="Only memories with all of these tags.")]
+AllBranches = Annotated[bool, Field(description="Also memories scoped to other git branches of the code "
+                                        "(by default only the current and the default branch's).")]
 Since = Annotated[Optional[str], Field(description="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
 
 
@@ -98,6 +102,7 @@ def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None
     _memory_tools(server, memory)
     _note_tools(server, memory)
     _lifecycle_tools(server, memory)
+    _session_tools(server, memory)
     _resources(server, memory)
     server.memory = memory  # type: ignore[attr-defined]  (the open vault, for serve() and tests)
     return server
@@ -125,12 +130,13 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         task: Annotated[Optional[str], Field(description="What this session is about; adds memories relevant to it.")] = None,
         profile: Annotated[str, Field(description="default, planning, incident or handoff.")] = "default",
         budget: Annotated[int, Field(description="Maximum size of the block in tokens.")] = 2000,
+        all_branches: AllBranches = False,
     ) -> str:
         """Call at the start of a session: returns a [MEMORY] block with the project brief,
         architecture, key decisions, progress, the last session's handoff and next steps, user
         preferences and gotchas (and, with `task`, memories relevant to it). Each line carries
         the memory's id in [brackets], for recall, read_note, resolve, supersede and rate_memories."""
-        return memory.wake(anchor=anchor, task=task, profile=profile, budget=budget)["text"]
+        return memory.wake(anchor=anchor, task=task, profile=profile, budget=budget, all_branches=all_branches)["text"]
 
     @server.tool()
     @tool
@@ -147,6 +153,7 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         include_resolved: Annotated[bool, Field(description="Also resolved, superseded and archived memories.")] = False,
         as_of: Annotated[Optional[str], Field(description="A date (2026-09-01): answer with what was true then, "
                                               "superseded memories included.")] = None,
+        all_branches: AllBranches = False,
     ) -> dict[str, Any]:
         """Search long-term memory before deciding or changing something that may have history
         (why is X like this, how do we do Y, was this bug seen before). Keyword and semantic
@@ -157,7 +164,8 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         args = {"k": k, "types": types, "tags": tags, "since": since, "anchor": anchor, "depth": depth,
                 "profile": profile, "mode": mode, "include_resolved": include_resolved,
                 **({"as_of": as_of} if as_of else {})}  # fmt: skip
-        return {"query": query, **({"as_of": as_of} if as_of else {}), "results": memory.recall(query, **args)}
+        hits = memory.recall(query, all_branches=all_branches, **args)
+        return {"query": query, **({"as_of": as_of} if as_of else {}), "results": hits}
 
     @server.tool()
     @tool
@@ -297,6 +305,51 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
         fill it. (Once you learn the answer, remember it.)"""
         memory.vault.gap(text, query, source)
         return {"recorded": True}
+
+
+# ---------------------------------------------------------------------- session end, history
+
+
+def _session_tools(server: MCPServer, memory: Session) -> None:
+    tool = _tool(memory)
+
+    @server.tool()
+    @tool
+    def checkpoint(
+        text: Annotated[str, Field(description="What to keep now: progress, a finding, a decision in flight.")],
+        source: Source = None,
+        anchor: Anchor = None,
+    ) -> dict[str, Any]:
+        """During a long session, append a timestamped line to this session's handoff note (made
+        on the first call), so nothing is lost if the session ends abruptly or its context is
+        compacted. Returns the handoff's id and the line written."""
+        return memory.checkpoint(text, source, anchor)
+
+    @server.tool()
+    @tool
+    def sleep(
+        summary: Annotated[str, Field(description="What was done in this session.")],
+        next_steps: Annotated[Optional[str], Field(description="Next steps for whoever continues (';' or newlines separate them).")] = None,
+        source: Source = None,
+        anchor: Anchor = None,
+    ) -> dict[str, Any]:
+        """Call at the end of a session: writes a session summary and, with next_steps, the
+        handoff the next session's `wake` shows (older handoffs of the same anchor are
+        superseded). Returns the new notes' ids."""
+        return memory.sleep(summary, next_steps, source, anchor)
+
+    @server.tool()
+    @tool
+    def history(
+        ref: Annotated[str, Field(description="A memory's id, title or path, or a subject key such as 'deploy-target'.")],
+    ) -> dict[str, Any]:
+        """The versions of a fact, oldest first, each with the days it was valid and whether it
+        is current, superseded or resolved: the notes sharing its subject key and those linked
+        by supersedes / superseded_by. Use it when you need what was true before."""
+        from .history import chain
+
+        vault, ref = memory.pick(ref)
+        return chain(memory.fresh(vault), ref)
 
 
 def _resources(server: MCPServer, memory: Session) -> None:
