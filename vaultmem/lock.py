@@ -125,6 +125,23 @@ def note_lock(path: Path, wait: float = NOTE_LOCK_WAIT) -> Iterator[bool]:
         os.close(fd)  # closing releases the lock
 
 
+@contextlib.contextmanager
+def named_lock(folder: Path, name: str, wait: float = NOTE_LOCK_WAIT) -> Iterator[None]:
+    """Hold an exclusive ``flock`` named ``name`` in the private ``folder`` (for a step that
+    creates a note, where there is no file to lock yet: e.g. one agent session's handoff)."""
+    import hashlib
+
+    private_dir(folder)
+    path = folder / (hashlib.sha1(name.encode("utf-8")).hexdigest()[:16] + ".lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        if not _flock_until(fd, time.monotonic() + wait):
+            raise NoteBusy(f"{name} is being changed by another process; try again")
+        yield
+    finally:
+        os.close(fd)
+
+
 def _flock_until(fd: int, deadline: float) -> bool:
     while True:
         try:

@@ -9,6 +9,7 @@ the new one and the aging rules keep session summaries bounded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from .discovery import STATE_DIR, private_dir
 from .errors import BadInput
 from .filters import now_utc
 from .lifecycle import link_to, mark_superseded
+from .lock import named_lock
 from .store import atomic_write
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,6 +79,11 @@ def _anchor(anchor: str | None, vault: "VaultState | None" = None, session: str 
     return projects[0].title if len(projects) == 1 else None
 
 
+def _session_lock(vault: "VaultState", session: str) -> "contextlib.AbstractContextManager[None]":
+    """The lock one session's handoff is found or created under (across processes)."""
+    return named_lock(vault.root / STATE_DIR / "locks", f"session {session}")
+
+
 def _handoff_of(vault: "VaultState", session: str) -> "Record | None":
     handoffs = [r for r in vault.catalog().values() if r.type == "handoff" and r.source == session and r.status == "active"]
     return max(handoffs, key=lambda r: (r.created, r.path), default=None)
@@ -116,11 +123,12 @@ def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor
     session = session_name(source)
     anchor = _anchor(anchor, vault, session)
     line = f"- {now_utc().strftime('%H:%M')} {' '.join(text.split())}"
-    rec = _handoff_of(vault, session)
-    if rec is None:
-        rec = _new_handoff(vault, session, anchor, f"Work in progress in {session}.\n\n## Checkpoints\n{line}", extra)
-    else:
-        _append(vault, rec, "Checkpoints", [line])
+    with _session_lock(vault, session):  # two first checkpoints at once: one handoff
+        rec = _handoff_of(vault, session)
+        if rec is None:
+            rec = _new_handoff(vault, session, anchor, f"Work in progress in {session}.\n\n## Checkpoints\n{line}", extra)
+        else:
+            _append(vault, rec, "Checkpoints", [line])
     vault.sync_paths([rec.path])
     return {"id": rec.key, "path": rec.path, "session": session, "line": line}
 
@@ -140,12 +148,13 @@ def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, sour
     out: dict[str, Any] = {"session": session, "summary": result, "handoff": None, "superseded": []}
     if next_steps and next_steps.strip():
         steps = [f"- {s.strip()}" for s in re.split(r"\n|;", next_steps) if s.strip()]
-        rec = _handoff_of(vault, session)
-        if rec is None:
-            body = f"Handoff from {session}; summary in {link_to(result['path'])}.\n\n## Next steps\n" + "\n".join(steps)
-            rec = _new_handoff(vault, session, anchor, body, extra)
-        else:
-            _append(vault, rec, "Next steps", steps)
+        with _session_lock(vault, session):
+            rec = _handoff_of(vault, session)
+            if rec is None:
+                body = f"Handoff from {session}; summary in {link_to(result['path'])}.\n\n## Next steps\n" + "\n".join(steps)
+                rec = _new_handoff(vault, session, anchor, body, extra)
+            else:
+                _append(vault, rec, "Next steps", steps)
         out["handoff"] = {"id": rec.key, "path": rec.path}
         out["superseded"] = _retire_old_handoffs(vault, rec, anchor)
         vault.sync_paths([rec.path])

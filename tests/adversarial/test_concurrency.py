@@ -56,3 +56,16 @@ def test_concurrent_edits_with_a_watcher_lose_nothing(small_vault):
     finally:
         watcher.terminate()
         watcher.wait(timeout=30)
+
+
+def test_concurrent_first_checkpoints_of_one_session_make_one_handoff(small_vault):
+    """Before: each process found no handoff for the session and made its own."""
+    (small_vault / ".vaultmem" / "config.toml").write_text('[embedding]\nmodel = "none"\n')  # BM25 only: quick
+    procs = [start("checkpoint", f"step {i} done", "--source", "agent-race", "--json", "--vault", str(small_vault))
+             for i in range(6)]  # fmt: skip
+    results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    assert all(code == 0 for code, _, _ in results), results
+    handoffs = [p for p in small_vault.rglob("*.md") if "type: handoff" in p.read_text()]
+    assert len(handoffs) == 1, handoffs
+    text = handoffs[0].read_text()
+    assert all(f"step {i} done" in text for i in range(6)), text
