@@ -215,3 +215,17 @@ def test_merge_json_rejects_non_objects():
         agents.merge_json("[1, 2]", {"command": "x"})
     with pytest.raises(BadInput):
         agents.merge_json('{"mcpServers": []}', {"command": "x"})
+
+
+def test_switching_codex_to_http_drops_the_stdio_keys(empty_vault, home, tmp_path):
+    """Before: `command` and `args` stayed beside the new `url`, an entry Codex cannot use."""
+    config = tmp_path / "config.toml"
+    config.write_text(CODEX, encoding="utf-8")
+    ok(setup("codex", "--vault", str(empty_vault), "--http", "--write", "--config", str(config)))
+    table = tomllib.loads(config.read_text(encoding="utf-8"))["mcp_servers"]["vaultmem"]
+    assert "command" not in table and "args" not in table
+    assert table["url"].startswith("http://127.0.0.1:") and table["http_headers"]["Authorization"].startswith("Bearer ")
+    assert table["startup_timeout_sec"] == 30 and table["env"] == {"VAULTMEM_SESSION": "codex"}  # the user's keys stay
+    ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))  # and back to stdio
+    table = tomllib.loads(config.read_text(encoding="utf-8"))["mcp_servers"]["vaultmem"]
+    assert table["command"] and "url" not in table and "http_headers" not in table and table["startup_timeout_sec"] == 30

@@ -250,7 +250,7 @@ def json_snippet(entry: dict[str, Any]) -> str:
     return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2) + "\n"
 
 
-TRANSPORT_KEYS = {"command", "args", "type", "url", "httpUrl", "headers"}  # switching stdio <-> HTTP drops the others
+TRANSPORT_KEYS = {"command", "args", "type", "url", "httpUrl", "headers", "http_headers"}  # switching stdio <-> HTTP drops the others
 
 
 def _json_object(text: str, key: str, what: str) -> dict[str, Any]:
@@ -270,7 +270,7 @@ def merge_json(text: str, entry: dict[str, Any], name: str = SERVER_NAME) -> str
     data = _json_object(text, "mcpServers", "the entry")
     servers = data.setdefault("mcpServers", {})
     current = servers.get(name) if isinstance(servers.get(name), dict) else {}
-    other = TRANSPORT_KEYS - set(entry) if set(entry) & TRANSPORT_KEYS else set()
+    other = _other_transport(entry)
     merged = {**{k: v for k, v in current.items() if k not in other}, **entry}  # keeps e.g. an "env" the user added
     if current == merged:
         return text
@@ -347,10 +347,16 @@ def merge_toml(text: str, entry: dict[str, Any], path: tuple[str, ...] = ("mcp_s
         end = next((i for i in range(start + 1, len(lines)) if _header_key(lines[i]) is not None), len(lines))
         header = lines[start] if lines[start].endswith("\n") else lines[start] + "\n"
         keys = "".join(f"{toml_key(k)} = {toml_value(v)}\n" for k, v in entry.items())
-        rest = _drop_keys(lines[start + 1 : end], set(entry))
+        rest = _drop_keys(lines[start + 1 : end], set(entry) | _other_transport(entry))
         new = "".join(lines[:start]) + header + keys + "".join(rest) + "".join(lines[end:])
     _check_toml_merge(old, _load_toml(new, merged=True), path, entry)
     return new
+
+
+def _other_transport(entry: dict[str, Any]) -> set[str]:
+    """The keys of the other transport (stdio ``command``/``args`` vs HTTP ``url``...): an
+    entry switched from one to the other must not keep them (as ``merge_json`` does)."""
+    return TRANSPORT_KEYS - set(entry) if set(entry) & TRANSPORT_KEYS else set()
 
 
 KEY_LINE = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=(.*)$""", re.S)
@@ -389,7 +395,7 @@ def _check_toml_merge(old: dict, new: dict, path: tuple[str, ...], entry: dict[s
             node = node.get(key, {})
         if isinstance(node, dict):
             table = node.get(path[-1], {})
-            for key in entry:
+            for key in set(entry) | _other_transport(entry):
                 table.pop(key, None)
             if not table:
                 node.pop(path[-1], None)
