@@ -18,6 +18,13 @@ WORK = HERE / ".work"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def fresh_usage(root: Path) -> None:
+    """Delete a vault's usage store (new and old place), so a run starts with no usage data."""
+    for folder in (".vaultmem-usage", ".vaultmem"):
+        for name in ("usage.db", "usage.db-wal", "usage.db-shm"):
+            (root / folder / name).unlink(missing_ok=True)
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The q-th percentile (0-100) by linear interpolation."""
     if not values:

@@ -88,12 +88,11 @@ def one_run(work: Path, notes: int, model: str, env: dict, seed: int) -> dict:
     generate(a, notes, seed)
     shutil.rmtree(a / ".vaultmem")
     vaultmem("init", "--git", "--remote", str(work / "remote.git"), str(a), env=env, cwd=work)
-    cfg = a / ".vaultmem" / "config.toml"
-    cfg.write_text(cfg.read_text().replace('model = "sentence-transformers/all-MiniLM-L6-v2"', f'model = "{model}"'))
+    cfg = a / ".vaultmem.toml"
+    cfg.write_text(cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', f'model = "{model}"'))
     vaultmem("sync", "--vault", str(a), env=env, cwd=work)
     subprocess.run(["git", "clone", "-q", str(work / "remote.git"), str(b)], env=env, check=True)
-    vaultmem("init", str(b), env=env, cwd=work)
-    shutil.copy(cfg, b / ".vaultmem" / "config.toml")
+    vaultmem("init", str(b), env=env, cwd=work)  # the clone has the config from git
     vaultmem("sync", "--setup", "--vault", str(b), env=env, cwd=work)
     generate(ga, notes, seed)
     shutil.rmtree(ga / ".vaultmem")

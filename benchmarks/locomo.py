@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, CachedEmbedder, latency_summary, mean, write_result  # noqa: E402
+from benchmarks.common import WORK, CachedEmbedder, fresh_usage, latency_summary, mean, write_result  # noqa: E402
 from vaultmem import config as configmod  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
@@ -114,8 +114,7 @@ def overrides(pairs: list[str]) -> dict:
 
 
 def open_vault(root: Path, embedder, extra: dict) -> Vault:
-    for name in ("usage.db", "usage.db-wal", "usage.db-shm"):  # a fresh usage store per run
-        (root / ".vaultmem" / name).unlink(missing_ok=True)
+    fresh_usage(root)  # a fresh usage store per run
     vault = Vault(root, embedder)
     vault.config = configmod.merge(vault.config, extra)
     return vault

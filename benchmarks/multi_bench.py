@@ -83,7 +83,7 @@ def main() -> None:
     args = ap.parse_args()
     big = WORK / f"synth-{args.notes}"
     meta = generate(big, args.notes)
-    (big / ".vaultmem" / "config.toml").write_text("")
+    (big / ".vaultmem.toml").write_text("")
     single = Vault(big)
     start = time.perf_counter()
     s = single.reindex()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, mean, ndcg_at, recall_at, write_result  # noqa: E402
+from benchmarks.common import WORK, fresh_usage, latency_summary, mean, ndcg_at, recall_at, write_result  # noqa: E402
 from vaultmem import fusion  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
@@ -74,8 +74,7 @@ def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | N
     store; also by half of the run, against the same queries with adaptive scoring off."""
     from vaultmem import config as configmod
 
-    for name in ("usage.db", "usage.db-wal", "usage.db-shm"):
-        (root / ".vaultmem" / name).unlink(missing_ok=True)
+    fresh_usage(root)
     vault = Vault(root)
     vault.config = configmod.merge(vault.config, extra or {})
     on, off = [], []
@@ -249,8 +248,7 @@ def main() -> None:
     split = "train" if args.tune else "test"
     corpus, queries, qrels = load(args.data, split)
     write_vault(corpus, args.work)
-    for name in ("usage.db", "usage.db-wal", "usage.db-shm"):  # no usage data from earlier runs
-        (args.work / ".vaultmem" / name).unlink(missing_ok=True)
+    fresh_usage(args.work)  # no usage data from earlier runs
     print(f"SciFact: {len(corpus)} notes, {len(queries)} {split} queries", flush=True)
     build = None if (args.tune or args.skip_build_timing) else build_timing(args.work)
     if build is None and not args.tune:

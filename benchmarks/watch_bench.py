@@ -43,7 +43,7 @@ def prepared_vault(notes: int) -> Path:
     """The synthetic vault of ``notes`` notes, indexed (reused across runs)."""
     root = WORK / f"synth-{notes}"
     generate(root, notes)
-    (root / ".vaultmem" / "config.toml").write_text("")
+    (root / ".vaultmem.toml").write_text("")
     v = Vault(root)
     v.reindex()
     v.close()

@@ -49,8 +49,7 @@ def main() -> None:
     root = args.vault or work / "vault"
     if not (root / "projects").is_dir():
         generate(root, args.notes)
-    (root / ".vaultmem").mkdir(exist_ok=True)
-    (root / ".vaultmem" / "config.toml").write_text('[embedding]\nmodel = "none"\n', encoding="utf-8")
+    (root / ".vaultmem.toml").write_text('[embedding]\nmodel = "none"\n', encoding="utf-8")
     os.environ.setdefault("VAULTMEM_HOME", str(work / "home"))
     t = time.perf_counter()
     server = Server(root, None, poll=3600)

@@ -80,9 +80,9 @@ class Cluster:
         return subprocess.CompletedProcess(args, code, result.stdout, result.stderr)
 
     def _configure(self, root: Path) -> None:
-        cfg = root / ".vaultmem" / "config.toml"
+        cfg = root / ".vaultmem.toml"
         text = cfg.read_text()
-        cfg.write_text(text.replace('model = "sentence-transformers/all-MiniLM-L6-v2"', f'model = "{self.model}"'))
+        cfg.write_text(text.replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', f'model = "{self.model}"'))
 
     def first(self, name: str) -> Path:
         """The machine that creates the vault (``vaultmem init --git --remote``)."""

@@ -33,7 +33,7 @@ def meta(root: Path, rel: str) -> dict:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and ".vaultmem" not in p.relative_to(root).parts}  # fmt: skip
+            if p.is_file() and not {".vaultmem", ".vaultmem-usage"} & set(p.relative_to(root).parts)}  # fmt: skip
 
 
 def ago(days: float) -> str:

@@ -55,8 +55,8 @@ def setup(env, monkeypatch):
     code = tmp / "code"
     vault = tmp / "vault"
     CliRunner().invoke(app, ["init", str(vault)])
-    cfg = vault / ".vaultmem" / "config.toml"
-    cfg.write_text(cfg.read_text().replace('model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"'))
+    cfg = vault / ".vaultmem.toml"
+    cfg.write_text(cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"'))
     monkeypatch.chdir(code)
     return code, vault
 

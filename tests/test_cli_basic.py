@@ -45,8 +45,8 @@ def remember(run, *args: str) -> dict:
 def test_init_then_again(tmp_path, run):
     target = tmp_path / "fresh"
     out = ok(run("init", str(target), vault=None))
-    assert "created .vaultmem/config.toml" in out and "vault ready" in out
-    assert (target / ".vaultmem" / "config.toml").is_file()
+    assert "created .vaultmem.toml" in out and "vault ready" in out
+    assert (target / ".vaultmem.toml").is_file()
     assert "already a vault" in ok(run("init", str(target), vault=None))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 
 from typer.testing import CliRunner
@@ -20,13 +21,17 @@ def _pairs(d: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def test_the_config_file_init_writes_shows_the_defaults(tmp_path):
-    shown = _pairs(tomllib.loads(CONFIG_TEXT))
+def test_the_config_file_init_writes_shows_the_defaults_commented_out(tmp_path):
+    """Every value is shown, commented out: a vault follows later versions' defaults."""
+    assert _pairs(tomllib.loads(CONFIG_TEXT)) == {}
+    keys = re.findall(r"(?m)^[a-z_]+ = .*$", config.SHOWN)
+    assert keys and all(f"\n# {line}\n" in CONFIG_TEXT for line in keys)
+    shown = _pairs(tomllib.loads(config.SHOWN))
     assert len(shown) >= 15
     assert shown == {k: v for k, v in _pairs(DEFAULTS).items() if k in shown}
     target = tmp_path / "v"
     assert CliRunner().invoke(app, ["init", str(target)]).exit_code == 0
-    assert (target / ".vaultmem" / "config.toml").read_text(encoding="utf-8") == CONFIG_TEXT
+    assert (target / ".vaultmem.toml").read_text(encoding="utf-8") == CONFIG_TEXT
     assert config.load(target) == DEFAULTS
 
 

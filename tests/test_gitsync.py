@@ -207,6 +207,14 @@ def test_sync_without_a_remote_commits_locally(tmp_path):
     out = c.vm("solo", "sync")
     assert "committed" in out.stdout and "no remote" in out.stderr
     assert "added: Use SQLite (decisions/Use SQLite.md)" in c.git(root, "log", "-1", "--format=%B")
+    # the usage store (queries, ratings) is this machine's: never committed, even when
+    # .gitignore does not list it (a vault made before it had its own folder)
+    (root / ".gitignore").write_text(".vaultmem/\n")
+    c.vm("solo", "rate", "Use SQLite", "useful")
+    c.vm("solo", "sync")
+    tracked = c.git(root, "ls-files").split()
+    assert (root / ".vaultmem-usage" / "usage.db").is_file() and ".gitignore" in tracked
+    assert not [p for p in tracked if p.startswith((".vaultmem/", ".vaultmem-usage/"))], tracked
 
 
 def test_watch_sync_every_pulls_and_indexes_in_one_burst(tmp_path, monkeypatch):

@@ -67,7 +67,7 @@ def meta(root: Path, rel: str) -> dict:
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file of the vault except vaultmem's own state."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and ".vaultmem" not in p.relative_to(root).parts}  # fmt: skip
+            if p.is_file() and not {".vaultmem", ".vaultmem-usage"} & set(p.relative_to(root).parts)}  # fmt: skip
 
 
 def cos(a: tuple[str, str], b: tuple[str, str], embedder) -> float:
@@ -422,7 +422,7 @@ def test_only_the_most_similar_candidates_are_compared(fresh, fake_embedder, can
 
 def test_remember_on_the_cli_prints_what_it_superseded(empty_vault, fake_embedder, fake_model):
     c = cos(A, B, fake_embedder)
-    (empty_vault / ".vaultmem" / "config.toml").write_text(
+    (empty_vault / ".vaultmem.toml").write_text(
         f"[lifecycle]\nsupersede_shared_context = {c - 0.01}\nsupersede_no_context = {c - 0.01}\n")
     env = {"VAULTMEM_VAULT": str(empty_vault)}
     first = json.loads(ok(CliRunner().invoke(app, ["remember", "decision", *A, "--json"], env=env)))

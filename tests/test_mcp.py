@@ -290,7 +290,7 @@ async def test_agent_session_end_to_end(demo_copy):
     handoff and not the superseded memory."""
     state = demo_copy / ".vaultmem"
     state.mkdir(exist_ok=True)
-    (state / "config.toml").write_text("[lifecycle]\nsupersede_shared_context = 0.5\nsupersede_no_context = 0.5\n")
+    (demo_copy / ".vaultmem.toml").write_text("[lifecycle]\nsupersede_shared_context = 0.5\nsupersede_no_context = 0.5\n")
     async with _stdio(demo_copy) as agent:
         _, text, _ = await call(agent, "wake", anchor="Project: Tidewater", budget=8000)
         assert text.startswith("[MEMORY]") and f"[{FLY}]" in text

@@ -48,7 +48,7 @@ def stamp(days_ago: float) -> str:
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file of the vault except vaultmem's own state (indexes, usage data)."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and ".vaultmem" not in p.relative_to(root).parts}  # fmt: skip
+            if p.is_file() and not {".vaultmem", ".vaultmem-usage"} & set(p.relative_to(root).parts)}  # fmt: skip
 
 
 # ------------------------------------------------------------------ remember

@@ -69,7 +69,7 @@ def test_question_words_do_not_match_other_questions(turns):
     hits = _recall(turns, "What did Caroline research?", "--mode", "bm25")
     assert hits[0]["id"] == "t1"
     assert "t3" not in [h["id"] for h in hits]  # it shares only "what did"
-    (turns / ".vaultmem" / "config.toml").write_text("[recall]\nquestion_words = true\n")
+    (turns / ".vaultmem.toml").write_text("[recall]\nquestion_words = true\n")
     assert "t3" in [h["id"] for h in _recall(turns, "What did Caroline research?", "--mode", "bm25")]
 
 
@@ -80,7 +80,7 @@ def test_a_linked_note_inherits_context_and_explain_says_from_where(turns):
     assert hits["t4"]["explain"]["context"] == 0
     result = CliRunner().invoke(cli.app, ["recall", "adoption agencies", "--vault", str(turns), "--explain"])
     assert "context" in result.output and "via t1" in result.output
-    (turns / ".vaultmem" / "config.toml").write_text("[recall]\ncontext_weight = 0\n")
+    (turns / ".vaultmem.toml").write_text("[recall]\ncontext_weight = 0\n")
     hits = {h["id"]: h for h in _recall(turns, "adoption agencies", "--no-adaptive")}
     assert all(h["explain"]["context"] == 0 for h in hits.values())
 
@@ -93,6 +93,6 @@ def test_unrelated_queries_do_not_move_later_rankings(turns):
     for _ in range(5):
         _recall(turns, "adoption agencies dream", "-k", "2")  # logged as retrieved each time
     assert ranking("pottery news") == before
-    (turns / ".vaultmem" / "config.toml").write_text("[adaptive]\nfrom_retrievals = true\n")
+    (turns / ".vaultmem.toml").write_text("[adaptive]\nfrom_retrievals = true\n")
     lifted = dict(ranking("pottery news"))
     assert lifted["t1"] > dict(before)["t1"]  # the old behaviour: being shown lifts a memory

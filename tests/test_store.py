@@ -316,10 +316,10 @@ def test_no_vault_found_says_what_to_do(tmp_path):
 def test_init_creates_state_config_readme_and_gitignore(tmp_path):
     root = tmp_path / "new" / "vault"
     created = init_vault(root)
-    assert (root / ".vaultmem" / "config.toml").is_file()
+    assert (root / ".vaultmem.toml").is_file()
     assert "vaultmem" in (root / "README.md").read_text().lower()
-    assert (root / ".gitignore").read_text() == ".vaultmem/\n"
-    assert created == [".vaultmem/", ".vaultmem/config.toml", "README.md", ".gitignore (.vaultmem/ added)"]
+    assert (root / ".gitignore").read_text() == ".vaultmem/\n.vaultmem-usage/\n"
+    assert created == [".vaultmem/", ".vaultmem.toml", "README.md", ".gitignore (.vaultmem/, .vaultmem-usage/ added)"]
 
 
 def test_init_is_idempotent(tmp_path):
@@ -336,14 +336,36 @@ def test_init_never_overwrites_readme_config_or_gitignore_lines(tmp_path):
     created = init_vault(tmp_path)
     assert (tmp_path / "README.md").read_text() == "my own readme\n"
     assert (tmp_path / ".vaultmem/config.toml").read_text() == "# mine\n"
-    assert (tmp_path / ".gitignore").read_text() == "*.log\n.vaultmem/\n"
-    assert created == [".gitignore (.vaultmem/ added)"]
+    assert (tmp_path / ".gitignore").read_text() == "*.log\n.vaultmem/\n.vaultmem-usage/\n"
+    assert created == [".gitignore (.vaultmem/, .vaultmem-usage/ added)"]
+
+
+def test_config_lives_beside_the_notes_an_older_one_is_still_read(tmp_path, fake_model):
+    """``.vaultmem/`` can be deleted without losing settings: the config is ``.vaultmem.toml``;
+    a vault made before keeps reading ``.vaultmem/config.toml``; both at once is refused."""
+    from typer.testing import CliRunner
+
+    from vaultmem import config
+    from vaultmem.cli import app
+
+    write(tmp_path, ".vaultmem/config.toml", "[recall]\nk = 3\n")
+    assert config.load(tmp_path)["recall"]["k"] == 3
+    write(tmp_path, ".vaultmem.toml", "[recall]\nk = 4\n")
+    result = CliRunner().invoke(app, ["recall", "x", "--vault", str(tmp_path)])
+    assert result.exit_code == 2 and result.stderr.startswith("vaultmem: two config files:")
+    (tmp_path / ".vaultmem" / "config.toml").unlink()
+    import shutil
+
+    shutil.rmtree(tmp_path / ".vaultmem")
+    assert config.load(tmp_path)["recall"]["k"] == 4
+    assert init_vault(tmp_path) == [".vaultmem/", "README.md", ".gitignore (.vaultmem/, .vaultmem-usage/ added)"]
+    assert (tmp_path / ".vaultmem.toml").read_text() == "[recall]\nk = 4\n"
 
 
 def test_init_keeps_an_equivalent_gitignore_line(tmp_path):
-    write(tmp_path, ".gitignore", "/.vaultmem\n")
+    write(tmp_path, ".gitignore", "/.vaultmem\n/.vaultmem-usage\n")
     init_vault(tmp_path)
-    assert (tmp_path / ".gitignore").read_text() == "/.vaultmem\n"
+    assert (tmp_path / ".gitignore").read_text() == "/.vaultmem\n/.vaultmem-usage\n"
 
 
 def test_init_refuses_a_file(tmp_path):

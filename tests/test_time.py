@@ -84,7 +84,7 @@ def test_bad_key_is_refused(run, empty_vault):
 
 
 def test_possible_updates_are_listed_not_applied(run, empty_vault):
-    (empty_vault / ".vaultmem" / "config.toml").write_text(
+    (empty_vault / ".vaultmem.toml").write_text(
         "[lifecycle]\nsupersede_shared_context = 2\nsupersede_no_context = 2\n"
         "supersede_retract_cosine = 2\npossible_update = -1\n")  # everything similar is only "possible"
     old = json.loads(ok(run("remember", "decision", "Cache layer", "Redis for the session cache.",

@@ -1,4 +1,4 @@
-"""The usage sidecar (.vaultmem/usage.db): retrieval log, ratings, gaps; logged by recall,
+"""The usage sidecar (.vaultmem-usage/usage.db): retrieval log, ratings, gaps; logged by recall,
 carried by export/import; reading never rewrites a note."""
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def test_reading_never_changes_a_note(demo_copy, fake_embedder):
 
     def files() -> dict[str, tuple[bytes, int]]:
         return {p.relative_to(demo_copy).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns) for p in demo_copy.rglob("*")
-                if p.is_file() and ".vaultmem" not in p.relative_to(demo_copy).parts}  # fmt: skip
+                if p.is_file() and not {".vaultmem", ".vaultmem-usage"} & set(p.relative_to(demo_copy).parts)}  # fmt: skip
 
     before = files()
     hits = v.recall("why advisory locks for job leasing?", k=10)
@@ -311,3 +311,48 @@ def test_reconcile_snapshots_counts_by_type_and_status(demo, monkeypatch):
     assert demo.snapshot_counts("2099-01-01")
     later = dict(demo.count_history())["2099-01-01"]
     assert later[("decision", "resolved")] == counts.get(("decision", "resolved"), 0) + 1
+
+
+# ------------------------------------------------------------------ a durable sidecar
+
+
+def test_deleting_the_state_folder_keeps_ratings_and_gaps(run, vault, tmp_path):
+    """``.vaultmem/`` is disposable: delete it, index again, and usage data is still there
+    (before, usage.db lived inside it and ratings were lost)."""
+    import shutil
+
+    run("rate", "alpha001", "useful")
+    run("gap", "how to rotate the webhook secret")
+    before = vault.usage.dump()
+    vault.close()
+    assert (vault.root / ".vaultmem-usage" / "usage.db").is_file()
+    shutil.rmtree(vault.root / ".vaultmem")
+    assert run("index").exit_code == 0
+    after = json.loads(run("export").stdout)["usage"]
+    assert before["ratings"] and {k: after[k] for k in ("ratings", "gaps", "retrievals")} == \
+        {k: before[k] for k in ("ratings", "gaps", "retrievals")}  # (index takes today's counts)
+    assert json.loads(run("gaps", "--json").stdout)[0]["text"] == "how to rotate the webhook secret"
+
+
+def test_a_usage_store_in_its_old_place_is_moved_on_open(vault):
+    old = vault.root / ".vaultmem" / "usage.db"
+    vault.usage.rate("alpha001", True, "agent-z")
+    vault.usage.log_retrievals(["beta0001"], "recall")
+    before = vault.usage.dump()
+    vault.close()
+    new = vault.root / ".vaultmem-usage" / "usage.db"
+    new.rename(old)  # as an older vaultmem kept it
+    assert not new.exists()
+    with Vault(vault.root, embedder=vault.embedder) as again:
+        assert again.usage.dump() == before
+        assert again.usage.path == new and not old.exists()
+        assert oct(new.stat().st_mode & 0o777) == "0o600" and oct(new.parent.stat().st_mode & 0o777) == "0o700"
+
+
+def test_init_keeps_the_usage_store_out_of_git(tmp_path):
+    from vaultmem.setup import init_vault
+
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / ".gitignore").write_text("*.tmp\n.vaultmem/\n")
+    init_vault(tmp_path / "v")
+    assert (tmp_path / "v" / ".gitignore").read_text() == "*.tmp\n.vaultmem/\n.vaultmem-usage/\n"

@@ -117,7 +117,7 @@ def test_file_change_bumps_generation(served):
 
 def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_path):
     env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
-    write(demo_copy, ".vaultmem/config.toml", '[embedding]\nmodel = "none"\n')  # BM25 only: no model to load
+    write(demo_copy, ".vaultmem.toml", '[embedding]\nmodel = "none"\n')  # BM25 only: no model to load
     proc = subprocess.Popen([sys.executable, "-c", "from vaultmem.cli import main; main()", "serve", "--vault",
                              str(demo_copy), "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:

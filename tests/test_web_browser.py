@@ -64,7 +64,7 @@ def plant_history(root: Path, days: int = 5) -> None:
 
     from vaultmem.usage import UsageStore
 
-    store = UsageStore(root / ".vaultmem" / "usage.db")
+    store = UsageStore.of(root)
     try:
         (today, counts), = store.count_history()
         for back in range(days, 0, -1):

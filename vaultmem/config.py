@@ -1,9 +1,16 @@
-"""Vault configuration: ``<vault>/.vaultmem/config.toml`` merged over defaults."""
+"""Vault configuration: ``<vault>/.vaultmem.toml`` merged over defaults.
+
+The file sits beside the notes (versioned and shared with them), not in the disposable
+``.vaultmem/``; a vault made before reads ``.vaultmem/config.toml`` until its config is moved.
+``vaultmem init`` writes every default commented out, so a vault follows the defaults of the
+vaultmem it runs with except for the lines someone uncommented.
+"""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -50,9 +57,13 @@ DEFAULTS: dict[str, Any] = {
     },
 }
 
+CONFIG_FILE = ".vaultmem.toml"  # in the vault's root folder
+LEGACY_CONFIG = f"{STATE_DIR}/config.toml"  # where vaults made before kept it
+
 _CONFIG_TEMPLATE = """\
-# vaultmem configuration for this vault. Every key is optional; defaults are shown.
-# The indexes in {state}/index/ are derived from the notes and can be deleted at any time.
+# vaultmem configuration for this vault. Every key is optional and shown with its default,
+# commented out: uncomment a line to change it (the others follow vaultmem's defaults).
+# Everything in {state}/ is derived from the notes and can be deleted at any time.
 
 [vault]
 # Folder (relative to the vault) holding note templates, one per type; never indexed.
@@ -116,12 +127,27 @@ def _toml_values(section: dict[str, Any]) -> dict[str, Any]:
     return {k: json.dumps(v) if isinstance(v, (str, list, bool)) else v for k, v in section.items()}
 
 
-# The commented config file `vaultmem init` writes; its values are DEFAULTS (tests/test_defaults.py).
-CONFIG_TEXT = _CONFIG_TEMPLATE.format(
+def _commented(text: str) -> str:
+    """The template with every ``key = value`` line commented out."""
+    return re.sub(r"(?m)^(?=[A-Za-z_][A-Za-z0-9_]* = )", "# ", text)
+
+
+# The config file `vaultmem init` writes: the DEFAULTS (SHOWN), commented out (tests/test_defaults.py).
+SHOWN = _CONFIG_TEMPLATE.format(
     state=STATE_DIR,
     folders=DEFAULTS["folders"],
     **{name: _toml_values(section) for name, section in DEFAULTS.items() if name != "folders"},
 )
+CONFIG_TEXT = _commented(SHOWN)
+
+
+def config_path(vault_root: Path) -> Path:
+    """The vault's config file: ``.vaultmem.toml``, or a vault's older ``.vaultmem/config.toml``
+    while there is no new one (both at once is an error: which one is meant is not clear)."""
+    new, old = vault_root / CONFIG_FILE, vault_root / LEGACY_CONFIG
+    if old.exists() and new.exists():
+        raise BadInput(f"two config files: {new} and {old}; keep one (move your settings into {CONFIG_FILE})")
+    return old if old.exists() else new
 
 
 def merge(base: dict, over: dict) -> dict:
@@ -137,7 +163,7 @@ def merge(base: dict, over: dict) -> dict:
 
 def load(vault_root: Path) -> dict[str, Any]:
     """The vault's configuration; a broken config file is a one-line error."""
-    path = vault_root / STATE_DIR / "config.toml"
+    path = config_path(vault_root)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from .errors import VaultError, VaultNotFound
 
-STATE_DIR = ".vaultmem"
+STATE_DIR = ".vaultmem"  # disposable: indexes, sockets, locks (everything in it can be rebuilt from the files)
+USAGE_DIR = ".vaultmem-usage"  # durable: usage data the files cannot give back (ratings, retrievals, gaps)
+_ROOTS = (STATE_DIR, USAGE_DIR)
 
 
 def find_vault(path: str | os.PathLike | None = None, cwd: Path | None = None) -> Path:
@@ -30,12 +32,13 @@ def find_vault(path: str | os.PathLike | None = None, cwd: Path | None = None) -
 def private_dir(path: Path) -> Path:
     """Make sure ``path`` is a folder only its owner can enter (0700), creating missing
     folders on the way with that mode, and tightening the folder itself if it is ours and
-    open to others (``.vaultmem/`` holds queries and usage). Refuses a state folder that
-    is a symlink (a cloned vault could point ``.vaultmem`` anywhere)."""
+    open to others (``.vaultmem/`` holds queries, ``.vaultmem-usage/`` usage). Refuses a
+    state folder that is a symlink (a cloned vault could point ``.vaultmem`` anywhere)."""
+    inside = any(name in path.parts for name in _ROOTS)
     for folder in (path, *path.parents):
         if folder.is_symlink():
             raise VaultError(f"{folder} is a symlink; vaultmem keeps its state only in a real folder")
-        if folder.name == STATE_DIR or STATE_DIR not in path.parts:
+        if folder.name in _ROOTS or not inside:
             break
     missing = []
     for folder in (path, *path.parents):
@@ -51,7 +54,7 @@ def private_dir(path: Path) -> Path:
         st = folder.stat()
         if st.st_mode & 0o077 and st.st_uid == os.getuid():
             os.chmod(folder, 0o700)
-        if folder.name == STATE_DIR or STATE_DIR not in path.parts:
+        if folder.name in _ROOTS or not inside:
             break
     return path
 

@@ -20,6 +20,7 @@ import networkx as nx
 import numpy as np
 
 from . import graph as graphmod
+from .discovery import USAGE_DIR
 from .filters import is_expired, now_utc
 from .lock import WriterLock
 
@@ -283,17 +284,19 @@ def _tree_size(path: str) -> int:
 
 
 def disk_use(vault: "Vault") -> dict[str, int]:
-    """Bytes used by the notes and by each part of ``.vaultmem/``."""
+    """Bytes used by the notes and by each part of ``.vaultmem/`` and ``.vaultmem-usage/``."""
     notes = sum(st.size for st in map(vault.store.stat, vault.store.list_paths()) if st is not None)
-    state = vault.store.state_dir
     out = {"notes": notes}
-    if state.is_dir():
+    for state in (vault.store.state_dir, vault.root / USAGE_DIR):
+        if not state.is_dir() or state.is_symlink():
+            continue
         for entry in sorted(os.scandir(state), key=lambda e: e.name):
-            out[".vaultmem/" + entry.name] = _tree_size(entry.path) if entry.is_dir(follow_symlinks=False) else entry.stat(follow_symlinks=False).st_size
+            size = _tree_size(entry.path) if entry.is_dir(follow_symlinks=False) else entry.stat(follow_symlinks=False).st_size
+            out[f"{state.name}/{entry.name}"] = size
     trash = vault.root / ".trash"
     if trash.is_dir():
         out[".trash"] = _tree_size(str(trash))
-    out["total_state"] = sum(v for k, v in out.items() if k.startswith(".vaultmem/"))
+    out["total_state"] = sum(v for k, v in out.items() if k.startswith((".vaultmem/", f"{USAGE_DIR}/")))
     return out
 
 

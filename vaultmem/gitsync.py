@@ -30,7 +30,9 @@ from .errors import BadInput, VaultError
 from .lock import WriterLock
 from .mergedriver import merge_lines, merge_notes
 from .note import split_frontmatter
+from .discovery import USAGE_DIR
 from .store import STATE_DIR
+
 
 DRIVER = "vaultmem"
 ATTRIBUTES = ("*.md merge=vaultmem", "*.markdown merge=vaultmem")
@@ -138,6 +140,14 @@ def setup(root: Path) -> list[str]:
     return changed
 
 
+def stage_notes(git: "Git") -> None:
+    """Stage every change in the vault except this machine's usage store (queries and
+    ratings), which is never committed even where .gitignore does not say so (an exclude
+    pathspec would fail where .gitignore does say so, hence the unstaging)."""
+    git.run("add", "-A", "--", ".")
+    git.run("reset", "-q", "--", USAGE_DIR)
+
+
 def init_git(root: Path, remote: str | None = None) -> list[str]:
     """Make the vault a git repository (if it is not in one), register the merge driver,
     add ``origin`` when a remote is given, and commit what is there."""
@@ -155,7 +165,7 @@ def init_git(root: Path, remote: str | None = None) -> list[str]:
             done.append(f"remote origin -> {remote}")
         elif current != remote:
             raise GitError(f"origin already points at {current}; change it with git remote set-url")
-    git.run("add", "-A", "--", ".")
+    stage_notes(git)
     if not git.ok("diff", "--cached", "--quiet") or not git.ok("rev-parse", "-q", "--verify", "HEAD"):
         git.run("commit", "-q", "--allow-empty", "-m", "vaultmem: start versioning this vault")
         done.append("first commit")
@@ -251,7 +261,7 @@ class Syncer:
     # ------------------------------------------------------------ commit
 
     def _commit(self, report: SyncReport, message: str | None) -> None:
-        self.git.run("add", "-A", "--", ".")
+        stage_notes(self.git)
         _step("staged")
         has_head = self.git.ok("rev-parse", "-q", "--verify", "HEAD")
         if has_head and self.git.ok("diff", "--cached", "--quiet"):

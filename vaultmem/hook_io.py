@@ -45,10 +45,9 @@ def log_shown(root: Path) -> Callable[[list[str]], None]:
     """Log the memories a prompt hook showed as retrieved (the durable usage store)."""
 
     def log(ids: list[str]) -> None:
-        from .discovery import STATE_DIR
         from .usage import UsageStore
 
-        store = UsageStore(root / STATE_DIR / "usage.db")
+        store = UsageStore.of(root)
         try:
             store.log_retrievals(ids, "hook")
         finally:

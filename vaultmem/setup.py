@@ -1,16 +1,17 @@
-"""Creating a vault: ``.vaultmem/`` with its config, a README for people and agents, .gitignore."""
+"""Creating a vault: ``.vaultmem/``, its config ``.vaultmem.toml``, a README for people and agents, .gitignore
+(the disposable ``.vaultmem/`` and the per-machine usage store ``.vaultmem-usage/`` stay out of git)."""
 
 from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
 
-from .config import CONFIG_TEXT
+from .config import CONFIG_FILE, CONFIG_TEXT, LEGACY_CONFIG
 from .errors import VaultError
-from .discovery import private_dir
+from .discovery import USAGE_DIR, private_dir
 from .store import STATE_DIR, atomic_write
 
-GITIGNORE_LINE = f"{STATE_DIR}/"
+GITIGNORED = (STATE_DIR, USAGE_DIR)
 
 
 def vault_readme() -> str:
@@ -31,20 +32,25 @@ def init_vault(root: Path) -> list[str]:
     if not state.is_dir():
         created.append(f"{STATE_DIR}/")
     private_dir(state)  # owner-only, also when an older vaultmem made it 0755
-    for rel, text in ((f"{STATE_DIR}/config.toml", CONFIG_TEXT), ("README.md", vault_readme())):
+    for rel, text in ((CONFIG_FILE, CONFIG_TEXT), ("README.md", vault_readme())):
+        if rel == CONFIG_FILE and (root / LEGACY_CONFIG).exists():
+            continue  # a vault made before keeps its config where it is
         if not (root / rel).exists():
             atomic_write(root / rel, text, create_only=True)
             created.append(rel)
-    if _add_gitignore_line(root / ".gitignore"):
-        created.append(".gitignore (.vaultmem/ added)")
+    added = _add_gitignore_lines(root / ".gitignore")
+    if added:
+        created.append(f".gitignore ({', '.join(added)} added)")
     return created
 
 
-def _add_gitignore_line(path: Path) -> bool:
-    """Append ``.vaultmem/`` to .gitignore unless an equivalent line is there."""
+def _add_gitignore_lines(path: Path) -> list[str]:
+    """Append ``.vaultmem/`` and ``.vaultmem-usage/`` to .gitignore unless equivalent lines
+    are there; returns the lines added."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if any(line.strip().strip("/") == STATE_DIR for line in text.splitlines()):
-        return False
-    sep = "" if not text or text.endswith("\n") else "\n"
-    atomic_write(path, f"{text}{sep}{GITIGNORE_LINE}\n")
-    return True
+    present = {line.strip().strip("/") for line in text.splitlines()}
+    missing = [f"{name}/" for name in GITIGNORED if name not in present]
+    if missing:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        atomic_write(path, f"{text}{sep}" + "".join(f"{line}\n" for line in missing))
+    return missing

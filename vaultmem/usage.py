@@ -1,8 +1,9 @@
-"""The durable usage store (``.vaultmem/usage.db``, SQLite WAL): what cannot be rebuilt from
-the notes. A retrieval log (every memory surfaced by recall or wake), usefulness ratings and
-knowledge gaps, and a daily snapshot of how many notes have each type and status (the
-files only say what the counts are now). It lives beside the disposable indexes, not in them, and notes are never
-rewritten because they were read.
+"""The durable usage store (``.vaultmem-usage/usage.db``, SQLite WAL): what cannot be rebuilt
+from the notes. A retrieval log (every memory surfaced by recall or wake), usefulness ratings
+and knowledge gaps, and a daily snapshot of how many notes have each type and status (the
+files only say what the counts are now). It lives in its own folder beside the disposable
+``.vaultmem/`` (which can be deleted and rebuilt), and notes are never rewritten because they
+were read. A store found at its old place, ``.vaultmem/usage.db``, is moved on first open.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .discovery import owner_only, private_dir
+from .discovery import STATE_DIR, USAGE_DIR, owner_only, private_dir
+
+FILE = "usage.db"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS retrievals (key TEXT NOT NULL, at REAL NOT NULL, via TEXT);
@@ -42,8 +45,45 @@ def normalise_gap(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip().lower())
 
 
+def store_path(root: Path) -> Path:
+    """Where a vault's usage store lives, moving it there from ``.vaultmem/`` if it was kept
+    there (before it had its own folder); the move holds a lock and copies through SQLite's
+    backup, so a store in use or a crash half-way loses nothing."""
+    path = root / USAGE_DIR / FILE
+    old = root / STATE_DIR / FILE
+    if path.exists() or not old.exists():
+        return path
+    from .lock import named_lock
+
+    with named_lock(root / STATE_DIR / "locks", "usage store move"):
+        if old.exists() and not path.exists():
+            _move_store(old, path)
+    return path
+
+
+def _move_store(old: Path, new: Path) -> None:
+    private_dir(new.parent)
+    part = new.with_name(new.name + ".part")
+    part.unlink(missing_ok=True)
+    owner_only(part)
+    src, dst = sqlite3.connect(str(old), timeout=30), sqlite3.connect(str(part))
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+    part.rename(new)
+    for suffix in ("", "-wal", "-shm"):
+        old.with_name(old.name + suffix).unlink(missing_ok=True)
+
+
 class UsageStore:
     """Usage data of one vault."""
+
+    @classmethod
+    def of(cls, root: Path) -> "UsageStore":
+        """The usage store of the vault at ``root``."""
+        return cls(store_path(root))
 
     def __init__(self, path: Path):
         private_dir(path.parent)

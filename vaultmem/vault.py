@@ -313,7 +313,7 @@ class Vault:
     def usage(self) -> UsageStore:
         """The durable usage store (retrievals, ratings, gaps)."""
         if self._usage is None:
-            self._usage = UsageStore(self.root / STATE_DIR / "usage.db")
+            self._usage = UsageStore.of(self.root)
         return self._usage
 
     def sources(self) -> Sources:

@@ -24,7 +24,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
-from .discovery import STATE_DIR
+from .discovery import STATE_DIR, USAGE_DIR
 from .errors import VaultError
 from .lifecycle import apply_keys, apply_updates
 from .lock import WriterLock
@@ -180,7 +180,7 @@ class EventCollector(FileSystemEventHandler):
         if path != self.root and not path.startswith(self.root + os.sep):
             return None
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        if rel == "." or rel == STATE_DIR or rel.startswith(STATE_DIR + "/"):
+        if rel == "." or rel.split("/", 1)[0] in (STATE_DIR, USAGE_DIR):
             return None
         return rel
 

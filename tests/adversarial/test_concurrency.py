@@ -60,7 +60,7 @@ def test_concurrent_edits_with_a_watcher_lose_nothing(small_vault):
 
 def test_concurrent_first_checkpoints_of_one_session_make_one_handoff(small_vault):
     """Before: each process found no handoff for the session and made its own."""
-    (small_vault / ".vaultmem" / "config.toml").write_text('[embedding]\nmodel = "none"\n')  # BM25 only: quick
+    (small_vault / ".vaultmem.toml").write_text('[embedding]\nmodel = "none"\n')  # BM25 only: quick
     procs = [start("checkpoint", f"step {i} done", "--source", "agent-race", "--json", "--vault", str(small_vault))
              for i in range(6)]  # fmt: skip
     results = [(p.wait(timeout=120), *p.communicate()) for p in procs]

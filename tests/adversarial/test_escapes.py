@@ -54,13 +54,14 @@ def test_state_folder_and_its_files_are_owner_only(tmp_path):
     (root / "Note.md").write_text("---\ntitle: Note\n---\nSome text.\n")
     assert run("index", "--vault", str(root)).returncode == 0
     assert run("recall", "text", "--vault", str(root)).returncode == 0  # logs the query's retrievals
-    state = root / ".vaultmem"
-    assert _mode(state) == 0o700
-    for path in state.rglob("*"):
-        if path.is_dir():
-            assert _mode(path) == 0o700, path
-        elif path.name.startswith(("usage.db", "manifest.db")):
-            assert _mode(path) == 0o600, path
+    assert (root / ".vaultmem-usage" / "usage.db").is_file()
+    for state in (root / ".vaultmem", root / ".vaultmem-usage"):
+        assert _mode(state) == 0o700
+        for path in state.rglob("*"):
+            if path.is_dir():
+                assert _mode(path) == 0o700, path
+            elif path.name.startswith(("usage.db", "manifest.db")):
+                assert _mode(path) == 0o600, path
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 

@@ -92,7 +92,7 @@ def test_watcher_retries_a_failing_batch_a_few_times_not_forever(small_vault, wa
 
 
 def _files(root) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if ".vaultmem" not in p.parts}
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if not {".vaultmem", ".vaultmem-usage"} & set(p.parts)}
 
 
 @pytest.mark.anyio
@@ -145,7 +145,7 @@ def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
 def test_a_huge_note_embeds_at_most_max_chunks_and_bm25_keeps_all_of_it(small_vault):
     from .adversarial_helpers import run
 
-    (small_vault / ".vaultmem" / "config.toml").write_text("[embedding]\nmax_chunks = 5\n")
+    (small_vault / ".vaultmem.toml").write_text("[embedding]\nmax_chunks = 5\n")
     paragraphs = [f"Paragraph {i} talks about topic{i} in some detail. " * 20 for i in range(60)]
     (small_vault / "Huge.md").write_text("---\ntitle: Huge\n---\n" + "\n\n".join(paragraphs) + "\nzebracorn at the end.\n")
     result = run("index", "--vault", str(small_vault))
