@@ -104,6 +104,9 @@ def _print_hit(h: dict, explain: bool) -> None:
             )
         if "time_range" in e:
             typer.echo(f"      + time {e.get('time', 0.0):.3f}: dates {e['time_range']}")
+        if "first_round_rank" in e:
+            came = f"rank {e['first_round_rank']} in the first round" if e["first_round_rank"] else "not in the first round"
+            typer.echo(f"      + subject {e.get('subject', 0.0):.3f} (second round; {came}){': ' + e['subject_via'] if e.get('subject_via') else ''}")
         if "as_of" in e:
             typer.echo(f"      valid on {e['as_of']}")
 

@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
         "time_boost": 1.0,  # added to notes dated in a query's time range (benchmarks/time_questions.py)
         "context_weight": 0.2,
         "question_words": False,
+        "subject": True,  # a question naming a speaker of the top hits gets a second round (subject.py)
     },
     "adaptive": {
         "usefulness": 0.60, "recency": 0.25, "frequency": 0.15, "min_ratings": 3,
@@ -90,6 +91,9 @@ bm25_weight = {recall[bm25_weight]}
 context_weight = {recall[context_weight]}
 # BM25 drops a question's question words (what, did, how, ...) unless this is true.
 question_words = {recall[question_words]}
+# A question naming a speaker of its top hits ("Name: ..." notes) is searched again with the
+# name out of the vector query, and that speaker's own notes are lifted.
+subject = {recall[subject]}
 
 [adaptive]
 # adaptive = usefulness * {adaptive[usefulness]:.2f} + recency * {adaptive[recency]:.2f} + frequency * {adaptive[frequency]:.2f} (floor {adaptive[floor]:.2f});

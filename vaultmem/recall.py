@@ -28,7 +28,7 @@ from typing import Any, Callable
 import networkx as nx
 import numpy as np
 
-from . import fusion, neighbours, timefilter
+from . import fusion, neighbours, subject, timefilter
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .bm25 import BM25Index
 from .chunking import plain_text
@@ -100,6 +100,7 @@ class Options:
     bm25_weight: float = DEFAULTS["recall"]["bm25_weight"]
     context_weight: float = DEFAULTS["recall"]["context_weight"]  # neighbour context (neighbours.py)
     question_words: bool = DEFAULTS["recall"]["question_words"]  # True: BM25 scores question words too
+    subject: bool = DEFAULTS["recall"]["subject"]  # a question about a speaker gets a second round (subject.py)
     candidates: int = DEFAULTS["recall"]["candidates"]
     graph_decay: float = DEFAULTS["recall"]["graph_decay"]
     graph_seeds: int = DEFAULTS["recall"]["graph_seeds"]
@@ -142,43 +143,45 @@ class Sources:
 
 
 def _parts() -> dict[str, float]:
-    return {"bm25": 0.0, "bm25_raw": 0.0, "vector": 0.0, "vector_raw": 0.0, "context": 0.0, "graph": 0.0, "anchor": 0.0}
+    return {"bm25": 0.0, "bm25_raw": 0.0, "vector": 0.0, "vector_raw": 0.0, "context": 0.0, "graph": 0.0, "anchor": 0.0,
+            "subject": 0.0}
 
 
 
-def raw_scores(src: Sources, query: str, mode: str,
-               question_words: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+def raw_scores(src: Sources, query: str, mode: str, question_words: bool = False,
+               vector_query: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
     """(BM25 score, cosine) of every note in universe order, and the query vector.
 
-    BM25 scores the query without its question words unless ``question_words``."""
-    key = (query, mode, question_words)
+    BM25 scores the query without its question words unless ``question_words``; vectors
+    embed ``vector_query`` when given, else the query."""
+    key = (query, mode, question_words, vector_query)
     if key in src.memo:
         return src.memo[key]
     if len(src.memo) > 8:
         src.memo.clear()
-    src.memo[key] = _raw_scores(src, query, mode, question_words)
+    src.memo[key] = _raw_scores(src, query, mode, question_words, vector_query)
     return src.memo[key]
 
 
-def _raw_scores(src: Sources, query: str, mode: str,
-                question_words: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+def _raw_scores(src: Sources, query: str, mode: str, question_words: bool,
+                vector_query: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
     n = len(src.universe)
     text = query if question_words else content_query(query)
     bm25 = src.bm25.score_all(text, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
     if mode not in ("hybrid", "vector"):
         return bm25, np.zeros(n), None
-    qvec = src.embedder.embed([query])[0]
+    qvec = src.embedder.embed([vector_query or query])[0]
     return bm25, src.vectors().aligned_scores(qvec, src.index, n), qvec
 
 
-def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None):
+def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, vector_query: str | None = None):
     """Score every note with BM25 and/or vectors, fuse, and keep the top candidates.
 
     Returns (path -> parts, query vector or None).
     """
     universe, index = src.universe, src.index
     n = len(universe)
-    bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words)
+    bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words, vector_query)
     weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
     b_part, v_part = fusion.hybrid(bm25, vec, weight, opt.stats)
     fused = b_part + v_part
@@ -212,7 +215,36 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None):
 
 
 def _base(parts: dict[str, float]) -> float:
-    return parts["bm25"] + parts["vector"] + parts["context"] + parts["graph"] + parts["anchor"]
+    return parts["bm25"] + parts["vector"] + parts["context"] + parts["graph"] + parts["anchor"] + parts["subject"]
+
+
+def _speaker(src: Sources, path: str) -> str | None:
+    """The speaker a note opens with (``Name: ...``), cached on the graph per content hash."""
+    cache = src.graph.graph.setdefault("speakers", {})
+    rec = src.records[path]
+    hit = cache.get(path)
+    if hit is None or hit[0] != rec.hash:
+        hit = cache[path] = (rec.hash, subject.speaker(src.read_body(path)))
+    return hit[1]
+
+
+def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | None, scored: dict, parts_of):
+    """A question naming a speaker of the first round's top hits: search again with the
+    name out of the vector query, and lift that speaker's own notes (``subject.py``)."""
+    if not opt.subject or opt.mode == "bm25":
+        return scored, parts_of
+    top = sorted(scored, key=lambda p: -_base(scored[p]))[: subject.FIRST]
+    subj = subject.find(query, [(src.records[p].key, _speaker(src, p)) for p in top])
+    if subj is None:
+        return scored, parts_of
+    first = {p: rank for rank, p in enumerate(sorted(scored, key=lambda p: -_base(scored[p])), start=1)}
+    scored, _, parts_of = _retrieve(src, query, opt, allowed, subj.vector_query)
+    for path, parts in scored.items():
+        parts["first_round_rank"] = first.get(path, 0)  # 0: not among the first round's candidates
+        if _speaker(src, path) in subj.names:
+            parts["subject"] = subj.lift
+            parts["subject_via"] = subj.reason()  # type: ignore[assignment]
+    return scored, parts_of
 
 
 def _replacement(src: Sources, path: str, opt: Options) -> str | None:
@@ -329,6 +361,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     narrowed = opt.filters.restrictive or near or opt.as_of is not None or filtered
     allowed = {p for p in records if candidate(p)} if narrowed else None
     scored, _, parts_of = _retrieve(src, query, opt, allowed)
+    scored, parts_of = _subject_round(src, query, opt, allowed, scored, parts_of)
     for path in near:
         if candidate(path):
             scored.setdefault(path, parts_of(path))["anchor"] = ANCHOR_WEIGHT * near[path]

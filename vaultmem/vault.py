@@ -297,7 +297,7 @@ class Vault:
             context_weight=float(rc["context_weight"]), question_words=bool(rc["question_words"]),
             adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
             snippets=snippets, now=parse_now(now), time_mode=time, as_of=parse_day(as_of, "--as-of"),
-            time_boost=float(rc.get("time_boost", TIME_BOOST)),
+            time_boost=float(rc.get("time_boost", TIME_BOOST)), subject=bool(rc.get("subject", True)),
         )  # fmt: skip
         hits = search(self.sources(), query, opt)
         if log and hits:
