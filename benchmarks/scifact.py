@@ -94,19 +94,20 @@ def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | N
 
 BEFORE = {"recall": {"bm25_weight": 0.25, "context_weight": 0.0, "question_words": True},
           "adaptive": {"from_retrievals": True}}  # the settings before issue 18
+SUBJECT_OFF = {"recall": {"subject": False}}  # main before the question-about-a-speaker round
 DEFAULT_VARIANTS = {"defaults": {}, "defaults_from_retrievals": {"adaptive": {"from_retrievals": True}},
                     "before": BEFORE}  # fmt: skip
 
 
-def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3) -> dict:
-    """Recall p50 with the settings before issue 18 and now, alternating query by query (and
-    which goes first) in one process; the query is embedded before both are timed, so the
-    times leave the embedding out (the machine is shared: only the ratio means much)."""
+def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3, against: dict = BEFORE) -> dict:
+    """Recall p50 with the settings before issue 18 (or ``against``) and now, alternating query
+    by query (and which goes first) in one process; the query is embedded before both are timed,
+    so the times leave the embedding out (the machine is shared: only the ratio means much)."""
     from vaultmem import config as configmod
 
     vault = Vault(root)
     now = vault.config
-    before = configmod.merge(now, BEFORE)
+    before = configmod.merge(now, against)
     texts = list(queries.values())
     for t in texts[:20]:
         vault.recall(t, log=False)
@@ -263,6 +264,7 @@ def main() -> None:
         for name, extra in DEFAULT_VARIANTS.items():
             quality[f"vault_recall_{name}"] = through_defaults(args.work, queries, qrels, extra, args.defaults_k)
         quality["paired_latency"] = paired_latency(args.work, queries)
+        quality["paired_latency_subject_off"] = paired_latency(args.work, queries, against=SUBJECT_OFF)
     lat = latency(vault, queries, args.repeats)
     print(f"  recall latency p50 {lat['median_p50_ms']} ms, p95 {lat['median_p95_ms']} ms", flush=True)
     vault.close()

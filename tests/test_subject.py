@@ -115,3 +115,9 @@ def test_no_second_round_without_a_named_speaker(turns):
     for query in ("pottery class and camping", "What activities do the kids like?", "What did Sophia read?"):
         hits = _recall(turns, query)
         assert all("first_round_rank" not in h["explain"] for h in hits), query
+
+
+def test_names_in_skips_the_first_word_and_non_names():
+    assert subject.names_in("What did Melanie paint in May?") == {"Melanie", "May"}
+    assert subject.names_in("Melanie painted what?") == set()
+    assert subject.names_in("ALDH1 expression in BRCA1 carriers") == set()

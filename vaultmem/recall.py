@@ -2,7 +2,7 @@
 
 Score of a hit (every part is reported by ``--explain``)::
 
-    raw   = bm25 + vector + context + graph + anchor
+    raw   = bm25 + vector + context + graph + anchor + subject
     score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
 
 ``bm25`` and ``vector`` are the weighted, standardised parts from ``fusion.hybrid`` (every
@@ -10,6 +10,8 @@ note is scored by both; an average note scores 0);
 ``context`` is a share of the best fused score among the notes a note links with
 (``neighbours.py``; BM25 scores a question without its question words, ``question.py``);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
+``subject`` lifts a speaker's own notes when the question is about that speaker (a second
+round, ``subject.py``);
 ``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types;
 ``importance`` lifts high-importance memories; ``blend`` is the adaptive factor from usage
 (``adaptive.py``; 1 with ``--no-adaptive``).
@@ -231,7 +233,7 @@ def _speaker(src: Sources, path: str) -> str | None:
 def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | None, scored: dict, parts_of):
     """A question naming a speaker of the first round's top hits: search again with the
     name out of the vector query, and lift that speaker's own notes (``subject.py``)."""
-    if not opt.subject or opt.mode == "bm25":
+    if not opt.subject or opt.mode == "bm25" or not subject.names_in(query):
         return scored, parts_of
     top = sorted(scored, key=lambda p: -_base(scored[p]))[: subject.FIRST]
     subj = subject.find(query, [(src.records[p].key, _speaker(src, p)) for p in top])

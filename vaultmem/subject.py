@@ -79,10 +79,16 @@ def third_person_out(question: str, names: Iterable[str]) -> str:
     return re.sub(r"\s{2,}", " ", out).strip()
 
 
+def names_in(question: str) -> set[str]:
+    """The words of a question that could be a name: capitalised, with a lower-case letter,
+    not the question's first word ("What did Melanie paint?" -> {"Melanie"})."""
+    return {w for w in WORD_RE.findall(question)[1:] if w[0].isupper() and any(c.islower() for c in w[1:])}
+
+
 def find(question: str, first_round: list[tuple[str, str | None]]) -> Subject | None:
     """The Subject of a question given the first round's top hits as (key, speaker), best
     first; None when the question names no one who speaks in them."""
-    words = set(WORD_RE.findall(question))
+    words = names_in(question)
     count: dict[str, list[str]] = {}
     for key, who in first_round[:FIRST]:
         if who and who.split()[0] in words:

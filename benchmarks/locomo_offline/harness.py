@@ -29,10 +29,13 @@ def build():
             for qa in s['qa']:
                 ev = evidence_of(qa, known)
                 if not ev: continue
-                b, vv, qv = R.raw_scores(src, str(qa['question']), 'hybrid')
-                qs.append(dict(q=qa['question'], cat=qa['category'], ev=ev, bm25=b.copy(), vec=vv.copy(), qvec=qv.copy()))
+                text, span, inside = R.time_query(src, str(qa['question']), R.Options(), R.now_utc())
+                b, vv, qv = R.raw_scores(src, text, 'hybrid')
+                tin = sorted(src.index[p] for p in inside if p in src.index)
+                qs.append(dict(q=qa['question'], cat=qa['category'], ev=ev, bm25=b.copy(), vec=vv.copy(), qvec=qv.copy(),
+                               text=text, inside=tin))
             data[(shape, s['sample_id'])] = dict(ids=ids, adj=adj, vecs=vecs, qs=qs,
-                bodies=[v._body(p) for p in src.universe], titles=[src.records[p].title for p in src.universe])
+                bodies=[v.body(p) for p in src.universe], titles=[src.records[p].title for p in src.universe])
             v.close()
             print(shape, s['sample_id'], len(qs), flush=True)
     pickle.dump(data, open(CACHE, 'wb'))
