@@ -238,3 +238,27 @@ def subject_cent(d, q, lam=0.2, m=5, **kw):
 if __name__ == '__main__' and what == 'scent':
     for lam in (0.05, 0.1, 0.2):
         print('subject+cent', lam, report(subject_cent, lam=lam, s=0.05, sl=0.2), flush=True)
+
+
+def two_names(d, q, s=0.05, sl=0.2, s2=0.25, mode='interleave', **kw):
+    """Questions naming two speakers: one ranking per speaker (that speaker's notes lifted), interleaved."""
+    nm = named(d, q)
+    if len(nm) != 2:
+        return subject_list(d, q, s=s, sl=sl, **kw)
+    w, sm = kw.pop('w', 0.3), kw.pop('smooth', 0.2)
+    tot, _ = base(d, q, w=w, smooth=sm, bm25=q['bm25'], vec=q['vec_pr'])
+    spk = speakers(d)
+    orders = []
+    for n in sorted(nm):
+        orders.append(finish(d, q, tot + s2 * np.array([sp == n for sp in spk]), **kw))
+    out, seen = [], set()
+    for pair in zip(*orders):
+        for i in pair:
+            if i not in seen: seen.add(i); out.append(i)
+    return out
+
+
+if __name__ == '__main__' and what == 'two':
+    print('kept', report(subject_list, s=0.05, sl=0.2), '| all5', full(subject_list, s=0.05, sl=0.2))
+    for s2 in (0.1, 0.25, 0.5):
+        print('two', s2, report(two_names, s2=s2), '| all5', full(two_names, s2=s2), flush=True)
