@@ -235,11 +235,11 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
     name out of the vector query, and lift that speaker's own notes (``subject.py``)."""
     if not opt.subject or opt.mode == "bm25" or not subject.names_in(query):
         return scored, parts_of
-    top = sorted(scored, key=lambda p: -_base(scored[p]))[: subject.FIRST]
-    subj = subject.find(query, [(src.records[p].key, _speaker(src, p)) for p in top])
+    ranked = sorted(scored, key=lambda p: -_base(scored[p]))
+    subj = subject.find(query, [(src.records[p].key, _speaker(src, p)) for p in ranked[: subject.FIRST]])
     if subj is None:
         return scored, parts_of
-    first = {p: rank for rank, p in enumerate(sorted(scored, key=lambda p: -_base(scored[p])), start=1)}
+    first = {p: rank for rank, p in enumerate(ranked, start=1)}
     scored, _, parts_of = _retrieve(src, query, opt, allowed, subj.vector_query)
     for path, parts in scored.items():
         parts["first_round_rank"] = first.get(path, 0)  # 0: not among the first round's candidates
