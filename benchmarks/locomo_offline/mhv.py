@@ -262,3 +262,54 @@ if __name__ == '__main__' and what == 'two':
     print('kept', report(subject_list, s=0.05, sl=0.2), '| all5', full(subject_list, s=0.05, sl=0.2))
     for s2 in (0.1, 0.25, 0.5):
         print('two', s2, report(two_names, s2=s2), '| all5', full(two_names, s2=s2), flush=True)
+
+
+_V = {}
+
+
+def _bm25(key):
+    if key not in _V:
+        from vaultmem.vault import Vault
+        from vaultmem.embed import NoEmbedder
+        v = Vault(WORK / 'locomo' / key[0] / key[1], NoEmbedder()); _V[key] = (v, v.sources())
+    return _V[key][1]
+
+
+def terms_round(d, q, lam=0.1, m=5, T=8, key=None, **kw):
+    """On top of the kept stage: the content terms of the named speaker's top m hits (not in the
+    question, rarest first, T of them) as a second BM25 query, added to that speaker's notes."""
+    order = subject_list(d, q, s=0.05, sl=0.2, **kw)
+    nm = named(d, q)
+    if not nm: return order
+    src = _bm25(key); spk = speakers(d)
+    if 'df' not in d:
+        import collections
+        df = collections.Counter()
+        d['terms'] = [set(src.bm25.terms(b)) for b in d['bodies']]
+        for t in d['terms']: df.update(t)
+        d['df'] = df
+    qt = set(src.bm25.terms(q['q'])) | {t for n in nm for t in src.bm25.terms(n)}
+    top = [i for i in order if spk[i] in nm][:m]
+    cand = {t for i in top for t in d['terms'][i]} - qt
+    cand = sorted(cand, key=lambda t: d['df'][t])[:T]
+    if not cand: return order
+    b2 = src.bm25.score_all(' '.join(cand), src.index, len(src.universe))
+    extra = lam * np.maximum(z(b2), 0) * np.array([sp in nm for sp in spk])
+    pos = {i: r for r, i in enumerate(order)}
+    w, sm = kw.get('w', 0.3), kw.get('smooth', 0.2)
+    tot, _ = base(d, q, w=w, smooth=sm, bm25=q['bm25'], vec=q['vec_pr'])
+    lift = (0.05 + (0.2 if listy(q['q']) else 0)) * np.array([sp in nm for sp in spk])
+    return finish(d, q, tot + lift + extra, **{k: v for k, v in kw.items() if k not in ('w', 'smooth')})
+
+
+def _keyed(fn):
+    def f(d, q, **kw):
+        key = next(k for k, dd in D.items() if dd is d)
+        return fn(d, q, key=key, **kw)
+    return f
+
+
+if __name__ == '__main__' and what == 'terms':
+    for lam in (0.05, 0.1, 0.2):
+        for T in (5, 10):
+            print('terms', lam, T, report(_keyed(terms_round), lam=lam, T=T), flush=True)
