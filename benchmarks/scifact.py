@@ -92,22 +92,27 @@ def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | N
     return out
 
 
-BEFORE = {"recall": {"bm25_weight": 0.25, "context_weight": 0.0, "question_words": True},
+BEFORE = {"recall": {"bm25_weight": 0.25, "context_weight": 0.0, "question_words": True, "combine": "sum"},
           "adaptive": {"from_retrievals": True}}  # the settings before issue 18
 SUBJECT_OFF = {"recall": {"subject": False}}  # main before the question-about-a-speaker round
+SUM = {"recall": {"combine": "sum"}}  # the hand-set formula (the default)
+LEARNED = {"recall": {"combine": "learned"}}  # the learned combination (vaultmem/learned.py)
 DEFAULT_VARIANTS = {"defaults": {}, "defaults_from_retrievals": {"adaptive": {"from_retrievals": True}},
-                    "before": BEFORE}  # fmt: skip
+                    "before": BEFORE, "sum": SUM, "learned": LEARNED}  # fmt: skip
 
 
-def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3, against: dict = BEFORE) -> dict:
-    """Recall p50 with the settings before issue 18 (or ``against``) and now, alternating query
-    by query (and which goes first) in one process; the query is embedded before both are timed,
-    so the times leave the embedding out (the machine is shared: only the ratio means much)."""
+def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3, against: dict = BEFORE,
+                   now_extra: dict | None = None) -> dict:  # fmt: skip
+    """Recall p50 with the settings ``against`` (default: before issue 18) and now (the vault's
+    settings plus ``now_extra``), alternating
+    query by query (and which goes first) in one process; the query is embedded before both
+    are timed, so the times leave the embedding out (the machine is shared: only the ratio
+    means much)."""
     from vaultmem import config as configmod
 
     vault = Vault(root)
-    now = vault.config
-    before = configmod.merge(now, against)
+    now = configmod.merge(vault.config, now_extra or {})
+    before = configmod.merge(vault.config, against)
     texts = list(queries.values())
     for t in texts[:20]:
         vault.recall(t, log=False)
@@ -243,6 +248,8 @@ def main() -> None:
                     help="also nDCG@10 through Vault.recall with default settings (adaptive on, logging)")
     ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument("--defaults-k", type=int, default=10, help="k of the --defaults recalls (each logs k retrievals)")
+    ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help="--defaults variants to run (comma-separated)")
+    ap.add_argument("--latency-repeats", type=int, default=3, help="passes of the paired latency runs")
     args = ap.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"scifact.py: no SciFact data at {args.data} (pass --data PATH)")
@@ -261,10 +268,11 @@ def main() -> None:
         return
     quality = evaluate(vault, queries, qrels)
     if args.defaults:
-        for name, extra in DEFAULT_VARIANTS.items():
-            quality[f"vault_recall_{name}"] = through_defaults(args.work, queries, qrels, extra, args.defaults_k)
-        quality["paired_latency"] = paired_latency(args.work, queries)
-        quality["paired_latency_subject_off"] = paired_latency(args.work, queries, against=SUBJECT_OFF)
+        for name in args.variants.split(","):
+            quality[f"vault_recall_{name}"] = through_defaults(args.work, queries, qrels, DEFAULT_VARIANTS[name], args.defaults_k)
+        quality["paired_latency"] = paired_latency(args.work, queries, args.latency_repeats)
+        quality["paired_latency_subject_off"] = paired_latency(args.work, queries, args.latency_repeats, SUBJECT_OFF)
+        quality["paired_latency_learned_vs_sum"] = paired_latency(args.work, queries, args.latency_repeats, SUM, LEARNED)
     lat = latency(vault, queries, args.repeats)
     print(f"  recall latency p50 {lat['median_p50_ms']} ms, p95 {lat['median_p95_ms']} ms", flush=True)
     vault.close()

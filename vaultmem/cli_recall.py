@@ -92,7 +92,8 @@ def _print_hit(h: dict, explain: bool) -> None:
         e = h["explain"]
         typer.echo(
             f"    = (bm25 {e['bm25']:.3f} [raw {e['bm25_raw']:.2f}] + vector {e['vector']:.3f} [cos {e['vector_raw']:.3f}]"
-            f" + context {e.get('context', 0.0):.3f}{' via ' + str(e['context_via']) if e.get('context_via') else ''}"
+            + (f" + length {e['length']:.3f}" if "length" in e else "")
+            + f" + context {e.get('context', 0.0):.3f}{' via ' + str(e['context_via']) if e.get('context_via') else ''}"
             f" + graph {e['graph']:.3f}{' via ' + str(e['graph_via']) if e.get('graph_via') else ''}"
             f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f} x importance {e['importance']:.2f}"
             f" x adaptive blend {e['blend']:.3f}"

@@ -40,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
         "context_weight": 0.2,
         "question_words": False,
         "subject": True,  # a question naming a speaker of the top hits gets a second round (subject.py)
+        "combine": "sum",  # "sum": the hand-set formula; "learned": weights in vaultmem/resources/learned.json
+        "learned_weights": "",  # a weights file of one's own ("": the shipped one)
     },
     "adaptive": {
         "usefulness": 0.60, "recency": 0.25, "frequency": 0.15, "min_ratings": 3,
@@ -84,16 +86,24 @@ max_chunks = {embedding[max_chunks]}
 
 [recall]
 k = {recall[k]}
-# Weight of the BM25 part in the hybrid score (the rest is the vector part).
+# Weight of the BM25 part in the hybrid score (the rest is the vector part); combine = "sum" only.
 bm25_weight = {recall[bm25_weight]}
 # A note is lifted by context_weight x the best score among the notes it links with
-# (short notes such as conversation turns are understood next to their neighbours).
+# (short notes such as conversation turns are understood next to their neighbours); "sum" only.
 context_weight = {recall[context_weight]}
 # BM25 drops a question's question words (what, did, how, ...) unless this is true.
 question_words = {recall[question_words]}
 # A question naming a speaker of its top hits ("Name: ..." notes) is searched again with the
 # name out of the vector query, and that speaker's own notes are lifted.
 subject = {recall[subject]}
+# How the text scores combine: "sum" is the bm25_weight/context_weight formula; "learned"
+# weighs BM25, vector, neighbour context and a short-note prior with weights chosen on SciFact
+# and LoCoMo (vaultmem/learned.py): better on vaults of conversation turns, but it ranks a
+# one-line memory lower among longer notes, so it is not the default.
+combine = {recall[combine]}
+# A weights file of your own for "learned", a path inside the vault (same format as the
+# shipped vaultmem/resources/learned.json; "": the shipped weights).
+learned_weights = {recall[learned_weights]}
 
 [adaptive]
 # adaptive = usefulness * {adaptive[usefulness]:.2f} + recency * {adaptive[recency]:.2f} + frequency * {adaptive[frequency]:.2f} (floor {adaptive[floor]:.2f});

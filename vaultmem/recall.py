@@ -2,11 +2,13 @@
 
 Score of a hit (every part is reported by ``--explain``)::
 
-    raw   = bm25 + vector + context + graph + anchor + subject
+    raw   = bm25 + vector [+ length] + context + graph + anchor + subject
     score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
 
-``bm25`` and ``vector`` are the weighted, standardised parts from ``fusion.hybrid`` (every
-note is scored by both; an average note scores 0);
+``bm25`` and ``vector`` are the weighted, standardised parts (every note is scored by both;
+an average note scores 0): with ``[recall] combine = "learned"`` (default "sum") the weights
+come from ``learned.py``, which adds one more part to the sum, ``length`` (a short-note
+prior); with ``"sum"`` they are ``fusion.hybrid``'s;
 ``context`` is a share of the best fused score among the notes a note links with
 (``neighbours.py``; BM25 scores a question without its question words, ``question.py``);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
@@ -30,7 +32,7 @@ from typing import Any, Callable
 import networkx as nx
 import numpy as np
 
-from . import fusion, neighbours, subject, timefilter
+from . import fusion, learned, neighbours, subject, timefilter
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .bm25 import BM25Index
 from .chunking import plain_text
@@ -104,6 +106,8 @@ class Options:
     question_words: bool = DEFAULTS["recall"]["question_words"]  # True: BM25 scores question words too
     subject: bool = DEFAULTS["recall"]["subject"]  # a question about a speaker gets a second round (subject.py)
     candidates: int = DEFAULTS["recall"]["candidates"]
+    combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
+    learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
     graph_decay: float = DEFAULTS["recall"]["graph_decay"]
     graph_seeds: int = DEFAULTS["recall"]["graph_seeds"]
     adaptive: bool = True
@@ -126,6 +130,7 @@ class Options:
             raise BadInput("--depth must be 0 or more")
         if self.time_mode not in TIME_MODES:
             raise BadInput(f"--time: {self.time_mode!r} is not one of {', '.join(TIME_MODES)}")
+        learned.check_combine(self.combine)
 
 
 @dataclass
@@ -184,11 +189,10 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, 
     universe, index = src.universe, src.index
     n = len(universe)
     bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words, vector_query)
-    weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
-    b_part, v_part = fusion.hybrid(bm25, vec, weight, opt.stats)
-    fused = b_part + v_part
-    c_part = neighbours.lift(fused, neighbours.edges(src.graph, index), opt.context_weight)
-    total = fused + c_part
+    arrays = _combine(src, opt, bm25, vec)
+    c_part = arrays["context"]
+    fused = arrays["bm25"] + arrays["vector"]  # what a neighbour's context comes from
+    total = fused + arrays["length"] + c_part if "length" in arrays else fused + c_part
     eligible = np.ones(n, dtype=bool) if opt.mode != "bm25" else bm25 > 0
     if allowed is not None:
         mask = np.zeros(n, dtype=bool)
@@ -203,8 +207,8 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, 
         parts = _parts()
         i = index.get(path)
         if i is not None:
-            parts.update(bm25=float(b_part[i]), vector=float(v_part[i]), context=float(c_part[i]),
-                         bm25_raw=float(bm25[i]), vector_raw=float(vec[i]))  # fmt: skip
+            parts.update({name: float(a[i]) for name, a in arrays.items()})
+            parts.update(bm25_raw=float(bm25[i]), vector_raw=float(vec[i]))
             if c_part[i] > 0:
                 parts["context_via"] = src.records[neighbours.via(src.graph, path, fused_of)].key  # type: ignore[assignment]
         return parts
@@ -216,8 +220,31 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, 
     return {universe[i]: parts_of(universe[i]) for i in idx}, qvec, parts_of
 
 
+def _combine(src: Sources, opt: Options, bm25: np.ndarray, vec: np.ndarray) -> dict[str, np.ndarray]:
+    """Name -> part of every note; the parts' sum ranks. ``combine = "sum"``: bm25 + vector
+    (``fusion.hybrid``) + context; ``"learned"`` (hybrid mode): ``learned.parts``."""
+    pairs = neighbours.edges(src.graph, src.index)
+    if opt.combine == "sum" or opt.mode != "hybrid":
+        weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
+        b_part, v_part = fusion.hybrid(bm25, vec, weight, opt.stats)
+        return {"bm25": b_part, "vector": v_part, "context": neighbours.lift(b_part + v_part, pairs, opt.context_weight)}
+    b_stats, v_stats = opt.stats if opt.stats is not None else (None, None)
+    return learned.parts(learned.load(opt.learned_weights or None), fusion.standardise(bm25, b_stats),
+                         fusion.standardise(vec, v_stats), _sizes(src), pairs)  # fmt: skip
+
+
+def _sizes(src: Sources) -> np.ndarray:
+    """File size of every note in universe order (kept in the memo, which a change clears)."""
+    cached = src.memo.get("sizes")
+    if cached is None or cached[0] is not src.index:
+        cached = (src.index, np.array([float(src.records[p].size) for p in src.universe]))
+        src.memo["sizes"] = cached
+    return cached[1]
+
+
 def _base(parts: dict[str, float]) -> float:
-    return parts["bm25"] + parts["vector"] + parts["context"] + parts["graph"] + parts["anchor"] + parts["subject"]
+    return (parts["bm25"] + parts["vector"] + parts.get("length", 0.0) + parts["context"] + parts["graph"]
+            + parts["anchor"] + parts["subject"])  # fmt: skip
 
 
 def _speaker(src: Sources, path: str) -> str | None:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 
 import networkx as nx
 
-from . import aging, branches, context, dupes, lifecycle, ops, sessions
+from . import aging, branches, context, dupes, learned, lifecycle, ops, sessions
 from . import config as configmod
 from . import graph as graphmod
 from .bm25 import SCHEMA_VERSION as BM25_VERSION
@@ -298,6 +298,7 @@ class Vault:
             adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
             snippets=snippets, now=parse_now(now), time_mode=time, as_of=parse_day(as_of, "--as-of"),
             time_boost=float(rc.get("time_boost", TIME_BOOST)), subject=bool(rc.get("subject", True)),
+            combine=rc["combine"], learned_weights=learned.weights_file(self.root, str(rc["learned_weights"])),
         )  # fmt: skip
         hits = search(self.sources(), query, opt)
         if log and hits:
