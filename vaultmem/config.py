@@ -98,8 +98,8 @@ question_words = {recall[question_words]}
 subject = {recall[subject]}
 # How the text scores combine: "sum" is the bm25_weight/context_weight formula; "learned"
 # weighs BM25, vector, neighbour context and a short-note prior with weights chosen on SciFact
-# and LoCoMo (vaultmem/learned.py): better on vaults of conversation turns, but it ranks a
-# one-line memory lower among longer notes, so it is not the default.
+# and LoCoMo (vaultmem/learned.py); it ranks a one-line memory lower among longer notes and,
+# with the subject round, no longer wins on conversations: not the default (benchmarks/README.md).
 combine = {recall[combine]}
 # A weights file of your own for "learned", a path inside the vault (same format as the
 # shipped vaultmem/resources/learned.json; "": the shipped weights).
