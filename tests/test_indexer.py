@@ -201,3 +201,51 @@ def test_in_memory_views_after_a_batch_equal_a_fresh_load(vault, fake_embedder):
         (h.path, h.score) for h in fresh.recall("redis links", k=3, log=False)
     ]
     fresh.close()
+
+
+def test_same_size_edit_is_seen_by_the_stat_fast_path(vault, fake_embedder):
+    vault.reindex()
+    p = vault.root / "facts/Alpha.md"
+    old = p.read_text()
+    p.write_text(old.replace("Postgres", "Postgrex"))  # same size: only the mtime tells
+    touch_later(p)
+    s = vault.reindex()
+    assert (s.updated, s.unchanged) == (1, 2)
+    assert vault.recall("Postgrex", k=1, mode="bm25")[0].path == "facts/Alpha.md"
+
+
+def test_no_change_reconcile_builds_no_records(vault, monkeypatch):
+    from vaultmem.manifest import Manifest
+
+    vault.reindex()
+    asked: list[list[str]] = []
+    real = Manifest.records
+    monkeypatch.setattr(Manifest, "records", lambda self, paths=None: asked.append(paths) or real(self, paths))
+    assert not vault.reindex().changed
+    assert asked == []  # stat compared against the stored stat only
+    p = write(vault.root, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nNever run migrations twice.\n")
+    touch_later(p)
+    os.remove(vault.root / "facts/Beta.md")
+    s = vault.reindex()
+    assert (s.updated, s.removed, s.unchanged) == (1, 1, 1)
+    assert [sorted(a) for a in asked] == [["facts/Beta.md", "lessons/Gamma.md"]]  # only what changed
+    assert set(vault.records()) == {"facts/Alpha.md", "lessons/Gamma.md"}
+
+
+def test_list_stats_agrees_with_list_paths_and_stat(demo_copy, tmp_path):
+    from vaultmem.store import Store
+
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n")
+    write(demo_copy, "facts/deep/er/Nested.md", "# Nested\n")
+    os.symlink(demo_copy / "facts/deep/er/Nested.md", demo_copy / "facts/Linked.md")
+    os.symlink(outside, demo_copy / "facts/Out.md")
+    os.symlink(demo_copy / "facts", demo_copy / "facts-link")  # a symlinked folder is not entered
+    (demo_copy / "facts" / ".Hidden.md").write_text("# hidden\n")
+    (demo_copy / "facts" / "Draft.md.sync-conflict-1").write_text("# conflict copy\n")
+    store = Store(demo_copy, ("/templates/",))
+    stats = store.list_stats()
+    assert list(stats) == store.list_paths()
+    assert "facts/Linked.md" in stats and "facts/Out.md" not in stats and "facts/deep/er/Nested.md" in stats
+    assert not any(p.startswith("facts-link/") or "Hidden" in p or "conflict" in p for p in stats)
+    assert stats == {p: store.stat(p) for p in stats}

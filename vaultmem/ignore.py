@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from pathlib import Path
 
 import pathspec
@@ -19,14 +20,14 @@ JUNK_PATTERNS = (
     "*.swp", "*.swo", "*.swx", "*.swpx", "*~", "#*#", "*.tmp", "*.temp", "*.bak", "*.orig",
     "*.part", "*.crdownload", "~$*", "*.sync-conflict-*", "*.icloud",
 )  # fmt: skip
+JUNK_RE = re.compile("|".join(fnmatch.translate(p) for p in JUNK_PATTERNS))  # one match, not 15 fnmatch calls
 
 
 def is_junk_name(name: str) -> bool:
     """Dot-files, editor swap/backup/temp files and anything that is not markdown."""
     if name.startswith(".") or not name.lower().endswith(NOTE_SUFFIXES):
         return True
-    lower = name.lower()
-    return any(fnmatch.fnmatchcase(lower, p) for p in JUNK_PATTERNS)
+    return JUNK_RE.match(name.lower()) is not None
 
 
 class IgnoreRules:
@@ -35,6 +36,9 @@ class IgnoreRules:
     def __init__(self, root: Path, exclude: tuple[str, ...] = ()):
         self.root = root
         self.exclude = pathspec.GitIgnoreSpec.from_lines(exclude)
+        patterns = [p for p in self.exclude.patterns if p.include is not None]
+        # no negated pattern: a file is excluded when any pattern matches (one regex each)
+        self._exclude_any = [p.regex for p in patterns] if all(p.include for p in patterns) else None
         self._specs: dict[str, pathspec.PathSpec | None] = {}
 
     def spec(self, rel_dir: str) -> pathspec.PathSpec | None:
@@ -68,6 +72,15 @@ class IgnoreRules:
                     return decision
         return False
 
+    def _excluded(self, rel: str) -> bool:
+        """``exclude.match_file`` for a file path, without its per-call overhead when it can."""
+        if self._exclude_any is None:
+            return self.exclude.match_file(rel)
+        for regex in self._exclude_any:
+            if regex.match(rel):
+                return True
+        return False
+
     def dir_ignored(self, rel: str) -> bool:
         """Whether a vault-relative folder (and so all below it) is skipped."""
         name = rel.rsplit("/", 1)[-1]
@@ -85,14 +98,36 @@ class IgnoreRules:
 
     def walk(self) -> list[str]:
         """Every note path under the root, vault-relative with '/' separators, sorted."""
-        found: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
-            rel_dir = "" if rel_dir == "." else rel_dir
+        return [rel for rel, _ in self.scan()]
+
+    def scan(self) -> list[tuple[str, os.DirEntry]]:
+        """(path, directory entry) of every note under the root, sorted by path: one
+        ``scandir`` per folder, so a caller can stat each file through its entry (symlinked
+        folders are not entered, as ``os.walk`` does not; unreadable folders are skipped)."""
+        found: list[tuple[str, os.DirEntry]] = []
+        folders = [("", self.spec("") is not None)]  # (folder, a .gitignore applies to it)
+        while folders:
+            rel_dir, gitignored = folders.pop()
             prefix = rel_dir + "/" if rel_dir else ""
-            dirnames[:] = sorted(d for d in dirnames if not self.dir_ignored(prefix + d))
-            for name in filenames:
-                rel = prefix + name
-                if not is_junk_name(name) and not self.exclude.match_file(rel) and not self._git_ignored(rel, False):
-                    found.append(rel)
-        return sorted(found)
+            try:
+                entries = os.scandir(os.path.join(self.root, rel_dir) if rel_dir else self.root)
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    rel = prefix + entry.name
+                    if _is_dir(entry):
+                        if not entry.is_symlink() and not self.dir_ignored(rel):
+                            folders.append((rel, gitignored or self.spec(rel) is not None))
+                    elif not is_junk_name(entry.name) and not self._excluded(rel) \
+                            and not (gitignored and self._git_ignored(rel, False)):  # fmt: skip
+                        found.append((rel, entry))
+        found.sort(key=lambda item: item[0])
+        return found
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # as os.walk: an entry that cannot be inspected is listed as a file
+        return False

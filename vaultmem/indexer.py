@@ -102,45 +102,56 @@ class Indexer:
 
     # ------------------------------------------------------------------ classify
 
-    def _scan(self, paths: Iterable[str] | None, known: dict[str, Record], summary: Summary) -> _Batch:
-        batch = _Batch()
+    def _scan(self, paths: list[str] | None, fresh_model: bool, summary: Summary) -> tuple[_Batch, dict[str, Record], bool]:
+        """Classify the files: stat (one per file) against the manifest's stored stat first,
+        then read and hash only the files whose stat differs. Returns the batch, the records
+        of the paths it touches, and whether any note was indexed before (for this model)."""
         if paths is None:
-            on_disk = set(self.store.list_paths())
-            candidates = sorted(on_disk | known.keys())
+            on_disk = self.store.list_stats()
+            stored = self.manifest.stats()
         else:
-            candidates = sorted(set(paths))
-            on_disk = {p for p in candidates if self.store.is_note(p)}
-        for path in candidates:
-            st = self.store.stat(path) if path in on_disk else None
-            rec = known.get(path)
+            on_disk = {p: self.store.stat(p) for p in sorted(set(paths)) if self.store.is_note(p)}
+            stored = self.manifest.stats(paths)
+        if fresh_model:
+            stored = {}  # model changed: everything is re-embedded (and re-indexed)
+        batch, suspects = _Batch(), []
+        for path in sorted(on_disk.keys() | stored.keys()):
+            st, old = on_disk.get(path), stored.get(path)
             if st is None:
-                if rec is not None:
+                if old is not None:
                     batch.deletes.append(path)
-                continue
-            if rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size):
+            elif old == st:  # both (mtime_ns, size) tuples
                 summary.unchanged += 1
-                continue
-            try:
-                note = self.store.read(path)
-            except NoteParseError as e:
-                batch.errors[path] = e.reason
-                if rec is not None:
-                    batch.deletes.append(path)
-                continue
-            except OSError as e:  # deleted or unreadable mid-read
-                if rec is not None:
-                    batch.deletes.append(path)
-                if self.store.stat(path) is not None:
-                    batch.errors[path] = e.strerror or str(e)
-                continue
-            # same text; but dates taken from file times move when git rewrites a file unchanged
-            if rec is not None and rec.hash == note.hash and (rec.created, rec.updated) == (note.created, note.updated):
-                batch.stat_only[path] = (st.mtime_ns, st.size)
-                summary.unchanged += 1
-                continue
-            batch.upserts.append(note)
-            batch.stats[path] = (st.mtime_ns, st.size)
-        return batch
+            else:
+                suspects.append((path, st))
+        wanted = [p for p, _ in suspects if p in stored] + batch.deletes
+        known = self.manifest.records(wanted) if wanted else {}
+        for path, st in suspects:
+            self._classify(path, st, known.get(path), batch, summary)
+        return batch, known, bool(stored)
+
+    def _classify(self, path: str, st: tuple[int, int], rec: Record | None, batch: _Batch, summary: Summary) -> None:
+        """Read a file whose stat changed: an upsert, a stat-only change, or an error."""
+        try:
+            note = self.store.read(path)
+        except NoteParseError as e:
+            batch.errors[path] = e.reason
+            if rec is not None:
+                batch.deletes.append(path)
+            return
+        except OSError as e:  # deleted or unreadable mid-read
+            if rec is not None:
+                batch.deletes.append(path)
+            if self.store.stat(path) is not None:
+                batch.errors[path] = e.strerror or str(e)
+            return
+        # same text; but dates taken from file times move when git rewrites a file unchanged
+        if rec is not None and rec.hash == note.hash and (rec.created, rec.updated) == (note.created, note.updated):
+            batch.stat_only[path] = tuple(st)
+            summary.unchanged += 1
+            return
+        batch.upserts.append(note)
+        batch.stats[path] = tuple(st)
 
     # ------------------------------------------------------------------ embed
 
@@ -180,11 +191,9 @@ class Indexer:
         """Bring the indexes in line with the files at ``paths`` (None: the whole vault)."""
         started = time.perf_counter()
         summary = Summary()
-        paths = None if paths is None else list(paths)  # read twice: records, then the scan
-        known = self.manifest.records(paths)  # a batch needs only its own records (~0.2 s for all of 10k)
-        if self.manifest.get("model") not in (None, self.embedder.name):
-            known = {}  # model changed: everything is re-embedded (and re-indexed)
-        batch = self._scan(paths, known, summary)
+        paths = None if paths is None else list(paths)
+        fresh_model = self.manifest.get("model") not in (None, self.embedder.name)
+        batch, known, had_notes = self._scan(paths, fresh_model, summary)
         self._count(batch, known, summary)
         summary.errors = dict(batch.errors)
         if batch.errors:
@@ -195,7 +204,7 @@ class Indexer:
         if batch.upserts or batch.deletes or batch.errors:
             self._apply(batch, progress, summary)
             summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
-            if known or paths is not None:  # not a first build or a rebuild: those notes are not new
+            if had_notes or paths is not None:  # not a first build or a rebuild: those notes are not new
                 moved_from = {known[p].hash for p in batch.deletes if p in known}  # a rename is not new
                 summary.fresh = {n.path for n in batch.upserts if n.path not in known and n.hash not in moved_from}
         summary.seconds = time.perf_counter() - started
@@ -206,16 +215,15 @@ class Indexer:
 
         ``changed`` may include files only touched; a sync then finds nothing to do.
         """
-        known = self.manifest.records()
-        on_disk = set(self.store.list_paths())
+        known = self.manifest.stats()
+        on_disk = self.store.list_stats()
         changed = 0
-        for path in on_disk & known.keys():
-            st = self.store.stat(path)
-            rec = known[path]
-            changed += st is None or (st.mtime_ns, st.size) != (rec.mtime_ns, rec.size)
+        for path in on_disk.keys() & known.keys():
+            st = on_disk[path]
+            changed += st != known[path]
         errors = self.manifest.errors()
-        return {"new": len(on_disk - known.keys() - errors.keys()), "changed": changed,
-                "removed": len(known.keys() - on_disk)}  # fmt: skip
+        return {"new": len(on_disk.keys() - known.keys() - errors.keys()), "changed": changed,
+                "removed": len(known.keys() - on_disk.keys())}  # fmt: skip
 
     def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary) -> None:
         chunk_rows, vectors = self._embed(batch.upserts, progress, summary)

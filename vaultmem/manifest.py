@@ -158,6 +158,20 @@ class Manifest:
                 rows += self.db.execute(f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall()
         return {r["path"]: Record.from_row(r) for r in rows}
 
+    def stats(self, paths: Iterable[str] | None = None) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of the indexed notes (all, or those of ``paths``), by path: all a
+        reconcile compares before it reads a file (one light query; no records are built)."""
+        cur = self.db.cursor()
+        cur.row_factory = None
+        if paths is None:
+            return {p: (m, s) for p, m, s in cur.execute("SELECT path, mtime_ns, size FROM notes")}
+        wanted, out = list(paths), {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT path, mtime_ns, size FROM notes WHERE path IN ({','.join('?' * len(part))})"
+            out.update((p, (m, s)) for p, m, s in cur.execute(q, part))
+        return out
+
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
 

@@ -14,9 +14,8 @@ import re
 import secrets
 import tempfile
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from .discovery import STATE_DIR, find_vault  # noqa: F401  (re-exported)
 from .errors import BadInput, Conflict, NoteParseError, VaultError
@@ -148,9 +147,9 @@ def atomic_write(path: Path, text: str, *, create_only: bool = False) -> None:
     fsync_dir(path.parent)
 
 
-@dataclass(frozen=True)
-class FileStat:
-    """What a cheap reconcile compares before hashing: modification time and size."""
+class FileStat(NamedTuple):
+    """What a cheap reconcile compares before hashing: modification time and size (a tuple,
+    so 100k of them are cheap to make and compare)."""
 
     mtime_ns: int
     size: int
@@ -189,7 +188,25 @@ class Store:
 
     def list_paths(self) -> list[str]:
         """Every note path in the vault (ignore rules applied), sorted."""
-        return [p for p in self.rules.walk() if self._inside(p)]
+        return [rel for rel, entry in self.rules.scan() if not entry.is_symlink() or self._inside(rel)]
+
+    def list_stats(self) -> dict[str, tuple[int, int] | None]:
+        """Every note path (as ``list_paths``) with what ``stat`` gives for it, as a plain
+        (mtime_ns, size) tuple (None: gone since it was listed), sorted by path; one stat per
+        file, through its directory entry."""
+        out: dict[str, tuple[int, int] | None] = {}
+        for rel, entry in self.rules.scan():
+            if entry.is_symlink():  # rare: checked and stat'ed the careful way
+                if self._inside(rel):
+                    out[rel] = self.stat(rel)
+                continue
+            try:
+                st = entry.stat()
+            except OSError:
+                out[rel] = None
+                continue
+            out[rel] = (st.st_mtime_ns, st.st_size)
+        return out
 
     def is_note(self, rel: str) -> bool:
         """Whether ``list_paths`` would list this path (ignore rules; no symlink leading out)."""
