@@ -64,13 +64,16 @@ def chunk_texts(root: Path) -> dict[str, list[str]]:
     return out
 
 
-def fill_cache(root: Path, cache: Path, part: int = 256, limit: int = 0) -> dict:
+def fill_cache(root: Path, cache: Path, first: list[str], part: int = 256, limit: int = 0) -> dict:
     """Embed every chunk text of the vault not yet in the text-hash cache (resumable: each part
-    is committed); ``limit``: stop after embedding that many. Returns the throughput measured
-    on what was embedded now (wall and CPU seconds per text)."""
+    is committed), the notes in ``first`` (the queries' targets) before the others; ``limit``:
+    stop after embedding that many. Returns the throughput measured on what was embedded now
+    (wall and CPU seconds per text)."""
     from benchmarks.common import CachedEmbedder
 
-    texts = [t for ts in chunk_texts(root).values() for t in ts]
+    by_path = chunk_texts(root)
+    order = list(dict.fromkeys([*first, *by_path]))
+    texts = [t for p in order for t in by_path[p]]
     emb = CachedEmbedder(path=cache)
     emb.inner._load()  # the model load is not embedding time
     t0, c0, done = time.perf_counter(), time.process_time(), 0
@@ -97,6 +100,12 @@ def set_model(root: Path, no_vectors: bool) -> None:
     cfg.write_text('[embedding]\nmodel = "none"\n' if no_vectors else "")
 
 
+def vm_hwm_mb() -> float:
+    """This process's peak RSS (``ru_maxrss`` would include the parent's: it survives exec)."""
+    status = Path("/proc/self/status").read_text().splitlines()
+    return round(next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024, 1)
+
+
 def serve(root: Path, qfile: Path, repeats: int, reconciles: int) -> dict:
     """What a fresh process sees: no-change reconciles of fresh opens, then warm recall."""
     rec = []
@@ -107,7 +116,7 @@ def serve(root: Path, qfile: Path, repeats: int, reconciles: int) -> dict:
         rec.append(time.perf_counter() - t)
         assert not s.changed, s.as_dict()
         v.close()
-    rss_after_reconcile = peak_rss_mb()
+    rss_after_reconcile = vm_hwm_mb()
     qs = json.loads(qfile.read_text())
     vault = Vault(root)
     t = time.perf_counter()
@@ -130,8 +139,8 @@ def serve(root: Path, qfile: Path, repeats: int, reconciles: int) -> dict:
         "first_recall_s": round(first_s, 2),
         "recall": {"runs": runs, "median_p50_ms": runs[len(runs) // 2]["p50_ms"],
                    "median_p95_ms": sorted(r["p95_ms"] for r in runs)[len(runs) // 2]},
-        "found": found[: len(qs)], "peak_rss_mb": round(peak_rss_mb(), 1),
-        "peak_rss_after_reconciles_mb": round(rss_after_reconcile, 1), "load_avg": round(os.getloadavg()[0], 2),
+        "found": found[: len(qs)], "peak_rss_mb": vm_hwm_mb(),
+        "peak_rss_after_reconciles_mb": rss_after_reconcile, "load_avg": round(os.getloadavg()[0], 2),
     }  # fmt: skip
 
 
@@ -152,13 +161,14 @@ def main() -> None:
     if args.serve:
         print(json.dumps(serve(args.serve, args.queries, args.repeats, args.reconciles)))
         return
-    tag = f"{args.notes}" + ("-novec" if args.no_vectors else "-cached" if args.cache else "")
+    tag = f"{args.notes}" + ("-novec" if args.no_vectors else "-cached" if args.cache else "") \
+        + ("-serve" if args.keep_index else "")  # fmt: skip
     root = WORK / f"synth-{args.notes}"
     start = time.perf_counter()
     meta = generate(root, args.notes)
     print(f"generated {args.notes} notes in {time.perf_counter() - start:.1f} s", flush=True)
     if args.fill_cache:
-        filled = fill_cache(root, CACHE, limit=args.limit)
+        filled = fill_cache(root, CACHE, [p for _, p in queries(meta)], limit=args.limit)
         print(filled, flush=True)
         print(f"wrote {write_result(f'scale-{args.notes}-embed', {'notes': args.notes, **filled})}")
         return
@@ -182,7 +192,7 @@ def main() -> None:
         if embedder is not None:
             result["index_s_note"] = "without embedding: vectors read from the cache (see embedding)"
             result["vectors_real"], result["stand_ins"] = embedder.real, embedder.stand_ins
-            result["embedding"] = embedding_estimate(root, qs)
+            result["embedding"] = embedding_estimate(root)
     qfile = WORK / f"scale-{args.notes}-queries.json"
     qfile.write_text(json.dumps(qs))
     cmd = [sys.executable, __file__, "--serve", str(root), "--queries", str(qfile),
@@ -192,29 +202,46 @@ def main() -> None:
     result.update(served)
     result["expected_in_top10"] = round(sum(found) / len(found), 3)
     if args.cache:
-        own = result["embedding"].pop("own_vector")
+        own = own_vectors(root, [p for _, p in qs])
         mine = [f for f, o in zip(found, own) if o]
-        result["expected_in_top10_own_vector"] = [sum(mine), len(mine)]
+        result["expected_in_top10_own_vector"] = {"found": sum(mine), "queries": len(mine)}
     print(result, flush=True)
     print(f"wrote {write_result(f'scale-{tag}', result)}")
 
 
-def embedding_estimate(root: Path, qs: list[tuple[str, str]]) -> dict:
-    """The embedding part of a full index from --fill-cache's measured seconds per text, and
-    which query targets have their own (not stand-in) vector."""
-    import sqlite3
-
-    from vaultmem.embed import DEFAULT_MODEL
-
-    texts = chunk_texts(root)
-    db = sqlite3.connect(str(CACHE))
-    have = {h for (h,) in db.execute("SELECT h FROM v WHERE model=?", (DEFAULT_MODEL,))}
-    n = sum(len(ts) for ts in texts.values())
-    own = [all(hashlib.sha256(t.encode()).hexdigest() in have for t in texts[p]) for _, p in qs]
+def embedding_estimate(root: Path) -> dict:
+    """The embedding part of a full index from --fill-cache's measured seconds per text."""
+    n = sum(len(ts) for ts in chunk_texts(root).values())
     measured = _fill_result(root)
-    out = {"texts": n, "own_vector": own, "fill": measured}
+    out = {"texts": n, "fill": measured}
     if measured and measured.get("wall_ms_per_text"):
         out["extrapolated_s_at_fill_rate"] = round(n * measured["wall_ms_per_text"] / 1000)
+    return out
+
+
+def own_vectors(root: Path, paths: list[str]) -> list[bool]:
+    """Whether each note's indexed vectors are its own (the model's, from the cache), not stand-ins."""
+    import sqlite3
+
+    import numpy as np
+
+    from vaultmem.chunking import chunk, plain_text
+    from vaultmem.embed import DEFAULT_MODEL
+    from vaultmem.manifest import Manifest
+    from vaultmem.store import Store
+
+    store, db = Store(root), sqlite3.connect(str(CACHE))
+    manifest = Manifest(root / ".vaultmem" / "index" / "manifest.db", readonly=True)
+    out = []
+    for path in paths:
+        note = store.read(path)
+        texts = chunk(note.title, plain_text(note.body), 256)
+        _, indexed = manifest.vectors(DEFAULT_MODEL, [path])
+        cached = [db.execute("SELECT vec FROM v WHERE model=? AND h=?",
+                             (DEFAULT_MODEL, hashlib.sha256(t.encode()).hexdigest())).fetchone() for t in texts]  # fmt: skip
+        out.append(all(cached) and len(indexed) == len(texts)
+                   and all(np.array_equal(np.frombuffer(c[0], dtype=np.float32), v) for c, v in zip(cached, indexed)))
+    manifest.close()
     return out
 
 

@@ -259,21 +259,38 @@ class Manifest:
         )
 
     def vectors(self, model: str, paths: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
-        """(path per row, float32 matrix) of chunk vectors (all, or of ``paths``), grouped by path."""
+        """(path per row, float32 matrix) of chunk vectors (all, or of ``paths``), grouped by path.
+
+        Rows are copied one by one into a preallocated matrix: the peak is the matrix, not
+        the matrix plus every row's bytes object plus their join (at 100k chunks ~150 MB
+        against ~450 MB)."""
         sql = "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=? "
         if paths is None:
-            rows = self.db.execute(sql + "ORDER BY c.path, c.n", (model,)).fetchall()
+            n = self.db.execute("SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=?",
+                                (model,)).fetchone()[0]  # fmt: skip
+            parts = [self.db.execute(sql + "ORDER BY c.path, c.n", (model,))]
         else:
-            wanted, rows = sorted(paths), []
+            wanted, parts, n = sorted(paths), [], None
             for i in range(0, len(wanted), 500):
                 part = wanted[i : i + 500]
                 q = sql + f"WHERE c.path IN ({','.join('?' * len(part))}) ORDER BY c.path, c.n"
-                rows += self.db.execute(q, (model, *part)).fetchall()
-        if not rows:
+                parts.append(self.db.execute(q, (model, *part)).fetchall())
+            n = sum(len(p) for p in parts)
+        row_paths: list[str] = []
+        matrix: np.ndarray | None = None
+        for rows in parts:
+            for path, blob in rows:
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if matrix is None:
+                    matrix = np.empty((n, len(vec)), dtype=np.float32)
+                if len(row_paths) == n:  # rows added since the count (another connection wrote)
+                    matrix = np.concatenate([matrix, vec[None, :]])
+                    n += 1
+                matrix[len(row_paths)] = vec
+                row_paths.append(path)
+        if matrix is None:
             return [], np.zeros((0, 0), dtype=np.float32)
-        paths = [r[0] for r in rows]
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return paths, matrix.reshape(len(rows), -1)
+        return row_paths, matrix[: len(row_paths)]
 
     def chunk_hashes(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

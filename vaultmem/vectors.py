@@ -22,6 +22,7 @@ class VectorIndex:
                 self.paths.append(path)
                 starts.append(i)
         self._starts = np.asarray(starts, dtype=np.int64)
+        self._one_each = len(starts) == len(row_paths)  # one chunk per note: no pooling needed
         # aligned_scores' positions, and the map they were built for: held, not its id(),
         # because a freed map's id is often reused by the next one
         self._pos = np.zeros(0, dtype=np.int64)
@@ -58,7 +59,7 @@ class VectorIndex:
         if not self.paths:
             return np.zeros(0, dtype=np.float32)
         sims = self.matrix @ qvec.astype(np.float32)
-        return np.maximum.reduceat(sims, self._starts)
+        return sims if self._one_each else np.maximum.reduceat(sims, self._starts)
 
     def aligned_scores(self, qvec: np.ndarray, index: dict[str, int], n: int) -> np.ndarray:
         """Cosine of every note placed at ``index[path]`` (0 for notes without vectors)."""

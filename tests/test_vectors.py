@@ -1,0 +1,31 @@
+"""The in-memory vector index: per-note max pooling, with and without multi-chunk notes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vaultmem.vectors import VectorIndex
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = rng.standard_normal((n, 8)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_one_chunk_per_note_scores_equal_pooled_scores():
+    rng = np.random.default_rng(3)
+    m, q = _unit(rng, 5), _unit(rng, 1)[0]
+    single = VectorIndex(["a", "b", "c", "d", "e"], m)
+    assert np.array_equal(single.note_scores(q), np.maximum.reduceat(m @ q, np.arange(5)))
+
+
+def test_a_note_scores_its_best_chunk():
+    rng = np.random.default_rng(4)
+    m, q = _unit(rng, 5), _unit(rng, 1)[0]
+    index = VectorIndex(["a", "a", "b", "c", "c"], m)
+    sims = m @ q
+    assert index.paths == ["a", "b", "c"]
+    assert np.allclose(index.note_scores(q), [max(sims[0], sims[1]), sims[2], max(sims[3], sims[4])])
+    # a batch that gives "b" a second chunk turns pooling back on for it
+    grown = index.updated(["b", "b"], m[:2], set())
+    assert np.allclose(grown.note_scores(q), [max(sims[0], sims[1]), max(sims[0], sims[1]), max(sims[3], sims[4])])
