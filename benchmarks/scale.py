@@ -153,6 +153,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--reconciles", type=int, default=5)
     ap.add_argument("--keep-index", action="store_true", help="reuse an existing index (skip the build timing)")
+    ap.add_argument("--suffix", default="", help="appended to the result name (repeated runs)")
     ap.add_argument("--fill-cache", action="store_true",
                     help="only embed the vault's chunk texts into the cache (run once, under nice)")
     ap.add_argument("--limit", type=int, default=0, help="with --fill-cache: embed at most this many texts")
@@ -163,7 +164,7 @@ def main() -> None:
         print(json.dumps(serve(args.serve, args.queries, args.repeats, args.reconciles)))
         return
     tag = f"{args.notes}" + ("-novec" if args.no_vectors else "-cached" if args.cache else "") \
-        + ("-serve" if args.keep_index else "")  # fmt: skip
+        + ("-serve" if args.keep_index else "") + args.suffix  # fmt: skip
     root = WORK / f"synth-{args.notes}"
     start = time.perf_counter()
     meta = generate(root, args.notes)
