@@ -176,7 +176,9 @@ def main() -> None:
                        "better": int((tg - tb > 1e-9).sum()), "worse": int((tg - tb < -1e-9).sum())}  # fmt: skip
         print("test", out["test"])
     res = RESULTS.with_name("scifact-regularise-refine.json") if args.refine else RESULTS
-    res.write_text(json.dumps(out, indent=1) + "\n")
+    body = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in out.items() if k != "grid"]
+    grid_txt = ",\n".join("  " + json.dumps(r) for r in rows)
+    res.write_text("{\n" + ",\n".join([f' "grid": [\n{grid_txt}\n ]', *body]) + "\n}\n")
     print(f"done in {time.time() - t0:.0f}s -> {res}")
 
 
