@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .discovery import USAGE_DIR
 from .errors import BadInput, VaultError
 from .lock import WriterLock
 from .mergedriver import merge_lines, merge_notes
 from .note import split_frontmatter
-from .discovery import USAGE_DIR
 from .store import STATE_DIR
-
 
 DRIVER = "vaultmem"
 ATTRIBUTES = ("*.md merge=vaultmem", "*.markdown merge=vaultmem")
