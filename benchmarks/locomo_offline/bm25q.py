@@ -1,6 +1,5 @@
 import sys, json, pickle, re
 sys.path.insert(0, '.')
-import numpy as np
 from benchmarks.locomo import *
 from benchmarks.common import WORK
 from vaultmem.embed import NoEmbedder

@@ -1,4 +1,4 @@
-import sys, json
+import sys
 sys.path.insert(0, 'benchmarks/locomo_offline'); sys.path.insert(0, '.')
 from ev import *
 from ctx_texts import ctx_texts, samples

@@ -1,10 +1,9 @@
 import sys, re, json
 sys.path.insert(0, 'benchmarks/locomo_offline'); sys.path.insert(0, '.')
 from ev import *
-from benchmarks.locomo import DEFAULT_DATA, evidence_of
+from benchmarks.locomo import DEFAULT_DATA
 from vaultmem.vault import Vault
 from vaultmem.embed import NoEmbedder
-from vaultmem.question import content_query
 CAP = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 samples = json.loads(DEFAULT_DATA.read_text())
 vaults = {(sh, s['sample_id']): Vault(WORK / 'locomo' / sh / s['sample_id'], NoEmbedder()) for sh in ('linked',) for s in samples}

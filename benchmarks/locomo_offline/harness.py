@@ -1,6 +1,5 @@
 """Cached score arrays of every LoCoMo question; fast variant evaluation in numpy."""
-import sys, json, pickle, re
-from pathlib import Path
+import sys, json, pickle
 sys.path.insert(0, '.')
 import numpy as np
 from benchmarks.locomo import *

@@ -1,10 +1,8 @@
 """Extra arrays for multi-hop variants: BM25 of the question without speaker names, and the
 query vector of the question with the speaker's name replaced by a pronoun."""
-import sys, re, pickle, json
+import sys, re, pickle
 sys.path.insert(0, '.'); sys.path.insert(0, 'benchmarks/locomo_offline')
-import numpy as np
 from benchmarks.common import CachedEmbedder, WORK
-from benchmarks.locomo import DEFAULT_DATA
 from vaultmem.vault import Vault
 from vaultmem.embed import NoEmbedder
 from vaultmem.question import content_query
