@@ -1,4 +1,4 @@
-import sys, pickle
+import sys, pickle, json
 sys.path.insert(0, '.')
 import numpy as np
 from benchmarks.common import WORK
