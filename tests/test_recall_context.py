@@ -41,7 +41,9 @@ def test_best_neighbour_is_the_best_linked_score_either_way():
     best = neighbours.best_neighbour(np.array([0.5, -0.2, 0.1, 0.9]), pairs)
     assert best.tolist() == [0.0, 0.5, 0.0, 0.0]  # c's only neighbour is below 0; d has none
     assert neighbours.lift(np.array([0.5, -0.2, 0.1, 0.9]), pairs, 0.2).tolist() == pytest.approx([0, 0.1, 0, 0])
-    assert neighbours.via(g, "b", {"a": 0.5, "c": 0.1}.get) == "a"
+    scores = np.array([0.5, -0.2, 0.1, 0.9])
+    assert neighbours.via(1, scores, pairs) == 0 and neighbours.via(3, scores, pairs) is None  # b's best is a; d has none
+    assert neighbours.via(1, np.array([0.5, 0.0, 0.5, 0.0]), pairs) == 2  # a tie: the later note (c)
 
 
 def _turns(root: Path) -> Path:

@@ -51,10 +51,14 @@ def lift(scores: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], weight: float
     return weight * best_neighbour(scores, pairs)
 
 
-def via(g: nx.DiGraph, path: str, score_of) -> str | None:
-    """The neighbour a note's context part came from (for ``--explain``)."""
-    if path not in g:
+def via(i: int, scores: np.ndarray, pairs: tuple[np.ndarray, np.ndarray]) -> int | None:
+    """Position of the neighbour note ``i``'s context part came from: its best-scoring linked
+    note (ties: the later position), or None without links (for ``--explain``; a binary search
+    in the sorted pairs, so it costs the same for a hub with hundreds of links)."""
+    src, dst = pairs
+    lo, hi = np.searchsorted(src, i, "left"), np.searchsorted(src, i, "right")
+    if lo == hi:
         return None
-    near = [n for n in list(g.successors(path)) + list(g.predecessors(path)) if not g.nodes[n].get("dangling")]
-    scored = [(score_of(n), n) for n in near if score_of(n) is not None]
-    return max(scored)[1] if scored else None
+    near = dst[lo:hi]
+    vals = scores[near]
+    return int(near[np.flatnonzero(vals == vals.max())[-1]])

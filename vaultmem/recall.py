@@ -199,6 +199,7 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, 
         mask[[index[p] for p in allowed if p in index]] = True
         eligible &= mask
     idx = np.flatnonzero(eligible)
+    pairs = neighbours.edges(src.graph, index)
     if len(idx) > opt.candidates:
         idx = idx[np.argpartition(-total[idx], opt.candidates - 1)[: opt.candidates]]
 
@@ -209,13 +210,10 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, 
         if i is not None:
             parts.update({name: float(a[i]) for name, a in arrays.items()})
             parts.update(bm25_raw=float(bm25[i]), vector_raw=float(vec[i]))
-            if c_part[i] > 0:
-                parts["context_via"] = src.records[neighbours.via(src.graph, path, fused_of)].key  # type: ignore[assignment]
+            j = neighbours.via(i, fused, pairs) if c_part[i] > 0 else None
+            if j is not None:
+                parts["context_via"] = src.records[universe[j]].key  # type: ignore[assignment]
         return parts
-
-    def fused_of(path: str) -> float | None:
-        i = index.get(path)
-        return float(fused[i]) if i is not None and path in src.records else None
 
     return {universe[i]: parts_of(universe[i]) for i in idx}, qvec, parts_of
 
