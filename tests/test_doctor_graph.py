@@ -222,3 +222,23 @@ def test_doctor_reports_a_running_watcher_and_leaves_reindexing_to_it(run, empty
         assert code == 0 and rep["index"]["notes_indexed"] == 2
     finally:
         watcher.stop()
+
+
+def test_doctor_moves_a_config_out_of_the_disposable_folder_and_names_pinned_settings(run, empty_vault):
+    """A vault made before keeps its config in .vaultmem/ (lost if that folder is deleted),
+    with every default of its day written out: doctor says so, --fix moves the file."""
+    (empty_vault / ".vaultmem.toml").unlink()
+    old = empty_vault / ".vaultmem" / "config.toml"
+    old.write_text("[recall]\nk = 10\nbm25_weight = 0.25\n")
+    write(empty_vault, "a.md", note("Alpha", "See [[Beta]]."))
+    write(empty_vault, "b.md", note("Beta", "Back to [[Alpha]]."))
+    code, rep = doctor_json(run, empty_vault)
+    assert code == 1 and [f["path"] for f in checks(rep, "old_config_place")] == [".vaultmem/config.toml"]
+    assert [f["data"]["key"] for f in checks(rep, "config_not_default")] == ["recall.bm25_weight"]  # k = 10 is the default
+    assert "1 setting not at the default" in run(empty_vault, "doctor").stdout
+    fixed = run(empty_vault, "doctor", "--fix")
+    assert "fixed: moved .vaultmem/config.toml to .vaultmem.toml" in fixed.stdout
+    assert not old.exists() and (empty_vault / ".vaultmem.toml").read_text() == "[recall]\nk = 10\nbm25_weight = 0.25\n"
+    code, rep = doctor_json(run, empty_vault)
+    assert code == 0 and checks(rep, "old_config_place") == []
+    assert [f["path"] for f in checks(rep, "config_not_default")] == [".vaultmem.toml"]

@@ -17,13 +17,14 @@ from .errors import BadInput
 @app.command()
 def doctor(
     vault: VaultOpt = None,
-    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories) and print each.")] = False,
+    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories, move the config out of .vaultmem/) and print each.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """One health report: unreadable notes, duplicate ids, broken links (with the closest
     title), orphans, empty anchors, supersede chains that loop or end in a resolved note,
     memories that look like unrecorded updates, candidates, expired notes, index drift, the
-    watcher and disk use. Exit code 1 when something needs attention.
+    watcher, disk use, and the config (still in .vaultmem/; settings that differ from the
+    defaults). Exit code 1 when something needs attention.
 
     Example: vaultmem doctor      vaultmem doctor --fix      vaultmem doctor --json
     """
@@ -57,8 +58,10 @@ def _size(n: int) -> str:
 
 def _finding_count(check: str, n: int) -> str:
     """``4 broken links``, ``1 orphan``: a check's name counted (drift and watcher stay singular)."""
+    if check == "config_not_default":
+        return f"{n} setting{'s' if n != 1 else ''} not at the default"
     word = check.replace("_", " ")
-    return f"{n} {word}" if n == 1 or check in ("index_drift", "watcher") else _plural(n, word)
+    return f"{n} {word}" if n == 1 or check in ("index_drift", "watcher", "old_config_place") else _plural(n, word)
 
 
 def render_report(report: Any) -> str:

@@ -14,6 +14,7 @@ import difflib
 import os
 import posixpath
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -33,7 +34,7 @@ SEVERITY = {
     "parse_error": "error", "duplicate_id": "error", "supersede_loop": "error", "index_drift": "warning",
     "broken_link": "warning", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
-    "orphan": "info",
+    "orphan": "info", "old_config_place": "warning", "config_not_default": "info",
 }  # fmt: skip
 SAMPLE = 10  # paths shown per drift kind
 MAX_SUGGEST = 500  # broken link targets that get a closest-title suggestion (difflib is O(titles))
@@ -109,6 +110,7 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
         counts = ", ".join(f"{n} {k}" for k, n in index["drift"].items() if n)
         findings.append(Finding("index_drift", None, f"indexes differ from the files ({counts})",
                                 "--fix (or vaultmem index) reconciles them", {"sample": index["sample"]}))  # fmt: skip
+    findings += config_findings(vault.root)
     watcher = watcher_state(vault)
     if watcher["state"] == "not answering":
         findings.append(Finding("watcher", None, f"pid {watcher['pid']} holds the watcher lock but does not answer",
@@ -236,6 +238,36 @@ def _supersede_edge(g: nx.DiGraph, a: str, b: str) -> bool:
 # ---------------------------------------------------------------------- index, watcher, disk
 
 
+def config_findings(root: Path) -> list[Finding]:
+    """A config still in the disposable ``.vaultmem/`` (deleting that folder would lose it), and
+    each setting that differs from today's default (an older ``init`` wrote every default
+    uncommented, which pins a vault to the defaults of its day)."""
+    import tomllib
+
+    from .config import CONFIG_FILE, DEFAULTS, LEGACY_CONFIG, config_path
+
+    path = config_path(root)
+    out = []
+    if path == root / LEGACY_CONFIG and path.exists():
+        out.append(Finding("old_config_place", LEGACY_CONFIG, "the config is in .vaultmem/, which can be deleted "
+                           "at any time (the indexes are rebuilt; the settings would be lost)",
+                           f"--fix moves it to {CONFIG_FILE}, beside the notes"))  # fmt: skip
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return out  # loading the vault reported it already
+    for section, values in data.items():
+        default = DEFAULTS.get(section)
+        if not isinstance(values, dict) or not isinstance(default, dict) or section == "folders":
+            continue
+        for key, value in values.items():
+            if key in default and value != default[key]:
+                out.append(Finding("config_not_default", path.relative_to(root).as_posix(),
+                                   f"[{section}] {key} = {value!r}; the default is {default[key]!r}",
+                                   "comment the line out to follow the default", {"key": f"{section}.{key}"}))  # fmt: skip
+    return out
+
+
 def index_state(vault: "Vault", records: dict[str, "Record"], parse_errors: dict[str, str]) -> dict[str, Any]:
     """The indexes against the files: counts of new, changed and removed notes and a sample."""
     from .manifest import Manifest
@@ -309,6 +341,13 @@ def fix(vault: "Vault", report: Report, today: dt.date | None = None) -> list[st
     from .lock import WatcherRunning
 
     done: list[str] = []
+    if any(f.check == "old_config_place" for f in report.findings):
+        from .config import CONFIG_FILE, LEGACY_CONFIG
+
+        old, new = vault.root / LEGACY_CONFIG, vault.root / CONFIG_FILE
+        if old.exists() and not new.exists():
+            os.rename(old, new)
+            done.append(f"moved {LEGACY_CONFIG} to {CONFIG_FILE}")
     if report.index["drift_total"]:
         try:
             s = vault.reindex()
