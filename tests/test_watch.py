@@ -408,3 +408,22 @@ def test_falls_back_to_polling_when_the_os_runs_out_of_watches(empty_vault, fake
         wait_for(lambda: "a/Beta.md" in r.paths(), timeout=20, what="change seen by polling")
     finally:
         r.stop()
+
+
+def test_a_config_edit_applies_without_a_restart(running, caplog):
+    """Recall settings in .vaultmem.toml apply from the next call; what shapes the indexes
+    ([embedding], [vault], [folders]) waits for a restart; a broken file changes nothing."""
+    vault = running.vault
+    write(vault.root, ".vaultmem.toml", "[recall]\nbm25_weight = 0.9\n")
+    wait_for(lambda: vault.config["recall"]["bm25_weight"] == 0.9, what="recall setting reloaded")
+    model = vault.config["embedding"]["model"]
+    with caplog.at_level("WARNING", logger="vaultmem.watch"):
+        write(vault.root, ".vaultmem.toml", '[recall]\nbm25_weight = 0.8\n[embedding]\nmodel = "other"\n')
+        wait_for(lambda: "[embedding] changed and applies when vaultmem watch restarts" in caplog.text,
+                 what="second reload")  # fmt: skip
+        assert vault.config["recall"]["bm25_weight"] == 0.8
+        assert vault.config["embedding"]["model"] == model  # the index's model stays until a restart
+        write(vault.root, ".vaultmem.toml", "[recall\nbroken")
+        wait_for(lambda: "config not reloaded" in caplog.text, what="broken config reported")
+    assert vault.config["recall"]["bm25_weight"] == 0.8 and running.error is None
+    assert running.find("advisory locks") == ["facts/Alpha.md"]  # still serving

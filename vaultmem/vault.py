@@ -77,6 +77,17 @@ class Vault:
         self._memo: dict = {}  # raw scores of recent queries; cleared whenever the indexes change
         self.skipped: dict[str, str] = {}  # notes the last catalog() could not read, with the reason
 
+    def reload_config(self) -> list[str]:
+        """Read the config file again (a running watcher, when it changes). Recall, adaptive
+        and lifecycle settings apply from the next call; the sections that shape the store and
+        the indexes stay as they were opened. Returns those that changed (they need a restart)."""
+        new = configmod.load(self.root)
+        fixed = ("vault", "folders", "embedding")
+        pending = [name for name in fixed if new.get(name) != self.config.get(name)]
+        self.config = {**new, **{name: self.config[name] for name in fixed}}
+        self._memo.clear()
+        return pending
+
     # ------------------------------------------------------------------ opening
 
     @classmethod

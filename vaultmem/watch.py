@@ -24,6 +24,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
+from .config import CONFIG_FILE
 from .discovery import STATE_DIR, USAGE_DIR
 from .errors import VaultError
 from .lifecycle import apply_keys, apply_updates
@@ -31,6 +32,7 @@ from .lock import WriterLock
 from .server import SocketServer, service_ops
 
 log = logging.getLogger("vaultmem.watch")
+CONFIG_QUIET = 0.3  # seconds the config file must stay unchanged before it is reloaded
 
 
 def _malloc_trim() -> Callable[[], Any] | None:
@@ -169,11 +171,12 @@ class EventCollector(FileSystemEventHandler):
     """Turns watchdog events into vault-relative paths for the batcher."""
 
     def __init__(self, root: Path, batcher: Batcher, is_candidate: Callable[[str], bool],
-                 on_rules_change: Callable[[], None]):  # fmt: skip
+                 on_rules_change: Callable[[], None], on_config_change: Callable[[], None] = lambda: None):  # fmt: skip
         self.root = str(root)
         self.batcher = batcher
         self.is_candidate = is_candidate
         self.on_rules_change = on_rules_change
+        self.on_config_change = on_config_change
 
     def _rel(self, path: str | bytes) -> str | None:
         path = os.fsdecode(path)
@@ -192,6 +195,9 @@ class EventCollector(FileSystemEventHandler):
             rels.append(self._rel(event.dest_path))
         rels = [r for r in rels if r]
         if not rels:
+            return
+        if CONFIG_FILE in rels:  # the vault's settings, in its root folder
+            self.on_config_change()
             return
         if any(r.rsplit("/", 1)[-1] == ".gitignore" for r in rels):
             self.on_rules_change()
@@ -268,6 +274,8 @@ class Watcher:
         self.server = SocketServer(self.root, service_ops(vault, self), self.gate.read) if serve else None
         self._observer = None
         self._failures = 0  # batches failed in a row
+        self._config_timer: threading.Timer | None = None
+        self._config_timer_lock = threading.Lock()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -293,7 +301,7 @@ class Watcher:
             raise
 
     def _start_observer(self):
-        handler = EventCollector(self.root, self.batcher, self._is_candidate, self._rules_changed)
+        handler = EventCollector(self.root, self.batcher, self._is_candidate, self._rules_changed, self._config_changed)
         try:
             observer = Observer()
             observer.schedule(handler, str(self.root), recursive=True)
@@ -312,6 +320,30 @@ class Watcher:
 
     def _rules_changed(self) -> None:
         self.vault.store.rules.forget()
+
+    def _config_changed(self) -> None:
+        """The vault's config file changed: reload it once it has been quiet for a moment (an
+        editor saving in place truncates the file first; that empty moment is not a config)."""
+        with self._config_timer_lock:
+            if self._config_timer is not None:
+                self._config_timer.cancel()
+            self._config_timer = threading.Timer(CONFIG_QUIET, self._reload_config)
+            self._config_timer.daemon = True
+            self._config_timer.start()
+
+    def _reload_config(self) -> None:
+        """Recall, adaptive and lifecycle settings apply from the next call; what shapes the
+        indexes ([vault], [folders], [embedding]) needs a restart."""
+        try:
+            with self.gate.write():
+                pending = self.vault.reload_config()
+        except VaultError as e:
+            log.warning("config not reloaded, the settings in use stay: %s", e)
+            return
+        if pending:
+            log.warning("config reloaded; [%s] changed and applies when vaultmem watch restarts", "], [".join(pending))
+        else:
+            log.info("config reloaded")
 
     def run(self) -> None:
         """Apply batches until ``stop()``; the pending batch is applied before returning."""
@@ -420,6 +452,9 @@ class Watcher:
             self._observer.stop()
             self._observer.join(timeout=5)
             self._observer = None
+        with self._config_timer_lock:
+            if self._config_timer is not None:
+                self._config_timer.cancel()
         self.vault.hold_lock(None)
         self.lock.release()
 
