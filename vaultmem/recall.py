@@ -189,17 +189,17 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, 
     universe, index = src.universe, src.index
     n = len(universe)
     bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words, vector_query)
-    arrays = _combine(src, opt, bm25, vec)
+    pairs = neighbours.edges(src.graph, index)
+    arrays = _combine(src, opt, bm25, vec, pairs)
     c_part = arrays["context"]
     fused = arrays["bm25"] + arrays["vector"]  # what a neighbour's context comes from
-    total = fused + arrays["length"] + c_part if "length" in arrays else fused + c_part
+    total = sum(arrays.values())
     eligible = np.ones(n, dtype=bool) if opt.mode != "bm25" else bm25 > 0
     if allowed is not None:
         mask = np.zeros(n, dtype=bool)
         mask[[index[p] for p in allowed if p in index]] = True
         eligible &= mask
     idx = np.flatnonzero(eligible)
-    pairs = neighbours.edges(src.graph, index)
     if len(idx) > opt.candidates:
         idx = idx[np.argpartition(-total[idx], opt.candidates - 1)[: opt.candidates]]
 
@@ -218,10 +218,11 @@ def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, 
     return {universe[i]: parts_of(universe[i]) for i in idx}, qvec, parts_of
 
 
-def _combine(src: Sources, opt: Options, bm25: np.ndarray, vec: np.ndarray) -> dict[str, np.ndarray]:
+def _combine(src: Sources, opt: Options, bm25: np.ndarray, vec: np.ndarray,
+             pairs: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
     """Name -> part of every note; the parts' sum ranks. ``combine = "sum"``: bm25 + vector
-    (``fusion.hybrid``) + context; ``"learned"`` (hybrid mode): ``learned.parts``."""
-    pairs = neighbours.edges(src.graph, src.index)
+    (``fusion.hybrid``) + context; ``"learned"`` (hybrid mode): ``learned.parts``. ``pairs``:
+    the link pairs (``neighbours.edges``) context comes through."""
     if opt.combine == "sum" or opt.mode != "hybrid":
         weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
         b_part, v_part = fusion.hybrid(bm25, vec, weight, opt.stats)
