@@ -175,11 +175,16 @@ def merge(base: dict, over: dict) -> dict:
     return out
 
 
-def load(vault_root: Path) -> dict[str, Any]:
-    """The vault's configuration; a broken config file is a one-line error."""
+def read_file(vault_root: Path) -> dict[str, Any]:
+    """What the vault's config file sets, as written ({} without a file); a broken file is a
+    one-line error."""
     path = config_path(vault_root)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise BadInput(f"{path}: invalid config ({e})") from None
-    return merge(DEFAULTS, data)
+
+
+def load(vault_root: Path) -> dict[str, Any]:
+    """The vault's configuration: its config file over the defaults."""
+    return merge(DEFAULTS, read_file(vault_root))

@@ -242,9 +242,8 @@ def config_findings(root: Path) -> list[Finding]:
     """A config still in the disposable ``.vaultmem/`` (deleting that folder would lose it), and
     each setting that differs from today's default (an older ``init`` wrote every default
     uncommented, which pins a vault to the defaults of its day)."""
-    import tomllib
-
-    from .config import CONFIG_FILE, DEFAULTS, LEGACY_CONFIG, config_path
+    from .config import CONFIG_FILE, DEFAULTS, LEGACY_CONFIG, config_path, read_file
+    from .errors import BadInput
 
     path = config_path(root)
     out = []
@@ -253,8 +252,8 @@ def config_findings(root: Path) -> list[Finding]:
                            "at any time (the indexes are rebuilt; the settings would be lost)",
                            f"--fix moves it to {CONFIG_FILE}, beside the notes"))  # fmt: skip
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        data = read_file(root)
+    except (OSError, BadInput):
         return out  # loading the vault reported it already
     for section, values in data.items():
         default = DEFAULTS.get(section)
