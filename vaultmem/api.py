@@ -341,6 +341,14 @@ class Session:
         like ``remember``."""
         return self.vault.checkpoint(text, source, anchor, extra=self.write_scope(self.vault))
 
+    def history(self, ref: str) -> dict[str, Any]:
+        """The versions of the fact ``ref`` names (``history.chain``), in the vault a
+        ``vault:`` prefix names (default: the caller's own)."""
+        from .history import chain
+
+        vault, ref = self.pick(ref)
+        return chain(self.fresh(vault), ref)
+
     def status(self) -> dict[str, Any]:
         """Watcher (pid, pending changes, last error; pid None when none runs), notes indexed,
         errors and drift."""

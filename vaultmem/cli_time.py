@@ -21,10 +21,7 @@ def history(
 
     Example: vaultmem history deploy-target
     """
-    from .history import chain
-
-    session = api.Session([vault] if vault else [])
-    data = chain(session.fresh(session.only()), ref)
+    data = api.Session([vault] if vault else []).history(ref)
     if as_json:
         echo_json(data)
         return

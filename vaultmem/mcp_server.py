@@ -346,10 +346,7 @@ def _session_tools(server: MCPServer, memory: Session) -> None:
         """The versions of a fact, oldest first, each with the days it was valid and whether it
         is current, superseded or resolved: the notes sharing its subject key and those linked
         by supersedes / superseded_by. Use it when you need what was true before."""
-        from .history import chain
-
-        vault, ref = memory.pick(ref)
-        return chain(memory.fresh(vault), ref)
+        return memory.history(ref)
 
 
 def _resources(server: MCPServer, memory: Session) -> None:
