@@ -21,8 +21,11 @@ def build(records: Iterable[Record]) -> nx.DiGraph:
     records = list(records)
     resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records)
     g = nx.DiGraph()
-    for r in records:
-        g.add_node(r.path, title=r.title, type=r.type, status=r.status, tags=r.tags, dangling=False)
+    g.add_nodes_from(
+        (r.path, {"title": r.title, "type": r.type, "status": r.status, "tags": r.tags, "dangling": False})
+        for r in records
+    )  # fmt: skip
+    kinds: dict[tuple[str, str], tuple[str, ...]] = {}  # edge -> link kinds, in first-seen order
     for r in records:
         for target, kind in r.links:
             dest = resolver.resolve(target, r.path)
@@ -32,12 +35,10 @@ def build(records: Iterable[Record]) -> nx.DiGraph:
                     g.add_node(dest, title=target.strip(), dangling=True)
             if dest == r.path:
                 continue
-            if g.has_edge(r.path, dest):
-                kinds = g.edges[r.path, dest]["kinds"]
-                if kind not in kinds:
-                    g.edges[r.path, dest]["kinds"] = kinds + (kind,)
-            else:
-                g.add_edge(r.path, dest, kinds=(kind,))
+            have = kinds.get((r.path, dest), ())
+            if kind not in have:
+                kinds[(r.path, dest)] = have + (kind,)
+    g.add_edges_from((a, b, {"kinds": k}) for (a, b), k in kinds.items())
     g.graph["resolver"] = resolver
     return g
 

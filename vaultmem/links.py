@@ -179,4 +179,6 @@ class Resolver:
 
     @staticmethod
     def _nearest(paths: list[str], source: str) -> str:
+        if len(paths) == 1:  # the common case: no tie to break
+            return paths[0]
         return min(paths, key=lambda p: (_distance(p, source), p))

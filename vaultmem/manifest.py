@@ -97,11 +97,21 @@ class Record:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> "Record":
-        data = dict(row)
-        for c in ("tags", "aliases", "context", "dates"):
-            data[c] = tuple(json.loads(data[c] or "[]"))
-        data["links"] = tuple(tuple(x) for x in json.loads(data["links"] or "[]"))
-        return cls(**data)
+        """The record of a row of ``NOTE_COLUMNS`` (the dataclass's field order)."""
+        values = list(row)
+        for i in _LIST_COLUMNS:
+            values[i] = _json_tuple(values[i])
+        values[_LINKS] = tuple(tuple(x) for x in values[_LINKS])
+        return cls(*values)
+
+
+_LIST_COLUMNS = tuple(NOTE_COLUMNS.index(c) for c in ("tags", "aliases", "context", "links", "dates"))
+_LINKS = NOTE_COLUMNS.index("links")
+
+
+def _json_tuple(text: str | None) -> tuple:
+    """A stored JSON list as a tuple (most lists are empty: no parse for those)."""
+    return () if not text or text == "[]" else tuple(json.loads(text))
 
 
 class Manifest:
@@ -156,7 +166,7 @@ class Manifest:
             for i in range(0, len(wanted), 500):
                 part = wanted[i : i + 500]
                 rows += self.db.execute(f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall()
-        return {r["path"]: Record.from_row(r) for r in rows}
+        return {r[0]: Record.from_row(r) for r in rows}
 
     def stats(self, paths: Iterable[str] | None = None) -> dict[str, tuple[int, int]]:
         """(mtime_ns, size) of the indexed notes (all, or those of ``paths``), by path: all a
