@@ -3,7 +3,10 @@ fused hits, and a 'cluster' feature (similarity to the mean of the top-k notes' 
     python benchmarks/learned/prf.py
 """
 import sys; sys.path.insert(0, 'benchmarks/learned')
-from ev import *
+import math
+import numpy as np
+import pickle
+from ev import W, WORK, idf_of, z
 D = pickle.load(open(WORK/'exp'/'scifact-arrays.pkl','rb'))
 rows, M = D['chunk_rows'], D['chunk_matrix']
 nch = D['nchunks']

@@ -1,6 +1,6 @@
 import sys, json, pickle, re
 sys.path.insert(0, '.')
-from benchmarks.locomo import *
+from benchmarks.locomo import DEFAULT_DATA, Vault, evidence_of
 from benchmarks.common import WORK
 from vaultmem.embed import NoEmbedder
 QW = set("what whats what's which who whom whose when where why how did does do is are was were has have had would could should can will might may the a an of to in on for about kind type".split())

@@ -1,6 +1,6 @@
 import sys, json
 sys.path.insert(0, '.')
-from benchmarks.locomo import *
+from benchmarks.locomo import DEFAULT_DATA, sessions
 from benchmarks.common import CachedEmbedder
 samples = json.loads(DEFAULT_DATA.read_text())
 def ctx_texts(sample, variant):

@@ -1,6 +1,7 @@
 import sys
 sys.path.insert(0, 'benchmarks/locomo_offline'); sys.path.insert(0, '.')
-from ev import *
+import numpy as np
+from ev import D, evaluate, fmt, p2
 from ctx_texts import ctx_texts, samples
 from benchmarks.common import CachedEmbedder
 emb = CachedEmbedder()

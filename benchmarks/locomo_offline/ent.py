@@ -1,6 +1,6 @@
 import sys, re, json
 sys.path.insert(0, 'benchmarks/locomo_offline'); sys.path.insert(0, '.')
-from ev import *
+from ev import D, WORK, evaluate, fmt, p2, z
 from benchmarks.locomo import DEFAULT_DATA
 from vaultmem.vault import Vault
 from vaultmem.embed import NoEmbedder
@@ -20,7 +20,6 @@ def pent(d, q, lam=0.1, m=5, key=None, **kw):
     if not ents: return order
     v = vaults[key]; src = v.sources()
     b2 = src.bm25.score_all(" ".join(ents), src.index, len(src.universe))
-    w = kw.get('w', 0.3)
     extra = lam * z(b2)
     return p2(d, q, extra=extra, **kw)
 def wrap(d, q, **kw):

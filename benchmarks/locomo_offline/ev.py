@@ -1,4 +1,4 @@
-import sys, pickle, json
+import sys, pickle
 sys.path.insert(0, '.')
 import numpy as np
 from benchmarks.common import WORK
@@ -41,7 +41,6 @@ def evaluate(shape, fn=pipeline, convs=None, ks=(10,), **kw):
     rows = []
     for (sh, conv), d in D.items():
         if sh != shape or (convs and conv not in convs): continue
-        pos = {k: i for i, k in enumerate(d['ids'])}
         for qi, q in enumerate(d['qs']):
             order = fn(d, q, **kw)
             ranked = [d['ids'][i] for i in order[:50]]

@@ -2,7 +2,7 @@
 import sys, json, pickle
 sys.path.insert(0, '.')
 import numpy as np
-from benchmarks.locomo import *
+from benchmarks.locomo import DEFAULT_DATA, Vault, evidence_of
 from benchmarks.common import CachedEmbedder, WORK
 from vaultmem import recall as R
 from vaultmem.graph import neighbourhood

@@ -1,7 +1,8 @@
 """Variants for mh.py (run: python benchmarks/locomo_offline/mhv.py NAME)."""
 import sys, re
 sys.path.insert(0, 'benchmarks/locomo_offline')
-from mh import *
+import numpy as np
+from mh import D, WORK, base, evaluate, finish, pipeline, report, z
 
 SPK = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -295,7 +296,6 @@ def terms_round(d, q, lam=0.1, m=5, T=8, key=None, **kw):
     if not cand: return order
     b2 = src.bm25.score_all(' '.join(cand), src.index, len(src.universe))
     extra = lam * np.maximum(z(b2), 0) * np.array([sp in nm for sp in spk])
-    pos = {i: r for r, i in enumerate(order)}
     w, sm = kw.get('w', 0.3), kw.get('smooth', 0.2)
     tot, _ = base(d, q, w=w, smooth=sm, bm25=q['bm25'], vec=q['vec_pr'])
     lift = (0.05 + (0.2 if listy(q['q']) else 0)) * np.array([sp in nm for sp in spk])
