@@ -209,3 +209,27 @@ def test_prompt_hook_recalls_by_the_payloads_branch(setup, fake_model, monkeypat
     assert f"[{fact['id']}]" in shown
     git(code, "checkout", "-q", "main")
     assert f"[{fact['id']}]" not in hook(vault, "prompt", {**payload, "session_id": "s-prompt2"})
+
+
+def test_squash_and_rebase_merged_branches_count_as_merged(setup):
+    """A branch squash-merged (then deleted, or kept) or rebase-merged promotes its decisions
+    like a merge commit would; a deleted branch whose work never landed stays unmerged."""
+    code, vault = setup
+    made = {}
+    for branch in ("squashed", "kept-squashed", "rebased", "abandoned"):
+        git(code, "checkout", "-qb", branch)
+        commit(code, f"{branch}-1.py")
+        commit(code, f"{branch}-2.py")
+        made[branch] = json.loads(vm(vault, "remember", "decision", f"Decision on {branch}",
+                                     f"zebra {branch} choice.", "--json"))["path"]  # fmt: skip
+        git(code, "checkout", "-q", "main")
+    for branch in ("squashed", "kept-squashed"):
+        git(code, "merge", "-q", "--squash", branch)
+        git(code, "commit", "-qm", f"Ship {branch} (#12)")  # the message names no branch
+    git(code, "cherry-pick", "main..rebased")  # a rebase merge: the same patches, new hashes
+    for branch in ("squashed", "rebased", "abandoned"):
+        git(code, "branch", "-qD", branch)
+    plan = {a["path"]: a for a in json.loads(vm(vault, "maintain", "--json"))["actions"] if "branch" in a["reason"]}
+    for branch in ("squashed", "kept-squashed", "rebased"):
+        assert plan[made[branch]]["kind"] == "promote", (branch, plan.get(made[branch]))
+    assert made["abandoned"] not in plan  # a decision of a branch deleted unmerged stays scoped

@@ -34,9 +34,9 @@ class CodeState:
         return self.branch is not None and self.branch != self.default
 
 
-def _git(cwd: Path, *args: str) -> str | None:
+def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None
@@ -83,7 +83,8 @@ def default_branch(top: Path) -> str | None:
 
 
 def branch_fate(top: Path, branch: str, default: str) -> str:
-    """``merged`` (into the default branch, locally or on origin), ``open`` or ``deleted``."""
+    """``merged`` (into the default branch, locally or on origin; squash and rebase merges
+    included), ``open`` or ``deleted``."""
     tip = _git(top, "rev-parse", "-q", "--verify", f"refs/heads/{branch}")
     for ref in (default, f"origin/{default}"):
         if _git(top, "rev-parse", "-q", "--verify", ref) in (None, tip):
@@ -92,6 +93,9 @@ def branch_fate(top: Path, branch: str, default: str) -> str:
                         _git(top, "branch", "-r", "--list", "--merged", ref, f"origin/{branch}")):  # fmt: skip
             if listing:
                 return "merged"
+    last = tip or _last_tip(top, branch)
+    if last and any(_landed_as_patches(top, last, ref) for ref in (default, f"origin/{default}")):
+        return "merged"
     exists = any(_git(top, "rev-parse", "-q", "--verify", r) is not None
                  for r in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"))  # fmt: skip
     if exists:
@@ -99,6 +103,40 @@ def branch_fate(top: Path, branch: str, default: str) -> str:
     # a branch merged and then deleted: its name is in a merge commit's message on the default branch
     log = _git(top, "log", default, "--merges", "--format=%s", "-n", "500") or ""
     return "merged" if re.search(rf"(?:branch|from \S+/) ?'?{re.escape(branch)}'?(?:\s|$)", log) else "deleted"
+
+
+def _last_tip(top: Path, branch: str) -> str | None:
+    """The commit a deleted branch was at when HEAD last left it (from HEAD's reflog), if known."""
+    log = _git(top, "reflog", "show", "--format=%H %gs", "-n", "2000", "HEAD") or ""
+    lines = log.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.split(" ", 1)[-1].startswith(f"checkout: moving from {branch} to "):
+            return lines[i + 1].split(" ", 1)[0]
+    return None
+
+
+def _landed_as_patches(top: Path, tip: str, ref: str) -> bool:
+    """Whether the work of ``tip`` since it left ``ref`` is on ``ref`` as other commits: one
+    commit with the same change (a squash merge) or each of its commits (a rebase merge),
+    compared by git's patch ids, so the commits' hashes and messages need not match."""
+    base = _git(top, "merge-base", ref, tip)
+    if base is None or base == tip:
+        return False
+    landed = _patch_ids(top, _git(top, "log", "-p", "--no-merges", "--format=commit %H", "-n", "500", f"{base}..{ref}"))
+    if not landed:
+        return False
+    squashed = _patch_ids(top, _git(top, "diff", base, tip))
+    if squashed and squashed <= landed:
+        return True
+    cherry = (_git(top, "cherry", ref, tip) or "").split()
+    return bool(cherry) and all(mark == "-" for mark in cherry[::2])
+
+
+def _patch_ids(top: Path, patch: str | None) -> set[str]:
+    if not patch:
+        return set()
+    out = _git(top, "patch-id", "--stable", stdin=patch)
+    return {line.split()[0] for line in (out or "").splitlines() if line.strip()}
 
 
 def scope_fields(cwd: Path, vault_root: Path) -> dict[str, str]:
