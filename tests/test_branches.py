@@ -233,3 +233,11 @@ def test_squash_and_rebase_merged_branches_count_as_merged(setup):
     for branch in ("squashed", "kept-squashed", "rebased"):
         assert plan[made[branch]]["kind"] == "promote", (branch, plan.get(made[branch]))
     assert made["abandoned"] not in plan  # a decision of a branch deleted unmerged stays scoped
+
+
+@pytest.mark.parametrize("name", ["-D", "--output=x", "a..b", "a b", "x@{1}", "a\nb"])
+def test_a_frontmatter_branch_git_would_not_take_is_left_alone(setup, name):
+    from vaultmem.branches import branch_fate
+
+    code, _ = setup
+    assert branch_fate(code, name, "main") == "open"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 
+_BRANCH_NAME = re.compile(r"[^\s\x00-\x1f\x7f~^:?*\[\\-][^\s\x00-\x1f\x7f~^:?*\[\\]*")  # git check-ref-format, roughly
 TASK_TYPES = ("progress", "handoff", "session_summary", "commitment")
 PROMOTE_IMPORTANCE = 7
 
@@ -84,7 +85,10 @@ def default_branch(top: Path) -> str | None:
 
 def branch_fate(top: Path, branch: str, default: str) -> str:
     """``merged`` (into the default branch, locally or on origin; squash and rebase merges
-    included), ``open`` or ``deleted``."""
+    included), ``open`` or ``deleted``. A name git would not take as a branch (it comes from
+    a note's frontmatter: ``-D``, ``a..b``) is ``open``, so nothing acts on it."""
+    if not _BRANCH_NAME.fullmatch(branch) or ".." in branch or "@{" in branch:
+        return "open"
     tip = _git(top, "rev-parse", "-q", "--verify", f"refs/heads/{branch}")
     for ref in (default, f"origin/{default}"):
         if _git(top, "rev-parse", "-q", "--verify", ref) in (None, tip):
