@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import WORK, latency_summary, peak_rss_mb, write_result  # noqa: E402
 from benchmarks.synth import generate  # noqa: E402
+from vaultmem.config import CONFIG_FILE  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 CACHE = WORK / "synth-embed-cache.sqlite"  # text sha256 -> vector of the default model
@@ -96,8 +97,8 @@ def fill_cache(root: Path, cache: Path, first: list[str], part: int = 256, limit
 
 
 def set_model(root: Path, no_vectors: bool) -> None:
-    cfg = root / ".vaultmem" / "config.toml"
-    cfg.write_text('[embedding]\nmodel = "none"\n' if no_vectors else "")
+    (root / ".vaultmem" / "config.toml").unlink(missing_ok=True)  # where runs before issue 18 wrote it
+    (root / CONFIG_FILE).write_text('[embedding]\nmodel = "none"\n' if no_vectors else "")
 
 
 def vm_hwm_mb() -> float:
