@@ -150,7 +150,12 @@ def score_sf(qs, fn) -> float:
 
 
 def score_lc(qs, fn) -> dict:
-    r = [(q.meta["cat"], recall10(q, np.argsort(-fn(q), kind="stable"))) for q in qs]
+    return by_category(qs, [np.argsort(-fn(q), kind="stable") for q in qs])
+
+
+def by_category(qs, orders) -> dict:
+    """Evidence recall@10 (percent) of each question's ranking: over all, and per category."""
+    r = [(q.meta["cat"], recall10(q, order)) for q, order in zip(qs, orders)]
     out = {"all": 100 * np.mean([x for _, x in r])}
     for c, n in CATS.items():
         sel = [x for cc, x in r if cc == c]

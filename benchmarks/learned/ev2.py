@@ -10,7 +10,6 @@ pass 0.3 * 0.5 * seed score to their one-hop neighbours). Time boosts are not re
 
 from __future__ import annotations
 
-import math
 import pickle
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchmarks.common import WORK  # noqa: E402
-from ev import CATS, best_neighbour, z  # noqa: E402
+from ev import best_neighbour, by_category, ndcg10, z  # noqa: E402
 
 TEXT = ["bm25", "vector", "spread", "short", "mean_spread"]
 TODAY = {"bm25": 0.30, "vector": 0.70, "context": 0.2}
@@ -97,22 +96,9 @@ def rank(q: Q, w: dict, seeds=5, gw=0.3, decay=0.5, cand=100) -> np.ndarray:
     return np.array(order)
 
 
-def ndcg10(q, order):
-    gains = q.rel[order[:10]]
-    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(q.meta["ideal"][:10]))
-    return dcg / idcg if idcg else 0.0
-
-
 def sf_score(qs, w):
     return float(np.mean([ndcg10(q, rank(q, w)) for q in qs]))
 
 
 def lc_score(qs, w):
-    r = [(q.meta["cat"], float(q.rel[rank(q, w)[:10]].sum()) / q.meta["nev"]) for q in qs]
-    out = {"all": 100 * np.mean([x for _, x in r])}
-    for c, n in CATS.items():
-        sel = [x for cc, x in r if cc == c]
-        if sel:
-            out[n] = 100 * np.mean(sel)
-    return out
+    return by_category(qs, [rank(q, w) for q in qs])
