@@ -20,13 +20,11 @@ def edges(g: nx.DiGraph, index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]
     cached = g.graph.get("neighbour_edges")
     if cached is not None and cached[0] is index:
         return cached[1]
-    ends = [(index.get(a), index.get(b)) for a, b in g.edges()]
-    a = np.array([i for i, j in ends if i is not None and j is not None and i != j], dtype=np.int64)
-    b = np.array([j for i, j in ends if i is not None and j is not None and i != j], dtype=np.int64)
-    n = max(len(index), 1)
+    ends = np.array([(index.get(a, -1), index.get(b, -1)) for a, b in g.edges()], dtype=np.int64).reshape(-1, 2)
+    ends = ends[(ends >= 0).all(1) & (ends[:, 0] != ends[:, 1])]  # notes only (not dangling), no self-links
+    a, b, n = ends[:, 0], ends[:, 1], max(len(index), 1)
     codes = np.unique(np.concatenate([a * n + b, b * n + a]))  # both directions, sorted, once each
-    arr = np.stack([codes // n, codes % n], 1)
-    out = (arr[:, 0].copy(), arr[:, 1].copy())
+    out = (codes // n, codes % n)
     g.graph["neighbour_edges"] = (index, out)
     return out
 
