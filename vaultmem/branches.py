@@ -100,9 +100,7 @@ def branch_fate(top: Path, branch: str, default: str) -> str:
     last = tip or _last_tip(top, branch)
     if last and any(_landed_as_patches(top, last, ref) for ref in (default, f"origin/{default}")):
         return "merged"
-    exists = any(_git(top, "rev-parse", "-q", "--verify", r) is not None
-                 for r in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"))  # fmt: skip
-    if exists:
+    if tip is not None or _git(top, "rev-parse", "-q", "--verify", f"refs/remotes/origin/{branch}") is not None:
         return "open"
     # a branch merged and then deleted: its name is in a merge commit's message on the default branch
     log = _git(top, "log", default, "--merges", "--format=%s", "-n", "500") or ""
