@@ -28,18 +28,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchmarks.common import WORK, CachedEmbedder, ndcg_at  # noqa: E402
+from ev import z  # noqa: E402  (recall's standardisation: centred, over 6 standard deviations)
 
 WEIGHTS = np.round(np.linspace(0, 1, 21), 2)
 OUT = Path(__file__).resolve().parents[1] / "results" / "scifact-ceiling.json"
-
-
-def z(x: np.ndarray) -> np.ndarray:
-    """Recall's standardisation (fusion.py): centred, divided by 6 standard deviations."""
-    x = np.asarray(x, float)
-    sd = x.std()
-    return (x - x.mean()) / (6 * sd) if sd > 1e-12 else np.zeros_like(x)
 
 
 def score(scores: np.ndarray, q: dict, ids: list[str]) -> float:

@@ -27,14 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchmarks.common import WORK, CachedEmbedder, ndcg_at  # noqa: E402
-from ceiling import z  # noqa: E402
+from ev import z  # noqa: E402
 from sf_bm25 import Postings  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "scifact-termweights.json"
 
 
-def weights(q: dict, P: Postings, vocab: list[str], E: np.ndarray, vpos: dict, p, alpha, m, beta) -> dict:
+def weights(q: dict, vocab: list[str], E: np.ndarray, vpos: dict, p, alpha, m, beta) -> dict:
     qv, terms = q["qvec"], list(dict.fromkeys(q["terms"]))
     cos = {t: float(E[vpos[t]] @ qv) if t in vpos else 0.5 for t in terms}
     w = {t: (1 - alpha) + alpha * max(c, 0.0) ** p for t, c in cos.items()}
@@ -57,7 +57,7 @@ def main() -> None:
     def run(split: str, *setting) -> float:
         out = []
         for q in D[split]:
-            b = P.bm25(weights(q, P, vocab, E, vpos, *setting))
+            b = P.bm25(weights(q, vocab, E, vpos, *setting))
             fused = 0.3 * z(b) + 0.7 * z(q["vmax"])
             out.append(ndcg_at([ids[i] for i in np.argsort(-fused, kind="stable")[:10]], q["qrels"]))
         return round(float(np.mean(out)), 4)
