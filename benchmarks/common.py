@@ -92,7 +92,7 @@ class CachedEmbedder:
     def __init__(self, inner=None, path: Path | None = None):
         import sqlite3
 
-        from vaultmem.embed import FastEmbedder
+        from vaultmem.index.embed import FastEmbedder
 
         self.inner = inner or FastEmbedder()
         self.name, self.max_tokens = self.inner.name, self.inner.max_tokens

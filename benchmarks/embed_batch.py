@@ -29,8 +29,8 @@ DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
 def workloads(data: Path) -> dict[str, list[str]]:
     from benchmarks.synth import generate
-    from vaultmem.chunking import chunk, plain_text
-    from vaultmem.note import parse
+    from vaultmem.core.note import parse
+    from vaultmem.index.chunking import chunk, plain_text
 
     scifact = []
     with open(data / "corpus.jsonl") as f:
@@ -54,7 +54,7 @@ def workloads(data: Path) -> dict[str, list[str]]:
 
 def measure(size: int, runs: int, data: Path) -> dict:
     """One batch size, in this process: texts per second per workload and peak memory."""
-    from vaultmem.embed import FastEmbedder
+    from vaultmem.index.embed import FastEmbedder
 
     loads = workloads(data)
     emb = FastEmbedder(batch_size=size)

@@ -62,9 +62,9 @@ def change_notes(root: Path, stamp: str) -> list[str]:
 
 def embed_alone(root: Path, paths: list[str], model: str) -> float:
     """Chunk the changed notes like the indexer does and embed them (model load included)."""
-    from vaultmem.chunking import chunk, plain_text
-    from vaultmem.embed import make_embedder
-    from vaultmem.note import parse
+    from vaultmem.core.note import parse
+    from vaultmem.index.chunking import chunk, plain_text
+    from vaultmem.index.embed import make_embedder
 
     if model == "none":
         return 0.0

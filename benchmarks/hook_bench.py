@@ -26,9 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from vaultmem.agents.hooks import RECALL_K, Floor, fit_lines, trivial, zscores  # noqa: E402
+
 from benchmarks.common import WORK, latency_summary, write_result  # noqa: E402
-from vaultmem import client  # noqa: E402
-from vaultmem.hooks import RECALL_K, Floor, fit_lines, trivial, zscores  # noqa: E402
+from vaultmem.service import client  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -29,8 +29,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, CachedEmbedder, fresh_usage, latency_summary, mean, write_result  # noqa: E402
-from vaultmem import config as configmod  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    WORK,
+    CachedEmbedder,
+    fresh_usage,
+    latency_summary,
+    mean,
+    write_result,
+)
+from vaultmem.core import config as configmod  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import WORK, latency_summary, write_result  # noqa: E402
 from benchmarks.scale import queries  # noqa: E402
 from benchmarks.synth import generate  # noqa: E402
+from vaultmem.core.scaffold import init_vault  # noqa: E402
 from vaultmem.multi import MultiVault  # noqa: E402
-from vaultmem.setup import init_vault  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 

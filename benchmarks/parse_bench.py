@@ -31,7 +31,7 @@ import frontmatter
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import write_result  # noqa: E402
 from benchmarks.synth import generate  # noqa: E402
-from vaultmem import note  # noqa: E402
+from vaultmem.core import note  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

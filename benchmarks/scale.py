@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import WORK, latency_summary, peak_rss_mb, write_result  # noqa: E402
 from benchmarks.synth import generate  # noqa: E402
-from vaultmem.config import CONFIG_FILE  # noqa: E402
+from vaultmem.core.config import CONFIG_FILE  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 CACHE = WORK / "synth-embed-cache.sqlite"  # text sha256 -> vector of the default model
@@ -53,9 +53,9 @@ def queries(meta: list[dict], n: int = 100, seed: int = 11) -> list[tuple[str, s
 
 def chunk_texts(root: Path) -> dict[str, list[str]]:
     """The chunk texts the indexer will embed, by note path (same parse, same chunking)."""
-    from vaultmem.chunking import chunk, plain_text
-    from vaultmem.indexer import MAX_CHUNKS, capped
-    from vaultmem.store import Store
+    from vaultmem.core.store import Store
+    from vaultmem.index.chunking import chunk, plain_text
+    from vaultmem.index.indexer import MAX_CHUNKS, capped
 
     store = Store(root)
     out = {}
@@ -182,7 +182,7 @@ def main() -> None:
         embedder = None
         if args.cache:
             from benchmarks.common import ReusedEmbedder
-            from vaultmem.embed import DEFAULT_MODEL
+            from vaultmem.index.embed import DEFAULT_MODEL
 
             embedder = ReusedEmbedder(CACHE, DEFAULT_MODEL)
         vault = Vault(root, embedder)
@@ -228,10 +228,10 @@ def own_vectors(root: Path, paths: list[str]) -> list[bool]:
 
     import numpy as np
 
-    from vaultmem.chunking import chunk, plain_text
-    from vaultmem.embed import DEFAULT_MODEL
-    from vaultmem.manifest import Manifest
-    from vaultmem.store import Store
+    from vaultmem.core.store import Store
+    from vaultmem.index.chunking import chunk, plain_text
+    from vaultmem.index.embed import DEFAULT_MODEL
+    from vaultmem.index.manifest import Manifest
 
     store, db = Store(root), sqlite3.connect(str(CACHE))
     manifest = Manifest(root / ".vaultmem" / "index" / "manifest.db", readonly=True)

@@ -22,8 +22,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, fresh_usage, latency_summary, mean, ndcg_at, recall_at, write_result  # noqa: E402
-from vaultmem import fusion  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    WORK,
+    fresh_usage,
+    latency_summary,
+    mean,
+    ndcg_at,
+    recall_at,
+    write_result,
+)
+from vaultmem.recall import fusion  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
@@ -72,7 +80,7 @@ def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | N
     """nDCG@10 through ``Vault.recall(text)`` as an agent calls it (k=10, adaptive scoring and
     retrieval logging on, the vault's config plus ``extra``), queries in order on a fresh usage
     store; also by half of the run, against the same queries with adaptive scoring off."""
-    from vaultmem import config as configmod
+    from vaultmem.core import config as configmod
 
     fresh_usage(root)
     vault = Vault(root)
@@ -108,7 +116,7 @@ def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3, agains
     query by query (and which goes first) in one process; the query is embedded before both
     are timed, so the times leave the embedding out (the machine is shared: only the ratio
     means much)."""
-    from vaultmem import config as configmod
+    from vaultmem.core import config as configmod
 
     vault = Vault(root)
     now = configmod.merge(vault.config, now_extra or {})
@@ -153,8 +161,8 @@ def latency(vault: Vault, queries: dict[str, str], repeats: int) -> dict:
 
 def build_timing(root: Path) -> dict:
     """Full index build from nothing vs embedding the same chunk texts alone."""
-    from vaultmem.chunking import chunk, plain_text
-    from vaultmem.embed import FastEmbedder
+    from vaultmem.index.chunking import chunk, plain_text
+    from vaultmem.index.embed import FastEmbedder
 
     vault = Vault(root)
     vault.embedder.embed(["warm up the model"])

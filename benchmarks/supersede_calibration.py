@@ -31,9 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import write_result  # noqa: E402
-from vaultmem.config import DEFAULTS  # noqa: E402
-from vaultmem.embed import FastEmbedder  # noqa: E402
-from vaultmem.lifecycle import memory_text  # noqa: E402
+from vaultmem.core.config import DEFAULTS  # noqa: E402
+from vaultmem.index.embed import FastEmbedder  # noqa: E402
+from vaultmem.memory.lifecycle import memory_text  # noqa: E402
 
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "supersede_pairs.json"
 GROUPS = ("shared", "no_shared")

@@ -7,8 +7,8 @@ Pairs: ``tests/data/supersede_pairs.json`` (written for the tests; ``update`` = 
 replaces the old one, ``distinct`` = both stay). Split: pair i is in the calibration half when i
 is even, in the held-out half when odd (fixed, so every run sees the same split).
 
-Each pair gets the signals of ``vaultmem.updates.signals`` (cosine from the default
-FastEmbedder over ``memory_text``). The rule of ``vaultmem.updates.decide`` is calibrated on
+Each pair gets the signals of ``vaultmem.core.updates.signals`` (cosine from the default
+FastEmbedder over ``memory_text``). The rule of ``vaultmem.core.updates.decide`` is calibrated on
 the calibration half: over a grid of (auto_cosine, title, cosine_alone), the setting with the
 highest recall and no false positive (ties: the lowest thresholds), then ``--margin`` is added
 to both cosines. Both halves are scored at the calibrated thresholds, at the thresholds
@@ -30,10 +30,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import write_result  # noqa: E402
-from benchmarks.supersede_calibration import CONFIGURED, DEFAULT_PAIRS, context_kind, load  # noqa: E402
-from vaultmem.embed import FastEmbedder  # noqa: E402
-from vaultmem.lifecycle import memory_text  # noqa: E402
-from vaultmem.updates import SERIES_TYPES, SIGNALS, Memory, Thresholds, decide, signals  # noqa: E402
+from benchmarks.supersede_calibration import (  # noqa: E402
+    CONFIGURED,
+    DEFAULT_PAIRS,
+    context_kind,
+    load,
+)
+from vaultmem.core.updates import (  # noqa: E402
+    SERIES_TYPES,
+    SIGNALS,
+    Memory,
+    Thresholds,
+    decide,
+    signals,
+)
+from vaultmem.index.embed import FastEmbedder  # noqa: E402
+from vaultmem.memory.lifecycle import memory_text  # noqa: E402
 
 
 def memory(side: dict, type_: str) -> Memory:

@@ -25,11 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from vaultmem.recall.pipeline import TIME_BOOST  # noqa: E402
+from vaultmem.recall.timefilter import parse_now  # noqa: E402
+
 from benchmarks.common import WORK, write_result  # noqa: E402
-from vaultmem.note import render  # noqa: E402
-from vaultmem.recall import TIME_BOOST  # noqa: E402
-from vaultmem.timeexpr import parse_query  # noqa: E402
-from vaultmem.timefilter import parse_now  # noqa: E402
+from vaultmem.core.note import render  # noqa: E402
+from vaultmem.core.timeexpr import parse_query  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"

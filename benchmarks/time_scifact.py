@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import WORK, mean, ndcg_at, write_result  # noqa: E402
 from benchmarks.scifact import DEFAULT_DATA, doc_id, load, write_vault  # noqa: E402
-from vaultmem import timefilter  # noqa: E402
-from vaultmem.timeexpr import parse_query  # noqa: E402
+from vaultmem.core.timeexpr import parse_query  # noqa: E402
+from vaultmem.recall import timefilter  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.timezone.utc)
@@ -38,9 +38,10 @@ def parse_only(root: Path, found: dict) -> dict:
     """Whether recall would use each expression's range over the SciFact notes (from the files)."""
     from types import SimpleNamespace
 
-    from vaultmem.manifest import Record
-    from vaultmem.note import parse
-    from vaultmem.recall import Options, time_query
+    from vaultmem.recall.pipeline import Options, time_query
+
+    from vaultmem.core.note import parse
+    from vaultmem.index.manifest import Record
 
     records = {}
     for path in sorted(root.glob("*.md")):

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import WORK, latency_summary, write_result  # noqa: E402
 from benchmarks.synth import generate  # noqa: E402
-from vaultmem import client  # noqa: E402
+from vaultmem.service import client  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 BIN = str(Path(sys.executable).with_name("vaultmem"))
@@ -139,9 +139,9 @@ def freshness(args) -> dict:
 
 
 def burst(args) -> dict:
-    from vaultmem.chunking import chunk, plain_text
-    from vaultmem.embed import FastEmbedder
-    from vaultmem.note import parse
+    from vaultmem.core.note import parse
+    from vaultmem.index.chunking import chunk, plain_text
+    from vaultmem.index.embed import FastEmbedder
 
     root = working_copy(prepared_vault(args.notes), "burst")
     texts = {f"burst/Burst {i}.md": f"# Burst {i}\n\n" + " ".join(f"word{(i * 7 + j) % 997}" for j in range(120)) + f" unique{i}\n"

@@ -48,7 +48,7 @@ class Server:
     def __init__(self, root: Path, embedder, poll: float = 0.3):
         import uvicorn
 
-        from vaultmem import auth
+        from vaultmem.core import auth
         from vaultmem.web.app import make_app
         from vaultmem.web.server import bind
         from vaultmem.web.state import ViewState

@@ -28,7 +28,7 @@ def _model_only_when_marked(request, monkeypatch):
     """A test that loads the real model in this process must be marked ``model``, so that
     ``pytest -m "not model"`` (the fast lane) never does. Subprocesses are marked by hand."""
     if request.node.get_closest_marker("model") is None:
-        from vaultmem.embed import FastEmbedder
+        from vaultmem.index.embed import FastEmbedder
 
         def refuse(self):
             pytest.fail(f"{request.node.nodeid} loads the real model: mark it @pytest.mark.model")
@@ -83,7 +83,7 @@ def demo(demo_copy, open_vault):
 
 @pytest.fixture
 def empty_vault(tmp_path) -> Path:
-    from vaultmem.setup import init_vault
+    from vaultmem.core.scaffold import init_vault
 
     root = tmp_path / "vault"
     init_vault(root)

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from helpers import wait_for
-from vaultmem.note import split_frontmatter
+
+from vaultmem.core.note import split_frontmatter
 
 GITCONFIG = """[user]
 \tname = Vault Tester
@@ -68,8 +69,7 @@ class Cluster:
 
     def _invoke(self, name: str, *args: str, check: bool) -> subprocess.CompletedProcess:
         from typer.testing import CliRunner
-
-        from vaultmem.cli import app
+        from vaultmem.cli.app import app
 
         env = {k: v for k, v in self.env.items() if k.startswith(("GIT_", "VAULTMEM_", "HF_"))}
         result = CliRunner().invoke(app, [*args, "--vault", str(self.vaults[name])], env=env)

@@ -69,8 +69,8 @@ class Running:
     """A watcher running in a background thread, with helpers to query its vault."""
 
     def __init__(self, root: Path, embedder, serve: bool = False):
+        from vaultmem.service.watch import Watcher
         from vaultmem.vault import Vault
-        from vaultmem.watch import Watcher
 
         self.vault = Vault(root, embedder=embedder)
         self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5, serve=serve)

@@ -6,13 +6,22 @@ from __future__ import annotations
 import math
 
 import pytest
-from typer.testing import CliRunner
-
-from vaultmem.adaptive import DAY, Weights, adaptive, blend_factor, frequency, importance_factor, recency, usefulness
-from vaultmem.cli import app
-from vaultmem.config import DEFAULTS
-from vaultmem.usage import Usage
 from helpers import write
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
+from vaultmem.recall.adaptive import (
+    DAY,
+    Weights,
+    adaptive,
+    blend_factor,
+    frequency,
+    importance_factor,
+    recency,
+    usefulness,
+)
+
+from vaultmem.core.config import DEFAULTS
+from vaultmem.index.usage import Usage
 
 NOW = 1_800_000_000.0
 

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from vaultmem import aging
-from vaultmem.cli import app
-from vaultmem.note import parse
-from vaultmem.vault import Vault
 from helpers import write
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
+
+from vaultmem.core.note import parse
+from vaultmem.memory import aging
+from vaultmem.vault import Vault
 
 DAY = 86400.0
 HISTORY = "sessions/Session history - Project - X.md"

@@ -1,4 +1,6 @@
-"""Layers point one way and nothing loops (see docs/architecture.md)."""
+"""The package's folders are its layers (see docs/architecture.md): one table says which folder may
+import which, every module lives in a folder of the table, nothing loops, and the fast paths load
+only what they need."""
 
 import ast
 import subprocess
@@ -6,82 +8,158 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "vaultmem"
-LOW = {"note", "links", "store", "manifest", "bm25", "vectors", "embed", "indexer", "fusion", "traverse", "graph",
-       "chunking", "analysis", "ignore"}  # fmt: skip
-HIGH = {"recall", "vault", "ops", "mcp_server", "web", "hooks", "multi", "context", "sessions", "aging", "lifecycle",
-        "api"}  # fmt: skip
-FACADE_PARTS = {"ops", "lifecycle", "aging", "context", "sessions"}  # composed by Vault: never import it
+
+# unit -> the units it may import at run time (imports under TYPE_CHECKING only type the code).
+# "top" is the facade and routing at the package's top: vault, multi, api, __init__.
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "index": {"core"},
+    "recall": {"core", "index"},
+    "memory": {"core", "index", "recall"},
+    "service": {"core", "index", "recall", "memory"},
+    "sync": {"core"},
+    "top": {"core", "index", "recall", "memory", "service", "sync"},
+    "agents": {"core", "index", "recall", "memory", "service", "sync", "top"},
+    "web": {"core", "index", "recall", "memory", "service", "sync", "top", "agents"},
+    "cli": {"core", "index", "recall", "memory", "service", "sync", "top", "agents", "web"},
+}
+TOP = {"vault", "multi", "api", "__init__"}
+ENTRY = {"__main__": "cli"}  # `python -m vaultmem` is the console entry's twin
+FACADE_PARTS = {"memory"}  # composed by Vault: never import it, even for types at run time
 
 
-def _imports(node: ast.AST, typing_only: bool = False) -> set[tuple[str, bool]]:
-    """(imported vaultmem module, only under TYPE_CHECKING?) for every import below ``node``."""
+def unit_of(parts: list[str]) -> str:
+    """The table's unit for a module given as its path parts under vaultmem/."""
+    if len(parts) > 1:
+        return parts[0]
+    return "top" if parts[0] in TOP else ENTRY.get(parts[0], f"<outside the table: {parts[0]}>")
+
+
+def _targets(here: list[str], node: ast.AST) -> list[list[str]]:
+    """The vaultmem modules (as path parts) an import statement names."""
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            base = here[: len(here) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+        elif (node.module or "").split(".")[0] == "vaultmem":
+            base = node.module.split(".")[1:]
+        else:
+            return []
+        if node.module:
+            return [base]
+        return [base + [a.name] for a in node.names]
+    if isinstance(node, ast.Import):
+        return [a.name.split(".")[1:] for a in node.names if a.name.startswith("vaultmem.")]
+    return []
+
+
+def _module_imports(path: Path) -> set[tuple[str, bool]]:
+    """(imported module as dotted parts below vaultmem, only under TYPE_CHECKING?) of one file."""
+    parts = list(path.relative_to(PKG).with_suffix("").parts)
+    here = parts[:-1]
     found: set[tuple[str, bool]] = set()
-    for child in ast.iter_child_nodes(node):
-        guarded = typing_only or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.dump(child.test))
-        if isinstance(child, ast.ImportFrom) and child.level:
-            names = [child.module] if child.module else [a.name for a in child.names]
-            found |= {(n.split(".")[0], guarded) for n in names}
-        elif isinstance(child, ast.Import):
-            found |= {(a.name.split(".")[1], guarded) for a in child.names if a.name.startswith("vaultmem.")}
-        found |= _imports(child, guarded)
+
+    def visit(node: ast.AST, guarded: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            g = guarded or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.dump(child.test))
+            for target in _targets(here, child):
+                if target:
+                    found.add((".".join(target), g))
+            visit(child, g)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
     return found
 
 
-GRAPH = {f.stem: _imports(ast.parse(f.read_text(encoding="utf-8"))) for f in PKG.glob("*.py")}
-RUNTIME = {m: {d for d, typing_only in deps if not typing_only} for m, deps in GRAPH.items()}
+def _unit_of_target(dotted: str) -> str:
+    parts = dotted.split(".")
+    return parts[0] if (PKG / parts[0]).is_dir() else unit_of(parts[:1])
 
 
-def _layer(mod: str) -> str:
-    return "high" if mod in HIGH or mod.startswith("cli") else "low" if mod in LOW else "mid"
+MODULES = {".".join(f.relative_to(PKG).with_suffix("").parts): f for f in PKG.rglob("*.py")}
+GRAPH = {name: _module_imports(path) for name, path in MODULES.items()}
 
 
-def test_low_layers_never_import_high_ones():
-    upward = sorted((m, d) for m, deps in RUNTIME.items() for d in deps if _layer(m) == "low" and _layer(d) == "high")
-    assert upward == []
+def test_every_module_lives_in_a_folder_of_the_table():
+    outside = sorted(m for m in MODULES if unit_of(m.split(".")) not in ALLOWED)
+    assert outside == []
 
 
-def test_no_runtime_import_cycle():
+def test_each_folder_imports_only_what_the_table_allows():
+    wrong = sorted(
+        (m, dep)
+        for m, deps in GRAPH.items()
+        for dep, typing_only in deps
+        if not typing_only
+        and (mine := unit_of(m.split("."))) != (theirs := _unit_of_target(dep))
+        and theirs not in ALLOWED.get(mine, set())
+    )
+    assert wrong == []
+
+
+def test_the_table_points_one_way():
+    order = list(ALLOWED)
+    assert all(order.index(dep) < order.index(unit) for unit, deps in ALLOWED.items() for dep in deps)
+
+
+def test_no_runtime_import_cycle_between_modules():
+    def module(dotted: str) -> str:
+        return dotted if dotted in MODULES else dotted.rpartition(".")[0] if dotted.rpartition(".")[0] in MODULES else dotted
+
+    runtime = {m: {module(d) for d, typing_only in deps if not typing_only} - {m} for m, deps in GRAPH.items()}
+
     def reach(start: str) -> set[str]:
-        seen, todo = set(), list(RUNTIME.get(start, ()))
+        seen, todo = set(), list(runtime.get(start, ()))
         while todo:
             mod = todo.pop()
             if mod not in seen:
                 seen.add(mod)
-                todo += RUNTIME.get(mod, ())
+                todo += runtime.get(mod, ())
         return seen
 
-    assert sorted(m for m in RUNTIME if m in reach(m)) == []
+    assert sorted(m for m in runtime if not m.endswith("__init__") and m in reach(m)) == []
 
 
 def test_the_facade_parts_do_not_reach_back_into_vault():
-    assert sorted(m for m in FACADE_PARTS if any(d == "vault" for d, _ in GRAPH[m])) == []
+    back = sorted(m for m in MODULES if m.split(".")[0] in FACADE_PARTS
+                  for d, typing_only in GRAPH[m] if d == "vault" and not typing_only)  # fmt: skip
+    assert back == []
 
 
 def test_the_cli_and_the_library_api_import_light():
     """`vaultmem recall` through a watcher (and a hook) loads no heavy module."""
-    import subprocess
-    import sys
-
-    code = "import sys, vaultmem.cli, vaultmem.api; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
+    code = "import sys, vaultmem.cli.app, vaultmem.api; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
            "('whoosh', 'numpy', 'fastembed', 'networkx', 'yaml', 'mcp', 'watchdog')))"  # fmt: skip
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
 
 
+FAST_PATH = """
+import sys
+sys.argv = [{argv0!r}, 'recall', '--help']
+{entry}
+from pathlib import Path
+from vaultmem.memory import branches
+branches.code_state = lambda cwd: (_ for _ in ()).throw(AssertionError('git asked'))
+assert branches.shown_test(Path('.'))(Path({vault!r}), 'Plain.md')
+loaded = [m for m in sys.modules if m.startswith(('vaultmem.cli', 'vaultmem.service')) or m in ('yaml', 'vaultmem.core.notedates')]
+print(sorted(loaded))
+"""
+FAST_LOADED = "['vaultmem.cli', 'vaultmem.cli.common', 'vaultmem.cli.main', 'vaultmem.cli.recall', 'vaultmem.service', 'vaultmem.service.client']"
+
+
 def test_the_recall_fast_path_builds_only_its_own_command(tmp_path):
-    """`vaultmem recall` loads cli_recall, not cli.py and the other command modules, and the
+    """`vaultmem recall` loads cli.recall, not cli.app and the other command modules, and the
     branch filter reads no YAML and asks git nothing for a note without a `branch:` line."""
     (tmp_path / "Plain.md").write_text("---\ntitle: Plain\n---\n\nNo branch here.\n", encoding="utf-8")
-    code = (
-        "import sys\n"
-        "sys.argv = ['vaultmem', 'recall', '--help']\n"
-        "from vaultmem.cli_fast import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "from pathlib import Path\n"
-        "from vaultmem import branches\n"
-        "branches.code_state = lambda cwd: (_ for _ in ()).throw(AssertionError('git asked'))\n"
-        f"assert branches.shown_test(Path('.'))(Path({str(tmp_path)!r}), 'Plain.md')\n"
-        "loaded = [m for m in sys.modules if m.startswith('vaultmem.cli') or m in ('yaml', 'vaultmem.notedates')]\n"
-        "print(sorted(loaded))\n"
-    )
+    entry = "from vaultmem.cli.main import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    code = FAST_PATH.format(argv0="vaultmem", entry=entry, vault=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "['vaultmem.cli_common', 'vaultmem.cli_fast', 'vaultmem.cli_recall', 'vaultmem.client']"
+    assert out.strip().splitlines()[-1] == FAST_LOADED
+
+
+def test_python_dash_m_takes_the_same_fast_path(tmp_path):
+    """`python -m vaultmem recall` dispatches like the console entry (one entry dispatch)."""
+    (tmp_path / "Plain.md").write_text("---\ntitle: Plain\n---\n\nNo branch here.\n", encoding="utf-8")
+    entry = "import runpy\ntry:\n    runpy.run_module('vaultmem', run_name='__main__')\nexcept SystemExit:\n    pass"
+    code = FAST_PATH.format(argv0="python -m vaultmem", entry=entry, vault=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == FAST_LOADED

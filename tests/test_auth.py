@@ -9,7 +9,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from vaultmem import auth
+from vaultmem.core import auth
 
 
 def test_token_is_owner_only_and_stable(tmp_path, monkeypatch):

@@ -5,17 +5,17 @@ them once the branch is merged or deleted."""
 from __future__ import annotations
 
 import json
-import time
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from gitcluster import git_env
-from vaultmem.branches import code_state, normalize_remote
-from vaultmem.notedates import note_scope
-from vaultmem.cli import app
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
+
+from vaultmem.core.notedates import note_scope
+from vaultmem.memory.branches import code_state, normalize_remote
 
 
 @pytest.fixture
@@ -237,7 +237,7 @@ def test_squash_and_rebase_merged_branches_count_as_merged(setup):
 
 @pytest.mark.parametrize("name", ["-D", "--output=x", "a..b", "a b", "x@{1}", "a\nb"])
 def test_a_frontmatter_branch_git_would_not_take_is_left_alone(setup, name):
-    from vaultmem.branches import branch_fate
+    from vaultmem.memory.branches import branch_fate
 
     code, _ = setup
     assert branch_fate(code, name, "main") == "open"

@@ -10,10 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from vaultmem.cli import app
 from helpers import failed
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
 
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 

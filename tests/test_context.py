@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from vaultmem.context import SECTIONS, estimate_tokens
-from vaultmem.errors import BadInput
+from vaultmem.core.errors import BadInput
+from vaultmem.memory.context import SECTIONS, estimate_tokens
 
 ANCHOR = "Project: Tidewater"
 

@@ -7,11 +7,13 @@ import re
 import tomllib
 
 from typer.testing import CliRunner
+from vaultmem.cli.app import app
+from vaultmem.recall.adaptive import Weights
 
-from vaultmem import config, embed, recall
-from vaultmem.adaptive import Weights
-from vaultmem.cli import app
-from vaultmem.config import CONFIG_TEXT, DEFAULTS
+from vaultmem.core import config
+from vaultmem.core.config import CONFIG_TEXT, DEFAULTS
+from vaultmem.index import embed
+from vaultmem.recall import pipeline as recall
 
 
 def _pairs(d: dict, prefix: str = "") -> dict[str, object]:
@@ -53,7 +55,7 @@ def test_recall_options_and_the_embedder_use_the_config_defaults():
 
 
 def test_every_embedding_default_is_read():
-    from vaultmem import indexer
+    from vaultmem.index import indexer
 
     assert set(DEFAULTS["embedding"]) == {"model", "batch_size", "max_chunks"}  # chunk size follows the model's window
     assert indexer.MAX_CHUNKS == DEFAULTS["embedding"]["max_chunks"]

@@ -9,10 +9,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from helpers import failed, write
-from vaultmem.cli import app
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 import pytest
-
 from gitcluster import KILL, Cluster, wait_for  # noqa: F401
-from vaultmem.note import parse
+
+from vaultmem.core.note import parse
 
 NOTE = """---
 id: {id}

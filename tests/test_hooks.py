@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+from vaultmem.cli.app import app
 
-from vaultmem import hooks, transcript
-from vaultmem.cli import app
+from vaultmem.agents import hooks, transcript
 
 DATA = Path(__file__).parent / "data" / "hooks"
 SESSION = "5f0c2a9e-1111-4a2b-9c3d-abcdef012345"
@@ -161,7 +161,7 @@ def test_prompt_goes_through_a_running_watcher(run, demo_copy, fake_embedder, mo
     (["--help"], None), (["--budget", "many"], None), (["--vault"], None),
 ])  # fmt: skip
 def test_fast_entry_parses_only_what_it_knows(argv, parsed):
-    from vaultmem.cli_fast import prompt_args
+    from vaultmem.cli.main import prompt_args
 
     assert prompt_args(argv) == parsed
 

@@ -7,12 +7,12 @@ import json
 import time
 
 import pytest
-from typer.testing import CliRunner
-
 from helpers import write
-from vaultmem import note
-from vaultmem.cli import app
-from vaultmem.errors import NoteParseError
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
+
+from vaultmem.core import note
+from vaultmem.core.errors import NoteParseError
 
 # "Billion laughs": nine levels of nine aliases expand to 9**9 (~387 million) strings.
 LEVELS = "abcdefghi"

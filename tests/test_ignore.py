@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.ignore import IgnoreRules, is_junk_name
-from vaultmem.store import Store
+from vaultmem.core.ignore import IgnoreRules, is_junk_name
+from vaultmem.core.store import Store
 from vaultmem.vault import Vault
 
 

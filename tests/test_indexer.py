@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import write
 
 from vaultmem.vault import Vault
-from helpers import write
 
 
 def touch_later(path: Path) -> None:
@@ -215,7 +215,7 @@ def test_same_size_edit_is_seen_by_the_stat_fast_path(vault, fake_embedder):
 
 
 def test_no_change_reconcile_builds_no_records(vault, monkeypatch):
-    from vaultmem.manifest import Manifest
+    from vaultmem.index.manifest import Manifest
 
     vault.reindex()
     asked: list[list[str]] = []
@@ -233,7 +233,7 @@ def test_no_change_reconcile_builds_no_records(vault, monkeypatch):
 
 
 def test_list_stats_agrees_with_list_paths_and_stat(demo_copy, tmp_path):
-    from vaultmem.store import Store
+    from vaultmem.core.store import Store
 
     outside = tmp_path / "outside.md"
     outside.write_text("# Outside\n")

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from vaultmem import cli, fusion, learned, neighbours
-from vaultmem.errors import BadInput
+from vaultmem.cli import app as cli
+from vaultmem.core.errors import BadInput
+from vaultmem.index import neighbours
+from vaultmem.recall import fusion, learned
 
 TOPICS = ["harbour crane operators rotate shifts at dawn", "the canteen serves fish soup on rainy days",
           "union meetings happen every second Thursday evening", "new radios were ordered for the night team",
@@ -92,8 +94,8 @@ def test_text_explain_names_the_learned_parts(vault):
 def _old_formula(root: Path, query: str, fake_embedder) -> list[str]:
     """The ranking by the formula before the learned combination, computed here from the
     indexes: bm25_weight * bm25 + (1 - bm25_weight) * vector + context_weight * neighbour."""
-    from vaultmem import recall
-    from vaultmem.config import DEFAULTS
+    from vaultmem.core.config import DEFAULTS
+    from vaultmem.recall import pipeline as recall
     from vaultmem.vault import Vault
 
     with Vault(root, embedder=fake_embedder) as v:

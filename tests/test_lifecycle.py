@@ -9,15 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
-
-from vaultmem import lifecycle
-from vaultmem.cli import app
-from vaultmem.errors import BadInput, Conflict, NoteNotFound
-from vaultmem.lifecycle import memory_text, start_of
-from vaultmem.note import parse
-from vaultmem.vault import Vault
 from helpers import failed, write
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
+
+from vaultmem.core.errors import BadInput, Conflict, NoteNotFound
+from vaultmem.core.note import parse
+from vaultmem.memory import lifecycle
+from vaultmem.memory.lifecycle import memory_text, start_of
+from vaultmem.vault import Vault
 
 # A hand-written note: a comment, unknown keys, odd spacing, a flow mapping value and a body
 # link. Transitions may only touch status / superseded_by / supersedes / valid_until / valid_from.
@@ -250,7 +250,7 @@ def test_supersede_conflict_on_new_leaves_the_concurrent_edit(vault, root, meddl
 
 def test_read_text_racing_a_writer_is_a_conflict(vault, root, monkeypatch):
     """The guard compares with what was read: a read that saw an older version refuses to write."""
-    from vaultmem.store import Store
+    from vaultmem.core.store import Store
 
     real = Store.read_text
     state = {"first": True}

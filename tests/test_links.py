@@ -1,10 +1,17 @@
-"""Wiki-link extraction and resolution (vaultmem.links)."""
+"""Wiki-link extraction and resolution (vaultmem.core.links)."""
 
 from __future__ import annotations
 
 import pytest
 
-from vaultmem.links import Link, NoteKeys, Resolver, body_links, frontmatter_links, parse_link
+from vaultmem.core.links import (
+    Link,
+    NoteKeys,
+    Resolver,
+    body_links,
+    frontmatter_links,
+    parse_link,
+)
 
 
 def targets(body: str) -> list[str]:

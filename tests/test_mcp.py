@@ -19,9 +19,9 @@ from urllib.parse import quote
 
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
+from vaultmem.agents.mcp_server import build_server
 
-from vaultmem.memtypes import TYPES
-from vaultmem.mcp_server import build_server
+from vaultmem.core.memtypes import TYPES
 
 pytestmark = pytest.mark.anyio
 
@@ -130,12 +130,12 @@ async def test_recall_goes_through_a_running_watcher(server, monkeypatch):
         seen.update(root=root, op=op, args=args)
         return {"ok": True, "result": [{"id": "from-watcher"}]}
 
-    monkeypatch.setattr("vaultmem.client.request", fake_request)
+    monkeypatch.setattr("vaultmem.service.client.request", fake_request)
     async with Client(server) as client:
         _, _, data = await call(client, "recall", query="leases", k=2, types=["decision"])
         assert data["results"] == [{"id": "from-watcher"}]
         assert seen["op"] == "recall" and seen["args"]["query"] == "leases" and seen["args"]["k"] == 2
-        monkeypatch.setattr("vaultmem.client.request",
+        monkeypatch.setattr("vaultmem.service.client.request",
                             lambda *a, **k: {"ok": False, "error": "bad filter", "code": 2})  # fmt: skip
         assert "bad filter" in await fails(client, "recall", query="leases")
 
@@ -243,9 +243,12 @@ def _vaultmem() -> str:
 
 @pytest.mark.model  # the server subprocess loads the real model
 async def test_http_serves_on_localhost_only(empty_vault, tmp_path):
-    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+    from mcp.client.streamable_http import (
+        create_mcp_http_client,
+        streamable_http_client,
+    )
 
-    from vaultmem import auth
+    from vaultmem.core import auth
 
     port = _free_port()
     env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home")}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.mergedriver import main, merge_meta, merge_notes
-from vaultmem.note import parse
+from vaultmem.core.mergedriver import main, merge_meta, merge_notes
+from vaultmem.core.note import parse
 
 BASE = """---
 id: abc12345
@@ -120,7 +120,7 @@ def repo(tmp_path) -> Path:
 
 
 def test_driver_through_a_real_git_merge(repo):
-    from vaultmem.gitsync import setup
+    from vaultmem.sync.git import setup
 
     env_cfg = str(repo.parent / "gitconfig")
     os.environ["GIT_CONFIG_GLOBAL"] = env_cfg

@@ -7,16 +7,16 @@ import threading
 import time
 
 import pytest
-from typer.testing import CliRunner
-
-from vaultmem.cli import app
-from vaultmem.errors import BadInput, VaultNotFound
-from vaultmem.multi import MultiVault
-from vaultmem.registry import Registry, identity
-from vaultmem.setup import init_vault
-from vaultmem.vault import Vault
-from vaultmem.watch import Watcher, WatchGroup
 from helpers import write as note
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
+
+from vaultmem.core.errors import BadInput, VaultNotFound
+from vaultmem.core.registry import Registry, identity
+from vaultmem.core.scaffold import init_vault
+from vaultmem.multi import MultiVault
+from vaultmem.service.watch import Watcher, WatchGroup
+from vaultmem.vault import Vault
 
 
 @pytest.fixture
@@ -159,8 +159,9 @@ def test_watch_all_watches_every_registered_vault_from_one_process(team, fake_em
 
 
 def test_mcp_server_for_an_agent_refuses_other_agents_vaults(team, fake_embedder):
-    from vaultmem.errors import BadInput as Refused
-    from vaultmem.mcp_server import build_server
+    from vaultmem.agents.mcp_server import build_server
+
+    from vaultmem.core.errors import BadInput as Refused
 
     server = build_server(None, embedder=fake_embedder, agent="alice")
     memory = server.memory

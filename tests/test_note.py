@@ -1,4 +1,4 @@
-"""Note parsing, rendering and in-place frontmatter edits (vaultmem.note)."""
+"""Note parsing, rendering and in-place frontmatter edits (vaultmem.core.note)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from vaultmem.errors import NoteParseError
-from vaultmem.note import parse, render, set_fields
+from vaultmem.core.errors import NoteParseError
+from vaultmem.core.note import parse, render, set_fields
 
 HAND_WRITTEN = """\
 ---

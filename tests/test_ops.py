@@ -1,5 +1,5 @@
 """The note commands through the library: remember, show/find, list, edit, delete, stats,
-export and import (vaultmem.ops via vaultmem.vault.Vault)."""
+export and import (vaultmem.memory.ops via vaultmem.vault.Vault)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.errors import BadInput, Conflict, NoteNotFound, VaultError
-from vaultmem.note import content_hash, parse
-from vaultmem.ops import EXPORT_FORMAT, parse_assignment
-from vaultmem.setup import init_vault
+from vaultmem.core.errors import BadInput, Conflict, NoteNotFound, VaultError
+from vaultmem.core.note import content_hash, parse
+from vaultmem.core.scaffold import init_vault
+from vaultmem.memory.ops import EXPORT_FORMAT, parse_assignment
 from vaultmem.vault import Vault
 
 NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone.utc)

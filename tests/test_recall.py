@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import write as note
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem import fusion
-from vaultmem.chunking import chunk, word_budget
-from vaultmem.errors import BadInput
+from vaultmem.core.errors import BadInput
+from vaultmem.index.chunking import chunk, word_budget
+from vaultmem.recall import fusion
 from vaultmem.vault import Vault
-from helpers import write as note
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -138,7 +138,7 @@ def test_cjk_notes_are_searchable(empty_vault, fake_embedder):
 
 
 def test_graph_links_and_dangling_targets(demo):
-    from vaultmem import graph as g
+    from vaultmem.index import graph as g
 
     G = demo.graph()
     anchors = g.anchors(G)
@@ -152,7 +152,7 @@ def test_graph_links_and_dangling_targets(demo):
 
 
 def test_anchor_restricts_results_to_its_neighbourhood(demo):
-    from vaultmem.graph import neighbourhood
+    from vaultmem.index.graph import neighbourhood
 
     G = demo.graph()
     near = neighbourhood(G, "projects/Project - Tidewater Mobile.md", 1)
@@ -189,7 +189,7 @@ def test_explain_parts_add_up(demo):
 def test_json_schema_of_recall(demo_copy, fake_model):
     from typer.testing import CliRunner
 
-    from vaultmem import cli
+    from vaultmem.cli import app as cli
 
     result = CliRunner().invoke(cli.app, ["recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "3", "--explain"])
     assert result.exit_code == 0, result.output
@@ -264,7 +264,7 @@ def test_numpy_bm25_matches_whoosh_and_a_rebuild_after_deletions(demo_copy, fake
 
 
 def test_console_entry_fast_path_for_recall(demo_copy, fake_model, monkeypatch, capsys):
-    from vaultmem import cli
+    from vaultmem.cli import app as cli
 
     monkeypatch.setattr("sys.argv", ["vaultmem", "recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "2"])
     with pytest.raises(SystemExit) as done:
@@ -284,8 +284,8 @@ def test_score_caches_follow_the_index_object_not_its_id(tmp_path):
     map actually passed (a watcher rebuilds it whenever a note is added or removed)."""
     import numpy as np
 
-    from vaultmem.bm25 import BM25Index, Doc
-    from vaultmem.vectors import VectorIndex
+    from vaultmem.index.bm25 import BM25Index, Doc
+    from vaultmem.index.vectors import VectorIndex
 
     paths = [f"n{i}.md" for i in range(6)]
     bm25 = BM25Index(tmp_path / "bm25")
@@ -301,7 +301,7 @@ def test_score_caches_follow_the_index_object_not_its_id(tmp_path):
 
 
 def test_a_reader_without_a_segment_never_matches_a_cached_key():
-    from vaultmem.bm25 import BM25Index
+    from vaultmem.index.bm25 import BM25Index
 
     class Unsegmented:
         def doc_count(self) -> int:
@@ -317,7 +317,7 @@ def test_closed_bm25_readers_unmap_their_segments_without_garbage_collection(tmp
     not when a full garbage collection happens to reach them (a watcher commits for days)."""
     import gc
 
-    from vaultmem.bm25 import BM25Index, Doc
+    from vaultmem.index.bm25 import BM25Index, Doc
 
     def doc(i: int, version: int) -> Doc:
         return Doc(f"n{i}.md", f"{i}-{version}", f"note {i}", "", "", f"apple cherry word{i} v{version}", "", "active")

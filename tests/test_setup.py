@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+from vaultmem.cli.app import app
 
-from vaultmem import agents
-from vaultmem.cli import app
-from vaultmem.errors import BadInput
+from vaultmem.agents import setups as agents
+from vaultmem.core.errors import BadInput
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem import store as storemod
-from vaultmem.errors import Conflict, NoteParseError, VaultError, VaultNotFound
-from vaultmem.note import content_hash
-from vaultmem.setup import init_vault
-from vaultmem.store import Store, atomic_write, find_vault, new_id, safe_filename
+from vaultmem.core import store as storemod
+from vaultmem.core.errors import Conflict, NoteParseError, VaultError, VaultNotFound
+from vaultmem.core.note import content_hash
+from vaultmem.core.scaffold import init_vault
+from vaultmem.core.store import Store, atomic_write, find_vault, new_id, safe_filename
 
 
 @pytest.fixture
@@ -344,9 +344,9 @@ def test_config_lives_beside_the_notes_an_older_one_is_still_read(tmp_path, fake
     """``.vaultmem/`` can be deleted without losing settings: the config is ``.vaultmem.toml``;
     a vault made before keeps reading ``.vaultmem/config.toml``; both at once is refused."""
     from typer.testing import CliRunner
+    from vaultmem.cli.app import app
 
-    from vaultmem import config
-    from vaultmem.cli import app
+    from vaultmem.core import config
 
     write(tmp_path, ".vaultmem/config.toml", "[recall]\nk = 3\n")
     assert config.load(tmp_path)["recall"]["k"] == 3

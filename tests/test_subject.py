@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vaultmem import cli, subject
+from vaultmem.cli import app as cli
+from vaultmem.recall import subject
 
 TURNS = [
     ("t1", "Caroline", "Hey Melanie! How was the week, Melanie?"),

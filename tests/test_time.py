@@ -15,14 +15,13 @@ import time
 
 import pytest
 import yaml
+from helpers import Running, failed, wait_for, write
 from typer.testing import CliRunner
+from vaultmem.cli.app import app
 
-from vaultmem import lifecycle
-from vaultmem.cli import app
-from vaultmem.manifest import Manifest
+from vaultmem.index.manifest import Manifest
+from vaultmem.memory import lifecycle
 from vaultmem.vault import Vault
-from helpers import failed, write
-from helpers import Running, wait_for
 
 
 @pytest.fixture

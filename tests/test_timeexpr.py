@@ -1,10 +1,10 @@
-"""Time expressions in queries and dates in note text (vaultmem.timeexpr, pure)."""
+"""Time expressions in queries and dates in note text (vaultmem.core.timeexpr, pure)."""
 
 import datetime as dt
 
 import pytest
 
-from vaultmem.timeexpr import DateRange, extract_dates, parse_query
+from vaultmem.core.timeexpr import DateRange, extract_dates, parse_query
 
 NOW = dt.datetime(2026, 11, 22, 15, 30, tzinfo=dt.timezone.utc)  # a Sunday
 EVENTS = {"migration": dt.date(2026, 8, 14), "postgres migration": dt.date(2026, 8, 14),

@@ -1,6 +1,14 @@
-"""The auto-supersede signals and decision (vaultmem.updates, pure)."""
+"""The auto-supersede signals and decision (vaultmem.core.updates, pure)."""
 
-from vaultmem.updates import Memory, Thresholds, decide, judge, key_words, retracts, signals
+from vaultmem.core.updates import (
+    Memory,
+    Thresholds,
+    decide,
+    judge,
+    key_words,
+    retracts,
+    signals,
+)
 
 OLD = Memory("Error tracking in Rollbar", "Backend errors are reported to Rollbar.", "decision", ("app/errors.py",),
              when="2026-10-01T10:00:00+00:00")  # fmt: skip

@@ -9,13 +9,13 @@ import types
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from vaultmem.cli import app
-from vaultmem.errors import BadInput, NoteNotFound
-from vaultmem.usage import Usage, UsageStore
-from vaultmem.vault import Vault
 from helpers import failed, write
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
+
+from vaultmem.core.errors import BadInput, NoteNotFound
+from vaultmem.index.usage import Usage, UsageStore
+from vaultmem.vault import Vault
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def store(tmp_path):
 def clock(monkeypatch):
     """A fake clock for the usage store: 1000, 1001, 1002, ..."""
     ticks = itertools.count(1000)
-    monkeypatch.setattr("vaultmem.usage.time", types.SimpleNamespace(time=lambda: float(next(ticks))))
+    monkeypatch.setattr("vaultmem.index.usage.time", types.SimpleNamespace(time=lambda: float(next(ticks))))
 
 
 # ------------------------------------------------------------------ the store
@@ -166,7 +166,7 @@ def test_export_carries_usage_and_import_restores_it(vault, tmp_path, fake_embed
     data = json.loads(json.dumps(vault.export()))
     assert data["usage"] == vault.usage.dump() and len(data["usage"]["retrievals"]) == 2
 
-    from vaultmem.setup import init_vault
+    from vaultmem.core.scaffold import init_vault
 
     init_vault(tmp_path / "restored")
     other = Vault(tmp_path / "restored", embedder=fake_embedder)
@@ -264,7 +264,7 @@ def test_cli_recall_logs_and_export_import_round_trip(run, vault, tmp_path):
     assert json.loads(exported)["usage"] == vault.usage.dump()
     dump = tmp_path / "backup.json"
     dump.write_text(exported)
-    from vaultmem.setup import init_vault
+    from vaultmem.core.scaffold import init_vault
 
     init_vault(tmp_path / "restored")
     assert run("import", str(dump), root=tmp_path / "restored").exit_code == 0
@@ -350,7 +350,7 @@ def test_a_usage_store_in_its_old_place_is_moved_on_open(vault):
 
 
 def test_init_keeps_the_usage_store_out_of_git(tmp_path):
-    from vaultmem.setup import init_vault
+    from vaultmem.core.scaffold import init_vault
 
     (tmp_path / "v").mkdir()
     (tmp_path / "v" / ".gitignore").write_text("*.tmp\n.vaultmem/\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vaultmem.vectors import VectorIndex
+from vaultmem.index.vectors import VectorIndex
 
 
 def _unit(rng: np.random.Generator, n: int) -> np.ndarray:

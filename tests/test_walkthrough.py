@@ -6,11 +6,11 @@ import json
 import subprocess
 import sys
 
-from typer.testing import CliRunner
-
 from helpers import write
-from vaultmem import agents
-from vaultmem.cli import app
+from typer.testing import CliRunner
+from vaultmem.cli.app import app
+
+from vaultmem.agents import setups as agents
 
 
 def cli(*args: str):

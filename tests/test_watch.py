@@ -9,13 +9,13 @@ import threading
 import time
 
 import pytest
-
-from vaultmem import client
-from vaultmem.errors import VaultError
-from vaultmem.lock import WatcherRunning, WriterLock
-from vaultmem.vault import Vault
-from vaultmem.watch import Batch, Batcher, Housekeeping, Watcher
 from helpers import Running, wait_for, write
+
+from vaultmem.core.errors import VaultError
+from vaultmem.core.lock import WatcherRunning, WriterLock
+from vaultmem.service import client
+from vaultmem.service.watch import Batch, Batcher, Housekeeping, Watcher
+from vaultmem.vault import Vault
 
 
 @pytest.fixture
@@ -61,9 +61,9 @@ def test_batcher_returns_pending_immediately_on_stop():
 
 def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(monkeypatch):
     collected, young = [], []
-    monkeypatch.setattr("vaultmem.watch.gc.collect", lambda *gen: (young if gen else collected).append(1))
+    monkeypatch.setattr("vaultmem.service.watch.gc.collect", lambda *gen: (young if gen else collected).append(1))
     clock = [100.0]
-    monkeypatch.setattr("vaultmem.watch.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("vaultmem.service.watch.time.monotonic", lambda: clock[0])
     h = Housekeeping(every=10.0)  # the interval is a parameter; the watcher uses 60 s
     h.after(applied=False)
     assert collected == []  # idle with nothing applied since the last run: nothing to give back
@@ -85,9 +85,9 @@ def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(mo
 
 def test_shared_housekeeping_waits_until_every_watcher_is_idle(monkeypatch):
     collected = []
-    monkeypatch.setattr("vaultmem.watch.gc.collect", lambda *gen: None if gen else collected.append(1))
+    monkeypatch.setattr("vaultmem.service.watch.gc.collect", lambda *gen: None if gen else collected.append(1))
     clock = [100.0]
-    monkeypatch.setattr("vaultmem.watch.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("vaultmem.service.watch.time.monotonic", lambda: clock[0])
     h = Housekeeping(every=60.0)
     a, b = object(), object()
     h.after(applied=True, caller=a)
@@ -250,7 +250,7 @@ def test_unparsable_note_is_skipped_and_watching_continues(running):
 
 def test_unreadable_note_is_logged_and_skipped(running, monkeypatch):
     """A permission error (simulated: the tests run as root, where chmod does not deny reads)."""
-    from vaultmem.store import Store
+    from vaultmem.core.store import Store
 
     real = Store.read_text
 
@@ -345,7 +345,7 @@ def test_socket_recall_equals_in_process_recall(empty_vault, fake_embedder):
 def test_cli_uses_the_watcher_and_falls_back(empty_vault, fake_embedder, fake_model):
     from typer.testing import CliRunner
 
-    from vaultmem import cli
+    from vaultmem.cli import app as cli
 
     write(empty_vault, "a/Alpha.md", "# Alpha\n\nPostgres advisory locks.\n")
     runner = CliRunner()
@@ -376,7 +376,7 @@ def test_stop_applies_the_pending_batch(empty_vault, fake_embedder):
 
 
 def test_vanished_vault_stops_the_watcher_with_a_message(tmp_path, fake_embedder):
-    from vaultmem.setup import init_vault
+    from vaultmem.core.scaffold import init_vault
 
     root = tmp_path / "gone"
     init_vault(root)
@@ -391,7 +391,7 @@ def test_vanished_vault_stops_the_watcher_with_a_message(tmp_path, fake_embedder
 def test_falls_back_to_polling_when_the_os_runs_out_of_watches(empty_vault, fake_embedder, monkeypatch, caplog):
     import errno
 
-    from vaultmem import watch as watchmod
+    from vaultmem.service import watch as watchmod
 
     class Exhausted:
         def __init__(self, *a, **k):
@@ -399,7 +399,7 @@ def test_falls_back_to_polling_when_the_os_runs_out_of_watches(empty_vault, fake
 
     monkeypatch.setattr(watchmod, "Observer", Exhausted)
     write(empty_vault, "a/Alpha.md", "# Alpha\n\nfirst\n")
-    with caplog.at_level("WARNING", logger="vaultmem.watch"):
+    with caplog.at_level("WARNING", logger="vaultmem.service.watch"):
         r = Running(empty_vault, fake_embedder)
     try:
         assert r.watcher.state.polling
@@ -417,7 +417,7 @@ def test_a_config_edit_applies_without_a_restart(running, caplog):
     write(vault.root, ".vaultmem.toml", "[recall]\nbm25_weight = 0.9\n")
     wait_for(lambda: vault.config["recall"]["bm25_weight"] == 0.9, what="recall setting reloaded")
     model = vault.config["embedding"]["model"]
-    with caplog.at_level("WARNING", logger="vaultmem.watch"):
+    with caplog.at_level("WARNING", logger="vaultmem.service.watch"):
         write(vault.root, ".vaultmem.toml", '[recall]\nbm25_weight = 0.8\n[embedding]\nmodel = "other"\n')
         wait_for(lambda: "[embedding] changed and applies when vaultmem watch restarts" in caplog.text,
                  what="second reload")  # fmt: skip

@@ -12,10 +12,10 @@ import urllib.error
 import urllib.request
 
 import pytest
+from helpers import write
 from starlette.testclient import TestClient
 
-from helpers import write
-from vaultmem import auth
+from vaultmem.core import auth
 from vaultmem.web.app import make_app
 from vaultmem.web.state import ViewState
 
@@ -118,7 +118,7 @@ def test_file_change_bumps_generation(served):
 def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_path):
     env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
     write(demo_copy, ".vaultmem.toml", '[embedding]\nmodel = "none"\n')  # BM25 only: no model to load
-    proc = subprocess.Popen([sys.executable, "-c", "from vaultmem.cli import main; main()", "serve", "--vault",
+    proc = subprocess.Popen([sys.executable, "-c", "from vaultmem.cli.app import main; main()", "serve", "--vault",
                              str(demo_copy), "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         line = proc.stderr.readline()
@@ -167,10 +167,9 @@ def test_with_a_watcher_running_the_view_follows_its_index(empty_vault, fake_emb
 def test_serve_errors_are_one_line(demo_copy, tmp_path):
     import socket
 
-    from typer.testing import CliRunner
-
     from helpers import failed
-    from vaultmem.cli import app
+    from typer.testing import CliRunner
+    from vaultmem.cli.app import app
 
     assert "vaultmem: " in failed(CliRunner().invoke(app, ["serve", "--vault", str(tmp_path / "nowhere")]))
     taken = socket.socket()

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browser import Server, missing, open_browser
 from helpers import wait_for, write
 
@@ -62,7 +61,7 @@ def plant_history(root: Path, days: int = 5) -> None:
     today's counts (the server's reconcile took them) with fewer notes further back."""
     import datetime as dt
 
-    from vaultmem.usage import UsageStore
+    from vaultmem.index.usage import UsageStore
 
     store = UsageStore.of(root)
     try:
@@ -162,7 +161,10 @@ def test_a_file_edited_on_disk_appears(site):
 def on_page(check):  # type: ignore[no-untyped-def]
     """``check`` for wait_for while the page changes: an element not there yet, or replaced
     (stale) by a reload, means "not yet", not a failure."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
 
     def poll():  # type: ignore[no-untyped-def]
         try:

@@ -14,8 +14,8 @@ from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.filedb.structfile import BufferFile, StructFile
 from whoosh.matching.wrappers import FilterMatcher
 
-from vaultmem import whoosh_compat
-from vaultmem.bm25 import BM25Index, Doc
+from vaultmem.index import whoosh_compat
+from vaultmem.index.bm25 import BM25Index, Doc
 
 
 def _index(tmp_path, n: int = 700, deleted: range = range(0, 700, 7)) -> BM25Index:

@@ -10,8 +10,8 @@ __version__ = "0.1.0"
 __all__ = ["Vault", "Hit", "VaultError", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .errors import VaultError
-    from .recall import Hit
+    from .core.errors import VaultError
+    from .recall.pipeline import Hit
     from .vault import Vault
 
 
@@ -21,11 +21,11 @@ def __getattr__(name: str) -> Any:
 
         return Vault
     if name == "Hit":
-        from .recall import Hit
+        from .recall.pipeline import Hit
 
         return Hit
     if name == "VaultError":
-        from .errors import VaultError
+        from .core.errors import VaultError
 
         return VaultError
     raise AttributeError(name)

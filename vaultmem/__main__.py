@@ -1,5 +1,5 @@
-"""``python -m vaultmem``: the same command line as the ``vaultmem`` script."""
+"""``python -m vaultmem``: the console entry itself, fast paths included."""
 
-from .cli import main
+from .cli.main import main
 
 main()

@@ -26,14 +26,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import client
-from .discovery import STATE_DIR, find_vault
-from .errors import BadInput, VaultError, VaultNotFound
-from .registry import SHARED, USER, Registry, agent_id, identity
+from .core.discovery import STATE_DIR, find_vault
+from .core.errors import BadInput, VaultError, VaultNotFound
+from .core.registry import SHARED, USER, Registry, agent_id, identity
+from .service import client
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .embed import Embedder
-    from .indexer import Progress, Summary
+    from .index.embed import Embedder
+    from .index.indexer import Progress, Summary
     from .multi import MultiVault
     from .vault import Vault
 
@@ -100,7 +100,7 @@ def write_root(ref: str | None, agent: str | None, shared: bool = False, scope: 
             return vault_root(None)
         target = reg.vaults[name]
     if not is_vault(target):  # type: ignore[arg-type]
-        from .setup import init_vault
+        from .core.scaffold import init_vault
 
         init_vault(target)  # type: ignore[arg-type]
     return target  # type: ignore[return-value]
@@ -157,7 +157,7 @@ class Session:
         self._named: dict[str, Path] | None = None
         self._root: Path | None = None
         if create and self.agent:
-            from .setup import init_vault
+            from .core.scaffold import init_vault
 
             init_vault(identity(self.agent).personal)
 
@@ -260,7 +260,7 @@ class Session:
         working directory's repository are left out unless ``branch`` names theirs or
         ``all_branches`` (see ``branches``). Hits left out are not replaced: asking for more
         would log retrievals of memories nobody was shown."""
-        from . import branches
+        from .memory import branches
 
         hits = self._recall(query, explain, **options)
         if all_branches:
@@ -288,7 +288,7 @@ class Session:
     def shown(self, branch: str | None = None) -> "Callable[[Path, str], bool]":
         """Whether a memory (vault root, path) is shown from the working directory's code state,
         or as if on ``branch`` (``branches.shown_test``): recall's and wake's one rule."""
-        from . import branches
+        from .memory import branches
 
         return branches.shown_test(self.cwd or Path.cwd(), branch)
 
@@ -296,7 +296,7 @@ class Session:
         """``branch``/``repo`` for a memory written to ``vault`` from the working directory: set
         on a feature branch of a code repository (``branches.scope_fields``), never on a user-scope
         memory (a person's preference follows them, not a branch). Every write path asks here."""
-        from .branches import scope_fields
+        from .memory.branches import scope_fields
 
         return {} if scope == USER else scope_fields(self.cwd or Path.cwd(), vault.root)
 
@@ -344,7 +344,7 @@ class Session:
     def history(self, ref: str) -> dict[str, Any]:
         """The versions of the fact ``ref`` names (``history.chain``), in the vault a
         ``vault:`` prefix names (default: the caller's own)."""
-        from .history import chain
+        from .memory.history import chain
 
         vault, ref = self.pick(ref)
         return chain(self.fresh(vault), ref)

@@ -15,17 +15,16 @@ from typing import Any
 
 import networkx as nx
 
-from .context import Line, SECTIONS, Shown, collect, estimate_tokens, fit, render
-from .discovery import STATE_DIR
-from .embed import Embedder
-from .errors import BadInput, VaultError
-from .filters import EPOCH, now_utc, parse_time
-from .graph import DANGLING
-from .fusion import moments, pooled
-from .recall import Hit, raw_scores
-from .registry import Registry, identity
+from .core.discovery import STATE_DIR
+from .core.errors import BadInput, VaultError
+from .core.filters import EPOCH, now_utc, parse_time
+from .core.registry import Registry, identity
+from .index.embed import Embedder
+from .index.graph import DANGLING
+from .memory.context import SECTIONS, Line, Shown, collect, estimate_tokens, fit, render
+from .recall.fusion import moments, pooled
+from .recall.pipeline import Hit, raw_scores
 from .vault import Vault
-
 
 
 class MultiVault:

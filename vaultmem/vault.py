@@ -22,26 +22,27 @@ from typing import Any, Callable, Iterable
 
 import networkx as nx
 
-from . import aging, branches, context, dupes, learned, lifecycle, ops, sessions
-from . import config as configmod
-from . import graph as graphmod
-from .bm25 import SCHEMA_VERSION as BM25_VERSION
-from .bm25 import BM25Index
-from .embed import Embedder, make_embedder
-from .errors import BadInput, NoteNotFound, NoteParseError, VaultError
-from .filters import Filters
-from .indexer import Indexer, Progress, Summary
-from .lock import WatcherRunning, WriterLock
-from .links import NoteKeys, Resolver, parse_link
-from .manifest import SCHEMA_VERSION as MANIFEST_VERSION
-from .manifest import Manifest, Record
-from .note import split_frontmatter
-from .adaptive import Weights
-from .recall import TIME_BOOST, Hit, Options, Sources, make_snippet, search
-from .timefilter import parse_day, parse_now
-from .store import STATE_DIR, Store, find_vault
-from .usage import UsageStore
-from .vectors import VectorIndex
+from .core import config as configmod
+from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
+from .core.filters import Filters
+from .core.links import NoteKeys, Resolver, parse_link
+from .core.lock import WatcherRunning, WriterLock
+from .core.note import split_frontmatter
+from .core.store import STATE_DIR, Store, find_vault
+from .index import graph as graphmod
+from .index.bm25 import SCHEMA_VERSION as BM25_VERSION
+from .index.bm25 import BM25Index
+from .index.embed import Embedder, make_embedder
+from .index.indexer import Indexer, Progress, Summary
+from .index.manifest import SCHEMA_VERSION as MANIFEST_VERSION
+from .index.manifest import Manifest, Record
+from .index.usage import UsageStore
+from .index.vectors import VectorIndex
+from .memory import aging, branches, context, dupes, lifecycle, ops, sessions
+from .recall import learned
+from .recall.adaptive import Weights
+from .recall.pipeline import TIME_BOOST, Hit, Options, Sources, make_snippet, search
+from .recall.timefilter import parse_day, parse_now
 
 INDEX_DIR = "index"
 # Bump when the on-disk layout or what is indexed changes: older indexes are rebuilt on open.
@@ -434,7 +435,7 @@ class Vault:
     @staticmethod
     def init(path: str | os.PathLike) -> list[str]:
         """Create a vault (idempotent); returns the files it created."""
-        from .setup import init_vault
+        from .core.scaffold import init_vault
 
         return init_vault(Path(path))
 

@@ -30,8 +30,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.common import WORK, CachedEmbedder, ndcg_at  # noqa: E402
 from ev import z  # noqa: E402  (recall's standardisation: centred, over 6 standard deviations)
+
+from benchmarks.common import WORK, CachedEmbedder, ndcg_at  # noqa: E402
 
 WEIGHTS = np.round(np.linspace(0, 1, 21), 2)
 OUT = Path(__file__).resolve().parents[1] / "results" / "scifact-ceiling.json"

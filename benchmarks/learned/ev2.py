@@ -19,8 +19,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.common import WORK  # noqa: E402
 from ev import best_neighbour, by_category, ndcg10, z  # noqa: E402
+
+from benchmarks.common import WORK  # noqa: E402
 
 TEXT = ["bm25", "vector", "spread", "short", "mean_spread"]
 TODAY = {"bm25": 0.30, "vector": 0.70, "context": 0.2}

@@ -19,12 +19,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from vaultmem.recall.question import content_query  # noqa: E402
+
 from benchmarks.common import WORK, CachedEmbedder  # noqa: E402
 from benchmarks.locomo import DEFAULT_DATA, evidence_of  # noqa: E402
-from vaultmem import neighbours  # noqa: E402
-from vaultmem import recall as R  # noqa: E402
-from vaultmem.graph import neighbourhood  # noqa: E402
-from vaultmem.question import content_query  # noqa: E402
+from vaultmem.index import neighbours  # noqa: E402
+from vaultmem.index.graph import neighbourhood  # noqa: E402
+from vaultmem.recall import pipeline as R  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 OUT = WORK / "exp" / "locomo-arrays.pkl"

@@ -4,6 +4,7 @@ conv-26/30/41, or both; held-out conv-42/43 (no graph step in this replica).
 """
 import sys; sys.path.insert(0, 'benchmarks/learned')
 from ev import fit, linear, locomo, normalised, scifact, score_lc, score_sf, today
+
 TR={'conv-26','conv-30','conv-41'}; TE={'conv-42','conv-43'}
 sf = scifact('train')
 L = {s: locomo(s, TR) for s in ('flat','linked')}

@@ -4,9 +4,11 @@ mean vector, max mixed with mean / second-best chunk, by bm25 weight.
 """
 import sys; sys.path.insert(0, 'benchmarks/learned')
 import math
-import numpy as np
 import pickle
-from ev import W, WORK, z
+
+import numpy as np
+from ev import WORK, W, z
+
 D = pickle.load(open(WORK/'exp'/'scifact-arrays.pkl','rb'))
 rows, M = D['chunk_rows'], D['chunk_matrix']; nch=D['nchunks']; n=len(nch)
 NV = np.zeros((n, M.shape[1])); np.add.at(NV, rows, M); NV /= np.linalg.norm(NV,axis=1,keepdims=True)

@@ -4,9 +4,11 @@ fused hits, and a 'cluster' feature (similarity to the mean of the top-k notes' 
 """
 import sys; sys.path.insert(0, 'benchmarks/learned')
 import math
-import numpy as np
 import pickle
-from ev import W, WORK, idf_of, z
+
+import numpy as np
+from ev import WORK, W, idf_of, z
+
 D = pickle.load(open(WORK/'exp'/'scifact-arrays.pkl','rb'))
 rows, M = D['chunk_rows'], D['chunk_matrix']
 nch = D['nchunks']

@@ -37,8 +37,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.common import WORK  # noqa: E402
 from ev import W, z  # noqa: E402
+
+from benchmarks.common import WORK  # noqa: E402
 
 NMAX = 100
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "scifact-regularise.json"

@@ -26,10 +26,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.common import WORK, CachedEmbedder  # noqa: E402
 from ev import W, z  # noqa: E402
-from vaultmem.chunking import SENTENCE_RE  # noqa: E402
-from vaultmem.note import parse  # noqa: E402
+
+from benchmarks.common import WORK, CachedEmbedder  # noqa: E402
+from vaultmem.core.note import parse  # noqa: E402
+from vaultmem.index.chunking import SENTENCE_RE  # noqa: E402
 
 ARRAYS = WORK / "exp" / "scifact-arrays.pkl"
 VAULT = WORK / "scifact-vault"

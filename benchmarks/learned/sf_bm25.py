@@ -18,10 +18,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.common import WORK  # noqa: E402
 from ev import W, z  # noqa: E402
-from vaultmem.analysis import analyzer  # noqa: E402
-from vaultmem.chunking import plain_text  # noqa: E402
+
+from benchmarks.common import WORK  # noqa: E402
+from vaultmem.index.analysis import analyzer  # noqa: E402
+from vaultmem.index.chunking import plain_text  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 

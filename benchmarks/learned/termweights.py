@@ -26,9 +26,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.common import WORK, CachedEmbedder, ndcg_at  # noqa: E402
 from ev import z  # noqa: E402
 from sf_bm25 import Postings  # noqa: E402
+
+from benchmarks.common import WORK, CachedEmbedder, ndcg_at  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "scifact-termweights.json"

@@ -1,8 +1,13 @@
-import sys, json, pickle, re
+import json
+import pickle
+import re
+import sys
+
 sys.path.insert(0, '.')
-from benchmarks.locomo import DEFAULT_DATA, Vault, evidence_of
 from benchmarks.common import WORK
-from vaultmem.embed import NoEmbedder
+from benchmarks.locomo import DEFAULT_DATA, Vault, evidence_of
+from vaultmem.index.embed import NoEmbedder
+
 QW = set("what whats what's which who whom whose when where why how did does do is are was were has have had would could should can will might may the a an of to in on for about kind type".split())
 def strip(q):
     words = re.findall(r"[\w'’-]+", q)

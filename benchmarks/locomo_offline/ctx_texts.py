@@ -1,7 +1,10 @@
-import sys, json
+import json
+import sys
+
 sys.path.insert(0, '.')
-from benchmarks.locomo import DEFAULT_DATA, sessions
 from benchmarks.common import CachedEmbedder
+from benchmarks.locomo import DEFAULT_DATA, sessions
+
 samples = json.loads(DEFAULT_DATA.read_text())
 def ctx_texts(sample, variant):
     conv = sample['conversation']; out = {}

@@ -1,9 +1,12 @@
 import sys
+
 sys.path.insert(0, 'benchmarks/locomo_offline'); sys.path.insert(0, '.')
 import numpy as np
-from ev import D, evaluate, fmt, p2
 from ctx_texts import ctx_texts, samples
+from ev import D, evaluate, fmt, p2
+
 from benchmarks.common import CachedEmbedder
+
 emb = CachedEmbedder()
 for s in samples:
     t = ctx_texts(s, 'prev')

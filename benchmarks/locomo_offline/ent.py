@@ -1,9 +1,14 @@
-import sys, re, json
+import json
+import re
+import sys
+
 sys.path.insert(0, 'benchmarks/locomo_offline'); sys.path.insert(0, '.')
-from ev import D, WORK, evaluate, fmt, p2, z
+from ev import WORK, D, evaluate, fmt, p2, z
+
 from benchmarks.locomo import DEFAULT_DATA
+from vaultmem.index.embed import NoEmbedder
 from vaultmem.vault import Vault
-from vaultmem.embed import NoEmbedder
+
 CAP = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 samples = json.loads(DEFAULT_DATA.read_text())
 vaults = {(sh, s['sample_id']): Vault(WORK / 'locomo' / sh / s['sample_id'], NoEmbedder()) for sh in ('linked',) for s in samples}

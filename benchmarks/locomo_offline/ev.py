@@ -1,7 +1,11 @@
-import sys, pickle
+import pickle
+import sys
+
 sys.path.insert(0, '.')
 import numpy as np
+
 from benchmarks.common import WORK
+
 D = pickle.load(open(WORK / 'exp' / 'arrays.pkl', 'rb'))
 CATS = {1: 'multi-hop', 2: 'temporal', 3: 'open', 4: 'single', 5: 'adv'}
 
@@ -54,6 +58,7 @@ def evaluate(shape, fn=pipeline, convs=None, ks=(10,), **kw):
 def fmt(o): return ' '.join(f"{k} {v:.1f}" for k, v in o.items())
 
 import pickle as _p
+
 B = _p.load(open(WORK/'exp'/'bm25strip.pkl','rb'))
 for k in D:
     for q, b in zip(D[k]['qs'], B[k]): q['bm25s']=b

@@ -1,11 +1,15 @@
 """Cached score arrays of every LoCoMo question; fast variant evaluation in numpy."""
-import sys, json, pickle
+import json
+import pickle
+import sys
+
 sys.path.insert(0, '.')
 import numpy as np
+
+from benchmarks.common import WORK, CachedEmbedder
 from benchmarks.locomo import DEFAULT_DATA, Vault, evidence_of
-from benchmarks.common import CachedEmbedder, WORK
-from vaultmem import recall as R
-from vaultmem.graph import neighbourhood
+from vaultmem.index.graph import neighbourhood
+from vaultmem.recall import pipeline as R
 
 CACHE = WORK / 'exp' / 'arrays.pkl'
 

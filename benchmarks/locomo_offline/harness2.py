@@ -1,12 +1,16 @@
 """Extra arrays for multi-hop variants: BM25 of the question without speaker names, and the
 query vector of the question with the speaker's name replaced by a pronoun."""
-import sys, re, pickle
+import pickle
+import re
+import sys
+
 sys.path.insert(0, '.'); sys.path.insert(0, 'benchmarks/locomo_offline')
-from benchmarks.common import CachedEmbedder, WORK
-from vaultmem.vault import Vault
-from vaultmem.embed import NoEmbedder
-from vaultmem.question import content_query
 from mhv import D, named
+from vaultmem.recall.question import content_query
+
+from benchmarks.common import WORK, CachedEmbedder
+from vaultmem.index.embed import NoEmbedder
+from vaultmem.vault import Vault
 
 emb = CachedEmbedder()
 out = {}

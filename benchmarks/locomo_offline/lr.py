@@ -1,7 +1,9 @@
 import sys
+
 sys.path.insert(0, 'benchmarks/locomo_offline')
 import numpy as np
 from ev import D, evaluate, fmt, p2, z
+
 TRAIN = {'conv-26', 'conv-30', 'conv-41'}; TEST = {'conv-42', 'conv-43'}
 def feats(d, q, w=0.3):
     b = z(q['bm25s']); v = z(q['vec'])

@@ -1,8 +1,11 @@
 """Multi-hop variants offline (issue 18): the recall pipeline of main over harness.py's arrays
 (time boost included), evaluated on the 3/2 split (A = conv-26/30/41, B = conv-42/43)."""
-import sys, pickle
+import pickle
+import sys
+
 sys.path.insert(0, '.')
 import numpy as np
+
 from benchmarks.common import WORK
 
 D = pickle.load(open(WORK / 'exp' / 'arrays.pkl', 'rb'))

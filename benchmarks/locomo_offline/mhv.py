@@ -1,8 +1,10 @@
 """Variants for mh.py (run: python benchmarks/locomo_offline/mhv.py NAME)."""
-import sys, re
+import re
+import sys
+
 sys.path.insert(0, 'benchmarks/locomo_offline')
 import numpy as np
-from mh import D, WORK, base, evaluate, finish, pipeline, report, z
+from mh import WORK, D, base, evaluate, finish, pipeline, report, z
 
 SPK = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -141,6 +143,7 @@ if __name__ == '__main__' and what == 'cent':
         print('cent list', lam, report(gated(centroid), lam=lam, m=5, s=0.1), flush=True)
 
 import pickle as _pk
+
 try:
     X = _pk.load(open(WORK / 'exp' / 'extra.pkl', 'rb'))
     for key, rows in X.items():
@@ -270,8 +273,8 @@ _V = {}
 
 def _bm25(key):
     if key not in _V:
+        from vaultmem.index.embed import NoEmbedder
         from vaultmem.vault import Vault
-        from vaultmem.embed import NoEmbedder
         v = Vault(WORK / 'locomo' / key[0] / key[1], NoEmbedder()); _V[key] = (v, v.sources())
     return _V[key][1]
 

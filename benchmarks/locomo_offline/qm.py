@@ -1,7 +1,9 @@
 import sys
+
 sys.path.insert(0, 'benchmarks/locomo_offline')
 import numpy as np
 from ev import D, evaluate, fmt, p2
+
 for d in D.values():
     d['qmark'] = np.array([1.0 if body.strip().split('\n')[0].rstrip().endswith('?') else 0.0 for body in d['bodies']])
 def pq(d, q, lam=0.05, **kw):

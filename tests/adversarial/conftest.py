@@ -15,7 +15,7 @@ from .adversarial_helpers import Watching
 @pytest.fixture
 def small_vault(tmp_path) -> Path:
     """A fresh vault with three short notes."""
-    from vaultmem.setup import init_vault
+    from vaultmem.core.scaffold import init_vault
 
     root = tmp_path / "vault"
     init_vault(root)

@@ -92,8 +92,8 @@ needs_root = pytest.mark.skipif(os.getuid() != 0, reason="simulating another use
 
 
 def _long_vault(tmp_path):
-    from vaultmem.client import MAX_SOCKET_PATH
-    from vaultmem.setup import init_vault
+    from vaultmem.core.scaffold import init_vault
+    from vaultmem.service.client import MAX_SOCKET_PATH
 
     root = tmp_path / ("v" * (MAX_SOCKET_PATH - len(str(tmp_path)) + 5))
     init_vault(root)
@@ -120,7 +120,7 @@ def _planted_runtime_folder(tmp_path, mode: int):
 @needs_root
 def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
     root, env, planted = _planted_runtime_folder(tmp_path, 0o777)
-    from vaultmem.client import socket_path
+    from vaultmem.service.client import socket_path
 
     sock = planted / socket_path(root).name
     server = fake_watcher(sock, NOBODY)
@@ -137,7 +137,7 @@ def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 @needs_root
 def test_recall_ignores_a_server_running_as_another_user(small_vault):
-    from vaultmem.client import socket_path
+    from vaultmem.service.client import socket_path
 
     sock = socket_path(small_vault)
     sock.parent.chmod(0o700)
@@ -159,9 +159,10 @@ def test_watcher_refuses_to_serve_from_a_folder_it_does_not_own(tmp_path):
 
 def test_watcher_uses_a_private_runtime_folder_for_a_long_vault_path(tmp_path):
     root = _long_vault(tmp_path)
-    from vaultmem.client import private_folder_problem, request, socket_path
-    from vaultmem.server import SocketServer
     import contextlib
+
+    from vaultmem.service.client import private_folder_problem, request, socket_path
+    from vaultmem.service.server import SocketServer
 
     server = SocketServer(root, {"ping": lambda a: "pong"}, contextlib.nullcontext)
     server.start()
@@ -264,7 +265,7 @@ def test_setup_http_writes_the_token_into_an_owner_only_agent_config(small_vault
 def test_a_sync_never_writes_through_a_symlink_in_the_vault(empty_vault, tmp_path):
     """A conflict resolution writes the merged note as a regular file: a symlink committed at
     the note's path (e.g. by a hostile remote) is replaced, and its target outside is untouched."""
-    from vaultmem.gitsync import Syncer, init_git
+    from vaultmem.sync.git import Syncer, init_git
 
     init_git(empty_vault)
     outside = tmp_path / "outside.md"
@@ -281,8 +282,7 @@ def test_a_vault_folder_init_makes_is_owner_only(tmp_path):
     import stat
 
     from typer.testing import CliRunner
-
-    from vaultmem.cli import app
+    from vaultmem.cli.app import app
 
     assert CliRunner().invoke(app, ["init", str(tmp_path / "new")]).exit_code == 0
     assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700

@@ -33,8 +33,8 @@ def test_watcher_status_clears_the_last_error_after_recovery(small_vault, watchi
 def test_watcher_rebuilds_when_its_state_folder_is_deleted(small_vault, watching):
     import shutil
 
-    from vaultmem.lock import WriterLock
-    from vaultmem.manifest import Manifest
+    from vaultmem.core.lock import WriterLock
+    from vaultmem.index.manifest import Manifest
 
     w = watching(small_vault)
     wait_for(lambda: "Alpha.md" in w.vault.manifest.records(), what="the first index")
@@ -55,7 +55,7 @@ def test_watcher_rebuilds_when_its_state_folder_is_deleted(small_vault, watching
 def test_a_second_writer_after_the_deletion_stops_the_watcher_cleanly(small_vault, watching):
     import shutil
 
-    from vaultmem.lock import WriterLock
+    from vaultmem.core.lock import WriterLock
 
     w = watching(small_vault)
     wait_for(lambda: "Alpha.md" in w.vault.manifest.records(), what="the first index")
@@ -75,7 +75,7 @@ def test_a_model_folder_whose_links_dangle_is_assembled_again(tmp_path):
     assembled it, and that venv can be deleted (this broke every command on the dev machine)."""
     import os
 
-    from vaultmem.embed import default_model_dir
+    from vaultmem.index.embed import default_model_dir
 
     target = default_model_dir(tmp_path)
     gone = tmp_path / "removed-venv" / "model.onnx"

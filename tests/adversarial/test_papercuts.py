@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from .adversarial_helpers import run
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 
@@ -74,7 +76,7 @@ def test_the_default_model_loads_without_hf_hub_offline_set(tmp_path):
 
     env = cli_env()
     env.pop("HF_HUB_OFFLINE")
-    code = ("import os; from vaultmem.embed import FastEmbedder, DEFAULT_MODEL; "
+    code = ("import os; from vaultmem.index.embed import FastEmbedder, DEFAULT_MODEL; "
             "FastEmbedder(DEFAULT_MODEL).embed(['x']); print(os.environ.get('HF_HUB_OFFLINE'))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr
@@ -128,7 +130,7 @@ def test_first_index_reports_progress_in_visible_steps_from_before_the_model_loa
 def test_the_bar_shows_a_loading_line_on_a_terminal(monkeypatch, capsys):
     import sys
 
-    from vaultmem.cli_common import EmbeddingBar
+    from vaultmem.cli.common import EmbeddingBar
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     bar = EmbeddingBar()

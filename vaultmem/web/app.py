@@ -21,9 +21,9 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import auth, graphview
-from ..errors import NoteParseError, VaultError
-from . import markdown, pages
+from ..core import auth
+from ..core.errors import NoteParseError, VaultError
+from . import graphview, markdown, pages
 from .state import ViewState
 
 GRAPH_CAP = 5000

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 
-from ..links import parse_link
+from ..core.links import parse_link
 
 Resolve = Callable[[str], "str | None"]  # link target -> note path, or None
 

@@ -11,8 +11,8 @@ from string import Template
 from typing import Any, Iterable
 from urllib.parse import quote, urlencode
 
-from ..memtypes import TYPES
-from ..recall import PROFILES
+from ..core.memtypes import TYPES
+from ..recall.pipeline import PROFILES
 
 PALETTE = ("#2f5bea", "#e04f5f", "#12b76a", "#f79009", "#7a5af8", "#0ba5ec", "#ee46bc", "#66c61c",
            "#875bf7", "#dd2590", "#16b364", "#ef6820", "#6172f3", "#d92d20", "#15b79e", "#a15c07", "#4e5ba6")  # fmt: skip

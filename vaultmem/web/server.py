@@ -7,15 +7,15 @@ import webbrowser
 from pathlib import Path
 from typing import Callable
 
-from .. import auth
-from ..embed import Embedder
+from ..core import auth
+from ..index.embed import Embedder
 
 HOST = "127.0.0.1"
 
 
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1 (port 0: any free one); a taken port is a clear error."""
-    from ..errors import VaultError
+    from ..core.errors import VaultError
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Session
-from ..embed import Embedder
-from ..errors import VaultError
+from ..core.errors import VaultError
+from ..index.embed import Embedder
 
 FULL_EVERY = 30.0  # seconds between looks at the files when no file event said anything
 
@@ -126,7 +126,7 @@ class ViewState:
 
     def doctor(self) -> Any:
         """The doctor report, computed once per generation."""
-        from .. import doctor
+        from . import doctor
 
         with self.lock:
             if self._doctor is None or self._doctor[0] != self.generation:

@@ -1,0 +1,1 @@
+"""Agent integration: set-ups, hooks, transcripts, the MCP server."""

@@ -1,0 +1,379 @@
+"""Agent hooks (Claude Code first): recall at each prompt, the wake block at start, and what a
+session leaves behind at stop, before compaction and at its end, with no LLM of vaultmem's own.
+
+The agent's hook payload arrives as JSON (``session_id``, ``transcript_path``, ``cwd``,
+``hook_event_name`` and the event's own fields); each ``*_hook`` function returns the JSON object
+to print (or None: print nothing). Shapes follow Claude Code's hooks reference: context goes in
+``hookSpecificOutput.additionalContext``; a Stop hook blocks with ``decision: "block"`` and a
+``reason``, and must not block again when ``stop_hook_active`` is set.
+
+Per-session state (which memories this session was shown, whether Stop already asked) lives in
+``.vaultmem/hooks.db``: small, session-scoped, not rebuildable from the notes, and sessions not
+seen for ``KEEP_DAYS`` are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from ..core.discovery import STATE_DIR
+from ..core.errors import BadInput
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..vault import Vault
+
+STATE_FILE = "hooks.db"
+KEEP_DAYS = 14
+CHARS_PER_TOKEN = 4
+DEFAULT_BUDGET = 400
+RECALL_K = 8
+TRANSCRIPT_TAIL = 1 << 20  # the prompt hook looks for tool-shown memories in the transcript's last 1 MB
+BM25_WEIGHT = 0.25  # recall's default [recall] bm25_weight, to read z back from the parts
+MAX_PROMPT_CHARS = 4000  # a pasted log is cut to this before it becomes a query
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, first_seen REAL NOT NULL, last_seen REAL NOT NULL,
+                                     stop_asked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS shown (session TEXT NOT NULL, key TEXT NOT NULL, via TEXT, at REAL NOT NULL,
+                                  PRIMARY KEY (session, key));
+"""
+
+
+# ---------------------------------------------------------------------- per-session state
+
+
+class SessionState:
+    """What each agent session has been shown and asked (``.vaultmem/hooks.db``)."""
+
+    def __init__(self, root: Path, now: float | None = None):
+        folder = root / STATE_DIR
+        folder.mkdir(mode=0o700, exist_ok=True)
+        self.db = sqlite3.connect(str(folder / STATE_FILE), isolation_level=None, timeout=10)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.executescript(SCHEMA)
+        self.now = time.time() if now is None else now
+        self._expire()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "SessionState":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _expire(self) -> None:
+        cutoff = self.now - KEEP_DAYS * 86400
+        old = [r[0] for r in self.db.execute("SELECT id FROM sessions WHERE last_seen < ?", (cutoff,))]
+        if old:
+            self.db.executemany("DELETE FROM shown WHERE session = ?", [(s,) for s in old])
+            self.db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in old])
+
+    def touch(self, session: str) -> None:
+        self.db.execute("INSERT INTO sessions (id, first_seen, last_seen) VALUES (?, ?, ?) "
+                        "ON CONFLICT(id) DO UPDATE SET last_seen = excluded.last_seen", (session, self.now, self.now))  # fmt: skip
+
+    def shown(self, session: str) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT key FROM shown WHERE session = ?", (session,))}
+
+    def mark_shown(self, session: str, keys: Iterable[str], via: str) -> None:
+        self.touch(session)
+        self.db.executemany("INSERT OR IGNORE INTO shown VALUES (?, ?, ?, ?)", [(session, k, via, self.now) for k in keys])
+
+    def shown_list(self, session: str) -> list[tuple[str, str]]:
+        """(key, via) of what the session was shown, in order."""
+        return list(self.db.execute("SELECT key, via FROM shown WHERE session = ? ORDER BY at, rowid", (session,)))
+
+    def stop_asked(self, session: str) -> bool:
+        row = self.db.execute("SELECT stop_asked FROM sessions WHERE id = ?", (session,)).fetchone()
+        return bool(row and row[0])
+
+    def set_stop_asked(self, session: str) -> None:
+        self.touch(session)
+        self.db.execute("UPDATE sessions SET stop_asked = 1 WHERE id = ?", (session,))
+
+    def forget(self, session: str) -> None:
+        self.db.execute("DELETE FROM shown WHERE session = ?", (session,))
+        self.db.execute("DELETE FROM sessions WHERE id = ?", (session,))
+
+
+# ---------------------------------------------------------------------- payloads and responses
+
+
+def parse_payload(text: str) -> dict[str, Any]:
+    """The hook's JSON from stdin; BadInput when it is not a JSON object."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as e:
+        raise BadInput(f"the hook input is not JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise BadInput("the hook input is not a JSON object")
+    return data
+
+
+def session_of(payload: dict[str, Any]) -> str:
+    sid = payload.get("session_id")
+    return str(sid) if sid else "unknown-session"
+
+
+def source_name(payload: dict[str, Any], agent: str = "claude-code") -> str:
+    """The ``source`` written on a session's notes: the agent and the start of its session id."""
+    return f"{agent}-{session_of(payload)[:8]}"
+
+
+def context_output(event: str, text: str) -> dict[str, Any]:
+    """Claude Code's JSON for adding context (SessionStart, UserPromptSubmit)."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+# ---------------------------------------------------------------------- relevance floor
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Which recall hits are worth injecting into a prompt.
+
+    ``rule="agree"`` (the default): BM25 and the vectors agree: the note matches a query term and
+    its cosine with the prompt is at least ``cos_agree`` (or ``cos_alone`` without a term).
+    ``rule="cosine"``: one constant floor on the cosine. ``rule="zagree"``: both standardised
+    scores (standard deviations above the vault's average note for this query, the ``z`` recall
+    fuses) reach ``z_bm25`` and ``z_vec`` (measured and dropped: see benchmarks/README.md)."""
+
+    rule: str = "agree"
+    z_bm25: float = 1.0
+    z_vec: float = 2.5
+    cos_agree: float = 0.325
+    cos_alone: float = 0.55
+    cos_min: float = 0.40
+
+    def keep(self, hit: dict[str, Any]) -> bool:
+        e = hit.get("explain") or {}
+        cos, bm25 = float(e.get("vector_raw", 0.0)), float(e.get("bm25_raw", 0.0))
+        if self.rule == "zagree":
+            zb, zv = zscores(e)
+            return zb >= self.z_bm25 and zv >= self.z_vec
+        if self.rule == "cosine":
+            return cos >= self.cos_min
+        return (bm25 > 0 and cos >= self.cos_agree) or cos >= self.cos_alone
+
+
+def zscores(explain: dict[str, Any]) -> tuple[float, float]:
+    """(BM25 z, vector z) of a hit from its recall parts (``weight * z / 6``, see fusion.py)."""
+    w = float(explain.get("bm25_weight", BM25_WEIGHT))
+    zb = float(explain.get("bm25", 0.0)) * 6 / w if w > 0 else 0.0
+    zv = float(explain.get("vector", 0.0)) * 6 / (1 - w) if w < 1 else 0.0
+    return zb, zv
+
+
+DEFAULT_FLOOR = Floor()
+WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+SMALL_TALK = {
+    "ok", "okay", "thanks", "thank", "you", "thx", "ty", "yes", "no", "yep", "nope", "sure", "great", "good", "nice",
+    "cool", "perfect", "done", "continue", "go", "ahead", "please", "lgtm", "sounds", "right", "fine", "do", "it",
+    "that", "this", "awesome", "proceed", "next", "stop", "wait", "hi", "hello", "hey", "the", "a", "and", "k",
+}  # fmt: skip
+
+
+def trivial(prompt: str) -> bool:
+    """Small talk and acknowledgements ("thanks!", "ok, go ahead"): no recall at all."""
+    return all(w.lower() in SMALL_TALK for w in WORD_RE.findall(prompt))
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens ~= characters / 4, the rule of ``context.estimate_tokens`` (not imported from there:
+    context pulls in networkx, too heavy for a hook that runs at every prompt)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def render_line(hit: dict[str, Any]) -> str:
+    snippet = " ".join(str(hit.get("snippet") or "").split())
+    return f"- [{hit['id']}] **{hit['title']}** ({hit.get('type') or 'note'}): {snippet}"
+
+
+PROMPT_HEADER = "[MEMORY] relevant to this prompt (vaultmem; ids are for recall, read_note, rate_memories)"
+
+
+def fit_lines(hits: list[dict[str, Any]], budget: int) -> tuple[str | None, list[str]]:
+    """The block of hits (best first) that fits ``budget`` tokens, and the ids it holds. A line
+    that does not fit is cut to the room left when at least 20 tokens remain."""
+    lines, ids = [PROMPT_HEADER], []
+    for hit in hits:
+        line = render_line(hit)
+        room = budget * CHARS_PER_TOKEN - len("\n".join(lines + ["[/MEMORY]"])) - 1
+        if len(line) > room:
+            if room < 20 * CHARS_PER_TOKEN:
+                break
+            line = line[: room - 1] + "…"
+        lines.append(line)
+        ids.append(hit["id"])
+    if not ids:
+        return None, []
+    return "\n".join(lines + ["[/MEMORY]"]), ids
+
+
+# ---------------------------------------------------------------------- the hooks
+
+Recall = Callable[[str, int], list[dict[str, Any]]]
+
+
+def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int = DEFAULT_BUDGET,
+                floor: Floor = DEFAULT_FLOOR, log: Callable[[list[str]], None] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """UserPromptSubmit: the few memories relevant to the prompt, not yet shown in this session
+    (by the hooks, or by the agent's own ``wake``/``recall`` tool calls in the transcript)."""
+    if budget < 50:
+        raise BadInput("--budget must be at least 50 tokens")
+    prompt = str(payload.get("prompt") or "")[:MAX_PROMPT_CHARS]
+    if trivial(prompt):
+        return None
+    hits = [h for h in recall(prompt, RECALL_K) if floor.keep(h)]
+    if not hits:
+        return None
+    from .transcript import shown_in_transcript
+
+    session = session_of(payload)
+    with SessionState(root) as state:
+        seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL)
+        fresh = [h for h in hits if h["id"] not in seen]
+        text, ids = fit_lines(fresh, budget)
+        if text is None:
+            state.touch(session)
+            return None
+        state.mark_shown(session, ids, "prompt")
+    if log:
+        log(ids)
+    return context_output("UserPromptSubmit", text)
+
+
+def find_anchor(vault: "Vault", cwd: str | None) -> str | None:
+    """The project note that names the project folder (``Project: <folder>`` or a project note
+    whose title or alias is the folder's name, ignoring case, dashes and underscores)."""
+    if not cwd:
+        return None
+    name = _fold(Path(cwd).name)
+    if not name:
+        return None
+    for rec in vault.records().values():
+        if rec.type != "project" or rec.status != "active":
+            continue
+        if any(_fold(re.sub(r"^project:\s*", "", n, flags=re.I)) == name for n in (rec.title, *rec.aliases)):
+            return rec.title
+    return None
+
+
+def _fold(text: str) -> str:
+    return " ".join(re.sub(r"[-_.]+", " ", text).lower().split())
+
+
+def start_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None, budget: int = 2000,
+               shown: Callable[[Path, str], bool] | None = None) -> dict[str, Any]:  # fmt: skip
+    """SessionStart: the wake block (anchor: given, else found from the project folder; ``shown``:
+    the branch scope, see ``api.Session.shown``); the memories it shows are not injected again
+    at a prompt of this session."""
+    anchor = anchor or find_anchor(vault, payload.get("cwd"))
+    result = vault.wake(anchor, None, "default", budget, shown=shown)
+    session = session_of(payload)
+    with SessionState(vault.root) as state:
+        if payload.get("source") in ("clear", "compact"):
+            state.forget(session)  # the context was emptied: what it held may be shown again
+        state.mark_shown(session, result["ids"], "start")
+    return context_output("SessionStart", result["text"])
+
+
+STOP_REASON = (
+    "Before you finish: this session did real work ({work}) and saved no memory since. Save what is "
+    "worth keeping for the next session with the vaultmem `remember` tool, one memory per note: a "
+    "decision (a choice and why), a gotcha (a trap), a bug_fix (symptom, cause, fix), a preference or a "
+    "lesson; then `sleep` with a one-paragraph summary and next steps. If nothing is worth keeping, say so and stop."
+)
+
+
+def stop_hook(root: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """Stop: once per session, when the transcript shows work not followed by a memory save, ask
+    the agent to save (``decision: block``). Never when ``stop_hook_active`` (no loop)."""
+    from .transcript import EDIT_TOOLS, read_events, unsaved_work
+
+    if payload.get("stop_hook_active"):
+        return None
+    session = session_of(payload)
+    with SessionState(root) as state:
+        if state.stop_asked(session):
+            return None
+        events = read_events(payload.get("transcript_path"))
+        if not unsaved_work(events):
+            state.touch(session)
+            return None
+        state.set_stop_asked(session)
+    edits = sum(1 for e in events if e.kind == "tool" and e.tool in EDIT_TOOLS)
+    runs = sum(1 for e in events if e.kind == "tool" and e.tool == "Bash")
+    work = ", ".join(p for p in (f"{edits} file edit(s)" if edits else "", f"{runs} command(s)" if runs else "") if p)
+    return {"decision": "block", "reason": STOP_REASON.format(work=work)}
+
+
+def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
+                    scope: dict[str, str] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """PreCompact: a checkpoint line of the session so far in its handoff note (``scope``: the
+    branch scope of a new handoff, see ``api.Session.write_scope``)."""
+    from .transcript import read_events, summarise
+
+    s = summarise(read_events(payload.get("transcript_path")), payload.get("cwd"))
+    if s.empty:
+        return None
+    parts = [f"before compaction ({payload.get('trigger') or 'auto'}): {len(s.requests)} request(s)"]
+    if s.requests:
+        parts.append(f"latest: {s.requests[-1][:120]}")
+    if s.files:
+        parts.append("files: " + ", ".join(s.files[:8]) + (" …" if len(s.files) > 8 else ""))
+    open_fail = [f["command"] for f in s.failures if not f["fixed"]]
+    if open_fail:
+        parts.append("still failing: " + "; ".join(open_fail[:3]))
+    anchor = anchor or find_anchor(vault, payload.get("cwd"))
+    result = vault.checkpoint("; ".join(parts), source_name(payload), anchor, extra=scope)
+    return {"checkpoint": result}
+
+
+def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
+             scope: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """SessionEnd: the session summary from the transcript, and each rule the user stated as a
+    ``candidate`` preference or lesson (wake lists them for confirmation). ``scope``: the branch
+    scope of what it writes (``api.Session.write_scope``; a preference is the user's, never scoped)."""
+    from .transcript import read_events, render_summary, summarise
+
+    s = summarise(read_events(payload.get("transcript_path")), payload.get("cwd"))
+    session = session_of(payload)
+    with SessionState(vault.root) as state:
+        shown_keys = state.shown_list(session)
+    out: dict[str, Any] = {"summary": None, "candidates": []}
+    if s.empty:
+        return out
+    titles = {r.key: r.title for r in vault.records().values()}
+    shown = [f"[{k}] {titles.get(k, '(no longer in the vault)')} (shown at {'start' if via == 'start' else 'a prompt'})"
+             for k, via in shown_keys]  # fmt: skip
+    anchor = anchor or find_anchor(vault, payload.get("cwd"))
+    source = source_name(payload)
+    first = " ".join(re.split(r"[.,;:!?\n]", s.requests[0])[0].split()[:8]) if s.requests else ""
+    first = first or "work session"
+    title = f"Session {time.strftime('%Y-%m-%d %H%M', time.gmtime())} {first}"
+    out["summary"] = vault.remember("session_summary", title, render_summary(s, shown), source=source, anchor=anchor,
+                                    extra=scope)  # fmt: skip
+    for type_, sentence in s.rules:
+        out["candidates"].append(remember_candidate(vault, type_, sentence, source, scope))
+    return out
+
+
+def remember_candidate(vault: "Vault", type_: str, sentence: str, source: str,
+                       scope: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """A rule sentence as a ``status: candidate`` memory (user scope for preferences; others
+    carry the branch ``scope``)."""
+    title = sentence if len(sentence) <= 90 else sentence[:89].rstrip() + "…"
+    body = f"{sentence}\n\nStated by the user in session `{source}`; a candidate until confirmed (`vaultmem confirm ID`)."
+    user = type_ == "preference"
+    return vault.remember(type_, title, body, source=source, status="candidate", scope="user" if user else None,
+                          extra=None if user else scope)  # fmt: skip

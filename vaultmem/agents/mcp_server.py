@@ -1,0 +1,406 @@
+"""The MCP server: a vault's memory as tools an agent calls (``vaultmem mcp``).
+
+Each tool is a thin call into the same library the CLI uses (``api.Session``: which vault,
+watcher or not, where a write lands). The session's vaults stay open for the server's
+lifetime (the embedding model stays loaded) and tool calls run one at a time.
+No tool reads or writes outside the vault: every path goes through ``Store.abspath``, which
+refuses absolute paths, ``..`` and symlinks leading out. Vault errors come back as MCP tool
+errors with the one-line message the CLI would print.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from typing import Annotated, Any, Callable, Optional, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from pydantic import BaseModel, Field
+
+from ..api import Session
+from ..core.errors import BadInput, VaultError
+from ..core.memtypes import TYPES
+from ..core.note import content_hash
+from ..index.embed import Embedder
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TYPE_GUIDE = (
+    "decision (a choice and why), fact, lesson (learned the hard way), pattern (how we do X), "
+    "preference (how the user likes things), gotcha (a trap), bug_fix (symptom, cause, fix), "
+    "discovery, trade_off, progress, session_summary, handoff (next steps for the next session), "
+    "commitment (a promise with a date), relationship (a person or organisation), "
+    "project (an anchor note), architecture, tech_context"
+)
+
+INSTRUCTIONS = f"""\
+vaultmem is your long-term memory: a vault of markdown notes, one memory per note, shared with
+the people you work with and with other agents.
+- Start of a session: call `wake` (with the project's anchor, e.g. "Project: MyApp", and your
+  task) unless a [MEMORY] block is already in your context.
+- Before deciding or changing something that may have history (why is X like this, how do we
+  do Y, was this bug seen before), call `recall` with a question in your own words.
+- When something worth keeping happens, call `remember`: one memory per note, a specific title,
+  the right type ({TYPE_GUIDE}), the anchor, and your agent/session name as `source`.
+- Ids (in [brackets] in wake, `id` in results) are for `resolve`, `supersede`, `rate_memories`
+  and `read_note`. Supersede what is out of date, resolve what is done.
+- In a long session, `checkpoint` what you would not want to lose; before you finish,
+  `rate_memories` for the memories you used (with any `gap` you hit) and `sleep` with a
+  summary and next steps for the next session.
+"""
+
+Text = Annotated[str, Field(description="Free text.")]
+Ref = Annotated[str, Field(description="A memory's id (e.g. 'k7f3x9q2'), its title, or its vault-relative path.")]
+Source = Annotated[Optional[str], Field(description="Your agent or session name, e.g. 'claude-code/session-42'.")]
+Anchor = Annotated[
+    Optional[str],
+    Field(description="An anchor note (a project root) such as 'Project: MyApp'; recall and wake work around it."),
+]
+Types = Annotated[list[str], Field(description=f"Only these memory types: {', '.join(TYPES)}.")]
+Tags = Annotated[list[str], Field(description="Only memories with all of these tags.")]
+AllBranches = Annotated[bool, Field(description="Also memories scoped to other git branches of the code "
+                                        "(by default only the current and the default branch's).")]
+Since = Annotated[Optional[str], Field(description="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
+
+
+class Rating(BaseModel):
+    """Whether one memory helped."""
+
+    id: str = Field(description="The memory's id (or title or path).")
+    useful: bool = Field(description="true if it helped with the task, false if it was irrelevant or wrong.")
+
+
+def _tool(memory: Session) -> Callable[[F], F]:
+    """Run a tool under the vault lock; vault and file errors become one-line MCP tool errors."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                with memory.lock:
+                    return fn(*args, **kwargs)
+            except VaultError as e:
+                raise ToolError(str(e)) from None
+            except OSError as e:
+                raise ToolError(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}") from None
+
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None = None,
+                 agent: str | None = None) -> MCPServer:  # fmt: skip
+    """The MCP server for one vault, or for one agent identity (its personal, shared and user
+    vaults); ``embedder`` replaces the configured model, for tests."""
+    refs = [] if agent else [str(vault_path)] if vault_path else []
+    memory = Session(refs, agent, embedder=embedder, create=True)
+    memory.vaults  # open them now: a missing vault fails here, not on the first call
+    server = MCPServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
+    _memory_tools(server, memory)
+    _note_tools(server, memory)
+    _lifecycle_tools(server, memory)
+    _session_tools(server, memory)
+    _resources(server, memory)
+    server.memory = memory  # type: ignore[attr-defined]  (the open vault, for serve() and tests)
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vaultmem")
+    except PackageNotFoundError:  # pragma: no cover
+        return "0"
+
+
+# ---------------------------------------------------------------------- recall, wake, remember
+
+
+def _memory_tools(server: MCPServer, memory: Session) -> None:
+    tool = _tool(memory)
+
+    @server.tool()
+    @tool
+    def wake(
+        anchor: Anchor = None,
+        task: Annotated[Optional[str], Field(description="What this session is about; adds memories relevant to it.")] = None,
+        profile: Annotated[str, Field(description="default, planning, incident or handoff.")] = "default",
+        budget: Annotated[int, Field(description="Maximum size of the block in tokens.")] = 2000,
+        all_branches: AllBranches = False,
+    ) -> str:
+        """Call at the start of a session: returns a [MEMORY] block with the project brief,
+        architecture, key decisions, progress, the last session's handoff and next steps, user
+        preferences and gotchas (and, with `task`, memories relevant to it). Each line carries
+        the memory's id in [brackets], for recall, read_note, resolve, supersede and rate_memories."""
+        return memory.wake(anchor=anchor, task=task, profile=profile, budget=budget, all_branches=all_branches)["text"]
+
+    @server.tool()
+    @tool
+    def recall(
+        query: Annotated[str, Field(description="What you want to know, as a question in your own words.")],
+        k: Annotated[int, Field(description="How many memories to return.")] = 10,
+        types: Types = [],
+        tags: Tags = [],
+        since: Since = None,
+        anchor: Anchor = None,
+        depth: Annotated[Optional[int], Field(description="Link hops around the anchor (default 2).")] = None,
+        profile: Annotated[str, Field(description="default, planning, incident or handoff.")] = "default",
+        mode: Annotated[str, Field(description="hybrid (default), bm25 (keywords) or vector (meaning).")] = "hybrid",
+        include_resolved: Annotated[bool, Field(description="Also resolved, superseded and archived memories.")] = False,
+        as_of: Annotated[Optional[str], Field(description="A date (2026-09-01): answer with what was true then, "
+                                              "superseded memories included.")] = None,
+        all_branches: AllBranches = False,
+    ) -> dict[str, Any]:
+        """Search long-term memory before deciding or changing something that may have history
+        (why is X like this, how do we do Y, was this bug seen before). Keyword and semantic
+        search, expanded along the links between notes. Time words in the query ("last week",
+        "in October", "since the migration") favour memories dated then. Returns the best
+        memories with id, title, type, path, status, score and a snippet; read a whole note
+        with read_note(id)."""
+        args = {"k": k, "types": types, "tags": tags, "since": since, "anchor": anchor, "depth": depth,
+                "profile": profile, "mode": mode, "include_resolved": include_resolved,
+                **({"as_of": as_of} if as_of else {})}  # fmt: skip
+        hits = memory.recall(query, all_branches=all_branches, **args)
+        return {"query": query, **({"as_of": as_of} if as_of else {}), "results": hits}
+
+    @server.tool()
+    @tool
+    def remember(
+        type: Annotated[str, Field(description=f"The memory type: {TYPE_GUIDE}.")],
+        title: Annotated[str, Field(description="A short, specific title (also the file name), e.g. 'Use SQLite for the cache'.")],
+        content: Annotated[str, Field(description="The memory itself in markdown: what, why, and how to apply it.")],
+        tags: Annotated[list[str], Field(description="Tags, e.g. ['cache', 'sqlite'].")] = [],
+        importance: Annotated[Optional[str], Field(description="1-10, or high / medium / low (default 5).")] = None,
+        links: Annotated[list[str], Field(description="Titles of related notes to link to.")] = [],
+        anchor: Anchor = None,
+        scope: Annotated[Optional[str], Field(description="project (default), or user for a person's preference that follows them.")] = None,
+        context: Annotated[list[str], Field(description="Files or topics the memory is about, e.g. ['app/cache.py'].")] = [],
+        source: Source = None,
+        shared: Annotated[bool, Field(description="Store it in the team's shared vault instead of your own.")] = False,
+        key: Annotated[Optional[str], Field(description="Subject key naming the fact, e.g. 'deploy-target' or "
+                                            "'user.editor': a new memory with the same key and type replaces the "
+                                            "active one.")] = None,
+    ) -> dict[str, Any]:
+        """Store a new memory when something worth keeping happens: a decision and its reason, a
+        gotcha, a bug fix, a user preference, a lesson, progress. One memory per call. A near-
+        duplicate is not stored twice (`duplicate_of` names the existing one). Older memories of
+        the same type that this one replaces (same `key`, or clearly an update) are marked
+        superseded automatically (listed in `superseded`). `possible_updates` lists active
+        memories that look like older versions of this one (with their similarity) but were left
+        alone: you know what changed, so call `supersede` on the ones it replaces. Returns the new
+        memory's id and path."""
+        return memory.remember(type, title, content, shared=shared, scope=scope, tags=tags, importance=importance,
+                               links=links, anchor=anchor, context=context, source=source, key=key)  # fmt: skip
+
+
+# ---------------------------------------------------------------------- notes as files
+
+
+def _note_tools(server: MCPServer, memory: Session) -> None:
+    tool = _tool(memory)
+
+    @server.tool()
+    @tool
+    def read_note(ref: Ref) -> dict[str, Any]:
+        """Read one whole note (markdown with its YAML frontmatter). Returns its text, metadata
+        and `version`: pass that version back to write_note to change the note safely."""
+        vault, ref = memory.pick(ref)
+        data = vault.show(ref)
+        return {**data, "version": content_hash(data["text"])}
+
+    @server.tool()
+    @tool
+    def write_note(
+        path: Annotated[str, Field(description="Vault-relative path of a .md file, e.g. 'decisions/Use SQLite for the cache.md'.")],
+        content: Annotated[str, Field(description="The complete file: optional YAML frontmatter between --- lines, then markdown.")],
+        expected_version: Annotated[Optional[str], Field(description="The `version` read_note returned; required to replace an existing note.")] = None,
+        overwrite: Annotated[bool, Field(description="Replace an existing note without checking its version (avoid).")] = False,
+    ) -> dict[str, Any]:
+        """Write a whole note file. Creates a new note, or replaces an existing one only if it is
+        unchanged since you read it (pass read_note's `version` as expected_version). Prefer
+        `remember` for new memories; use this to edit a note's text or for a note in your own
+        format. Paths outside the vault, dot-folders and non-markdown files are refused."""
+        return memory.vault.write_note(path, content, expected_version, overwrite)
+
+    @server.tool()
+    @tool
+    def list_memories(
+        types: Types = [],
+        statuses: Annotated[list[str], Field(description="active, resolved, superseded, archived (default: active only).")] = [],
+        tags: Tags = [],
+        since: Since = None,
+        importance: Annotated[Optional[str], Field(description="Minimum importance: 1-10 or high/medium/low.")] = None,
+        scope: Annotated[Optional[str], Field(description="project or user.")] = None,
+        limit: Annotated[int, Field(description="How many, newest first (0 = all).")] = 20,
+    ) -> list[dict[str, Any]]:
+        """List memories by metadata, newest first (e.g. all decisions of the last week, every
+        open commitment). Use recall instead to search by meaning."""
+        return memory.list_notes(types=types, statuses=statuses, tags=tags, since=since,
+                                 importance=importance, scope=scope, limit=limit or None)  # fmt: skip
+
+    @server.tool()
+    @tool
+    def stats() -> dict[str, Any]:
+        """Counts of memories by type, status and importance, the date range and disk use."""
+        return memory.vault.stats()
+
+
+# ---------------------------------------------------------------------- lifecycle and usage
+
+
+def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
+    tool = _tool(memory)
+
+    @server.tool()
+    @tool
+    def resolve(ref: Ref) -> dict[str, Any]:
+        """Mark a memory resolved: the task is done, the bug fixed, the commitment kept, or it is
+        no longer relevant. It leaves recall and wake (the note stays in the vault)."""
+        vault, ref = memory.pick(ref)
+        return vault.resolve(ref)
+
+    @server.tool()
+    @tool
+    def supersede(
+        old: Annotated[str, Field(description="Id (or title/path) of the memory that is out of date.")],
+        new: Annotated[str, Field(description="Id (or title/path) of the memory that replaces it.")],
+    ) -> dict[str, Any]:
+        """Mark an out-of-date memory as replaced by a newer one (remember it first); recall then
+        brings the new one instead of the old."""
+        vault, old = memory.pick(old)
+        other, new = memory.pick(new)
+        if other is not vault:
+            raise BadInput("a memory can only supersede another in the same vault")
+        return vault.supersede(old, new)
+
+    @server.tool()
+    @tool
+    def rate_memories(
+        ratings: Annotated[list[Rating], Field(description="The memories you were given and whether each helped.")],
+        gap: Annotated[Optional[str], Field(description="Something you needed that memory did not have.")] = None,
+        source: Source = None,
+    ) -> dict[str, Any]:
+        """At the end of a task, say which recalled memories helped (useful ones rise in recall,
+        others sink) and, optionally, what was missing."""
+        rated = []
+        for r in ratings:
+            vault, ref = memory.pick(r.id)
+            rated += vault.rate([(ref, r.useful)], source)
+        if gap and gap.strip():
+            memory.vault.gap(gap, None, source)
+        return {"rated": rated, "gap_recorded": bool(gap and gap.strip())}
+
+    @server.tool()
+    @tool
+    def report_gap(
+        text: Annotated[str, Field(description="What you needed and did not find in memory.")],
+        query: Annotated[Optional[str], Field(description="The recall query that came up short.")] = None,
+        source: Source = None,
+    ) -> dict[str, Any]:
+        """Record a knowledge gap: something you needed that memory did not have, so people can
+        fill it. (Once you learn the answer, remember it.)"""
+        memory.vault.gap(text, query, source)
+        return {"recorded": True}
+
+
+# ---------------------------------------------------------------------- session end, history
+
+
+def _session_tools(server: MCPServer, memory: Session) -> None:
+    tool = _tool(memory)
+
+    @server.tool()
+    @tool
+    def checkpoint(
+        text: Annotated[str, Field(description="What to keep now: progress, a finding, a decision in flight.")],
+        source: Source = None,
+        anchor: Anchor = None,
+    ) -> dict[str, Any]:
+        """During a long session, append a timestamped line to this session's handoff note (made
+        on the first call), so nothing is lost if the session ends abruptly or its context is
+        compacted. Returns the handoff's id and the line written."""
+        return memory.checkpoint(text, source, anchor)
+
+    @server.tool()
+    @tool
+    def sleep(
+        summary: Annotated[str, Field(description="What was done in this session.")],
+        next_steps: Annotated[Optional[str], Field(description="Next steps for whoever continues (';' or newlines separate them).")] = None,
+        source: Source = None,
+        anchor: Anchor = None,
+    ) -> dict[str, Any]:
+        """Call at the end of a session: writes a session summary and, with next_steps, the
+        handoff the next session's `wake` shows (older handoffs of the same anchor are
+        superseded). Returns the new notes' ids."""
+        return memory.sleep(summary, next_steps, source, anchor)
+
+    @server.tool()
+    @tool
+    def history(
+        ref: Annotated[str, Field(description="A memory's id, title or path, or a subject key such as 'deploy-target'.")],
+    ) -> dict[str, Any]:
+        """The versions of a fact, oldest first, each with the days it was valid and whether it
+        is current, superseded or resolved: the notes sharing its subject key and those linked
+        by supersedes / superseded_by. Use it when you need what was true before."""
+        return memory.history(ref)
+
+
+def _resources(server: MCPServer, memory: Session) -> None:
+    @server.resource("memory://{id}", name="memory", mime_type="text/markdown",
+                     description="A memory note's exact text, by id (or title or vault-relative path).")  # fmt: skip
+    def read_memory(id: str) -> str:
+        try:
+            with memory.lock:
+                vault, ref = memory.pick(id)
+                return vault.show(ref)["text"]
+        except (VaultError, OSError) as e:
+            raise ResourceError(str(e)) from None
+
+
+# ---------------------------------------------------------------------- serving
+
+
+def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 8765, agent: str | None = None,
+          token: str | None = None) -> None:  # fmt: skip
+    """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only;
+    with ``token``, every HTTP request must carry it, see ``auth``)."""
+    server = build_server(vault_path, agent=agent)
+    memory: Session = server.memory  # type: ignore[attr-defined]
+    threading.Thread(target=_warm, args=(memory,), name="vaultmem-warm", daemon=True).start()
+    try:
+        if http:
+            _serve_http(server, port, token)
+        else:
+            server.run("stdio")
+    finally:
+        with memory.lock:
+            memory.close()
+
+
+def _serve_http(server: MCPServer, port: int, token: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1, behind the access-token gate unless ``token`` is None."""
+    import anyio
+    import uvicorn
+
+    from ..core.auth import TokenGate
+
+    app: Any = server.streamable_http_app(host="127.0.0.1")
+    if token is not None:
+        app = TokenGate(app, token)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level=server.settings.log_level.lower())
+    anyio.run(uvicorn.Server(config).serve)
+
+
+def _warm(memory: Session) -> None:
+    """Load the model and reconcile the indexes before the first call needs them."""
+    try:
+        with memory.lock:
+            memory.fresh()
+            memory.vault.embedder.embed(["warm up"])
+    except Exception:  # a failure here shows up, with its message, on the first tool call
+        pass
+

@@ -1,0 +1,1 @@
+"""The command line: the console entry and the typer app's command modules."""

@@ -1,0 +1,694 @@
+"""The ``vaultmem`` command line: parses, calls the library (``api.Session``, ``Vault``), renders.
+
+Errors are one line on stderr with a non-zero exit code, never a traceback.
+Heavy modules (whoosh, numpy, fastembed) are imported only by commands that need them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .. import api
+from ..core.errors import BadInput
+from .common import (  # fmt: skip
+    AgentOpt,
+    AnchorOpt,
+    EmbeddingBar,
+    Group,
+    JsonOpt,
+    SinceOpt,
+    SourceOpt,
+    TagOpt,
+    TypeOpt,
+    VaultOpt,
+    VaultsOpt,
+    app,
+    echo_json,
+    err,
+    summary_line,
+)
+from .recall import run_recall
+from .recall import session as _session
+
+# ---------------------------------------------------------------------- commands
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="Folder to make a vault (default: here).")] = Path("."),
+    git: Annotated[bool, typer.Option("--git", help="Also make it a git repository with the note merge driver (for vaultmem sync).")] = False,
+    remote: Annotated[Optional[str], typer.Option("--remote", help="With --git: the remote to sync with (added as origin).")] = None,
+) -> None:
+    """Make a folder a vault: .vaultmem/ with its config, a README for people and agents,
+    and .vaultmem/ in .gitignore. Safe to run again; never overwrites a file.
+
+    Example: vaultmem init ~/notes/agent-memory      vaultmem init --git --remote git@host:me/memory.git
+    """
+    from ..core.scaffold import init_vault
+
+    if remote and not git:
+        raise BadInput("--remote needs --git")
+    created = init_vault(path)
+    if git:
+        from ..sync.git import init_git
+
+        created += init_git(path.resolve(), remote)
+    for item in created:
+        typer.echo(f"created {item}")
+    typer.echo(f"vault ready at {path.resolve()}" if created else f"{path.resolve()} is already a vault")
+
+
+@app.command()
+def remember(
+    type: Annotated[str, typer.Argument(help="Memory type: decision, fact, lesson, gotcha, bug_fix, ...")],
+    title: Annotated[str, typer.Argument(help="Title (also the file name).")],
+    content: Annotated[Optional[str], typer.Argument(help="Body text; '-' reads standard input.")] = None,
+    tag: TagOpt = [],
+    importance: Annotated[Optional[str], typer.Option(help="1-10 or high/medium/low.")] = None,
+    link: Annotated[list[str], typer.Option("--link", help="Link to another note (repeatable).")] = [],
+    anchor: Annotated[Optional[str], typer.Option(help="Anchor note to link to; created if missing.")] = None,
+    scope: Annotated[Optional[str], typer.Option(help="project (default) or user.")] = None,
+    context: Annotated[list[str], typer.Option("--context", help="File or topic it is about (repeatable).")] = [],
+    source: Annotated[Optional[str], typer.Option(help="Agent or session writing it.")] = None,
+    shared: Annotated[bool, typer.Option("--shared", help="Write to the team's shared vault.")] = False,
+    key: Annotated[Optional[str], typer.Option(help="Subject key (e.g. deploy-target): replaces the active memory "
+                                               "of the same key and type.")] = None,
+    vault: VaultOpt = None,
+    agent: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store a new memory as a markdown note from its type's template. Prints what it
+    superseded and the likely updates it left alone (supersede those yourself if they are).
+
+    Example: vaultmem remember decision "Use SQLite for the cache" "Because ..." --tag cache --anchor "Project: MyApp"
+    """
+    if content == "-":
+        content = sys.stdin.read()
+    result = api.Session([vault] if vault else [], agent).remember(
+        type, title, content, shared=shared, scope=scope, tags=tag, importance=importance, links=link,
+        anchor=anchor, context=context, source=source, key=key)  # fmt: skip
+    if as_json:
+        echo_json(result)
+        return
+    if result["duplicate_of"]:
+        added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
+        typer.echo(f"already remembered as {result['id']}  {result['path']}{added}")
+        return
+    if result["created_anchor"]:
+        typer.echo(f"created anchor {result['created_anchor']}")
+    typer.echo(f"{result['id']}  {result['path']}")
+    for old in result["superseded"]:
+        how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
+        how = f"same key {old['key']}" if old.get("key") else how
+        action = "archived" if old.get("action") == "archive" else "superseded"
+        typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
+    for old in result.get("possible_updates", []):
+        typer.echo(f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}); "
+                   f"if it is: vaultmem supersede {old['id']} {result['id']}")
+
+
+@app.command()
+def show(
+    ref: Annotated[str, typer.Argument(help="Id, title, alias or vault-relative path.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a note.
+
+    Example: vaultmem show k7f3x9q2
+    """
+    data = api.open_vault(vault).show(ref)
+    if as_json:
+        echo_json(data)
+    else:
+        expired = ", expired" if data["status"] == "expired" else ""
+        typer.echo(f"# {data['path']}  (id {data['id']}{expired})\n")
+        typer.echo(data["text"].rstrip("\n"))
+
+
+@app.command("list")
+def list_cmd(
+    type: TypeOpt = [],
+    status: Annotated[list[str], typer.Option("--status", help="Only this status (repeatable); shows hidden ones too.")] = [],
+    tag: TagOpt = [],
+    since: SinceOpt = None,
+    importance: Annotated[Optional[str], typer.Option(help="Minimum importance: 1-10 or high/medium/low.")] = None,
+    scope: Annotated[Optional[str], typer.Option(help="project or user.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many (default 20).")] = 20,
+    show_all: Annotated[bool, typer.Option("--all", help="No limit.")] = False,
+    vault: VaultsOpt = [],
+    agent: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List memories, newest first (active ones unless --status is given).
+
+    Example: vaultmem list --type decision --since 30d
+    """
+    filters = {"types": type, "statuses": status, "tags": tag, "since": since, "importance": importance, "scope": scope}
+    session = api.Session(vault, agent)
+    rows = session.list_notes(limit=None if show_all else limit, **filters)
+    for path, reason in session.new_skips().items():
+        err(f"skipped {path}: {reason}")
+    if as_json:
+        echo_json(rows)
+        return
+    for r in rows:
+        key = f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"]
+        mark = "  (expired)" if r["status"] == "expired" else ""
+        typer.echo(f"{r['updated'][:10]}  {key[:40]:<40}  {(r['type'] or '-'):<15} {r['title']}{mark}")
+    if not rows:
+        err("no memories match")
+
+
+@app.command()
+def edit(
+    ref: Annotated[str, typer.Argument(help="Id, title or path of the note.")],
+    content: Annotated[Optional[str], typer.Option(help="New body text ('-' reads standard input).")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="Set a frontmatter key: key=value (repeatable).")] = [],
+    add_tag: Annotated[list[str], typer.Option("--add-tag", help="Add a tag (repeatable).")] = [],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Change a note (guarded: refuses if the file changed meanwhile). With no flags, opens $EDITOR.
+
+    Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
+    """
+    v = api.open_vault(vault)
+    if content is None and not set_ and not add_tag:
+        rec = v.find(ref)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
+        except OSError as e:
+            raise BadInput(f"cannot run editor {editor!r}: {e.strerror}") from None
+    if content == "-":
+        content = sys.stdin.read()
+    result = v.edit(ref, content=content, sets=set_, add_tags=add_tag)
+    if as_json:
+        echo_json(result)
+    else:
+        typer.echo(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")
+
+
+@app.command()
+def delete(
+    ref: Annotated[str, typer.Argument(help="Id, title or path of the note.")],
+    force: Annotated[bool, typer.Option("--force", "-f", help="Do not ask for confirmation.")] = False,
+    vault: VaultOpt = None,
+) -> None:
+    """Move a note to the vault's .trash/ folder (nothing is destroyed).
+
+    Example: vaultmem delete k7f3x9q2 --force
+    """
+    v = api.open_vault(vault)
+    rec = v.find(ref)
+    if not force:
+        if not sys.stdin.isatty():
+            raise BadInput("refusing to delete without confirmation; pass --force")
+        typer.confirm(f"Move {rec.path} to .trash/?", abort=True)
+    result = v.delete(rec.path)
+    typer.echo(f"moved {result['path']} to {result['trashed_to']}")
+
+
+@app.command()
+def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Counts by type, status and importance, date range and disk use.
+
+    Example: vaultmem stats --json
+    """
+    data = api.open_vault(vault).stats()
+    if as_json:
+        echo_json(data)
+        return
+    typer.echo(f"notes: {data['notes']}  ({data['notes_bytes'] / 1024:.0f} KiB; indexes {data['index_bytes'] / 1024:.0f} KiB)")
+    typer.echo(f"dates: {data['oldest'] or '-'} .. {data['newest'] or '-'}")
+    for name in ("by_type", "by_status", "by_importance"):
+        typer.echo(f"{name.replace('_', ' ')}: " + ", ".join(f"{k} {n}" for k, n in data[name].items()))
+
+
+@app.command()
+def export(vault: VaultOpt = None) -> None:
+    """Write every note (exact text) as JSON to standard output.
+
+    Example: vaultmem export > backup.json
+    """
+    from ..memory.ops import dump_json
+
+    typer.echo(dump_json(api.open_vault(vault).export()))
+
+
+@app.command("import")
+def import_cmd(
+    file: Annotated[str, typer.Argument(help="A file written by `vaultmem export`, or '-' for standard input.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Restore notes from an export; notes whose id already exists are skipped and counted.
+
+    Example: vaultmem import backup.json
+    """
+    try:
+        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+        data = json.loads(raw)
+    except OSError as e:
+        raise BadInput(f"cannot read {file}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadInput(f"{file} is not JSON ({e})") from None
+    result = api.open_vault(vault).import_(data)
+    if as_json:
+        echo_json(result)
+    else:
+        typer.echo(f"imported {result['imported']}, skipped {result['skipped_existing']} already present")
+
+
+@app.command()
+def index(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete the indexes and build them from nothing.")] = False,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring the indexes (link graph, BM25, vectors) in line with the files.
+
+    Example: vaultmem index --rebuild
+    """
+    bar = None if as_json else EmbeddingBar()
+    try:
+        summary, by_watcher = api.Session([vault] if vault else []).reindex(rebuild, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if as_json:
+        echo_json(summary)
+    elif by_watcher:
+        typer.echo("applied by the running watcher: " + summary_line(summary))
+    else:
+        embedded = summary["embedded_chunks"]
+        typer.echo(summary_line(summary) + (f", {embedded} chunks embedded" if embedded else ""))
+        for path, reason in summary["errors"].items():
+            err(f"skipped {path}: {reason}")
+        for path, (done, total) in summary.get("capped", {}).items():
+            typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
+                       "keyword search covers all of its text")  # fmt: skip
+        _duplicate_ids(api.open_vault(vault).index_status(drift=False).get("duplicate_ids", {}))
+
+
+def _duplicate_ids(found: dict[str, list[str]]) -> None:
+    for key, paths in found.items():
+        err(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
+
+
+@app.command()
+def resolve(
+    ref: Annotated[Optional[str], typer.Argument(help="Id, title or path of the memory.")] = None,
+    source: Annotated[Optional[str], typer.Option(help="Resolve every active memory written by this agent/session.")] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Mark a memory resolved (done, fixed, no longer relevant); it leaves recall.
+
+    Example: vaultmem resolve k7f3x9q2   |   vaultmem resolve --source claude/session-42
+    """
+    if (ref is None) == (source is None):
+        raise BadInput("give either a memory (ID) or --source, not both")
+    v = api.open_vault(vault)
+    results = v.resolve_source(source) if source else [v.resolve(ref)]  # type: ignore[arg-type]
+    _report(results, as_json)
+
+
+@app.command()
+def supersede(
+    old: Annotated[str, typer.Argument(help="The memory that is out of date.")],
+    new: Annotated[str, typer.Argument(help="The memory that replaces it.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Mark OLD as replaced by NEW (recall then brings NEW instead of OLD).
+
+    Example: vaultmem supersede k7f3x9q2 m4n5p6q7
+    """
+    _report([api.open_vault(vault).supersede(old, new)], as_json)
+
+
+@app.command()
+def reopen(
+    ref: Annotated[str, typer.Argument(help="Id, title or path of the memory.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make a resolved, superseded or archived memory active again.
+
+    Example: vaultmem reopen k7f3x9q2
+    """
+    _report([api.open_vault(vault).reopen(ref)], as_json)
+
+
+def _report(results: list[dict], as_json: bool) -> None:
+    if as_json:
+        echo_json(results)
+        return
+    for r in results:
+        extra = f" by {r['by']}" if r.get("by") else ""
+        typer.echo(f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}")
+    if not results:
+        err("nothing to change")
+
+
+@app.command()
+def maintain(
+    apply: Annotated[bool, typer.Option("--apply", help="Change the files (default: only print the plan).")] = False,
+    days: Annotated[Optional[int], typer.Option(help="Archive low-importance memories not recalled for this many days (default 90).")] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Apply the aging rules: latest progress per anchor, at most 3 session summaries per anchor,
+    expired memories, low-importance memories nobody recalls. Run inside a code repository, a
+    merged branch's decisions and important memories are promoted (their branch scope removed)
+    and the rest archived; a branch deleted unmerged archives its task memory. Nothing is ever
+    deleted.
+
+    Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
+    """
+    result = api.open_vault(vault).maintain(apply=apply, days=days, code_dir=Path.cwd())
+    if as_json:
+        echo_json(result)
+        return
+    for a in result["actions"]:
+        typer.echo(f"{a['kind']:<9} {a['id']}  {a['title']}  ({a['reason']})")
+    if not result["actions"]:
+        typer.echo("nothing to do")
+    elif not apply:
+        typer.echo(f"{len(result['actions'])} changes planned; run with --apply to make them")
+    else:
+        typer.echo(f"applied {result['done']} changes")
+
+
+@app.command()
+def rate(
+    ref: Annotated[Optional[str], typer.Argument(help="Id, title or path of the memory.")] = None,
+    verdict: Annotated[Optional[str], typer.Argument(help="useful or not-useful.")] = None,
+    batch: Annotated[Optional[str], typer.Option(help='JSON file (or - for stdin): [{"id": "...", "useful": true}, ...].')] = None,
+    source: Annotated[Optional[str], typer.Option(help="Agent or session giving the rating.")] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Say whether a recalled memory helped; useful memories rise in recall, others sink.
+
+    Example: vaultmem rate k7f3x9q2 useful   |   vaultmem rate --batch ratings.json
+    """
+    ratings = _parse_ratings(ref, verdict, batch)
+    done = api.open_vault(vault).rate(ratings, source)
+    if as_json:
+        echo_json(done)
+    else:
+        for r in done:
+            typer.echo(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
+
+
+def _parse_ratings(ref: str | None, verdict: str | None, batch: str | None) -> list[tuple[str, bool]]:
+    if batch is not None:
+        if ref or verdict:
+            raise BadInput("give either ID VERDICT or --batch, not both")
+        try:
+            data = json.loads(sys.stdin.read() if batch == "-" else Path(batch).read_text(encoding="utf-8"))
+        except OSError as e:
+            raise BadInput(f"cannot read {batch}: {e.strerror}") from None
+        except ValueError as e:
+            raise BadInput(f"--batch is not JSON ({e})") from None
+        if not isinstance(data, list) or not all(isinstance(x, dict) and "id" in x and isinstance(x.get("useful"), bool) for x in data):
+            raise BadInput('--batch must be a JSON list of {"id": "...", "useful": true|false}')
+        return [(str(x["id"]), x["useful"]) for x in data]
+    verdicts = {"useful": True, "not-useful": False, "not_useful": False, "yes": True, "no": False}
+    if not ref or not verdict or verdict.lower() not in verdicts:
+        raise BadInput("usage: vaultmem rate ID useful|not-useful  (or --batch FILE)")
+    return [(ref, verdicts[verdict.lower()])]
+
+
+@app.command()
+def gap(
+    text: Annotated[str, typer.Argument(help="What you needed and did not find in memory.")],
+    query: Annotated[Optional[str], typer.Option(help="The recall query that came up short.")] = None,
+    source: Annotated[Optional[str], typer.Option(help="Agent or session reporting it.")] = None,
+    vault: VaultOpt = None,
+) -> None:
+    """Record a knowledge gap, so people see what memory is missing.
+
+    Example: vaultmem gap "how to rotate the Stripe webhook secret" --query "stripe secret rotation"
+    """
+    api.open_vault(vault).gap(text, query, source)
+    typer.echo("recorded")
+
+
+@app.command()
+def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Knowledge gaps reported so far, most frequent first.
+
+    Example: vaultmem gaps
+    """
+    rows = api.open_vault(vault).gaps()
+    if as_json:
+        echo_json(rows)
+        return
+    for g in rows:
+        typer.echo(f"{g['count']:>3}x  {g['text']}" + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else ""))
+    if not rows:
+        typer.echo("no gaps reported")
+
+
+@app.command()
+def wake(
+    anchor: AnchorOpt = None,
+    task: Annotated[Optional[str], typer.Option(help="What you are about to do: adds the memories relevant to it.")] = None,
+    profile: Annotated[str, typer.Option(help="default, planning, incident or handoff (for --task).")] = "default",
+    budget: Annotated[int, typer.Option(help="Token budget of the block (1 token ~ 4 characters).")] = 2000,
+    vault: VaultsOpt = [],
+    agent: AgentOpt = None,
+    branch: Annotated[Optional[str], typer.Option("--branch", help="Memories of this code branch (default: the current and the default branch's).")] = None,
+    all_branches: Annotated[bool, typer.Option("--all-branches", help="Memories of every code branch.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the session-start [MEMORY] block for an agent: project brief, architecture, key
+    decisions, progress, last session, user preferences, gotchas, and what fits the task.
+    Other code branches' memories are left out, as in recall.
+
+    Example: vaultmem wake --anchor "Project: MyApp" --task "add refunds" --budget 1500
+    """
+    result = _session(vault, agent, quiet=True).wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget,
+                                                     branch=branch, all_branches=all_branches)  # fmt: skip
+    if as_json:
+        echo_json(result)
+    else:
+        typer.echo(result["text"], nl=False)
+
+
+@app.command()
+def sleep(
+    summary: Annotated[str, typer.Option(help="What was done in this session.")],
+    next_: Annotated[Optional[str], typer.Option("--next", help="Next steps for whoever continues (';' or newlines separate them).")] = None,
+    source: SourceOpt = None,
+    anchor: AnchorOpt = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """End a session: write a session summary (and a handoff with --next) linked to the anchor.
+
+    Example: vaultmem sleep --summary "Added refunds API" --next "write docs; deploy" --anchor "Project: MyApp"
+    """
+    result = api.Session([vault] if vault else []).sleep(summary, next_, source, anchor)
+    if as_json:
+        echo_json(result)
+        return
+    typer.echo(f"session summary {result['summary']['id']}  {result['summary']['path']}")
+    if result["handoff"]:
+        typer.echo(f"handoff {result['handoff']['id']}  {result['handoff']['path']}")
+    for old in result["summary"]["superseded"]:
+        typer.echo(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}")
+    for key in result["superseded"]:
+        typer.echo(f"superseded older handoff {key}")
+
+
+@app.command()
+def checkpoint(
+    text: Annotated[str, typer.Argument(help="What to keep: progress, a finding, a decision in flight.")],
+    source: SourceOpt = None,
+    anchor: AnchorOpt = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Append a timestamped line to this session's handoff note, so a long session loses nothing.
+
+    Example: vaultmem checkpoint "refund endpoint done; tests failing on currency rounding"
+    """
+    result = api.Session([vault] if vault else []).checkpoint(text, source, anchor)
+    if as_json:
+        echo_json(result)
+    else:
+        typer.echo(f"{result['id']}  {result['path']}  {result['line']}")
+
+
+@app.command()
+def watch(
+    vault: VaultOpt = None,
+    all_vaults: Annotated[bool, typer.Option("--all", help="Watch every registered vault from this one process.")] = False,
+    agent: AgentOpt = None,
+    quiet: Annotated[float, typer.Option(help="Seconds of quiet before a batch is applied.")] = 0.2,
+    max_delay: Annotated[float, typer.Option(help="Apply a batch at most this many seconds after its first change.")] = 1.0,
+    sync_every: Annotated[Optional[str], typer.Option("--sync-every", help="Also run vaultmem sync on this interval (30s, 5m, 1h); off by default.")] = None,
+) -> None:
+    """Keep the indexes in step with the files as they change, and answer recall warm.
+
+    Runs in the foreground; Ctrl-C or SIGTERM stops it after applying pending changes.
+    Example: vaultmem watch --vault ~/memory      vaultmem watch --all --sync-every 5m
+    """
+    import logging
+    import signal
+    import threading
+
+    from ..service.watch import Watcher, WatchGroup
+    from ..vault import Vault
+
+    logging.basicConfig(level=logging.INFO, format="vaultmem: %(message)s", stream=sys.stderr)
+    if all_vaults:
+        from ..core.registry import Registry
+
+        roots = list(Registry().vaults.values())
+        if not roots:
+            raise BadInput("no registered vaults (see `vaultmem vault add NAME PATH`)")
+    else:
+        roots = [api.vault_root(vault, agent)]
+    embedder = None
+    watchers = []
+    for root in roots:
+        v = Vault(root, embedder=embedder)
+        embedder = v.embedder  # one model for every vault in this process
+
+        def report(batch: dict, root: Path = root) -> None:
+            if batch["added"] or batch["updated"] or batch["moved"] or batch["removed"]:
+                err(f"{root.name}: indexed: {summary_line(batch)}")
+
+        watchers.append(Watcher(v, quiet=quiet, max_delay=max_delay, on_batch=report))
+    group = WatchGroup(watchers)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    every = None
+    if sync_every:
+        from ..sync.git import parse_interval
+
+        every = parse_interval(sync_every)
+    group.start()
+    if every:
+        from ..sync.git import start_sync_loops
+
+        start_sync_loops(watchers, every, stop)
+    for w in watchers:
+        err(f"watching {w.root} (pid {os.getpid()}){' by polling' if w.state.polling else ''}")
+    err("Ctrl-C stops")
+    group.wait(stop)
+    for root, error in group.errors.items():
+        err(f"{root}: {error}")
+    err("stopped")
+    if group.errors:
+        raise typer.Exit(1)
+
+
+@app.command()
+def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Whether a watcher runs, notes indexed, pending changes, last error, and drift.
+
+    Example: vaultmem status
+    """
+    data = api.Session([vault] if vault else []).status()
+    if as_json:
+        echo_json(data)
+        return
+    typer.echo(f"watcher: {'running, pid ' + str(data['pid']) if data.get('pid') else 'not running'}")
+    typer.echo(f"notes indexed: {data['notes_indexed']}")
+    if data.get("pid"):
+        typer.echo(f"pending changes: {data['pending']}")
+        typer.echo(f"last error: {data.get('last_error') or 'none'}")
+    drift = ", ".join(f"{n} {k}" for k, n in data["drift"].items() if n)
+    typer.echo(f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}")
+    for path, reason in data["errors"].items():
+        typer.echo(f"not indexed: {path}: {reason}")
+    for path in data.get("conflicts", []):
+        typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
+    for key, paths in data.get("duplicate_ids", {}).items():
+        typer.echo(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
+
+
+vault_app = typer.Typer(cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True)
+app.add_typer(vault_app, name="vault")
+
+
+@vault_app.command("add")
+def vault_add(
+    name: Annotated[str, typer.Argument(help="Short name: an agent id, 'shared', 'user', or any other.")],
+    path: Annotated[Path, typer.Argument(help="The vault folder (made a vault if it is not one).")],
+    create: Annotated[bool, typer.Option("--create", help="Create the folder if it does not exist.")] = False,
+) -> None:
+    """Register a vault under a name.
+
+    Example: vaultmem vault add shared ./vaults/shared   |   vaultmem vault add alice ~/memory/alice --create
+    """
+    from ..core.registry import Registry
+
+    typer.echo(f"{name} -> {Registry().add(name, path, create)}")
+
+
+@vault_app.command("list")
+def vault_list(as_json: JsonOpt = False) -> None:
+    """The registered vaults.
+
+    Example: vaultmem vault list
+    """
+    from ..core.registry import Registry
+
+    reg = Registry()
+    if as_json:
+        echo_json({n: str(p) for n, p in reg.vaults.items()})
+        return
+    for name, path in reg.vaults.items():
+        typer.echo(f"{name:<20} {path}{'' if api.is_vault(path) else '  (missing)'}")
+    if not reg.vaults:
+        typer.echo(f"no vaults registered ({reg.path})")
+
+
+@vault_app.command("remove")
+def vault_remove(name: Annotated[str, typer.Argument(help="Registered name.")]) -> None:
+    """Forget a vault; its files are never touched.
+
+    Example: vaultmem vault remove old-agent
+    """
+    from ..core.registry import Registry
+
+    typer.echo(f"forgot {name} (files kept at {Registry().remove(name)})")
+
+
+def main() -> None:
+    """Console-script entry point. `vaultmem recall` skips building the other ~40 commands
+    (it is the command agents run most, often through a watcher in well under 200 ms)."""
+    if len(sys.argv) > 1 and sys.argv[1] == "recall":
+        run_recall(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "hook":  # agent hooks (see cli_fast for `hook prompt`)
+        from .hooks import hook_app
+
+        hook_app(args=sys.argv[2:], prog_name="vaultmem hook")
+        return
+    app()
+
+
+# The command modules: each registers its commands on cli_common.app when imported. A new
+# group of commands goes in its own cli_<topic>.py, importing only cli_common (and the library).
+from . import agents as cli_agents  # noqa: E402,F401  (mcp, setup)
+from . import git as cli_git  # noqa: E402,F401  (sync, merge-driver)
+from . import hooks as cli_hooks  # noqa: E402,F401  (hook ..., confirm)
+from . import time as cli_time  # noqa: E402,F401  (history)
+from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)

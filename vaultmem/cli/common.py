@@ -1,0 +1,133 @@
+"""What every ``vaultmem`` command module shares: the typer app, the common options, error
+rendering and output helpers.
+
+A command module (``cli.py``, ``cli_agents.py``, ...) imports from here and registers its
+commands with ``@app.command()``; ``cli.py`` imports every command module so the app is whole.
+Nothing here imports a command module, so command modules never import each other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+import typer.core
+
+from ..core.errors import VaultError
+
+
+def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
+    """Run a click invoke, turning vaultmem errors into one line on stderr and an exit code."""
+    try:
+        return invoke(ctx)
+    except VaultError as e:
+        err(str(e))
+        ctx.exit(e.exit_code)
+    except BrokenPipeError:  # `vaultmem ... | head`: the reader left; end quietly like git does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        ctx.exit(141)
+    except OSError as e:  # permission denied, disk full, read-only vault, ...
+        err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        ctx.exit(1)
+    except KeyboardInterrupt:
+        err("interrupted")
+        ctx.exit(130)
+
+
+class Group(typer.core.TyperGroup):
+    """The app: errors become one line on stderr and an exit code, never a traceback."""
+
+    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        return guarded(super().invoke, ctx)
+
+
+class Command(typer.core.TyperCommand):
+    """One command run on its own (the fast path of `vaultmem recall`), with the same errors."""
+
+    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        return guarded(super().invoke, ctx)
+
+
+# typer escapes "[" in "[default: ...]" for rich's HTML export whenever rich is installed, even
+# with rich_markup_mode=None, and plain help then shows "\[default: ...]": we never use rich.
+typer.core.HAS_RICH = False
+
+APP_SETTINGS: dict[str, Any] = {  # the app's, and those of a sub-app run on its own (`hook`)
+    "cls": Group,
+    "no_args_is_help": True,
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,
+    "context_settings": {"help_option_names": ["-h", "--help"]},
+}
+
+app = typer.Typer(
+    name="vaultmem",
+    help="Long-term memory for AI agents, kept as a vault of plain markdown files.",
+    **APP_SETTINGS,
+)
+
+VaultOpt = Annotated[
+    Optional[str],
+    typer.Option("--vault", "-V", help="Vault folder or registered name (default: the agent's vault, $VAULTMEM_VAULT, "
+                                       "else the nearest folder above holding .vaultmem/)."),
+]
+VaultsOpt = Annotated[
+    list[str],
+    typer.Option("--vault", "-V", help="Vault folder or registered name; repeat to search several at once "
+                                       "(default for an agent: its own, the shared and the user's vault)."),
+]
+AgentOpt = Annotated[Optional[str], typer.Option("--agent", help="Agent identity (default: $VAULTMEM_AGENT_ID).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+TypeOpt = Annotated[list[str], typer.Option("--type", "-t", help="Only this type (repeatable).")]
+TagOpt = Annotated[list[str], typer.Option("--tag", help="Only notes with this tag (repeatable: all must match).")]
+SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
+
+
+AnchorOpt = Annotated[Optional[str], typer.Option(help="Anchor note, e.g. 'Project: MyApp' (default: $VAULTMEM_ANCHOR).")]
+SourceOpt = Annotated[Optional[str], typer.Option(help="Agent or session name (default: $VAULTMEM_SESSION, else session-<date>).")]
+
+
+def echo_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def err(message: str) -> None:
+    typer.echo(f"vaultmem: {message}", err=True)
+
+
+class EmbeddingBar:
+    """A progress callback for reindexing that opens a bar on stderr only when a terminal is
+    watching and there are at least ``minimum`` chunks to embed."""
+
+    def __init__(self, minimum: int = 0, quiet: bool = False):
+        self.minimum, self.quiet = minimum, quiet
+        self.bar: Any = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.quiet or total < self.minimum or not sys.stderr.isatty():
+            return
+        if self.bar is None:
+            if done == 0:  # the first batch also loads the model (several seconds, once a process)
+                print("vaultmem: loading the embedding model, then embedding "
+                      f"{total} chunk{'s' if total != 1 else ''}", file=sys.stderr, flush=True)  # fmt: skip
+            self.bar = typer.progressbar(length=total, label="embedding", file=sys.stderr, show_pos=True)
+            self.bar.__enter__()
+            self.bar.render_progress()  # shown at 0 while the model loads
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+def summary_line(s: dict) -> str:
+    return (
+        f"{s['added']} added, {s['updated']} updated, {s['moved']} moved, {s['removed']} removed, "
+        f"{s['unchanged']} unchanged in {s['seconds']:.2f} s"
+    )

@@ -1,0 +1,98 @@
+"""CLI commands for git sync (`vaultmem sync`, `vaultmem merge-driver`), registered on the app."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .. import api
+from .common import JsonOpt, VaultOpt, app, echo_json, err
+
+
+def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def]
+    """Index what the pull brought, so it is recallable at once (a running watcher does it
+    itself; local edits are indexed as before, by the watcher or the next command), and keep
+    only notes in the report of what came in."""
+    if not report.touched and not report.incoming:
+        return  # nothing came in: skip loading the indexes (and numpy, networkx, whoosh)
+    from ..core.lock import WatcherRunning
+    from ..vault import Vault
+
+    with Vault(root) as v:
+        report.incoming = [(c, p) for c, p in report.incoming if not v.store.rules.ignored(p)]
+        if not report.touched:
+            return
+        try:
+            summary = v.reindex(sorted(report.touched))
+        except WatcherRunning:
+            return
+    if summary.changed:
+        err(f"indexed: {summary.added} added, {summary.updated} updated, {summary.moved} moved, "
+             f"{summary.removed} removed")
+
+
+def print_report(report, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    if as_json:
+        echo_json(report.as_dict())
+        return
+    for note in report.notes:
+        err(note)
+    if report.committed:
+        typer.echo(f"committed {report.committed}: {report.message.splitlines()[0]}")
+    words = {"A": "added", "M": "changed", "D": "removed", "R": "renamed", "C": "copied", "T": "changed"}
+    for change, path in report.incoming:
+        typer.echo(f"in: {words.get(change, change)} {path}")
+    for path in report.conflicts:
+        typer.echo(f"conflict kept both versions: {path} (status: conflict; edit it to settle)")
+    if report.pushed:
+        typer.echo("pushed")
+    if not (report.committed or report.incoming or report.pushed):
+        typer.echo("up to date")
+
+
+@app.command()
+def sync(
+    vault: VaultOpt = None,
+    message: Annotated[Optional[str], typer.Option("--message", "-m", help="Commit message (a list of the changed memories is added).")] = None,
+    no_push: Annotated[bool, typer.Option("--no-push", help="Commit and pull, but do not push.")] = False,
+    setup: Annotated[bool, typer.Option("--setup", help="Register the note merge driver (.gitattributes, repo git config) first.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Share the vault through git: commit changed notes (the message lists the memories added,
+    changed, resolved, superseded), pull with rebase (notes merged key by key by the vaultmem
+    merge driver), push, and print what came in. Runs your git with your credentials; never
+    force-pushes; an interrupted sync is finished by the next one.
+
+    Example: vaultmem sync      vaultmem sync -m "after the planning session" --no-push
+    """
+    from ..sync.git import setup as setup_driver
+    from ..sync.git import sync as run_sync
+
+    root = api.vault_root(vault)
+    if setup:
+        for item in setup_driver(root):
+            err(f"set up {item}")
+    report = run_sync(root, message=message, push=not no_push, interactive=sys.stdin.isatty())
+    index_after_sync(root, report)
+    print_report(report, as_json)
+
+
+@app.command("merge-driver", hidden=True)
+def merge_driver(
+    base: Annotated[str, typer.Argument(help="%O: the common ancestor's version.")],
+    ours: Annotated[str, typer.Argument(help="%A: this side's version; the result is written here.")],
+    theirs: Annotated[str, typer.Argument(help="%B: the other side's version.")],
+    path: Annotated[Optional[str], typer.Argument(help="%P: the note's path in the repository.")] = None,
+) -> None:
+    """The git merge driver for notes (git calls it; registered by `vaultmem sync --setup`).
+
+    Example (git config): merge.vaultmem.driver = vaultmem merge-driver %O %A %B %P
+    """
+    from ..core.mergedriver import main
+
+    code = main([base, ours, theirs, *([path] if path else [])])
+    raise typer.Exit(code)
+

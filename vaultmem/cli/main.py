@@ -1,0 +1,52 @@
+"""The ``vaultmem`` console entry point.
+
+``vaultmem hook prompt``, which an agent runs before every prompt, is answered here without
+importing typer and click (about a quarter of its wall time); every other command, and
+``hook prompt`` with arguments this small parser does not know (``--help``), goes to the
+typer app in ``cli.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..agents.hook_io import PROMPT_BUDGET, hook_output, prompt
+
+
+def prompt_args(argv: list[str]) -> tuple[str | None, int] | None:
+    """(--vault, --budget) of `hook prompt`, or None when the full parser is needed."""
+    vault, budget = None, PROMPT_BUDGET
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name not in ("--vault", "-V", "--budget"):  # -h, --help and anything else: typer
+            return None
+        if not eq:
+            if i + 1 >= len(argv):
+                return None
+            value, i = argv[i + 1], i + 1
+        if name == "--budget":
+            if not value.isdigit():
+                return None
+            budget = int(value)
+        else:
+            vault = value
+        i += 1
+    return vault, budget
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:2] == ["hook", "prompt"]:
+        parsed = prompt_args(argv[2:])
+        if parsed is not None:
+            sys.exit(hook_output(lambda: prompt(*parsed)))
+    if argv[:1] == ["recall"]:  # the main job: only its own command module
+        from .recall import run_recall
+
+        run_recall(argv[1:])
+        return
+    from .app import main as full
+
+    full()

@@ -1,0 +1,132 @@
+"""`vaultmem recall`, the command agents run most: kept in its own module so that its fast
+path (``run_recall``, called by the console entry before anything else is imported) loads
+neither the other ~40 commands nor the modules they need."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from .. import api
+from .common import (
+    AgentOpt,
+    Command,
+    EmbeddingBar,
+    JsonOpt,
+    SinceOpt,
+    TagOpt,
+    TypeOpt,
+    VaultsOpt,
+    app,
+    echo_json,
+    err,
+    summary_line,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..index.indexer import Summary
+
+
+def session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.Session:
+    """A session whose reindexing shows a progress bar and reports what it did on stderr."""
+
+    def report(summary: "Summary") -> None:
+        for path, reason in summary.new_errors.items():  # once: `index` and `status` list them all
+            err(f"skipped {path}: {reason}")
+        if summary.changed and not quiet:
+            err(f"indexed: {summary_line(summary.as_dict())}")
+
+    return api.Session(vaults, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report)
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What you want to remember, in your own words.")],
+    k: Annotated[int, typer.Option("-k", help="How many results.")] = 10,
+    type: TypeOpt = [],
+    tag: TagOpt = [],
+    since: SinceOpt = None,
+    scope: Annotated[Optional[str], typer.Option(help="project or user.")] = None,
+    include_resolved: Annotated[bool, typer.Option("--include-resolved", help="Also resolved, superseded and archived notes.")] = False,
+    anchor: Annotated[Optional[str], typer.Option(help="Search around this anchor note, e.g. 'Project: MyApp'.")] = None,
+    depth: Annotated[Optional[int], typer.Option(help="Hops from --anchor (default 2).")] = None,
+    profile: Annotated[str, typer.Option(help="default, planning, incident or handoff.")] = "default",
+    mode: Annotated[str, typer.Option(help="hybrid, bm25 or vector.")] = "hybrid",
+    explain: Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")] = False,
+    no_adaptive: Annotated[bool, typer.Option("--no-adaptive", help="Ignore usage data (ratings, retrievals) in the ranking.")] = False,
+    branch: Annotated[Optional[str], typer.Option("--branch", help="Memories of this code branch (default: the current and the default branch's).")] = None,
+    all_branches: Annotated[bool, typer.Option("--all-branches", help="Memories of every code branch.")] = False,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="What was true on this date (2026-09-01): notes valid then, superseded or not.")] = None,
+    time: Annotated[str, typer.Option("--time", help="A time expression in the query ('last week', 'in October') boosts notes dated then (boost), keeps only them (filter), or is plain text (off).")] = "boost",
+    now: Annotated[Optional[str], typer.Option("--now", help="Resolve 'yesterday', 'last week' against this date instead of today.")] = None,
+    vault: VaultsOpt = [],
+    agent: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find the memories that answer a question: keyword + semantic search, expanded along links.
+    Time expressions in the query ("last week", "in October", "since the migration") are
+    matched against the notes' dates (--explain shows the range).
+
+    Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
+    """
+    args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
+            "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive,
+            **({"as_of": as_of} if as_of else {}), **({"time": time} if time != "boost" else {}),
+            **({"now": now} if now else {})}  # fmt: skip
+    hits = session(vault, agent, quiet=as_json).recall(query, explain, branch=branch, all_branches=all_branches, **args)
+    if as_json:
+        echo_json({"query": query, "mode": mode, "profile": profile, "results": hits})
+        return
+    if not hits:
+        err("no memories match")
+    for h in hits:
+        _print_hit(h, explain)
+
+
+def _highlight(text: str, words: list[str]) -> str:
+    import re
+
+    if not words:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
+    return pattern.sub(lambda m: typer.style(m.group(0), bold=True, fg="yellow"), text)
+
+
+def _print_hit(h: dict, explain: bool) -> None:
+    head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
+    state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
+    typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
+    where = f"{h['vault']}:" if h.get("vault") else ""
+    typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
+    if h["snippet"]:
+        typer.echo("    " + _highlight(h["snippet"], h["highlights"]))
+    if explain:
+        e = h["explain"]
+        typer.echo(
+            f"    = (bm25 {e['bm25']:.3f} [raw {e['bm25_raw']:.2f}] + vector {e['vector']:.3f} [cos {e['vector_raw']:.3f}]"
+            + (f" + length {e['length']:.3f}" if "length" in e else "")
+            + f" + context {e.get('context', 0.0):.3f}{' via ' + str(e['context_via']) if e.get('context_via') else ''}"
+            f" + graph {e['graph']:.3f}{' via ' + str(e['graph_via']) if e.get('graph_via') else ''}"
+            f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f} x importance {e['importance']:.2f}"
+            f" x adaptive blend {e['blend']:.3f}"
+        )
+        if "adaptive" in e:
+            typer.echo(
+                f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}, recency {e['recency']:.2f},"
+                f" frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)"
+            )
+        if "time_range" in e:
+            typer.echo(f"      + time {e.get('time', 0.0):.3f}: dates {e['time_range']}")
+        if "first_round_rank" in e:
+            came = f"rank {e['first_round_rank']} in the first round" if e["first_round_rank"] else "not in the first round"
+            typer.echo(f"      + subject {e.get('subject', 0.0):.3f} (second round; {came}){': ' + e['subject_via'] if e.get('subject_via') else ''}")
+        if "as_of" in e:
+            typer.echo(f"      valid on {e['as_of']}")
+
+
+def run_recall(argv: list[str]) -> None:
+    """Run `vaultmem recall ARGV` as a command of its own (no other command is built)."""
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    single.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})(recall)
+    single(args=argv, prog_name="vaultmem recall")

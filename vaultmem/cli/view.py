@@ -1,0 +1,293 @@
+"""CLI commands to look at a vault: `vaultmem doctor`, `vaultmem graph ...`, `vaultmem serve`
+(registered on ``cli_common.app``; ``cli.py`` imports this module)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NamedTuple, Optional
+
+import typer
+
+from ..api import open_vault, vault_root
+from ..core.errors import BadInput
+from .common import Group, JsonOpt, VaultOpt, app, echo_json, err
+
+# ---------------------------------------------------------------------- doctor
+
+
+@app.command()
+def doctor(
+    vault: VaultOpt = None,
+    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories, move the config out of .vaultmem/) and print each.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """One health report: unreadable notes, duplicate ids, broken links (with the closest
+    title), orphans, empty anchors, supersede chains that loop or end in a resolved note,
+    memories that look like unrecorded updates, candidates, expired notes, index drift, the
+    watcher, disk use, and the config (still in .vaultmem/; settings that differ from the
+    defaults). Exit code 1 when something needs attention.
+
+    Example: vaultmem doctor      vaultmem doctor --fix      vaultmem doctor --json
+    """
+    from ..web import doctor as doc
+
+    v = open_vault(vault)
+    try:
+        report = doc.diagnose(v)
+        changes = doc.fix(v, report) if fix else []
+        if changes:
+            report = doc.diagnose(v)
+    finally:
+        v.close()
+    if as_json:
+        echo_json({**report.as_dict(), "fixed": changes})
+    else:
+        for line in changes:
+            typer.echo(f"fixed: {line}")
+        typer.echo(render_report(report))
+    if report.needs_attention:
+        raise typer.Exit(1)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _finding_count(check: str, n: int) -> str:
+    """``4 broken links``, ``1 orphan``: a check's name counted (drift and watcher stay singular)."""
+    if check == "config_not_default":
+        return f"{n} setting{'s' if n != 1 else ''} not at the default"
+    word = check.replace("_", " ")
+    return f"{n} {word}" if n == 1 or check in ("index_drift", "watcher", "old_config_place") else _plural(n, word)
+
+
+def render_report(report: Any) -> str:
+    """The doctor report as text: a summary line per check, then each finding."""
+    out = [f"vault: {report.vault} ({report.notes} notes)"]
+    w = report.watcher
+    out.append(f"watcher: {w['state']}" + (f", pid {w['pid']}" if w.get("pid") else ""))
+    idx = report.index
+    drift = ", ".join(f"{n} {k}" for k, n in idx["drift"].items() if n) or "none"
+    out.append(f"index: {idx['notes_indexed']} of {idx['files']} files indexed; drift: {drift}")
+    out.append("disk: " + ", ".join(f"{k} {_size(v)}" for k, v in report.disk.items()))
+    counts = {k: n for k, n in report.counts().items() if n}
+    out.append("findings: " + (", ".join(_finding_count(k, n) for k, n in counts.items()) or "none"))
+    for f in report.findings:
+        where = f"{f.path}: " if f.path else ""
+        out.append(f"  [{f.severity}] {f.check.replace('_', ' ')}: {where}{f.message}" + (f" ({f.hint})" if f.hint else ""))
+        for kind, paths in (f.data.get("sample") or {}).items():
+            for p in paths:
+                out.append(f"      {kind}: {p}")
+    out.append("needs attention" if report.needs_attention else "all good")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------- graph
+
+graph_app = typer.Typer(cls=Group, help="The link graph: links, backlinks, paths, orphans, exports.", no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
+
+NoteArg = Annotated[str, typer.Argument(help="A note: id, title, alias, path or [[link]].")]
+DepthOpt = Annotated[int, typer.Option("--depth", "-d", min=0, max=10, help="Hops to follow (either direction).")]
+
+
+class _Graph(NamedTuple):
+    """A vault, its notes' records and their link graph, as the files are now."""
+
+    vault: Any
+    records: dict
+    g: Any
+
+    def path(self, ref: str) -> str:
+        """The path of the note ``ref`` names (id, title, alias, path or [[link]])."""
+        return self.vault.find(ref, self.records).path
+
+
+def _graph(vault: str | None) -> _Graph:
+    """Read like ``list``: manifest rows reused where files are unchanged, nothing indexed
+    and no model loaded."""
+    from ..index import graph as graphmod
+
+    v = open_vault(vault)
+    records = v.catalog()
+    return _Graph(v, records, graphmod.build(records.values()))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _rows(items: list[dict], extra: str | None = None) -> None:
+    """A row per note: title, path and its ``extra`` field (a list, or a count named by it)."""
+    for it in items:
+        value = it[extra] if extra else None
+        if isinstance(value, list):
+            tail = f"  [{', '.join(value)}]"
+        elif extra:
+            tail = f"  ({_plural(value, extra.rstrip('s'))})"
+        else:
+            tail = ""
+        where = it["path"] or "missing note"
+        typer.echo(f"{it['title']}  ({where}){tail}")
+    if not items:
+        typer.echo("(none)")
+
+
+def _note_rows(vault: str | None, note: str, query: Any, extra: str, as_json: bool, *args: Any) -> None:
+    """Print ``query(graph, note's path, *args)`` (a graphview query): JSON, or a row per note
+    with its ``extra`` field."""
+    view = _graph(vault)
+    items = query(view.g, view.path(note), *args)
+    echo_json(items) if as_json else _rows(items, extra)
+
+
+@graph_app.command("links")
+def graph_links(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """What a note links to (missing targets included), with the kind of each link.
+
+    Example: vaultmem graph links "Use Postgres advisory locks for job leasing"
+    """
+    from ..web import graphview
+
+    _note_rows(vault, note, graphview.links, "kinds", as_json)
+
+
+@graph_app.command("backlinks")
+def graph_backlinks(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Notes that link to a note.
+
+    Example: vaultmem graph backlinks "Project: Tidewater"
+    """
+    from ..web import graphview
+
+    _note_rows(vault, note, graphview.backlinks, "kinds", as_json)
+
+
+@graph_app.command("neighbours")
+def graph_neighbours(note: NoteArg, depth: DepthOpt = 1, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Notes within --depth hops of a note, following links either way, nearest first.
+
+    Example: vaultmem graph neighbours "Project: Tidewater" --depth 2
+    """
+    from ..web import graphview
+
+    _note_rows(vault, note, graphview.neighbours, "hops", as_json, depth)
+
+
+@graph_app.command("path")
+def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """The shortest chain of links between two notes (either direction). Exit 1 if none.
+
+    Example: vaultmem graph path "Use Redis locks for job leasing" "Project: Tidewater"
+    """
+    from ..web import graphview
+
+    view = _graph(vault)
+    g = view.g
+    chain = graphview.path(g, view.path(a), view.path(b))
+    items = [graphview.node_info(g, n) for n in chain or []]
+    if as_json:
+        echo_json({"path": items, "hops": len(items) - 1 if chain else None})
+    elif chain:
+        typer.echo("\n-> ".join(f"{it['title']}  ({it['path']})" for it in items))
+    else:
+        err("no chain of links joins these notes")
+    if not chain:
+        raise typer.Exit(1)
+
+
+@graph_app.command("orphans")
+def graph_orphans(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Notes with no links in or out.
+
+    Example: vaultmem graph orphans
+    """
+    from ..index import graph as graphmod
+    from ..web import graphview
+
+    g = _graph(vault).g
+    items = [graphview.node_info(g, n) for n in graphmod.orphans(g)]
+    echo_json(items) if as_json else _rows(items)
+
+
+@graph_app.command("unresolved")
+def graph_unresolved(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Links to notes that do not exist, with the notes that hold them.
+
+    Example: vaultmem graph unresolved
+    """
+    from ..index import graph as graphmod
+
+    g = _graph(vault).g
+    items = graphmod.unresolved(g)
+    if as_json:
+        echo_json([{"target": t, "from": src} for t, src in sorted(items.items())])
+        return
+    for target, sources in sorted(items.items()):
+        typer.echo(f"[[{target}]]  <- {', '.join(sources)}")
+    if not items:
+        typer.echo("(none)")
+
+
+@graph_app.command("anchors")
+def graph_anchors(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Anchor notes (type project, or tagged anchor) with how many notes link to or from each.
+
+    Example: vaultmem graph anchors
+    """
+    from ..index import graph as graphmod
+    from ..web import graphview
+
+    g = _graph(vault).g
+    items = [{**graphview.node_info(g, a), "members": len(graphview.neighbours(g, a, 1))} for a in graphmod.anchors(g)]
+    echo_json(items) if as_json else _rows(items, "members")
+
+
+@graph_app.command("export")
+def graph_export(
+    fmt: Annotated[str, typer.Option("--format", "-f", help="json, graphml, dot or mermaid.")] = "json",
+    anchor: Annotated[Optional[str], typer.Option("--anchor", help="Only this note's neighbourhood.")] = None,
+    depth: DepthOpt = 2,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The link graph (or an anchor's neighbourhood) as JSON, GraphML, DOT or Mermaid; the
+    Mermaid block pastes into a markdown note.
+
+    Example: vaultmem graph export --format mermaid --anchor "Project: Tidewater" --depth 1
+    """
+    from ..web import graphview
+
+    fmt = fmt.lower()
+    if as_json and fmt != "json":
+        raise BadInput(f"--json asks for JSON but --format asks for {fmt}; pass one of them")
+    if fmt not in graphview.FORMATS:
+        raise BadInput(f"unknown format {fmt!r}; use one of {', '.join(graphview.FORMATS)}")
+    view = _graph(vault)
+    g = view.g
+    nodes = graphview.select(g, view.path(anchor), depth) if anchor else list(g.nodes)
+    typer.echo(graphview.export(graphview.subgraph(g, nodes), fmt), nl=False)
+
+
+# ---------------------------------------------------------------------- serve
+
+
+@app.command()
+def serve(
+    vault: VaultOpt = None,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 8770,
+    open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
+    poll: Annotated[float, typer.Option(help="Seconds between checks for changes (file events, index writes of a watcher).")] = 2.0,
+) -> None:
+    """A local web view of the vault on 127.0.0.1: search, notes, the graph and the memory
+    state. Prints a URL carrying your access token (the first visit sets a session cookie);
+    requests without the token are refused. Writes only lifecycle actions.
+
+    Example: vaultmem serve --open
+    """
+    from ..web.server import run
+
+    run(vault_root(vault), port=port, open_browser=open_browser, poll=poll, announce=err)

@@ -1,0 +1,1 @@
+"""Derived, disposable indexes: the manifest, BM25, embeddings and vectors, the link graph, usage."""

@@ -1,0 +1,230 @@
+"""The BM25 index (whoosh-reloaded): one document per note, keyed by path.
+
+Only the indexer writes it. Queries are built from analyzed terms (no query syntax, so
+user text can never be a parse error) and only the top candidates are collected.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+from whoosh import index as windex
+from whoosh import query as wq
+from whoosh.fields import ID, TEXT, Schema
+from whoosh.reading import TermNotFound
+from whoosh.scoring import BM25F
+
+from ..core.discovery import private_dir
+from .analysis import analyzer
+from .whoosh_compat import deleted_docs, postings, segment_id
+
+SCHEMA_VERSION = "3"
+
+
+B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (benchmarks/README.md)
+
+
+def _leaves(searcher):
+    return searcher.leaf_searchers() if not searcher.is_atomic() else [(searcher, 0)]
+
+
+def schema() -> Schema:
+    """One analyzed ``content`` field (title twice, aliases, tags, body): on the SciFact train
+    split this scored nDCG@10 0.692 against 0.658 for separate boosted fields, at half the
+    query time (benchmarks/README.md)."""
+    return Schema(
+        path=ID(stored=True, unique=True, sortable=True),
+        hash=ID(stored=True),
+        content=TEXT(analyzer=analyzer()),
+        type=ID,
+        status=ID,
+    )
+
+
+@dataclass(frozen=True)
+class Doc:
+    """What BM25 indexes of one note."""
+
+    path: str
+    hash: str
+    title: str
+    aliases: str
+    tags: str
+    body: str
+    type: str
+    status: str
+
+    @property
+    def content(self) -> str:
+        return "\n".join((self.title, self.title, self.aliases, self.tags.replace(",", " "), self.body))
+
+
+class BM25Index:
+    """A whoosh index in ``folder``; created on first use."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._ix = None
+        self._searcher = None
+        self._analyzer = analyzer()
+        self._segments: dict = {}  # segment key -> (lengths, live mask, paths), current segments only
+        self._maps: dict = {}  # segment key -> positions in ``_maps_for``
+        self._maps_for: dict | None = None  # held, not keyed by id(): a freed dict's id is reused
+
+    def _index(self):
+        if self._ix is None:
+            if windex.exists_in(str(self.folder)):
+                self._ix = windex.open_dir(str(self.folder))
+            else:
+                private_dir(self.folder)
+                self._ix = windex.create_in(str(self.folder), schema())
+        return self._ix
+
+    def clear(self) -> None:
+        """Delete the index from disk (a rebuild starts from nothing)."""
+        self.close()
+        self._ix = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+
+    def apply(self, upserts: Iterable[Doc], deletes: Iterable[str]) -> None:
+        """Delete and (re)add documents in one commit."""
+        upserts, deletes = list(upserts), list(deletes)
+        if not upserts and not deletes:
+            return
+        writer = self._index().writer(limitmb=256)
+        try:
+            for path in deletes:
+                writer.delete_by_term("path", path)
+            for d in upserts:
+                writer.update_document(path=d.path, hash=d.hash, content=d.content, type=d.type, status=d.status)
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit(merge=len(upserts) + len(deletes) < 1000)
+        self.close()
+
+    def _fresh_searcher(self):
+        if self._searcher is not None and not self._searcher.doc_count_all():
+            self.close()  # whoosh cannot refresh a searcher of an empty index (its EmptyReader has no segments)
+        if self._searcher is None:
+            self._searcher = self._index().searcher(weighting=BM25F(B=B, K1=K1))
+        else:
+            self._searcher = self._searcher.refresh()
+        return self._searcher
+
+    def documents(self) -> dict[str, str]:
+        """path -> content hash of every indexed document (for crash repair checks)."""
+        with self._index().searcher() as s:
+            return {f["path"]: f["hash"] for f in s.all_stored_fields()}
+
+    def terms(self, text: str) -> list[str]:
+        """The analyzed terms of a query text, unique, in order."""
+        return list(dict.fromkeys(t.text for t in self._analyzer(text)))
+
+    def query(self, text: str) -> wq.Query | None:
+        terms = self.terms(text)
+        if not terms:
+            return None
+        return wq.Or([wq.Term("content", t) for t in terms])
+
+    def score_all(self, text: str, index: dict[str, int], n: int) -> np.ndarray:
+        """BM25 score of every note: ``out[index[path]]`` (0 where no query term occurs).
+
+        The collection statistics (document count, document frequencies, average length)
+        count live documents only, so an index updated incrementally (with deleted documents
+        not yet merged away) scores exactly like one rebuilt from the files.
+        """
+        out = np.zeros(n, dtype=np.float64)
+        terms = self.terms(text)
+        if not terms:
+            return out
+        readers = [leaf.reader() for leaf, _ in _leaves(self._fresh_searcher())]
+        readers = [r for r in readers if r.doc_count_all()]  # an index without segments reads as an EmptyReader
+        keys = [self._segment_key(r) for r in readers]
+        self._forget_other_segments(set(keys), index)
+        leaves = [(reader, self._segment_arrays(reader, key)) for reader, key in zip(readers, keys)]
+        live_docs = sum(int(live.sum()) for _, (_, live, _) in leaves)
+        if not live_docs:
+            return out
+        avgdl = sum(float(lengths[live].sum()) for _, (lengths, live, _) in leaves) / live_docs or 1.0
+        found = [self._live_postings(reader, live, terms) for reader, (_, live, _) in leaves]
+        df: dict[str, int] = {}
+        for segment_postings in found:
+            for term, (ids, _) in segment_postings.items():
+                df[term] = df.get(term, 0) + len(ids)
+        idf = {t: math.log(live_docs / (d + 1)) + 1 for t, d in df.items()}
+        for key, (_, (lengths, _, paths)), segment_postings in zip(keys, leaves, found):
+            scores = np.zeros(len(lengths), dtype=np.float64)
+            norm = K1 * ((1 - B) + B * lengths / avgdl)
+            for term, (ids, tf) in segment_postings.items():
+                scores[ids] += idf[term] * (tf * (K1 + 1)) / (tf + norm[ids])
+            where = self._positions(key, paths, index)
+            hit = np.flatnonzero((scores > 0) & (where >= 0))
+            out[where[hit]] = scores[hit]
+        return out
+
+    @staticmethod
+    def _live_postings(reader, live: np.ndarray, terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """term -> (doc numbers, term frequencies) of the segment's live documents."""
+        out = {}
+        for term in terms:
+            try:
+                ids, tf = postings(reader.postings("content", term))
+            except TermNotFound:
+                continue
+            keep = live[ids]
+            if keep.any():
+                out[term] = (ids[keep], tf[keep])
+        return out
+
+    def _forget_other_segments(self, current: set[tuple], index: dict[str, int]) -> None:
+        """Keep cached arrays only for the searcher's current segments and ``index``, so the
+        caches stay as small as the index however many commits a long-running watcher makes."""
+        for cache in (self._segments, self._maps):
+            for key in [k for k in cache if k not in current]:
+                del cache[key]
+        if index is not self._maps_for:
+            self._maps.clear()
+            self._maps_for = index
+
+    def _positions(self, key: tuple, paths: list[str], index: dict[str, int]) -> np.ndarray:
+        """For each document of a segment (``paths``), its position in ``index`` (-1 if not there)."""
+        pos = self._maps.get(key)
+        if pos is None:
+            pos = self._maps[key] = np.array([index.get(p, -1) for p in paths], dtype=np.int64)
+        return pos
+
+    @staticmethod
+    def _segment_key(reader) -> tuple:
+        """(segment id, live documents); a reader without a segment gets a key of its own that
+        nothing cached can match (its id() could be a freed reader's)."""
+        sid = segment_id(reader)
+        return (sid if sid is not None else object(), reader.doc_count())
+
+    def _segment_arrays(self, reader, key: tuple) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Per-segment field lengths, live-document mask and paths, cached under the segment's
+        key (segment and deletions)."""
+        cached = self._segments.get(key)
+        if cached is None:
+            n = reader.doc_count_all()
+            lengths = np.array([reader.doc_field_length(i, "content", 0) or 0 for i in range(n)], dtype=np.float64)
+            live = np.ones(n, dtype=bool)
+            for num in deleted_docs(reader):
+                live[num] = False
+            column = reader.column_reader("path")
+            paths = [column[i] for i in range(n)]
+            cached = self._segments[key] = (lengths, live, paths)
+        return cached
+
+    def count(self) -> int:
+        return self._index().doc_count()

@@ -1,0 +1,97 @@
+"""The link graph (networkx DiGraph): notes, dangling targets and typed link edges.
+
+Built in memory from the manifest's per-note link lists; resolution follows
+``links.Resolver`` (stem, title, alias, id; nearest folder wins ties).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import networkx as nx
+
+from ..core.links import NoteKeys, Resolver
+from .manifest import Record
+
+DANGLING = "dangling:"
+
+
+def build(records: Iterable[Record]) -> nx.DiGraph:
+    """A DiGraph with a node per note (attrs: title, type, status) and per dangling target."""
+    records = list(records)
+    resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records)
+    g = nx.DiGraph()
+    g.add_nodes_from(
+        (r.path, {"title": r.title, "type": r.type, "status": r.status, "tags": r.tags, "dangling": False})
+        for r in records
+    )  # fmt: skip
+    kinds: dict[tuple[str, str], tuple[str, ...]] = {}  # edge -> link kinds, in first-seen order
+    for r in records:
+        for target, kind in r.links:
+            dest = resolver.resolve(target, r.path)
+            if dest is None:
+                dest = DANGLING + target.strip().lower()
+                if dest not in g:
+                    g.add_node(dest, title=target.strip(), dangling=True)
+            if dest == r.path:
+                continue
+            have = kinds.get((r.path, dest), ())
+            if kind not in have:
+                kinds[(r.path, dest)] = have + (kind,)
+    g.add_edges_from((a, b, {"kinds": k}) for (a, b), k in kinds.items())
+    g.graph["resolver"] = resolver
+    return g
+
+
+def notes(g: nx.DiGraph) -> list[str]:
+    return [n for n, d in g.nodes(data=True) if not d.get("dangling")]
+
+
+def backlinks(g: nx.DiGraph, path: str) -> list[str]:
+    """Notes linking to ``path``."""
+    return sorted(g.predecessors(path)) if path in g else []
+
+
+def outlinks(g: nx.DiGraph, path: str) -> list[str]:
+    """Notes (and dangling targets) ``path`` links to."""
+    return sorted(g.successors(path)) if path in g else []
+
+
+def anchors(g: nx.DiGraph) -> list[str]:
+    """Anchor notes: type ``project`` or tagged ``anchor``."""
+    return sorted(
+        n for n, d in g.nodes(data=True)
+        if not d.get("dangling") and (d.get("type") == "project" or "anchor" in (d.get("tags") or ()))
+    )  # fmt: skip
+
+
+def orphans(g: nx.DiGraph) -> list[str]:
+    """Notes with no links in or out."""
+    return sorted(n for n in notes(g) if g.degree(n) == 0)
+
+
+def unresolved(g: nx.DiGraph) -> dict[str, list[str]]:
+    """Dangling target title -> notes linking to it."""
+    return {
+        d["title"]: sorted(g.predecessors(n)) for n, d in g.nodes(data=True) if d.get("dangling")
+    }
+
+
+def neighbourhood(g: nx.DiGraph, start: str, depth: int) -> dict[str, int]:
+    """Notes within ``depth`` hops of ``start`` following links either way -> hop count.
+
+    Dangling targets are not walked through.
+    """
+    if start not in g:
+        return {}
+    hops = {start: 0}
+    frontier = [start]
+    for d in range(1, depth + 1):
+        nxt = []
+        for node in frontier:
+            for other in list(g.successors(node)) + list(g.predecessors(node)):
+                if other not in hops and not g.nodes[other].get("dangling"):
+                    hops[other] = d
+                    nxt.append(other)
+        frontier = nxt
+    return hops

@@ -1,0 +1,269 @@
+"""The one fan-out point: applies a batch of file changes to the manifest, BM25 and vectors.
+
+``Indexer.sync(paths)`` looks at each path on disk (stat first, hash only what changed),
+parses what changed, embeds only chunks whose text has no stored vector, then writes BM25
+and the manifest. The manifest is committed last in one transaction; a ``dirty`` flag
+set before the BM25 write lets the next open detect and repair an interrupted batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from ..core.config import DEFAULTS
+from ..core.errors import NoteParseError
+from ..core.note import Note
+from ..core.store import Store
+from .bm25 import BM25Index, Doc
+from .chunking import chunk, plain_text
+from .embed import Embedder
+from .manifest import Manifest, Record
+
+Progress = Callable[[int, int], None]
+PROGRESS_STEP = 16  # chunks embedded between progress reports (~1 s on 2 busy cores)
+MAX_CHUNKS: int = DEFAULTS["embedding"]["max_chunks"]  # chunks embedded per note (256: ~40k words)
+
+
+def capped(pieces: list[str], limit: int) -> list[str]:
+    """At most ``limit`` chunks, spread evenly over the note (its start, middle and end
+    all get vectors); BM25 still indexes the whole text."""
+    if limit <= 0 or len(pieces) <= limit:
+        return pieces
+    step = len(pieces) / limit
+    return [pieces[int(i * step)] for i in range(limit)]
+
+
+@dataclass
+class Summary:
+    """What one sync did."""
+
+    added: int = 0
+    updated: int = 0
+    moved: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    errors: dict[str, str] = field(default_factory=dict)
+    new_errors: dict[str, str] = field(default_factory=dict)  # errors not recorded (so not reported) before
+    capped: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (embedded, total) chunks
+    seconds: float = 0.0
+    touched: set[str] = field(default_factory=set)  # paths whose index entries changed
+    fresh: set[str] = field(default_factory=set)  # paths new to an index that had notes before
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.moved or self.removed)
+
+    def as_dict(self) -> dict:
+        return {
+            "added": self.added, "updated": self.updated, "moved": self.moved,
+            "removed": self.removed, "unchanged": self.unchanged, "embedded_chunks": self.embedded,
+            "errors": self.errors, "capped": {p: list(c) for p, c in self.capped.items()},
+            "seconds": round(self.seconds, 3),
+        }  # fmt: skip
+
+
+def chunk_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def bm25_doc(note: Note) -> Doc:
+    return Doc(
+        path=note.path, hash=note.hash, title=note.title, aliases=" ".join(note.aliases),
+        tags=",".join(note.tags), body=plain_text(note.body), type=note.type or "",
+        status=note.status,
+    )  # fmt: skip
+
+
+@dataclass
+class _Batch:
+    upserts: list[Note] = field(default_factory=list)
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
+    stat_only: dict[str, tuple[int, int]] = field(default_factory=dict)
+    deletes: list[str] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class Indexer:
+    """Keeps the manifest, the BM25 index and the vectors equal to the files."""
+
+    def __init__(self, store: Store, manifest: Manifest, bm25: BM25Index, embedder: Embedder,
+                 max_chunks: int = MAX_CHUNKS):  # fmt: skip
+        self.store = store
+        self.manifest = manifest
+        self.bm25 = bm25
+        self.embedder = embedder
+        self.max_chunks = max_chunks  # 0: no cap
+
+    # ------------------------------------------------------------------ classify
+
+    def _scan(self, paths: list[str] | None, fresh_model: bool, summary: Summary) -> tuple[_Batch, dict[str, Record], bool]:
+        """Classify the files: stat (one per file) against the manifest's stored stat first,
+        then read and hash only the files whose stat differs. Returns the batch, the records
+        of the paths it touches, and whether any note was indexed before (for this model)."""
+        if paths is None:
+            on_disk = self.store.list_stats()
+            stored = self.manifest.stats()
+        else:
+            on_disk = {p: self.store.stat(p) for p in sorted(set(paths)) if self.store.is_note(p)}
+            stored = self.manifest.stats(paths)
+        if fresh_model:
+            stored = {}  # model changed: everything is re-embedded (and re-indexed)
+        batch, suspects = _Batch(), []
+        for path in sorted(on_disk.keys() | stored.keys()):
+            st, old = on_disk.get(path), stored.get(path)
+            if st is None:
+                if old is not None:
+                    batch.deletes.append(path)
+            elif old == st:  # both (mtime_ns, size) tuples
+                summary.unchanged += 1
+            else:
+                suspects.append((path, st))
+        wanted = [p for p, _ in suspects if p in stored] + batch.deletes
+        known = self.manifest.records(wanted) if wanted else {}
+        for path, st in suspects:
+            self._classify(path, st, known.get(path), batch, summary)
+        return batch, known, bool(stored)
+
+    def _classify(self, path: str, st: tuple[int, int], rec: Record | None, batch: _Batch, summary: Summary) -> None:
+        """Read a file whose stat changed: an upsert, a stat-only change, or an error."""
+        try:
+            note = self.store.read(path)
+        except NoteParseError as e:
+            batch.errors[path] = e.reason
+            if rec is not None:
+                batch.deletes.append(path)
+            return
+        except OSError as e:  # deleted or unreadable mid-read
+            if rec is not None:
+                batch.deletes.append(path)
+            if self.store.stat(path) is not None:
+                batch.errors[path] = e.strerror or str(e)
+            return
+        # same text; but dates taken from file times move when git rewrites a file unchanged
+        if rec is not None and rec.hash == note.hash and (rec.created, rec.updated) == (note.created, note.updated):
+            batch.stat_only[path] = tuple(st)
+            summary.unchanged += 1
+            return
+        batch.upserts.append(note)
+        batch.stats[path] = tuple(st)
+
+    # ------------------------------------------------------------------ embed
+
+    def _embed(self, notes: list[Note], progress: Progress | None, summary: Summary):
+        """Chunk hashes per path, and vectors for chunk texts not yet stored."""
+        if self.embedder.name == "none":
+            return {}, {}
+        max_tokens = getattr(self.embedder, "max_tokens", 256)
+        chunk_rows: dict[str, list[str]] = {}
+        texts: dict[str, str] = {}
+        for note in notes:
+            pieces = chunk(note.title, plain_text(note.body), max_tokens)
+            if len(pieces) > self.max_chunks > 0:
+                summary.capped[note.path] = (self.max_chunks, len(pieces))
+                pieces = capped(pieces, self.max_chunks)
+            hashes = [chunk_hash(p) for p in pieces]
+            chunk_rows[note.path] = hashes
+            texts.update(zip(hashes, pieces))
+        cached = self.manifest.cached_embeddings(self.embedder.name, texts)
+        missing = [h for h in texts if h not in cached]
+        vectors: dict[str, np.ndarray] = {}
+        step = PROGRESS_STEP
+        if progress and missing:
+            progress(0, len(missing))  # before the first batch: the model may still have to load
+        for i in range(0, len(missing), step):
+            part = missing[i : i + step]
+            for h, vec in zip(part, self.embedder.embed([texts[h] for h in part])):
+                vectors[h] = vec
+            if progress:
+                progress(min(i + step, len(missing)), len(missing))
+        summary.embedded = len(missing)
+        return chunk_rows, vectors
+
+    # ------------------------------------------------------------------ apply
+
+    def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> Summary:
+        """Bring the indexes in line with the files at ``paths`` (None: the whole vault)."""
+        started = time.perf_counter()
+        summary = Summary()
+        paths = None if paths is None else list(paths)
+        fresh_model = self.manifest.get("model") not in (None, self.embedder.name)
+        batch, known, had_notes = self._scan(paths, fresh_model, summary)
+        self._count(batch, known, summary)
+        summary.errors = dict(batch.errors)
+        if batch.errors:
+            before = self.manifest.errors()
+            summary.new_errors = {p: r for p, r in batch.errors.items() if before.get(p) != r}
+        if batch.stat_only:
+            self.manifest.update_stats(batch.stat_only)
+        if batch.upserts or batch.deletes or batch.errors:
+            self._apply(batch, progress, summary)
+            summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
+            if had_notes or paths is not None:  # not a first build or a rebuild: those notes are not new
+                moved_from = {known[p].hash for p in batch.deletes if p in known}  # a rename is not new
+                summary.fresh = {n.path for n in batch.upserts if n.path not in known and n.hash not in moved_from}
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def diff(self) -> dict[str, int]:
+        """Files that differ from the index by stat (cheap: nothing is read or hashed).
+
+        ``changed`` may include files only touched; a sync then finds nothing to do.
+        """
+        known = self.manifest.stats()
+        on_disk = self.store.list_stats()
+        changed = 0
+        for path in on_disk.keys() & known.keys():
+            st = on_disk[path]
+            changed += st != known[path]
+        errors = self.manifest.errors()
+        return {"new": len(on_disk.keys() - known.keys() - errors.keys()), "changed": changed,
+                "removed": len(known.keys() - on_disk.keys())}  # fmt: skip
+
+    def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary) -> None:
+        chunk_rows, vectors = self._embed(batch.upserts, progress, summary)
+        records = [Record.from_note(n, *batch.stats[n.path]) for n in batch.upserts]
+        self.manifest.set("dirty", "1")
+        self.bm25.apply((bm25_doc(n) for n in batch.upserts), batch.deletes)
+        self.manifest.commit_batch(
+            records, chunk_rows, vectors, batch.deletes, batch.errors, self.embedder.name
+        )
+
+    @staticmethod
+    def _count(batch: _Batch, known: dict[str, Record], summary: Summary) -> None:
+        gone = {known[p].hash: p for p in batch.deletes if p in known}
+        for note in batch.upserts:
+            if note.path in known:
+                summary.updated += 1
+            elif gone.pop(note.hash, None) is not None:
+                summary.moved += 1
+            else:
+                summary.added += 1
+        summary.removed = len(gone)
+
+    # ------------------------------------------------------------------ repair
+
+    def needs_repair(self) -> bool:
+        """True when a previous batch was interrupted (dirty flag still set)."""
+        return self.manifest.get("dirty") is not None
+
+    def repair(self) -> int:
+        """Make BM25 match the manifest after an interrupted batch; returns documents fixed."""
+        records = self.manifest.records()
+        docs = self.bm25.documents()
+        stale = [p for p, h in docs.items() if p not in records or records[p].hash != h]
+        missing = [p for p, r in records.items() if docs.get(p) != r.hash]
+        notes = []
+        for path in missing:
+            try:
+                notes.append(self.store.read(path))
+            except (NoteParseError, OSError):
+                stale.append(path)
+        self.bm25.apply((bm25_doc(n) for n in notes), stale)
+        self.manifest.set("dirty", None)
+        return len(set(stale) | set(missing))

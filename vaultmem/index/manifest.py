@@ -1,0 +1,309 @@
+"""The index manifest (SQLite in ``.vaultmem/index/``): what is indexed, and the vectors.
+
+Tables: ``notes`` (one row per indexed note: stat, content hash, metadata, link list),
+``chunks`` (path, chunk number, chunk hash) and ``embeddings`` (model, chunk hash -> float32
+vector), so unchanged text is never embedded twice, even after a move. ``state`` holds the
+schema version, the model name and a ``dirty`` flag set while a batch is being applied.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ..core import notedates
+from ..core.discovery import owner_only, private_dir
+from ..core.note import Note
+
+SCHEMA_VERSION = "2"  # 2: subject key, validity and dates of a note (issue 13)
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS notes (
+    path TEXT PRIMARY KEY, id TEXT, hash TEXT NOT NULL, mtime_ns INTEGER, size INTEGER,
+    title TEXT, type TEXT, status TEXT, importance INTEGER, scope TEXT, source TEXT,
+    origin TEXT, created TEXT, updated TEXT, expires TEXT, superseded_by TEXT,
+    tags TEXT, aliases TEXT, context TEXT, links TEXT,
+    subject TEXT, valid_from TEXT, valid_until TEXT, dates TEXT
+);
+CREATE INDEX IF NOT EXISTS notes_id ON notes(id);
+CREATE TABLE IF NOT EXISTS chunks (path TEXT, n INTEGER, chash TEXT, PRIMARY KEY (path, n));
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT, chash TEXT, vec BLOB, PRIMARY KEY (model, chash)
+);
+CREATE TABLE IF NOT EXISTS errors (path TEXT PRIMARY KEY, reason TEXT);
+"""
+NOTE_COLUMNS = (
+    "path", "id", "hash", "mtime_ns", "size", "title", "type", "status", "importance", "scope",
+    "source", "origin", "created", "updated", "expires", "superseded_by", "tags", "aliases",
+    "context", "links", "subject", "valid_from", "valid_until", "dates",
+)  # fmt: skip
+ADDED_COLUMNS = ("subject", "valid_from", "valid_until", "dates")  # added by schema 2 to an older table
+
+
+@dataclass(frozen=True)
+class Record:
+    """The indexed metadata of one note (what recall filters and the graph need)."""
+
+    path: str
+    id: str | None
+    hash: str
+    mtime_ns: int
+    size: int
+    title: str
+    type: str | None
+    status: str
+    importance: int
+    scope: str
+    source: str | None
+    origin: str | None
+    created: str
+    updated: str
+    expires: str | None
+    superseded_by: str | None
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    context: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]  # (target, kind)
+    subject: str | None = None  # frontmatter ``key``: what fact this memory states
+    valid_from: str | None = None
+    valid_until: str | None = None
+    dates: tuple[str, ...] = ()  # ISO days the note names: ``date``, title/first line, body
+
+    @property
+    def key(self) -> str:
+        return self.id or self.path
+
+    @classmethod
+    def from_note(cls, note: Note, mtime_ns: int, size: int) -> "Record":
+        links = tuple(dict.fromkeys((link.target, link.kind) for link in note.links))
+        return cls(
+            note.path, note.id, note.hash, mtime_ns, size, note.title, note.type, note.status,
+            note.importance, note.scope, note.source, note.origin, note.created, note.updated,
+            note.expires, note.superseded_by, note.tags, note.aliases, note.context, links,
+            **notedates.fields(note.meta, note.title, note.body),
+        )  # fmt: skip
+
+    def row(self) -> tuple:
+        values = [getattr(self, c) for c in NOTE_COLUMNS]
+        for i, c in enumerate(NOTE_COLUMNS):
+            if c in ("tags", "aliases", "context", "links", "dates"):
+                values[i] = json.dumps(values[i], ensure_ascii=False)
+        return tuple(values)
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> "Record":
+        """The record of a row of ``NOTE_COLUMNS`` (the dataclass's field order)."""
+        values = list(row)
+        for i in _LIST_COLUMNS:
+            values[i] = _json_tuple(values[i])
+        values[_LINKS] = tuple(tuple(x) for x in values[_LINKS])
+        return cls(*values)
+
+
+_LIST_COLUMNS = tuple(NOTE_COLUMNS.index(c) for c in ("tags", "aliases", "context", "links", "dates"))
+_LINKS = NOTE_COLUMNS.index("links")
+
+
+def _json_tuple(text: str | None) -> tuple:
+    """A stored JSON list as a tuple (most lists are empty: no parse for those)."""
+    return () if not text or text == "[]" else tuple(json.loads(text))
+
+
+class Manifest:
+    """The SQLite manifest of one vault's indexes."""
+
+    def __init__(self, path: Path, readonly: bool = False):
+        """Open (creating it unless ``readonly``) the manifest at ``path``."""
+        self.path = path
+        if readonly:
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                                      check_same_thread=False, timeout=30)  # fmt: skip
+            self.db.row_factory = sqlite3.Row
+            return
+        private_dir(path.parent)
+        owner_only(path)
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(notes)")}
+        for column in ADDED_COLUMNS:
+            if column not in have:  # an index of schema 1: re-indexed (INDEX_VERSION changed)
+                self.db.execute(f"ALTER TABLE notes ADD COLUMN {column} TEXT")
+        if self.get("schema") is None:
+            self.set("schema", SCHEMA_VERSION)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def get(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM state WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.db.execute("DELETE FROM state WHERE key=?", (key,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
+
+    def paths_with_status(self, status: str) -> list[str]:
+        """Paths of the indexed notes with this status (e.g. ``conflict`` after a git merge)."""
+        return [r[0] for r in self.db.execute("SELECT path FROM notes WHERE status = ? ORDER BY path", (status,))]
+
+    def records(self, paths: Iterable[str] | None = None) -> dict[str, Record]:
+        """Indexed records (all, or those of ``paths`` that are indexed)."""
+        cols = ", ".join(NOTE_COLUMNS)
+        if paths is None:
+            rows = self.db.execute(f"SELECT {cols} FROM notes ORDER BY path").fetchall()
+        else:
+            wanted, rows = list(paths), []
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                rows += self.db.execute(f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall()
+        return {r[0]: Record.from_row(r) for r in rows}
+
+    def stats(self, paths: Iterable[str] | None = None) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of the indexed notes (all, or those of ``paths``), by path: all a
+        reconcile compares before it reads a file (one light query; no records are built)."""
+        cur = self.db.cursor()
+        cur.row_factory = None
+        if paths is None:
+            return {p: (m, s) for p, m, s in cur.execute("SELECT path, mtime_ns, size FROM notes")}
+        wanted, out = list(paths), {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT path, mtime_ns, size FROM notes WHERE path IN ({','.join('?' * len(part))})"
+            out.update((p, (m, s)) for p, m, s in cur.execute(q, part))
+        return out
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+
+    def counts_by_type_status(self) -> dict[tuple[str, str], int]:
+        """How many indexed notes carry each (type, status); a note without a type counts as ``note``."""
+        rows = self.db.execute("SELECT COALESCE(NULLIF(type, ''), 'note'), COALESCE(status, 'active'), COUNT(*) "
+                               "FROM notes GROUP BY 1, 2")  # fmt: skip
+        return {(t, st): n for t, st, n in rows}
+
+    def duplicate_ids(self) -> dict[str, list[str]]:
+        """Ids that more than one note carries (case-insensitive), with their paths."""
+        rows = self.db.execute("SELECT lower(id), path FROM notes WHERE id IS NOT NULL AND id <> '' AND lower(id) IN "
+                               "(SELECT lower(id) FROM notes WHERE id IS NOT NULL AND id <> '' GROUP BY lower(id) "
+                               "HAVING COUNT(*) > 1) ORDER BY lower(id), path").fetchall()  # fmt: skip
+        out: dict[str, list[str]] = {}
+        for key, path in rows:
+            out.setdefault(key, []).append(path)
+        return out
+
+    def errors(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT path, reason FROM errors").fetchall())
+
+    def cached_embeddings(self, model: str, chashes: Iterable[str]) -> dict[str, bytes]:
+        """Stored vectors (raw float32 bytes) for those chunk hashes that have one."""
+        wanted = list(dict.fromkeys(chashes))
+        found: dict[str, bytes] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT chash, vec FROM embeddings WHERE model=? AND chash IN ({','.join('?' * len(part))})"
+            found.update(self.db.execute(q, (model, *part)).fetchall())
+        return found
+
+    def commit_batch(
+        self,
+        upserts: list[Record],
+        chunk_rows: dict[str, list[str]],
+        new_vectors: dict[str, np.ndarray],
+        deletes: list[str],
+        errors: dict[str, str],
+        model: str,
+    ) -> None:
+        """Apply one batch in a single transaction and clear the dirty flag."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for path in deletes:
+                db.execute("DELETE FROM notes WHERE path=?", (path,))
+                db.execute("DELETE FROM chunks WHERE path=?", (path,))
+            marks = ",".join("?" * len(NOTE_COLUMNS))
+            db.executemany(f"INSERT OR REPLACE INTO notes VALUES ({marks})", [r.row() for r in upserts])
+            for path, chashes in chunk_rows.items():
+                db.execute("DELETE FROM chunks WHERE path=?", (path,))
+                db.executemany("INSERT INTO chunks VALUES (?,?,?)", [(path, n, h) for n, h in enumerate(chashes)])
+            db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
+                [(model, h, v.astype(np.float32).tobytes()) for h, v in new_vectors.items()],
+            )
+            for path in set(deletes) | {r.path for r in upserts}:
+                db.execute("DELETE FROM errors WHERE path=?", (path,))
+            db.executemany("INSERT OR REPLACE INTO errors VALUES (?,?)", list(errors.items()))
+            if deletes or chunk_rows:
+                db.execute(
+                    "DELETE FROM embeddings WHERE model=? AND chash NOT IN (SELECT chash FROM chunks)",
+                    (model,),
+                )
+            db.execute("DELETE FROM embeddings WHERE model<>?", (model,))
+            db.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (model,))
+            db.execute("DELETE FROM state WHERE key='dirty'")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def forget_notes(self) -> None:
+        """Drop what is indexed (not the stored vectors), so the next sync re-indexes all."""
+        self.db.execute("DELETE FROM notes")
+        self.db.execute("DELETE FROM chunks")
+        self.db.execute("DELETE FROM errors")
+
+    def update_stats(self, stats: dict[str, tuple[int, int]]) -> None:
+        """Record new mtime/size for files whose content hash did not change."""
+        self.db.executemany(
+            "UPDATE notes SET mtime_ns=?, size=? WHERE path=?",
+            [(m, s, p) for p, (m, s) in stats.items()],
+        )
+
+    def vectors(self, model: str, paths: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """(path per row, float32 matrix) of chunk vectors (all, or of ``paths``), grouped by path.
+
+        Rows are copied one by one into a preallocated matrix: the peak is the matrix, not
+        the matrix plus every row's bytes object plus their join (at 100k chunks ~150 MB
+        against ~450 MB)."""
+        sql = "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=? "
+        if paths is None:
+            n = self.db.execute("SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=?",
+                                (model,)).fetchone()[0]  # fmt: skip
+            parts = [self.db.execute(sql + "ORDER BY c.path, c.n", (model,))]
+        else:
+            wanted, parts, n = sorted(paths), [], None
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                q = sql + f"WHERE c.path IN ({','.join('?' * len(part))}) ORDER BY c.path, c.n"
+                parts.append(self.db.execute(q, (model, *part)).fetchall())
+            n = sum(len(p) for p in parts)
+        row_paths: list[str] = []
+        matrix: np.ndarray | None = None
+        for rows in parts:
+            for path, blob in rows:
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if matrix is None:
+                    matrix = np.empty((n, len(vec)), dtype=np.float32)
+                if len(row_paths) == n:  # rows added since the count (another connection wrote)
+                    matrix = np.concatenate([matrix, vec[None, :]])
+                    n += 1
+                matrix[len(row_paths)] = vec
+                row_paths.append(path)
+        if matrix is None:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return row_paths, matrix[: len(row_paths)]
+
+    def chunk_hashes(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for path, chash in self.db.execute("SELECT path, chash FROM chunks ORDER BY path, n"):
+            out.setdefault(path, []).append(chash)
+        return out

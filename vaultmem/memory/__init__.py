@@ -1,0 +1,1 @@
+"""Memory operations on one vault's state: write, lifecycle, aging, sessions, scope."""

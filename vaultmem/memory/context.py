@@ -1,0 +1,205 @@
+"""``vaultmem wake``: the session-start ``[MEMORY]`` block for an agent.
+
+Sections, in order, each only when non-empty: Project Brief, Architecture, Key Decisions,
+Progress & Status, Last Session, User Preferences, Gotchas, Relevant to Current Task.
+Within a section lines go by importance, then recency; every line carries the memory's id.
+The block fits a token budget, estimated as one token per 4 characters (the usual rule of
+thumb for English with BPE tokenizers); the least important lines are dropped first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..core.filters import EPOCH, is_expired, now_utc, parse_time
+from ..index.chunking import plain_text
+from ..index.graph import neighbourhood
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..index.manifest import Record
+    from .state import VaultState
+
+SECTIONS = (
+    "Project Brief", "Architecture", "Key Decisions", "Progress & Status", "Last Session",
+    "User Preferences", "Gotchas", "Relevant to Current Task", "Candidates to Confirm",
+)  # fmt: skip
+MAX_CANDIDATES = 5
+CHARS_PER_TOKEN = 4
+SUMMARY_WORDS = 40
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens ~= characters / 4, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass
+class Line:
+    """One memory in the block."""
+
+    section: str
+    id: str
+    title: str
+    type: str | None
+    importance: int
+    updated: str
+    text: str
+
+    def render(self) -> str:
+        return f"- [{self.id}] **{self.title}** ({self.type or 'note'}): {self.text}"
+
+
+def _when(rec: "Record") -> dt.datetime:
+    return parse_time(rec.updated) or parse_time(rec.created) or EPOCH
+
+
+def _made(rec: "Record") -> dt.datetime:
+    """When a memory was written (for "the latest progress / session / handoff")."""
+    return parse_time(rec.created) or parse_time(rec.updated) or EPOCH
+
+
+def _summary(body: str, words: int = SUMMARY_WORDS) -> str:
+    """The first ``words`` words of a note's body, without its heading and markup."""
+    lines = [ln.strip() for ln in plain_text(body).splitlines()]
+    kept = [ln.lstrip("#>-* ").strip() for ln in lines if ln and not ln.startswith("# ") and not ln.startswith("```")]
+    parts = " ".join(kept).split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
+def _next_steps(body: str) -> str | None:
+    """The "Next steps" section of a handoff, as one line."""
+    m = re.search(r"^#+\s*next steps?\s*$(.*?)(?=^#+\s|\Z)", body, re.I | re.M | re.S)
+    if not m:
+        return None
+    items = [ln.strip().lstrip("-*0123456789.) ").strip() for ln in m.group(1).splitlines() if ln.strip()]
+    return "; ".join(i for i in items if i) or None
+
+
+def _pick(vault: "VaultState", anchor: str | None) -> tuple[list["Record"], "Record | None"]:
+    """Active, unexpired memories (around the anchor when there is one) and the anchor itself."""
+    records = vault.records()
+    live = [r for r in records.values() if r.status == "active" and not is_expired(r)]
+    if not anchor:
+        return live, None
+    from ..recall.pipeline import resolve_anchor
+
+    path = resolve_anchor(vault.graph(), records, anchor)
+    near = neighbourhood(vault.graph(), path, int(vault.config["recall"]["anchor_depth"]))
+    return [r for r in live if r.path in near or r.scope == "user"], records[path]
+
+
+def _section_of(rec: "Record") -> str | None:
+    if rec.scope == "user" or rec.type == "preference":
+        return "User Preferences"
+    return {
+        "project": "Project Brief", "tech_context": "Project Brief", "architecture": "Architecture",
+        "decision": "Key Decisions", "gotcha": "Gotchas",
+    }.get(rec.type or "")  # fmt: skip
+
+
+def _candidates(vault: "VaultState", keep: Callable[[str], bool]) -> list["Record"]:
+    """Unconfirmed memories (rules captured from sessions), newest first."""
+    found = [r for r in vault.records().values() if r.status == "candidate" and not is_expired(r) and keep(r.path)]
+    return sorted(found, key=lambda r: -_made(r).timestamp())[:MAX_CANDIDATES]
+
+
+Shown = Callable[[Path, str], bool]
+LATEST_TYPES = ("progress", "session_summary", "handoff")
+
+
+def collect(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default",
+            shown: Shown | None = None) -> list[Line]:  # fmt: skip
+    """Every candidate line, in block order (before budget fitting); ``shown(root, path)``
+    leaves out what the block may not show (other code branches' memories), before the latest
+    progress, session and handoff are picked."""
+    keep = (lambda path: shown(vault.root, path)) if shown else (lambda path: True)
+    notes, anchor_rec = _pick(vault, anchor)
+    notes = [r for r in notes if (_section_of(r) or r.type in LATEST_TYPES) and keep(r.path)]
+    body = vault.body
+    lines: list[Line] = []
+
+    def add(section: str, rec: "Record", text: str | None = None) -> None:
+        lines.append(Line(section, rec.key, rec.title, rec.type, rec.importance, rec.updated,
+                          text if text is not None else _summary(body(rec.path))))  # fmt: skip
+
+    by_section: dict[str, list[Record]] = {}
+    for rec in notes:
+        section = _section_of(rec)
+        if section:
+            by_section.setdefault(section, []).append(rec)
+    if anchor_rec is not None:
+        brief = by_section.setdefault("Project Brief", [])
+        if anchor_rec in brief:
+            brief.remove(anchor_rec)
+        add("Project Brief", anchor_rec)  # the anchor opens the block
+    latest = {t: max((r for r in notes if r.type == t), key=_made, default=None) for t in LATEST_TYPES}
+    for section in SECTIONS[:3]:
+        for rec in sorted(by_section.get(section, []), key=lambda r: (-r.importance, -_when(r).timestamp())):
+            add(section, rec)
+    if latest["progress"]:
+        add("Progress & Status", latest["progress"])
+    if latest["session_summary"]:
+        add("Last Session", latest["session_summary"])
+    if latest["handoff"]:
+        steps = _next_steps(body(latest["handoff"].path))
+        add("Last Session", latest["handoff"], f"Next steps: {steps}" if steps else None)
+    for section in ("User Preferences", "Gotchas"):
+        for rec in sorted(by_section.get(section, []), key=lambda r: (-r.importance, -_when(r).timestamp())):
+            add(section, rec)
+    for rec in _candidates(vault, keep):
+        add("Candidates to Confirm", rec, f"{_summary(body(rec.path), 25)} (confirm: `vaultmem confirm {rec.key}`)")
+    if task and task.strip():
+        seen = {ln.id for ln in lines}
+        for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
+            if hit.id not in seen and keep(hit.path):
+                lines.append(Line("Relevant to Current Task", hit.id, hit.title, hit.type, hit.importance,
+                                  hit.updated, hit.snippet))  # fmt: skip
+    return lines
+
+
+def fit(lines: list[Line], budget: int, header: str) -> list[Line]:
+    """Drop the least important lines (lowest importance, then oldest) until the block fits."""
+    kept = list(lines)
+    order = sorted(range(len(lines)), key=lambda i: (lines[i].importance, lines[i].updated, -i))
+    dropped: set[int] = set()
+    for i in order:
+        if estimate_tokens(render(kept, header)) <= budget:
+            break
+        dropped.add(i)
+        kept = [ln for j, ln in enumerate(lines) if j not in dropped]
+    return kept
+
+
+def render(lines: list[Line], header: str) -> str:
+    out = ["[MEMORY]", header]
+    for section in SECTIONS:
+        items = [ln for ln in lines if ln.section == section]
+        if items:
+            out += ["", f"## {section}", *(ln.render() for ln in items)]
+    out.append("[/MEMORY]")
+    return "\n".join(out) + "\n"
+
+
+def wake(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default",
+         budget: int = 2000, log: bool = True, shown: Shown | None = None) -> dict[str, Any]:  # fmt: skip
+    """The [MEMORY] block and its parts; memories shown are logged as retrieved (``shown``: see
+    ``collect``)."""
+    if budget < 50:
+        from ..core.errors import BadInput
+
+        raise BadInput("--budget must be at least 50 tokens")
+    today = now_utc().date().isoformat()
+    header = f"# Memory{' for ' + anchor if anchor else ''} (vaultmem, {today}; ids in [brackets] are for recall, rate and resolve)"
+    lines = fit(collect(vault, anchor, task, profile, shown), budget, header)
+    text = render(lines, header)
+    ids = list(dict.fromkeys(ln.id for ln in lines))
+    if log and ids:
+        vault.usage.log_retrievals(ids, "wake")
+    sections = [{"name": s, "items": [asdict(ln) for ln in lines if ln.section == s]} for s in SECTIONS]
+    return {"text": text, "tokens": estimate_tokens(text), "budget": budget, "ids": ids,
+            "sections": [s for s in sections if s["items"]]}  # fmt: skip

@@ -1,0 +1,335 @@
+"""Memory lifecycle: resolve, supersede, reopen, auto-supersede and duplicate detection.
+
+Every transition is a guarded, atomic frontmatter change: only ``status``,
+``superseded_by``, ``supersedes``, ``valid_until`` and ``valid_from`` are written, every other
+byte of the file stays.
+
+Auto-supersede on ``remember``: a memory with the same subject ``key``, type and scope as
+active older ones replaces them, whatever their source; without a key, ``updates.judge``
+decides from several signals, and the pairs it is unsure about are returned as possible updates.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import posixpath
+import unicodedata
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..core import updates
+from ..core.note import set_fields
+from ..index.chunking import chunk, plain_text
+from ..recall.timefilter import day
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..index.manifest import Record
+    from .state import VaultState
+
+
+def memory_text(title: str, content: str, max_tokens: int = 256) -> str:
+    """The text the index embeds for a note written by ``remember`` (its first chunk, for an
+    embedder with a window of ``max_tokens``)."""
+    return chunk(title, plain_text(f"# {title}\n\n{content.strip()}\n"), max_tokens)[0]
+
+
+def _stem(path: str) -> str:
+    name = posixpath.basename(path)
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def link_to(path: str, others: Iterable[str] = ()) -> str:
+    """A wiki-link to a note by its file name (how Obsidian writes links); by its path
+    (``[[folder/Name]]``) when another note in ``others`` has the same file name, so the
+    link cannot resolve to the wrong one."""
+    stem = _stem(path)
+    if any(o != path and _fold(_stem(o)) == _fold(stem) for o in others):
+        return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
+    return f"[[{stem}]]"
+
+
+def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = (),
+           unchanged: bool = False) -> bool:  # fmt: skip
+    """A guarded, atomic frontmatter change of one note; True if the file changed. With
+    ``unchanged``, refused (Conflict) if the file is no longer the text ``rec`` was read from."""
+    expected = rec.hash if unchanged and rec.hash else None
+    old, new = vault.store.update(rec.path, lambda text: set_fields(text, updates, remove), expected)
+    return new != old
+
+
+def _result(rec: "Record", action: str, changed: bool, **extra: Any) -> dict[str, Any]:
+    return {"id": rec.key, "path": rec.path, "title": rec.title, "action": action, "changed": changed, **extra}
+
+
+def resolve(vault: "VaultState", ref: str) -> dict[str, Any]:
+    """Mark a memory resolved (done, fixed, no longer relevant)."""
+    rec = vault.find(ref)
+    changed = change(vault, rec, {"status": "resolved"})
+    vault.sync_paths([rec.path])
+    return _result(rec, "resolved", changed)
+
+
+def resolve_source(vault: "VaultState", source: str) -> list[dict[str, Any]]:
+    """Resolve every active memory written by one agent or session."""
+    done = []
+    for rec in vault.catalog().values():
+        if rec.source == source and rec.status == "active":
+            done.append(_result(rec, "resolved", change(vault, rec, {"status": "resolved"})))
+    vault.sync_paths([d["path"] for d in done])
+    return done
+
+
+def reopen(vault: "VaultState", ref: str) -> dict[str, Any]:
+    """Make a resolved, superseded or archived memory active again (a superseded one loses
+    its ``valid_until``)."""
+    rec = vault.find(ref)
+    # a superseded memory is current again: its end of validity (set by supersede) goes too
+    remove = ("superseded_by", "valid_until") if rec.status == "superseded" else ("superseded_by",)
+    changed = change(vault, rec, {"status": "active"}, remove=remove)
+    vault.sync_paths([rec.path])
+    return _result(rec, "reopened", changed)
+
+
+def confirm(vault: "VaultState", ref: str) -> dict[str, Any]:
+    """Make a ``candidate`` memory (a rule captured from a session) active; only candidates."""
+    rec = vault.find(ref)
+    if rec.status != "candidate":
+        from ..core.errors import BadInput
+
+        raise BadInput(f"{rec.key} is {rec.status}, not a candidate; nothing to confirm")
+    changed = change(vault, rec, {"status": "active"})
+    vault.sync_paths([rec.path])
+    return _result(rec, "confirmed", changed)
+
+
+def mark_superseded(vault: "VaultState", old: "Record", new: "Record", paths: Iterable[str] | None = None) -> bool:
+    """Write both sides of a supersession: ``superseded_by`` on old, ``supersedes`` on new.
+
+    ``paths``: every note path of the vault (listed when not given), to tell apart notes
+    sharing a file name."""
+    if old.path == new.path:
+        from ..core.errors import BadInput
+
+        raise BadInput("a memory cannot supersede itself")
+    paths = vault.store.list_paths() if paths is None else list(paths)
+    to_new, to_old = link_to(new.path, paths), link_to(old.path, paths)
+    since = _day(start_of(new))
+    ending = {"valid_until": since} if since and not old.valid_until else {}
+    changed = change(vault, old, {"status": "superseded", "superseded_by": to_new, **ending})
+    note = vault.store.read(new.path)
+    current = note.meta.get("supersedes")
+    links = [current] if isinstance(current, str) else list(current or [])
+    starting = {"valid_from": since} if since and not new.valid_from else {}
+    if to_old not in links:
+        value = to_old if not links else [*links, to_old]
+        changed |= change(vault, new, {"supersedes": value, **starting})
+    elif starting:
+        changed |= change(vault, new, starting)
+    return changed
+
+
+def _day(iso: str | None) -> dt.date | None:
+    """A day as a date, so the frontmatter shows it unquoted (``valid_until: 2026-11-22``)."""
+    return dt.date.fromisoformat(iso) if iso else None
+
+
+def start_of(rec: "Record") -> str | None:
+    """The day a memory became true: its ``valid_from``, else the day it was created."""
+    when = day(rec.valid_from) or day(rec.created)
+    return when.isoformat() if when else None
+
+
+def supersede(vault: "VaultState", old_ref: str, new_ref: str) -> dict[str, Any]:
+    """Mark OLD as replaced by NEW."""
+    records = vault.catalog()
+    old, new = vault.find(old_ref, records), vault.find(new_ref, records)
+    changed = mark_superseded(vault, old, new)
+    vault.sync_paths([old.path, new.path])
+    return _result(old, "superseded", changed, by=new.key)
+
+
+# ---------------------------------------------------------------- on remember
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def similar_active(vault: "VaultState", type_: str, text: str, limit: int, *, exclude: str | None = None,
+                   branch: tuple[str | None, str | None] | None = None,
+                   vector: Any = None) -> list[tuple["Record", float]]:  # fmt: skip
+    """The ``limit`` active memories of a type most similar to ``text`` (cosine; ``vector``:
+    its embedding when already known), best first; with ``branch``, only those in that
+    branch scope (see ``branch_scope``)."""
+    if vault.embedder.name == "none":
+        return []
+    records = vault.records()
+    universe, index = vault.universe()
+    if not universe:
+        return []
+    qvec = vault.embedder.embed([text])[0] if vector is None else vector
+    scores = vault.vectors().aligned_scores(qvec, index, len(universe))
+    pool = [(records[p], float(scores[i])) for i, p in enumerate(universe)
+            if records[p].type == type_ and records[p].status == "active" and p != exclude]  # fmt: skip
+    pool.sort(key=lambda x: -x[1])
+    if branch is None:
+        return pool[:limit]
+    return list(itertools.islice(((r, c) for r, c in pool if branch_scope(vault, r.path) == branch), limit))  # read lazily
+
+
+def branch_scope(vault: "VaultState", path: str) -> tuple[str | None, str | None]:
+    """A note's branch scope: (``branch``, ``repo``) of its frontmatter; (None, None), the
+    default branch, for a note without ``branch`` (or one that cannot be read)."""
+    from ..core.notedates import note_scope
+
+    try:
+        branch, repo = note_scope(vault.store.read_text(path))
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    return (branch, repo) if branch else (None, None)
+
+
+def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None, exclude: str | None = None,
+             branch: tuple[str | None, str | None] = (None, None)) -> list["Record"]:  # fmt: skip
+    """The active memories of a type, scope and branch scope with the subject ``key`` (oldest first)."""
+    from ..core.notedates import subject_key
+
+    wanted = subject_key({"key": key}) if key else None
+    if not wanted:
+        return []
+    scope = scope or "project"
+    found = [r for r in vault.records().values() if r.subject == wanted and r.type == type_
+             and r.scope == scope and r.status == "active" and r.path != exclude
+             and branch_scope(vault, r.path) == branch]  # fmt: skip
+    return sorted(found, key=lambda r: (r.created, r.path))
+
+
+def check_new(vault: "VaultState", type_: str, title: str, content: str, context: list[str],
+              source: str | None, anchor: str | None = None, *, exclude: str | None = None,
+              branch: tuple[str | None, str | None] = (None, None), anchors: tuple[str, ...] | None = None,
+              when: str = "", vector: Any = None) -> tuple["Record | None", list, list]:  # fmt: skip
+    """(an existing duplicate or None, active memories the new one supersedes, likely
+    updates it does not supersede on its own), each with its cosine similarity. Only notes
+    in the same ``branch`` scope count; ``exclude``: the new note itself when it is already
+    indexed (a note written by hand); ``anchors``/``when``/``vector``: its anchors, creation
+    time and embedding (of its first chunk, when the index has it)."""
+    cfg = vault.config["lifecycle"]
+    text = memory_text(title, content, getattr(vault.embedder, "max_tokens", 256))  # chunked as the indexer does
+    # the same text, as remember writes it or without the heading (a body merely ending
+    # with the new text is a different memory)
+    same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
+    for rec in vault.records().values():  # exact duplicate, also when vectors are off
+        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title) and rec.path != exclude:
+            if _normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch:
+                return rec, [], []
+    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), exclude=exclude, branch=branch,
+                             vector=vector)  # fmt: skip
+    if similar and similar[0][1] >= float(cfg["duplicate"]):
+        return similar[0][0], [], []
+    new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor) if anchors is None else anchors, when)
+    replace, possible = [], []
+    for rec, cos in similar:
+        verdict = updates.judge(_memory(vault, rec), new, cos, _thresholds(cfg, rec, context))
+        if verdict.decision == "auto" and not (source and rec.source == source):
+            replace.append((rec, cos))
+        elif verdict.decision != "no":
+            possible.append((rec, cos))
+    return None, replace, possible
+
+
+def _anchors(anchor: str | None) -> tuple[str, ...]:
+    from ..core.links import link_target
+
+    target = link_target(anchor) if anchor else None
+    return (target.lower(),) if target else ()
+
+
+def _memory(vault: "VaultState", rec: "Record") -> updates.Memory:
+    body = plain_text(vault.body(rec.path))
+    anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")  # anchor: a frontmatter link
+    return updates.Memory(rec.title, body, rec.type, rec.context, anchors, rec.created)
+
+
+def _thresholds(cfg: dict, rec: "Record", context: list[str]) -> updates.Thresholds:
+    """The calibrated thresholds; the cosine-alone one is the configured one of the pair's
+    context group (``supersede_shared_context`` / ``supersede_no_context``)."""
+    shared = bool({c.lower() for c in context} & {c.lower() for c in rec.context})
+    base = updates.Thresholds()
+    return updates.Thresholds(
+        auto_cosine=float(cfg.get("supersede_retract_cosine", base.auto_cosine)),
+        title=float(cfg.get("supersede_title_overlap", base.title)),
+        cosine_alone=float(cfg["supersede_shared_context" if shared else "supersede_no_context"]),
+        possible_cosine=float(cfg.get("possible_update", base.possible_cosine)),
+    )
+
+
+def apply_keys(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
+    """The subject-key rule for notes written by hand (the watcher calls it after a batch):
+    of the active notes sharing a touched note's ``key``, type, scope and branch scope, the
+    newest supersedes the others. Only those older notes change (a guarded frontmatter
+    change); a note that changed meanwhile is left for the next batch."""
+    records = vault.records()
+    every = list(records)
+    done, seen = [], set()
+    for path in sorted(set(paths)):
+        rec = records.get(path)
+        if rec is None or not rec.subject or rec.status != "active" or path in seen:
+            continue
+        group = same_key(vault, rec.type or "", rec.subject, rec.scope, branch=branch_scope(vault, path))  # oldest first
+        seen.update(r.path for r in group)
+        if len(group) < 2:
+            continue
+        done += [d for old in group[:-1] if (d := _supersede_old(vault, old, group[-1], every))]
+    return done
+
+
+def apply_updates(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
+    """The signal rule of ``remember`` (``check_new``) for active notes written by hand that
+    are new to the index: the older notes it is sure the new one updates are superseded (a
+    guarded frontmatter change of the old note only); unsure cases and duplicates change
+    nothing. Call it only with paths just added to the index, so nothing is applied twice."""
+    records = vault.records()
+    every = list(records)
+    indexed = vault.vectors()  # a new note's vector is in the index: it is not embedded again
+    done = []
+    for path in sorted(set(paths)):
+        rec = records.get(path)
+        if rec is None or rec.status != "active" or not rec.type:
+            continue
+        content = _without_heading(plain_text(vault.body(path)), rec.title)
+        if not content:
+            continue
+        anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")
+        duplicate, replaced, _ = check_new(vault, rec.type, rec.title, content, list(rec.context), rec.source,
+                                           exclude=path, branch=branch_scope(vault, path), anchors=anchors,
+                                           when=rec.created or "", vector=indexed.first_vector(path))  # fmt: skip
+        if duplicate is not None:
+            continue
+        done += [d for old, _ in replaced if (d := _supersede_old(vault, old, rec, every))]
+    return done
+
+
+def _without_heading(text: str, title: str) -> str:
+    """A note's text without a first line that repeats its title (how remember writes notes)."""
+    first, _, rest = text.strip().partition("\n")
+    return rest.strip() if _normal(first.lstrip("# ")) == _normal(title) else text.strip()
+
+
+def _supersede_old(vault: "VaultState", old: "Record", new: "Record", every: list[str]) -> dict[str, Any] | None:
+    """Mark ``old`` superseded by ``new`` (``valid_until`` from the day ``new`` became true),
+    changing only the old note; None if it changed meanwhile (left for the next batch)."""
+    from ..core.errors import Conflict
+
+    fields = {"status": "superseded", "superseded_by": link_to(new.path, every)}
+    since = _day(start_of(new))
+    if since and not old.valid_until:
+        fields["valid_until"] = since
+    try:
+        changed = change(vault, old, fields, unchanged=True)  # as indexed: never undo a later edit
+    except Conflict:
+        return None
+    return _result(old, "superseded", changed, by=new.key)

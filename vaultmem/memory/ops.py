@@ -1,0 +1,419 @@
+"""Note commands behind ``Vault``: remember, show, list, edit, delete, stats, export, import.
+
+Each function takes the vault as its first argument and is bound as a ``Vault`` method.
+Every change to a file is a guarded, atomic write through ``Store``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..core.errors import BadInput, Conflict, NoteParseError
+from ..core.filters import EPOCH, Filters, is_expired, now_utc, parse_time
+from ..core.memtypes import fill_template, known_types, load_template, normalize_type
+from ..core.note import (
+    as_list,
+    content_hash,
+    load_yaml_value,
+    parse,
+    render,
+    set_fields,
+    split_frontmatter,
+)
+from ..core.store import check_title, new_id
+from ..index import graph as graphmod
+from ..index.manifest import Record
+from . import aging
+from .lifecycle import check_new, mark_superseded, same_key
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .state import VaultState
+
+EXPORT_FORMAT = "vaultmem-export/1"
+
+
+def _stamp(now: dt.datetime) -> str:
+    return now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _template_parts(vault: "VaultState", type_: str, title: str, now: dt.datetime) -> tuple[dict, str]:
+    text = load_template(type_, vault.templates_dir)
+    if text is None:
+        return {}, ""
+    fm, body, _, _ = split_frontmatter(text)
+    try:  # the title is set by remember itself, so YAML never sees it unescaped
+        meta = load_yaml_value(fill_template(fm, "title", now), f"template {type_}") if fm else {}
+    except NoteParseError:
+        raise BadInput(f"the template for {type_!r} has invalid YAML frontmatter") from None
+    return (meta if isinstance(meta, dict) else {}), fill_template(body, title, now)
+
+
+def remember(
+    vault: "VaultState", type: str, title: str, content: str | None = None, *, tags: Iterable[str] = (),
+    importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
+    scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
+    origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
+    extra: dict[str, Any] | None = None, key: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Write a new memory from its type's template; returns its id, path, what it superseded
+    and the likely updates it did not supersede on its own (``possible_updates``).
+    A ``candidate`` (an unconfirmed memory) never supersedes an active one. ``extra``: more
+    frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory)."""
+    type_ = normalize_type(type)
+    types = known_types(vault.templates_dir)
+    if type_ not in types:
+        raise BadInput(f"unknown type {type!r}; known types: {', '.join(types)}")
+    title = check_title((title or "").strip())
+    if not title:
+        raise BadInput("a memory needs a title")
+    if anchor:
+        check_title(anchor, "an anchor name")
+    if scope not in (None, "project", "user"):
+        raise BadInput(f"--scope: {scope!r} is not 'project' or 'user'")
+    now = now or now_utc()
+    replaced: list = []
+    possible: list = []
+    key = _key(key)
+    branch = (str(extra["branch"]), extra.get("repo")) if extra and extra.get("branch") else (None, None)
+    if content and content.strip():
+        duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor,
+                                                  branch=branch)  # fmt: skip
+        if duplicate is not None and not (key and duplicate.subject != key.casefold()):
+            return _merge_duplicate(vault, duplicate, tags)
+        replaced = replaced if status == "active" else []
+    if key and status == "active":  # the subject key decides, whatever the sources
+        keyed = same_key(vault, type_, key, scope, branch=branch)
+        replaced = [(r, None) for r in keyed] + [(r, c) for r, c in replaced if r not in keyed]
+        possible = [(r, c) for r, c in possible if r not in keyed]
+    catalog = vault.catalog()
+    created_anchor = _ensure_anchor(vault, anchor, catalog, now) if anchor else None
+    defaults, template_body = _template_parts(vault, type_, title, now)
+    meta = _new_meta(catalog, type_, title, defaults, now)
+    meta["status"] = status
+    meta.update(_given(tags, importance, scope, source, origin, context, defaults))
+    meta.update({k: v for k, v in (extra or {}).items() if v not in (None, "")})
+    if anchor:
+        meta["anchor"] = f"[[{anchor}]]"
+    if key:
+        meta["key"] = key
+    body = f"# {title}\n\n{content.strip()}\n" if content and content.strip() else template_body or f"# {title}\n"
+    if links:
+        body += "\nRelated: " + ", ".join(f"[[{link}]]" for link in links) + "\n"
+    folder = vault.config["folders"].get(type_, type_)
+    path = vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
+    touched = [path] + ([created_anchor] if created_anchor else [])
+    new = Record.from_note(vault.store.read(path), 0, 0)
+    try:
+        for rec, _ in replaced:
+            touched.append(rec.path)
+            mark_superseded(vault, rec, new)
+    finally:  # the new note is indexed even if an old one changed meanwhile (Conflict)
+        vault.sync_paths(touched)
+    aged = _age_anchor(vault, type_, anchor, now)
+    return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
+            "duplicate_of": None,
+            "superseded": [{"id": r.key, "title": r.title, "similarity": _round(c),
+                            **({"key": key} if c is None else {})} for r, c in replaced] + aged,
+            "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible]}  # fmt: skip
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _key(key: str | None) -> str | None:
+    """A subject key as given to remember: one line, at most 200 characters."""
+    if key is None:
+        return None
+    text = " ".join(str(key).split())
+    if not text:
+        raise BadInput("--key: the subject key is empty")
+    if len(text) > 200:
+        raise BadInput("--key: the subject key is longer than 200 characters")
+    return text
+
+
+def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> dict[str, Any]:
+    """A memory that is already there: report it, merging any new tags into it."""
+    new_tags = list(dict.fromkeys(t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags))
+    if new_tags:
+        edit(vault, rec.path, add_tags=new_tags)
+        vault.sync_paths([rec.path])
+    return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
+            "duplicate_of": rec.key, "superseded": [], "possible_updates": [], "tags_added": new_tags}  # fmt: skip
+
+
+def _age_anchor(vault: "VaultState", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
+    """Storing a progress note or session summary applies the aging rules of its anchor."""
+    if not anchor or type_ not in ("progress", "session_summary"):
+        return []
+    path = vault.find(anchor, vault.records()).path
+    actions = aging.plan(vault, anchor=path, now=now, per_anchor_only=True)
+    aging.apply(vault, actions, now)
+    return [{"id": a.id, "title": a.title, "similarity": None, "reason": a.reason, "action": a.kind} for a in actions]
+
+
+def _new_meta(catalog: dict[str, Record], type_: str, title: str, defaults: dict, now: dt.datetime) -> dict:
+    taken = {r.id for r in catalog.values() if r.id}
+    stamp = _stamp(now)
+    meta: dict[str, Any] = {"id": new_id(taken), "title": title, "type": type_, "status": "active"}
+    meta.update({k: v for k, v in defaults.items() if k not in ("id", "title", "type", "created", "updated")})
+    meta.update({"created": stamp, "updated": stamp})
+    return meta
+
+
+def _given(tags, importance, scope, source, origin, context, defaults: dict) -> dict:
+    out: dict[str, Any] = {}
+    tag_list = list(dict.fromkeys([*as_list(defaults.get("tags")), *(t.lstrip("#") for t in tags)]))
+    if tag_list:
+        out["tags"] = tag_list
+    if importance not in (None, ""):
+        out["importance"] = _importance_value(importance)
+    for key, value in (("scope", scope), ("source", source), ("origin", origin)):
+        if value:
+            out[key] = value
+    if context:
+        out["context"] = list(context)
+    return out
+
+
+def _importance_value(value: int | str, flag: str = "--importance") -> int | str:
+    text = str(value).strip().lower()
+    if text in ("high", "medium", "low"):
+        return text
+    if text.isdigit() and 1 <= int(text) <= 10:
+        return int(text)
+    raise BadInput(f"{flag}: {value!r} is not 1-10 or high/medium/low")
+
+
+def _ensure_anchor(vault: "VaultState", anchor: str, catalog: dict[str, Record], now: dt.datetime) -> str | None:
+    """Create the anchor note when no note by that name exists; returns its path if created."""
+    from ..core.errors import NoteNotFound
+
+    try:
+        vault.find(anchor, catalog)
+        return None
+    except NoteNotFound:
+        pass
+    result = remember(vault, "project", anchor, f"Anchor note for {anchor}.", tags=["anchor"], now=now)
+    catalog.update(vault.catalog())
+    return result["path"]
+
+
+def show(vault: "VaultState", ref: str) -> dict[str, Any]:
+    """A note's metadata, text and links: ``links`` (targets as written) and ``backlinks``
+    (paths of the notes linking to it), read from the files (no index needed)."""
+    records = vault.catalog()
+    rec = vault.find(ref, records)
+    text = vault.store.read_text(rec.path)
+    backlinks = graphmod.backlinks(graphmod.build(records.values()), rec.path)
+    return {**_record_dict(rec), "backlinks": backlinks, "text": text}
+
+
+def _record_dict(rec: Record) -> dict[str, Any]:
+    status = "expired" if rec.status == "active" and is_expired(rec) else rec.status  # as recall shows it
+    return {
+        "id": rec.key, "title": rec.title, "path": rec.path, "type": rec.type, "status": status,
+        "importance": rec.importance, "tags": list(rec.tags), "scope": rec.scope,
+        "source": rec.source, "created": rec.created, "updated": rec.updated,
+        "superseded_by": rec.superseded_by, "links": sorted({t for t, _ in rec.links}),
+    }  # fmt: skip
+
+
+def list_notes(vault: "VaultState", *, types: Iterable[str] = (), statuses: Iterable[str] = (),
+               tags: Iterable[str] = (), since: str | None = None, importance: str | None = None,
+               scope: str | None = None, limit: int | None = 20) -> list[dict[str, Any]]:  # fmt: skip
+    """Notes matching the filters, newest first (by ``updated``)."""
+    flt = Filters.build(types, tags, statuses, since=since, scope=scope, importance=importance,
+                        include_hidden=bool(statuses))  # fmt: skip
+    rows = [r for r in vault.catalog().values() if flt.metadata_match(r) and flt.visible(r)]
+    rows.sort(key=lambda r: (parse_time(r.updated) or EPOCH, r.path), reverse=True)
+    return [_record_dict(r) for r in (rows[:limit] if limit else rows)]
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``key=value`` with a YAML value (``importance=7``, ``tags=[a, b]``)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key or key.startswith("-") or any(c in key for c in ":#\n"):
+        raise BadInput(f"--set: expected key=value, got {text!r}")
+    text = raw.strip()
+    try:
+        value = load_yaml_value(text, "--set") if text else ""
+    except NoteParseError:
+        value = text
+    if isinstance(value, (dt.date, dt.datetime)):
+        value = text
+    elif isinstance(value, dict) and not text.startswith("{"):
+        value = text  # title=Use X: because Y is a title, not a mapping
+    elif isinstance(value, list) and not text.startswith("["):
+        value = text  # "- x" is text
+    elif isinstance(value, str) and value != text and not text.startswith(("'", '"', "|", ">")):
+        value = text  # YAML would drop " #3" as a comment
+    return key, value
+
+
+def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Iterable[str] = (),
+         add_tags: Iterable[str] = (), now: dt.datetime | None = None,
+         expected_hash: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """Change a note's body and/or frontmatter keys, under the note's lock and applied to its
+    current text (so concurrent edits of different keys all land); with ``expected_hash``,
+    refuses if the file changed since the caller read it."""
+    rec = vault.find(ref)
+    given: dict[str, Any] = dict(parse_assignment(s) for s in sets)
+    if "id" in given:
+        raise BadInput("--set: the id of a note cannot be changed")
+    if isinstance(given.get("title"), str):
+        check_title(given["title"])
+    if given.get("importance") not in (None, ""):
+        given["importance"] = _importance_value(given["importance"], "--set importance")
+
+    def change(text: str) -> str:
+        updates = dict(given)
+        if add_tags:
+            current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
+            for tag in (t.lstrip("#").strip() for t in add_tags):
+                if tag and tag.lower() not in {c.lower() for c in current}:
+                    current.append(tag)
+            updates["tags"] = current
+        new = _replace_body(text, rec.title, content) if content is not None else text
+        if updates or new != text:
+            updates.setdefault("updated", _stamp(now or now_utc()))
+        return set_fields(new, updates)
+
+    old, new = vault.store.update(rec.path, change, expected_hash or None)
+    return {"id": rec.key, "path": rec.path, "changed": new != old}
+
+
+def _replace_body(text: str, title: str, content: str) -> str:
+    fm, body, opener, closer = split_frontmatter(text)
+    heading = next((ln for ln in body.splitlines() if ln.startswith("# ")), None)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    new_body = (f"{heading}\n\n" if heading else "") + content.strip() + "\n"
+    new_body = new_body.replace("\r\n", "\n").replace("\n", newline)
+    return (opener + fm + closer + new_body) if fm is not None else new_body
+
+
+def write_note(vault: "VaultState", path: str, content: str, expected_version: str | None = None,
+               overwrite: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Create a whole note file, or replace one only if it is unchanged since it was read
+    (``expected_version``: its ``content_hash`` then) or with ``overwrite``; then index it.
+    Paths outside the vault, dot-folders and non-notes are refused."""
+    rel = vault.store.relpath(vault.store.abspath(path))
+    if not vault.store.is_note(rel):
+        raise BadInput(f"{rel}: not a note path (only .md files outside dot-folders, templates and ignored paths)")
+    try:
+        parse(content, rel)
+    except NoteParseError as e:
+        raise BadInput(f"content is not a readable note: {e.reason}") from None
+    created = not os.path.lexists(vault.root / rel)
+    if created and expected_version is not None:
+        raise Conflict(f"{rel} no longer exists (moved or deleted since you read it); find it again with recall")
+    if created:
+        vault.store.create(rel, content)
+    else:
+        if not overwrite and expected_version is None:
+            raise Conflict(f"{rel} exists; read_note it and pass its version as expected_version (or overwrite=true)")
+
+        def replace(text: str) -> str:  # checked under the note's lock
+            current = content_hash(text)
+            if not overwrite and expected_version != current:
+                raise Conflict(f"{rel} changed since you read it (version {expected_version}, now {current}); "
+                               "read it again and redo your edit")  # fmt: skip
+            return content
+
+        vault.store.update(rel, replace)
+    vault.sync_paths([rel])
+    note = vault.store.read(rel)
+    return {"id": note.id or rel, "path": rel, "title": note.title, "created": created, "version": content_hash(content)}
+
+
+def delete(vault: "VaultState", ref: str) -> dict[str, Any]:
+    """Move a note to the vault's ``.trash/`` folder; nothing is destroyed."""
+    rec = vault.find(ref)
+    return {"id": rec.key, "path": rec.path, "trashed_to": vault.store.trash(rec.path)}
+
+
+def stats(vault: "VaultState") -> dict[str, Any]:
+    """Counts by type, status and importance, the date range and disk use."""
+    records = vault.catalog()
+    by: dict[str, dict[str, int]] = {"type": {}, "status": {}, "importance": {}}
+    for r in records.values():
+        for name, value in (("type", r.type or "(none)"), ("status", r.status), ("importance", str(r.importance))):
+            by[name][value] = by[name].get(value, 0) + 1
+    times = sorted(t for r in records.values() for t in [parse_time(r.created)] if t)
+    index_bytes = sum(p.stat().st_size for p in vault.index_dir.rglob("*") if p.is_file()) if vault.index_dir.exists() else 0
+    return {
+        "notes": len(records),
+        "by_type": dict(sorted(by["type"].items(), key=lambda kv: (-kv[1], kv[0]))),
+        "by_status": dict(sorted(by["status"].items(), key=lambda kv: (-kv[1], kv[0]))),
+        "by_importance": dict(sorted(by["importance"].items(), key=lambda kv: -int(kv[0]))),
+        "oldest": times[0].isoformat() if times else None,
+        "newest": times[-1].isoformat() if times else None,
+        "notes_bytes": sum(r.size for r in records.values()),
+        "index_bytes": index_bytes,
+    }
+
+
+def export(vault: "VaultState") -> dict[str, Any]:
+    """Every note's exact text, by path (a lossless backup)."""
+    notes = []
+    for path in vault.store.list_paths():
+        try:
+            notes.append({"path": path, "text": vault.store.read_text(path)})
+        except Exception as e:  # unreadable files are reported, never silently dropped
+            print(f"vaultmem: skipped {path}: {e}", file=sys.stderr)
+    return {"format": EXPORT_FORMAT, "exported": _stamp(now_utc()), "notes": notes, "usage": vault.usage.dump()}
+
+
+def import_(vault: "VaultState", data: dict[str, Any]) -> dict[str, Any]:
+    """Write notes from an export; notes whose id (or, without id, path) exists are skipped."""
+    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT or not isinstance(data.get("notes"), list):
+        raise BadInput(f"not a vaultmem export (expected format {EXPORT_FORMAT!r})")
+    entries = [_import_entry(vault, item) for item in data["notes"]]  # all checked before any write
+    catalog = vault.catalog()
+    ids = {r.id for r in catalog.values() if r.id}
+    result = {"imported": 0, "skipped_existing": 0, "paths": []}
+    for path, text in entries:
+        try:
+            note_id = parse(text, path).id
+        except NoteParseError:  # exported as it was: a broken note is restored as it was
+            note_id = None
+        if (note_id and note_id in ids) or os.path.lexists(vault.root / path):
+            result["skipped_existing"] += 1
+            continue
+        vault.store.create(path, text)
+        if note_id:
+            ids.add(note_id)
+        result["imported"] += 1
+        result["paths"].append(path)
+    usage = data.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise BadInput("the export's usage section is not an object")
+    result["usage_rows"] = vault.usage.load(usage) if usage else 0
+    vault.sync_paths(result["paths"])
+    return result
+
+
+def _import_entry(vault: "VaultState", item: Any) -> tuple[str, str]:
+    """(path, text) of one export entry; BadInput/VaultError for anything that is not a note
+    path inside the vault (absolute, ``..``, hidden folders such as ``.vaultmem/``)."""
+    path = item.get("path") if isinstance(item, dict) else None
+    text = item.get("text") if isinstance(item, dict) else None
+    if not isinstance(path, str) or not isinstance(text, str) or not path.endswith((".md", ".markdown")):
+        raise BadInput(f"export entry is not a note: {str(path)[:80]!r}")
+    vault.store.abspath(path)  # refuses absolute paths and paths leading outside
+    if any(part.startswith(".") for part in path.replace("\\", "/").split("/")):
+        raise BadInput(f"export entry {path[:80]!r} is not a note path (hidden or relative folder)")
+    return path, text
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+__all__ = ["remember", "show", "list_notes", "edit", "write_note", "delete", "stats", "export", "import_"]

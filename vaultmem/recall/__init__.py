@@ -1,0 +1,1 @@
+"""Hybrid recall: retrieve, fuse, expand along links, rank."""

@@ -1,0 +1,488 @@
+"""Hybrid recall: BM25 + vectors fused, lifecycle redirects, graph expansion, profiles.
+
+Score of a hit (every part is reported by ``--explain``)::
+
+    raw   = bm25 + vector [+ length] + context + graph + anchor + subject
+    score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
+
+``bm25`` and ``vector`` are the weighted, standardised parts (every note is scored by both;
+an average note scores 0): with ``[recall] combine = "learned"`` (default "sum") the weights
+come from ``learned.py``, which adds one more part to the sum, ``length`` (a short-note
+prior); with ``"sum"`` they are ``fusion.hybrid``'s;
+``context`` is a share of the best fused score among the notes a note links with
+(``neighbours.py``; BM25 scores a question without its question words, ``question.py``);
+``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
+``subject`` lifts a speaker's own notes when the question is about that speaker (a second
+round, ``subject.py``);
+``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types;
+``importance`` lifts high-importance memories; ``blend`` is the adaptive factor from usage
+(``adaptive.py``; 1 with ``--no-adaptive``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import networkx as nx
+import numpy as np
+
+from ..core.config import DEFAULTS
+from ..core.errors import BadInput
+from ..core.filters import Filters, is_expired, now_utc, parse_time
+from ..core.timeexpr import DateRange, parse_query
+from ..index import neighbours
+from ..index.bm25 import BM25Index
+from ..index.chunking import plain_text
+from ..index.embed import Embedder
+from ..index.manifest import Record
+from ..index.traverse import anchor_weights, expand
+from ..index.usage import Usage
+from ..index.vectors import VectorIndex
+from . import fusion, learned, subject, timefilter
+from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
+from .question import content_query
+
+MODES = ("hybrid", "bm25", "vector")
+PROFILES: dict[str, dict[str, float]] = {
+    "default": {},
+    "planning": {"decision": 1.4, "architecture": 1.4, "project": 1.3, "tech_context": 1.3,
+                 "trade_off": 1.2, "pattern": 1.1, "commitment": 1.1},
+    "incident": {"gotcha": 1.5, "bug_fix": 1.5, "lesson": 1.4, "discovery": 1.2, "pattern": 1.1},
+    "handoff": {"handoff": 1.6, "progress": 1.5, "session_summary": 1.4, "commitment": 1.2},
+}  # fmt: skip
+RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
+GRAPH_WEIGHT = 0.3
+TIME_MODES = ("boost", "filter", "off")
+TIME_BOOST = DEFAULTS["recall"]["time_boost"]  # added to the raw score of a note dated in a query's time range
+ANCHOR_WEIGHT = 0.15
+BASELINE = 0.0  # the standardised score of an average note (see fusion.standardise)
+CANDIDATE_WEIGHT = 0.5  # an unconfirmed (status: candidate) memory ranks low until confirmed
+
+
+@dataclass
+class Hit:
+    """One recall result. ``id`` is the frontmatter id, else the vault-relative path."""
+
+    id: str
+    title: str
+    path: str
+    type: str | None
+    status: str
+    score: float
+    snippet: str
+    rank: int = 0
+    tags: list[str] = field(default_factory=list)
+    importance: int = 5
+    updated: str = ""
+    via: str | None = None
+    highlights: list[str] = field(default_factory=list)
+    vault: str | None = None  # set when several vaults are searched together
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self, explain: bool = False) -> dict[str, Any]:
+        data = asdict(self)
+        if not explain:
+            data.pop("explain")
+        return data
+
+
+@dataclass
+class Options:
+    """Everything a recall call can ask for."""
+
+    k: int = DEFAULTS["recall"]["k"]
+    filters: Filters = field(default_factory=Filters)
+    anchor: str | None = None
+    depth: int = DEFAULTS["recall"]["anchor_depth"]
+    profile: str = "default"
+    mode: str = "hybrid"
+    bm25_weight: float = DEFAULTS["recall"]["bm25_weight"]
+    context_weight: float = DEFAULTS["recall"]["context_weight"]  # neighbour context (neighbours.py)
+    question_words: bool = DEFAULTS["recall"]["question_words"]  # True: BM25 scores question words too
+    subject: bool = DEFAULTS["recall"]["subject"]  # a question about a speaker gets a second round (subject.py)
+    candidates: int = DEFAULTS["recall"]["candidates"]
+    combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
+    learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
+    graph_decay: float = DEFAULTS["recall"]["graph_decay"]
+    graph_seeds: int = DEFAULTS["recall"]["graph_seeds"]
+    adaptive: bool = True
+    weights: Weights = field(default_factory=Weights)
+    stats: tuple[fusion.Stats, fusion.Stats] | None = None  # pooled over vaults searched together
+    snippets: bool = True  # off when a caller builds them only for the hits it keeps
+    now: dt.datetime | None = None  # what "today" is for time expressions (None: the clock)
+    time_mode: str = "boost"  # a time expression in the query boosts or filters; "off": plain text
+    time_boost: float = TIME_BOOST
+    as_of: dt.date | None = None  # only notes valid on that day, superseded or not
+
+    def check(self) -> None:
+        if self.mode not in MODES:
+            raise BadInput(f"--mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        if self.profile not in PROFILES:
+            raise BadInput(f"--profile: {self.profile!r} is not one of {', '.join(PROFILES)}")
+        if self.k < 1:
+            raise BadInput("-k must be at least 1")
+        if self.depth < 0:
+            raise BadInput("--depth must be 0 or more")
+        if self.time_mode not in TIME_MODES:
+            raise BadInput(f"--time: {self.time_mode!r} is not one of {', '.join(TIME_MODES)}")
+        learned.check_combine(self.combine)
+
+
+@dataclass
+class Sources:
+    """The indexes recall reads (provided by the Vault)."""
+
+    records: dict[str, Record]
+    bm25: BM25Index
+    vectors: Callable[[], VectorIndex]
+    embedder: Embedder
+    graph: nx.DiGraph
+    read_body: Callable[[str], str]
+    universe: list[str] = field(default_factory=list)  # every indexed note, sorted
+    index: dict[str, int] = field(default_factory=dict)  # path -> position in universe
+    usage: Callable[[list[str]], dict[str, Usage]] | None = None  # key -> usage data
+    memo: dict = field(default_factory=dict)  # recent raw scores (a multi-vault recall asks twice)
+
+
+def _parts() -> dict[str, float]:
+    return {"bm25": 0.0, "bm25_raw": 0.0, "vector": 0.0, "vector_raw": 0.0, "context": 0.0, "graph": 0.0, "anchor": 0.0,
+            "subject": 0.0}
+
+
+
+def raw_scores(src: Sources, query: str, mode: str, question_words: bool = False,
+               vector_query: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+    """(BM25 score, cosine) of every note in universe order, and the query vector.
+
+    BM25 scores the query without its question words unless ``question_words``; vectors
+    embed ``vector_query`` when given, else the query."""
+    key = (query, mode, question_words, vector_query)
+    if key in src.memo:
+        return src.memo[key]
+    if len(src.memo) > 8:
+        src.memo.clear()
+    src.memo[key] = _raw_scores(src, query, mode, question_words, vector_query)
+    return src.memo[key]
+
+
+def _raw_scores(src: Sources, query: str, mode: str, question_words: bool,
+                vector_query: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+    n = len(src.universe)
+    text = query if question_words else content_query(query)
+    bm25 = src.bm25.score_all(text, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
+    if mode not in ("hybrid", "vector"):
+        return bm25, np.zeros(n), None
+    qvec = src.embedder.embed([vector_query or query])[0]
+    return bm25, src.vectors().aligned_scores(qvec, src.index, n), qvec
+
+
+def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, vector_query: str | None = None):
+    """Score every note with BM25 and/or vectors, fuse, and keep the top candidates.
+
+    Returns (path -> parts, query vector or None).
+    """
+    universe, index = src.universe, src.index
+    n = len(universe)
+    bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words, vector_query)
+    pairs = neighbours.edges(src.graph, index)
+    arrays = _combine(src, opt, bm25, vec, pairs)
+    c_part = arrays["context"]
+    fused = arrays["bm25"] + arrays["vector"]  # what a neighbour's context comes from
+    total = sum(arrays.values())
+    eligible = np.ones(n, dtype=bool) if opt.mode != "bm25" else bm25 > 0
+    if allowed is not None:
+        mask = np.zeros(n, dtype=bool)
+        mask[[index[p] for p in allowed if p in index]] = True
+        eligible &= mask
+    idx = np.flatnonzero(eligible)
+    if len(idx) > opt.candidates:
+        idx = idx[np.argpartition(-total[idx], opt.candidates - 1)[: opt.candidates]]
+
+    def parts_of(path: str) -> dict[str, float]:
+        """Score parts of any note (a note pulled in by the graph keeps its own text scores)."""
+        parts = _parts()
+        i = index.get(path)
+        if i is not None:
+            parts.update({name: float(a[i]) for name, a in arrays.items()})
+            parts.update(bm25_raw=float(bm25[i]), vector_raw=float(vec[i]))
+            j = neighbours.via(i, fused, pairs) if c_part[i] > 0 else None
+            if j is not None:
+                parts["context_via"] = src.records[universe[j]].key  # type: ignore[assignment]
+        return parts
+
+    return {universe[i]: parts_of(universe[i]) for i in idx}, qvec, parts_of
+
+
+def _combine(src: Sources, opt: Options, bm25: np.ndarray, vec: np.ndarray,
+             pairs: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
+    """Name -> part of every note; the parts' sum ranks. ``combine = "sum"``: bm25 + vector
+    (``fusion.hybrid``) + context; ``"learned"`` (hybrid mode): ``learned.parts``. ``pairs``:
+    the link pairs (``neighbours.edges``) context comes through."""
+    if opt.combine == "sum" or opt.mode != "hybrid":
+        weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
+        b_part, v_part = fusion.hybrid(bm25, vec, weight, opt.stats)
+        return {"bm25": b_part, "vector": v_part, "context": neighbours.lift(b_part + v_part, pairs, opt.context_weight)}
+    b_stats, v_stats = opt.stats if opt.stats is not None else (None, None)
+    return learned.parts(learned.load(opt.learned_weights or None), fusion.standardise(bm25, b_stats),
+                         fusion.standardise(vec, v_stats), _sizes(src), pairs)  # fmt: skip
+
+
+def _sizes(src: Sources) -> np.ndarray:
+    """File size of every note in universe order (kept in the memo, which a change clears)."""
+    cached = src.memo.get("sizes")
+    if cached is None or cached[0] is not src.index:
+        cached = (src.index, np.array([float(src.records[p].size) for p in src.universe]))
+        src.memo["sizes"] = cached
+    return cached[1]
+
+
+def _base(parts: dict[str, float]) -> float:
+    return (parts["bm25"] + parts["vector"] + parts.get("length", 0.0) + parts["context"] + parts["graph"]
+            + parts["anchor"] + parts["subject"])  # fmt: skip
+
+
+def _speaker(src: Sources, path: str) -> str | None:
+    """The speaker a note opens with (``Name: ...``), cached on the graph per content hash."""
+    cache = src.graph.graph.setdefault("speakers", {})
+    rec = src.records[path]
+    hit = cache.get(path)
+    if hit is None or hit[0] != rec.hash:
+        hit = cache[path] = (rec.hash, subject.speaker(src.read_body(path)))
+    return hit[1]
+
+
+def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | None, scored: dict, parts_of):
+    """A question naming a speaker of the first round's top hits: search again with the
+    name out of the vector query, and lift that speaker's own notes (``subject.py``)."""
+    if not opt.subject or opt.mode == "bm25" or not subject.names_in(query):
+        return scored, parts_of
+    ranked = sorted(scored, key=lambda p: -_base(scored[p]))
+    subj = subject.find(query, [(src.records[p].key, _speaker(src, p)) for p in ranked[: subject.FIRST]])
+    if subj is None:
+        return scored, parts_of
+    first = {p: rank for rank, p in enumerate(ranked, start=1)}
+    scored, _, parts_of = _retrieve(src, query, opt, allowed, subj.vector_query)
+    for path, parts in scored.items():
+        parts["first_round_rank"] = first.get(path, 0)  # 0: not among the first round's candidates
+        if _speaker(src, path) in subj.names:
+            parts["subject"] = subj.lift
+            parts["subject_via"] = subj.reason()  # type: ignore[assignment]
+    return scored, parts_of
+
+
+def _replacement(src: Sources, path: str, opt: Options) -> str | None:
+    """Follow ``superseded_by`` from a hidden note to the first visible note, if any."""
+    resolver = src.graph.graph["resolver"]
+    seen = {path}
+    current = src.records[path]
+    while current.superseded_by:
+        nxt = resolver.resolve(current.superseded_by, current.path)
+        if nxt is None or nxt in seen or nxt not in src.records:
+            return None
+        seen.add(nxt)
+        current = src.records[nxt]
+        if opt.filters.visible(current):
+            return nxt
+    return None
+
+
+def _lifecycle(src: Sources, scored: dict[str, dict[str, float]], opt: Options,
+               keep: frozenset | set = frozenset()) -> None:  # fmt: skip
+    """Drop hidden notes (except those in ``keep``); a superseded one hands its score to its
+    live replacement."""
+    for path in [p for p in scored if not opt.filters.visible(src.records[p]) and p not in keep]:
+        parts = scored.pop(path)
+        new = _replacement(src, path, opt) if src.records[path].status == "superseded" else None
+        if new is None or not opt.filters.metadata_match(src.records[new]):
+            continue
+        if new not in scored or _base(scored[new]) < _base(parts):
+            moved = dict(parts)
+            moved["redirect_from"] = src.records[path].key  # type: ignore[assignment]
+            scored[new] = moved
+
+
+def _graph(src: Sources, scored: dict[str, dict[str, float]], opt: Options,
+           parts_of: Callable[[str], dict[str, float]], ok: Callable[[str], bool]) -> None:  # fmt: skip
+    """Notes linked to the strongest hits get a decaying share of how far those stand out.
+
+    A seed passes ``GRAPH_WEIGHT * seed score * decay ** hops`` (an average note scores 0);
+    seeds are the top hits scoring at least half as much as the best.
+    """
+    if not scored or opt.graph_seeds <= 0:
+        return
+    top = sorted(scored.items(), key=lambda kv: -_base(kv[1]))[: opt.graph_seeds]
+    best = _base(top[0][1]) - BASELINE
+    if best <= 0:
+        return
+    seeds = {p: _base(parts) - BASELINE for p, parts in top if _base(parts) - BASELINE >= 0.5 * best}
+    for path, (value, seed, hops) in expand(src.graph, seeds, opt.graph_decay, 1).items():
+        if not ok(path):
+            continue
+        parts = scored.setdefault(path, parts_of(path))
+        bonus = GRAPH_WEIGHT * value
+        if bonus > parts["graph"]:
+            parts["graph"] = bonus
+            parts["graph_via"] = src.records[seed].key  # type: ignore[assignment]
+
+
+def _profile(rec: Record, profile: str, now: dt.datetime) -> float:
+    weight = PROFILES[profile].get(rec.type or "", 1.0)
+    if rec.type in RECENT_TYPES.get(profile, ()):
+        when = parse_time(rec.updated) or parse_time(rec.created)
+        if when is not None:
+            age_days = max(0.0, (now - when).total_seconds() / 86400)
+            weight *= 1.0 + 0.5 * math.exp(-age_days / 14)
+    return weight
+
+
+def resolve_anchor(graph: nx.DiGraph, records: dict[str, Record], anchor: str) -> str:
+    """The path of the note an ``--anchor`` names; BadInput when there is none."""
+    path = graph.graph["resolver"].resolve(anchor)
+    if path is None or path not in records:
+        raise BadInput(f"--anchor: no note called {anchor!r}")
+    return path
+
+
+def time_query(src: Sources, query: str, opt: Options, now: dt.datetime) -> tuple[str, DateRange | None, set[str]]:
+    """(the text to search, the time range in use or None, the notes dated in it).
+
+    A range is used only when it tells notes apart: some but not all of the vault's notes
+    are dated in it; otherwise the query is searched as written."""
+    if opt.time_mode == "off":
+        return query, None, set()
+    records = src.records.values()
+    parsed = parse_query(query, now, timefilter.event_resolver(records, now.date()))
+    if parsed.range is None:
+        return query, None, set()
+    inside = timefilter.in_range(records, parsed.range)
+    if not inside or len(inside) == len(src.records):
+        return query, None, set()
+    return parsed.text or query, parsed.range, inside
+
+
+def search(src: Sources, query: str, opt: Options) -> list[Hit]:
+    """Run one recall and return the top ``opt.k`` hits, best first."""
+    opt.check()
+    if not query.strip():
+        raise BadInput("the query is empty")
+    now = opt.now or now_utc()
+    query, span, inside = time_query(src, query, opt, now)
+    if opt.as_of is not None:
+        opt = dataclasses.replace(opt, filters=dataclasses.replace(opt.filters, include_hidden=True))
+    records = src.records
+    near: dict[str, float] = {}
+    if opt.anchor:
+        near = anchor_weights(src.graph, resolve_anchor(src.graph, src.records, opt.anchor), opt.depth, opt.graph_decay)
+
+    def candidate(path: str) -> bool:
+        rec = records.get(path)
+        return (rec is not None and opt.filters.metadata_match(rec) and (not near or path in near)
+                and (opt.as_of is None or timefilter.valid_on(rec, opt.as_of))
+                and (span is None or opt.time_mode != "filter" or path in inside))  # fmt: skip
+
+    filtered = span is not None and opt.time_mode == "filter"
+    narrowed = opt.filters.restrictive or near or opt.as_of is not None or filtered
+    allowed = {p for p in records if candidate(p)} if narrowed else None
+    scored, _, parts_of = _retrieve(src, query, opt, allowed)
+    scored, parts_of = _subject_round(src, query, opt, allowed, scored, parts_of)
+    for path in near:
+        if candidate(path):
+            scored.setdefault(path, parts_of(path))["anchor"] = ANCHOR_WEIGHT * near[path]
+    if span is not None and opt.time_mode == "boost" and len(inside) <= opt.candidates:
+        for path in inside:  # a note dated in the range competes even when its text ranks low
+            if candidate(path):
+                scored.setdefault(path, parts_of(path))
+    # a question about a past period also sees what was true then and has been superseded since
+    past = inside if span is not None and span.end is not None and span.end < now.date() else set()
+    _lifecycle(src, scored, opt, past)
+    _graph(src, scored, opt, parts_of, lambda p: candidate(p) and (opt.filters.visible(records[p]) or p in past))
+    stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
+    final = {}
+    for path, parts in scored.items():
+        rec = records[path]
+        parts["profile"] = _profile(rec, opt.profile, now) * (CANDIDATE_WEIGHT if rec.status == "candidate" else 1.0)
+        parts["importance"] = importance_factor(rec.importance, opt.weights)
+        parts["blend"] = 1.0
+        if opt.adaptive:
+            written = parse_time(rec.updated)
+            a = adaptive(evidence(stats.get(rec.key, Usage()), opt.weights), now.timestamp(), written.timestamp() if written else None, opt.weights)
+            parts.update(a)
+            parts["blend"] = blend_factor(a["adaptive"], opt.weights)
+        if span is not None:
+            parts["time"] = opt.time_boost if (opt.time_mode == "boost" and path in inside) else 0.0
+            parts["time_range"] = _range_text(span)  # type: ignore[assignment]
+        if opt.as_of is not None:
+            parts["as_of"] = opt.as_of.isoformat()  # type: ignore[assignment]
+        raw = _base(parts) + parts.get("time", 0.0)  # multipliers lift what stands out; never a below-average score
+        parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
+        final[path] = parts["score"]
+    ranked = fusion.ranked(final)[: opt.k]
+    terms = src.bm25.terms(query)
+    return [_hit(src, path, scored[path], i + 1, terms if opt.snippets else None) for i, (path, _) in enumerate(ranked)]
+
+
+def _range_text(span: DateRange) -> str:
+    return f"{span.start or '...'}..{span.end or '...'} ({span.expression})"
+
+
+def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | None) -> Hit:
+    rec = src.records[path]
+    snippet, highlights = make_snippet(src.read_body(path), terms) if terms is not None else ("", [])
+    via = None
+    if "redirect_from" in parts:
+        via = f"supersedes {parts['redirect_from']}"
+    elif parts.get("graph_via") and not (parts["bm25"] or parts["vector"]):
+        via = f"linked from {parts['graph_via']}"
+    explain = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items()}
+    status = "expired" if rec.status == "active" and is_expired(rec) else rec.status
+    return Hit(
+        id=rec.key, title=rec.title, path=path, type=rec.type, status=status,
+        score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
+        importance=rec.importance, updated=rec.updated, via=via, highlights=highlights,
+        explain=explain,
+    )  # fmt: skip
+
+
+WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    from whoosh.lang.porter import stem
+
+    return stem(word.lower())
+
+
+def make_snippet(body: str, terms: list[str], width: int = 32) -> tuple[str, list[str]]:
+    """The window of ``width`` words with the most query-term matches, and the matched words.
+
+    Words match when their stem equals a query term; the heading line is skipped.
+    """
+    body = plain_text(body)
+    lines = [ln.lstrip("#> ").strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("# ")]
+    lines = [ln for ln in lines if ln and not ln.startswith(("```", "~~~"))]
+    words = " ".join(lines).split()
+    if not words:
+        return "", []
+    wanted = set(terms)
+    hits = [any(_stem(w) in wanted for w in WORD_RE.findall(word)) for word in words]
+    best, best_n = 0, -1
+    window = sum(hits[:width])
+    for start in range(0, max(1, len(words) - width + 1)):
+        if start:
+            window += hits[start + width - 1] if start + width - 1 < len(hits) else 0
+            window -= hits[start - 1]
+        if window > best_n:
+            best, best_n = start, window
+    chosen = words[best : best + width]
+    matched = sorted({w.strip(".,;:!?()[]*_`\"'").lower() for w, h in zip(chosen, hits[best:]) if h})
+    text = " ".join(chosen)
+    prefix = "… " if best > 0 else ""
+    suffix = " …" if best + width < len(words) else ""
+    return prefix + text + suffix, [m for m in matched if m]

@@ -1,0 +1,1 @@
+"""The warm process: the watcher, its socket server and the light client."""

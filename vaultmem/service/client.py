@@ -1,0 +1,95 @@
+"""Talking to a running ``vaultmem watch`` over its unix socket (light: stdlib only).
+
+Protocol: one JSON object per line each way; a request ``{"op": ..., "args": {...}}`` gets
+``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}``.
+
+Trust: the client talks only to a socket in a folder owned by this user with mode 0700
+(nobody else can have created it there), and only to a server running as this user
+(``SO_PEERCRED``). Anything else is treated as "no watcher" (with a warning on stderr).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+from ..core.discovery import STATE_DIR
+
+SOCKET_NAME = "vaultmem.sock"
+MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
+
+
+def socket_path(root: Path) -> Path:
+    """``<vault>/.vaultmem/vaultmem.sock``, or a private runtime folder when that is too long."""
+    path = root / STATE_DIR / SOCKET_NAME
+    if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
+        return path
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"vaultmem-{os.getuid()}"
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return base / f"{digest}.sock"
+
+
+def private_folder_problem(folder: Path) -> str | None:
+    """Why ``folder`` cannot hold this user's socket (None when it can): it must be a real
+    folder (no symlink) owned by this user that nobody else can enter (mode 0700)."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return f"{folder} does not exist"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{folder} is not a folder"
+    if st.st_uid != os.getuid():
+        return f"{folder} is owned by uid {st.st_uid}, not by you"
+    if st.st_mode & 0o077:
+        return f"{folder} is open to other users (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end of a unix socket (SO_PEERCRED; Linux)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def _warn(message: str) -> None:
+    print(f"vaultmem: warning: {message}; not using it", file=sys.stderr)
+
+
+def request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0) -> dict | None:
+    """Send one request to the vault's watcher; None when no trusted watcher answers."""
+    path = socket_path(root)
+    if not os.path.lexists(path):
+        return None
+    problem = private_folder_problem(path.parent)
+    if problem:
+        _warn(f"the watcher socket {path}: {problem}")
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        if peer_uid(sock) != os.getuid():
+            _warn(f"the process serving {path} runs as uid {peer_uid(sock)}, not as you")
+            return None
+        sock.sendall(json.dumps({"op": op, "args": args or {}}).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    except (FileNotFoundError, ConnectionRefusedError, socket.timeout, OSError):
+        return None
+    finally:
+        sock.close()
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None

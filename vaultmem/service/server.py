@@ -1,0 +1,131 @@
+"""The watcher's local socket: answers recall (and status, reindex) with the warm vault.
+
+A unix domain socket, mode 0600 in a folder only the owner can enter, so only the vault's
+owner can connect. Requests are served on threads but run one at a time against the vault
+(the same mutex guards index updates), so a reader never sees a half-applied batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import socketserver
+import threading
+from pathlib import Path
+from typing import Any, Callable, ContextManager
+
+from ..core.discovery import STATE_DIR, private_dir
+from ..core.errors import VaultError
+from .client import peer_uid, private_folder_problem, request, socket_path
+
+Handler = Callable[[dict], Any]
+
+
+def service_ops(vault: Any, watcher: Any) -> dict[str, Handler]:
+    """The protocol table: what a running watcher answers on its socket, for its warm ``vault``."""
+
+    def recall(args: dict) -> list[dict]:
+        explain = bool(args.pop("explain", False))
+        query = args.pop("query")
+        return [h.as_dict(explain) for h in vault.recall(query, **args)]
+
+    return {
+        "ping": lambda args: {"pid": os.getpid(), "vault": str(vault.root)},
+        "recall": recall,
+        "status": lambda args: {**watcher.status(), **vault.index_status(drift=args.get("drift", True))},
+        "reindex": lambda args: vault.reindex(rebuild=bool(args.get("rebuild"))).as_dict(),
+    }
+
+
+class _RequestHandler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        if not peer_is_owner(self.request):
+            return
+        line = self.rfile.readline(1 << 20)
+        try:
+            req = json.loads(line)
+            op, args = req["op"], req.get("args") or {}
+            result = self.server.dispatch(op, args)  # type: ignore[attr-defined]
+            reply = {"ok": True, "result": result}
+        except VaultError as e:
+            reply = {"ok": False, "error": str(e), "code": e.exit_code}
+        except (ValueError, KeyError, TypeError) as e:
+            reply = {"ok": False, "error": f"bad request: {e}", "code": 2}
+        except Exception as e:  # keep serving; report the failure to the client
+            reply = {"ok": False, "error": f"{type(e).__name__}: {e}", "code": 70}
+        self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+class SocketServer:
+    """Serves ``ops`` (name -> function of the request args) on the vault's socket."""
+
+    UNGUARDED = ("ping", "status")  # answered even while a batch is being applied
+
+    def __init__(self, root: Path, ops: dict[str, Handler], guard: Callable[[], ContextManager[Any]]):
+        self.root = root
+        self.path = socket_path(root)
+        self.ops = ops
+        self.guard = guard  # entered around every request (the watcher's reader side)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def dispatch(self, op: str, args: dict) -> Any:
+        fn = self.ops.get(op)
+        if fn is None:
+            raise VaultError(f"unknown request {op!r}")
+        if op in self.UNGUARDED:
+            return fn(args)
+        with self.guard():
+            return fn(args)
+
+    def start(self) -> None:
+        """Bind (removing a stale socket left by a dead watcher) and serve in a thread."""
+        self._private_folder()
+        if self.path.exists() or self.path.is_symlink():
+            if request(self.root, "ping", timeout=2) is not None:
+                raise VaultError(f"another process already serves {self.path}")
+            self.path.unlink()
+        old = os.umask(0o177)
+        try:
+            server = _Server(str(self.path), _RequestHandler)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        server.dispatch = self.dispatch  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="vaultmem-socket", daemon=True)
+        self._thread.start()
+
+    def _private_folder(self) -> None:
+        """The socket's folder: created 0700; refused unless it is ours and private."""
+        folder = self.path.parent
+        if folder.name == STATE_DIR:
+            private_dir(folder)
+        else:  # a per-user runtime folder (the vault path is too long for a socket)
+            try:
+                folder.mkdir(mode=0o700)
+            except FileExistsError:
+                pass
+        problem = private_folder_problem(folder)
+        if problem:
+            raise VaultError(f"cannot serve the watcher socket: {problem}; remove it or set XDG_RUNTIME_DIR")
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def peer_is_owner(sock: socket.socket) -> bool:
+    """Whether the connected peer runs as this user (SO_PEERCRED; Linux)."""
+    return peer_uid(sock) == os.getuid()

@@ -1,0 +1,514 @@
+"""``vaultmem watch``: file events -> debounced batches -> the one Indexer; plus warm recall.
+
+A watchdog observer reports changes; they are collected into a batch that is applied once
+the vault has been quiet for ``quiet`` seconds, or at the latest ``max_delay`` seconds after
+the first change, so a ``git checkout`` of a thousand notes is one batch. Folder events and
+``.gitignore`` edits trigger a full (stat-based, cheap) reconcile instead of per-file work.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import logging
+import os
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from ..core.config import CONFIG_FILE
+from ..core.discovery import STATE_DIR, USAGE_DIR
+from ..core.errors import VaultError
+from ..core.lock import WriterLock
+from ..memory.lifecycle import apply_keys, apply_updates
+from .server import SocketServer, service_ops
+
+log = logging.getLogger("vaultmem.service.watch")
+CONFIG_QUIET = 0.3  # seconds the config file must stay unchanged before it is reloaded
+
+
+def _malloc_trim() -> Callable[[], Any] | None:
+    """glibc's ``malloc_trim(0)`` (None on other C libraries)."""
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return lambda: trim(0)
+
+
+class Housekeeping:
+    """Gives memory freed by applied batches back, so a long-running watcher does not sit on it.
+
+    whoosh's readers and writers sit in reference cycles (their segment files are unmapped when
+    they close, see ``bm25``, but their Python objects wait for the garbage collector), which a
+    large long-lived heap rarely runs on its own. After each batch a young-generation collection
+    (~2 ms) frees most of it; a full collection (~50 ms on a 2k-note vault, ~190 ms on 10k: it
+    holds the GIL, so a recall waits) runs when the watcher goes idle, and while it stays busy
+    at most every ``every`` seconds. Each run ends with glibc's ``malloc_trim``, which returns
+    the freed pages to the OS.
+    """
+
+    def __init__(self, every: float = 60.0):
+        self.every = every
+        self.runs = 0  # full collections
+        self._dirty = False
+        self._busy: set[object] = set()  # callers whose last turn applied a batch
+        self._lock = threading.Lock()
+        self._last = time.monotonic()
+        self._trim = _malloc_trim()
+
+    @property
+    def idle(self) -> bool:
+        """No caller's last turn applied a batch."""
+        return not self._busy
+
+    def after(self, applied: bool, caller: object = None) -> None:
+        """Called after each turn of a watcher loop (``applied``: a batch was just applied).
+
+        Watchers in one process share one instance (collections are process-wide): the
+        process counts as idle only once every caller's last turn applied nothing.
+        """
+        with self._lock:
+            (self._busy.add if applied else self._busy.discard)(caller)
+            self._dirty |= applied
+            if self._dirty and (self.idle or time.monotonic() - self._last >= self.every):
+                gc.collect()
+                self._dirty, self._last = False, time.monotonic()
+                self.runs += 1
+            elif applied:
+                gc.collect(1)
+            else:
+                return
+            if self._trim is not None:
+                self._trim()
+
+
+@dataclass
+class Batch:
+    """Paths to sync, or ``full`` for a whole-vault reconcile."""
+
+    paths: set[str] = field(default_factory=set)
+    full: bool = False
+
+
+class Batcher:
+    """Thread-safe collector of changed paths with a quiet period and a maximum delay."""
+
+    def __init__(self, quiet: float = 0.2, max_delay: float = 1.0):
+        self.quiet, self.max_delay = quiet, max_delay
+        self._cond = threading.Condition()
+        self._batch = Batch()
+        self._first = self._last = 0.0
+        self._held = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Collect changes without releasing a batch (a git pull lands as one burst)."""
+        with self._cond:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held -= 1
+                self._last = time.monotonic()
+                self._cond.notify_all()
+
+    def add(self, paths: set[str] | None = None, full: bool = False) -> None:
+        with self._cond:
+            now = time.monotonic()
+            if not self._batch.paths and not self._batch.full:
+                self._first = now
+            self._last = now
+            self._batch.paths |= paths or set()
+            self._batch.full |= full
+            self._cond.notify_all()
+
+    @property
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._batch.paths) + (1 if self._batch.full else 0)
+
+    def take(self, stop: threading.Event, idle: float | None = None) -> Batch | None:
+        """Wait for a ready batch; on stop, return what is pending at once (None if nothing).
+
+        With ``idle``, an empty batch comes back after that many seconds without changes.
+        """
+        started = time.monotonic()
+        with self._cond:
+            while True:
+                has = bool(self._batch.paths or self._batch.full)
+                now = time.monotonic()
+                ready = not self._held and (now - self._last >= self.quiet or now - self._first >= self.max_delay)
+                if has and (stop.is_set() or ready):
+                    batch, self._batch = self._batch, Batch()
+                    return batch
+                if stop.is_set():
+                    return None
+                if not has and idle is not None and now - started >= idle:
+                    return Batch()
+                if has and not self._held:
+                    timeout = min(self.quiet - (now - self._last), self.max_delay - (now - self._first))
+                else:
+                    timeout = 0.5
+                self._cond.wait(max(0.005, timeout))
+
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+
+class EventCollector(FileSystemEventHandler):
+    """Turns watchdog events into vault-relative paths for the batcher."""
+
+    def __init__(self, root: Path, batcher: Batcher, is_candidate: Callable[[str], bool],
+                 on_rules_change: Callable[[], None], on_config_change: Callable[[], None] = lambda: None):  # fmt: skip
+        self.root = str(root)
+        self.batcher = batcher
+        self.is_candidate = is_candidate
+        self.on_rules_change = on_rules_change
+        self.on_config_change = on_config_change
+
+    def _rel(self, path: str | bytes) -> str | None:
+        path = os.fsdecode(path)
+        if path != self.root and not path.startswith(self.root + os.sep):
+            return None
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        if rel == "." or rel.split("/", 1)[0] in (STATE_DIR, USAGE_DIR):
+            return None
+        return rel
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        rels = [self._rel(event.src_path)]
+        if getattr(event, "dest_path", None):
+            rels.append(self._rel(event.dest_path))
+        rels = [r for r in rels if r]
+        if not rels:
+            return
+        if CONFIG_FILE in rels:  # the vault's settings, in its root folder
+            self.on_config_change()
+            return
+        if any(r.rsplit("/", 1)[-1] == ".gitignore" for r in rels):
+            self.on_rules_change()
+            self.batcher.add(full=True)
+        elif event.is_directory:
+            if event.event_type != "modified":  # created, deleted, moved folders
+                self.batcher.add(full=True)
+        else:
+            notes = {r for r in rels if self.is_candidate(r)}
+            if notes:
+                self.batcher.add(notes)
+
+
+class WriterFirst:
+    """One-at-a-time access to the vault where applying a batch goes before waiting readers,
+    so a stream of recall requests can never starve the indexing of a saved file."""
+
+    def __init__(self, mutex: threading.RLock):
+        self.mutex = mutex
+        self._cond = threading.Condition()
+        self._writers = 0
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._writers += 1
+        try:
+            self.mutex.acquire()
+        finally:
+            with self._cond:
+                self._writers -= 1
+                self._cond.notify_all()
+        try:
+            yield
+        finally:
+            self.mutex.release()
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._writers:
+                self._cond.wait()
+        with self.mutex:
+            yield
+
+
+@dataclass
+class WatchState:
+    """What ``vaultmem status`` reports about a running watcher."""
+
+    started: float = field(default_factory=time.time)
+    batches: int = 0
+    last_batch: dict | None = None
+    last_error: str | None = None
+    polling: bool = False
+    rebuilds: int = 0  # times .vaultmem/ was deleted under the watcher and rebuilt
+
+
+class Watcher:
+    """Keeps one vault's indexes in step with its files and serves warm recall."""
+
+    def __init__(self, vault: Any, quiet: float = 0.2, max_delay: float = 1.0, serve: bool = True,
+                 on_batch: Callable[[dict], None] | None = None):  # fmt: skip
+        self.vault = vault
+        self.root: Path = vault.root
+        self.batcher = Batcher(quiet, max_delay)
+        self.mutex = threading.RLock()
+        self.gate = WriterFirst(self.mutex)
+        self.state = WatchState()
+        self.stop_event = threading.Event()
+        self.lock = WriterLock(vault.lock_path)
+        self.on_batch = on_batch
+        self.housekeeping = Housekeeping()
+        self.server = SocketServer(self.root, service_ops(vault, self), self.gate.read) if serve else None
+        self._observer = None
+        self._failures = 0  # batches failed in a row
+        self._config_timer: threading.Timer | None = None
+        self._config_timer_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Take the writer lock, reconcile, start the observer and the socket."""
+        if not self.lock.acquire("watch"):
+            holder = self.lock.holder() or {}
+            raise VaultError(
+                f"another vaultmem process (pid {holder.get('pid', '?')}, {holder.get('role', '?')}) "
+                f"is writing this vault's indexes; only one watcher per vault"
+            )
+        try:
+            self.vault.hold_lock(self.lock)
+            self._observer = self._start_observer()
+            with self.gate.write():
+                self._apply(Batch(full=True))
+                if self.server is not None:
+                    self.vault.warm()
+            if self.server is not None:
+                self.server.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_observer(self):
+        handler = EventCollector(self.root, self.batcher, self._is_candidate, self._rules_changed, self._config_changed)
+        try:
+            observer = Observer()
+            observer.schedule(handler, str(self.root), recursive=True)
+            observer.start()
+            return observer
+        except OSError as e:  # inotify watch or instance limit reached
+            log.warning("native file events unavailable (%s); falling back to polling every 1 s", e)
+            self.state.polling = True
+            observer = PollingObserver(timeout=1)
+            observer.schedule(handler, str(self.root), recursive=True)
+            observer.start()
+            return observer
+
+    def _is_candidate(self, rel: str) -> bool:
+        return not self.vault.store.rules.ignored(rel)
+
+    def _rules_changed(self) -> None:
+        self.vault.store.rules.forget()
+
+    def _config_changed(self) -> None:
+        """The vault's config file changed: reload it once it has been quiet for a moment (an
+        editor saving in place truncates the file first; that empty moment is not a config)."""
+        with self._config_timer_lock:
+            if self._config_timer is not None:
+                self._config_timer.cancel()
+            self._config_timer = threading.Timer(CONFIG_QUIET, self._reload_config)
+            self._config_timer.daemon = True
+            self._config_timer.start()
+
+    def _reload_config(self) -> None:
+        """Recall, adaptive and lifecycle settings apply from the next call; what shapes the
+        indexes ([vault], [folders], [embedding]) needs a restart."""
+        try:
+            with self.gate.write():
+                pending = self.vault.reload_config()
+        except VaultError as e:
+            log.warning("config not reloaded, the settings in use stay: %s", e)
+            return
+        if pending:
+            log.warning("config reloaded; [%s] changed and applies when vaultmem watch restarts", "], [".join(pending))
+        else:
+            log.info("config reloaded")
+
+    def run(self) -> None:
+        """Apply batches until ``stop()``; the pending batch is applied before returning."""
+        try:
+            while True:
+                batch = self.batcher.take(self.stop_event, idle=1.0)
+                if batch is None:
+                    return
+                if not self.root.is_dir():
+                    raise VaultError(f"the vault folder {self.root} disappeared; stopping")
+                if self._state_lost():
+                    self._rebuild_state()
+                for part in self._slices(batch):
+                    with self.gate.write():  # released between slices so recall is never held long
+                        self._apply(part)
+                self.housekeeping.after(applied=bool(batch.paths or batch.full), caller=self)
+        finally:  # an ended watcher no longer keeps a shared schedule busy
+            self.housekeeping.after(applied=False, caller=self)
+
+    def _state_lost(self) -> bool:
+        """Whether ``.vaultmem/`` was deleted (or replaced) under this watcher: its lock
+        file or its manifest is no longer the one it holds open."""
+        return not self.lock.still_held() or not (self.vault.index_dir / "manifest.db").exists()
+
+    def _rebuild_state(self) -> None:
+        """Let go of the deleted indexes, take the writer lock again and rebuild from the
+        files; stops (VaultError) if another process took the new lock first."""
+        log.warning("%s/ was deleted under the watcher; rebuilding the indexes from the files", STATE_DIR)
+        with self.gate.write():
+            if self.server is not None:
+                self.server.stop()
+            self.vault.hold_lock(None)
+            self.lock.release()
+            self.vault.close()
+            if not self.lock.acquire("watch"):
+                holder = self.lock.holder() or {}
+                raise VaultError(f"{STATE_DIR}/ was deleted and another vaultmem process (pid {holder.get('pid', '?')}) "
+                                 "now writes the indexes; this watcher stops")  # fmt: skip
+            self.vault.hold_lock(self.lock)
+            self._apply(Batch(full=True))
+            if self.server is not None:
+                self.vault.warm()
+                self.server.start()
+        self.state.rebuilds += 1
+
+    SLICE = 128  # paths applied per step of a big batch
+    RETRIES = 3  # a failing batch is retried this often, then waits for the next file change
+
+    def _slices(self, batch: Batch) -> list[Batch]:
+        if batch.full:
+            return [batch]
+        paths = sorted(batch.paths)
+        return [Batch(set(paths[i : i + self.SLICE])) for i in range(0, len(paths), self.SLICE)]
+
+    def _apply(self, batch: Batch) -> None:
+        try:
+            summary = self.vault.reindex(None if batch.full else sorted(batch.paths))
+        except VaultError:
+            raise
+        except Exception as e:  # keep watching; retry a few times, then wait for the next change
+            self.state.last_error = f"{type(e).__name__}: {e}"
+            self._failures += 1
+            if self._failures <= self.RETRIES:
+                log.error("could not apply a batch (retrying, %d of %d): %s", self._failures, self.RETRIES,
+                          self.state.last_error)  # fmt: skip
+                self.batcher.add(full=True)
+                time.sleep(0.5 * self._failures)
+            else:
+                log.error("could not apply a batch: %s; waiting for the next change", self.state.last_error)
+            return
+        self._failures = 0
+        self.state.batches += 1
+        self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
+        self.state.last_error = None  # recovered: status shows only what is still wrong
+        self._apply_keys(summary.touched, summary.fresh)
+        for path, reason in summary.errors.items():
+            self.state.last_error = f"{path}: {reason}"
+            log.warning("skipped %s: %s", path, reason)
+        if self.on_batch:
+            self.on_batch(self.state.last_batch)
+
+    def _apply_keys(self, touched: set[str], fresh: set[str] = frozenset()) -> None:
+        """Hand-written notes with a subject ``key`` supersede older ones of the same key, and
+        notes new to the index supersede what the signal rule of ``remember`` is sure they
+        update (the changed old notes come back as file events and are indexed in the next
+        batch; they are not new, so nothing is applied twice)."""
+        for rule, paths, apply in (("same key", touched, apply_keys), ("signals", fresh, apply_updates)):
+            if not paths:
+                continue
+            try:
+                done = apply(self.vault, paths)
+            except Exception as e:  # never stop watching over it
+                log.warning("%s: %s: %s", rule, type(e).__name__, e)
+                continue
+            for d in done:
+                log.info("superseded %s by %s (%s)", d["id"], d["by"], rule)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.batcher.wake()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+        with self._config_timer_lock:
+            if self._config_timer is not None:
+                self._config_timer.cancel()
+        self.vault.hold_lock(None)
+        self.lock.release()
+
+    def status(self) -> dict:
+        return {
+            "pid": os.getpid(), "started": self.state.started, "batches": self.state.batches,
+            "pending": self.batcher.pending, "last_batch": self.state.last_batch,
+            "last_error": self.state.last_error, "polling": self.state.polling,
+        }  # fmt: skip
+
+
+class WatchGroup:
+    """Several watchers in one process (``vaultmem watch --all``): one model, one thread each."""
+
+    def __init__(self, watchers: list[Watcher]):
+        self.watchers = watchers
+        shared = Housekeeping()  # garbage collection is per process, not per vault
+        for w in watchers:
+            w.housekeeping = shared
+        self.errors: dict[str, BaseException] = {}
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        started: list[Watcher] = []
+        try:
+            for w in self.watchers:
+                w.start()
+                started.append(w)
+        except BaseException:
+            for w in started:
+                w.close()
+            raise
+        for w in self.watchers:
+            t = threading.Thread(target=self._run, args=(w,), name=f"watch-{w.root.name}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _run(self, w: Watcher) -> None:
+        try:
+            w.run()
+        except BaseException as e:  # one vault failing does not stop the others
+            self.errors[str(w.root)] = e
+            log.error("%s: %s", w.root, e)
+
+    def wait(self, stop: threading.Event) -> None:
+        """Block until ``stop`` is set or every watcher has ended; then stop and close all."""
+        while not stop.is_set() and any(t.is_alive() for t in self._threads):
+            stop.wait(0.5)
+        self.stop()
+
+    def stop(self) -> None:
+        for w in self.watchers:
+            w.stop()
+        for t in self._threads:
+            t.join(timeout=60)
+        for w in self.watchers:
+            w.close()

@@ -1,0 +1,1 @@
+"""Git: commit, fetch, merge and push a vault."""

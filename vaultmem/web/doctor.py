@@ -1,0 +1,370 @@
+"""`vaultmem doctor`: one health report of a vault, and the safe repairs.
+
+The report reads the files (not the indexes) for everything about notes, so it also sees what
+the indexes miss; the indexes are only compared with the files (drift) and read for the vectors
+the "looks like an unrecorded update" check needs. Nothing is written unless ``fix`` is called,
+and ``fix`` only reconciles the indexes and archives expired memories (the same change as the
+aging rules), each change returned as one line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import os
+import posixpath
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+import numpy as np
+
+from ..core.discovery import USAGE_DIR
+from ..core.filters import is_expired, now_utc
+from ..core.lock import WriterLock
+from ..index import graph as graphmod
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..index.manifest import Record
+    from ..vault import Vault
+
+# what a finding of each check means for the exit code: "error" and "warning" need attention
+SEVERITY = {
+    "parse_error": "error", "duplicate_id": "error", "supersede_loop": "error", "index_drift": "warning",
+    "broken_link": "warning", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
+    "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
+    "orphan": "info", "old_config_place": "warning", "config_not_default": "info",
+}  # fmt: skip
+SAMPLE = 10  # paths shown per drift kind
+MAX_SUGGEST = 500  # broken link targets that get a closest-title suggestion (difflib is O(titles))
+SKIP_UPDATE_TYPES = ("session_summary", "progress")  # expected to repeat; aging handles them
+
+
+@dataclass
+class Finding:
+    """One problem: which check found it, where, and what to do about it."""
+
+    check: str
+    path: str | None
+    message: str
+    hint: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def severity(self) -> str:
+        return SEVERITY.get(self.check, "info")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "severity": self.severity, **{k: v for k, v in asdict(self).items() if k != "check"}}
+
+
+@dataclass
+class Report:
+    """Everything doctor found, plus the index, watcher and disk state."""
+
+    vault: str
+    notes: int
+    findings: list[Finding]
+    index: dict[str, Any]
+    watcher: dict[str, Any]
+    disk: dict[str, int]
+
+    @property
+    def needs_attention(self) -> bool:
+        return any(f.severity in ("error", "warning") for f in self.findings)
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(SEVERITY, 0)
+        for f in self.findings:
+            out[f.check] = out.get(f.check, 0) + 1
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"vault": self.vault, "notes": self.notes, "needs_attention": self.needs_attention,
+                "counts": self.counts(), "findings": [f.as_dict() for f in self.findings],
+                "index": self.index, "watcher": self.watcher, "disk": self.disk}  # fmt: skip
+
+
+def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
+    """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``)."""
+    parse_errors: dict[str, str] = {}
+    records = vault.catalog(errors=parse_errors)
+    g = graphmod.build(records.values())
+    findings = [Finding("parse_error", p, f"cannot be read as a note: {why}", "fix the frontmatter; the note is "
+                        "left out of recall until then") for p, why in sorted(parse_errors.items())]  # fmt: skip
+    findings += duplicate_ids(records)
+    findings += broken_links(g, records)
+    findings += [Finding("orphan", p, "no links in or out", "link it from an anchor or related note")
+                 for p in graphmod.orphans(g)]  # fmt: skip
+    findings += empty_anchors(g)
+    findings += supersede_chains(records, g)
+    findings += likely_updates(vault, records, g)
+    findings += [Finding("candidate", r.path, "candidate memory waiting for confirmation", "vaultmem confirm / resolve")
+                 for r in records.values() if r.status == "candidate"]  # fmt: skip
+    today = today or now_utc().date()
+    findings += [Finding("expired", r.path, f"active but expired on {r.expires}", "--fix archives it",
+                         {"expires": r.expires}) for r in records.values() if r.status == "active" and is_expired(r, today)]  # fmt: skip
+    index = index_state(vault, records, parse_errors)
+    if index["drift_total"]:
+        counts = ", ".join(f"{n} {k}" for k, n in index["drift"].items() if n)
+        findings.append(Finding("index_drift", None, f"indexes differ from the files ({counts})",
+                                "--fix (or vaultmem index) reconciles them", {"sample": index["sample"]}))  # fmt: skip
+    findings += config_findings(vault.root)
+    watcher = watcher_state(vault)
+    if watcher["state"] == "not answering":
+        findings.append(Finding("watcher", None, f"pid {watcher['pid']} holds the watcher lock but does not answer",
+                                "stop it (kill PID) and start vaultmem watch again"))  # fmt: skip
+    return Report(str(vault.root), len(records), findings, index, watcher, disk_use(vault))
+
+
+# ---------------------------------------------------------------------- checks over the notes
+
+
+def duplicate_ids(records: dict[str, "Record"]) -> list[Finding]:
+    by_id: dict[str, list[str]] = {}
+    for r in records.values():
+        if r.id:
+            by_id.setdefault(r.id.lower(), []).append(r.path)
+    return [Finding("duplicate_id", paths[0], f"id {key!r} is used by {len(paths)} notes: {', '.join(paths)}",
+                    "give each note its own id", {"id": key, "paths": paths})
+            for key, paths in sorted(by_id.items()) if len(paths) > 1]  # fmt: skip
+
+
+def _names(records: dict[str, "Record"]) -> dict[str, str]:
+    """Lower-cased title, alias and file name -> the note's title (for suggestions)."""
+    out: dict[str, str] = {}
+    for r in records.values():
+        stem = posixpath.basename(r.path)[:-3] if r.path.lower().endswith(".md") else posixpath.basename(r.path)
+        for key in (r.title, stem, *r.aliases):
+            out.setdefault(key.lower(), r.title)
+    return out
+
+
+def broken_links(g: nx.DiGraph, records: dict[str, "Record"]) -> list[Finding]:
+    """Links to a note that does not exist, each with the closest existing title."""
+    names = _names(records)
+    keys = list(names)
+    out = []
+    for i, (target, sources) in enumerate(sorted(graphmod.unresolved(g).items())):
+        close = difflib.get_close_matches(target.lower(), keys, n=1, cutoff=0.6) if i < MAX_SUGGEST else []
+        suggestion = names[close[0]] if close else None
+        hint = f"did you mean [[{suggestion}]]?" if suggestion else "create the note or remove the link"
+        for src in sources:
+            out.append(Finding("broken_link", src, f"links to [[{target}]], which does not exist", hint,
+                               {"target": target, "suggestion": suggestion}))  # fmt: skip
+    return out
+
+
+def empty_anchors(g: nx.DiGraph) -> list[Finding]:
+    out = []
+    for a in graphmod.anchors(g):
+        members = [n for n in set(g.successors(a)) | set(g.predecessors(a)) if not g.nodes[n].get("dangling")]
+        if not members:
+            out.append(Finding("empty_anchor", a, "anchor with no member notes", "link memories to it or drop the anchor tag"))
+    return out
+
+
+def _successor(rec: "Record", g: nx.DiGraph) -> str | None:
+    if not rec.superseded_by:
+        return None
+    return g.graph["resolver"].resolve(rec.superseded_by, rec.path)
+
+
+def supersede_chains(records: dict[str, "Record"], g: nx.DiGraph) -> list[Finding]:
+    """Chains of ``superseded_by`` that loop, or whose newest note is resolved."""
+    out, seen_loops = [], set()
+    for start in sorted(p for p, r in records.items() if r.superseded_by):
+        chain = [start]
+        nxt = _successor(records[start], g)
+        while nxt is not None and nxt in records and nxt not in chain:
+            chain.append(nxt)
+            nxt = _successor(records[nxt], g)
+        if nxt in chain:
+            loop = frozenset(chain[chain.index(nxt) :])
+            if loop not in seen_loops:
+                seen_loops.add(loop)
+                out.append(Finding("supersede_loop", start, "supersede chain loops: " + " -> ".join([*chain, nxt]),
+                                   "reopen one note of the loop (vaultmem reopen)", {"chain": [*chain, nxt]}))  # fmt: skip
+        elif len(chain) > 1 and records[chain[-1]].status == "resolved" and chain[-2] == start:
+            out.append(Finding("supersede_ends_resolved", start, f"superseded by {chain[-1]}, which is resolved",
+                               "resolve this note too, or reopen it", {"chain": chain}))  # fmt: skip
+    return out
+
+
+def likely_updates(vault: "Vault", records: dict[str, "Record"], g: nx.DiGraph) -> list[Finding]:
+    """Active memories of one type so similar that one is probably an update of the other,
+    without a supersede link between them (cosine of their first chunks, with the thresholds
+    ``remember`` uses to auto-supersede)."""
+    cfg = vault.config["lifecycle"]
+    shared_t, plain_t = float(cfg["supersede_shared_context"]), float(cfg["supersede_no_context"])
+    active = {p: r for p, r in records.items() if r.status == "active" and r.type and r.type not in SKIP_UPDATE_TYPES}
+    if len(active) < 2 or not (vault.index_dir / "manifest.db").exists():
+        return []
+    rows, matrix = vault.manifest.vectors(vault.embedder.name, active)
+    first: dict[str, int] = {}
+    for i, p in enumerate(rows):
+        first.setdefault(p, i)
+    by_type: dict[str, list[str]] = {}
+    for p in first:
+        if p in active:
+            by_type.setdefault(active[p].type, []).append(p)
+    out = []
+    for type_, paths in sorted(by_type.items()):
+        m = matrix[[first[p] for p in paths]]
+        m = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+        for lo in range(0, len(paths), 512):
+            sims = m[lo : lo + 512] @ m.T
+            for i, j in zip(*np.nonzero(sims >= shared_t)):
+                a, b = paths[lo + i], paths[j]
+                if a >= b or g.has_edge(a, b) and _supersede_edge(g, a, b) or g.has_edge(b, a) and _supersede_edge(g, b, a):
+                    continue
+                ra, rb = active[a], active[b]
+                shared = bool({c.lower() for c in ra.context} & {c.lower() for c in rb.context})
+                cos = float(sims[i, j])
+                if cos >= (shared_t if shared else plain_t):
+                    older, newer = sorted((ra, rb), key=lambda r: (r.updated or r.created or "", r.path))
+                    out.append(Finding("likely_update", older.path, f"{type_} looks updated by {newer.path} "
+                                       f"(similarity {cos:.2f}) but nothing records it",
+                                       f"vaultmem supersede {older.key} {newer.key}",
+                                       {"newer": newer.path, "similarity": round(cos, 3)}))  # fmt: skip
+    return out
+
+
+def _supersede_edge(g: nx.DiGraph, a: str, b: str) -> bool:
+    return bool({"superseded_by", "supersedes"} & set(g.edges[a, b].get("kinds", ())))
+
+
+# ---------------------------------------------------------------------- index, watcher, disk
+
+
+def config_findings(root: Path) -> list[Finding]:
+    """A config still in the disposable ``.vaultmem/`` (deleting that folder would lose it), and
+    each setting that differs from today's default (an older ``init`` wrote every default
+    uncommented, which pins a vault to the defaults of its day)."""
+    from ..core.config import (
+        CONFIG_FILE,
+        DEFAULTS,
+        LEGACY_CONFIG,
+        config_path,
+        read_file,
+    )
+    from ..core.errors import BadInput
+
+    path = config_path(root)
+    out = []
+    if path == root / LEGACY_CONFIG and path.exists():
+        out.append(Finding("old_config_place", LEGACY_CONFIG, "the config is in .vaultmem/, which can be deleted "
+                           "at any time (the indexes are rebuilt; the settings would be lost)",
+                           f"--fix moves it to {CONFIG_FILE}, beside the notes"))  # fmt: skip
+    try:
+        data = read_file(root)
+    except (OSError, BadInput):
+        return out  # loading the vault reported it already
+    for section, values in data.items():
+        default = DEFAULTS.get(section)
+        if not isinstance(values, dict) or not isinstance(default, dict) or section == "folders":
+            continue
+        for key, value in values.items():
+            if key in default and value != default[key]:
+                out.append(Finding("config_not_default", path.relative_to(root).as_posix(),
+                                   f"[{section}] {key} = {value!r}; the default is {default[key]!r}",
+                                   "comment the line out to follow the default", {"key": f"{section}.{key}"}))  # fmt: skip
+    return out
+
+
+def index_state(vault: "Vault", records: dict[str, "Record"], parse_errors: dict[str, str]) -> dict[str, Any]:
+    """The indexes against the files: counts of new, changed and removed notes and a sample."""
+    from ..index.manifest import Manifest
+
+    path = vault.index_dir / "manifest.db"
+    known: dict[str, Record] = {}
+    if path.exists():
+        m = Manifest(path, readonly=True)
+        try:
+            known = m.records()
+        finally:
+            m.close()
+    on_disk = set(records)
+    new = sorted(on_disk - known.keys())
+    removed = sorted(known.keys() - on_disk - parse_errors.keys())
+    changed = sorted(p for p in on_disk & known.keys() if records[p].hash != known[p].hash)
+    drift = {"new": len(new), "changed": len(changed), "removed": len(removed)}
+    return {"notes_indexed": len(known), "files": len(on_disk) + len(parse_errors), "drift": drift,
+            "drift_total": sum(drift.values()),
+            "sample": {"new": new[:SAMPLE], "changed": changed[:SAMPLE], "removed": removed[:SAMPLE]}}  # fmt: skip
+
+
+def watcher_state(vault: "Vault") -> dict[str, Any]:
+    """Whether a watcher keeps this vault's indexes, and whether it answers."""
+    from ..service.client import request
+
+    reply = request(vault.root, "status", {"drift": False}, timeout=5.0)
+    if reply and reply.get("ok"):
+        r = reply["result"]
+        return {"state": "running", "pid": r.get("pid"), "pending": r.get("pending"), "last_error": r.get("last_error")}
+    holder = WriterLock(vault.lock_path).holder() if vault.lock_path.exists() else None
+    if holder and holder.get("role") == "watch":
+        return {"state": "not answering", "pid": holder.get("pid")}
+    return {"state": "not running", "pid": None}
+
+
+def _tree_size(path: str) -> int:
+    total = 0
+    for folder, dirs, files in os.walk(path):  # does not follow symlinks
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def disk_use(vault: "Vault") -> dict[str, int]:
+    """Bytes used by the notes and by each part of ``.vaultmem/`` and ``.vaultmem-usage/``."""
+    notes = sum(st.size for st in map(vault.store.stat, vault.store.list_paths()) if st is not None)
+    out = {"notes": notes}
+    for state in (vault.store.state_dir, vault.root / USAGE_DIR):
+        if not state.is_dir() or state.is_symlink():
+            continue
+        for entry in sorted(os.scandir(state), key=lambda e: e.name):
+            size = _tree_size(entry.path) if entry.is_dir(follow_symlinks=False) else entry.stat(follow_symlinks=False).st_size
+            out[f"{state.name}/{entry.name}"] = size
+    trash = vault.root / ".trash"
+    if trash.is_dir():
+        out[".trash"] = _tree_size(str(trash))
+    out["total_state"] = sum(v for k, v in out.items() if k.startswith((".vaultmem/", f"{USAGE_DIR}/")))
+    return out
+
+
+# ---------------------------------------------------------------------- repairs
+
+
+def fix(vault: "Vault", report: Report, today: dt.date | None = None) -> list[str]:
+    """Apply the safe repairs the report calls for; returns one line per change."""
+    from ..core.lock import WatcherRunning
+    from ..memory import aging
+
+    done: list[str] = []
+    if any(f.check == "old_config_place" for f in report.findings):
+        from ..core.config import CONFIG_FILE, LEGACY_CONFIG
+
+        old, new = vault.root / LEGACY_CONFIG, vault.root / CONFIG_FILE
+        if old.exists() and not new.exists():
+            os.rename(old, new)
+            done.append(f"moved {LEGACY_CONFIG} to {CONFIG_FILE}")
+    if report.index["drift_total"]:
+        try:
+            s = vault.reindex()
+            done.append(f"reindexed: {s.added} added, {s.updated} updated, {s.moved} moved, {s.removed} dropped")
+        except WatcherRunning as e:
+            done.append(f"not reindexed: {e} (the watcher reconciles the indexes itself)")
+    expired = [f for f in report.findings if f.check == "expired"]
+    if expired:
+        vault.ensure_synced()
+        records = vault.records()
+        actions = [aging.Action("archive", f.path, records[f.path].key, records[f.path].title,
+                                f"expired on {f.data['expires']}") for f in expired if f.path in records]  # fmt: skip
+        for a in aging.apply(vault, actions, dt.datetime.combine(today, dt.time(), dt.timezone.utc) if today else None):
+            done.append(f"archived {a['path']} ({a['reason']})")
+    return done
