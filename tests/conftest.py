@@ -12,13 +12,38 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "vaults" / "demo"
+NOT_NOTES = (".vaultmem", ".vaultmem-usage")  # a demo copy holds the notes only, whatever a README run left behind
+XDG = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state",
+       "XDG_DATA_HOME": ".local/share"}  # fmt: skip
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid", "GIT_COMMITTER_NAME": "Test",
+                "GIT_COMMITTER_EMAIL": "test@example.invalid"}  # fmt: skip
+
+
+def _private_home(mp: pytest.MonkeyPatch, home: Path) -> None:
+    """HOME and every XDG folder inside ``home``; no vaultmem setting from the caller's shell."""
+    mp.setenv("HOME", str(home))
+    for var, sub in XDG.items():
+        mp.setenv(var, str(home / sub))
+    for var in ("VAULTMEM_HOME", "VAULTMEM_TEAM_DIR", "VAULTMEM_AGENT_ID", "VAULTMEM_VAULT"):
+        mp.delenv(var, raising=False)
+    for var, value in GIT_IDENTITY.items():  # the real ~/.gitconfig is out of reach
+        mp.setenv(var, value)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_home(tmp_path_factory):
+    """Session- and module-scoped fixtures (servers, browsers) start with a private home too."""
+    with pytest.MonkeyPatch.context() as mp:
+        _private_home(mp, tmp_path_factory.mktemp("session-home"))
+        yield
 
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path_factory):
     """No test sees the caller's vault or writes the user's cache (the model folder is shared)."""
-    monkeypatch.delenv("VAULTMEM_VAULT", raising=False)
     monkeypatch.setenv("VAULTMEM_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+    # never the real home folder: HOME and every XDG folder point into this test's own temp folder
+    _private_home(monkeypatch, tmp_path_factory.mktemp("home"))
     # not inside this project's git checkout: remember would scope memories to its branch
     monkeypatch.chdir(tmp_path_factory.getbasetemp())
 
@@ -39,8 +64,12 @@ def _model_only_when_marked(request, monkeypatch):
 @pytest.fixture
 def demo_copy(tmp_path) -> Path:
     """A private copy of the shipped demo vault."""
-    dest = tmp_path / "demo"
-    shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns(".vaultmem"))
+    return copy_notes(DEMO, tmp_path / "demo")
+
+
+def copy_notes(src: Path, dest: Path) -> Path:
+    """A copy of a vault's notes, without its indexes and usage store."""
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*NOT_NOTES))
     return dest
 
 

@@ -38,7 +38,7 @@ def site(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("web")
     root = base / "demo"
-    sh.copytree(DEMO, root, ignore=sh.ignore_patterns(".vaultmem"))
+    sh.copytree(DEMO, root, ignore=sh.ignore_patterns(".vaultmem", ".vaultmem-usage"))
     old = os.environ.get("VAULTMEM_HOME")
     os.environ["VAULTMEM_HOME"] = str(base / "home")
     server = Server(root, HashEmbedder())
