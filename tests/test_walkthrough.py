@@ -65,4 +65,4 @@ def test_edit_set_importance_is_checked_like_remember(empty_vault, fake_model):
 def test_help_shows_defaults_without_markup_escapes():
     r = cli("recall", "--help")
     assert r.exit_code == 0
-    assert "[default: 10]" in r.stdout and "\\[" not in r.stdout
+    assert "[default: hybrid]" in r.stdout and "\\[" not in r.stdout

@@ -55,13 +55,15 @@ class MultiVault:
         for v in self.vaults.values():
             v.close()
 
-    def recall(self, query: str, k: int = 10, **options: Any) -> list[Hit]:
+    def recall(self, query: str, k: int | None = None, **options: Any) -> list[Hit]:
         """Recall in every vault with the same scoring, fused into one ranking by score.
 
         BM25 and vector scores are standardised over all the vaults' notes together, so a
         score means the same in each vault; ties go to the vault listed first.
         """
         log = options.pop("log", True)
+        if k is None:  # the first vault's default, as for the rest of its settings
+            k = int(next(iter(self.vaults.values())).config["recall"]["k"])
         stats = self._pooled_stats(query, options.get("mode", "hybrid"))
         hits: list[tuple[float, int, Hit]] = []
         for order, (name, vault) in enumerate(self.vaults.items()):

@@ -24,7 +24,6 @@ import networkx as nx
 
 from .core import config as configmod
 from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
-from .core.filters import Filters
 from .core.links import NoteKeys, Resolver, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.note import split_frontmatter
@@ -39,10 +38,8 @@ from .index.manifest import Manifest, Record
 from .index.usage import UsageStore
 from .index.vectors import VectorIndex
 from .memory import aging, branches, context, dupes, lifecycle, ops, sessions
-from .recall import learned
-from .recall.adaptive import Weights
-from .recall.pipeline import TIME_BOOST, Hit, Options, Sources, make_snippet, search
-from .recall.timefilter import parse_day, parse_now
+from .recall import params
+from .recall.pipeline import Hit, Options, Sources, make_snippet, search
 
 INDEX_DIR = "index"
 # Bump when the on-disk layout or what is indexed changes: older indexes are rebuilt on open.
@@ -289,29 +286,15 @@ class Vault:
 
     # ------------------------------------------------------------------ recall
 
-    def recall(self, query: str, k: int = 10, *, types: Iterable[str] = (), tags: Iterable[str] = (),
-               since: str | None = None, scope: str | None = None, include_resolved: bool = False,
-               anchor: str | None = None, depth: int | None = None, profile: str = "default",
-               mode: str = "hybrid", adaptive: bool = True, log: bool = True,
-               stats: tuple | None = None, snippets: bool = True, now: Any = None, time: str = "boost",
-               as_of: Any = None) -> list[Hit]:  # fmt: skip
-        """Hybrid recall; see ``recall.py`` for how scores are made. The memories returned are
-        logged as retrieved (``log=False`` to skip, e.g. in evaluations). ``now`` fixes the
-        clock time expressions resolve against; ``as_of`` (a date) answers with what was true then."""
-        rc = self.config["recall"]
-        if self.embedder.name == "none" and mode != "vector":
-            mode = "bm25"
-        opt = Options(
-            k=k, filters=Filters.build(types, tags, since=since, scope=scope, include_hidden=include_resolved),
-            anchor=anchor, depth=rc["anchor_depth"] if depth is None else depth, profile=profile,
-            mode=mode, bm25_weight=float(rc["bm25_weight"]), candidates=int(rc["candidates"]),
-            graph_decay=float(rc["graph_decay"]), graph_seeds=int(rc["graph_seeds"]),
-            context_weight=float(rc["context_weight"]), question_words=bool(rc["question_words"]),
-            adaptive=adaptive, weights=Weights.from_config(self.config["adaptive"]), stats=stats,
-            snippets=snippets, now=parse_now(now), time_mode=time, as_of=parse_day(as_of, "--as-of"),
-            time_boost=float(rc.get("time_boost", TIME_BOOST)), subject=bool(rc.get("subject", True)),
-            combine=rc["combine"], learned_weights=learned.weights_file(self.root, str(rc["learned_weights"])),
-        )  # fmt: skip
+    def recall(self, query: str, k: int | None = None, *, log: bool = True, stats: tuple | None = None,
+               snippets: bool = True, **options: Any) -> list[Hit]:  # fmt: skip
+        """Hybrid recall; see ``recall/pipeline.py`` for how scores are made. ``options``: the
+        declared recall parameters (``recall/params.py``; unset ones take the vault's config).
+        The memories returned are logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
+        call = params.resolve({"k": k, **options}, self.config["recall"])
+        if self.embedder.name == "none" and call["mode"] != "vector":
+            call["mode"] = "bm25"
+        opt = Options.build(call, self.config, self.root, stats=stats, snippets=snippets)
         hits = search(self.sources(), query, opt)
         if log and hits:
             self.usage.log_retrievals([h.id for h in hits], "recall")

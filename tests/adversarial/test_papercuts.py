@@ -45,7 +45,7 @@ def test_sleep_defaults_to_the_only_project_anchor(small_vault):
 
 def test_help_shows_defaults_without_a_stray_backslash():
     out = run("recall", "--help").stdout
-    assert "[default: 10]" in out and "\\[" not in out, out
+    assert "[default: hybrid]" in out and "\\[" not in out, out
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 
 

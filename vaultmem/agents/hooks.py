@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from ..core.config import DEFAULTS
 from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
 
@@ -35,7 +36,6 @@ CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 400
 RECALL_K = 8
 TRANSCRIPT_TAIL = 1 << 20  # the prompt hook looks for tool-shown memories in the transcript's last 1 MB
-BM25_WEIGHT = 0.25  # recall's default [recall] bm25_weight, to read z back from the parts
 MAX_PROMPT_CHARS = 4000  # a pasted log is cut to this before it becomes a query
 
 SCHEMA = """
@@ -167,7 +167,7 @@ class Floor:
 
 def zscores(explain: dict[str, Any]) -> tuple[float, float]:
     """(BM25 z, vector z) of a hit from its recall parts (``weight * z / 6``, see fusion.py)."""
-    w = float(explain.get("bm25_weight", BM25_WEIGHT))
+    w = float(explain.get("bm25_weight", DEFAULTS["recall"]["bm25_weight"]))
     zb = float(explain.get("bm25", 0.0)) * 6 / w if w > 0 else 0.0
     zv = float(explain.get("vector", 0.0)) * 6 / (1 - w) if w < 1 else 0.0
     return zb, zv

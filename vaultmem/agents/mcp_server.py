@@ -11,6 +11,7 @@ errors with the one-line message the CLI would print.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import threading
 from typing import Annotated, Any, Callable, Optional, TypeVar
@@ -24,6 +25,7 @@ from ..core.errors import BadInput, VaultError
 from ..core.memtypes import TYPES
 from ..core.note import content_hash
 from ..index.embed import Embedder
+from ..recall.params import Param, with_params
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,6 +65,15 @@ Tags = Annotated[list[str], Field(description="Only memories with all of these t
 AllBranches = Annotated[bool, Field(description="Also memories scoped to other git branches of the code "
                                         "(by default only the current and the default branch's).")]
 Since = Annotated[Optional[str], Field(description="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
+
+
+def _field(p: Param) -> Any:
+    """The pydantic field of a declared recall parameter."""
+    return Annotated[p.type, Field(description=p.help)]
+
+
+_QUERY = inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY,
+                           annotation=Annotated[str, Field(description="What you want to know, as a question in your own words.")])  # fmt: skip
 
 
 class Rating(BaseModel):
@@ -140,32 +151,16 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
 
     @server.tool()
     @tool
-    def recall(
-        query: Annotated[str, Field(description="What you want to know, as a question in your own words.")],
-        k: Annotated[int, Field(description="How many memories to return.")] = 10,
-        types: Types = [],
-        tags: Tags = [],
-        since: Since = None,
-        anchor: Anchor = None,
-        depth: Annotated[Optional[int], Field(description="Link hops around the anchor (default 2).")] = None,
-        profile: Annotated[str, Field(description="default, planning, incident or handoff.")] = "default",
-        mode: Annotated[str, Field(description="hybrid (default), bm25 (keywords) or vector (meaning).")] = "hybrid",
-        include_resolved: Annotated[bool, Field(description="Also resolved, superseded and archived memories.")] = False,
-        as_of: Annotated[Optional[str], Field(description="A date (2026-09-01): answer with what was true then, "
-                                              "superseded memories included.")] = None,
-        all_branches: AllBranches = False,
-    ) -> dict[str, Any]:
+    @with_params(_field, [_QUERY], [], keep=lambda p: p.mcp)
+    def recall(query: str, **options: Any) -> dict[str, Any]:
         """Search long-term memory before deciding or changing something that may have history
         (why is X like this, how do we do Y, was this bug seen before). Keyword and semantic
         search, expanded along the links between notes. Time words in the query ("last week",
         "in October", "since the migration") favour memories dated then. Returns the best
         memories with id, title, type, path, status, score and a snippet; read a whole note
         with read_note(id)."""
-        args = {"k": k, "types": types, "tags": tags, "since": since, "anchor": anchor, "depth": depth,
-                "profile": profile, "mode": mode, "include_resolved": include_resolved,
-                **({"as_of": as_of} if as_of else {})}  # fmt: skip
-        hits = memory.recall(query, all_branches=all_branches, **args)
-        return {"query": query, **({"as_of": as_of} if as_of else {}), "results": hits}
+        hits = memory.recall(query, **options)
+        return {"query": query, **({"as_of": options["as_of"]} if options.get("as_of") else {}), "results": hits}
 
     @server.tool()
     @tool

@@ -4,19 +4,18 @@ neither the other ~40 commands nor the modules they need."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Optional
+import inspect
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .. import api
+from ..recall.params import Param, with_params
 from .common import (
     AgentOpt,
     Command,
     EmbeddingBar,
     JsonOpt,
-    SinceOpt,
-    TagOpt,
-    TypeOpt,
     VaultsOpt,
     app,
     echo_json,
@@ -40,43 +39,34 @@ def session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.Se
     return api.Session(vaults, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report)
 
 
+def _option(p: Param) -> Any:
+    """The typer option of a declared recall parameter."""
+    return Annotated[p.type, typer.Option(*p.cli_flags, help=p.help)]
+
+
+_FRONT = [inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY,
+                            annotation=Annotated[str, typer.Argument(help="What you want to remember, in your own words.")])]
+_BACK = [
+    inspect.Parameter("explain", inspect.Parameter.KEYWORD_ONLY, default=False,
+                      annotation=Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")]),
+    inspect.Parameter("vault", inspect.Parameter.KEYWORD_ONLY, default=[], annotation=VaultsOpt),
+    inspect.Parameter("agent", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=AgentOpt),
+    inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOpt),
+]  # fmt: skip
+
+
 @app.command()
-def recall(
-    query: Annotated[str, typer.Argument(help="What you want to remember, in your own words.")],
-    k: Annotated[int, typer.Option("-k", help="How many results.")] = 10,
-    type: TypeOpt = [],
-    tag: TagOpt = [],
-    since: SinceOpt = None,
-    scope: Annotated[Optional[str], typer.Option(help="project or user.")] = None,
-    include_resolved: Annotated[bool, typer.Option("--include-resolved", help="Also resolved, superseded and archived notes.")] = False,
-    anchor: Annotated[Optional[str], typer.Option(help="Search around this anchor note, e.g. 'Project: MyApp'.")] = None,
-    depth: Annotated[Optional[int], typer.Option(help="Hops from --anchor (default 2).")] = None,
-    profile: Annotated[str, typer.Option(help="default, planning, incident or handoff.")] = "default",
-    mode: Annotated[str, typer.Option(help="hybrid, bm25 or vector.")] = "hybrid",
-    explain: Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")] = False,
-    no_adaptive: Annotated[bool, typer.Option("--no-adaptive", help="Ignore usage data (ratings, retrievals) in the ranking.")] = False,
-    branch: Annotated[Optional[str], typer.Option("--branch", help="Memories of this code branch (default: the current and the default branch's).")] = None,
-    all_branches: Annotated[bool, typer.Option("--all-branches", help="Memories of every code branch.")] = False,
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="What was true on this date (2026-09-01): notes valid then, superseded or not.")] = None,
-    time: Annotated[str, typer.Option("--time", help="A time expression in the query ('last week', 'in October') boosts notes dated then (boost), keeps only them (filter), or is plain text (off).")] = "boost",
-    now: Annotated[Optional[str], typer.Option("--now", help="Resolve 'yesterday', 'last week' against this date instead of today.")] = None,
-    vault: VaultsOpt = [],
-    agent: AgentOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
+@with_params(_option, _FRONT, _BACK)
+def recall(query: str, explain: bool, vault: list[str], agent: str | None, as_json: bool, **options: Any) -> None:
     """Find the memories that answer a question: keyword + semantic search, expanded along links.
     Time expressions in the query ("last week", "in October", "since the migration") are
     matched against the notes' dates (--explain shows the range).
 
     Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
     """
-    args = {"k": k, "types": type, "tags": tag, "since": since, "scope": scope, "include_resolved": include_resolved,
-            "anchor": anchor, "depth": depth, "profile": profile, "mode": mode, "adaptive": not no_adaptive,
-            **({"as_of": as_of} if as_of else {}), **({"time": time} if time != "boost" else {}),
-            **({"now": now} if now else {})}  # fmt: skip
-    hits = session(vault, agent, quiet=as_json).recall(query, explain, branch=branch, all_branches=all_branches, **args)
+    hits = session(vault, agent, quiet=as_json).recall(query, explain, **options)
     if as_json:
-        echo_json({"query": query, "mode": mode, "profile": profile, "results": hits})
+        echo_json({"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits})
         return
     if not hits:
         err("no memories match")

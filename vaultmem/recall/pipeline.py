@@ -120,6 +120,22 @@ class Options:
     time_boost: float = TIME_BOOST
     as_of: dt.date | None = None  # only notes valid on that day, superseded or not
 
+    @classmethod
+    def build(cls, call: dict[str, Any], config: dict[str, Any], root: Any, **extra: Any) -> "Options":
+        """The options of one call: ``call`` holds every declared recall parameter (``params.resolve``),
+        the vault's ``[recall]`` section tunes the rest, ``extra`` sets fields no caller declares."""
+        rc = config["recall"]
+        tuned = {key: type(getattr(cls, key))(value) for key, value in rc.items() if key in _TUNED}
+        tuned["learned_weights"] = learned.weights_file(root, str(rc["learned_weights"]))
+        filters = Filters.build(call["types"], call["tags"], since=call["since"], scope=call["scope"],
+                                include_hidden=call["include_resolved"])  # fmt: skip
+        return cls(
+            **tuned, k=call["k"], filters=filters, anchor=call["anchor"], depth=call["depth"], profile=call["profile"],
+            mode=call["mode"], adaptive=call["adaptive"], weights=Weights.from_config(config["adaptive"]),
+            now=timefilter.parse_now(call["now"]), time_mode=call["time"],
+            as_of=timefilter.parse_day(call["as_of"], "--as-of"), **extra,
+        )  # fmt: skip
+
     def check(self) -> None:
         if self.mode not in MODES:
             raise BadInput(f"--mode: {self.mode!r} is not one of {', '.join(MODES)}")
@@ -132,6 +148,10 @@ class Options:
         if self.time_mode not in TIME_MODES:
             raise BadInput(f"--time: {self.time_mode!r} is not one of {', '.join(TIME_MODES)}")
         learned.check_combine(self.combine)
+
+
+# the [recall] keys that tune Options directly (k and anchor_depth are call parameters' defaults: params.py)
+_TUNED = {f.name for f in dataclasses.fields(Options)} & set(DEFAULTS["recall"]) - {"k", "learned_weights"}
 
 
 @dataclass
@@ -419,6 +439,8 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             parts["time_range"] = _range_text(span)  # type: ignore[assignment]
         if opt.as_of is not None:
             parts["as_of"] = opt.as_of.isoformat()  # type: ignore[assignment]
+        if opt.combine == "sum":  # the weight the parts were made with: a caller reads z back from them
+            parts["bm25_weight"] = opt.bm25_weight
         raw = _base(parts) + parts.get("time", 0.0)  # multipliers lift what stands out; never a below-average score
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
         final[path] = parts["score"]

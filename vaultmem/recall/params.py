@@ -1,0 +1,102 @@
+"""Recall's options, declared once: name, type, default, help and the config key behind the default.
+
+Every front end builds its recall parameters from ``PARAMS``: the CLI's ``vaultmem recall``
+(typer options), the MCP ``recall`` tool (pydantic fields), and ``Vault.recall`` /
+``api.Session.recall`` accept exactly these keywords. A parameter with ``config`` set defaults
+to that key of the vault's ``[recall]`` section (so ``k = 2`` there makes 2 the default
+everywhere); the other ``[recall]`` keys tune ``pipeline.Options`` directly. Standard library
+only: the CLI's fast path imports this.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from ..core.memtypes import TYPES
+
+
+@dataclass(frozen=True)
+class Param:
+    """One recall option."""
+
+    name: str  # the keyword everywhere (Vault.recall, api.Session.recall, the MCP tool)
+    type: Any
+    help: str
+    default: Any = None
+    config: str | None = None  # the [recall] key that supplies the default (then ``default`` is None)
+    flags: tuple[str, ...] = ()  # the CLI's option names (default: --name-with-dashes)
+    session: bool = False  # decided by api.Session (code branch scope), not by the vault's ranking
+    mcp: bool = True  # offered to agents as a tool argument
+
+    @property
+    def cli_flags(self) -> tuple[str, ...]:
+        return self.flags or ("--" + self.name.replace("_", "-"),)
+
+
+PARAMS: tuple[Param, ...] = (
+    Param("k", Optional[int], "How many results (default: [recall] k of the vault's config, 10).", config="k",
+          flags=("-k",)),
+    Param("types", list[str], f"Only these memory types ({', '.join(TYPES)}); repeatable.", [], flags=("--type", "-t")),
+    Param("tags", list[str], "Only memories with all of these tags; repeatable.", [], flags=("--tag",)),
+    Param("since", Optional[str], "Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01)."),
+    Param("scope", Optional[str], "project or user."),
+    Param("include_resolved", bool, "Also resolved, superseded and archived memories.", False),
+    Param("anchor", Optional[str], "Search around this anchor note, e.g. 'Project: MyApp'."),
+    Param("depth", Optional[int], "Link hops from the anchor (default: [recall] anchor_depth, 2).", config="anchor_depth"),
+    Param("profile", str, "default, planning, incident or handoff.", "default"),
+    Param("mode", str, "hybrid (keywords and meaning), bm25 (keywords) or vector (meaning).", "hybrid"),
+    Param("adaptive", bool, "Use usage data (ratings, retrievals) in the ranking.", True,
+          flags=("--adaptive/--no-adaptive",), mcp=False),
+    Param("as_of", Optional[str], "What was true on this date (2026-09-01): notes valid then, superseded or not."),
+    Param("time", str, "A time expression in the query ('last week', 'in October') boosts notes dated then "
+          "(boost), keeps only them (filter), or is plain text (off).", "boost"),
+    Param("now", Optional[str], "Resolve 'yesterday', 'last week' against this date instead of today.", mcp=False),
+    Param("branch", Optional[str], "Memories of this code branch (default: the current and the default branch's).",
+          session=True),
+    Param("all_branches", bool, "Also memories scoped to other code branches.", False, session=True),
+)  # fmt: skip
+BY_NAME = {p.name: p for p in PARAMS}
+
+
+def check_names(options: dict[str, Any]) -> None:
+    """A keyword that is not a recall option is a programming error, named at once."""
+    unknown = sorted(set(options) - set(BY_NAME))
+    if unknown:
+        raise TypeError(f"not recall options: {', '.join(unknown)}")
+
+
+def resolve(options: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """Every vault-level option with its value: given, else its config default, else its default."""
+    check_names(options)
+    out = {}
+    for p in PARAMS:
+        if p.session:
+            continue
+        value = options.get(p.name)
+        if value is None:
+            value = config[p.config] if p.config else p.default
+        out[p.name] = value
+    return out
+
+
+def with_params(annotate: Callable[[Param], Any], before: list[inspect.Parameter], after: list[inspect.Parameter],
+                keep: Callable[[Param], bool] = lambda p: True) -> Callable[[Callable], Callable]:  # fmt: skip
+    """Give a front end's ``fn(..., **options)`` the declared parameters as its signature, each
+    annotated by ``annotate`` (a typer option, a pydantic field), between ``before`` and ``after``."""
+
+    def decorate(fn: Callable) -> Callable:
+        declared = [
+            inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default, annotation=annotate(p))
+            for p in PARAMS
+            if keep(p)
+        ]
+        params = [q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in before + after]
+        fn.__signature__ = inspect.Signature(params[: len(before)] + declared + params[len(before) :],
+                                             return_annotation=inspect.signature(fn).return_annotation)  # fmt: skip
+        fn.__annotations__ = {q.name: q.annotation for q in fn.__signature__.parameters.values()}
+        fn.__annotations__["return"] = fn.__signature__.return_annotation
+        return fn
+
+    return decorate
