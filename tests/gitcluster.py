@@ -69,6 +69,7 @@ class Cluster:
 
     def _invoke(self, name: str, *args: str, check: bool) -> subprocess.CompletedProcess:
         from typer.testing import CliRunner
+
         from vaultmem.cli.app import app
 
         env = {k: v for k, v in self.env.items() if k.startswith(("GIT_", "VAULTMEM_", "HF_"))}

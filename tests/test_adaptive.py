@@ -8,7 +8,10 @@ import math
 import pytest
 from helpers import write
 from typer.testing import CliRunner
+
 from vaultmem.cli.app import app
+from vaultmem.core.config import DEFAULTS
+from vaultmem.index.usage import Usage
 from vaultmem.recall.adaptive import (
     DAY,
     Weights,
@@ -19,9 +22,6 @@ from vaultmem.recall.adaptive import (
     recency,
     usefulness,
 )
-
-from vaultmem.core.config import DEFAULTS
-from vaultmem.index.usage import Usage
 
 NOW = 1_800_000_000.0
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from helpers import write
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
+from vaultmem.cli.app import app
 from vaultmem.core.note import parse
 from vaultmem.memory import aging
 from vaultmem.vault import Vault

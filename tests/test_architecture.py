@@ -125,6 +125,19 @@ def test_the_facade_parts_do_not_reach_back_into_vault():
     assert back == []
 
 
+def test_command_modules_open_vaults_only_through_the_session():
+    """The CLI opens vaults through api.Session (vault:id references, routing), never by itself."""
+    found = []
+    for name, path in MODULES.items():
+        if name.split(".")[0] != "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in ("Vault", "open_vault"):
+                found.append((name, node.lineno))
+        found += [(name, dep) for dep, typing_only in GRAPH[name] if dep == "vault" and not typing_only]
+    assert found == []
+
+
 def test_the_cli_and_the_library_api_import_light():
     """`vaultmem recall` through a watcher (and a hook) loads no heavy module."""
     code = "import sys, vaultmem.cli.app, vaultmem.api; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
@@ -143,7 +156,7 @@ assert branches.shown_test(Path('.'))(Path({vault!r}), 'Plain.md')
 loaded = [m for m in sys.modules if m.startswith(('vaultmem.cli', 'vaultmem.service')) or m in ('yaml', 'vaultmem.core.notedates')]
 print(sorted(loaded))
 """
-FAST_LOADED = "['vaultmem.cli', 'vaultmem.cli.common', 'vaultmem.cli.main', 'vaultmem.cli.recall', 'vaultmem.service', 'vaultmem.service.client']"
+FAST_LOADED = "['vaultmem.cli', 'vaultmem.cli.common', 'vaultmem.cli.main', 'vaultmem.cli.recall']"
 
 
 def test_the_recall_fast_path_builds_only_its_own_command(tmp_path):

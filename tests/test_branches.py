@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from gitcluster import git_env
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
+from vaultmem.cli.app import app
 from vaultmem.core.notedates import note_scope
 from vaultmem.memory.branches import code_state, normalize_remote
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import failed
 from typer.testing import CliRunner
+
 from vaultmem.cli.app import app
 
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"

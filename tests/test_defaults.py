@@ -7,13 +7,13 @@ import re
 import tomllib
 
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
-from vaultmem.recall.adaptive import Weights
 
+from vaultmem.cli.app import app
 from vaultmem.core import config
 from vaultmem.core.config import CONFIG_TEXT, DEFAULTS
 from vaultmem.index import embed
 from vaultmem.recall import pipeline as recall
+from vaultmem.recall.adaptive import Weights
 
 
 def _pairs(d: dict, prefix: str = "") -> dict[str, object]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import failed, write
 from typer.testing import CliRunner
+
 from vaultmem.cli.app import app
 
 

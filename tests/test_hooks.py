@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
 from vaultmem.agents import hooks, transcript
+from vaultmem.cli.app import app
 
 DATA = Path(__file__).parent / "data" / "hooks"
 SESSION = "5f0c2a9e-1111-4a2b-9c3d-abcdef012345"

@@ -9,8 +9,8 @@ import time
 import pytest
 from helpers import write
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
+from vaultmem.cli.app import app
 from vaultmem.core import note
 from vaultmem.core.errors import NoteParseError
 

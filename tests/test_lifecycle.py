@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from helpers import failed, write
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
+from vaultmem.cli.app import app
 from vaultmem.core.errors import BadInput, Conflict, NoteNotFound
 from vaultmem.core.note import parse
 from vaultmem.memory import lifecycle

@@ -19,8 +19,8 @@ from urllib.parse import quote
 
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
-from vaultmem.agents.mcp_server import build_server
 
+from vaultmem.agents.mcp_server import build_server
 from vaultmem.core.memtypes import TYPES
 
 pytestmark = pytest.mark.anyio

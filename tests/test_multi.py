@@ -9,8 +9,8 @@ import time
 import pytest
 from helpers import write as note
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
+from vaultmem.cli.app import app
 from vaultmem.core.errors import BadInput, VaultNotFound
 from vaultmem.core.registry import Registry, identity
 from vaultmem.core.scaffold import init_vault
@@ -160,7 +160,6 @@ def test_watch_all_watches_every_registered_vault_from_one_process(team, fake_em
 
 def test_mcp_server_for_an_agent_refuses_other_agents_vaults(team, fake_embedder):
     from vaultmem.agents.mcp_server import build_server
-
     from vaultmem.core.errors import BadInput as Refused
 
     server = build_server(None, embedder=fake_embedder, agent="alice")
@@ -174,3 +173,22 @@ def test_mcp_server_for_an_agent_refuses_other_agents_vaults(team, fake_embedder
     assert "bob" not in hits
     for v in memory.vaults.values():
         v.close()
+
+
+def test_the_cli_takes_vault_id_references_like_mcp(team, monkeypatch):
+    """`show`, `resolve`, `reopen` and `rate` accept `vault:id` (the MCP tools did, the CLI did not)."""
+    from typer.testing import CliRunner
+
+    from vaultmem.cli.app import app
+
+    monkeypatch.setenv("VAULTMEM_AGENT_ID", "alice")
+    run = lambda *a: CliRunner().invoke(app, list(a))  # noqa: E731
+    shown = run("show", "shared:Deploy with blue green", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert "blue green switching" in json.loads(shown.stdout)["text"]
+    resolved = run("resolve", "shared:Deploy with blue green", "--json")
+    assert resolved.exit_code == 0, resolved.output
+    assert "status: resolved" in (team / "shared" / "decisions" / "Deploy with blue green.md").read_text()
+    assert run("reopen", "shared:Deploy with blue green").exit_code == 0
+    refused = run("show", "bob:Bob secret")
+    assert refused.exit_code != 0 and "not available to agent 'alice'" in refused.stderr

@@ -9,10 +9,10 @@ import networkx as nx
 import numpy as np
 import pytest
 from typer.testing import CliRunner
-from vaultmem.recall.question import content_query
 
 from vaultmem.cli import app as cli
 from vaultmem.index import neighbours
+from vaultmem.recall.question import content_query
 
 
 @pytest.mark.parametrize("query, expected", [

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
 from vaultmem.agents import setups as agents
+from vaultmem.cli.app import app
 from vaultmem.core.errors import BadInput
 
 

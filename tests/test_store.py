@@ -344,8 +344,8 @@ def test_config_lives_beside_the_notes_an_older_one_is_still_read(tmp_path, fake
     """``.vaultmem/`` can be deleted without losing settings: the config is ``.vaultmem.toml``;
     a vault made before keeps reading ``.vaultmem/config.toml``; both at once is refused."""
     from typer.testing import CliRunner
-    from vaultmem.cli.app import app
 
+    from vaultmem.cli.app import app
     from vaultmem.core import config
 
     write(tmp_path, ".vaultmem/config.toml", "[recall]\nk = 3\n")

@@ -17,8 +17,8 @@ import pytest
 import yaml
 from helpers import Running, failed, wait_for, write
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
+from vaultmem.cli.app import app
 from vaultmem.index.manifest import Manifest
 from vaultmem.memory import lifecycle
 from vaultmem.vault import Vault

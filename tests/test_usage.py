@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import failed, write
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
+from vaultmem.cli.app import app
 from vaultmem.core.errors import BadInput, NoteNotFound
 from vaultmem.index.usage import Usage, UsageStore
 from vaultmem.vault import Vault

@@ -8,9 +8,9 @@ import sys
 
 from helpers import write
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
 from vaultmem.agents import setups as agents
+from vaultmem.cli.app import app
 
 
 def cli(*args: str):

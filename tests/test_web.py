@@ -169,6 +169,7 @@ def test_serve_errors_are_one_line(demo_copy, tmp_path):
 
     from helpers import failed
     from typer.testing import CliRunner
+
     from vaultmem.cli.app import app
 
     assert "vaultmem: " in failed(CliRunner().invoke(app, ["serve", "--vault", str(tmp_path / "nowhere")]))

@@ -55,13 +55,6 @@ def vault_root(ref: str | None = None, agent: str | None = None) -> Path:
     return find_vault(None)
 
 
-def open_vault(ref: str | None = None, agent: str | None = None, embedder: "Embedder | None" = None) -> "Vault":
-    """The ``Vault`` of ``vault_root(ref, agent)``."""
-    from .vault import Vault
-
-    return Vault(vault_root(ref, agent), embedder)
-
-
 def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, Path]:
     """The named vaults a call may read: several refs by registry name, an agent's vaults that
     exist (without refs), else the one vault of ``vault_root``."""
@@ -340,6 +333,32 @@ class Session:
         """A line in this session's handoff note (``Vault.checkpoint``); a new handoff is scoped
         like ``remember``."""
         return self.vault.checkpoint(text, source, anchor, extra=self.write_scope(self.vault))
+
+    # ------------------------------------------------------------------ a memory by reference (``vault:id``)
+
+    def resolve(self, ref: str) -> dict[str, Any]:
+        vault, ref = self.pick(ref)
+        return vault.resolve(ref)
+
+    def reopen(self, ref: str) -> dict[str, Any]:
+        vault, ref = self.pick(ref)
+        return vault.reopen(ref)
+
+    def supersede(self, old: str, new: str) -> dict[str, Any]:
+        """OLD replaced by NEW; both must be in one vault."""
+        vault, old = self.pick(old)
+        other, new = self.pick(new)
+        if other is not vault:
+            raise BadInput("a memory can only supersede another in the same vault")
+        return vault.supersede(old, new)
+
+    def rate(self, ratings: Sequence[tuple[str, bool]], source: str | None = None) -> list[dict[str, Any]]:
+        """Ratings of memories in any of the session's vaults (``vault:id``)."""
+        by_vault: dict[int, tuple["Vault", list[tuple[str, bool]]]] = {}
+        for ref, useful in ratings:
+            vault, ref = self.pick(ref)
+            by_vault.setdefault(id(vault), (vault, []))[1].append((ref, useful))
+        return [r for vault, mine in by_vault.values() for r in vault.rate(mine, source)]
 
     def history(self, ref: str) -> dict[str, Any]:
         """The versions of the fact ``ref`` names (``history.chain``), in the vault a

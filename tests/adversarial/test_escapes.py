@@ -282,6 +282,7 @@ def test_a_vault_folder_init_makes_is_owner_only(tmp_path):
     import stat
 
     from typer.testing import CliRunner
+
     from vaultmem.cli.app import app
 
     assert CliRunner().invoke(app, ["init", str(tmp_path / "new")]).exit_code == 0

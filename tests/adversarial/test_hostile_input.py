@@ -56,6 +56,7 @@ def test_watcher_skips_a_symlink_loop_once_and_keeps_going(small_vault, watching
 @pytest.mark.anyio
 async def test_mcp_tools_work_beside_a_symlink_loop_and_name_it(small_vault, fake_embedder):
     from mcp import Client
+
     from vaultmem.agents.mcp_server import build_server
 
     _plant_loops(small_vault)
@@ -98,6 +99,7 @@ def _files(root) -> set[str]:
 @pytest.mark.parametrize("title", ["Bad\x00title", "Bad\x01title", "Esc\x1b[31mred", "Two\nlines", "Del\x7f"])
 async def test_mcp_remember_refuses_control_characters_and_writes_nothing(small_vault, fake_embedder, title):
     from mcp import Client
+
     from vaultmem.agents.mcp_server import build_server
 
     before = _files(small_vault)

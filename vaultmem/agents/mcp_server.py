@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import BaseModel, Field
 
 from ..api import Session
-from ..core.errors import BadInput, VaultError
+from ..core.errors import VaultError
 from ..core.memtypes import TYPES
 from ..core.note import content_hash
 from ..index.embed import Embedder
@@ -255,8 +255,7 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
     def resolve(ref: Ref) -> dict[str, Any]:
         """Mark a memory resolved: the task is done, the bug fixed, the commitment kept, or it is
         no longer relevant. It leaves recall and wake (the note stays in the vault)."""
-        vault, ref = memory.pick(ref)
-        return vault.resolve(ref)
+        return memory.resolve(ref)
 
     @server.tool()
     @tool
@@ -266,11 +265,7 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
     ) -> dict[str, Any]:
         """Mark an out-of-date memory as replaced by a newer one (remember it first); recall then
         brings the new one instead of the old."""
-        vault, old = memory.pick(old)
-        other, new = memory.pick(new)
-        if other is not vault:
-            raise BadInput("a memory can only supersede another in the same vault")
-        return vault.supersede(old, new)
+        return memory.supersede(old, new)
 
     @server.tool()
     @tool
@@ -281,10 +276,7 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
     ) -> dict[str, Any]:
         """At the end of a task, say which recalled memories helped (useful ones rise in recall,
         others sink) and, optionally, what was missing."""
-        rated = []
-        for r in ratings:
-            vault, ref = memory.pick(r.id)
-            rated += vault.rate([(ref, r.useful)], source)
+        rated = memory.rate([(r.id, r.useful) for r in ratings], source)
         if gap and gap.strip():
             memory.vault.gap(gap, None, source)
         return {"rated": rated, "gap_recorded": bool(gap and gap.strip())}

@@ -32,10 +32,11 @@ from .common import (  # fmt: skip
     app,
     echo_json,
     err,
+    open_session,
     summary_line,
+    target,
 )
 from .recall import run_recall
-from .recall import session as _session
 
 # ---------------------------------------------------------------------- commands
 
@@ -124,7 +125,8 @@ def show(
 
     Example: vaultmem show k7f3x9q2
     """
-    data = api.open_vault(vault).show(ref)
+    v, ref = target(ref, vault)
+    data = v.show(ref)
     if as_json:
         echo_json(data)
     else:
@@ -180,7 +182,7 @@ def edit(
 
     Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
     """
-    v = api.open_vault(vault)
+    v, ref = target(ref, vault)
     if content is None and not set_ and not add_tag:
         rec = v.find(ref)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
@@ -207,7 +209,7 @@ def delete(
 
     Example: vaultmem delete k7f3x9q2 --force
     """
-    v = api.open_vault(vault)
+    v, ref = target(ref, vault)
     rec = v.find(ref)
     if not force:
         if not sys.stdin.isatty():
@@ -223,7 +225,7 @@ def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem stats --json
     """
-    data = api.open_vault(vault).stats()
+    data = open_session(vault).vault.stats()
     if as_json:
         echo_json(data)
         return
@@ -241,7 +243,7 @@ def export(vault: VaultOpt = None) -> None:
     """
     from ..memory.ops import dump_json
 
-    typer.echo(dump_json(api.open_vault(vault).export()))
+    typer.echo(dump_json(open_session(vault).vault.export()))
 
 
 @app.command("import")
@@ -261,7 +263,7 @@ def import_cmd(
         raise BadInput(f"cannot read {file}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BadInput(f"{file} is not JSON ({e})") from None
-    result = api.open_vault(vault).import_(data)
+    result = open_session(vault).vault.import_(data)
     if as_json:
         echo_json(result)
     else:
@@ -296,7 +298,7 @@ def index(
         for path, (done, total) in summary.get("capped", {}).items():
             typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
                        "keyword search covers all of its text")  # fmt: skip
-        _duplicate_ids(api.open_vault(vault).index_status(drift=False).get("duplicate_ids", {}))
+        _duplicate_ids(open_session(vault).vault.index_status(drift=False).get("duplicate_ids", {}))
 
 
 def _duplicate_ids(found: dict[str, list[str]]) -> None:
@@ -317,8 +319,8 @@ def resolve(
     """
     if (ref is None) == (source is None):
         raise BadInput("give either a memory (ID) or --source, not both")
-    v = api.open_vault(vault)
-    results = v.resolve_source(source) if source else [v.resolve(ref)]  # type: ignore[arg-type]
+    s = open_session(vault)
+    results = s.vault.resolve_source(source) if source else [s.resolve(ref)]  # type: ignore[arg-type]
     _report(results, as_json)
 
 
@@ -333,7 +335,7 @@ def supersede(
 
     Example: vaultmem supersede k7f3x9q2 m4n5p6q7
     """
-    _report([api.open_vault(vault).supersede(old, new)], as_json)
+    _report([open_session(vault).supersede(old, new)], as_json)
 
 
 @app.command()
@@ -346,7 +348,7 @@ def reopen(
 
     Example: vaultmem reopen k7f3x9q2
     """
-    _report([api.open_vault(vault).reopen(ref)], as_json)
+    _report([open_session(vault).reopen(ref)], as_json)
 
 
 def _report(results: list[dict], as_json: bool) -> None:
@@ -375,7 +377,7 @@ def maintain(
 
     Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
     """
-    result = api.open_vault(vault).maintain(apply=apply, days=days, code_dir=Path.cwd())
+    result = open_session(vault).vault.maintain(apply=apply, days=days, code_dir=Path.cwd())
     if as_json:
         echo_json(result)
         return
@@ -403,7 +405,7 @@ def rate(
     Example: vaultmem rate k7f3x9q2 useful   |   vaultmem rate --batch ratings.json
     """
     ratings = _parse_ratings(ref, verdict, batch)
-    done = api.open_vault(vault).rate(ratings, source)
+    done = open_session(vault).rate(ratings, source)
     if as_json:
         echo_json(done)
     else:
@@ -441,7 +443,7 @@ def gap(
 
     Example: vaultmem gap "how to rotate the Stripe webhook secret" --query "stripe secret rotation"
     """
-    api.open_vault(vault).gap(text, query, source)
+    open_session(vault).vault.gap(text, query, source)
     typer.echo("recorded")
 
 
@@ -451,7 +453,7 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem gaps
     """
-    rows = api.open_vault(vault).gaps()
+    rows = open_session(vault).vault.gaps()
     if as_json:
         echo_json(rows)
         return
@@ -479,7 +481,7 @@ def wake(
 
     Example: vaultmem wake --anchor "Project: MyApp" --task "add refunds" --budget 1500
     """
-    result = _session(vault, agent, quiet=True).wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget,
+    result = open_session(vault, agent, quiet=True).wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget,
                                                      branch=branch, all_branches=all_branches)  # fmt: skip
     if as_json:
         echo_json(result)
@@ -551,7 +553,6 @@ def watch(
     import threading
 
     from ..service.watch import Watcher, WatchGroup
-    from ..vault import Vault
 
     logging.basicConfig(level=logging.INFO, format="vaultmem: %(message)s", stream=sys.stderr)
     if all_vaults:
@@ -562,11 +563,10 @@ def watch(
             raise BadInput("no registered vaults (see `vaultmem vault add NAME PATH`)")
     else:
         roots = [api.vault_root(vault, agent)]
-    embedder = None
+    session = api.Session()  # one model for every vault in this process
     watchers = []
     for root in roots:
-        v = Vault(root, embedder=embedder)
-        embedder = v.embedder  # one model for every vault in this process
+        v = session.open(root)
 
         def report(batch: dict, root: Path = root) -> None:
             if batch["added"] or batch["updated"] or batch["moved"] or batch["removed"]:

@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, Sequence
 
 import typer
 import typer.core
 
 from ..core.errors import VaultError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..api import Session
+    from ..vault import Vault
 
 
 def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
@@ -131,3 +135,23 @@ def summary_line(s: dict) -> str:
         f"{s['added']} added, {s['updated']} updated, {s['moved']} moved, {s['removed']} removed, "
         f"{s['unchanged']} unchanged in {s['seconds']:.2f} s"
     )
+
+
+def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = None, quiet: bool = False) -> "Session":
+    """The ``api.Session`` a command works through (every command opens its vaults this way):
+    reindexing shows a progress bar and reports what it did on stderr."""
+    from ..api import Session
+
+    def report(summary: Any) -> None:
+        for path, reason in summary.new_errors.items():  # once: `index` and `status` list them all
+            err(f"skipped {path}: {reason}")
+        if summary.changed and not quiet:
+            err(f"indexed: {summary_line(summary.as_dict())}")
+
+    refs = [vaults] if isinstance(vaults, str) else list(vaults or [])
+    return Session(refs, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report)
+
+
+def target(ref: str, vault: str | None = None, agent: str | None = None) -> "tuple[Vault, str]":
+    """The vault a note reference names (``vault:id`` as in MCP, else the command's vault) and the reference."""
+    return open_session(vault, agent).pick(ref)

@@ -19,9 +19,9 @@ def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def
     if not report.touched and not report.incoming:
         return  # nothing came in: skip loading the indexes (and numpy, networkx, whoosh)
     from ..core.lock import WatcherRunning
-    from ..vault import Vault
 
-    with Vault(root) as v:
+    with api.Session([str(root)]) as session:
+        v = session.vault
         report.incoming = [(c, p) for c, p in report.incoming if not v.store.rules.ignored(p)]
         if not report.touched:
             return

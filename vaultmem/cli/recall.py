@@ -5,38 +5,21 @@ neither the other ~40 commands nor the modules they need."""
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from .. import api
 from ..recall.params import Param, with_params
 from .common import (
     AgentOpt,
     Command,
-    EmbeddingBar,
     JsonOpt,
     VaultsOpt,
     app,
     echo_json,
     err,
-    summary_line,
+    open_session,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..index.indexer import Summary
-
-
-def session(vaults: list[str], agent: str | None, quiet: bool = False) -> api.Session:
-    """A session whose reindexing shows a progress bar and reports what it did on stderr."""
-
-    def report(summary: "Summary") -> None:
-        for path, reason in summary.new_errors.items():  # once: `index` and `status` list them all
-            err(f"skipped {path}: {reason}")
-        if summary.changed and not quiet:
-            err(f"indexed: {summary_line(summary.as_dict())}")
-
-    return api.Session(vaults, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report)
 
 
 def _option(p: Param) -> Any:
@@ -64,7 +47,7 @@ def recall(query: str, explain: bool, vault: list[str], agent: str | None, as_js
 
     Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
     """
-    hits = session(vault, agent, quiet=as_json).recall(query, explain, **options)
+    hits = open_session(vault, agent, quiet=as_json).recall(query, explain, **options)
     if as_json:
         echo_json({"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits})
         return

@@ -7,9 +7,9 @@ from typing import Annotated, Any, NamedTuple, Optional
 
 import typer
 
-from ..api import open_vault, vault_root
+from ..api import vault_root
 from ..core.errors import BadInput
-from .common import Group, JsonOpt, VaultOpt, app, echo_json, err
+from .common import Group, JsonOpt, VaultOpt, app, echo_json, err, open_session
 
 # ---------------------------------------------------------------------- doctor
 
@@ -30,7 +30,7 @@ def doctor(
     """
     from ..web import doctor as doc
 
-    v = open_vault(vault)
+    v = open_session(vault).vault
     try:
         report = doc.diagnose(v)
         changes = doc.fix(v, report) if fix else []
@@ -111,7 +111,7 @@ def _graph(vault: str | None) -> _Graph:
     and no model loaded."""
     from ..index import graph as graphmod
 
-    v = open_vault(vault)
+    v = open_session(vault).vault
     records = v.catalog()
     return _Graph(v, records, graphmod.build(records.values()))
 
