@@ -217,3 +217,16 @@ def test_show_returns_backlinks(run, demo_copy):
     assert json.loads(ok(run("show", "lessons/Keep Celery tasks small and idempotent.md", "--json",
                              vault=demo_copy)))["backlinks"] == [  # fmt: skip
         "architecture/Background jobs with Celery and Redis.md", "bug-fixes/Celery tasks lost during deploys.md"]
+
+
+def test_version_from_the_console_entry_and_python_dash_m():
+    import subprocess
+    import sys
+
+    import vaultmem
+
+    script = Path(sys.executable).parent / "vaultmem"
+    for cmd in ([str(script), "--version"], [sys.executable, "-m", "vaultmem", "--version"]):
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout == f"vaultmem {vaultmem.__version__}\n", out
+    assert CliRunner().invoke(app, ["--version"]).stdout == f"vaultmem {vaultmem.__version__}\n"

@@ -409,3 +409,20 @@ def test_import_malformed_export(vault, data):
     with pytest.raises(BadInput):
         vault.import_(data)
     assert vault.store.list_paths() == []
+
+
+def test_export_hands_unreadable_files_back_instead_of_printing(demo, monkeypatch, capsys):
+    """Library code does not print: ops.export wrote "skipped ..." to stderr itself (issue 23)."""
+    real = demo.store.read_text
+    broken = sorted(demo.store.list_paths())[0]
+
+    def read_text(path):
+        if path == broken:
+            raise OSError("unreadable")
+        return real(path)
+
+    monkeypatch.setattr(demo.store, "read_text", read_text)
+    data = demo.export()
+    assert data["skipped"] == [{"path": broken, "error": "unreadable"}]
+    assert broken not in {n["path"] for n in data["notes"]}
+    assert capsys.readouterr() == ("", "")

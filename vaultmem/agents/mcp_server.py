@@ -120,12 +120,9 @@ def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from .. import __version__
 
-    try:
-        return version("vaultmem")
-    except PackageNotFoundError:  # pragma: no cover
-        return "0"
+    return __version__
 
 
 # ---------------------------------------------------------------------- recall, wake, remember

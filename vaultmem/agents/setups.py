@@ -70,10 +70,6 @@ def http_entry(agent: str, url: str, token: str) -> dict[str, Any]:
     return {"url": url, "headers": headers}
 
 
-def wake_command(vault: Path) -> str:
-    return f"vaultmem wake --vault {shlex.quote(str(vault))}"
-
-
 def sleep_command(vault: Path, summary: str = "...", source: str | None = None) -> str:
     src = f" --source {shlex.quote(source)}" if source else ""
     return f"vaultmem sleep --vault {shlex.quote(str(vault))}{src} --summary {shlex.quote(summary)}"

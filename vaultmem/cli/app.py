@@ -243,7 +243,10 @@ def export(vault: VaultOpt = None) -> None:
     """
     from ..memory.ops import dump_json
 
-    typer.echo(dump_json(open_session(vault).vault.export()))
+    data = open_session(vault).vault.export()
+    for skipped in data.pop("skipped"):
+        err(f"skipped {skipped['path']}: {skipped['error']}")
+    typer.echo(dump_json(data))
 
 
 @app.command("import")

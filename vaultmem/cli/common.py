@@ -74,6 +74,22 @@ app = typer.Typer(
     **APP_SETTINGS,
 )
 
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"vaultmem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _app_options(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print vaultmem's version and exit.")] = False,
+) -> None:  # fmt: skip
+    """Long-term memory for AI agents, kept as a vault of plain markdown files."""
+
 VaultOpt = Annotated[
     Optional[str],
     typer.Option("--vault", "-V", help="Vault folder or registered name (default: the agent's vault, $VAULTMEM_VAULT, "

@@ -38,6 +38,11 @@ def prompt_args(argv: list[str]) -> tuple[str | None, int] | None:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv == ["--version"]:
+        from .. import __version__
+
+        print(f"vaultmem {__version__}")
+        return
     if argv[:2] == ["hook", "prompt"]:
         parsed = prompt_args(argv[2:])
         if parsed is not None:

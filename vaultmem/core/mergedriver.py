@@ -244,7 +244,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vaultmem: {path}: merged with conflicts marked in the note ({', '.join(result.conflicts)})",
               file=sys.stderr)
     return 0 if result.clean else 1
-
-
-if __name__ == "__main__":  # pragma: no cover  (git runs the CLI command; this is the fast path)
-    sys.exit(main())

@@ -96,10 +96,6 @@ class Registry:
         self._save()
         return path
 
-    def set_team_dir(self, path: Path) -> None:
-        self.data["team_dir"] = str(path.expanduser().resolve())
-        self._save()
-
     def team_dir(self) -> Path | None:
         """Where ``shared/`` and the agents' vaults live: $VAULTMEM_TEAM_DIR, the registry's
         team folder, else ``./vaults`` when it exists."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import sys
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.errors import BadInput, Conflict, NoteParseError
@@ -360,14 +359,16 @@ def stats(vault: "VaultState") -> dict[str, Any]:
 
 
 def export(vault: "VaultState") -> dict[str, Any]:
-    """Every note's exact text, by path (a lossless backup)."""
-    notes = []
+    """Every note's exact text, by path (a lossless backup); ``skipped``: files that could not be
+    read, with why (reported by the caller, never silently dropped)."""
+    notes, skipped = [], []
     for path in vault.store.list_paths():
         try:
             notes.append({"path": path, "text": vault.store.read_text(path)})
-        except Exception as e:  # unreadable files are reported, never silently dropped
-            print(f"vaultmem: skipped {path}: {e}", file=sys.stderr)
-    return {"format": EXPORT_FORMAT, "exported": _stamp(now_utc()), "notes": notes, "usage": vault.usage.dump()}
+        except Exception as e:
+            skipped.append({"path": path, "error": str(e)})
+    return {"format": EXPORT_FORMAT, "exported": _stamp(now_utc()), "notes": notes, "usage": vault.usage.dump(),
+            "skipped": skipped}  # fmt: skip
 
 
 def import_(vault: "VaultState", data: dict[str, Any]) -> dict[str, Any]:

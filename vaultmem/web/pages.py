@@ -248,12 +248,6 @@ def history_chart(history: list[tuple[str, dict[tuple[str, str], int]]], by: str
             f'<p class="legend">{legend}</p>')  # fmt: skip
 
 
-def _bars(rows: list[tuple[str, int]]) -> str:
-    top = max((n for _, n in rows), default=1) or 1
-    return "".join(f'<tr><td>{escape(k)}</td><td>{n}</td><td class="bar"><div style="width:{160 * n // top}px"></div></td></tr>'
-                   for k, n in rows)  # fmt: skip
-
-
 def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[str, int]]], recent: list[Any],
                candidates: list[Any], gaps: list[dict], report: Any,
                history: list[tuple[str, dict[tuple[str, str], int]]] = ()) -> str:  # fmt: skip
