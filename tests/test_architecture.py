@@ -72,7 +72,9 @@ def _module_imports(path: Path) -> set[tuple[str, bool]]:
 
 def _unit_of_target(dotted: str) -> str:
     parts = dotted.split(".")
-    return parts[0] if (PKG / parts[0]).is_dir() else unit_of(parts[:1])
+    if (PKG / parts[0]).is_dir():
+        return parts[0]
+    return unit_of(parts[:1]) if (PKG / f"{parts[0]}.py").exists() else "top"  # a name of vaultmem/__init__.py
 
 
 MODULES = {".".join(f.relative_to(PKG).with_suffix("").parts): f for f in PKG.rglob("*.py")}
