@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-WORK = HERE / ".work"
+# VAULTMEM_BENCH_DIR: results and work folders under it instead (the test suite's smoke runs)
+_OUT = Path(os.environ["VAULTMEM_BENCH_DIR"]) if os.environ.get("VAULTMEM_BENCH_DIR") else None
+RESULTS = _OUT / "results" if _OUT else HERE / "results"
+WORK = _OUT / "work" if _OUT else HERE / ".work"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 

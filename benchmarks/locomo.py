@@ -129,7 +129,8 @@ def open_vault(root: Path, embedder, extra: dict) -> Vault:
 
 def run_conversation(sample: dict, shape: str, embedder, args, extra: dict, ranks: list) -> list[dict]:
     root = args.work / shape / sample["sample_id"]
-    write_vault(root, notes_of(sample, shape))
+    files = notes_of(sample, shape)
+    write_vault(root, dict(list(files.items())[: args.turns]) if args.turns else files)
     vault = open_vault(root, embedder, extra)
     vault.reindex()
     known = {r.id for r in vault.records().values() if r.id}
@@ -188,6 +189,7 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument("--dump", action="store_true", help="keep every question's ranking in .work")
     ap.add_argument("--dump-explain", action="store_true", help="with --dump: the hits' score parts too")
+    ap.add_argument("--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)")
     args = ap.parse_args()
     if not args.data.exists():
         sys.exit(f"locomo.py: no LoCoMo data at {args.data} (pass --data PATH)")

@@ -40,6 +40,7 @@ def split(big: Path, parts: int) -> dict[str, Path]:
         shutil.rmtree(root, ignore_errors=True)
         init_vault(root)
         (root / "README.md").unlink()
+        shutil.copy2(big / ".vaultmem.toml", root / ".vaultmem.toml")  # the same model as the big vault
         for j, src in enumerate(notes):
             if j % parts == i:
                 dest = root / src.relative_to(big)
@@ -80,10 +81,11 @@ def main() -> None:
     ap.add_argument("--notes", type=int, default=15000)
     ap.add_argument("--parts", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--model", default="", help='"none": BM25 and the graph only (a smoke run); default: the default model')
     args = ap.parse_args()
-    big = WORK / f"synth-{args.notes}"
+    big = WORK / f"synth-{args.notes}{'-' + args.model if args.model else ''}"
     meta = generate(big, args.notes)
-    (big / ".vaultmem.toml").write_text("")
+    (big / ".vaultmem.toml").write_text(f'[embedding]\nmodel = "{args.model}"\n' if args.model else "")
     single = Vault(big)
     start = time.perf_counter()
     s = single.reindex()

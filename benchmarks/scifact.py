@@ -37,13 +37,19 @@ from vaultmem.vault import Vault  # noqa: E402
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
-def load(data: Path, split: str):
+def load(data: Path, split: str, limit: int = 0):
+    """Corpus, queries and judgements of a split; ``limit``: only the first ``limit`` queries, and
+    the documents they judge plus as many others (a quick sample, not a result)."""
     corpus = [json.loads(line) for line in (data / "corpus.jsonl").open()]
     queries = {q["_id"]: q["text"] for q in map(json.loads, (data / "queries.jsonl").open())}
     qrels: dict[str, dict[str, int]] = {}
     with (data / "qrels" / f"{split}.tsv").open() as f:
         for row in csv.DictReader(f, delimiter="\t"):
             qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = int(row["score"])
+    if limit:
+        qrels = dict(list(qrels.items())[:limit])
+        judged = {d for rel in qrels.values() for d in rel}
+        corpus = [d for d in corpus if d["_id"] in judged] + [d for d in corpus if d["_id"] not in judged][: len(judged)]
     return corpus, {q: queries[q] for q in qrels}, qrels
 
 
@@ -216,7 +222,7 @@ def tune(vault: Vault, queries: dict[str, str], qrels) -> dict:
     """Compare fusion methods and BM25 weights on the train split, from cached score arrays."""
     import numpy as np
 
-    universe, index = vault._universe()
+    universe, index = vault.universe()
     vectors = vault.vectors()
     cached = {}
     for qid, text in queries.items():
@@ -258,11 +264,12 @@ def main() -> None:
     ap.add_argument("--defaults-k", type=int, default=10, help="k of the --defaults recalls (each logs k retrievals)")
     ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help="--defaults variants to run (comma-separated)")
     ap.add_argument("--latency-repeats", type=int, default=3, help="passes of the paired latency runs")
+    ap.add_argument("--queries", type=int, default=0, help="only this many queries and their documents (a smoke run)")
     args = ap.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"scifact.py: no SciFact data at {args.data} (pass --data PATH)")
     split = "train" if args.tune else "test"
-    corpus, queries, qrels = load(args.data, split)
+    corpus, queries, qrels = load(args.data, split, args.queries)
     write_vault(corpus, args.work)
     fresh_usage(args.work)  # no usage data from earlier runs
     print(f"SciFact: {len(corpus)} notes, {len(queries)} {split} queries", flush=True)

@@ -12,6 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "vaults" / "demo"
+MODEL_GUARD = Path(__file__).resolve().parent / "modelguard"
 NOT_NOTES = (".vaultmem", ".vaultmem-usage")  # a demo copy holds the notes only, whatever a README run left behind
 XDG = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state",
        "XDG_DATA_HOME": ".local/share"}  # fmt: skip
@@ -54,6 +55,10 @@ def _model_only_when_marked(request, monkeypatch):
     ``pytest -m "not model"`` (the fast lane) never does. Subprocesses are marked by hand."""
     if request.node.get_closest_marker("model") is None:
         from vaultmem.index.embed import FastEmbedder
+
+        # and in its subprocesses: tests/modelguard/sitecustomize.py refuses to import fastembed
+        monkeypatch.setenv("VAULTMEM_TEST_NO_MODEL", request.node.nodeid)
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(MODEL_GUARD), os.environ.get("PYTHONPATH")])))
 
         def refuse(self):
             pytest.fail(f"{request.node.nodeid} loads the real model: mark it @pytest.mark.model")

@@ -280,6 +280,7 @@ def test_watcher_applies_the_signal_rule_to_new_hand_written_notes(empty_vault, 
         assert (empty_vault / "decisions/Rollbar.md").read_text() == reopened
 
 
+@pytest.mark.model  # the watcher subprocess loads the real embedding model
 def test_a_watcher_process_applies_the_signal_rule_with_the_real_model(empty_vault, tmp_path):
     """``vaultmem watch`` as its own process, with the default model: a hand-written update
     supersedes the old note, a related but distinct note changes nothing."""

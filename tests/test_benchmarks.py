@@ -1,0 +1,85 @@
+"""Every kept benchmark script starts, answers --help, and runs on a tiny sample (so none rots).
+
+The runs write into a temporary folder (VAULTMEM_BENCH_DIR), never into benchmarks/results/.
+A new script in benchmarks/ needs a row in SMOKE; the research scripts in benchmarks/archive/
+are kept for their conclusions (benchmarks/README.md) and are not run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "benchmarks"
+DATA = REPO.parent / "shared" / "data"
+NOT_SCRIPTS = {"__init__", "common"}
+
+# script -> (tiny-run arguments, loads the real model?, needs ../shared/data?)
+SMOKE: dict[str, tuple[list[str], bool, bool]] = {
+    "scale": (["--notes", "300", "--no-vectors", "--repeats", "1", "--reconciles", "1"], False, False),
+    "git_sync": (["--notes", "20", "--runs", "1", "--model", "none"], False, False),
+    "multi_bench": (["--notes", "300", "--parts", "2", "--repeats", "1", "--model", "none"], False, False),
+    "synth": (["{tmp}/synth", "--notes", "30"], False, False),
+    "paired_cli": (["--base", "{repo}", "--rounds", "1", "--calls", "1", "--model", "none"], False, False),
+    "scifact": (["--queries", "5", "--skip-build-timing", "--repeats", "1"], True, True),
+    "locomo": (["--convs", "0", "--turns", "40"], True, True),
+    "hook_bench": (["latency", "--runs", "2", "--cold-runs", "1", "--repeat", "1"], True, False),
+    "watch_bench": (["freshness", "--notes", "50", "--edits", "3"], True, False),
+    "time_questions": ([], True, False),
+    "supersede_calibration": ([], True, False),
+}
+
+
+def _scripts() -> list[str]:
+    return sorted(p.stem for p in BENCH.glob("*.py") if p.stem not in NOT_SCRIPTS)
+
+
+def _run(args: list[str], tmp: Path, timeout: int) -> subprocess.CompletedProcess:
+    env = {**os.environ, "VAULTMEM_BENCH_DIR": str(tmp), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_every_kept_script_has_a_smoke_run():
+    assert sorted(SMOKE) == _scripts()
+
+
+@pytest.mark.parametrize("script", _scripts())
+def test_help(script, tmp_path):
+    out = _run([f"benchmarks/{script}.py", "--help"], tmp_path, 60)
+    assert out.returncode == 0 and "usage:" in out.stdout, out.stderr[-2000:]
+
+
+def _smoke(script: str, tmp: Path) -> None:
+    args, _, needs_data = SMOKE[script]
+    if needs_data and not DATA.is_dir():
+        pytest.skip("../shared/data is not beside this checkout")
+    out = _run([f"benchmarks/{script}.py", *(a.format(tmp=tmp, repo=REPO) for a in args)], tmp, 900)
+    assert out.returncode == 0, (out.stdout[-2000:], out.stderr[-3000:])
+    results = list((tmp / "results").glob("*.json")) if (tmp / "results").exists() else []
+    assert results or script == "synth", out.stdout[-2000:]
+
+
+@pytest.mark.parametrize("script", [s for s, (_, model, _) in SMOKE.items() if not model])
+def test_tiny_run(script, tmp_path):
+    _smoke(script, tmp_path)
+
+
+@pytest.mark.model  # each loads the real embedding model in a subprocess
+@pytest.mark.parametrize("script", [s for s, (_, model, _) in SMOKE.items() if model])
+def test_tiny_run_with_the_model(script, tmp_path):
+    _smoke(script, tmp_path)
+
+
+@pytest.mark.model
+def test_scifact_tune_runs(tmp_path):
+    """`scifact.py --tune` crashed (it called vault._universe(), renamed long ago)."""
+    if not DATA.is_dir():
+        pytest.skip("../shared/data is not beside this checkout")
+    out = _run(["benchmarks/scifact.py", "--tune", "--queries", "5"], tmp_path, 900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (tmp_path / "results" / "scifact-tune.json").exists()
