@@ -154,10 +154,11 @@ def test_prompt_goes_through_a_running_watcher(run, demo_copy, fake_embedder, mo
 
 
 @pytest.mark.parametrize("argv, parsed", [
-    ([], (None, 400)),
-    (["--vault", "/v", "--budget", "300"], ("/v", 300)),
-    (["-V", "/v"], ("/v", 400)),
-    (["--vault=/v", "--budget=90"], ("/v", 90)),
+    ([], (None, 400, None)),
+    (["--vault", "/v", "--budget", "300"], ("/v", 300, None)),
+    (["--agent", "gemini", "-V", "/v"], ("/v", 400, "gemini")), (["--agent=codex"], (None, 400, "codex")),
+    (["-V", "/v"], ("/v", 400, None)),
+    (["--vault=/v", "--budget=90"], ("/v", 90, None)),
     (["--help"], None), (["--budget", "many"], None), (["--vault"], None),
 ])  # fmt: skip
 def test_fast_entry_parses_only_what_it_knows(argv, parsed):
