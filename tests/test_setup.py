@@ -7,6 +7,7 @@ The real home is never touched: HOME and the working folder are temporary, and e
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
 from pathlib import Path
 
@@ -39,8 +40,11 @@ def ok(result) -> str:
     return result.stdout
 
 
+EXE = str(Path(sys.executable).with_name("vaultmem"))  # the vaultmem of this environment, by its absolute path
+
+
 def entry(vault: Path) -> dict:
-    return {"command": "vaultmem", "args": ["mcp", "--vault", str(vault.resolve())]}
+    return {"command": EXE, "args": ["mcp", "--vault", str(vault.resolve())]}
 
 
 @pytest.mark.parametrize("agent", agents.AGENTS)
@@ -64,37 +68,71 @@ def test_claude_has_mcp_json_and_session_hooks(empty_vault, home):
     hooks = data["hooks"]["hooks"]
     for event, name in (("SessionStart", "start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop"),
                         ("PreCompact", "pre-compact"), ("SessionEnd", "end")):  # fmt: skip
-        assert hooks[event][0]["hooks"][0]["command"] == f"vaultmem hook {name} --vault {vault}"
+        assert hooks[event][0]["hooks"][0]["command"] == f"{EXE} hook {name} --agent claude --vault {vault}"
     assert data["rules_path"].endswith("CLAUDE.md")
     assert data["written"] is None
 
 
-@pytest.mark.parametrize("agent, config, rules", [
-    ("gemini", ".gemini/settings.json", "GEMINI.md"),
-    ("cursor", ".cursor/mcp.json", ".cursor/rules/vaultmem.mdc"),
+@pytest.mark.parametrize("agent, config, hooks_file, rules, events", [
+    ("gemini", ".gemini/settings.json", ".gemini/settings.json", "GEMINI.md",
+     ["SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd"]),
+    ("cursor", ".cursor/mcp.json", ".cursor/hooks.json", ".cursor/rules/vaultmem.mdc",
+     ["sessionStart", "beforeSubmitPrompt", "stop", "preCompact", "sessionEnd"]),
+    ("codex", ".codex/config.toml", ".codex/hooks.json", "AGENTS.md",
+     ["SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"]),
+    ("copilot", ".github/mcp.json", ".github/hooks/vaultmem.json", ".github/copilot-instructions.md",
+     ["sessionStart", "userPromptSubmitted", "agentStop", "preCompact", "sessionEnd"]),
 ])  # fmt: skip
-def test_agents_without_hooks_say_so(agent, config, rules, empty_vault, home):
+def test_every_agent_gets_the_whole_loop(agent, config, hooks_file, rules, events, empty_vault, home):
+    """Before: Gemini and Cursor got no hooks, Codex two (printed only), Copilot nothing at all."""
     data = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--json")))
-    assert data["config_path"].endswith(config) and data["rules_path"].endswith(rules)
-    assert data["hooks"] is None and "no" in data["hooks_note"].lower()
-    assert "call `wake`" in data["instructions"]
+    project = Path.cwd()
+    assert data["config_path"] == str(project / config) and data["rules_path"] == str(project / rules)
+    assert data["hooks_path"] == str(project / hooks_file)
+    hooks = data["hooks"]["hooks"]
+    assert list(hooks) == events
+    vault = empty_vault.resolve()
+    for event, name in zip(events, ("start", "prompt", "stop", "pre-compact", "end")):
+        [entry_] = hooks[event]
+        hook = entry_["hooks"][0] if "hooks" in entry_ else entry_
+        assert hook.get("command", hook.get("bash")) == f"{EXE} hook {name} --agent {agent} --vault {vault}"
+    if agent in ("cursor", "copilot"):
+        assert data["hooks"]["version"] == 1
     if agent == "cursor":
         assert data["instructions"].startswith("---\n") and "alwaysApply: true" in data["instructions"]
-
-
-def test_codex_gets_its_experimental_hooks_printed(empty_vault, home):
-    data = json.loads(ok(setup("codex", "--vault", str(empty_vault), "--json")))
-    assert data["config_path"].endswith(".codex/config.toml") and data["rules_path"].endswith("AGENTS.md")
-    assert tomllib.loads(data["config_snippet"]) == {"mcp_servers": {"vaultmem": entry(empty_vault)}}
-    assert data["hooks_path"].endswith(".codex/hooks.json") and "codex_hooks = true" in data["hooks_note"]
-    assert set(data["hooks"]["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+        assert hooks["stop"][0]["loop_limit"] == 1
+    if agent == "codex":
+        assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] == 3  # Codex's cap for SessionEnd
+    if agent == "gemini":
+        assert hooks["BeforeAgent"][0]["hooks"][0]["timeout"] == 30000  # milliseconds
+    if agent == "copilot":
+        assert data["server"] == {"type": "local", **entry(empty_vault), "tools": ["*"]}
     assert "call `wake`" in data["instructions"]
+
+
+@pytest.mark.parametrize("agent, config, hooks_file", [
+    ("gemini", ".gemini/settings.json", ".gemini/settings.json"), ("cursor", ".cursor/mcp.json", ".cursor/hooks.json"),
+    ("codex", ".codex/config.toml", ".codex/hooks.json"), ("copilot", ".copilot/mcp-config.json", ".copilot/hooks/vaultmem.json"),
+    ("claude", ".claude.json", ".claude/settings.json"),
+])  # fmt: skip
+def test_user_level_files(agent, config, hooks_file, empty_vault, home):
+    data = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--user", "--json")))
+    assert data["config_path"] == str(home / config) and data["hooks_path"] == str(home / hooks_file)
+
+
+def test_codex_and_copilot_homes_are_honoured(empty_vault, home, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "ch"))
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "cp"))
+    codex = json.loads(ok(setup("codex", "--vault", str(empty_vault), "--user", "--json")))
+    copilot = json.loads(ok(setup("copilot", "--vault", str(empty_vault), "--user", "--json")))
+    assert codex["hooks_path"] == str(tmp_path / "ch" / "hooks.json")
+    assert copilot["config_path"] == str(tmp_path / "cp" / "mcp-config.json")
 
 
 def test_unknown_agent_is_one_line(empty_vault, home):
     result = setup("vim", "--vault", str(empty_vault))
     assert result.exit_code == 2
-    assert result.stderr.strip() == "vaultmem: unknown agent 'vim'; choose one of claude, codex, cursor, gemini"
+    assert result.stderr.strip() == "vaultmem: unknown agent 'vim'; choose one of claude, codex, cursor, gemini, copilot"
 
 
 def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp_path):
@@ -110,7 +148,8 @@ def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp
     out = ok(setup("gemini", "--vault", str(empty_vault), "--write", "--config", str(config)))
     assert f"merged the vaultmem server into {config}" in out
     data = json.loads(config.read_text(encoding="utf-8"))
-    assert data["theme"] == "GitHub" and data["hooks"] == {"enabled": True}
+    assert data["theme"] == "GitHub" and data["hooks"]["enabled"] is True  # Gemini's older switch stays
+    assert set(data["hooks"]) == {"enabled", "SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd"}
     assert data["mcpServers"]["github"] == original["mcpServers"]["github"]
     assert data["mcpServers"]["vaultmem"] == {**entry(empty_vault), "env": {"VAULTMEM_SESSION": "me"}}
     backups = list(tmp_path.glob("settings.json.bak-*"))
