@@ -194,12 +194,14 @@ def detect(raw: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     if env.get("CURSOR_VERSION") or any(k in raw for k in ("cursor_version", "conversation_id", "workspace_roots")) \
             or event in CURSOR_EVENTS:  # fmt: skip
         return "cursor"
-    if "sessionId" in raw or "/.copilot/session-state/" in path:
+    if "sessionId" in raw or "stop_reason" in raw or "/.copilot/session-state/" in path:
         return "copilot"
     if event in GEMINI_EVENTS or env.get("GEMINI_SESSION_ID") or env.get("GEMINI_PROJECT_DIR") or "/.gemini/tmp/" in path:
         return "gemini"
     if "turn_id" in raw or "/.codex/" in path or re.search(r"(^|/)rollout-[^/]*\.jsonl$", path):
         return "codex"
+    if isinstance(raw.get("timestamp"), str):  # Claude Code and Codex send none; Gemini always a transcript_path
+        return "gemini" if "transcript_path" in raw else "copilot"
     return "claude"
 
 

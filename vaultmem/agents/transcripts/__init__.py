@@ -68,7 +68,7 @@ def texts(value: Any, depth: int = 0) -> str:
         return ""
     if isinstance(value, str):
         parsed = as_object(value) if value.lstrip().startswith("{") else None
-        return texts(parsed, depth + 1) if parsed else value
+        return (texts(parsed, depth + 1) if parsed else "") or value
     if isinstance(value, list):
         return "\n".join(t for t in (texts(v, depth + 1) for v in value) if t)
     if isinstance(value, dict):
