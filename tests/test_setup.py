@@ -268,3 +268,67 @@ def test_switching_codex_to_http_drops_the_stdio_keys(empty_vault, home, tmp_pat
     ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))  # and back to stdio
     table = tomllib.loads(config.read_text(encoding="utf-8"))["mcp_servers"]["vaultmem"]
     assert table["command"] and "url" not in table and "http_headers" not in table and table["startup_timeout_sec"] == 30
+
+
+OTHER_HOOKS = {  # a hook of the user's own in each agent's config, next to an older vaultmem one
+    "gemini": ({"hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}],
+                          "AfterAgent": [{"hooks": [{"type": "command", "command": "vaultmem hook stop"}]}]},
+                "mcpServers": {"github": {"command": "gh-mcp"}}, "theme": "Dracula"}, ".gemini/settings.json"),
+    "cursor": ({"version": 1, "hooks": {"beforeSubmitPrompt": [{"command": "./lint.sh"}],
+                                        "stop": [{"command": "/old/bin/vaultmem hook stop --agent cursor"}]}},
+               ".cursor/hooks.json"),
+    "codex": ({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "./lint.sh", "timeout": 5}]}]}},
+              ".codex/hooks.json"),
+    "copilot": ({"version": 1, "hooks": {"userPromptSubmitted": [{"type": "command", "bash": "./lint.sh"}],
+                                         "agentStop": [{"type": "command", "bash": "vaultmem hook stop"}]}},
+                ".github/hooks/vaultmem.json"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("agent", list(OTHER_HOOKS))
+def test_write_merges_hooks_keeping_the_users_own(agent, empty_vault, home):
+    original, rel = OTHER_HOOKS[agent]
+    path = Path.cwd() / rel
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(original), encoding="utf-8")
+    out = ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    assert f"merged the vaultmem hooks into {path}" in out
+    data = json.loads(path.read_text(encoding="utf-8"))
+    mine = [(event, h) for event, groups in data["hooks"].items() for g in groups
+            for h in (g["hooks"] if "hooks" in g else [g])]  # fmt: skip
+    commands = [h.get("command", h.get("bash")) for _, h in mine]
+    assert "./lint.sh" in commands  # the user's hook stays
+    ours = [c for c in commands if c != "./lint.sh"]
+    assert len(ours) == 5 and all(c.startswith(f"{EXE} hook ") and f"--agent {agent}" in c for c in ours)  # the old one replaced
+    user_event = next(e for e, h in mine if h.get("command", h.get("bash")) == "./lint.sh")
+    assert [h.get("command", h.get("bash")) for e, h in mine if e == user_event][0] == "./lint.sh"  # and stays first
+    for key, value in original.items():
+        if key != "hooks":
+            assert data[key] == value or key == "mcpServers"
+    if agent == "gemini":  # the MCP entry lives in the same file: one write, one backup
+        assert data["mcpServers"]["github"] == {"command": "gh-mcp"} and data["mcpServers"]["vaultmem"] == entry(empty_vault)
+    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+    after = path.read_text(encoding="utf-8")
+    again = ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    assert "already has these vaultmem hooks" in again and path.read_text(encoding="utf-8") == after
+    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+
+
+def test_write_user_level_gemini(empty_vault, home):
+    ok(setup("gemini", "--vault", str(empty_vault), "--write", "--user"))
+    data = json.loads((home / ".gemini" / "settings.json").read_text(encoding="utf-8"))
+    assert set(data) == {"mcpServers", "hooks"} and len(data["hooks"]) == 5
+    assert not (Path.cwd() / ".gemini").exists()
+
+
+def test_warns_when_vaultmem_lives_in_a_temporary_environment(empty_vault, home, tmp_path, monkeypatch):
+    fake = tmp_path / "venv" / "bin" / "vaultmem"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [str(fake), "setup"])
+    data = json.loads(ok(setup("cursor", "--vault", str(empty_vault), "--json")))
+    assert data["command"] == str(fake) and data["server"]["command"] == str(fake)
+    assert any("temporary" in n and "install vaultmem for good" in n for n in data["notes"])
+    assert agents.temporary_place("/home/me/.cache/uv/archive-v0/abc/bin/vaultmem") == "uv's cache (uvx)"
+    assert agents.temporary_place(EXE) is None and agents.temporary_place("vaultmem") is None
