@@ -1,15 +1,16 @@
-"""Agent hooks (Claude Code first): recall at each prompt, the wake block at start, and what a
-session leaves behind at stop, before compaction and at its end, with no LLM of vaultmem's own.
+"""Agent hooks: recall at each prompt, the wake block at start, and what a session leaves behind
+at stop, before compaction and at its end, with no LLM of vaultmem's own; once for every agent.
 
-The agent's hook payload arrives as JSON (``session_id``, ``transcript_path``, ``cwd``,
-``hook_event_name`` and the event's own fields); each ``*_hook`` function returns the JSON object
-to print (or None: print nothing). Shapes follow Claude Code's hooks reference: context goes in
-``hookSpecificOutput.additionalContext``; a Stop hook blocks with ``decision: "block"`` and a
-``reason``, and must not block again when ``stop_hook_active`` is set.
+The payload arrives normalised by the agent's adapter (``adapters.py``) in Claude Code's field
+names (``session_id``, ``transcript_path``, ``cwd``, the event's own fields) plus ``agent``,
+``agent_label`` and ``transcript_format``; each ``*_hook`` function returns the JSON object to
+print in Claude Code's shape (or None: print nothing), which the adapter reshapes for its
+agent: context goes in ``hookSpecificOutput.additionalContext``; a Stop hook blocks with
+``decision: "block"`` and a ``reason``, and must not block again when ``stop_hook_active`` is set.
 
-Per-session state (which memories this session was shown, whether Stop already asked) lives in
-``.vaultmem/hooks.db``: small, session-scoped, not rebuildable from the notes, and sessions not
-seen for ``KEEP_DAYS`` are dropped.
+Per-session state (which memories this session was shown, whether Stop already asked), keyed
+by agent and session id, lives in ``.vaultmem/hooks.db``: small, session-scoped, not
+rebuildable from the notes, and sessions not seen for ``KEEP_DAYS`` are dropped.
 """
 
 from __future__ import annotations
