@@ -245,3 +245,23 @@ def test_transcripts_are_read_from_regular_files_only(tmp_path):
     for fmt in ("claude", *AGENTS):
         assert transcript.read_events(fifo, fmt=fmt) == [] and transcript.read_events(tmp_path, fmt=fmt) == []
     assert time.monotonic() - started < 5
+
+
+def test_a_detached_end_still_refuses_a_missing_vault_at_once(env, tmp_path):
+    stdin = (FIXTURES / "codex" / "end.json").read_text()
+    done = subprocess.run([sys.executable, CLI, "hook", "end", "--agent", "codex", "--vault", str(tmp_path / "nowhere")],
+                          input=stdin, capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+    assert done.returncode == 1 and done.stderr.startswith("vaultmem: no vault named or at") and done.stdout == ""
+
+
+def test_a_detached_end_logs_its_errors(demo_copy, tmp_path, env):
+    (demo_copy / ".vaultmem").mkdir(exist_ok=True)
+    (demo_copy / ".vaultmem.toml").write_text("not = [valid toml\n")  # the detached process cannot open the vault
+    agent = Agent("cursor", demo_copy, tmp_path, env)
+    assert agent.run("end", "end.json").stdout == ""
+    log = demo_copy / ".vaultmem" / "hook-end.log"
+    deadline = time.monotonic() + 120
+    while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    [line] = log.read_text().strip().splitlines()
+    assert line.startswith("vaultmem: ") and ".vaultmem.toml" in line

@@ -60,12 +60,13 @@ def adapted(agent: str | None, hook: str, go: Callable[[dict[str, Any]], dict[st
 
 
 def self_command() -> list[str]:
-    """The command that runs this same vaultmem program again (the console script, or
-    ``python -m vaultmem``)."""
+    """The command that runs this same vaultmem program again: ``python -m vaultmem`` with this
+    Python (for the console script too, whatever wraps it), or the Python script that called
+    the console entry (a test's wrapper)."""
     argv0 = sys.argv[0] if sys.argv else ""
-    if not argv0 or argv0.endswith("__main__.py") or argv0.endswith(".exe") or not os.path.isfile(argv0):
-        return [sys.executable, "-m", "vaultmem"]
-    return [sys.executable, argv0]
+    if argv0.endswith(".py") and not argv0.endswith("__main__.py") and os.path.isfile(argv0):
+        return [sys.executable, argv0]
+    return [sys.executable, "-m", "vaultmem"]
 
 
 def detach(args: list[str], stdin: str, log: Path | None) -> None:

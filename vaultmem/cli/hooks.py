@@ -17,7 +17,6 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 
 from .. import api
-from ..core.errors import VaultError
 from ..agents.hook_io import MAX_PAYLOAD, PROMPT_BUDGET, adapted, detach, hook_output, prompt
 from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
@@ -157,13 +156,11 @@ def _end_args(vault: str | None, anchor: str | None, agent: str) -> list[str]:
 
 
 def _end_log(vault: str | None) -> "Path | None":
-    """Where a detached `hook end` writes its errors: ``<vault>/.vaultmem/hook-end.log``."""
+    """Where a detached `hook end` writes its errors: ``<vault>/.vaultmem/hook-end.log`` (a
+    missing vault is an error here, before detaching)."""
     from ..core.discovery import STATE_DIR
 
-    try:
-        folder = api.vault_root(vault) / STATE_DIR
-    except VaultError:
-        return None
+    folder = api.vault_root(vault) / STATE_DIR
     return folder / "hook-end.log" if folder.is_dir() else None
 
 
