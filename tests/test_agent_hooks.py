@@ -42,11 +42,12 @@ class Agent:
             self.transcript.parent.mkdir(parents=True)
         shutil.copy(FIXTURES / name / "transcript.jsonl", self.transcript)
 
-    def run(self, hook: str, fixture: str, *args: str, session: str | None = None) -> subprocess.CompletedProcess:
+    def run(self, hook: str, fixture: str, *args: str, session: str | None = None, flag: bool = True) -> subprocess.CompletedProcess:  # fmt: skip
         stdin = (FIXTURES / self.name / fixture).read_text().replace("TRANSCRIPT", str(self.transcript))
         if session:
             stdin = json.dumps({**json.loads(stdin), **session_fields(self.name, session)})
-        done = subprocess.run([sys.executable, CLI, "hook", hook, "--agent", self.name, "--vault", str(self.vault), *args],
+        agent = ["--agent", self.name] if flag else []  # without --agent the payload tells
+        done = subprocess.run([sys.executable, CLI, "hook", hook, *agent, "--vault", str(self.vault), *args],
                               input=stdin, capture_output=True, text=True, timeout=180, env=self.env)  # fmt: skip
         assert done.returncode == 0, done.stderr
         return done
@@ -140,8 +141,8 @@ def test_two_agents_on_one_project_keep_their_own_shown_sets(demo_copy, tmp_path
     so the memories shown to one agent were withheld from the other."""
     cursor = Agent("cursor", demo_copy, tmp_path, env)
     copilot = Agent("copilot", demo_copy, tmp_path, env)
-    first = ids(cursor.context("prompt", "prompt.json"))
-    second = ids(copilot.context("prompt", "prompt.json"))
+    first = ids(cursor.context("prompt", "prompt.json", flag=False))
+    second = ids(copilot.context("prompt", "prompt.json", flag=False))
     assert first and first == second
     same_id = "shared-0000"  # even with one session id, each agent has its own state
     assert ids(cursor.context("prompt", "prompt.json", session=same_id)) == first
