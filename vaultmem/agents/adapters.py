@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from ..core.errors import BadInput
 
@@ -54,7 +54,7 @@ class Adapter:
     label = "claude-code"
     title = "Claude Code"
     transcript = "claude"
-    events = {"start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop",
+    events: ClassVar[dict[str, str]] = {"start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop",
               "pre-compact": "PreCompact", "end": "SessionEnd"}  # fmt: skip
     detach_end = False  # Claude Code waits for SessionEnd hooks: the summary is written before it returns
 
@@ -114,7 +114,7 @@ class Gemini(Adapter):
     sent back as a new prompt), ``PreCompress``; the CLI does not wait for ``SessionEnd``."""
 
     name, label, title, transcript = "gemini", "gemini-cli", "Gemini CLI", "gemini"
-    events = {"start": "SessionStart", "prompt": "BeforeAgent", "stop": "AfterAgent",
+    events: ClassVar[dict[str, str]] = {"start": "SessionStart", "prompt": "BeforeAgent", "stop": "AfterAgent",
               "pre-compact": "PreCompress", "end": "SessionEnd"}  # fmt: skip
     detach_end = True
 
@@ -126,7 +126,7 @@ class Cursor(Adapter):
     ``loop_count > 0``. ``sessionEnd`` is fire-and-forget."""
 
     name, label, title, transcript = "cursor", "cursor", "Cursor", "cursor"
-    events = {"start": "sessionStart", "prompt": "beforeSubmitPrompt", "stop": "stop",
+    events: ClassVar[dict[str, str]] = {"start": "sessionStart", "prompt": "beforeSubmitPrompt", "stop": "stop",
               "pre-compact": "preCompact", "end": "sessionEnd"}  # fmt: skip
     detach_end = True
 
@@ -157,7 +157,7 @@ class Copilot(Adapter):
     ``$COPILOT_HOME/session-state/<id>/events.jsonl`` (default ``~/.copilot``)."""
 
     name, label, title, transcript = "copilot", "copilot-cli", "Copilot CLI", "copilot"
-    events = {"start": "sessionStart", "prompt": "userPromptSubmitted", "stop": "agentStop",
+    events: ClassVar[dict[str, str]] = {"start": "sessionStart", "prompt": "userPromptSubmitted", "stop": "agentStop",
               "pre-compact": "preCompact", "end": "sessionEnd"}  # fmt: skip
     detach_end = True
 

@@ -47,9 +47,9 @@ def line_events(obj: dict[str, Any]) -> Iterator[Event]:
         return
     kind = payload.get("type")
     if obj.get("type") == "event_msg":
-        if kind == "user_message" and isinstance(payload.get("message"), str) and payload["message"].strip():
-            if not payload["message"].lstrip().startswith(WRAPPER):
-                yield Event("prompt", payload["message"].strip())
+        message = payload.get("message")
+        if kind == "user_message" and isinstance(message, str) and message.strip() and not message.lstrip().startswith(WRAPPER):
+            yield Event("prompt", message.strip())
         return
     if obj.get("type") != "response_item":
         return
