@@ -184,6 +184,13 @@ def test_unknown_agent_is_one_line(demo_copy, env):
     assert done.returncode == 1 and done.stderr.strip().startswith("vaultmem: unknown agent 'vim'") and done.stdout == ""
 
 
+def test_cursor_never_follows_up_an_aborted_turn():
+    cursor = adapters.ADAPTERS["cursor"]
+    assert cursor.payload({"loop_count": 0, "status": "completed"}, {})["stop_hook_active"] is False
+    assert cursor.payload({"loop_count": 0, "status": "aborted"}, {})["stop_hook_active"] is True
+    assert cursor.payload({"loop_count": 1, "status": "completed"}, {})["stop_hook_active"] is True
+
+
 def test_hostile_payload_fields_are_ignored():
     raw = {"sessionId": {"x": 1}, "transcriptPath": ["/etc/passwd"], "cwd": 7, "prompt": None, "source": "new"}
     payload = adapters.ADAPTERS["copilot"].payload(raw, {})

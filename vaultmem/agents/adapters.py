@@ -122,8 +122,9 @@ class Gemini(Adapter):
 class Cursor(Adapter):
     """Cursor: camelCase events, snake_case ``additional_context``; the session is the
     ``conversation_id``, the project the first workspace root; stop answers with a
-    ``followup_message`` (sent as the next user message) and says it is already continuing by
-    ``loop_count > 0``. ``sessionEnd`` is fire-and-forget."""
+    ``followup_message`` (sent as the next user message), never after a turn the user aborted
+    or that failed, nor when ``loop_count > 0`` (already continuing). ``sessionEnd`` is
+    fire-and-forget."""
 
     name, label, title, transcript = "cursor", "cursor", "Cursor", "cursor"
     events: ClassVar[dict[str, str]] = {"start": "sessionStart", "prompt": "beforeSubmitPrompt", "stop": "stop",
@@ -137,7 +138,9 @@ class Cursor(Adapter):
         return {
             "session_id": text_or_none(raw.get("conversation_id")) or text_or_none(raw.get("session_id")),
             "cwd": root or env.get("CURSOR_PROJECT_DIR") or text_or_none(raw.get("cwd")),
-            "stop_hook_active": isinstance(loops, int) and not isinstance(loops, bool) and loops > 0,
+            # already continuing, or the user stopped the turn: a follow-up would be sent unasked
+            "stop_hook_active": (isinstance(loops, int) and not isinstance(loops, bool) and loops > 0)
+                                or raw.get("status") in ("aborted", "error"),  # fmt: skip
         }
 
     def context(self, hook: str, text: str, payload: Mapping[str, Any]) -> dict[str, Any]:
