@@ -7,9 +7,13 @@ silence   The labelled prompt set (benchmarks/data/hook_prompts.jsonl: needs mem
           the prompts, measured on the other).
 latency   Wall time of `vaultmem hook prompt` as the agent runs it (a subprocess, payload on
           stdin), with and without a running watcher; --repeat runs, medians reported.
+agents    The same with a watcher, for each agent's adapter (`--agent claude|gemini|codex|cursor|
+          copilot`): that agent's recorded payload (tests/fixtures/agents/) and a 2 MB transcript in
+          its own format, calls interleaved across agents so the machine's load hits all alike.
 
     python benchmarks/hook_bench.py silence
     python benchmarks/hook_bench.py latency --runs 20 --repeat 3
+    python benchmarks/hook_bench.py agents --runs 20 --repeat 3
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -224,6 +229,95 @@ def latency(args) -> dict:
     return out
 
 
+AGENT_FIXTURES = HERE.parent / "tests" / "fixtures" / "agents"
+AGENT_NAMES = ("claude", "gemini", "codex", "cursor", "copilot")
+
+
+def agent_transcript(agent: str) -> Path:
+    """A 2 MB session log in ``agent``'s format (its test session repeated, then a session whose
+    agent recalled memories with its own vaultmem tool calls)."""
+    if agent == "claude":
+        return bench_transcript()
+    path = WORK / f"hook-transcript-{agent}.jsonl"
+    work = (AGENT_FIXTURES / agent / "transcript.jsonl").read_text()
+    recall = (AGENT_FIXTURES / agent / "recall_session.jsonl").read_text()
+    with path.open("w") as f:
+        while f.tell() < 2 << 20:
+            f.write(work)
+        f.write(recall)
+    return path
+
+
+def agent_payload(agent: str, root: Path, prompt: str, session: str, transcript: Path, copilot_home: Path) -> str:
+    """The agent's own prompt payload for ``prompt`` in a new session (Copilot's names no
+    transcript: it is found from the session id under $COPILOT_HOME, linked there)."""
+    if agent == "claude":
+        return json.dumps({"session_id": session, "prompt": prompt, "cwd": str(root), "hook_event_name": "UserPromptSubmit",
+                           "transcript_path": str(transcript)})  # fmt: skip
+    raw = json.loads((AGENT_FIXTURES / agent / "prompt.json").read_text().replace("TRANSCRIPT", str(transcript)))
+    raw.update({"prompt": prompt, "cwd": str(root)})
+    if agent == "cursor":
+        raw.update({"conversation_id": session, "workspace_roots": [str(root)]})
+    elif agent == "copilot":
+        raw["sessionId"] = session
+        log = copilot_home / "session-state" / session / "events.jsonl"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        os.link(transcript, log)
+    else:
+        raw["session_id"] = session
+    return json.dumps(raw)
+
+
+def _agent_once(agent: str, root: Path, payload: str, env: dict) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run([BIN, "hook", "prompt", "--agent", agent, "--vault", str(root)], input=payload, text=True,
+                          check=True, capture_output=True, env=env)  # fmt: skip
+    return time.perf_counter() - start, done.stdout
+
+
+def agents(args) -> dict:
+    root = demo_copy()
+    prompts = [p["prompt"] for p in load_prompts() if p["needs"]]
+    logs = {a: agent_transcript(a) for a in AGENT_NAMES}
+    copilot_home = WORK / "copilot-home"
+    shutil.rmtree(copilot_home, ignore_errors=True)
+    env = {**os.environ, "COPILOT_HOME": str(copilot_home)}
+    out: dict = {"runs": args.runs, "repeat": args.repeat, "transcript_bytes": {a: p.stat().st_size for a, p in logs.items()},
+                 "agents": {a: {"runs": []} for a in AGENT_NAMES}}  # fmt: skip
+    for rep in range(args.repeat):
+        proc = subprocess.Popen([BIN, "watch", "--vault", str(root)], stderr=subprocess.DEVNULL)
+        try:
+            while client.request(root, "ping", timeout=2) is None:
+                time.sleep(0.1)
+            client.request(root, "recall", {"query": "warm up", "k": 1, "log": False})
+            times: dict[str, list[float]] = {a: [] for a in AGENT_NAMES}
+            injected = {a: 0 for a in AGENT_NAMES}
+            for i in range(args.runs):
+                for agent in AGENT_NAMES:  # interleaved
+                    payload = agent_payload(agent, root, prompts[i % len(prompts)], f"bench-{rep}-{i}-{agent}-{time.time_ns()}",
+                                            logs[agent], copilot_home)  # fmt: skip
+                    seconds, stdout = _agent_once(agent, root, payload, env)
+                    times[agent].append(seconds)
+                    injected[agent] += bool(stdout.strip())
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+        for agent in AGENT_NAMES:
+            summary = {**latency_summary(times[agent]), "injected": f"{injected[agent]}/{args.runs}"}
+            out["agents"][agent]["runs"].append(summary)
+        claude_p50 = out["agents"]["claude"]["runs"][-1]["p50_ms"]
+        for agent in AGENT_NAMES:
+            run = out["agents"][agent]["runs"][-1]
+            run["over_claude_p50"] = round(run["p50_ms"] / claude_p50, 3)
+            print(f"run {rep + 1} {agent:<8} {run}")
+    for agent, data in out["agents"].items():
+        data["p50_ms_median"] = statistics.median(r["p50_ms"] for r in data["runs"])
+        data["p95_ms_median"] = statistics.median(r["p95_ms"] for r in data["runs"])
+        data["over_claude_p50_median"] = statistics.median(r["over_claude_p50"] for r in data["runs"])
+    shutil.rmtree(copilot_home, ignore_errors=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -232,9 +326,14 @@ def main() -> None:
     lat.add_argument("--runs", type=int, default=20, help="hook calls per run with a watcher")
     lat.add_argument("--cold-runs", type=int, default=5, help="hook calls per run without a watcher (each loads the model)")
     lat.add_argument("--repeat", type=int, default=3)
+    ag = sub.add_parser("agents")
+    ag.add_argument("--runs", type=int, default=20, help="hook calls per agent per run (with a watcher)")
+    ag.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     if args.cmd == "silence":
         path = write_result("hooks-silence", silence(args))
+    elif args.cmd == "agents":
+        path = write_result("hooks-agents", agents(args))
     else:
         path = write_result("hooks-latency", latency(args))
     print(f"wrote {path}")

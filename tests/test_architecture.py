@@ -178,3 +178,28 @@ def test_python_dash_m_takes_the_same_fast_path(tmp_path):
     code = FAST_PATH.format(argv0="python -m vaultmem", entry=entry, vault=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == FAST_LOADED
+
+
+HOOK_FAST = """
+import io, sys
+sys.argv = ['vaultmem', 'hook', 'prompt', '--agent', {agent!r}, '--vault', {vault!r}]
+sys.stdin = io.StringIO({payload!r})
+from vaultmem.cli.main import main
+try:
+    main()
+except SystemExit as e:
+    assert e.code == 0, e.code
+print(sorted(m for m in sys.modules if m.startswith(('vaultmem.cli', 'vaultmem.agents')) or m in ('typer', 'click')))
+"""
+HOOK_LOADED = "['vaultmem.agents', 'vaultmem.agents.adapters', 'vaultmem.agents.hook_io', 'vaultmem.agents.hooks', 'vaultmem.cli', 'vaultmem.cli.main']"
+
+
+def test_the_hook_prompt_fast_path_loads_no_typer_for_any_agent(tmp_path):
+    """`hook prompt --agent X` (every prompt of every agent) is answered before typer is
+    imported, with one adapter module more than Claude Code's path had."""
+    (tmp_path / ".vaultmem").mkdir()
+    for agent, payload in (("gemini", '{"prompt": "thanks!", "session_id": "s"}'),
+                           ("copilot", '{"prompt": "ok", "sessionId": "s"}'), ("claude", '{"prompt": "thanks!"}')):  # fmt: skip
+        code = HOOK_FAST.format(agent=agent, vault=str(tmp_path), payload=payload)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        assert out.strip().splitlines()[-1] == HOOK_LOADED, agent

@@ -4,6 +4,7 @@ transcripts written for the tests in Claude Code's JSONL shape (tests/data/hooks
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,10 +155,11 @@ def test_prompt_goes_through_a_running_watcher(run, demo_copy, fake_embedder, mo
 
 
 @pytest.mark.parametrize("argv, parsed", [
-    ([], (None, 400)),
-    (["--vault", "/v", "--budget", "300"], ("/v", 300)),
-    (["-V", "/v"], ("/v", 400)),
-    (["--vault=/v", "--budget=90"], ("/v", 90)),
+    ([], (None, 400, None)),
+    (["--vault", "/v", "--budget", "300"], ("/v", 300, None)),
+    (["--agent", "gemini", "-V", "/v"], ("/v", 400, "gemini")), (["--agent=codex"], (None, 400, "codex")),
+    (["-V", "/v"], ("/v", 400, None)),
+    (["--vault=/v", "--budget=90"], ("/v", 90, None)),
     (["--help"], None), (["--budget", "many"], None), (["--vault"], None),
 ])  # fmt: skip
 def test_fast_entry_parses_only_what_it_knows(argv, parsed):
@@ -298,7 +300,8 @@ def test_setup_claude_write_merges_hooks_idempotently(empty_vault, tmp_path, mon
     assert data["model"] == "opus" and data["hooks"]["PreToolUse"] == [user_hook]
     start = data["hooks"]["SessionStart"]
     assert start[0]["hooks"] == [{"type": "command", "command": "echo hello"}]  # the user's hook stays, bare wake goes
-    assert start[1]["hooks"][0]["command"] == f"vaultmem hook start --vault {empty_vault.resolve()}"
+    exe = Path(sys.executable).with_name("vaultmem")  # the absolute path: the agent's PATH may not have it
+    assert start[1]["hooks"][0]["command"] == f"{exe} hook start --agent claude --vault {empty_vault.resolve()}"
     assert set(data["hooks"]) == {"PreToolUse", "SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
     assert len(list(settings.parent.glob("settings.json.bak-*"))) == 1
     after = settings.read_text()

@@ -7,6 +7,7 @@ The real home is never touched: HOME and the working folder are temporary, and e
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
 from pathlib import Path
 
@@ -39,8 +40,11 @@ def ok(result) -> str:
     return result.stdout
 
 
+EXE = str(Path(sys.executable).with_name("vaultmem"))  # the vaultmem of this environment, by its absolute path
+
+
 def entry(vault: Path) -> dict:
-    return {"command": "vaultmem", "args": ["mcp", "--vault", str(vault.resolve())]}
+    return {"command": EXE, "args": ["mcp", "--vault", str(vault.resolve())]}
 
 
 @pytest.mark.parametrize("agent", agents.AGENTS)
@@ -64,37 +68,71 @@ def test_claude_has_mcp_json_and_session_hooks(empty_vault, home):
     hooks = data["hooks"]["hooks"]
     for event, name in (("SessionStart", "start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop"),
                         ("PreCompact", "pre-compact"), ("SessionEnd", "end")):  # fmt: skip
-        assert hooks[event][0]["hooks"][0]["command"] == f"vaultmem hook {name} --vault {vault}"
+        assert hooks[event][0]["hooks"][0]["command"] == f"{EXE} hook {name} --agent claude --vault {vault}"
     assert data["rules_path"].endswith("CLAUDE.md")
     assert data["written"] is None
 
 
-@pytest.mark.parametrize("agent, config, rules", [
-    ("gemini", ".gemini/settings.json", "GEMINI.md"),
-    ("cursor", ".cursor/mcp.json", ".cursor/rules/vaultmem.mdc"),
+@pytest.mark.parametrize("agent, config, hooks_file, rules, events", [
+    ("gemini", ".gemini/settings.json", ".gemini/settings.json", "GEMINI.md",
+     ["SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd"]),
+    ("cursor", ".cursor/mcp.json", ".cursor/hooks.json", ".cursor/rules/vaultmem.mdc",
+     ["sessionStart", "beforeSubmitPrompt", "stop", "preCompact", "sessionEnd"]),
+    ("codex", ".codex/config.toml", ".codex/hooks.json", "AGENTS.md",
+     ["SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"]),
+    ("copilot", ".github/mcp.json", ".github/hooks/vaultmem.json", ".github/copilot-instructions.md",
+     ["sessionStart", "userPromptSubmitted", "agentStop", "preCompact", "sessionEnd"]),
 ])  # fmt: skip
-def test_agents_without_hooks_say_so(agent, config, rules, empty_vault, home):
+def test_every_agent_gets_the_whole_loop(agent, config, hooks_file, rules, events, empty_vault, home):
+    """Before: Gemini and Cursor got no hooks, Codex two (printed only), Copilot nothing at all."""
     data = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--json")))
-    assert data["config_path"].endswith(config) and data["rules_path"].endswith(rules)
-    assert data["hooks"] is None and "no" in data["hooks_note"].lower()
-    assert "call `wake`" in data["instructions"]
+    project = Path.cwd()
+    assert data["config_path"] == str(project / config) and data["rules_path"] == str(project / rules)
+    assert data["hooks_path"] == str(project / hooks_file)
+    hooks = data["hooks"]["hooks"]
+    assert list(hooks) == events
+    vault = empty_vault.resolve()
+    for event, name in zip(events, ("start", "prompt", "stop", "pre-compact", "end")):
+        [entry_] = hooks[event]
+        hook = entry_["hooks"][0] if "hooks" in entry_ else entry_
+        assert hook.get("command", hook.get("bash")) == f"{EXE} hook {name} --agent {agent} --vault {vault}"
+    if agent in ("cursor", "copilot"):
+        assert data["hooks"]["version"] == 1
     if agent == "cursor":
         assert data["instructions"].startswith("---\n") and "alwaysApply: true" in data["instructions"]
-
-
-def test_codex_gets_its_experimental_hooks_printed(empty_vault, home):
-    data = json.loads(ok(setup("codex", "--vault", str(empty_vault), "--json")))
-    assert data["config_path"].endswith(".codex/config.toml") and data["rules_path"].endswith("AGENTS.md")
-    assert tomllib.loads(data["config_snippet"]) == {"mcp_servers": {"vaultmem": entry(empty_vault)}}
-    assert data["hooks_path"].endswith(".codex/hooks.json") and "codex_hooks = true" in data["hooks_note"]
-    assert set(data["hooks"]["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+        assert hooks["stop"][0]["loop_limit"] == 1
+    if agent == "codex":
+        assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] == 3  # Codex's cap for SessionEnd
+    if agent == "gemini":
+        assert hooks["BeforeAgent"][0]["hooks"][0]["timeout"] == 30000  # milliseconds
+    if agent == "copilot":
+        assert data["server"] == {"type": "local", **entry(empty_vault), "tools": ["*"]}
     assert "call `wake`" in data["instructions"]
+
+
+@pytest.mark.parametrize("agent, config, hooks_file", [
+    ("gemini", ".gemini/settings.json", ".gemini/settings.json"), ("cursor", ".cursor/mcp.json", ".cursor/hooks.json"),
+    ("codex", ".codex/config.toml", ".codex/hooks.json"), ("copilot", ".copilot/mcp-config.json", ".copilot/hooks/vaultmem.json"),
+    ("claude", ".claude.json", ".claude/settings.json"),
+])  # fmt: skip
+def test_user_level_files(agent, config, hooks_file, empty_vault, home):
+    data = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--user", "--json")))
+    assert data["config_path"] == str(home / config) and data["hooks_path"] == str(home / hooks_file)
+
+
+def test_codex_and_copilot_homes_are_honoured(empty_vault, home, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "ch"))
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "cp"))
+    codex = json.loads(ok(setup("codex", "--vault", str(empty_vault), "--user", "--json")))
+    copilot = json.loads(ok(setup("copilot", "--vault", str(empty_vault), "--user", "--json")))
+    assert codex["hooks_path"] == str(tmp_path / "ch" / "hooks.json")
+    assert copilot["config_path"] == str(tmp_path / "cp" / "mcp-config.json")
 
 
 def test_unknown_agent_is_one_line(empty_vault, home):
     result = setup("vim", "--vault", str(empty_vault))
     assert result.exit_code == 2
-    assert result.stderr.strip() == "vaultmem: unknown agent 'vim'; choose one of claude, codex, cursor, gemini"
+    assert result.stderr.strip() == "vaultmem: unknown agent 'vim'; choose one of claude, codex, cursor, gemini, copilot"
 
 
 def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp_path):
@@ -110,7 +148,8 @@ def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp
     out = ok(setup("gemini", "--vault", str(empty_vault), "--write", "--config", str(config)))
     assert f"merged the vaultmem server into {config}" in out
     data = json.loads(config.read_text(encoding="utf-8"))
-    assert data["theme"] == "GitHub" and data["hooks"] == {"enabled": True}
+    assert data["theme"] == "GitHub" and data["hooks"]["enabled"] is True  # Gemini's older switch stays
+    assert set(data["hooks"]) == {"enabled", "SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd"}
     assert data["mcpServers"]["github"] == original["mcpServers"]["github"]
     assert data["mcpServers"]["vaultmem"] == {**entry(empty_vault), "env": {"VAULTMEM_SESSION": "me"}}
     backups = list(tmp_path.glob("settings.json.bak-*"))
@@ -229,3 +268,67 @@ def test_switching_codex_to_http_drops_the_stdio_keys(empty_vault, home, tmp_pat
     ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))  # and back to stdio
     table = tomllib.loads(config.read_text(encoding="utf-8"))["mcp_servers"]["vaultmem"]
     assert table["command"] and "url" not in table and "http_headers" not in table and table["startup_timeout_sec"] == 30
+
+
+OTHER_HOOKS = {  # a hook of the user's own in each agent's config, next to an older vaultmem one
+    "gemini": ({"hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}],
+                          "AfterAgent": [{"hooks": [{"type": "command", "command": "vaultmem hook stop"}]}]},
+                "mcpServers": {"github": {"command": "gh-mcp"}}, "theme": "Dracula"}, ".gemini/settings.json"),
+    "cursor": ({"version": 1, "hooks": {"beforeSubmitPrompt": [{"command": "./lint.sh"}],
+                                        "stop": [{"command": "/old/bin/vaultmem hook stop --agent cursor"}]}},
+               ".cursor/hooks.json"),
+    "codex": ({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "./lint.sh", "timeout": 5}]}]}},
+              ".codex/hooks.json"),
+    "copilot": ({"version": 1, "hooks": {"userPromptSubmitted": [{"type": "command", "bash": "./lint.sh"}],
+                                         "agentStop": [{"type": "command", "bash": "vaultmem hook stop"}]}},
+                ".github/hooks/vaultmem.json"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("agent", list(OTHER_HOOKS))
+def test_write_merges_hooks_keeping_the_users_own(agent, empty_vault, home):
+    original, rel = OTHER_HOOKS[agent]
+    path = Path.cwd() / rel
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(original), encoding="utf-8")
+    out = ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    assert f"merged the vaultmem hooks into {path}" in out
+    data = json.loads(path.read_text(encoding="utf-8"))
+    mine = [(event, h) for event, groups in data["hooks"].items() for g in groups
+            for h in (g["hooks"] if "hooks" in g else [g])]  # fmt: skip
+    commands = [h.get("command", h.get("bash")) for _, h in mine]
+    assert "./lint.sh" in commands  # the user's hook stays
+    ours = [c for c in commands if c != "./lint.sh"]
+    assert len(ours) == 5 and all(c.startswith(f"{EXE} hook ") and f"--agent {agent}" in c for c in ours)  # the old one replaced
+    user_event = next(e for e, h in mine if h.get("command", h.get("bash")) == "./lint.sh")
+    assert [h.get("command", h.get("bash")) for e, h in mine if e == user_event][0] == "./lint.sh"  # and stays first
+    for key, value in original.items():
+        if key != "hooks":
+            assert data[key] == value or key == "mcpServers"
+    if agent == "gemini":  # the MCP entry lives in the same file: one write, one backup
+        assert data["mcpServers"]["github"] == {"command": "gh-mcp"} and data["mcpServers"]["vaultmem"] == entry(empty_vault)
+    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+    after = path.read_text(encoding="utf-8")
+    again = ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    assert "already has these vaultmem hooks" in again and path.read_text(encoding="utf-8") == after
+    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+
+
+def test_write_user_level_gemini(empty_vault, home):
+    ok(setup("gemini", "--vault", str(empty_vault), "--write", "--user"))
+    data = json.loads((home / ".gemini" / "settings.json").read_text(encoding="utf-8"))
+    assert set(data) == {"mcpServers", "hooks"} and len(data["hooks"]) == 5
+    assert not (Path.cwd() / ".gemini").exists()
+
+
+def test_warns_when_vaultmem_lives_in_a_temporary_environment(empty_vault, home, tmp_path, monkeypatch):
+    fake = tmp_path / "venv" / "bin" / "vaultmem"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [str(fake), "setup"])
+    data = json.loads(ok(setup("cursor", "--vault", str(empty_vault), "--json")))
+    assert data["command"] == str(fake) and data["server"]["command"] == str(fake)
+    assert any("temporary" in n and "install vaultmem for good" in n for n in data["notes"])
+    assert agents.temporary_place("/home/me/.cache/uv/archive-v0/abc/bin/vaultmem") == "uv's cache (uvx)"
+    assert agents.temporary_place(EXE) is None and agents.temporary_place("vaultmem") is None

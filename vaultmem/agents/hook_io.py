@@ -1,14 +1,19 @@
-"""Running an agent hook without typer: the payload from stdin, the JSON response on stdout,
-errors as one line on stderr and exit code 1. Shared by ``cli_hooks.py`` (the typer commands)
-and ``cli_fast.py`` (the typer-free entry for ``hook prompt``).
+"""Running an agent hook without typer: the payload from stdin, read by the agent's adapter
+(``adapters.py``), the JSON response on stdout in that agent's shape, errors as one line on
+stderr and exit code 1. Shared by ``cli/hooks.py`` (the typer commands) and ``cli/main.py``
+(the typer-free entry for ``hook prompt``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable
+
+from .adapters import adapter_for
 
 PROMPT_BUDGET = 400
 
@@ -35,10 +40,55 @@ def hook_output(fn: Callable[[], dict[str, Any] | None]) -> int:
     return 0
 
 
+MAX_PAYLOAD = 1 << 20
+
+
 def read_payload() -> dict[str, Any]:
     from .hooks import parse_payload
 
-    return parse_payload(sys.stdin.read(1 << 20))
+    return parse_payload(sys.stdin.read(MAX_PAYLOAD))
+
+
+def adapted(agent: str | None, hook: str, go: Callable[[dict[str, Any]], dict[str, Any] | None],
+            raw: dict[str, Any] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """Run one hook behaviour (``go``, on the normalised payload, answering in Claude Code's
+    shape) for the agent of ``--agent`` (else detected) and answer in that agent's shape."""
+    raw = read_payload() if raw is None else raw
+    adapter = adapter_for(agent, raw)
+    payload = adapter.payload(raw)
+    return adapter.output(hook, go(payload), payload)
+
+
+def self_command() -> list[str]:
+    """The command that runs this same vaultmem program again: ``python -m vaultmem`` with this
+    Python (for the console script too, whatever wraps it), or the Python script that called
+    the console entry (a test's wrapper)."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0.endswith(".py") and not argv0.endswith("__main__.py") and os.path.isfile(argv0):
+        return [sys.executable, argv0]
+    return [sys.executable, "-m", "vaultmem"]
+
+
+def detach(args: list[str], stdin: str, log: Path | None) -> None:
+    """Run ``vaultmem ARGS`` with ``stdin`` in its own session and return at once (an agent
+    that gives its session-end hook a second or two, or does not wait at all, must not cut the
+    summary short). Its errors go to ``log`` (when given)."""
+    err_to: Any = subprocess.DEVNULL
+    if log is not None:
+        try:
+            mode = "w" if log.exists() and log.stat().st_size > 64 << 10 else "a"
+            err_to = log.open(mode, encoding="utf-8")
+        except OSError:
+            err_to = subprocess.DEVNULL
+    try:
+        proc = subprocess.Popen([*self_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=err_to, start_new_session=True, close_fds=True, text=True)  # fmt: skip
+    finally:
+        if err_to is not subprocess.DEVNULL:
+            err_to.close()
+    assert proc.stdin is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
 
 
 def log_shown(root: Path) -> Callable[[list[str]], None]:
@@ -56,14 +106,15 @@ def log_shown(root: Path) -> Callable[[list[str]], None]:
     return log
 
 
-def prompt(vault: str | None, budget: int = PROMPT_BUDGET) -> dict[str, Any] | None:
+def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = None) -> dict[str, Any] | None:
     """`vaultmem hook prompt`: recall through the running watcher (else in this process)."""
-    from .. import api
-    from .hooks import prompt_hook
 
-    payload = read_payload()
-    with api.Session([vault] if vault else [], cwd=payload.get("cwd") or None) as session:  # its code branch scopes recall
-        recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)  # noqa: E731
-        return prompt_hook(session.root, payload, recall, budget, log=log_shown(session.root))
+    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
+        from .. import api
+        from .hooks import prompt_hook
 
+        with api.Session([vault] if vault else [], cwd=payload.get("cwd") or None) as session:  # its code branch scopes recall
+            recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)  # noqa: E731
+            return prompt_hook(session.root, payload, recall, budget, log=log_shown(session.root))
 
+    return adapted(agent, "prompt", go)

@@ -1,15 +1,16 @@
-"""Agent hooks (Claude Code first): recall at each prompt, the wake block at start, and what a
-session leaves behind at stop, before compaction and at its end, with no LLM of vaultmem's own.
+"""Agent hooks: recall at each prompt, the wake block at start, and what a session leaves behind
+at stop, before compaction and at its end, with no LLM of vaultmem's own; once for every agent.
 
-The agent's hook payload arrives as JSON (``session_id``, ``transcript_path``, ``cwd``,
-``hook_event_name`` and the event's own fields); each ``*_hook`` function returns the JSON object
-to print (or None: print nothing). Shapes follow Claude Code's hooks reference: context goes in
-``hookSpecificOutput.additionalContext``; a Stop hook blocks with ``decision: "block"`` and a
-``reason``, and must not block again when ``stop_hook_active`` is set.
+The payload arrives normalised by the agent's adapter (``adapters.py``) in Claude Code's field
+names (``session_id``, ``transcript_path``, ``cwd``, the event's own fields) plus ``agent``,
+``agent_label`` and ``transcript_format``; each ``*_hook`` function returns the JSON object to
+print in Claude Code's shape (or None: print nothing), which the adapter reshapes for its
+agent: context goes in ``hookSpecificOutput.additionalContext``; a Stop hook blocks with
+``decision: "block"`` and a ``reason``, and must not block again when ``stop_hook_active`` is set.
 
-Per-session state (which memories this session was shown, whether Stop already asked) lives in
-``.vaultmem/hooks.db``: small, session-scoped, not rebuildable from the notes, and sessions not
-seen for ``KEEP_DAYS`` are dropped.
+Per-session state (which memories this session was shown, whether Stop already asked), keyed
+by agent and session id, lives in ``.vaultmem/hooks.db``: small, session-scoped, not
+rebuildable from the notes, and sessions not seen for ``KEEP_DAYS`` are dropped.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..core.errors import BadInput
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
+    from .transcript import Event
 
 STATE_FILE = "hooks.db"
 KEEP_DAYS = 14
@@ -119,14 +121,27 @@ def parse_payload(text: str) -> dict[str, Any]:
     return data
 
 
-def session_of(payload: dict[str, Any]) -> str:
+def session_id(payload: dict[str, Any]) -> str:
     sid = payload.get("session_id")
     return str(sid) if sid else "unknown-session"
 
 
-def source_name(payload: dict[str, Any], agent: str = "claude-code") -> str:
+def session_of(payload: dict[str, Any]) -> str:
+    """The session's key in the state: the agent and its session id, so that two agents working
+    on one project (or both sending no id) never share what they were shown or asked."""
+    return f"{payload.get('agent') or 'claude'}:{session_id(payload)}"
+
+
+def source_name(payload: dict[str, Any]) -> str:
     """The ``source`` written on a session's notes: the agent and the start of its session id."""
-    return f"{agent}-{session_of(payload)[:8]}"
+    return f"{payload.get('agent_label') or 'claude-code'}-{session_id(payload)[:8]}"
+
+
+def events_of(payload: dict[str, Any]) -> "list[Event]":
+    """The events of the payload's transcript, read in its agent's format."""
+    from .transcript import read_events
+
+    return read_events(payload.get("transcript_path"), fmt=payload.get("transcript_format") or "claude")
 
 
 def context_output(event: str, text: str) -> dict[str, Any]:
@@ -240,7 +255,8 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
 
     session = session_of(payload)
     with SessionState(root) as state:
-        seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL)
+        seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL,
+                                                          payload.get("transcript_format") or "claude")  # fmt: skip
         fresh = [h for h in hits if h["id"] not in seen]
         text, ids = fit_lines(fresh, budget)
         if text is None:
@@ -298,7 +314,7 @@ STOP_REASON = (
 def stop_hook(root: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
     """Stop: once per session, when the transcript shows work not followed by a memory save, ask
     the agent to save (``decision: block``). Never when ``stop_hook_active`` (no loop)."""
-    from .transcript import EDIT_TOOLS, read_events, unsaved_work
+    from .transcript import EDIT_TOOLS, unsaved_work
 
     if payload.get("stop_hook_active"):
         return None
@@ -306,7 +322,7 @@ def stop_hook(root: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
     with SessionState(root) as state:
         if state.stop_asked(session):
             return None
-        events = read_events(payload.get("transcript_path"))
+        events = events_of(payload)
         if not unsaved_work(events):
             state.touch(session)
             return None
@@ -321,9 +337,9 @@ def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None 
                     scope: dict[str, str] | None = None) -> dict[str, Any] | None:  # fmt: skip
     """PreCompact: a checkpoint line of the session so far in its handoff note (``scope``: the
     branch scope of a new handoff, see ``api.Session.write_scope``)."""
-    from .transcript import read_events, summarise
+    from .transcript import summarise
 
-    s = summarise(read_events(payload.get("transcript_path")), payload.get("cwd"))
+    s = summarise(events_of(payload), payload.get("cwd"))
     if s.empty:
         return None
     parts = [f"before compaction ({payload.get('trigger') or 'auto'}): {len(s.requests)} request(s)"]
@@ -344,9 +360,9 @@ def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
     """SessionEnd: the session summary from the transcript, and each rule the user stated as a
     ``candidate`` preference or lesson (wake lists them for confirmation). ``scope``: the branch
     scope of what it writes (``api.Session.write_scope``; a preference is the user's, never scoped)."""
-    from .transcript import read_events, render_summary, summarise
+    from .transcript import render_summary, summarise
 
-    s = summarise(read_events(payload.get("transcript_path")), payload.get("cwd"))
+    s = summarise(events_of(payload), payload.get("cwd"))
     session = session_of(payload)
     with SessionState(vault.root) as state:
         shown_keys = state.shown_list(session)

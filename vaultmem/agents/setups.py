@@ -14,6 +14,8 @@ import os
 import re
 import shlex
 import shutil
+import sys
+import tempfile
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,8 +25,9 @@ from ..core.errors import BadInput
 from ..core.store import atomic_write
 
 SERVER_NAME = "vaultmem"
-AGENTS = ("claude", "codex", "cursor", "gemini")
-LABELS = {"claude": "Claude Code", "codex": "Codex CLI", "cursor": "Cursor", "gemini": "Gemini CLI"}
+AGENTS = ("claude", "codex", "cursor", "gemini", "copilot")
+LABELS = {"claude": "Claude Code", "codex": "Codex CLI", "cursor": "Cursor", "gemini": "Gemini CLI",
+          "copilot": "Copilot CLI"}  # fmt: skip
 
 
 @dataclass
@@ -44,24 +47,63 @@ class AgentSetup:
     instructions: str
     notes: list[str] = field(default_factory=list)
     server: dict[str, Any] = field(default_factory=dict)  # the MCP server entry (what --write merges)
+    command: str = "vaultmem"  # the vaultmem the hooks and the MCP entry run
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+# ---------------------------------------------------------------------- the command they run
+
+
+def executable(argv0: str | None = None) -> str:
+    """The absolute path of the running ``vaultmem`` (what an agent's hooks and MCP entry will
+    run, whatever its PATH), else the one next to this Python, else the one on PATH, else the
+    bare name."""
+    argv0 = sys.argv[0] if argv0 is None and sys.argv else argv0
+    candidates = [Path(argv0)] if argv0 and Path(argv0).name in ("vaultmem", "vaultmem.exe") else []
+    candidates.append(Path(sys.executable).with_name("vaultmem"))  # `python -m vaultmem` in an environment
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.absolute())
+    found = shutil.which("vaultmem")
+    return str(Path(found).absolute()) if found else "vaultmem"
+
+
+TEMPORARY_MARKS = {"/uv/archive-v": "uv's cache (uvx)", "/pip-build-env-": "a pip build environment",
+                   "/pipx/.cache/": "pipx's cache (pipx run)", "/pip-run-": "pip-run"}  # fmt: skip
+
+
+def temporary_place(command: str) -> str | None:
+    """Why ``command`` lives in a temporary environment (the temp folder, uvx's or ``pipx run``'s
+    cache) that may be gone when the agent runs it; None when it does not."""
+    path = Path(command)
+    if not path.is_absolute():
+        return None
+    text = str(path)
+    for mark, what in TEMPORARY_MARKS.items():
+        if mark in text:
+            return what
+    for tmp in {Path(tempfile.gettempdir()), Path(tempfile.gettempdir()).resolve()}:
+        if path.is_relative_to(tmp):
+            return f"the temporary folder {tmp}"
+    return None
+
+
 # ---------------------------------------------------------------------- the pieces
 
 
-def server_entry(vault: Path) -> dict[str, Any]:
+def server_entry(vault: Path, agent: str = "claude", command: str = "vaultmem") -> dict[str, Any]:
     """The MCP server entry every agent runs: ``vaultmem mcp --vault ABS_PATH`` over stdio."""
-    return {"command": "vaultmem", "args": ["mcp", "--vault", str(vault)]}
+    entry = {"command": command, "args": ["mcp", "--vault", str(vault)]}
+    return {"type": "local", **entry, "tools": ["*"]} if agent == "copilot" else entry
 
 
 def http_entry(agent: str, url: str, token: str) -> dict[str, Any]:
     """The MCP server entry for ``vaultmem mcp --http`` at ``url``, carrying the user's access
     token as a bearer header (each agent spells its HTTP entry differently)."""
     headers = {"Authorization": f"Bearer {token}"}
-    if agent == "claude":
+    if agent in ("claude", "copilot"):
         return {"type": "http", "url": url, "headers": headers}
     if agent == "gemini":
         return {"httpUrl": url, "headers": headers}
@@ -75,8 +117,8 @@ def sleep_command(vault: Path, summary: str = "...", source: str | None = None) 
     return f"vaultmem sleep --vault {shlex.quote(str(vault))}{src} --summary {shlex.quote(summary)}"
 
 
-def hook_command(vault: Path, event: str) -> str:
-    return f"vaultmem hook {event} --vault {shlex.quote(str(vault))}"
+def hook_command(vault: Path, event: str, agent: str = "claude", command: str = "vaultmem") -> str:
+    return f"{shlex.quote(command)} hook {event} --agent {agent} --vault {shlex.quote(str(vault))}"
 
 
 HOOK_EVENTS = {  # Claude Code event -> (vaultmem hook, matcher)
@@ -86,30 +128,54 @@ HOOK_EVENTS = {  # Claude Code event -> (vaultmem hook, matcher)
     "PreCompact": ("pre-compact", None),
     "SessionEnd": ("end", None),
 }
+TIMEOUTS = {"start": 30, "prompt": 30, "stop": 10, "pre-compact": 10, "end": 10}  # seconds; a cold prompt loads the model
+MATCHERS = {"claude": HOOK_EVENTS["SessionStart"][1], "codex": HOOK_EVENTS["SessionStart"][1]}  # on SessionStart
 
 
-def claude_hooks(vault: Path) -> dict[str, Any]:
+def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str, Any]:
+    """The hooks of the whole memory loop in ``agent``'s own config shape, each event the
+    adapter maps a vaultmem hook to (``adapters.py``), each command with ``--agent``:
+
+    - Claude Code, Codex (``.codex/hooks.json``), Gemini (``settings.json``): ``{event: [{matcher?,
+      hooks: [{type, command, ...}]}]}``; Codex's ``timeout`` in seconds (SessionEnd: 3, its cap),
+      Gemini's in milliseconds with a ``name`` for ``/hooks``;
+    - Cursor (``hooks.json``, ``version: 1``): ``{event: [{command, timeout}]}``, ``loop_limit: 1``
+      on stop (asked once);
+    - Copilot CLI (``hooks/*.json``, ``version: 1``): ``{event: [{type, bash, timeoutSec}]}``."""
+    from .adapters import ADAPTERS
+
+    events = ADAPTERS[agent].events
+    hooks: dict[str, Any] = {}
+    for name, event in events.items():
+        cmd = hook_command(vault, name, agent, command)
+        seconds = 3 if agent == "codex" and name == "end" else TIMEOUTS[name]
+        if agent == "cursor":
+            hooks[event] = [{"command": cmd, "timeout": seconds, **({"loop_limit": 1} if name == "stop" else {})}]
+        elif agent == "copilot":
+            hooks[event] = [{"type": "command", "bash": cmd, "timeoutSec": seconds}]
+        else:
+            hook: dict[str, Any] = {"type": "command", "command": cmd}
+            if agent == "codex":
+                hook["timeout"] = seconds
+            elif agent == "gemini":
+                hook = {"type": "command", "name": f"vaultmem-{name}", "command": cmd, "timeout": seconds * 1000}
+            group: dict[str, Any] = {"matcher": MATCHERS[agent]} if name == "start" and agent in MATCHERS else {}
+            hooks[event] = [{**group, "hooks": [hook]}]
+    return {"version": 1, "hooks": hooks} if agent in ("cursor", "copilot") else {"hooks": hooks}
+
+
+def claude_hooks(vault: Path, command: str = "vaultmem") -> dict[str, Any]:
     """``.claude/settings.json`` hooks: the [MEMORY] block at session start, the relevant memories
     at each prompt, one reminder to save at Stop, a checkpoint before compaction and the session
-    summary at the end (see cli_hooks.py)."""
-    hooks: dict[str, Any] = {}
-    for event, (name, matcher) in HOOK_EVENTS.items():
-        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
-        group["hooks"] = [{"type": "command", "command": hook_command(vault, name)}]
-        hooks[event] = [group]
-    return {"hooks": hooks}
+    summary at the end (see cli/hooks.py)."""
+    return agent_hooks("claude", vault, command)
 
 
-def codex_hooks(vault: Path) -> dict[str, Any]:
-    """``.codex/hooks.json`` (Codex's experimental hooks take Claude Code's JSON shapes): the wake
-    block at start and the relevant memories at each prompt. Stop and the session summary need
-    Claude Code's transcript, so they are left out."""
-    full = claude_hooks(vault)["hooks"]
-    return {"hooks": {e: full[e] for e in ("SessionStart", "UserPromptSubmit")}}
-
-
-def _is_vaultmem_hook(command: Any) -> bool:
-    """A hook command vaultmem installed (``vaultmem wake|sleep|hook ...``), old or new."""
+def _is_vaultmem_hook(entry: Any) -> bool:
+    """A hook entry vaultmem installed (``vaultmem wake|sleep|hook ...``, by any path), old or new."""
+    if not isinstance(entry, dict):
+        return False
+    command = entry.get("command", entry.get("bash"))
     try:
         words = shlex.split(command) if isinstance(command, str) else []
     except ValueError:
@@ -119,21 +185,29 @@ def _is_vaultmem_hook(command: Any) -> bool:
 
 def merge_hooks(text: str, hooks: dict[str, Any]) -> str:
     """The settings text with vaultmem's hooks in place: every vaultmem hook command already
-    there (e.g. the older bare ``wake``/``sleep``) is replaced, every other hook and key kept."""
+    there (e.g. the older bare ``wake``/``sleep``) is replaced, every other hook and key kept.
+    Groups holding ``hooks`` lists (Claude Code, Codex, Gemini) and flat entries (Cursor,
+    Copilot) alike."""
     data = _json_object(text, "hooks", "the hooks")
     before = json.loads(json.dumps(data))
+    if "version" in hooks:
+        data.setdefault("version", hooks["version"])
     current = data.setdefault("hooks", {})
     for event in [*current, *(e for e in hooks["hooks"] if e not in current)]:  # the file's order, then ours
         groups = current.get(event, [])
         if not isinstance(groups, list):
+            if event not in hooks["hooks"]:
+                continue  # another setting under "hooks" (Gemini CLI's older `hooks.enabled`): not ours
             raise BadInput(f"hooks.{event} in the settings file is not a list; add the hooks by hand")
         kept = []
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                rest = [h for h in group["hooks"] if not (isinstance(h, dict) and _is_vaultmem_hook(h.get("command")))]
+                rest = [h for h in group["hooks"] if not _is_vaultmem_hook(h)]
                 if not rest:
                     continue
                 group = {**group, "hooks": rest}
+            elif _is_vaultmem_hook(group):
+                continue
             kept.append(group)
         kept += hooks["hooks"].get(event, [])
         if kept:
@@ -176,55 +250,100 @@ MCP server. Use it: the next session, yours or another agent's, starts from what
 """
 
 
-def default_paths(agent: str, home: Path, project: Path) -> tuple[Path, str, Path | None, str]:
-    """(MCP config file, its format, hooks file or None, rules file) of an agent."""
+def default_paths(agent: str, home: Path, project: Path, user: bool = False,
+                  env: dict[str, str] | None = None) -> tuple[Path, str, Path, str]:  # fmt: skip
+    """(MCP config file, its format, hooks file, rules file) of an agent: in the project, or
+    with ``user`` the user-level files (``$CODEX_HOME``, ``$COPILOT_HOME`` honoured)."""
+    env = dict(os.environ) if env is None else env
+    codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+    copilot = Path(env["COPILOT_HOME"]) if env.get("COPILOT_HOME") else home / ".copilot"
     table = {
         "claude": (project / ".mcp.json", "json", project / ".claude" / "settings.json", project / "CLAUDE.md"),
-        "cursor": (project / ".cursor" / "mcp.json", "json", None, project / ".cursor" / "rules" / "vaultmem.mdc"),
-        "gemini": (home / ".gemini" / "settings.json", "json", None, project / "GEMINI.md"),
-        "codex": (home / ".codex" / "config.toml", "toml", project / ".codex" / "hooks.json", project / "AGENTS.md"),
-    }
+        "cursor": (project / ".cursor" / "mcp.json", "json", project / ".cursor" / "hooks.json",
+                   project / ".cursor" / "rules" / "vaultmem.mdc"),
+        "gemini": (project / ".gemini" / "settings.json", "json", project / ".gemini" / "settings.json", project / "GEMINI.md"),
+        "codex": (project / ".codex" / "config.toml", "toml", project / ".codex" / "hooks.json", project / "AGENTS.md"),
+        "copilot": (project / ".github" / "mcp.json", "json", project / ".github" / "hooks" / "vaultmem.json",
+                    project / ".github" / "copilot-instructions.md"),
+    }  # fmt: skip
+    users = {
+        "claude": (home / ".claude.json", "json", home / ".claude" / "settings.json", home / ".claude" / "CLAUDE.md"),
+        "cursor": (home / ".cursor" / "mcp.json", "json", home / ".cursor" / "hooks.json", table["cursor"][3]),
+        "gemini": (home / ".gemini" / "settings.json", "json", home / ".gemini" / "settings.json",
+                   home / ".gemini" / "GEMINI.md"),
+        "codex": (codex / "config.toml", "toml", codex / "hooks.json", codex / "AGENTS.md"),
+        "copilot": (copilot / "mcp-config.json", "json", copilot / "hooks" / "vaultmem.json",
+                    copilot / "copilot-instructions.md"),
+    }  # fmt: skip
     if agent not in table:
         raise BadInput(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
-    config, fmt, hooks, rules = table[agent]
+    config, fmt, hooks, rules = (users if user else table)[agent]
     return config, fmt, hooks, str(rules)
 
 
 HOOKS_NOTES = {
     "claude": "SessionStart prints the [MEMORY] block, UserPromptSubmit the few memories relevant to each prompt, "
               "Stop asks once to save what the session did, PreCompact checkpoints, SessionEnd writes a session "
-              "summary from the transcript (`vaultmem hook ...`). --write merges them into .claude/settings.json.",
-    "cursor": "vaultmem installs no Cursor hook (beforeSubmitPrompt cannot add context, and Cursor's hooks use their "
-              "own JSON): the rule below tells the agent to call `wake` first and `vaultmem sleep` at the end.",
-    "gemini": "vaultmem installs no Gemini CLI hook yet (its events, e.g. BeforeAgent, and its transcript differ from "
-              "Claude Code's): GEMINI.md tells the agent to call `wake` first and `vaultmem sleep` at the end.",
-    "codex": "Codex's hooks are experimental (enable `[features] codex_hooks = true` in config.toml) and take Claude "
-             "Code's JSON: put these in .codex/hooks.json by hand (--write does not). No session-end hook: AGENTS.md "
-             "tells the agent to `sleep` at the end.",
+              "summary from the transcript (`vaultmem hook ...`). --write merges them into the settings file.",
+    "codex": "The whole loop (Codex's hooks are on by default; `[features] hooks = false` turns them off): SessionStart "
+             "and UserPromptSubmit add memory as developer context, Stop asks once to save, PreCompact checkpoints, "
+             "SessionEnd (Codex 0.145+) has the session summary written from the rollout by a detached process (Codex "
+             "gives it 3 s at most). Codex runs new or changed hooks only once you trust them in `/hooks`, and reads a "
+             "project's .codex/ only in a trusted project. --write merges them into hooks.json.",
+    "cursor": "The whole loop: sessionStart adds the [MEMORY] block to the conversation, beforeSubmitPrompt the "
+              "memories relevant to each prompt (`additional_context`, read by Cursor 3.20 though documented only "
+              "for sessionStart), stop sends one follow-up asking to save (loop_limit 1), preCompact checkpoints, "
+              "sessionEnd writes the summary from the agent transcript (which has no tool results: failed commands "
+              "are not in it). Open a new chat after --write merges them into hooks.json.",
+    "gemini": "The whole loop: SessionStart and BeforeAgent add memory as hook context, AfterAgent asks once to save "
+              "(Gemini sends the reason back as a prompt), PreCompress checkpoints, SessionEnd has the summary written "
+              "from the chat recording by a detached process (the CLI does not wait). Gemini runs a project's hooks "
+              "only in a trusted folder and warns once about new ones. --write merges them into settings.json.",
+    "copilot": "The whole loop: sessionStart adds the [MEMORY] block (only the last sessionStart hook's context is "
+               "kept; CLI 1.0.8 and older dropped it), userPromptSubmitted the memories relevant to each prompt (the "
+               "docs say command hooks' output is dropped there, the 1.0.65 changelog that it is used: it depends on "
+               "the version), agentStop asks once to save, preCompact checkpoints, sessionEnd writes the summary from "
+               "events.jsonl. Copilot reads hooks when it starts. --write merges them into the hooks file.",
+}  # fmt: skip
+NOTES = {
+    "codex": "a project's .codex/config.toml and .codex/hooks.json are read only when Codex trusts the project; "
+             "`--user` writes ~/.codex/ instead",
+    "copilot": "the instruction file still tells the agent to call `wake` when no [MEMORY] block arrived (Copilot "
+               "versions differ in what hooks may add)",
 }  # fmt: skip
 
 
 def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None = None,
-         http: tuple[str, str] | None = None) -> AgentSetup:  # fmt: skip
+         http: tuple[str, str] | None = None, user: bool = False, command: str = "vaultmem") -> AgentSetup:  # fmt: skip
     """What ``agent`` needs to use the vault at ``vault`` (an absolute path); with ``http``
-    (url, access token), an entry for a running ``vaultmem mcp --http`` instead of stdio."""
-    config_path, fmt, hooks_path, rules = default_paths(agent, home, project)
+    (url, access token), an entry for a running ``vaultmem mcp --http`` instead of stdio;
+    ``command``: the vaultmem the hooks and the MCP entry run (an absolute path, see
+    ``executable``); ``user``: the user-level files instead of the project's."""
+    config_path, fmt, hooks_path, rules = default_paths(agent, home, project, user)
+    if config is not None and hooks_path == config_path:  # Gemini: one settings file holds both
+        hooks_path = config
     config_path = config or config_path
-    entry = http_entry(agent, *http) if http else server_entry(vault)
+    entry = http_entry(agent, *http) if http else server_entry(vault, agent, command)
     snippet = toml_table(("mcp_servers", SERVER_NAME), entry) if fmt == "toml" else json_snippet(entry)
-    instr = instructions(vault, hooks=agent == "claude")
+    instr = instructions(vault, hooks=True)
     if agent == "cursor":
         instr = "---\ndescription: How to use long-term memory (vaultmem)\nalwaysApply: true\n---\n\n" + instr
-    notes = [] if shutil.which("vaultmem") else [
-        "`vaultmem` is not on PATH: the agent will not find the command; install vaultmem where the agent "
-        "runs, or replace \"vaultmem\" by its full path in the entries below."]  # fmt: skip
-    hooks = claude_hooks(vault) if agent == "claude" else codex_hooks(vault) if agent == "codex" else None
+    notes = []
+    if not Path(command).is_absolute():
+        notes.append("`vaultmem` was not found as a file: the agent must find the command on its PATH; install "
+                     "vaultmem where the agent runs, or put its full path in the entries below.")  # fmt: skip
+    why = temporary_place(command)
+    if why:
+        notes.append(f"the vaultmem running now ({command}) lives in {why}, which may be gone when the agent runs it: "
+                     "install vaultmem for good (`uv tool install vaultmem` or `pipx install vaultmem`) and run "
+                     "setup again from there")  # fmt: skip
+    if agent in NOTES:
+        notes.append(NOTES[agent])
     if http:
         notes.append(f"the entry below holds your access token: keep {config_path} private and out of git; "
                      f"start the server with `vaultmem mcp --vault {shlex.quote(str(vault))} --http`")  # fmt: skip
-    return AgentSetup(agent, LABELS[agent], str(vault), str(config_path), fmt, snippet,
-                      str(hooks_path) if hooks_path else None, hooks,
-                      HOOKS_NOTES[agent], rules, instr, notes, entry)  # fmt: skip
+    return AgentSetup(agent, LABELS[agent], str(vault), str(config_path), fmt, snippet, str(hooks_path),
+                      agent_hooks(agent, vault, command), HOOKS_NOTES[agent], rules, instr, notes, entry, command)  # fmt: skip
 
 
 def render(s: AgentSetup) -> str:
@@ -419,8 +538,12 @@ def write_config(path: Path, fmt: str, entry: dict[str, Any], now: dt.datetime |
     """Merge the entry into the file, keeping a ``<file>.bak-<timestamp>`` copy of the old one.
     Nothing is written when the file already holds the entry."""
     current, new = merged_text(path, fmt, entry)
-    result = _write_merged(path, current, new, now)
-    if _holds_token(entry):  # the access token: owner-only, the backup too
+    return _private(entry, _write_merged(path, current, new, now))
+
+
+def _private(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """A file holding the access token is made owner-only, its backup too."""
+    if _holds_token(entry):
         for written in (result["path"], result["backup"]):
             if written is not None:
                 os.chmod(written, 0o600)
@@ -432,6 +555,19 @@ def write_hooks(path: Path, hooks: dict[str, Any], now: dt.datetime | None = Non
     they are already there)."""
     current = path.read_text(encoding="utf-8") if path.exists() else ""
     return _write_merged(path, current, merge_hooks(current, hooks), now)
+
+
+def write_plan(s: AgentSetup, now: dt.datetime | None = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``--write``: the MCP entry and the hooks merged into their files (one write, one backup,
+    when both live in one file, as Gemini's settings.json)."""
+    config = Path(s.config_path)
+    hooks = Path(s.hooks_path) if s.hooks_path and s.hooks else None
+    if hooks is not None and hooks == config and s.config_format == "json" and s.hooks is not None:
+        current, new = merged_text(config, "json", s.server)
+        result = _private(s.server, _write_merged(config, current, merge_hooks(new, s.hooks), now))
+        return result, result
+    result = write_config(config, s.config_format, s.server, now)
+    return result, write_hooks(hooks, s.hooks, now) if hooks is not None and s.hooks is not None else None
 
 
 def _write_merged(path: Path, current: str, new: str, now: dt.datetime | None) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -42,26 +43,38 @@ class Event:
     error: bool = False
 
 
-def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
+def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES, fmt: str = "claude") -> list[Event]:
     """The events of a transcript file (its last ``max_bytes``); [] when there is none. Bad
-    lines are skipped."""
+    lines are skipped. ``fmt``: the agent whose format it is (``transcripts.FORMATS``)."""
+    if fmt != "claude":
+        from .transcripts import read
+
+        return read(path, fmt, max_bytes)
     return [e for raw in _tail(path, max_bytes).splitlines() for e in _parse(raw)]
 
 
 def _tail(path: str | os.PathLike | None, max_bytes: int) -> bytes:
-    """The last ``max_bytes`` of a file, from a line start; b"" when it cannot be read."""
+    """The last ``max_bytes`` of a regular file, from a line start; b"" when it cannot be read
+    or is not a regular file (a FIFO or a device named as the transcript must not hang a hook)."""
     if not path:
         return b""
-    p = Path(path)
     try:
-        size = p.stat().st_size
-        with p.open("rb") as f:
-            if size > max_bytes:
-                f.seek(size - max_bytes)
+        fd = os.open(Path(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return b""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b""
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            if info.st_size > max_bytes:
+                f.seek(info.st_size - max_bytes)
                 f.readline()  # drop the partial first line
             return f.read(max_bytes)
     except OSError:
         return b""
+    finally:
+        os.close(fd)
 
 
 def _parse(raw: bytes) -> list[Event]:
@@ -158,10 +171,14 @@ def shown_by_tools(events: list[Event]) -> set[str]:
     return out
 
 
-def shown_in_transcript(path: str | os.PathLike | None, max_bytes: int) -> set[str]:
+def shown_in_transcript(path: str | os.PathLike | None, max_bytes: int, fmt: str = "claude") -> set[str]:
     """``shown_by_tools`` over the last ``max_bytes`` of a transcript, parsing only the lines
     that call a vaultmem tool and the lines holding those calls' results (a hook at every
     prompt cannot afford to parse the whole tail)."""
+    if fmt != "claude":
+        from .transcripts import shown
+
+        return shown(path, fmt, max_bytes)
     lines = _tail(path, max_bytes).splitlines()
     uses = [e for raw in lines if b"mcp__" in raw and b"vaultmem" in raw for e in _parse(raw)]
     asked = {e.id.encode() for e in uses if e.kind == "tool" and e.id and memory_action(e) == "recall"}

@@ -56,18 +56,20 @@ def mcp(
 
 @app.command()
 def setup(
-    agent: Annotated[str, typer.Argument(help="claude, codex, cursor or gemini.")],
+    agent: Annotated[str, typer.Argument(help="claude, codex, cursor, gemini or copilot.")],
     vault: VaultOpt = None,
-    write: Annotated[bool, typer.Option("--write", help="Merge the MCP server entry into the agent's config file, and for Claude Code the hooks into .claude/settings.json (backups kept).")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", help="The agent's config file (default: its usual place).")] = None,
+    write: Annotated[bool, typer.Option("--write", help="Merge the MCP server entry and the hooks into the agent's config files (backups kept, other entries untouched).")] = False,
+    user: Annotated[bool, typer.Option("--user", help="The agent's user-level files (e.g. ~/.gemini/settings.json) instead of the project's.")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", help="The agent's MCP config file (default: its usual place).")] = None,
     http: Annotated[bool, typer.Option("--http", help="Connect to `vaultmem mcp --http` (with your access token) instead of starting it over stdio.")] = False,
     port: Annotated[int, typer.Option(help="Port of `vaultmem mcp --http`.")] = 8765,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print what an agent needs to use this vault: the MCP server entry, session hooks (where
-    the agent has them) and the instructions for its rules file. Writes nothing unless --write.
+    """Print what an agent needs to use this vault: the MCP server entry, the session hooks and
+    the instructions for its rules file, each command with the absolute path of this vaultmem.
+    Writes nothing unless --write.
 
-    Example: vaultmem setup claude --vault ~/memory   |   vaultmem setup codex --write
+    Example: vaultmem setup claude --vault ~/memory   |   vaultmem setup gemini --write --user
     """
     from ..agents import setups as agents
 
@@ -75,9 +77,9 @@ def setup(
     from ..core.auth import token, token_path
 
     url = f"http://127.0.0.1:{port}/mcp"
-    plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config, (url, token()) if http else None)
-    result = agents.write_config(Path(plan.config_path), plan.config_format, plan.server) if write else None
-    hooks = agents.write_hooks(Path(plan.hooks_path), plan.hooks) if write and plan.agent == "claude" and plan.hooks_path else None
+    plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config, (url, token()) if http else None,
+                       user=user, command=agents.executable())  # fmt: skip
+    result, hooks = agents.write_plan(plan) if write else (None, None)
     if as_json:
         echo_json({**plan.as_dict(), "written": result, "hooks_written": hooks})
         return
@@ -85,7 +87,8 @@ def setup(
     if http:
         typer.echo(f"access token for `vaultmem mcp --http` (kept in {token_path()}): {token()}")
     if result is None:
-        typer.echo(f"(nothing written; `vaultmem setup {plan.agent} --write` merges the MCP entry into {plan.config_path})")
+        typer.echo(f"(nothing written; `vaultmem setup {plan.agent} --write` merges the MCP entry into {plan.config_path} "
+                   f"and the hooks into {plan.hooks_path})")
     elif result["changed"]:
         backup = f" (backup: {result['backup']})" if result["backup"] else ""
         typer.echo(f"merged the vaultmem server into {result['path']}{backup}")

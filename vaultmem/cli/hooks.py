@@ -1,33 +1,35 @@
 """CLI commands for agent hooks (`vaultmem hook ...`) and `vaultmem confirm`, registered on the app.
 
 Each hook reads the agent's JSON payload on stdin and prints the agent's JSON response (or
-nothing). A failing hook exits 1 with one line on stderr, never 2: for Claude Code exit code 2
-means "block", which on UserPromptSubmit would erase the user's prompt. Which vault, and
-recall through the running watcher or in this process, is ``api.Session``'s job.
+nothing), both through the agent's adapter (``--agent``, else detected from the payload; see
+``agents/adapters.py``). A failing hook exits 1 with one line on stderr, never 2: for Claude
+Code exit code 2 means "block", which on UserPromptSubmit would erase the user's prompt (for
+Gemini CLI it blocks too). Which vault, and recall through the running watcher or in this
+process, is ``api.Session``'s job.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
 import typer
 
 from .. import api
-from ..agents.hook_io import PROMPT_BUDGET, hook_output, prompt, read_payload
+from ..agents.hook_io import MAX_PAYLOAD, PROMPT_BUDGET, adapted, detach, hook_output, prompt
 from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
 hook_app = typer.Typer(
-    help="Agent hooks (Claude Code's hook events): read the hook's JSON on stdin, print the agent's JSON.",
+    help="Agent hooks (Claude Code, Gemini CLI, Codex CLI, Cursor, Copilot CLI): read the hook's JSON on stdin, "
+         "print the agent's JSON.",
     **APP_SETTINGS,
 )
 app.add_typer(hook_app, name="hook")
 
 BudgetOpt = Annotated[int, typer.Option(help="Token budget of the context added (1 token ~ 4 characters).")]
 AnchorOpt = Annotated[Optional[str], typer.Option(help="Anchor note (default: $VAULTMEM_ANCHOR, else the project note named like the project folder).")]
-
-
-def _payload() -> dict[str, Any]:
-    return read_payload()
+HookAgentOpt = Annotated[Optional[str], typer.Option("--agent", help="The agent running the hook: claude, gemini, codex, cursor or copilot (default: told by the payload).")]
 
 
 def _run(fn: Callable[[], dict[str, Any] | None]) -> None:
@@ -50,70 +52,73 @@ def _session(vault: str | None, payload: dict[str, Any] | None = None) -> api.Se
 
 
 @hook_app.command("prompt")
-def hook_prompt(vault: VaultOpt = None, budget: BudgetOpt = PROMPT_BUDGET) -> None:
-    """UserPromptSubmit: print the few memories relevant to the prompt (as additionalContext),
-    nothing below the relevance floor, nothing this session was already shown.
+def hook_prompt(vault: VaultOpt = None, budget: BudgetOpt = PROMPT_BUDGET, agent: HookAgentOpt = None) -> None:
+    """UserPromptSubmit (Gemini: BeforeAgent, Cursor: beforeSubmitPrompt, Copilot:
+    userPromptSubmitted): print the few memories relevant to the prompt (as the agent's
+    additional context), nothing below the relevance floor, nothing this session was already shown.
 
     Example (stdin from Claude Code): vaultmem hook prompt --vault ~/memory --budget 400
     """
-    _run(lambda: prompt(vault, budget))
+    _run(lambda: prompt(vault, budget, agent))
 
 
 @hook_app.command("start")
-def hook_start(vault: VaultOpt = None, anchor: AnchorOpt = None, budget: BudgetOpt = 2000) -> None:
-    """SessionStart: the wake [MEMORY] block as additionalContext (replaces a bare `wake` hook).
+def hook_start(vault: VaultOpt = None, anchor: AnchorOpt = None, budget: BudgetOpt = 2000,
+               agent: HookAgentOpt = None) -> None:  # fmt: skip
+    """SessionStart (Cursor, Copilot: sessionStart): the wake [MEMORY] block as the agent's
+    additional context (replaces a bare `wake` hook).
 
-    Example (stdin from Claude Code): vaultmem hook start --vault ~/memory
+    Example (stdin from Gemini CLI): vaultmem hook start --agent gemini --vault ~/memory
     """
 
-    def go() -> dict[str, Any] | None:
+    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
         from ..agents.hooks import start_hook
 
-        payload = _payload()
         with _session(vault, payload) as session:
             return start_hook(session.fresh(), payload, _anchor(anchor), budget, shown=session.shown())
 
-    _run(go)
+    _run(lambda: adapted(agent, "start", go))
 
 
 @hook_app.command("stop")
-def hook_stop(vault: VaultOpt = None) -> None:
-    """Stop: once per session, when the transcript shows work and no memory saved since, ask
-    the agent to save what is worth keeping (decision: block). Never loops (stop_hook_active).
+def hook_stop(vault: VaultOpt = None, agent: HookAgentOpt = None) -> None:
+    """Stop (Gemini: AfterAgent, Cursor: stop, Copilot: agentStop): once per session, when the
+    transcript shows work and no memory saved since, ask the agent to save what is worth keeping
+    (decision: block; Cursor: a followup_message). Never loops (stop_hook_active, loop_count).
 
     Example (stdin from Claude Code): vaultmem hook stop --vault ~/memory
     """
 
-    def go() -> dict[str, Any] | None:
+    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
         from ..agents.hooks import stop_hook
 
-        payload = _payload()
         return stop_hook(api.vault_root(vault), payload)
 
-    _run(go)
+    _run(lambda: adapted(agent, "stop", go))
 
 
 @hook_app.command("pre-compact")
-def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None) -> None:
-    """PreCompact: a checkpoint of the session so far in its handoff note (prints nothing).
+def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None, agent: HookAgentOpt = None) -> None:
+    """PreCompact (Gemini: PreCompress, Cursor, Copilot: preCompact): a checkpoint of the
+    session so far in its handoff note (prints nothing).
 
     Example (stdin from Claude Code): vaultmem hook pre-compact --vault ~/memory
     """
 
-    def go() -> None:
+    def go(payload: dict[str, Any]) -> None:
         from ..agents.hooks import precompact_hook
 
-        payload = _payload()
         with _session(vault, payload) as session:
             fresh = session.fresh()
             precompact_hook(fresh, payload, _anchor(anchor), scope=session.write_scope(fresh))
         return None
 
-    _run(go)
+    _run(lambda: adapted(agent, "pre-compact", go))
 
 
 @hook_app.command("end")
-def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt = False) -> None:
+def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt = False, agent: HookAgentOpt = None,
+             wait: Annotated[bool, typer.Option("--wait", help="Write the summary before returning (the default for Claude Code; the other agents give this hook a second or two, or do not wait, so it is written by a detached process).")] = False) -> None:  # fmt: skip
     """SessionEnd: a session summary from the transcript (requests, files changed, failed
     commands and their fixes, memories saved and recalled) and each rule the user stated as a
     candidate memory. Prints nothing unless --json.
@@ -121,16 +126,42 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
     Example (stdin from Claude Code): vaultmem hook end --vault ~/memory
     """
 
-    def go() -> dict[str, Any] | None:
+    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
         from ..agents.hooks import end_hook
 
-        payload = _payload()
         with _session(vault, payload) as session:
             fresh = session.fresh()
             result = end_hook(fresh, payload, _anchor(anchor), scope=session.write_scope(fresh))
         return result if as_json else None
 
-    _run(go)
+    def run() -> dict[str, Any] | None:
+        from ..agents.adapters import adapter_for
+        from ..agents.hooks import parse_payload
+
+        text = sys.stdin.read(MAX_PAYLOAD)
+        raw = parse_payload(text)
+        adapter = adapter_for(agent, raw)
+        if adapter.detach_end and not (wait or as_json):
+            detach(_end_args(vault, anchor, adapter.name), text, _end_log(vault))
+            return None
+        return adapted(adapter.name, "end", go, raw)
+
+    _run(run)
+
+
+def _end_args(vault: str | None, anchor: str | None, agent: str) -> list[str]:
+    """`hook end` as the detached process runs it: the same vault and anchor, and --wait."""
+    args = ["hook", "end", "--agent", agent, "--wait"]
+    return args + (["--vault", vault] if vault else []) + (["--anchor", anchor] if anchor else [])
+
+
+def _end_log(vault: str | None) -> "Path | None":
+    """Where a detached `hook end` writes its errors: ``<vault>/.vaultmem/hook-end.log`` (a
+    missing vault is an error here, before detaching)."""
+    from ..core.discovery import STATE_DIR
+
+    folder = api.vault_root(vault) / STATE_DIR
+    return folder / "hook-end.log" if folder.is_dir() else None
 
 
 @app.command()

@@ -13,14 +13,14 @@ import sys
 from ..agents.hook_io import PROMPT_BUDGET, hook_output, prompt
 
 
-def prompt_args(argv: list[str]) -> tuple[str | None, int] | None:
-    """(--vault, --budget) of `hook prompt`, or None when the full parser is needed."""
-    vault, budget = None, PROMPT_BUDGET
+def prompt_args(argv: list[str]) -> tuple[str | None, int, str | None] | None:
+    """(--vault, --budget, --agent) of `hook prompt`, or None when the full parser is needed."""
+    vault, budget, agent = None, PROMPT_BUDGET, None
     i = 0
     while i < len(argv):
         arg = argv[i]
         name, eq, value = arg.partition("=")
-        if name not in ("--vault", "-V", "--budget"):  # -h, --help and anything else: typer
+        if name not in ("--vault", "-V", "--budget", "--agent"):  # -h, --help and anything else: typer
             return None
         if not eq:
             if i + 1 >= len(argv):
@@ -30,10 +30,12 @@ def prompt_args(argv: list[str]) -> tuple[str | None, int] | None:
             if not value.isdigit():
                 return None
             budget = int(value)
+        elif name == "--agent":
+            agent = value
         else:
             vault = value
         i += 1
-    return vault, budget
+    return vault, budget, agent
 
 
 def main() -> None:
