@@ -3,7 +3,8 @@
 Each round runs, for both checkouts in turn (the order alternates between rounds), the same
 calls on its own copy of the demo vault: with that checkout's own watcher running, `vaultmem
 recall` and `vaultmem hook prompt` (payload on stdin), and, with no watcher, `vaultmem list`
-(the typer app without the model). Medians per checkout and their ratio (this / base) are
+(the typer app without the model). Medians per checkout of each call's wall time and of its CPU
+time (user + system, steadier when the machine is loaded) and their ratios (this / base) are
 written; the machine is shared, so only ratios within one run mean much.
 
     python benchmarks/paired_cli.py --base ../main-before [--rounds 5] [--calls 10]
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,10 +43,17 @@ def _env(checkout: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(checkout), "HF_HUB_OFFLINE": "1"}
 
 
+CPU: list[float] = []  # CPU seconds (user + system) of each timed call, beside its wall time
+
+
 def _timed(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> float:
+    """Wall seconds of one call; its CPU seconds go to ``CPU`` (steadier on a loaded machine)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     out = subprocess.run(cmd, env=env, input=stdin, capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if out.returncode != 0:
         raise SystemExit(f"paired_cli.py: {' '.join(cmd[:3])} failed: {out.stderr.strip()[-500:]}")
     return seconds
@@ -71,11 +80,13 @@ def _with_watcher(checkout: Path, root: Path, calls: int) -> dict[str, list[floa
                 raise SystemExit("paired_cli.py: the watcher did not start")
             time.sleep(0.2)
         _timed([*vaultmem, "recall", "warm up", "--vault", str(root), "-k", "1"], env)
-        times: dict[str, list[float]] = {"recall": [], "hook_prompt": []}
+        times: dict[str, list[float]] = {"recall": [], "recall_cpu": [], "hook_prompt": [], "hook_prompt_cpu": []}
         for i in range(calls):
             times["recall"].append(_timed([*vaultmem, "recall", QUERY, "--vault", str(root), "--json"], env))
+            times["recall_cpu"].append(CPU[-1])
             payload = json.dumps({"session_id": f"bench-{time.time()}-{i}", "prompt": QUERY, "cwd": str(root)})
             times["hook_prompt"].append(_timed([*vaultmem, "hook", "prompt", "--vault", str(root)], env, payload))
+            times["hook_prompt_cpu"].append(CPU[-1])
         return times
     finally:
         watcher.terminate()
@@ -92,7 +103,8 @@ def main() -> None:
     args = ap.parse_args()
     checkouts = {"base": args.base.resolve(), "this": HERE.parent}
     roots = {label: _vault(label, path, args.model) for label, path in checkouts.items()}
-    times: dict[str, dict[str, list[float]]] = {label: {"recall": [], "hook_prompt": [], "list": []} for label in checkouts}
+    kinds = ("recall", "recall_cpu", "hook_prompt", "hook_prompt_cpu", "list", "list_cpu")
+    times: dict[str, dict[str, list[float]]] = {label: {kind: [] for kind in kinds} for label in checkouts}
     for r in range(args.rounds):
         order = list(checkouts) if r % 2 == 0 else list(reversed(checkouts))
         for label in order:
@@ -100,10 +112,11 @@ def main() -> None:
                 times[label][kind] += values
             for _ in range(args.calls):
                 times[label]["list"].append(_timed([*_bin(checkouts[label]), "list", "--vault", str(roots[label])], _env(checkouts[label])))
+                times[label]["list_cpu"].append(CPU[-1])
         print(f"round {r + 1}/{args.rounds} done", flush=True)
     result: dict = {"base": str(checkouts["base"]), "rounds": args.rounds, "calls": args.calls, "model": args.model or "default",
                     "load_avg": os.getloadavg()[0]}  # fmt: skip
-    for kind in ("recall", "hook_prompt", "list"):
+    for kind in kinds:
         med = {label: round(statistics.median(times[label][kind]) * 1000, 1) for label in checkouts}
         result[kind] = {"p50_ms": med, "ratio_this_over_base": round(med["this"] / med["base"], 3)}
         print(f"{kind:<12} base p50 {med['base']} ms, this {med['this']} ms, ratio {result[kind]['ratio_this_over_base']}")

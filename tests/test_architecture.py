@@ -203,3 +203,10 @@ def test_the_hook_prompt_fast_path_loads_no_typer_for_any_agent(tmp_path):
         code = HOOK_FAST.format(agent=agent, vault=str(tmp_path), payload=payload)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
         assert out.strip().splitlines()[-1] == HOOK_LOADED, agent
+
+
+def test_the_console_entry_imports_no_process_machinery():
+    """The entry every hook call pays for imports no subprocess/threading (a detached `hook end`
+    imports them when it runs): they cost ~16 modules on every prompt."""
+    code = "import sys; from vaultmem.cli.main import main; print(sorted(m for m in ('subprocess', 'threading', 'typer') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"

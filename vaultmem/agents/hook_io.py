@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -73,6 +72,8 @@ def detach(args: list[str], stdin: str, log: Path | None) -> None:
     """Run ``vaultmem ARGS`` with ``stdin`` in its own session and return at once (an agent
     that gives its session-end hook a second or two, or does not wait at all, must not cut the
     summary short). Its errors go to ``log`` (when given)."""
+    import subprocess  # here, not at the top: the prompt hook's fast path never detaches
+
     err_to: Any = subprocess.DEVNULL
     if log is not None:
         try:
