@@ -54,16 +54,22 @@ class Server:
         from vaultmem.web.state import ViewState
 
         self.state = ViewState(root, embedder)
-        self.token = auth.token()
+        self.token = auth.token(auth.WEB_TOKEN_FILE)
+        self.logins = auth.Logins()
         self.sock = bind(0)
         self.base = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(make_app(self.state, self.token, poll), log_level="warning", lifespan="on")
+        app = make_app(self.state, auth.TokenFile(auth.WEB_TOKEN_FILE), poll, self.logins)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
         deadline = time.time() + 30
         while not self.server.started and time.time() < deadline:
             time.sleep(0.05)
+
+    def login_url(self, path: str = "/") -> str:
+        """A one-time link that logs a browser in (as the one `vaultmem serve` prints)."""
+        return f"{self.base}{path}{'&' if '?' in path else '?'}login={self.logins.mint()}"
 
     def stop(self) -> None:
         self.server.should_exit = True
