@@ -35,7 +35,10 @@ def token_path(name: str = TOKEN_FILE) -> Path:
 
 def token(name: str = TOKEN_FILE) -> str:
     """The user's access token ``name``, created (owner-only) on first use."""
-    path = token_path(name)
+    return _token_at(token_path(name))
+
+
+def _token_at(path: Path) -> str:
     try:
         return _read(path)
     except FileNotFoundError:
@@ -73,20 +76,20 @@ class TokenFile:
     replaced by another process (``vaultmem serve --new-token``) stops working here too."""
 
     def __init__(self, name: str):
-        self.name = name
+        self.path = token_path(name)  # fixed now: the folder is the user's, whatever changes later
         self._seen: tuple[int, int] | None = None
-        self._value = token(name)
+        self._value = _token_at(self.path)
         self._lock = threading.Lock()
 
     def __call__(self) -> str:
         with self._lock:
             try:
-                st = token_path(self.name).stat()
+                st = self.path.stat()
                 seen = (st.st_ino, st.st_mtime_ns)
                 if seen != self._seen:
-                    self._value, self._seen = _read(token_path(self.name)), seen
+                    self._value, self._seen = _read(self.path), seen
             except FileNotFoundError:
-                self._value, self._seen = token(self.name), None
+                self._value, self._seen = _token_at(self.path), None
             return self._value
 
 

@@ -48,8 +48,9 @@ def csp(policy: dict[str, str] = CSP) -> str:
 
 
 class SecurityHeaders:
-    """ASGI middleware: every response may not be framed (X-Frame-Options and the CSP's
-    frame-ancestors), sends no referrer, and gets the CSP unless its handler set one."""
+    """ASGI middleware: no response may be framed (X-Frame-Options and the CSP's
+    frame-ancestors) or send a referrer to other sites (same-origin, so a form post keeps its
+    Origin), and each gets the CSP unless its handler set one."""
 
     def __init__(self, app: Any):
         self.app = app
@@ -62,7 +63,7 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 names = {k.lower() for k, _ in headers}
-                extra = [(b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer"),
+                extra = [(b"x-frame-options", b"DENY"), (b"referrer-policy", b"same-origin"),
                          (b"x-content-type-options", b"nosniff"), (b"content-security-policy", csp().encode())]  # fmt: skip
                 message = {**message, "headers": headers + [(k, v) for k, v in extra if k not in names]}
             await send(message)
