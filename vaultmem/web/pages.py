@@ -52,7 +52,8 @@ def note_link(path: str, title: str | None = None) -> str:
 
 
 def badges(type_: str | None, status: str) -> str:
-    t = f'<span class="badge" style="background:{type_colour(type_)}22;color:{type_colour(type_)}">{escape(type_ or "note")}</span>'
+    c = type_colour(type_)  # the type's colour as a tint and a dot; the text stays dark (light hues read badly)
+    t = f'<span class="badge" style="background:{c}1f;color:var(--fg)"><i style="background:{c}"></i>{escape(type_ or "note")}</span>'
     return t + (f'<span class="badge {escape(status)}">{escape(status)}</span>' if status != "active" else "")
 
 

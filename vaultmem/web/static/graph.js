@@ -181,6 +181,7 @@
     ctx.save();
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.font = "11px system-ui, sans-serif"; ctx.fillStyle = "#1d2330";
+    ctx.strokeStyle = "rgba(255,255,255,0.85)"; ctx.lineWidth = 3; ctx.lineJoin = "round";  // a halo over nodes and links
     for (var j = 0; j < N && shown < 400; j++) {
       var n = labels.order[j], p = toScreen(n), text = labelText(n);
       if (!text || p[0] < 0 || p[1] < 0 || p[0] > W || p[1] > H) continue;
@@ -190,6 +191,7 @@
       if (overlaps(grid, boxes, box)) continue;
       place(grid, boxes, box);
       ctx.globalAlpha = nodes[n].faded ? 0.4 : 0.9;
+      ctx.strokeText(text, box[0], base);
       ctx.fillText(text, box[0], base);
       shown++;
     }
