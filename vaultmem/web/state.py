@@ -154,11 +154,12 @@ class ViewState:
                     meta = self.vault.store.read(rec.path).meta
                 except (NoteParseError, OSError):
                     continue
-                which = "updated" if meta.get("updated") not in (None, "") else "created" if meta.get("created") not in (None, "") else None
+                which = next((k for k in ("updated", "created") if meta.get(k) not in (None, "")), None)
                 if which:
                     found.append((rec, getattr(rec, which), which))
                     found.sort(key=lambda f: (f[1], f[0].path), reverse=True)
-            self._recent = (self.generation, found[:limit])
+                    del found[limit:]
+            self._recent = (self.generation, found)
             return self._recent[1]
 
 
