@@ -54,10 +54,12 @@ class Server:
         from vaultmem.web.state import ViewState
 
         self.state = ViewState(root, embedder)
-        self.token = auth.token()
+        self.token = auth.token(auth.WEB_TOKEN_FILE)
+        self.logins = auth.Logins()
         self.sock = bind(0)
         self.base = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(make_app(self.state, self.token, poll), log_level="warning", lifespan="on")
+        app = make_app(self.state, auth.TokenFile(auth.WEB_TOKEN_FILE), poll, self.logins)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
@@ -65,7 +67,44 @@ class Server:
         while not self.server.started and time.time() < deadline:
             time.sleep(0.05)
 
+    def login_url(self, path: str = "/") -> str:
+        """A one-time link that logs a browser in (as the one `vaultmem serve` prints)."""
+        return f"{self.base}{path}{'&' if '?' in path else '?'}login={self.logins.mint()}"
+
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.state.close()
+
+
+class OtherSite:
+    """Another web server on another 127.0.0.1 port (a page that frames the view, a host of
+    remote images): serves ``pages`` (path -> (content type, bytes)) and counts every request."""
+
+    def __init__(self, pages: dict[str, tuple[str, bytes]]):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        site = self
+        self.hits: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                site.hits.append(self.path)
+                kind, body = pages.get(self.path.split("?")[0], ("text/plain", b"nothing here"))
+                self.send_response(200 if self.path.split("?")[0] in pages else 404)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:  # type: ignore[no-untyped-def]
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -30,3 +30,23 @@ def test_gate_requires_the_token(tmp_path, monkeypatch):
     assert client.get("/", headers={"Authorization": f"Bearer {secret}"}).text == "memory"
     assert client.get("/", cookies={auth.COOKIE: secret}).text == "memory"
     assert client.get("/", cookies={auth.COOKIE: secret[:-1]}).status_code == 401
+
+
+def test_each_surface_has_its_own_token_and_new_token_replaces_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
+    mcp, web = auth.token(), auth.token(auth.WEB_TOKEN_FILE)
+    assert mcp != web and auth.token_path(auth.WEB_TOKEN_FILE).name == "web-token"
+    following = auth.TokenFile(auth.WEB_TOKEN_FILE)
+    assert following() == web
+    fresh = auth.new_token(auth.WEB_TOKEN_FILE)
+    assert fresh not in (web, mcp) and following() == fresh and auth.token() == mcp
+    assert stat.S_IMODE(auth.token_path(auth.WEB_TOKEN_FILE).stat().st_mode) == 0o600
+    client = TestClient(auth.TokenGate(Starlette(routes=[Route("/", lambda request: PlainTextResponse("memory"))]), following))
+    assert client.get("/", headers={"Authorization": f"Bearer {web}"}).status_code == 401
+    assert client.get("/", headers={"Authorization": f"Bearer {fresh}"}).text == "memory"
+
+
+def test_a_login_code_opens_once():
+    logins = auth.Logins()
+    code = logins.mint()
+    assert not logins.spend("not-" + code) and logins.spend(code) and not logins.spend(code)

@@ -26,14 +26,17 @@ ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 def served(demo_copy, fake_embedder, tmp_path, monkeypatch):
     monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
     state = ViewState(demo_copy, fake_embedder)
-    token = auth.token()
-    with TestClient(make_app(state, token, poll=3600), base_url="http://127.0.0.1:8770") as client:
+    token, logins = auth.token(auth.WEB_TOKEN_FILE), auth.Logins()
+    app = make_app(state, auth.TokenFile(auth.WEB_TOKEN_FILE), poll=3600, logins=logins)
+    with TestClient(app, base_url="http://127.0.0.1:8770") as client:
+        client.logins = logins  # type: ignore[attr-defined]
         yield client, state, token, demo_copy
     state.close()
 
 
 def login(client, token):
-    r = client.get(f"/graph?token={token}&depth=1", follow_redirects=False)
+    """Log the client in with a one-time code, as a browser does with the link `serve` prints."""
+    r = client.get(f"/graph?login={client.logins.mint()}&depth=1", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == "/graph?depth=1"
     cookie = r.headers["set-cookie"]
     assert f"{auth.COOKIE}={token}" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
@@ -44,7 +47,8 @@ def test_token_is_required(served):
     client, _, token, _ = served
     for path in ("/", "/note?path=x", "/graph", "/state", "/api/graph", "/api/version", "/static/graph.js"):
         assert client.get(path).status_code == 401, path
-    assert client.get("/?token=wrong", follow_redirects=False).status_code == 401
+    assert client.get("/?login=wrong", follow_redirects=False).status_code == 401
+    assert client.get(f"/?token={token}", follow_redirects=False).status_code == 401  # the token is no login link
     assert client.post("/action", data={"path": ADVISORY, "action": "resolve"}).status_code == 401
     assert client.get("/", headers={"Authorization": f"Bearer {token}"}).status_code == 200
     login(client, token)
@@ -115,16 +119,38 @@ def test_file_change_bumps_generation(served):
     assert not (state.check() or state.check())  # its own index write is not a change: no reload loop
 
 
-def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_path):
-    env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+def _get(url: str, **headers: str) -> tuple[int, dict]:
+    """Status and headers of a GET that does not follow redirects."""
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            return None
+
+    try:
+        with urllib.request.build_opener(NoRedirect).open(urllib.request.Request(url, headers=headers), timeout=60) as r:
+            return r.status, dict(r.headers)
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers)
+
+
+def test_serve_prints_a_one_time_login_link_and_new_token_rotates_the_web_token(demo_copy, tmp_path, monkeypatch):
+    """Issue 29: the token sat in the browser's history as /?token=..., never rotated, and also
+    unlocked MCP over HTTP."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("VAULTMEM_HOME", str(home))
+    mcp_token, old = auth.token(), auth.token(auth.WEB_TOKEN_FILE)
+    env = {**os.environ, "VAULTMEM_HOME": str(home), "HF_HUB_OFFLINE": "1"}
     write(demo_copy, ".vaultmem.toml", '[embedding]\nmodel = "none"\n')  # BM25 only: no model to load
     proc = subprocess.Popen([sys.executable, "-c", "from vaultmem.cli.app import main; main()", "serve", "--vault",
-                             str(demo_copy), "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                             str(demo_copy), "--port", "0", "--new-token"], env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        line = proc.stderr.readline()
-        m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
-        assert m, line
-        base, token = m.groups()
+        lines = [proc.stderr.readline() for _ in range(2)]
+        assert "new web view token" in lines[0], lines
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/\?login=(\S+)", lines[1])
+        assert m, lines
+        base, code = m.groups()
+        new = auth.token(auth.WEB_TOKEN_FILE)
+        assert new != old and code not in (new, old) and auth.token() == mcp_token
         for _ in range(100):
             try:
                 urllib.request.urlopen(base + "/")
@@ -133,8 +159,18 @@ def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_pa
                 break
             except OSError:
                 time.sleep(0.2)
-        req = urllib.request.Request(base + "/state", headers={"Authorization": f"Bearer {token}"})
+        status, headers = _get(f"{base}/state?login={code}")
+        assert status == 303 and headers["location"] == "/state" and f"{auth.COOKIE}={new}" in headers["set-cookie"]
+        assert _get(f"{base}/state?login={code}")[0] == 401  # the link in the history opens nothing now
+        assert _get(f"{base}/state?login={code}", Cookie=f"{auth.COOKIE}={new}")[0] == 303  # logged in: just the clean URL
+        for refused in (old, mcp_token):  # the old web token, and MCP's token
+            assert _get(base + "/state", Authorization=f"Bearer {refused}")[0] == 401
+            assert _get(base + "/state", Cookie=f"{auth.COOKIE}={refused}")[0] == 401
+        req = urllib.request.Request(base + "/state", headers={"Authorization": f"Bearer {new}"})
         assert "Memory state" in urllib.request.urlopen(req, timeout=60).read().decode()
+        newer = auth.new_token(auth.WEB_TOKEN_FILE)  # `serve --new-token` elsewhere: this server follows
+        assert _get(base + "/state", Authorization=f"Bearer {new}")[0] == 401
+        assert _get(base + "/state", Authorization=f"Bearer {newer}")[0] == 200
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -148,8 +184,8 @@ def test_with_a_watcher_running_the_view_follows_its_index(empty_vault, fake_emb
     watcher = Running(empty_vault, fake_embedder, serve=True)  # answers recall on its socket
     state = ViewState(empty_vault, fake_embedder)
     try:
-        client = TestClient(make_app(state, auth.token(), poll=3600), base_url="http://127.0.0.1:8770")
-        client.headers["Authorization"] = f"Bearer {auth.token()}"
+        client = TestClient(make_app(state, auth.token(auth.WEB_TOKEN_FILE), poll=3600), base_url="http://127.0.0.1:8770")
+        client.headers["Authorization"] = f"Bearer {auth.token(auth.WEB_TOKEN_FILE)}"
         write(empty_vault, "facts/Beta.md", "---\ntitle: Beta\n---\nThe harbour crane is booked on Fridays.\n")
         deadline = time.time() + 20
         while "facts/Beta.md" not in watcher.paths() and time.time() < deadline:
@@ -230,3 +266,91 @@ def test_state_page_draws_counts_over_time_from_the_daily_snapshots(served):
     assert "2026-01-05" in history and "<script" not in history  # server-rendered, no script
     client.get("/state")
     assert len(state.vault.count_history()) == 2  # building the page again adds nothing the same day
+
+
+# ---------------------------------------------------------------------- issue 29: the first hour
+
+
+def _policy(header: str) -> dict[str, str]:
+    return {k: v.strip() for k, _, v in (part.strip().partition(" ") for part in header.split(";"))}
+
+
+def test_every_response_forbids_framing_and_allows_only_own_scripts(served):
+    """Issue 29: a page on another port framed the note page and a click on Resolve went through."""
+    client, _, token, _ = served
+    anonymous = client.get("/state")
+    assert anonymous.status_code == 401
+    login(client, token)
+    pages = ["/", "/?q=job+leasing", "/note?path=" + ADVISORY, "/graph", "/state", "/api/graph", "/static/graph.js"]
+    for r in [anonymous, *(client.get(p) for p in pages)]:
+        assert r.headers["x-frame-options"] == "DENY", r.url
+        policy = _policy(r.headers["content-security-policy"])
+        assert policy["frame-ancestors"] == "'none'" and policy["script-src"] == "'self'", r.url
+        assert policy["img-src"] == "'self' data:" and "unsafe-inline" not in policy["script-src"]
+        if r.headers["content-type"].startswith("text/html"):
+            assert not re.search(r"<script(?![^>]*\bsrc=)", r.text), r.url  # no inline script
+            assert not re.search(r"\son[a-z]+\s*=", r.text), r.url  # no inline event handler
+
+
+REMOTE = "facts/Marina map.md"
+
+
+def test_remote_images_are_links_until_asked_for(served):
+    """Issue 29: a note's remote image was fetched when the page was viewed."""
+    client, state, token, root = served
+    login(client, token)
+    write(root, REMOTE, "---\ntitle: Marina map\n---\nThe map: ![marina map](http://198.51.100.7/map.png)\n\n"
+          "Local: ![dot](data:image/png;base64,iVBORw0KGgo=)\n")  # fmt: skip
+    with state.lock:
+        state.vault.sync_paths([REMOTE])
+    page = client.get("/note", params={"path": REMOTE})
+    body = page.text.split('id="note-body"')[1]
+    assert "198.51.100.7" in body and not re.search(r"<img[^>]*198\.51\.100\.7", body)
+    assert 'class="remote-image" href="http://198.51.100.7/map.png"' in body and '<img src="data:image/png' in body
+    assert "1 remote image not loaded" in page.text and _policy(page.headers["content-security-policy"])["img-src"] == "'self' data:"
+    loaded = client.get("/note", params={"path": REMOTE, "images": "load"})
+    assert re.search(r'<img src="http://198\.51\.100\.7/map\.png"[^>]*referrerpolicy="no-referrer"', loaded.text)
+    assert _policy(loaded.headers["content-security-policy"])["img-src"] == "'self' data: http: https:"  # this response only
+    assert _policy(client.get("/note", params={"path": ADVISORY, "images": "load"}).headers["content-security-policy"])["img-src"] == "'self' data:"
+
+
+def test_the_note_page_shows_the_title_once(served):
+    """Issue 29: the page's heading and the body's first `# Title` showed the title twice."""
+    client, _, token, _ = served
+    login(client, token)
+    page = client.get("/note", params={"path": ADVISORY}).text
+    assert page.count(">Use Postgres advisory locks for job leasing</h1>") == 1
+    assert page.split('id="note-body">')[1].lstrip().startswith("<p>Part of")  # the body starts after the heading
+
+
+def test_recently_changed_goes_by_the_notes_own_dates(served):
+    """Issue 29: "recently changed" listed every copied note, by file time."""
+    client, state, token, root = served
+    login(client, token)
+    write(root, "facts/Copied yesterday.md", "---\ntitle: Copied yesterday\n---\nNo dates in here.\n")  # file time: now
+    write(root, "facts/Created only.md", "---\ntitle: Created only\ncreated: 2099-01-02\n---\nA date.\n")
+    write(root, "facts/Updated too.md", "---\ntitle: Updated too\ncreated: 2001-01-01\nupdated: 2099-03-04T05:06:07Z\n---\nB.\n")
+    with state.lock:
+        state.vault.sync_paths(["facts/Copied yesterday.md", "facts/Created only.md", "facts/Updated too.md"])
+    state.bump()
+    recent = client.get("/state").text.split('id="recent"')[1].split("</ul>")[0]
+    titles = re.findall(r'<a href="[^"]+">([^<]+)</a>', recent)
+    assert titles[:2] == ["Updated too", "Created only"] and "Copied yesterday" not in titles
+    assert "updated 2099-03-04T05:06" in recent and "created 2099-01-02" in recent and len(titles) == 15
+
+
+def test_type_colours_are_clearly_distinct():
+    """Issue 29: several types shared near-identical colours (two greens 1.3 CIEDE2000 apart)."""
+    import itertools
+
+    from coloraide import Color
+
+    from vaultmem.core.memtypes import TYPES
+    from vaultmem.web import pages
+
+    colours = {t: pages.type_colour(t) for t in TYPES} | {"(unknown)": pages.type_colour("nonsense")}
+    assert len(set(colours.values())) == len(colours)
+    for (a, ca), (b, cb) in itertools.combinations(colours.items(), 2):
+        assert Color(ca).delta_e(Color(cb), method="2000") >= 15, (a, ca, b, cb)
+    for t, c in colours.items():  # readable dots and lines on the white page
+        assert Color(c).delta_e(Color("white"), method="2000") >= 20, (t, c)

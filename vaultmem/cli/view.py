@@ -281,13 +281,15 @@ def serve(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 8770,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
     poll: Annotated[float, typer.Option(help="Seconds between checks for changes (file events, index writes of a watcher).")] = 2.0,
+    new_token: Annotated[bool, typer.Option("--new-token", help="Replace the web view's access token first: browsers log in again; the old token is refused, also by servers already running.")] = False,
 ) -> None:
     """A local web view of the vault on 127.0.0.1: search, notes, the graph and the memory
-    state. Prints a URL carrying your access token (the first visit sets a session cookie);
-    requests without the token are refused. Writes only lifecycle actions.
+    state. Prints a one-time login link (opening it sets a session cookie and drops the code
+    from the address); requests without the web view's token are refused (its own token, not
+    MCP's). Writes only lifecycle actions.
 
-    Example: vaultmem serve --open
+    Example: vaultmem serve --open      vaultmem serve --new-token
     """
     from ..web.server import run
 
-    run(vault_root(vault), port=port, open_browser=open_browser, poll=poll, announce=err)
+    run(vault_root(vault), port=port, open_browser=open_browser, poll=poll, announce=err, new_token=new_token)

@@ -1,9 +1,13 @@
 """The web view's Starlette app: pages, the graph's JSON, lifecycle actions, the token rule.
 
-Every request needs the user's access token (``auth.TokenGate``): ``/?token=...`` once sets an
-HttpOnly, SameSite=Strict session cookie and redirects to the same URL without the token.
-Writes are only the lifecycle actions (resolve, reopen, confirm, supersede, rate), each through the
-library's guarded writes, and only from a same-origin form post.
+Every request needs the web view's access token (``auth.TokenGate``; its own ``web-token``,
+not MCP's): a one-time ``/?login=<code>`` (``auth.Logins``) sets an HttpOnly, SameSite=Strict
+session cookie and redirects to the same URL without the code, so the address left in the
+browser's history opens nothing. Every response forbids framing and carries a
+Content-Security-Policy: scripts and styles from this server only, no remote images (a note's
+page loads them only when asked, for that response). Writes are only the lifecycle actions
+(resolve, reopen, confirm, supersede, rate), each through the library's guarded writes, and only
+from a same-origin form post.
 """
 
 from __future__ import annotations
@@ -30,31 +34,78 @@ GRAPH_CAP = 5000
 SAFE_ACTIONS = ("resolve", "reopen", "confirm", "supersede", "rate-useful", "rate-not-useful")
 
 
-class Login:
-    """ASGI middleware: ``?token=<right token>`` sets the session cookie and redirects to the
-    clean URL; everything else goes on to the token gate."""
+LOGIN = "login"  # the query parameter of a one-time login code
+CSP = {
+    "default-src": "'self'", "script-src": "'self'", "style-src": "'self' 'unsafe-inline'",
+    "img-src": "'self' data:", "connect-src": "'self'", "object-src": "'none'", "base-uri": "'none'",
+    "form-action": "'self'", "frame-ancestors": "'none'",
+}  # fmt: skip
+REMOTE_IMAGES = {**CSP, "img-src": "'self' data: http: https:"}  # a note page asked to load them
 
-    def __init__(self, app: Any, expected: str):
-        self.app, self.expected = app, expected
+
+def csp(policy: dict[str, str] = CSP) -> str:
+    return "; ".join(f"{k} {v}" for k, v in policy.items())
+
+
+class SecurityHeaders:
+    """ASGI middleware: no response may be framed (X-Frame-Options and the CSP's
+    frame-ancestors) or send a referrer to other sites (same-origin, so a form post keeps its
+    Origin), and each gets the CSP unless its handler set one."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {k.lower() for k, _ in headers}
+                extra = [(b"x-frame-options", b"DENY"), (b"referrer-policy", b"same-origin"),
+                         (b"x-content-type-options", b"nosniff"), (b"content-security-policy", csp().encode())]  # fmt: skip
+                message = {**message, "headers": headers + [(k, v) for k, v in extra if k not in names]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def _reply(send: Any, status: int, headers: list[tuple[bytes, bytes]], body: bytes = b"") -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": headers + [(b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode())]})  # fmt: skip
+    await send({"type": "http.response.body", "body": body})
+
+
+class Login:
+    """ASGI middleware: ``?login=<code>`` with an unspent code sets the session cookie and
+    redirects to the clean URL; a spent code redirects a browser that has the cookie already and
+    is refused otherwise; everything else goes on to the token gate."""
+
+    def __init__(self, app: Any, expected: auth.Expected, logins: auth.Logins):
+        self.app, self.expected, self.logins = app, expected, logins
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-            given = [v for k, v in query if k == "token"]
-            if given and auth.matches(given[0], self.expected):
-                rest = urlencode([(k, v) for k, v in query if k != "token"])
-                location = quote(scope["path"]) + ("?" + rest if rest else "")
-                cookie = f"{auth.COOKIE}={self.expected}; HttpOnly; SameSite=Strict; Path=/"
-                await send({"type": "http.response.start", "status": 303,
-                            "headers": [(b"location", location.encode("latin-1")), (b"set-cookie", cookie.encode()),
-                                        (b"cache-control", b"no-store"), (b"content-length", b"0")]})  # fmt: skip
-                await send({"type": "http.response.body", "body": b""})
-                return
+            given = [v for k, v in query if k == LOGIN]
+            if given:
+                rest = urlencode([(k, v) for k, v in query if k != LOGIN])
+                location = [(b"location", (quote(scope["path"]) + ("?" + rest if rest else "")).encode("latin-1"))]
+                if self.logins.spend(given[0]):
+                    cookie = f"{auth.COOKIE}={auth.expected_now(self.expected)}; HttpOnly; SameSite=Strict; Path=/"
+                    return await _reply(send, 303, location + [(b"set-cookie", cookie.encode())])
+                if auth.allowed(scope, self.expected):
+                    return await _reply(send, 303, location)
+                body = (b"vaultmem: this login link was used already (each link opens one browser session) or is "
+                        b"not valid: restart `vaultmem serve` for a new link\n")  # fmt: skip
+                return await _reply(send, 401, [(b"content-type", b"text/plain")], body)
         await self.app(scope, receive, send)
 
 
-def make_app(state: ViewState, token: str, poll: float = 2.0) -> Any:
-    """The web view of ``state``'s vault, behind ``token``."""
+def make_app(state: ViewState, token: auth.Expected, poll: float = 2.0, logins: auth.Logins | None = None) -> Any:
+    """The web view of ``state``'s vault, behind ``token`` (or the ``auth.TokenFile`` that says
+    it); browsers log in with codes ``logins`` minted."""
     views = Views(state)
     routes = [
         Route("/", views.search),
@@ -85,7 +136,7 @@ def make_app(state: ViewState, token: str, poll: float = 2.0) -> Any:
             task.cancel()
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    return Login(auth.TokenGate(app, token), token)
+    return SecurityHeaders(Login(auth.TokenGate(app, token), token, logins or auth.Logins()))
 
 
 class Views:
@@ -98,9 +149,10 @@ class Views:
     def vault(self) -> Any:
         return self.state.vault
 
-    def _page(self, title: str, active: str, content: str, scripts: tuple[str, ...] = (), status: int = 200) -> HTMLResponse:
+    def _page(self, title: str, active: str, content: str, scripts: tuple[str, ...] = (), status: int = 200,
+              policy: dict[str, str] = CSP) -> HTMLResponse:  # fmt: skip
         html = pages.page(title, active, content, vault=self.vault, generation=self.state.generation, scripts=scripts)
-        return HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
+        return HTMLResponse(html, status_code=status, headers={"cache-control": "no-store", "content-security-policy": csp(policy)})
 
     def search(self, request: Request) -> Response:
         p = dict(request.query_params)
@@ -137,13 +189,15 @@ class Views:
                 return self._page("Unreadable", "", pages.error_page(str(e)), status=500)
             g = self.vault.graph()
             resolver = g.graph["resolver"]
-            body = markdown.render(parsed.body, lambda target: resolver.resolve(target, path))
+            load = request.query_params.get("images") == "load"
+            body = markdown.render(parsed.body, lambda target: resolver.resolve(target, path), title=rec.title, remote_images=load)
             backlinks = graphview.backlinks(g, path)
             chain = versions(g, records, path)
             usage = self.vault.usage.usage([rec.key]).get(rec.key)
         msg = request.query_params.get("done") or request.query_params.get("error")
-        content = pages.note_page(rec, parsed.meta, body, backlinks, chain, usage, msg, "error" in request.query_params)
-        return self._page(rec.title, "note", content)
+        content = pages.note_page(rec, parsed.meta, body.html, backlinks, chain, usage, msg, "error" in request.query_params,
+                                  remote=(len(body.remote), load))  # fmt: skip
+        return self._page(rec.title, "note", content, policy=REMOTE_IMAGES if load and body.remote else CSP)
 
     def graph(self, request: Request) -> Response:
         p = dict(request.query_params)
@@ -185,7 +239,7 @@ class Views:
                 counts[r.type or "note"][r.status] += 1
                 if r.created:
                     months[r.created[:7]][r.type or "note"] += 1
-            recent = sorted(records, key=lambda r: (r.updated or "", r.path), reverse=True)[:15]
+            recent = self.state.recent()
             candidates = [r for r in records if r.status == "candidate"]
             gaps = self.vault.gaps()[:20]
             report = self.state.doctor()

@@ -14,8 +14,12 @@ from urllib.parse import quote, urlencode
 from ..core.memtypes import TYPES
 from ..recall.pipeline import PROFILES
 
-PALETTE = ("#2f5bea", "#e04f5f", "#12b76a", "#f79009", "#7a5af8", "#0ba5ec", "#ee46bc", "#66c61c",
-           "#875bf7", "#dd2590", "#16b364", "#ef6820", "#6172f3", "#d92d20", "#15b79e", "#a15c07", "#4e5ba6")  # fmt: skip
+# a colour per memory type, in TYPES' order: picked by farthest-point search among saturated sRGB
+# colours readable on white, so every two of them and the grey of an unknown type differ by at
+# least 19 CIEDE2000 (tests/test_web.py checks it)
+PALETTE = ("#0066aa", "#008866", "#ff7700", "#7700aa", "#ff3388", "#990000", "#ff0022", "#ddbb00", "#886600",
+           "#44bb00", "#11ccff", "#00ccbb", "#aa55ff", "#ff99ff", "#005500", "#992255", "#ff9999")  # fmt: skip
+UNKNOWN_TYPE = "#98a2b3"
 NAV = (("/", "Search", "search"), ("/graph", "Graph", "graph"), ("/state", "Memory state", "state"))
 STATUSES = ("active", "any", "candidate", "conflict", "expired", "resolved", "superseded", "archived")
 
@@ -23,7 +27,7 @@ STATUSES = ("active", "any", "candidate", "conflict", "expired", "resolved", "su
 def type_colour(type_: str | None) -> str:
     if type_ in TYPES:
         return PALETTE[TYPES.index(type_) % len(PALETTE)]
-    return "#98a2b3"
+    return UNKNOWN_TYPE
 
 
 def _template() -> Template:
@@ -48,7 +52,8 @@ def note_link(path: str, title: str | None = None) -> str:
 
 
 def badges(type_: str | None, status: str) -> str:
-    t = f'<span class="badge" style="background:{type_colour(type_)}22;color:{type_colour(type_)}">{escape(type_ or "note")}</span>'
+    c = type_colour(type_)  # the type's colour as a tint and a dot; the text stays dark (light hues read badly)
+    t = f'<span class="badge" style="background:{c}1f;color:var(--fg)"><i style="background:{c}"></i>{escape(type_ or "note")}</span>'
     return t + (f'<span class="badge {escape(status)}">{escape(status)}</span>' if status != "active" else "")
 
 
@@ -137,8 +142,21 @@ def _when(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if ts else "never"
 
 
+def remote_images_bar(path: str, count: int, loaded: bool) -> str:
+    """What the note page says about its remote images (none: nothing), with the link that loads
+    them for this one view or goes back to not loading them."""
+    if not count:
+        return ""
+    if loaded:
+        return (f'<p class="remote-bar" id="remote-images">{count} remote image{"s" if count != 1 else ""} loaded for this view · '
+                f'<a href="{escape(note_href(path))}">hide them</a></p>')  # fmt: skip
+    return (f'<p class="remote-bar" id="remote-images">{count} remote image{"s" if count != 1 else ""} not loaded '
+            "(loading tells their server you read this note) · "
+            f'<a id="load-remote" href="{escape(note_href(path))}&amp;images=load">load remote images</a></p>')  # fmt: skip
+
+
 def note_page(rec: Any, meta: dict, html_body: str, backlinks: list[dict], chain: list[tuple[str, str, str]],
-              usage: Any, message: str | None = None, error: bool = False) -> str:  # fmt: skip
+              usage: Any, message: str | None = None, error: bool = False, remote: tuple[int, bool] = (0, False)) -> str:  # fmt: skip
     back = "".join(f"<li>{note_link(b['path'], b['title'])}</li>" for b in backlinks) or '<li class="meta">none</li>'
     chain_html = (
         "".join(f'<li class="{"current" if p == rec.path else ""}">{note_link(p, t)} <span class="meta">{escape(s)}</span></li>'
@@ -165,6 +183,7 @@ def note_page(rec: Any, meta: dict, html_body: str, backlinks: list[dict], chain
     return (
         flash(message, error)
         + f'<h1 id="note-title">{escape(rec.title)}</h1><p class="meta">{badges(rec.type, rec.status)} {escape(rec.path)}</p>'
+        + remote_images_bar(rec.path, *remote)
         + '<div class="cols"><div><div class="body" id="note-body">' + html_body + "</div></div><aside>"
         + f'<div class="card actions"><h2>Lifecycle</h2>{"".join(acts)}</div>'
         + f'<div class="card"><h2>Frontmatter</h2>{frontmatter_table(meta)}</div>'
@@ -248,7 +267,7 @@ def history_chart(history: list[tuple[str, dict[tuple[str, str], int]]], by: str
             f'<p class="legend">{legend}</p>')  # fmt: skip
 
 
-def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[str, int]]], recent: list[Any],
+def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[str, int]]], recent: list[tuple[Any, str, str]],
                candidates: list[Any], gaps: list[dict], report: Any,
                history: list[tuple[str, dict[tuple[str, str], int]]] = ()) -> str:  # fmt: skip
     statuses = sorted({s for row in counts.values() for s in row}, key=lambda s: (s != "active", s))
@@ -264,7 +283,8 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
         for m, row in months
     )  # fmt: skip
     rec_html = "".join(f"<li>{note_link(r.path, r.title)} <span class=\"meta\">{escape(r.type or '')} · "
-                       f"{escape((r.updated or '')[:16])}</span></li>" for r in recent)  # fmt: skip
+                       f"{escape(which)} {escape(date[:16])}</span></li>" for r, date, which in recent)  # fmt: skip
+    rec_html = rec_html or '<li class="meta">no note has an updated or created date</li>'
     cand = "".join(
         f'<li>{note_link(r.path, r.title)}<form class="inline" method="post" action="/action">'
         f'<input type="hidden" name="path" value="{escape(r.path)}"><input type="hidden" name="action" value="confirm">'

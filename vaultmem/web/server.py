@@ -1,4 +1,4 @@
-"""`vaultmem serve`: the web view on 127.0.0.1 with uvicorn, announced by a URL carrying the token."""
+"""`vaultmem serve`: the web view on 127.0.0.1 with uvicorn, announced by a one-time login link."""
 
 from __future__ import annotations
 
@@ -29,22 +29,27 @@ def bind(port: int) -> socket.socket:
 
 
 def run(root: Path, port: int = 8770, open_browser: bool = False, poll: float = 2.0,
-        announce: Callable[[str], None] = print, embedder: Embedder | None = None) -> None:  # fmt: skip
-    """Serve the vault at ``root`` until interrupted."""
+        announce: Callable[[str], None] = print, embedder: Embedder | None = None, new_token: bool = False) -> None:  # fmt: skip
+    """Serve the vault at ``root`` until interrupted (``new_token``: replace the web view's token
+    first, which logs every browser out and refuses the old token, here and in running servers)."""
     import uvicorn
 
-    from .app import make_app
+    from .app import LOGIN, make_app
     from .state import ViewState
 
     sock = bind(port)
+    if new_token:
+        auth.new_token(auth.WEB_TOKEN_FILE)
+        announce(f"new web view token in {auth.token_path(auth.WEB_TOKEN_FILE)}: the old one and its sessions are refused")
     state = ViewState(root, embedder)
-    token = auth.token()
-    url = f"http://{HOST}:{sock.getsockname()[1]}/?token={token}"
+    logins = auth.Logins()
+    url = f"http://{HOST}:{sock.getsockname()[1]}/?{LOGIN}={logins.mint()}"
     announce(f"serving {root} on {url}")
-    announce("the link carries your access token: do not share it; Ctrl-C stops")
+    announce("the link logs one browser in, once (do not share it); Ctrl-C stops")
     if open_browser:
         webbrowser.open(url)
-    config = uvicorn.Config(make_app(state, token, poll), log_level="warning", lifespan="on")
+    app = make_app(state, auth.TokenFile(auth.WEB_TOKEN_FILE), poll, logins)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Session
-from ..core.errors import VaultError
+from ..core.errors import NoteParseError, VaultError
 from ..index.embed import Embedder
 
 FULL_EVERY = 30.0  # seconds between looks at the files when no file event said anything
@@ -35,6 +35,7 @@ class ViewState:
         self._files: str | None = None
         self._index: tuple | None = None
         self._doctor: tuple[int, Any] | None = None
+        self._recent: tuple[int, list[tuple[Any, str, str]]] | None = None
         self._dirty = True
         self._looked = 0.0
         self._observer: Any = None
@@ -132,3 +133,35 @@ class ViewState:
             if self._doctor is None or self._doctor[0] != self.generation:
                 self._doctor = (self.generation, doctor.diagnose(self.vault))
             return self._doctor[1]
+
+    def recent(self, limit: int = 15) -> list[tuple[Any, str, str]]:
+        """The notes changed last by their own frontmatter: (record, date, "updated" or
+        "created"), newest first; a note with neither date is not "recent" (a copied folder's
+        file times say nothing). Computed once per generation.
+
+        A record's ``updated``/``created`` are the frontmatter's or, when missing, file times, so
+        a note's own date is never later than the later of the two: notes are read in that
+        order until ``limit`` are known to be newer than any note left."""
+        with self.lock:
+            if self._recent is not None and self._recent[0] == self.generation:
+                return self._recent[1]
+            order = sorted(self.vault.records().values(), key=_bound, reverse=True)
+            found: list[tuple[Any, str, str]] = []
+            for rec in order:
+                if len(found) >= limit and found[limit - 1][1] >= _bound(rec):
+                    break
+                try:
+                    meta = self.vault.store.read(rec.path).meta
+                except (NoteParseError, OSError):
+                    continue
+                which = next((k for k in ("updated", "created") if meta.get(k) not in (None, "")), None)
+                if which:
+                    found.append((rec, getattr(rec, which), which))
+                    found.sort(key=lambda f: (f[1], f[0].path), reverse=True)
+                    del found[limit:]
+            self._recent = (self.generation, found)
+            return self._recent[1]
+
+
+def _bound(rec: Any) -> str:
+    return max(rec.updated or "", rec.created or "")

@@ -166,27 +166,64 @@
 
   function radius(n) { return 3 + Math.min(9, Math.sqrt(deg[n])); }
 
+  // titles of the best-linked nodes first, each only where its box (measured, in screen pixels)
+  // overlaps no title drawn already; boxes are looked up in a grid of CELL_W x CELL_H px cells
+  var CELL_W = 80, CELL_H = 16, PAD = 2;
+  function labelText(n) { var t = nodes[n].title || ""; return t.length > 40 ? t.slice(0, 39) + "\u2026" : t; }
+
   function labels() {
-    // titles of the best-linked nodes first, each only where no other title is drawn yet
-    var taken = new Set(), W = canvas.width / dpr, H = canvas.height / dpr, shown = 0;
-    ctx.font = (11 / view.k) + "px system-ui, sans-serif"; ctx.fillStyle = "#1d2330";
+    var W = canvas.width / dpr, H = canvas.height / dpr, shown = 0, boxes = [], grid = new Map();
     if (!labels.order || labels.order.length !== N) {
       labels.order = []; for (var i = 0; i < N; i++) labels.order.push(i);
       labels.order.sort(function (a, b) { return deg[b] - deg[a]; });
+      labels.width = new Float32Array(N).fill(-1);
     }
+    ctx.save();
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.font = "11px system-ui, sans-serif"; ctx.fillStyle = "#1d2330";
+    ctx.strokeStyle = "rgba(255,255,255,0.85)"; ctx.lineWidth = 3; ctx.lineJoin = "round";  // a halo over nodes and links
     for (var j = 0; j < N && shown < 400; j++) {
-      var n = labels.order[j], p = toScreen(n);
-      if (p[0] < 0 || p[1] < 0 || p[0] > W || p[1] > H) continue;
-      var title = nodes[n].title || "", width = Math.min(title.length, 40) * 6.2 + 10;
-      var cx = Math.floor(p[0] / 60), cy = Math.floor(p[1] / 16), cells = Math.ceil(width / 60), free = true;
-      for (var c = 0; c < cells && free; c++) free = !taken.has((cx + c) + "," + cy);
-      if (!free) continue;
-      for (c = 0; c < cells; c++) taken.add((cx + c) + "," + cy);
+      var n = labels.order[j], p = toScreen(n), text = labelText(n);
+      if (!text || p[0] < 0 || p[1] < 0 || p[0] > W || p[1] > H) continue;
+      if (labels.width[n] < 0) labels.width[n] = ctx.measureText(text).width;
+      var base = p[1] + 4, box = [p[0] + radius(n) * view.k + 2, base - 10, 0, base + 3];
+      box[2] = box[0] + labels.width[n];
+      if (overlaps(grid, boxes, box)) continue;
+      place(grid, boxes, box);
       ctx.globalAlpha = nodes[n].faded ? 0.4 : 0.9;
-      ctx.fillText(title.length > 40 ? title.slice(0, 39) + "…" : title, X[n] + radius(n) + 2 / view.k, Y[n] + 4 / view.k);
+      ctx.strokeText(text, box[0], base);
+      ctx.fillText(text, box[0], base);
       shown++;
     }
-    ctx.globalAlpha = 1;
+    ctx.restore();
+    api.labels = boxes.length;
+  }
+
+  function cellsOf(box, each) {
+    for (var cy = Math.floor((box[1] - PAD) / CELL_H); cy <= Math.floor((box[3] + PAD) / CELL_H); cy++)
+      for (var cx = Math.floor((box[0] - PAD) / CELL_W); cx <= Math.floor((box[2] + PAD) / CELL_W); cx++)
+        if (each(cx + "," + cy)) return true;
+    return false;
+  }
+
+  function overlaps(grid, boxes, box) {
+    return cellsOf(box, function (key) {
+      var list = grid.get(key) || [];
+      for (var m = 0; m < list.length; m++) {
+        var o = boxes[list[m]];
+        if (box[0] < o[2] + PAD && o[0] < box[2] + PAD && box[1] < o[3] + PAD && o[1] < box[3] + PAD) return true;
+      }
+      return false;
+    });
+  }
+
+  function place(grid, boxes, box) {
+    boxes.push(box);
+    cellsOf(box, function (key) {
+      if (!grid.has(key)) grid.set(key, []);
+      grid.get(key).push(boxes.length - 1);
+      return false;
+    });
   }
 
   function toScreen(n) { return [view.x + view.k * X[n], view.y + view.k * Y[n]]; }
