@@ -331,4 +331,4 @@ def test_warns_when_vaultmem_lives_in_a_temporary_environment(empty_vault, home,
     assert data["command"] == str(fake) and data["server"]["command"] == str(fake)
     assert any("temporary" in n and "install vaultmem for good" in n for n in data["notes"])
     assert agents.temporary_place("/home/me/.cache/uv/archive-v0/abc/bin/vaultmem") == "uv's cache (uvx)"
-    assert agents.temporary_place(EXE) is None and agents.temporary_place("vaultmem") is None
+    assert agents.temporary_place("/usr/local/bin/vaultmem") is None and agents.temporary_place("vaultmem") is None
