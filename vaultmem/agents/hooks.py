@@ -110,10 +110,15 @@ class SessionState:
 # ---------------------------------------------------------------------- payloads and responses
 
 
-def parse_payload(text: str) -> dict[str, Any]:
-    """The hook's JSON from stdin; BadInput when it is not a JSON object."""
+def parse_payload(text: str, limit: int | None = None) -> dict[str, Any]:
+    """The hook's JSON from stdin; BadInput (one line) when it is longer than ``limit``
+    characters, nested too deeply for the parser, or not a JSON object."""
+    if limit is not None and len(text) > limit:
+        raise BadInput(f"the hook input is larger than {limit >> 20} MB")
     try:
         data = json.loads(text) if text.strip() else {}
+    except RecursionError:
+        raise BadInput("the hook input is JSON nested too deeply") from None
     except ValueError as e:
         raise BadInput(f"the hook input is not JSON ({e})") from None
     if not isinstance(data, dict):

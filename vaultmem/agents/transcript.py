@@ -56,7 +56,7 @@ def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES, fmt:
 def _tail(path: str | os.PathLike | None, max_bytes: int) -> bytes:
     """The last ``max_bytes`` of a regular file, from a line start; b"" when it cannot be read
     or is not a regular file (a FIFO or a device named as the transcript must not hang a hook)."""
-    if not path:
+    if not path or not isinstance(path, (str, os.PathLike)):  # a payload's number or list is no path
         return b""
     try:
         fd = os.open(Path(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
