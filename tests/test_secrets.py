@@ -260,3 +260,26 @@ def test_importing_the_module_or_stripping_loads_no_detector():
     code = ("import sys; from vaultmem.core import secrets as s; s.strip_private('<private>x</private>');"
             "print('detect_secrets' in sys.modules, 'requests' in sys.modules)")  # fmt: skip
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False False\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["eyJ" * 70_000, "ghp_" * 50_000, "-----BEGIN PRIVATE KEY-----\n" * 20_000, "PuTTY-User-Key-File-2: x\n" * 20_000,
+     "sk-" * 70_000, "//" * 50_000 + "_authToken", "password=" * 25_000],
+    ids=["jwt-prefix", "github-prefix", "pem-begins", "putty-headers", "sk-run", "npm-slashes", "assignments"],
+)  # fmt: skip
+def test_hostile_text_costs_bounded_time(text):
+    """Runs of token prefixes made several detectors backtrack from every start (quadratic: minutes
+    for 200 KB); each detector now sees at most a 4 KB window and PEM ends are found once."""
+    import time
+
+    start = time.monotonic()
+    S.scan(text)
+    assert time.monotonic() - start < 10
+
+
+def test_a_token_cut_by_a_window_is_still_redacted_whole():
+    long_line = "x " * 2_100 + ghp + " " + "y" * 10 + jwt + "z " * 3_000
+    new, findings = S.redact(long_line)
+    assert ghp not in new and jwt.rsplit(".", 1)[1] not in new
+    assert {"github-token", "jwt"} <= {f.kind for f in findings}

@@ -22,7 +22,7 @@ import bisect
 import re
 from functools import cache
 from types import SimpleNamespace
-from typing import Callable, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 # Values after a secret keyword or in a header (API_KEY=..., token: ..., Bearer ...).
 KW_MIN_LEN = 12
@@ -55,28 +55,7 @@ class Span(NamedTuple):
 
 RawSpan = tuple[int, int, str]
 
-# --------------------------------------------------------------------------- private spans
-
-_PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\b[^<>]{0,200}>", re.I)
-
-
-def strip_private(text: str) -> str:
-    """``text`` without its ``<private>...</private>`` spans (tags included).
-
-    Nested spans count depth; an unclosed ``<private>`` hides everything after it (a cut-off
-    paste must not leak) and a stray ``</private>`` is dropped."""
-    if "private" not in text.lower():
-        return text
-    parts, depth, pos = [], 0, 0
-    for m in _PRIVATE_TAG.finditer(text):
-        if depth == 0:
-            parts.append(text[pos : m.start()])
-        depth = max(0, depth - 1) if m.group(1) else depth + 1
-        pos = m.end()
-    if depth == 0:
-        parts.append(text[pos:])
-    return "".join(parts)
-
+from .private import strip_private  # noqa: E402,F401  (part of this module's interface)
 
 # --------------------------------------------------------------------------- detect-secrets
 
@@ -455,12 +434,33 @@ class _Prefilter:
 
 
 _CHECKS: list[tuple[list[tuple[str, ...]], Callable[[str, list[RawSpan]], None]]] = [
-    ([("-----begin", "---- begin", "putty-user-key")], _private_keys),
     ([("://", "-u", "--user")], _basic_auth_loose),
     ([("pass", "pwd", "secret", "token", "key", "credential")], _assignments),
     ([("authorization", "bearer")], _headers),
     ([("=", '"', "'"), LONG], _free),
 ]
+_PEM_NEEDS = [("-----begin", "---- begin", "putty-user-key")]
+
+# The detectors' regexes (several of detect-secrets' backtrack over a run of token characters from
+# every start) see at most SEGMENT characters at once, so a hostile note costs linear time: whole
+# lines packed into segments, a longer line cut into windows overlapping by OVERLAP characters
+# (a secret up to OVERLAP long lies whole in one window; a longer token is widened at the cut).
+SEGMENT = 4096
+OVERLAP = 1024
+
+
+def _segments(text: str) -> Iterator[tuple[int, str, bool]]:
+    """(offset, piece, cut mid-line?) covering ``text`` in pieces of at most SEGMENT characters."""
+    start = 0
+    while len(text) - start > SEGMENT:
+        nl = text.rfind("\n", start, start + SEGMENT)
+        if nl > start:
+            yield start, text[start : nl + 1], False
+            start = nl + 1
+        else:
+            yield start, text[start : start + SEGMENT], True
+            start += SEGMENT - OVERLAP
+    yield start, text[start:], False
 
 
 def _plugin_spans(text: str, plugin: object, post: Post | None) -> list[tuple[int, int]]:
@@ -482,8 +482,8 @@ def _plugin_spans(text: str, plugin: object, post: Post | None) -> list[tuple[in
     return spans
 
 
-def _raw_spans(text: str, prefilter: bool = True) -> list[RawSpan]:
-    """Every detector's findings, overlapping, unsorted."""
+def _segment_spans(text: str, prefilter: bool) -> list[RawSpan]:
+    """Every regex detector's findings in one segment, overlapping, unsorted."""
     pre = _Prefilter(text)
     ok: Callable[[list[tuple[str, ...]]], bool] = pre.ok if prefilter else (lambda needs: True)
     out: list[RawSpan] = []
@@ -496,6 +496,24 @@ def _raw_spans(text: str, prefilter: bool = True) -> list[RawSpan]:
     for needs, check in _CHECKS:
         if ok(needs):
             check(text, out)
+    return out
+
+
+def _raw_spans(text: str, prefilter: bool = True) -> list[RawSpan]:
+    """Every detector's findings in ``text``, overlapping, unsorted."""
+    out: list[RawSpan] = []
+    if not prefilter or _Prefilter(text).ok(_PEM_NEEDS):
+        _private_keys(text, out)  # multi-line, linear on the whole text
+    for offset, piece, cut in _segments(text):
+        tails: dict[re.Pattern[str], int] = {}  # each tail is followed once per window
+        for s, e, kind in _segment_spans(piece, prefilter):
+            e += offset
+            if cut and e == offset + len(piece):  # a token running past the window's end
+                tail = _JWT_TAIL if kind == "jwt" else _TOKEN_TAIL
+                if tail not in tails:
+                    tails[tail] = tail.match(text, e).end()  # type: ignore[union-attr]
+                e = tails[tail]
+            out.append((offset + s, e, kind))
     return out
 
 
@@ -556,3 +574,24 @@ def redact(text: str) -> tuple[str, list[Finding]]:
 def redact_title(text: str) -> str:
     """A title (or file name) without secrets; the marker becomes the name-safe ``redacted-<kind>``."""
     return MARKER_RE.sub(r"redacted-\1", redact(text)[0])
+
+
+class Scrubber:
+    """Cleans every field of one write that came from a transcript, an agent or an import:
+    private spans dropped, secrets redacted; ``kinds`` collects what was redacted."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+
+    def text(self, text: str | None) -> str | None:
+        """A body or free text: private spans dropped, each secret replaced by its marker."""
+        if not text:
+            return text
+        new, findings = redact(strip_private(text))
+        self.kinds += [f.kind for f in findings]
+        return new
+
+    def title(self, text: str | None) -> str | None:
+        """A title, tag, anchor or file name: the marker becomes ``redacted-<kind>``."""
+        new = self.text(text)
+        return MARKER_RE.sub(r"redacted-\1", new) if new else new
