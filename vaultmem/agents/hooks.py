@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..core.config import DEFAULTS
 from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
+from ..core.private import strip_private
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
@@ -250,7 +251,7 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     (by the hooks, or by the agent's own ``wake``/``recall`` tool calls in the transcript)."""
     if budget < 50:
         raise BadInput("--budget must be at least 50 tokens")
-    prompt = str(payload.get("prompt") or "")[:MAX_PROMPT_CHARS]
+    prompt = strip_private(str(payload.get("prompt") or ""))[:MAX_PROMPT_CHARS]  # a private span is no query
     if trivial(prompt):
         return None
     hits = [h for h in recall(prompt, RECALL_K) if floor.keep(h)]
