@@ -58,6 +58,7 @@ def _leaks(root: Path) -> list[str]:
     return found
 
 
+@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_hook_end_writes_no_secret_into_the_summary_its_title_or_its_file_name(vault, tmp_path):
     """Before: the summary, its title and its file name carried the GitHub token and AWS key id
     and the body the curl bearer key."""
@@ -75,6 +76,7 @@ def test_hook_end_writes_no_secret_into_the_summary_its_title_or_its_file_name(v
     assert [c["title"] for c in out["candidates"]] == ["Always use the key redacted-stripe-key for the staging shop."]
 
 
+@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_pre_compact_checkpoint_holds_no_secret(vault, tmp_path):
     payload = json.dumps({"session_id": "5f0c2a9e-2222", "transcript_path": str(_transcript(tmp_path / "t.jsonl")),
                           "cwd": str(tmp_path), "trigger": "auto"})  # fmt: skip
@@ -83,6 +85,7 @@ def test_pre_compact_checkpoint_holds_no_secret(vault, tmp_path):
     assert list((vault / "handoffs").glob("*.md")) and _leaks(vault) == []
 
 
+@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_remember_checkpoint_and_sleep_redact_and_drop_private_spans(vault):
     remembered = run("remember", "fact", f"Deploy token {GHP}",
                      f"Use {AWS} for the bucket. <private>{PRIVATE}</private> Rest stays.", "--tag", STRIPE,
@@ -126,6 +129,7 @@ async def test_mcp_writes_redact_and_drop_private_spans(small_vault, fake_embedd
     assert _leaks(small_vault) == []
 
 
+@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_a_persons_note_with_a_secret_is_reported_by_doctor_never_rewritten(vault):
     note = vault / "Ops.md"
     original = f"---\ntitle: Ops\n---\n# Ops\n\nThe deploy token is {GHP}.\n"
@@ -140,6 +144,7 @@ def test_a_persons_note_with_a_secret_is_reported_by_doctor_never_rewritten(vaul
     assert "holds a secret" in text and GHP not in text
 
 
+@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 @pytest.mark.parametrize(
     "text",
     ["Fixed in commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904 after review.",

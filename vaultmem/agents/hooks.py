@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..core.config import DEFAULTS
 from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
+from ..core.fence import fence, held, one_line, provenance
 from ..core.private import strip_private
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -215,29 +216,37 @@ def estimate_tokens(text: str) -> int:
 
 
 def render_line(hit: dict[str, Any]) -> str:
-    snippet = " ".join(str(hit.get("snippet") or "").split())
-    return f"- [{hit['id']}] **{hit['title']}** ({hit.get('type') or 'note'}): {snippet}"
+    """One hit as one safe line: id, title, type and where it came from, snippet."""
+    origin = provenance(hit.get("type"), hit.get("status"), hit.get("source"))
+    return (f"- [{one_line(str(hit['id']))}] **{one_line(str(hit['title']))}** ({one_line(hit.get('type') or 'note')}; "
+            f"{origin}): {one_line(str(hit.get('snippet') or ''))}")  # fmt: skip
 
 
-PROMPT_HEADER = "[MEMORY] relevant to this prompt (vaultmem; ids are for recall, read_note, rate_memories)"
+PROMPT_HEADER = "Memories for this prompt (vaultmem; ids: recall, read_note, rate_memories)"
 
 
 def fit_lines(hits: list[dict[str, Any]], budget: int) -> tuple[str | None, list[str]]:
-    """The block of hits (best first) that fits ``budget`` tokens, and the ids it holds. A line
-    that does not fit is cut to the room left when at least 20 tokens remain."""
-    lines, ids = [PROMPT_HEADER], []
+    """The fenced block of hits (best first) that fits ``budget`` tokens, and the ids it holds.
+    A line that does not fit is cut to the room left when at least 20 tokens remain; a memory
+    from an agent or a capture that gives the agent orders is left out (``fence.held``)."""
+    lines: list[str] = []
+    ids: list[str] = []
+    used = len(fence([], PROMPT_HEADER)) + 1
     for hit in hits:
+        if held(hit.get("type"), hit.get("status"), hit.get("source"), f"{hit['title']}\n{hit.get('snippet') or ''}"):
+            continue
         line = render_line(hit)
-        room = budget * CHARS_PER_TOKEN - len("\n".join(lines + ["[/MEMORY]"])) - 1
+        room = budget * CHARS_PER_TOKEN - used - 1
         if len(line) > room:
             if room < 20 * CHARS_PER_TOKEN:
                 break
             line = line[: room - 1] + "…"
         lines.append(line)
         ids.append(hit["id"])
+        used += len(line) + 1
     if not ids:
         return None, []
-    return "\n".join(lines + ["[/MEMORY]"]), ids
+    return fence(lines, PROMPT_HEADER), ids
 
 
 # ---------------------------------------------------------------------- the hooks
