@@ -133,7 +133,7 @@ async def test_recall_goes_through_a_running_watcher(server, monkeypatch):
     monkeypatch.setattr("vaultmem.service.client.request", fake_request)
     async with Client(server) as client:
         _, _, data = await call(client, "recall", query="leases", k=2, types=["decision"])
-        assert data["results"] == [{"id": "from-watcher"}]
+        assert [h["id"] for h in data["results"]] == ["from-watcher"]
         assert seen["op"] == "recall" and seen["args"]["query"] == "leases" and seen["args"]["k"] == 2
         monkeypatch.setattr("vaultmem.service.client.request",
                             lambda *a, **k: {"ok": False, "error": "bad filter", "code": 2})  # fmt: skip
