@@ -283,3 +283,11 @@ def test_a_token_cut_by_a_window_is_still_redacted_whole():
     new, findings = S.redact(long_line)
     assert ghp not in new and jwt.rsplit(".", 1)[1] not in new
     assert {"github-token", "jwt"} <= {f.kind for f in findings}
+
+
+def test_the_prompt_hook_path_loads_no_detector():
+    """`hook prompt` runs before every prompt: it strips private spans (core.private) and fences
+    (core.fence) but never loads the detector, detect-secrets or requests."""
+    code = ("import sys, vaultmem.cli.main, vaultmem.agents.hook_io, vaultmem.agents.hooks; print(sorted(m for m in "
+            "sys.modules if m in ('vaultmem.core.secrets', 'detect_secrets', 'requests')))")  # fmt: skip
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
