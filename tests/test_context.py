@@ -26,7 +26,8 @@ def test_sections_come_in_order_and_only_when_non_empty(demo):
     names = section_names(text)
     assert names == [s for s in SECTIONS if s in names]
     assert names[0] == "Project Brief" and "Relevant to Current Task" in names
-    assert text.startswith("[MEMORY]\n") and text.rstrip().endswith("[/MEMORY]")
+    nonce = re.match(r"\[MEMORY ([0-9a-f]{12})\]\n", text).group(1)
+    assert text.rstrip().endswith(f"[/MEMORY {nonce}]")
     brief = text.split("## Project Brief\n")[1].splitlines()[0]
     assert "**Project: Tidewater**" in brief  # the anchor opens the block
 

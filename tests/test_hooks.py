@@ -4,6 +4,7 @@ transcripts written for the tests in Claude Code's JSONL shape (tests/data/hooks
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from typer.testing import CliRunner
 
 from vaultmem.agents import hooks, transcript
 from vaultmem.cli.app import app
+from vaultmem.core import fence
 
 DATA = Path(__file__).parent / "data" / "hooks"
 SESSION = "5f0c2a9e-1111-4a2b-9c3d-abcdef012345"
@@ -95,9 +97,10 @@ def test_rule_sentences(text, expected):
 
 def test_prompt_about_webhooks_injects_the_right_memory_and_thanks_nothing(run):
     text = context_of(ok(run("hook", "prompt", payload="prompt_webhooks.json")), "UserPromptSubmit")
-    assert text.startswith("[MEMORY]") and text.endswith("[/MEMORY]")
+    nonce = re.match(r"\[MEMORY ([0-9a-f]{12})\]\n", text).group(1)
+    assert text.endswith(f"[/MEMORY {nonce}]") and fence.NOTICE in text
     assert "Stripe webhooks can arrive twice or out of order" in text or "Idempotent webhook handler" in text
-    lines = text.splitlines()[1:-1]
+    lines = text.splitlines()[3:-1]
     assert lines and all(ln.startswith("- [") for ln in lines)  # an id on every line
     assert hooks.estimate_tokens(text) <= 400
     assert ok(run("hook", "prompt", payload="prompt_thanks.json")) == ""
@@ -114,15 +117,15 @@ def ids_in(out: str) -> set[str]:
 
 
 def test_prompt_budget_bounds_the_block(run):
-    text = context_of(ok(run("hook", "prompt", "--budget", "60", payload="prompt_webhooks.json")), "UserPromptSubmit")
-    assert hooks.estimate_tokens(text) <= 60 and text.count("\n- [") == 1
+    text = context_of(ok(run("hook", "prompt", "--budget", "90", payload="prompt_webhooks.json")), "UserPromptSubmit")
+    assert hooks.estimate_tokens(text) <= 90 and text.count("\n- [") == 1  # the fence and its notice take ~52
 
 
 def test_memory_shown_at_start_is_not_injected_again(run):
     alone = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="other-session")))
     out = ok(run("hook", "start", payload="session_start.json"))
     start = context_of(out, "SessionStart")
-    assert start.startswith("[MEMORY]") and "# Memory for Project: Tidewater" in start  # anchor from the folder name
+    assert start.startswith("[MEMORY ") and "# Memory for Project: Tidewater" in start  # anchor from the folder name
     shown_at_start = ids_in(out)
     assert alone & shown_at_start  # without the start block, the prompt would have shown some of them
     after_start = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json")))

@@ -43,9 +43,11 @@ MAX_PAYLOAD = 1 << 20
 
 
 def read_payload() -> dict[str, Any]:
+    """The hook's JSON object from stdin, read up to one character past the limit (so a larger
+    payload is refused as too large, not cut into "not JSON")."""
     from .hooks import parse_payload
 
-    return parse_payload(sys.stdin.read(MAX_PAYLOAD))
+    return parse_payload(sys.stdin.read(MAX_PAYLOAD + 1), MAX_PAYLOAD)
 
 
 def adapted(agent: str | None, hook: str, go: Callable[[dict[str, Any]], dict[str, Any] | None],

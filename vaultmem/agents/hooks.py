@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..core.config import DEFAULTS
 from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
+from ..core.fence import fence, held, one_line, provenance
+from ..core.private import strip_private
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
@@ -110,10 +112,15 @@ class SessionState:
 # ---------------------------------------------------------------------- payloads and responses
 
 
-def parse_payload(text: str) -> dict[str, Any]:
-    """The hook's JSON from stdin; BadInput when it is not a JSON object."""
+def parse_payload(text: str, limit: int | None = None) -> dict[str, Any]:
+    """The hook's JSON from stdin; BadInput (one line) when it is longer than ``limit``
+    characters, nested too deeply for the parser, or not a JSON object."""
+    if limit is not None and len(text) > limit:
+        raise BadInput(f"the hook input is larger than {limit >> 20} MB")
     try:
         data = json.loads(text) if text.strip() else {}
+    except RecursionError:
+        raise BadInput("the hook input is JSON nested too deeply") from None
     except ValueError as e:
         raise BadInput(f"the hook input is not JSON ({e})") from None
     if not isinstance(data, dict):
@@ -209,29 +216,37 @@ def estimate_tokens(text: str) -> int:
 
 
 def render_line(hit: dict[str, Any]) -> str:
-    snippet = " ".join(str(hit.get("snippet") or "").split())
-    return f"- [{hit['id']}] **{hit['title']}** ({hit.get('type') or 'note'}): {snippet}"
+    """One hit as one safe line: id, title, type and where it came from, snippet."""
+    origin = provenance(hit.get("type"), hit.get("status"), hit.get("source"))
+    return (f"- [{one_line(str(hit['id']))}] **{one_line(str(hit['title']))}** ({one_line(hit.get('type') or 'note')}; "
+            f"{origin}): {one_line(str(hit.get('snippet') or ''))}")  # fmt: skip
 
 
-PROMPT_HEADER = "[MEMORY] relevant to this prompt (vaultmem; ids are for recall, read_note, rate_memories)"
+PROMPT_HEADER = "Memories for this prompt (vaultmem; ids: recall, read_note, rate_memories)"
 
 
 def fit_lines(hits: list[dict[str, Any]], budget: int) -> tuple[str | None, list[str]]:
-    """The block of hits (best first) that fits ``budget`` tokens, and the ids it holds. A line
-    that does not fit is cut to the room left when at least 20 tokens remain."""
-    lines, ids = [PROMPT_HEADER], []
+    """The fenced block of hits (best first) that fits ``budget`` tokens, and the ids it holds.
+    A line that does not fit is cut to the room left when at least 20 tokens remain; a memory
+    from an agent or a capture that gives the agent orders is left out (``fence.held``)."""
+    lines: list[str] = []
+    ids: list[str] = []
+    used = len(fence([], PROMPT_HEADER)) + 1
     for hit in hits:
+        if held(hit.get("type"), hit.get("status"), hit.get("source"), f"{hit['title']}\n{hit.get('snippet') or ''}"):
+            continue
         line = render_line(hit)
-        room = budget * CHARS_PER_TOKEN - len("\n".join(lines + ["[/MEMORY]"])) - 1
+        room = budget * CHARS_PER_TOKEN - used - 1
         if len(line) > room:
             if room < 20 * CHARS_PER_TOKEN:
                 break
             line = line[: room - 1] + "…"
         lines.append(line)
         ids.append(hit["id"])
+        used += len(line) + 1
     if not ids:
         return None, []
-    return "\n".join(lines + ["[/MEMORY]"]), ids
+    return fence(lines, PROMPT_HEADER), ids
 
 
 # ---------------------------------------------------------------------- the hooks
@@ -245,7 +260,7 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     (by the hooks, or by the agent's own ``wake``/``recall`` tool calls in the transcript)."""
     if budget < 50:
         raise BadInput("--budget must be at least 50 tokens")
-    prompt = str(payload.get("prompt") or "")[:MAX_PROMPT_CHARS]
+    prompt = strip_private(str(payload.get("prompt") or ""))[:MAX_PROMPT_CHARS]  # a private span is no query
     if trivial(prompt):
         return None
     hits = [h for h in recall(prompt, RECALL_K) if floor.keep(h)]

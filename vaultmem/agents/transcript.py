@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..core.private import strip_private
+
 MAX_BYTES = 32 << 20  # a transcript larger than this is read from its last 32 MB
 MAX_LINE = 4 << 20
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
@@ -56,7 +58,7 @@ def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES, fmt:
 def _tail(path: str | os.PathLike | None, max_bytes: int) -> bytes:
     """The last ``max_bytes`` of a regular file, from a line start; b"" when it cannot be read
     or is not a regular file (a FIFO or a device named as the transcript must not hang a hook)."""
-    if not path:
+    if not path or not isinstance(path, (str, os.PathLike)):  # a payload's number or list is no path
         return b""
     try:
         fd = os.open(Path(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -105,7 +107,7 @@ def _line_events(obj: dict[str, Any]) -> Iterator[Event]:
             continue
         t = b.get("type")
         if t == "text" and isinstance(b.get("text"), str):
-            text = b["text"].strip()
+            text = strip_private(b["text"]).strip()
             if kind == "user" and text and not _is_wrapper(text):
                 yield Event("prompt", text)
             elif kind == "assistant" and text:
@@ -114,7 +116,7 @@ def _line_events(obj: dict[str, Any]) -> Iterator[Event]:
             inp = b.get("input") if isinstance(b.get("input"), dict) else {}
             yield Event("tool", tool=b["name"], input=inp, id=str(b.get("id") or ""))
         elif t == "tool_result" and kind == "user":
-            yield Event("result", _result_text(b.get("content")), id=str(b.get("tool_use_id") or ""),
+            yield Event("result", strip_private(_result_text(b.get("content"))), id=str(b.get("tool_use_id") or ""),
                         error=b.get("is_error") is True)  # fmt: skip
 
 

@@ -17,6 +17,7 @@ import typer
 
 from .. import api
 from ..core.errors import BadInput
+from ..core.fence import strip_escapes
 from .common import (  # fmt: skip
     AgentOpt,
     AnchorOpt,
@@ -131,8 +132,8 @@ def show(
         echo_json(data)
     else:
         expired = ", expired" if data["status"] == "expired" else ""
-        typer.echo(f"# {data['path']}  (id {data['id']}{expired})\n")
-        typer.echo(data["text"].rstrip("\n"))
+        typer.echo(strip_escapes(f"# {data['path']}  (id {data['id']}{expired})\n"))
+        typer.echo(strip_escapes(data["text"].rstrip("\n")))  # a note's text never drives the terminal
 
 
 @app.command("list")
@@ -164,7 +165,7 @@ def list_cmd(
     for r in rows:
         key = f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"]
         mark = "  (expired)" if r["status"] == "expired" else ""
-        typer.echo(f"{r['updated'][:10]}  {key[:40]:<40}  {(r['type'] or '-'):<15} {r['title']}{mark}")
+        typer.echo(strip_escapes(f"{r['updated'][:10]}  {key[:40]:<40}  {(r['type'] or '-'):<15} {r['title']}{mark}"))
     if not rows:
         err("no memories match")
 

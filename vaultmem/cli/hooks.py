@@ -138,8 +138,8 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
         from ..agents.adapters import adapter_for
         from ..agents.hooks import parse_payload
 
-        text = sys.stdin.read(MAX_PAYLOAD)
-        raw = parse_payload(text)
+        text = sys.stdin.read(MAX_PAYLOAD + 1)
+        raw = parse_payload(text, MAX_PAYLOAD)
         adapter = adapter_for(agent, raw)
         if adapter.detach_end and not (wait or as_json):
             detach(_end_args(vault, anchor, adapter.name), text, _end_log(vault))

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..core.fence import strip_escapes
 from ..recall.params import Param, with_params
 from .common import (
     AgentOpt,
@@ -67,6 +68,7 @@ def _highlight(text: str, words: list[str]) -> str:
 
 
 def _print_hit(h: dict, explain: bool) -> None:
+    h = {**h, **{k: strip_escapes(str(h[k])) for k in ("title", "id", "path", "snippet", "via") if h.get(k)}}
     head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
     state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
     typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..core.fence import PERSON, fence, held, one_line, provenance
 from ..core.filters import EPOCH, is_expired, now_utc, parse_time
 from ..index.chunking import plain_text
 from ..index.graph import neighbourhood
@@ -49,9 +50,12 @@ class Line:
     importance: int
     updated: str
     text: str
+    origin: str = PERSON  # where the memory came from (fence.provenance)
 
     def render(self) -> str:
-        return f"- [{self.id}] **{self.title}** ({self.type or 'note'}): {self.text}"
+        """One line of the block: id, title, type and origin, text; every part one safe line."""
+        return (f"- [{one_line(self.id)}] **{one_line(self.title)}** ({one_line(self.type or 'note')}; "
+                f"{self.origin}): {one_line(self.text)}")  # fmt: skip
 
 
 def _when(rec: "Record") -> dt.datetime:
@@ -124,8 +128,11 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
     lines: list[Line] = []
 
     def add(section: str, rec: "Record", text: str | None = None) -> None:
-        lines.append(Line(section, rec.key, rec.title, rec.type, rec.importance, rec.updated,
-                          text if text is not None else _summary(body(rec.path))))  # fmt: skip
+        text = text if text is not None else _summary(body(rec.path))
+        if held(rec.type, rec.status, rec.source, f"{rec.title}\n{text}"):
+            return  # orders to the agent from an agent or a capture: doctor lists it for a person
+        lines.append(Line(section, rec.key, rec.title, rec.type, rec.importance, rec.updated, text,
+                          provenance(rec.type, rec.status, rec.source)))  # fmt: skip
 
     by_section: dict[str, list[Record]] = {}
     for rec in notes:
@@ -156,9 +163,10 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
     if task and task.strip():
         seen = {ln.id for ln in lines}
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
-            if hit.id not in seen and keep(hit.path):
+            if hit.id not in seen and keep(hit.path) and not held(hit.type, hit.status, hit.source,
+                                                                     f"{hit.title}\n{hit.snippet}"):
                 lines.append(Line("Relevant to Current Task", hit.id, hit.title, hit.type, hit.importance,
-                                  hit.updated, hit.snippet))  # fmt: skip
+                                  hit.updated, hit.snippet, provenance(hit.type, hit.status, hit.source)))  # fmt: skip
     return lines
 
 
@@ -176,13 +184,13 @@ def fit(lines: list[Line], budget: int, header: str) -> list[Line]:
 
 
 def render(lines: list[Line], header: str) -> str:
-    out = ["[MEMORY]", header]
+    """The block, fenced as data (``fence.fence``: a fresh nonce in its markers)."""
+    out: list[str] = []
     for section in SECTIONS:
         items = [ln for ln in lines if ln.section == section]
         if items:
             out += ["", f"## {section}", *(ln.render() for ln in items)]
-    out.append("[/MEMORY]")
-    return "\n".join(out) + "\n"
+    return fence(out, header) + "\n"
 
 
 def wake(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default",

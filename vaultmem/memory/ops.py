@@ -23,6 +23,7 @@ from ..core.note import (
     set_fields,
     split_frontmatter,
 )
+from ..core.secrets import Scrubber
 from ..core.store import check_title, new_id
 from ..index import graph as graphmod
 from ..index.manifest import Record
@@ -62,6 +63,10 @@ def remember(
     and the likely updates it did not supersede on its own (``possible_updates``).
     A ``candidate`` (an unconfirmed memory) never supersedes an active one. ``extra``: more
     frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory)."""
+    clean = Scrubber()  # text from an agent, a transcript or an import: no private span, no secret
+    title, content, anchor, key, source = (clean.title(title), clean.text(content), clean.title(anchor),
+                                           clean.title(key), clean.title(source))  # fmt: skip
+    tags, links, context = ([clean.title(v) for v in vs] for vs in (tags, links, context))
     type_ = normalize_type(type)
     types = known_types(vault.templates_dir)
     if type_ not in types:
@@ -117,7 +122,8 @@ def remember(
             "duplicate_of": None,
             "superseded": [{"id": r.key, "title": r.title, "similarity": _round(c),
                             **({"key": key} if c is None else {})} for r, c in replaced] + aged,
-            "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible]}  # fmt: skip
+            "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible],
+            **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
 
 
 def _round(value: float | None) -> float | None:
@@ -302,7 +308,9 @@ def write_note(vault: "VaultState", path: str, content: str, expected_version: s
     """Create a whole note file, or replace one only if it is unchanged since it was read
     (``expected_version``: its ``content_hash`` then) or with ``overwrite``; then index it.
     Paths outside the vault, dot-folders and non-notes are refused."""
-    rel = vault.store.relpath(vault.store.abspath(path))
+    clean = Scrubber()
+    rel = vault.store.relpath(vault.store.abspath(clean.title(path) or path))
+    content = _scrub_note(content, rel, clean)
     if not vault.store.is_note(rel):
         raise BadInput(f"{rel}: not a note path (only .md files outside dot-folders, templates and ignored paths)")
     try:
@@ -328,7 +336,25 @@ def write_note(vault: "VaultState", path: str, content: str, expected_version: s
         vault.store.update(rel, replace)
     vault.sync_paths([rel])
     note = vault.store.read(rel)
-    return {"id": note.id or rel, "path": rel, "title": note.title, "created": created, "version": content_hash(content)}
+    return {"id": note.id or rel, "path": rel, "title": note.title, "created": created, "version": content_hash(content),
+            **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
+
+
+def _scrub_note(content: str, rel: str, clean: Scrubber) -> str:
+    """A whole note from an agent without private spans or secrets: the body redacted with
+    ``[REDACTED:<kind>]``, the frontmatter with the YAML-safe ``redacted-<kind>``; frontmatter
+    that no longer parses after that is refused rather than stored with the secret."""
+    fm, body, opener, closer = split_frontmatter(content)
+    if fm is None:
+        return clean.text(content) or content
+    new_fm = clean.title(fm) or fm
+    if new_fm != fm:
+        try:
+            load_yaml_value(new_fm, rel)
+        except NoteParseError:
+            raise BadInput(f"{rel}: the frontmatter holds a secret that cannot be redacted in place; "
+                           "remove it and write again") from None  # fmt: skip
+    return opener + new_fm + closer + (clean.text(body) or body)
 
 
 def delete(vault: "VaultState", ref: str) -> dict[str, Any]:

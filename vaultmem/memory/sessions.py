@@ -20,6 +20,7 @@ from ..core.discovery import STATE_DIR, private_dir
 from ..core.errors import BadInput
 from ..core.filters import now_utc
 from ..core.lock import named_lock
+from ..core.secrets import Scrubber
 from ..core.store import atomic_write
 from . import ops
 from .lifecycle import link_to, mark_superseded
@@ -118,6 +119,8 @@ def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor
                extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Append a timestamped line to the current session's handoff note (``extra``: more
     frontmatter for a new handoff, e.g. the branch scope)."""
+    clean = Scrubber()  # an agent's text: no private span, no secret
+    text, source = clean.text(text) or "", clean.title(source)
     if not text.strip():
         raise BadInput("a checkpoint needs some text")
     session = session_name(source)
@@ -130,13 +133,16 @@ def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor
         else:
             _append(vault, rec, "Checkpoints", [line])
     vault.sync_paths([rec.path])
-    return {"id": rec.key, "path": rec.path, "session": session, "line": line}
+    return {"id": rec.key, "path": rec.path, "session": session, "line": line,
+            **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
 
 
 def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, source: str | None = None,
           anchor: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Write the session summary (and finish the handoff when there are next steps); ``extra``:
     more frontmatter for the notes it creates (e.g. the branch scope)."""
+    clean = Scrubber()  # an agent's text: no private span, no secret
+    summary, next_steps, source = clean.text(summary) or "", clean.text(next_steps), clean.title(source)
     if not summary.strip():
         raise BadInput("--summary is required: what was done in this session?")
     session = session_name(source)
@@ -145,7 +151,8 @@ def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, sour
     first = " ".join(summary.split()[:6])
     result = ops.remember(vault, "session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor,
                            extra=extra)  # fmt: skip
-    out: dict[str, Any] = {"session": session, "summary": result, "handoff": None, "superseded": []}
+    out: dict[str, Any] = {"session": session, "summary": result, "handoff": None, "superseded": [],
+                           **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
     if next_steps and next_steps.strip():
         steps = [f"- {s.strip()}" for s in re.split(r"\n|;", next_steps) if s.strip()]
         with _session_lock(vault, session):

@@ -83,6 +83,7 @@ class Hit:
     via: str | None = None
     highlights: list[str] = field(default_factory=list)
     vault: str | None = None  # set when several vaults are searched together
+    source: str | None = None  # the frontmatter ``source``: the agent or session that wrote it
     explain: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self, explain: bool = False) -> dict[str, Any]:
@@ -466,7 +467,7 @@ def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | Non
     return Hit(
         id=rec.key, title=rec.title, path=path, type=rec.type, status=status,
         score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
-        importance=rec.importance, updated=rec.updated, via=via, highlights=highlights,
+        importance=rec.importance, updated=rec.updated, via=via, highlights=highlights, source=rec.source,
         explain=explain,
     )  # fmt: skip
 

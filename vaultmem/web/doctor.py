@@ -21,6 +21,8 @@ import networkx as nx
 import numpy as np
 
 from ..core.discovery import USAGE_DIR
+from ..core.errors import VaultError
+from ..core.fence import PERSON, held, provenance
 from ..core.filters import is_expired, now_utc
 from ..core.lock import WriterLock
 from ..index import graph as graphmod
@@ -34,7 +36,7 @@ SEVERITY = {
     "parse_error": "error", "duplicate_id": "error", "supersede_loop": "error", "index_drift": "warning",
     "broken_link": "warning", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
-    "orphan": "info", "old_config_place": "warning", "config_not_default": "info",
+    "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
 }  # fmt: skip
 SAMPLE = 10  # paths shown per drift kind
 MAX_SUGGEST = 500  # broken link targets that get a closest-title suggestion (difflib is O(titles))
@@ -102,6 +104,8 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
     findings += likely_updates(vault, records, g)
     findings += [Finding("candidate", r.path, "candidate memory waiting for confirmation", "vaultmem confirm / resolve")
                  for r in records.values() if r.status == "candidate"]  # fmt: skip
+    findings += secrets_in_notes(vault, records)
+    findings += held_memories(vault, records)
     today = today or now_utc().date()
     findings += [Finding("expired", r.path, f"active but expired on {r.expires}", "--fix archives it",
                          {"expires": r.expires}) for r in records.values() if r.status == "active" and is_expired(r, today)]  # fmt: skip
@@ -119,6 +123,44 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
 
 
 # ---------------------------------------------------------------------- checks over the notes
+
+
+def secrets_in_notes(vault: "Vault", records: dict[str, "Record"]) -> list[Finding]:
+    """Notes whose text or file name holds a secret (kind and line, never the value). A person's
+    file is reported, not rewritten: writes through vaultmem are redacted before they land."""
+    from ..core.secrets import scan
+
+    out = []
+    for path in sorted(records):
+        try:
+            text = vault.store.read_text(path)
+        except (OSError, VaultError):
+            continue  # the parse and drift checks report unreadable files
+        found = [(f.kind, f"line {f.line}") for f in scan(text)] + [(f.kind, "file name") for f in scan(path)]
+        if found:
+            where = ", ".join(f"{kind} ({at})" for kind, at in found)
+            out.append(Finding("secret", path, f"holds a secret: {where}",
+                               "remove it from the file (and rotate it: it may be in git history)",
+                               {"kinds": sorted({k for k, _ in found})}))  # fmt: skip
+    return out
+
+
+def held_memories(vault: "Vault", records: dict[str, "Record"]) -> list[Finding]:
+    """Memories from an agent or a capture that give the agent orders: kept, never injected by
+    the hooks or wake until a person rewrites them or makes them their own (``fence.held``)."""
+    out = []
+    for path, rec in sorted(records.items()):
+        if provenance(rec.type, rec.status, rec.source) == PERSON:
+            continue
+        try:
+            reason = held(rec.type, rec.status, rec.source, f"{rec.title}\n{vault.store.read(path).body}")
+        except (OSError, VaultError):
+            continue
+        if reason:
+            out.append(Finding("held", path, f"not injected: it gives the agent orders ({reason!r})",
+                               "read it; delete it, rewrite it, or make it yours by removing its `source:` line",
+                               {"reason": reason, "source": rec.source}))  # fmt: skip
+    return out
 
 
 def duplicate_ids(records: dict[str, "Record"]) -> list[Finding]:

@@ -296,6 +296,10 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
         f'<li><span class="sev-{f.severity}">{escape(f.check.replace("_", " "))}</span> '
         f'{note_link(f.path) if f.path else ""} {escape(f.message)}</li>' for f in report.findings[:200]
     ) or '<li class="meta">nothing found</li>'  # fmt: skip
+    held_html = "".join(
+        f'<li>{note_link(f.path)} <span class="meta">{escape(f.message)}</span></li>'
+        for f in report.findings if f.check == "held"
+    ) or '<li class="meta">none held</li>'  # fmt: skip
     more = f'<p class="meta">and {len(report.findings) - 200} more: run vaultmem doctor</p>' if len(report.findings) > 200 else ""
     summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in report.counts().items() if n) or "all good"
     return (
@@ -310,6 +314,8 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
         + '</div><aside>'
         + f'<div class="card"><h2>Recently changed</h2><ul class="plain" id="recent">{rec_html}</ul></div>'
         + f'<div class="card"><h2>Candidates to confirm</h2><ul class="plain" id="candidates">{cand}</ul></div>'
+        + '<div class="card"><h2>Held for review</h2><p class="meta">from an agent or a capture, giving the agent '
+        + f'orders: never injected until a person rewrites them or makes them their own</p><ul class="plain" id="held">{held_html}</ul></div>'
         + f'<div class="card"><h2>Gaps reported</h2><ul class="plain" id="gaps">{gap_html}</ul></div>'
         + "</aside></div>"
     )  # fmt: skip
