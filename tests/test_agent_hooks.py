@@ -6,6 +6,7 @@ embedder), payloads and transcripts written from each agent's documented schema
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -87,9 +88,9 @@ def test_the_whole_loop(name, demo_copy, tmp_path, env):
     (a Cursor or Copilot payload had no session, no prompt, or no transcript it could read)."""
     agent = Agent(name, demo_copy, tmp_path, env)
     start = agent.context("start", "start.json")
-    assert start.startswith("[MEMORY]") and "# Memory for Project: Tidewater" in start  # anchor from the folder name
+    assert re.match(r"\[MEMORY [0-9a-f]{12}\]\n", start) and "# Memory for Project: Tidewater" in start  # anchor from the folder name
     prompt = agent.context("prompt", "prompt.json")
-    assert prompt.startswith("[MEMORY] relevant to this prompt") and ids(prompt) & WEBHOOK_IDS
+    assert re.match(r"\[MEMORY [0-9a-f]{12}\]\nMemories for this prompt", prompt) and ids(prompt) & WEBHOOK_IDS
     assert not ids(prompt) & ids(start)  # what the start block showed is not injected again
     assert agent.run("prompt", "prompt.json").stdout == ""  # nor what this prompt showed
     assert agent.run("prompt", "prompt_thanks.json").stdout == ""
@@ -158,7 +159,7 @@ def test_copilot_snake_case_payloads_from_claude_hooks(fixture, demo_copy, tmp_p
     done = subprocess.run([sys.executable, CLI, "hook", "start" if "Start" in fixture else "prompt", "--agent", "claude",
                            "--vault", str(demo_copy)], input=stdin, capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
     out = json.loads(done.stdout)
-    assert out["additionalContext"].startswith("[MEMORY]")
+    assert re.match(r"\[MEMORY [0-9a-f]{12}\]", out["additionalContext"])
     assert out["hookSpecificOutput"]["additionalContext"] == out["additionalContext"]
 
 
