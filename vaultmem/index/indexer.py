@@ -54,6 +54,7 @@ class Summary:
     seconds: float = 0.0
     touched: set[str] = field(default_factory=set)  # paths whose index entries changed
     fresh: set[str] = field(default_factory=set)  # paths new to an index that had notes before
+    superseded: list[dict] = field(default_factory=list)  # what the vault's rules wrote (memory.rules)
 
     @property
     def changed(self) -> bool:
@@ -65,6 +66,7 @@ class Summary:
             "removed": self.removed, "unchanged": self.unchanged, "embedded_chunks": self.embedded,
             "errors": self.errors, "capped": {p: list(c) for p, c in self.capped.items()},
             "seconds": round(self.seconds, 3),
+            **({"superseded": self.superseded} if self.superseded else {}),
         }  # fmt: skip
 
 

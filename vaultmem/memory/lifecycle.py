@@ -18,7 +18,8 @@ import unicodedata
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core import updates
-from ..core.note import set_fields
+from ..core.links import link_target
+from ..core.note import parse, set_fields
 from ..index.chunking import chunk, plain_text
 from ..recall.timefilter import day
 
@@ -89,9 +90,35 @@ def reopen(vault: "VaultState", ref: str) -> dict[str, Any]:
     rec = vault.find(ref)
     # a superseded memory is current again: its end of validity (set by supersede) goes too
     remove = ("superseded_by", "valid_until") if rec.status == "superseded" else ("superseded_by",)
+    withdrawn = _withdraw_declarations(vault, rec) if rec.status == "superseded" else []  # first: see memory.rules
     changed = change(vault, rec, {"status": "active"}, remove=remove)
-    vault.sync_paths([rec.path])
+    vault.sync_paths([rec.path, *withdrawn])
     return _result(rec, "reopened", changed)
+
+
+def _withdraw_declarations(vault: "VaultState", rec: "Record") -> list[str]:
+    """Take ``rec`` out of the ``supersedes:`` of the notes that name it (else the rule of
+    ``memory.rules`` would supersede it again); the paths changed."""
+    graph = vault.graph()
+    if rec.path not in graph:
+        return []
+    resolver = graph.graph["resolver"]
+    out = []
+    for path in [p for p in graph.predecessors(rec.path) if "supersedes" in graph.edges[p, rec.path]["kinds"]]:
+
+        def drop(text: str, path: str = path) -> str:
+            value = parse(text, path).meta.get("supersedes")
+            items = [value] if isinstance(value, str) else list(value or [])
+            keep = [v for v in items if not (isinstance(v, str) and resolver.resolve(link_target(v) or "", path) == rec.path)]
+            if len(keep) == len(items):
+                return text
+            return set_fields(text, {"supersedes": keep[0] if len(keep) == 1 else keep} if keep else {},
+                              () if keep else ("supersedes",))  # fmt: skip
+
+        old, new = vault.store.update(path, drop)
+        if new != old:
+            out.append(path)
+    return out
 
 
 def confirm(vault: "VaultState", ref: str) -> dict[str, Any]:
@@ -267,59 +294,7 @@ def _thresholds(cfg: dict, rec: "Record", context: list[str]) -> updates.Thresho
     )
 
 
-def apply_keys(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
-    """The subject-key rule for notes written by hand (the watcher calls it after a batch):
-    of the active notes sharing a touched note's ``key``, type, scope and branch scope, the
-    newest supersedes the others. Only those older notes change (a guarded frontmatter
-    change); a note that changed meanwhile is left for the next batch."""
-    records = vault.records()
-    every = list(records)
-    done, seen = [], set()
-    for path in sorted(set(paths)):
-        rec = records.get(path)
-        if rec is None or not rec.subject or rec.status != "active" or path in seen:
-            continue
-        group = same_key(vault, rec.type or "", rec.subject, rec.scope, branch=branch_scope(vault, path))  # oldest first
-        seen.update(r.path for r in group)
-        if len(group) < 2:
-            continue
-        done += [d for old in group[:-1] if (d := _supersede_old(vault, old, group[-1], every))]
-    return done
-
-
-def apply_updates(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
-    """The signal rule of ``remember`` (``check_new``) for active notes written by hand that
-    are new to the index: the older notes it is sure the new one updates are superseded (a
-    guarded frontmatter change of the old note only); unsure cases and duplicates change
-    nothing. Call it only with paths just added to the index, so nothing is applied twice."""
-    records = vault.records()
-    every = list(records)
-    indexed = vault.vectors()  # a new note's vector is in the index: it is not embedded again
-    done = []
-    for path in sorted(set(paths)):
-        rec = records.get(path)
-        if rec is None or rec.status != "active" or not rec.type:
-            continue
-        content = _without_heading(plain_text(vault.body(path)), rec.title)
-        if not content:
-            continue
-        anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")
-        duplicate, replaced, _ = check_new(vault, rec.type, rec.title, content, list(rec.context), rec.source,
-                                           exclude=path, branch=branch_scope(vault, path), anchors=anchors,
-                                           when=rec.created or "", vector=indexed.first_vector(path))  # fmt: skip
-        if duplicate is not None:
-            continue
-        done += [d for old, _ in replaced if (d := _supersede_old(vault, old, rec, every))]
-    return done
-
-
-def _without_heading(text: str, title: str) -> str:
-    """A note's text without a first line that repeats its title (how remember writes notes)."""
-    first, _, rest = text.strip().partition("\n")
-    return rest.strip() if _normal(first.lstrip("# ")) == _normal(title) else text.strip()
-
-
-def _supersede_old(vault: "VaultState", old: "Record", new: "Record", every: list[str]) -> dict[str, Any] | None:
+def supersede_old(vault: "VaultState", old: "Record", new: "Record", every: list[str]) -> dict[str, Any] | None:
     """Mark ``old`` superseded by ``new`` (``valid_until`` from the day ``new`` became true),
     changing only the old note; None if it changed meanwhile (left for the next batch)."""
     from ..core.errors import Conflict

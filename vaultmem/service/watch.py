@@ -28,7 +28,6 @@ from ..core.config import CONFIG_FILE
 from ..core.discovery import STATE_DIR, USAGE_DIR
 from ..core.errors import VaultError
 from ..core.lock import WriterLock
-from ..memory.lifecycle import apply_keys, apply_updates
 from .server import SocketServer, service_ops
 
 log = logging.getLogger("vaultmem.service.watch")
@@ -418,28 +417,13 @@ class Watcher:
         self.state.batches += 1
         self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
         self.state.last_error = None  # recovered: status shows only what is still wrong
-        self._apply_keys(summary.touched, summary.fresh)
+        for d in summary.superseded:  # the vault's rules (memory.rules) ran in reindex
+            log.info("superseded %s by %s (%s)", d["id"], d["by"], d["rule"])
         for path, reason in summary.errors.items():
             self.state.last_error = f"{path}: {reason}"
             log.warning("skipped %s: %s", path, reason)
         if self.on_batch:
             self.on_batch(self.state.last_batch)
-
-    def _apply_keys(self, touched: set[str], fresh: set[str] = frozenset()) -> None:
-        """Hand-written notes with a subject ``key`` supersede older ones of the same key, and
-        notes new to the index supersede what the signal rule of ``remember`` is sure they
-        update (the changed old notes come back as file events and are indexed in the next
-        batch; they are not new, so nothing is applied twice)."""
-        for rule, paths, apply in (("same key", touched, apply_keys), ("signals", fresh, apply_updates)):
-            if not paths:
-                continue
-            try:
-                done = apply(self.vault, paths)
-            except Exception as e:  # never stop watching over it
-                log.warning("%s: %s: %s", rule, type(e).__name__, e)
-                continue
-            for d in done:
-                log.info("superseded %s by %s (%s)", d["id"], d["by"], rule)
 
     def stop(self) -> None:
         self.stop_event.set()
