@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.filters import EPOCH, is_expired, now_utc, parse_time
 from ..index.chunking import plain_text
-from ..index.graph import neighbourhood
+from ..index.graph import neighbourhood, outdated_by
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
@@ -49,9 +49,11 @@ class Line:
     importance: int
     updated: str
     text: str
+    outdated_by: tuple[str, ...] = ()  # titles of active notes that may update this one
 
     def render(self) -> str:
-        return f"- [{self.id}] **{self.title}** ({self.type or 'note'}): {self.text}"
+        flag = f" (may be outdated by {', '.join(f'[[{t}]]' for t in self.outdated_by)})" if self.outdated_by else ""
+        return f"- [{self.id}] **{self.title}** ({self.type or 'note'}){flag}: {self.text}"
 
 
 def _when(rec: "Record") -> dt.datetime:
@@ -123,9 +125,12 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
     body = vault.body
     lines: list[Line] = []
 
+    graph, records = vault.graph(), vault.records()
+
     def add(section: str, rec: "Record", text: str | None = None) -> None:
         lines.append(Line(section, rec.key, rec.title, rec.type, rec.importance, rec.updated,
-                          text if text is not None else _summary(body(rec.path))))  # fmt: skip
+                          text if text is not None else _summary(body(rec.path)),
+                          tuple(outdated_by(graph, records, rec.path))))  # fmt: skip
 
     by_section: dict[str, list[Record]] = {}
     for rec in notes:
@@ -158,7 +163,7 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
             if hit.id not in seen and keep(hit.path):
                 lines.append(Line("Relevant to Current Task", hit.id, hit.title, hit.type, hit.importance,
-                                  hit.updated, hit.snippet))  # fmt: skip
+                                  hit.updated, hit.snippet, tuple(hit.outdated_by)))  # fmt: skip
     return lines
 
 

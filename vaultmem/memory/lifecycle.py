@@ -170,10 +170,30 @@ def start_of(rec: "Record") -> str | None:
     return when.isoformat() if when else None
 
 
+def _refuse_loop(old: "Record", new: "Record", records: dict[str, "Record"]) -> None:
+    """BadInput when ``new`` is already (through its ``superseded_by`` chain) replaced by
+    ``old``: superseding ``old`` by it would take both out of recall."""
+    from ..core.errors import BadInput
+    from ..core.links import NoteKeys, Resolver
+
+    resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values())
+    seen, current = {new.path}, new
+    while current.superseded_by:
+        nxt = resolver.resolve(current.superseded_by, current.path)
+        if nxt == old.path:
+            raise BadInput(f"{new.key} is already superseded by {old.key}; superseding {old.key} by it would make "
+                           f"a loop (reopen {new.key} first if it is current again)")  # fmt: skip
+        if nxt is None or nxt in seen or nxt not in records:
+            return
+        seen.add(nxt)
+        current = records[nxt]
+
+
 def supersede(vault: "VaultState", old_ref: str, new_ref: str) -> dict[str, Any]:
     """Mark OLD as replaced by NEW."""
     records = vault.catalog()
     old, new = vault.find(old_ref, records), vault.find(new_ref, records)
+    _refuse_loop(old, new, records)
     changed = mark_superseded(vault, old, new)
     vault.sync_paths([old.path, new.path])
     return _result(old, "superseded", changed, by=new.key)
@@ -260,7 +280,7 @@ def check_new(vault: "VaultState", type_: str, title: str, content: str, context
     new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor) if anchors is None else anchors, when)
     replace, possible = [], []
     for rec, cos in similar:
-        verdict = updates.judge(_memory(vault, rec), new, cos, _thresholds(cfg, rec, context))
+        verdict = updates.judge(_memory(vault, rec), new, cos, _thresholds(cfg))
         if verdict.decision == "auto" and not (source and rec.source == source):
             replace.append((rec, cos))
         elif verdict.decision != "no":
@@ -281,16 +301,15 @@ def _memory(vault: "VaultState", rec: "Record") -> updates.Memory:
     return updates.Memory(rec.title, body, rec.type, rec.context, anchors, rec.created)
 
 
-def _thresholds(cfg: dict, rec: "Record", context: list[str]) -> updates.Thresholds:
-    """The calibrated thresholds; the cosine-alone one is the configured one of the pair's
-    context group (``supersede_shared_context`` / ``supersede_no_context``)."""
-    shared = bool({c.lower() for c in context} & {c.lower() for c in rec.context})
+def _thresholds(cfg: dict) -> updates.Thresholds:
+    """The thresholds of ``updates`` (a vault's ``[lifecycle]`` may set ``supersede_retract_cosine``,
+    ``supersede_title_overlap`` and ``possible_update``; similarity alone never supersedes)."""
     base = updates.Thresholds()
     return updates.Thresholds(
         auto_cosine=float(cfg.get("supersede_retract_cosine", base.auto_cosine)),
         title=float(cfg.get("supersede_title_overlap", base.title)),
-        cosine_alone=float(cfg["supersede_shared_context" if shared else "supersede_no_context"]),
         possible_cosine=float(cfg.get("possible_update", base.possible_cosine)),
+        body=base.body,
     )
 
 
