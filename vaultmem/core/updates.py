@@ -9,8 +9,9 @@ Signals of a pair (old, new) of the same type, each in [0, 1]:
 - ``body``: share of the key words of the texts in common (Jaccard);
 - ``changed``: the new text says something changed ("now", "no longer", "moved to", ...);
 - ``retracts``: the new text retracts a word of the old memory's *title* (one the new title
-  does not repeat) where a retraction points at it: right after "instead of", "replaced",
-  "moved from", "no longer", "dropped", ... or right before "is gone", "was removed", "->"
+  does not repeat) where a retraction points at it: among the first two key words after
+  "instead of", "replaced", "moved from", "no longer", "dropped", ... or the last two before
+  "is gone", "was removed", "->"
   ("replaced Rollbar with Sentry", "Fluentd is gone", "from 100 to 500 req/min").
 
 The rule never supersedes on similarity: two different memories about one subject can be as
@@ -45,7 +46,7 @@ CHANGE_RE = re.compile(
 # a retraction word followed by what it retracts ("instead of Redis", "replaced Rollbar")
 RETRACT_BEFORE = re.compile(
     r"\b(instead of|rather than|replac(?:ed|es|ing)|(?:switched|moved|migrated|changed) (?:away )?from|moved off|"
-    r"from|no longer(?: uses?| needs?| needed| runs?| on| in)?|not any ?more|dropp(?:ed|ing)|remov(?:ed|ing)|"
+    r"from(?=\s+\S+(?:\s+\S+)?\s+(?:to|->|\u2192)\s)|no longer(?: uses?| needs?| needed| runs?| on| in)?|not any ?more|dropp(?:ed|ing)|remov(?:ed|ing)|"
     r"retir(?:ed|ing)|deprecat(?:ed|ing)|delet(?:ed|ing)|shut down|stopped using|took over from|overtook)\b",
     re.IGNORECASE,
 )
@@ -55,8 +56,11 @@ RETRACT_AFTER = re.compile(
     r"shut down|abandoned)\b|\bno longer\b|\bis gone\b|\banymore\b|->|\u2192",
     re.IGNORECASE,
 )
+# "instead of on every request": what follows is when or where, not what is retracted
+CIRCUMSTANCE = frozenset("on in at during for when after before while by with within per every each".split())
 WORD_RE = re.compile(r"[a-z0-9][a-z0-9_.\-/]*", re.IGNORECASE)
-WINDOW = 4  # words on the retracted side of a retraction
+WINDOW = 2  # key words on the retracted side of a retraction ("instead of loading a second Tailwind
+# build" retracts "loading", not "Tailwind")
 
 
 @dataclass(frozen=True)
@@ -100,16 +104,23 @@ class Memory:
     when: str = ""  # created (ISO 8601); compared as text
 
 
+def _key_words_of(words: list[str]) -> list[str]:
+    """The key words of a run of words, in order (see ``key_words``)."""
+    return [k for w in words for k in sorted(key_words(w))]
+
+
 def retracts(old: Memory, new: Memory) -> bool:
     """Whether the new text retracts a word of the old title (one the new title does not
-    repeat): within ``WINDOW`` words after a retraction word, or before "is gone", "->", ..."""
+    repeat): among the first ``WINDOW`` key words after a retraction word ("replaced Rollbar"),
+    or the last ones before "is gone", "->", ... ("Fluentd is gone")."""
     old_words = key_words(old.title) - key_words(new.title)
     if not old_words:
         return False
     text = f"{new.title} {new.content}"
-    after = (text[m.end() :].split()[:WINDOW] for m in RETRACT_BEFORE.finditer(text))
-    before = (text[: m.start()].split()[-WINDOW:] for m in RETRACT_AFTER.finditer(text))
-    return any(key_words(" ".join(words)) & old_words for side in (after, before) for words in side)
+    after = (_key_words_of(words)[:WINDOW] for m in RETRACT_BEFORE.finditer(text)
+             if (words := text[m.end() :].split()[: 4 * WINDOW]) and words[0].lower() not in CIRCUMSTANCE)  # fmt: skip
+    before = (_key_words_of(text[: m.start()].split()[-4 * WINDOW :])[-WINDOW:] for m in RETRACT_AFTER.finditer(text))
+    return any(old_words.intersection(words) for side in (after, before) for words in side)
 
 
 def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
