@@ -78,3 +78,17 @@ def test_judge_type_series_and_time_order():
     s_old = Memory("Session", "Worked on Rollbar.", "session_summary", ("app/errors.py",))
     s_new = Memory("Session", "Replaced Rollbar with Sentry.", "session_summary", ("app/errors.py",))
     assert judge(s_old, s_new, 0.99).decision == "possible"
+
+
+def test_no_adversarial_distinct_pair_can_be_automatic_at_any_similarity():
+    """tests/data/supersede_adversarial.json: the distinct pairs retract none of the old title's
+    words, so no cosine makes them automatic; the true updates of those shapes do."""
+    import json
+    from pathlib import Path
+
+    pairs = json.loads((Path(__file__).parent / "data" / "supersede_adversarial.json").read_text())
+    for p in pairs:
+        old, new = (Memory(p[s]["title"], p[s]["content"], p["type"], anchors=(p[s].get("anchor") or "",))
+                    for s in ("old", "new"))  # fmt: skip
+        decision = judge(old, new, 0.999).decision
+        assert decision == ("auto" if p["label"] == "update" else "possible"), (p["old"]["title"], p["new"]["title"])

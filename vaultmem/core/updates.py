@@ -105,8 +105,9 @@ class Memory:
 
 
 def _key_words_of(words: list[str]) -> list[str]:
-    """The key words of a run of words, in order (see ``key_words``)."""
-    return [k for w in words for k in sorted(key_words(w))]
+    """The key words of a run of words, in order (see ``key_words``); a possessive is not what
+    is retracted ("instead of Stripe's receipt emails" retracts the emails)."""
+    return [k for w in words if not w.lower().rstrip(".,;:!?").endswith(("'s", "\u2019s")) for k in sorted(key_words(w))]
 
 
 def retracts(old: Memory, new: Memory) -> bool:
