@@ -206,22 +206,20 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def similar_active(vault: "VaultState", type_: str, text: str, limit: int, *, exclude: str | None = None,
-                   branch: tuple[str | None, str | None] | None = None,
-                   vector: Any = None) -> list[tuple["Record", float]]:  # fmt: skip
-    """The ``limit`` active memories of a type most similar to ``text`` (cosine; ``vector``:
-    its embedding when already known), best first; with ``branch``, only those in that
-    branch scope (see ``branch_scope``)."""
+def similar_active(vault: "VaultState", type_: str, text: str, limit: int,
+                   branch: tuple[str | None, str | None] | None = None) -> list[tuple["Record", float]]:  # fmt: skip
+    """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first;
+    with ``branch``, only those in that branch scope (see ``branch_scope``)."""
     if vault.embedder.name == "none":
         return []
     records = vault.records()
     universe, index = vault.universe()
     if not universe:
         return []
-    qvec = vault.embedder.embed([text])[0] if vector is None else vector
+    qvec = vault.embedder.embed([text])[0]
     scores = vault.vectors().aligned_scores(qvec, index, len(universe))
     pool = [(records[p], float(scores[i])) for i, p in enumerate(universe)
-            if records[p].type == type_ and records[p].status == "active" and p != exclude]  # fmt: skip
+            if records[p].type == type_ and records[p].status == "active"]  # fmt: skip
     pool.sort(key=lambda x: -x[1])
     if branch is None:
         return pool[:limit]
@@ -256,28 +254,24 @@ def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None
 
 
 def check_new(vault: "VaultState", type_: str, title: str, content: str, context: list[str],
-              source: str | None, anchor: str | None = None, *, exclude: str | None = None,
-              branch: tuple[str | None, str | None] = (None, None), anchors: tuple[str, ...] | None = None,
-              when: str = "", vector: Any = None) -> tuple["Record | None", list, list]:  # fmt: skip
+              source: str | None, anchor: str | None = None, *,
+              branch: tuple[str | None, str | None] = (None, None)) -> tuple["Record | None", list, list]:  # fmt: skip
     """(an existing duplicate or None, active memories the new one supersedes, likely
     updates it does not supersede on its own), each with its cosine similarity. Only notes
-    in the same ``branch`` scope count; ``exclude``: the new note itself when it is already
-    indexed (a note written by hand); ``anchors``/``when``/``vector``: its anchors, creation
-    time and embedding (of its first chunk, when the index has it)."""
+    in the same ``branch`` scope count."""
     cfg = vault.config["lifecycle"]
     text = memory_text(title, content, getattr(vault.embedder, "max_tokens", 256))  # chunked as the indexer does
     # the same text, as remember writes it or without the heading (a body merely ending
     # with the new text is a different memory)
     same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
     for rec in vault.records().values():  # exact duplicate, also when vectors are off
-        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title) and rec.path != exclude:
+        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
             if _normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch:
                 return rec, [], []
-    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), exclude=exclude, branch=branch,
-                             vector=vector)  # fmt: skip
+    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), branch=branch)
     if similar and similar[0][1] >= float(cfg["duplicate"]):
         return similar[0][0], [], []
-    new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor) if anchors is None else anchors, when)
+    new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor))
     replace, possible = [], []
     for rec, cos in similar:
         verdict = updates.judge(_memory(vault, rec), new, cos, _thresholds(cfg))
