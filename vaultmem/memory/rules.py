@@ -40,6 +40,8 @@ def apply(vault: "VaultState", changed: Iterable[str], records: dict[str, "Recor
 
 def same_key(vault: "VaultState", changed: list[str], records: dict[str, "Record"]) -> list[dict[str, Any]]:
     """The subject-key rule: the newest active note of a key group supersedes the others."""
+    if not any(records[p].subject for p in changed):
+        return []
     every = list(records)
     groups: dict[tuple, list["Record"]] = {}
     for rec in records.values():
@@ -66,11 +68,13 @@ def declared(vault: "VaultState", changed: list[str], records: dict[str, "Record
     superseded by it, whether the declaring note or its target is the one that changed (so
     the order in which files arrive does not matter). ``gone``: notes superseded earlier in
     this pass (they declare nothing now, so two notes naming each other never both leave recall)."""
+    wanted_names = {n for p in changed for n in _names(records[p])}
     declaring = [r for r in records.values() if r.status == "active" and r.path not in gone
-                 and any(kind == "supersedes" for _, kind in r.links)]  # fmt: skip
+                 and any(kind == "supersedes" and (r.path in changed or _may_name(t, wanted_names))
+                         for t, kind in r.links)]  # fmt: skip
     if not declaring:
         return []
-    resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values())
+    resolver = _resolver([t for r in declaring for t, kind in r.links if kind == "supersedes"], records)
     wanted, every, gone, done = set(changed), list(records), set(gone), []
     for new in sorted(declaring, key=lambda r: r.path):
         targets = [resolver.resolve(t, new.path) for t, kind in new.links if kind == "supersedes"]
@@ -83,3 +87,39 @@ def declared(vault: "VaultState", changed: list[str], records: dict[str, "Record
                 done.append(d)
                 gone.add(old.path)
     return done
+
+
+def _norm(name: str) -> str:
+    name = name.strip().lower()
+    return name[:-3] if name.endswith(".md") else name
+
+
+def _names(r: "Record") -> set[str]:
+    """What a link may call a note: its path, file name, title, aliases and id (normalised)."""
+    path = _norm(r.path)
+    return {path, path.rsplit("/", 1)[-1], _norm(r.title or ""), (r.id or "").strip().lower(),
+            *(_norm(a) for a in r.aliases)} - {""}  # fmt: skip
+
+
+def _may_name(target: str, names: set[str]) -> bool:
+    """Whether a link target could resolve to a note with one of these ``names``."""
+    t = _norm(target)
+    return t in names or ("/" in t and any(n.endswith("/" + t) for n in names if "/" in n))
+
+
+def _resolver(targets: list[str], records: dict[str, "Record"]) -> Resolver:
+    """A ``Resolver`` over only the notes these targets could name: it resolves them as one over
+    every note would, without indexing every note's names on each sync."""
+    wanted = {_norm(t) for t in targets}
+    suffixes = tuple("/" + t for t in wanted if "/" in t)
+    def could(r: "Record") -> bool:
+        path = r.path.lower()
+        stem = path.rsplit("/", 1)[-1]
+        if (stem[:-3] if stem.endswith(".md") else stem) in wanted or (r.title or "").strip().lower() in wanted:
+            return True
+        if (r.id or "").strip().lower() in wanted or (r.aliases and any(_norm(a) in wanted for a in r.aliases)):
+            return True
+        return bool(suffixes) and (_norm(path) in wanted or _norm(path).endswith(suffixes))
+
+    keep = [r for r in records.values() if could(r)]
+    return Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in keep)
