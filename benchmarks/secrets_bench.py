@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from benchmarks.common import write_result  # noqa: E402
 from vaultmem.core import secrets  # noqa: E402
 
-DEFAULT_DATA = REPO.parents[1] / "shared" / "data" / "scifact"
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "scifact"
 
 
 def demo_notes() -> list[tuple[str, str]]:

@@ -32,6 +32,8 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "watch_bench": (["freshness", "--notes", "50", "--edits", "3"], True, False),
     "time_questions": ([], True, False),
     "supersede_calibration": ([], True, False),
+    "supersede_v2": (["--limit", "6"], True, False),
+    "secrets_bench": (["--scifact", "50", "--repeats", "1"], False, True),
 }
 
 

@@ -82,6 +82,11 @@ async def test_tools_and_descriptions_are_there(server):
         for type_ in TYPES:
             assert type_ in remember.input_schema["properties"]["type"]["description"]
         assert "supersede" in remember.description and "duplicate" in remember.description
+        # similarity never supersedes: the agent is told to say so when it knows
+        described = " ".join(remember.description.split())
+        assert "similarity alone never supersedes" in described and "call `supersede`" in described
+        assert "supersedes" in remember.input_schema["properties"]
+        assert "may be outdated by" in " ".join(tools["supersede"].description.split())
         assert "start of a session" in tools["wake"].description
         assert "expected_version" in tools["write_note"].description
         assert "resolve" in client.instructions and "recall" in client.instructions
@@ -289,11 +294,10 @@ def _stdio(root: Path) -> Client:
 
 @pytest.mark.model
 async def test_agent_session_end_to_end(demo_copy):
-    """wake, recall, remember (auto-supersedes), rate; sleep; a new session's wake shows the
-    handoff and not the superseded memory."""
+    """wake, recall, remember (naming the memory it replaces), rate; sleep; a new session's wake
+    shows the handoff and not the superseded memory."""
     state = demo_copy / ".vaultmem"
     state.mkdir(exist_ok=True)
-    (demo_copy / ".vaultmem.toml").write_text("[lifecycle]\nsupersede_shared_context = 0.5\nsupersede_no_context = 0.5\n")
     async with _stdio(demo_copy) as agent:
         _, text, _ = await call(agent, "wake", anchor="Project: Tidewater", budget=8000)
         assert text.startswith("[MEMORY ") and f"[{FLY}]" in text
@@ -303,7 +307,8 @@ async def test_agent_session_end_to_end(demo_copy):
                                content="Host the API, web and workers on Fly.io with primary region iad (Ashburn) and "
                                        "add a read replica and web machines in nrt (Tokyo) for Kasumi Bay, whose "
                                        "latency from iad was about 170 ms.",
-                               context=["fly.toml"], anchor="Project: Tidewater", source="claude-code/session-e2e")  # fmt: skip
+                               context=["fly.toml"], anchor="Project: Tidewater", source="claude-code/session-e2e",
+                               supersedes=[FLY])  # fmt: skip
         assert FLY in [s["id"] for s in new["superseded"]], new
         _, _, rated = await call(agent, "rate_memories", ratings=[{"id": ADVISORY, "useful": True}],
                                  source="claude-code/session-e2e")  # fmt: skip

@@ -192,3 +192,21 @@ def test_the_cli_takes_vault_id_references_like_mcp(team, monkeypatch):
     assert run("reopen", "shared:Deploy with blue green").exit_code == 0
     refused = run("show", "bob:Bob secret")
     assert refused.exit_code != 0 and "not available to agent 'alice'" in refused.stderr
+
+
+def test_supersede_across_vaults_is_refused_by_the_session(team, fake_embedder):
+    """The same-vault rule lives in api.Session: the CLI and the MCP tool both get it."""
+    from vaultmem.api import Session
+    from vaultmem.core.errors import BadInput
+
+    session = Session([], agent="alice", embedder=fake_embedder)
+    before = (team / "shared/decisions/Deploy with blue green.md").read_text()
+    with pytest.raises(BadInput, match="same vault"):
+        session.supersede("shared:Deploy with blue green", "Deploy note")
+    assert (team / "shared/decisions/Deploy with blue green.md").read_text() == before
+    done = session.supersede("alice:Deploy note", "alice:Links out")
+    assert done["action"] == "superseded" and "superseded_by" in (team / "alice/facts/Deploy note.md").read_text()
+    session.close()
+    env = {"VAULTMEM_AGENT_ID": "alice"}
+    r = CliRunner().invoke(app, ["supersede", "shared:Deploy with blue green", "Links out"], env=env)
+    assert r.exit_code == 2 and "same vault" in r.stderr, r.output

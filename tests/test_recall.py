@@ -197,7 +197,7 @@ def test_json_schema_of_recall(demo_copy, fake_model):
     assert set(data) == {"query", "mode", "profile", "results"}
     first = data["results"][0]
     assert {"id", "title", "path", "type", "status", "score", "snippet", "rank", "tags", "importance",
-            "updated", "via", "highlights", "vault", "source", "explain"} == set(first)  # fmt: skip
+            "updated", "via", "highlights", "vault", "source", "outdated_by", "explain"} == set(first)  # fmt: skip
     assert [r["rank"] for r in data["results"]] == [1, 2, 3]
 
 

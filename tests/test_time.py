@@ -1,12 +1,11 @@
 """Time and truth end to end: subject keys, validity, --as-of, history, expired notes, time
-expressions in recall, possible updates, duplicate ids, the watcher's key rule."""
+expressions in recall, possible updates, duplicate ids, the key and declared rules under a watcher."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -217,23 +216,6 @@ def test_watcher_applies_the_key_rule_to_hand_written_notes(empty_vault, fake_em
         r.stop()
 
 
-def test_apply_keys_keeps_the_newest_and_ignores_other_types(open_vault, empty_vault):
-    write(empty_vault, "a.md", note("k1", "A", "1.", type="fact", key="k", created="2026-01-01"))
-    write(empty_vault, "b.md", note("k2", "B", "2.", type="fact", key="k", created="2026-02-01"))
-    write(empty_vault, "c.md", note("k3", "C", "3.", type="decision", key="k", created="2025-01-01"))
-    v = open_vault(empty_vault)
-    v.reindex()
-    done = lifecycle.apply_keys(v, ["a.md", "b.md", "c.md"])
-    assert [(d["id"], d["by"]) for d in done] == [("k1", "k2")]
-    assert meta(empty_vault, "c.md").get("status") is None
-    write(empty_vault, "d.md", note("k4", "D", "4.", type="fact", created="2025-06-01"))
-    v.reindex()
-    assert lifecycle.apply_keys(v, ["d.md"]) == []  # no key: nothing to do
-    write(empty_vault, "d.md", note("k4", "D", "4.", type="fact", key="K", created="2025-06-01"))
-    v.reindex()  # an older note given the key later is superseded by the newest one
-    assert [(d["id"], d["by"]) for d in lifecycle.apply_keys(v, ["d.md"])] == [("k4", "k2")]
-
-
 def _batches_after(r, action) -> None:
     """Run ``action`` (a file change) and wait until the watcher applied a batch after it."""
     before = r.watcher.state.batches
@@ -241,49 +223,37 @@ def _batches_after(r, action) -> None:
     wait_for(lambda: r.watcher.state.batches > before, what="a batch")
 
 
-def test_watcher_applies_the_signal_rule_to_new_hand_written_notes(empty_vault, fake_embedder, monkeypatch):
-    calibrated = lifecycle._thresholds  # the test embedder's cosines are arbitrary: the rule rests on the others
+def test_watcher_acts_on_a_hand_written_update_only_when_it_says_so(empty_vault, fake_embedder, monkeypatch):
+    """A hand-written note that resembles an older one changes nothing, however sure the
+    signals of ``remember`` would be; its own ``supersedes:`` does act."""
+    calibrated = lifecycle._thresholds  # the signals would call this an update
     monkeypatch.setattr(lifecycle, "_thresholds", lambda *a: dataclasses.replace(calibrated(*a), auto_cosine=-1.0))
     old_text = note("rb1", "Error tracking in Rollbar", "Backend errors are reported to Rollbar.", type="decision",
                     context=["app/errors.py"], created="2026-10-01")  # fmt: skip
     write(empty_vault, "decisions/Rollbar.md", old_text)
     r = Running(empty_vault, fake_embedder)
     try:
-        distinct = note("al1", "Error alert threshold", "Alerts fire after five errors a minute.", type="decision",
-                        context=["app/errors.py"], created="2026-10-20")  # fmt: skip
-        _batches_after(r, lambda: write(empty_vault, "decisions/Alerts.md", distinct))
-        wait_for(lambda: "decisions/Alerts.md" in r.paths(), what="the distinct note indexed")
-        time.sleep(0.5)  # a wrong supersede would have been written by now
-        assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text  # related but distinct: no change
         update = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
                       context=["app/errors.py"], created="2026-11-01")  # fmt: skip
-        write(empty_vault, "decisions/Sentry.md", update)
+        _batches_after(r, lambda: write(empty_vault, "decisions/Sentry.md", update))
+        wait_for(lambda: "decisions/Sentry.md" in r.paths(), what="the update indexed")
+        time.sleep(0.5)  # a wrong supersede would have been written by now
+        assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text
+        stated = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
+                      context=["app/errors.py"], created="2026-11-01", supersedes="[[Rollbar]]")  # fmt: skip
+        write(empty_vault, "decisions/Sentry.md", stated)
         wait_for(lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded", what="old superseded")
         old = meta(empty_vault, "decisions/Rollbar.md")
         assert old["superseded_by"] == "[[Sentry]]" and str(old["valid_until"]) == "2026-11-01"
-        assert (empty_vault / "decisions/Sentry.md").read_text() == update  # the new note is never touched
-        assert (empty_vault / "decisions/Alerts.md").read_text() == distinct
-        # reopened by hand: an edit of an old note is not a new note, nothing is applied again
-        reopened = note("rb1", "Error tracking in Rollbar", "Backend errors are reported to Rollbar.",
-                        type="decision", context=["app/errors.py"], created="2026-10-01", status="active")  # fmt: skip
-        _batches_after(r, lambda: write(empty_vault, "decisions/Rollbar.md", reopened))
-        wait_for(lambda: r.vault.records()["decisions/Rollbar.md"].status == "active", what="reopened indexed")
-        time.sleep(0.5)
+        assert (empty_vault / "decisions/Sentry.md").read_text() == stated  # the new note is never touched
     finally:
         r.stop()
-    assert (empty_vault / "decisions/Rollbar.md").read_text() == reopened
-    for rebuild in (False, True):  # a watcher restart, and one over an index deleted and rebuilt
-        if rebuild:
-            shutil.rmtree(empty_vault / ".vaultmem")
-        r = Running(empty_vault, fake_embedder)
-        r.stop()
-        assert (empty_vault / "decisions/Rollbar.md").read_text() == reopened
 
 
 @pytest.mark.model  # the watcher subprocess loads the real embedding model
-def test_a_watcher_process_applies_the_signal_rule_with_the_real_model(empty_vault, tmp_path):
-    """``vaultmem watch`` as its own process, with the default model: a hand-written update
-    supersedes the old note, a related but distinct note changes nothing."""
+def test_a_watcher_process_never_supersedes_by_similarity_with_the_real_model(empty_vault, tmp_path):
+    """``vaultmem watch`` as its own process, with the default model: neither a related note
+    nor an update written by hand changes the old note; a stated ``supersedes:`` does."""
     old_text = note("rb1", "Error tracking in Rollbar", "Backend errors are reported to Rollbar.", type="decision",
                     context=["app/errors.py"], created="2026-10-01")  # fmt: skip
     write(empty_vault, "decisions/Rollbar.md", old_text)
@@ -304,11 +274,17 @@ def test_a_watcher_process_applies_the_signal_rule_with_the_real_model(empty_vau
         update = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
                       context=["app/errors.py"], created="2026-11-01")  # fmt: skip
         write(empty_vault, "decisions/Sentry.md", update)
+        wait_for(lambda: (st := status()).get("last_batch", {}).get("added") == 1 and not st.get("pending")
+                 and st.get("batches", 0) >= 3, timeout=60, what="the update indexed")  # fmt: skip
+        time.sleep(0.5)
+        assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text
+        stated = update.replace("created:", "supersedes: '[[Rollbar]]'\ncreated:")
+        write(empty_vault, "decisions/Sentry.md", stated)
         wait_for(lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded", timeout=60,
                  what="old superseded")  # fmt: skip
         old = meta(empty_vault, "decisions/Rollbar.md")
         assert old["superseded_by"] == "[[Sentry]]" and str(old["valid_until"]) == "2026-11-01"
-        assert (empty_vault / "decisions/Sentry.md").read_text() == update
+        assert (empty_vault / "decisions/Sentry.md").read_text() == stated
         assert (empty_vault / "decisions/Alerts.md").read_text() == distinct
     finally:
         proc.send_signal(signal.SIGINT)
@@ -324,11 +300,9 @@ def test_keys_and_signals_supersede_only_within_a_branch(open_vault, empty_vault
     write(empty_vault, "b.md", note("b2", "B", "2.", type="fact", key="k", created="2026-02-01", branch="feat-x",
                                     repo="github.com/me/app"))  # fmt: skip
     v = open_vault(empty_vault)
-    v.reindex()
-    assert lifecycle.apply_keys(v, ["a.md", "b.md"]) == []  # the same key on two branches: both stay
+    assert v.reindex().superseded == []  # the same key on two branches: both stay
     write(empty_vault, "c.md", note("b3", "C", "3.", type="fact", key="k", created="2026-03-01"))
-    v.reindex()
-    assert [(d["id"], d["by"]) for d in lifecycle.apply_keys(v, ["c.md"])] == [("b1", "b3")]  # default branch only
+    assert [(d["id"], d["by"]) for d in v.reindex().superseded] == [("b1", "b3")]  # default branch only
     assert meta(empty_vault, "b.md").get("status") is None
     # remember on a feature branch: its key and its signals stay on that branch
     v.reindex()

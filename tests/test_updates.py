@@ -20,11 +20,32 @@ def test_key_words_drop_stop_words_and_plurals():
     assert key_words("The errors are reported to Rollbar") == {"error", "reported", "rollbar"}
 
 
-def test_retracts_needs_an_old_word_next_to_a_retraction_word():
+def test_retracts_needs_an_old_title_word_where_a_retraction_points():
     assert retracts(OLD, NEW)  # "replaced Rollbar"
     other = Memory("Sentry for the frontend", "The web app reports to a Sentry project with source maps.", "decision")
     assert not retracts(OLD, other)
     assert not retracts(OLD, Memory("x", "We replaced the logo.", "decision"))
+    assert retracts(OLD, Memory("Errors in Sentry", "Rollbar is gone; errors go to Sentry.", "decision"))
+    assert not retracts(OLD, Memory("Errors in Sentry", "Sentry is gone; errors go to Rollbar.", "decision"))
+
+
+# the issue's adversarial shapes: two different memories about one subject
+SQLITE = Memory("Use SQLite for the cache", "Because the data is small and local; Redis would be another service "
+                "to run. See [[Cache invalidation on deploy]].", "decision", anchors=("app",))  # fmt: skip
+PURGE = Memory("Purge the cache in the post-deploy hook", "Decided to delete cache.db after every deploy instead "
+               "of versioning the cache file.", "decision", anchors=("app",))  # fmt: skip
+
+
+def test_a_different_decision_that_retracts_a_body_word_is_no_update():
+    assert not retracts(SQLITE, PURGE)  # "deploy ... instead": not a word of the old title
+    assert judge(SQLITE, PURGE, 0.541).decision == "possible"
+
+
+def test_near_identical_notes_are_never_updates_of_each_other():
+    for n, m in ((100, 295), (290, 295)):
+        a = Memory(f"Burst note {n}", f"Burst note {n} mentions the word xylophonic.", "fact")
+        b = Memory(f"Burst note {m}", f"Burst note {m} mentions the word xylophonic.", "fact")
+        assert judge(a, b, 0.99).decision == "possible"
 
 
 def test_signals():
@@ -34,7 +55,7 @@ def test_signals():
 
 
 def test_decide():
-    th = Thresholds(auto_cosine=0.5, title=0.1, cosine_alone=0.9, possible_cosine=0.4)
+    th = Thresholds(auto_cosine=0.5, title=0.1, possible_cosine=0.4, body=0.15)
     base = {"cosine": 0.6, "context": 1.0, "anchor": 0.0, "title": 0.0, "body": 0.2, "changed": 1.0, "retracts": 1.0}
     assert decide(base, th) == "auto"
     assert decide({**base, "retracts": 0.0}, th) == "possible"
@@ -42,7 +63,9 @@ def test_decide():
     assert decide({**base, "context": 0.0, "title": 0.2}, th) == "auto"
     assert decide({**base, "cosine": 0.45}, th) == "possible"
     assert decide({**base, "cosine": 0.3}, th) == "no"
-    assert decide({**base, "cosine": 0.95, "retracts": 0.0, "context": 0.0}, th) == "auto"
+    assert decide({**base, "cosine": 0.99, "retracts": 0.0, "context": 0.0}, th) == "possible"  # never similarity alone
+    assert decide({**base, "cosine": 0.42, "retracts": 0.0, "context": 0.0, "changed": 0.0}, th) == "possible"  # body
+    assert decide({**base, "cosine": 0.42, "retracts": 0.0, "context": 0.0, "changed": 0.0, "body": 0.1}, th) == "no"
 
 
 def test_judge_type_series_and_time_order():
@@ -55,3 +78,17 @@ def test_judge_type_series_and_time_order():
     s_old = Memory("Session", "Worked on Rollbar.", "session_summary", ("app/errors.py",))
     s_new = Memory("Session", "Replaced Rollbar with Sentry.", "session_summary", ("app/errors.py",))
     assert judge(s_old, s_new, 0.99).decision == "possible"
+
+
+def test_no_adversarial_distinct_pair_can_be_automatic_at_any_similarity():
+    """tests/data/supersede_adversarial.json: the distinct pairs retract none of the old title's
+    words, so no cosine makes them automatic; the true updates of those shapes do."""
+    import json
+    from pathlib import Path
+
+    pairs = json.loads((Path(__file__).parent / "data" / "supersede_adversarial.json").read_text())
+    for p in pairs:
+        old, new = (Memory(p[s]["title"], p[s]["content"], p["type"], anchors=(p[s].get("anchor") or "",))
+                    for s in ("old", "new"))  # fmt: skip
+        decision = judge(old, new, 0.999).decision
+        assert decision == ("auto" if p["label"] == "update" else "possible"), (p["old"]["title"], p["new"]["title"])

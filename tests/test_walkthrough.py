@@ -62,6 +62,18 @@ def test_edit_set_importance_is_checked_like_remember(empty_vault, fake_model):
     assert r.exit_code == 0 and "importance: 7" in (empty_vault / "a.md").read_text()
 
 
+def test_edit_set_status_is_checked_like_importance(empty_vault, fake_model):
+    write(empty_vault, "a.md", "---\nid: aaaa1111\ntitle: Alpha\nstatus: active\n---\n# Alpha\n")
+    before = (empty_vault / "a.md").read_text()
+    for bad in ("status=bogus", "status=[a, b]", "status=7"):
+        r = cli("edit", "aaaa1111", "--set", bad, "--vault", str(empty_vault))
+        assert r.exit_code == 2, (bad, r.output)
+        assert "status" in r.stderr and "resolved" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert (empty_vault / "a.md").read_text() == before
+    r = cli("edit", "aaaa1111", "--set", "status=resolved", "--vault", str(empty_vault))
+    assert r.exit_code == 0 and "status: resolved" in (empty_vault / "a.md").read_text()
+
+
 def test_help_shows_defaults_without_markup_escapes():
     r = cli("recall", "--help")
     assert r.exit_code == 0

@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from helpers import write
@@ -117,6 +118,42 @@ def test_file_change_bumps_generation(served):
     assert "Brand new fact" in client.get("/", params={"q": "marina opens at dawn"}).text
     time.sleep(0.5)
     assert not (state.check() or state.check())  # its own index write is not a change: no reload loop
+
+
+def test_the_view_reads_the_vaults_change_stream_not_its_own_observer(empty_vault, fake_embedder, monkeypatch):
+    """The web view consumes the same stream of change sets as the watcher (ignored files and
+    vaultmem's own state never make one); it runs no watchdog observer of its own."""
+    import vaultmem.service.watch as watchmod
+
+    streams = []
+
+    class Recorded(watchmod.ChangeStream):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            streams.append(self)
+
+    monkeypatch.setattr(watchmod, "ChangeStream", Recorded)
+    write(empty_vault, ".gitignore", "scratch/\n")
+    state = ViewState(empty_vault, fake_embedder)
+    try:
+        assert state.watch_files() and len(streams) == 1
+        state._looked = time.monotonic()  # a look just happened: only the stream says when to look again
+        write(empty_vault, "scratch/Ignored.md", "# Ignored\n\nnot a note of the vault.\n")
+        time.sleep(1.0)
+        assert not state.check()
+        write(empty_vault, "facts/Gamma.md", "# Gamma\n\nThe ferry leaves at nine.\n")
+        deadline = time.time() + 20
+        while not state.check() and time.time() < deadline:
+            time.sleep(0.1)
+        assert "facts/Gamma.md" in state.vault.records()
+    finally:
+        state.close()
+    source = (Path(__file__).parent.parent / "vaultmem" / "web" / "state.py").read_text()
+    assert "watchdog" not in source
+
+
+def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_path):
+    env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
 
 
 def _get(url: str, **headers: str) -> tuple[int, dict]:

@@ -37,7 +37,7 @@ from .index.manifest import SCHEMA_VERSION as MANIFEST_VERSION
 from .index.manifest import Manifest, Record
 from .index.usage import UsageStore
 from .index.vectors import VectorIndex
-from .memory import aging, branches, context, dupes, lifecycle, ops, sessions
+from .memory import aging, branches, context, dupes, lifecycle, ops, rules, sessions
 from .recall import params
 from .recall.pipeline import Hit, Options, Sources, make_snippet, search
 
@@ -199,8 +199,25 @@ class Vault:
             self._refresh(summary.touched)
         if paths is None:
             self._synced = True
+        self._apply_rules(indexer, summary)
+        if paths is None:
             self.snapshot_counts()
         return summary
+
+    def _apply_rules(self, indexer: Indexer, summary: Summary) -> None:
+        """The explicit rules (``memory.rules``) for the notes this sync changed; the notes they
+        rewrite are indexed in the same sync, so one sync leaves files and index settled."""
+        if not summary.touched or (self._records is None and not self.manifest.stating()):
+            return
+        records = self._records if self._records is not None else self.manifest.records()
+        done = rules.apply(self, summary.touched, records)
+        rewritten = sorted({d["path"] for d in done if d["changed"]})
+        again = indexer.sync(rewritten) if rewritten else Summary()
+        if again.touched:
+            self._refresh(again.touched)
+            summary.touched |= again.touched
+            summary.updated += again.updated
+        summary.superseded = done
 
     def refresh(self) -> None:
         """Drop this process's cached views of the indexes (another process changed them)."""

@@ -48,7 +48,8 @@ the people you work with and with other agents.
 - When something worth keeping happens, call `remember`: one memory per note, a specific title,
   the right type ({TYPE_GUIDE}), the anchor, and your agent/session name as `source`.
 - Ids (in [brackets] in wake, `id` in results) are for `resolve`, `supersede`, `rate_memories`
-  and `read_note`. Supersede what is out of date, resolve what is done.
+  and `read_note`. Supersede what is out of date (vaultmem never does it on similarity: a memory
+  shown as "may be outdated by" another is yours to `supersede` when you know), resolve what is done.
 - In a long session, `checkpoint` what you would not want to lose; before you finish,
   `rate_memories` for the memories you used (with any `gap` you hit) and `sleep` with a
   summary and next steps for the next session.
@@ -178,17 +179,21 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         key: Annotated[Optional[str], Field(description="Subject key naming the fact, e.g. 'deploy-target' or "
                                             "'user.editor': a new memory with the same key and type replaces the "
                                             "active one.")] = None,
+        supersedes: Annotated[list[str], Field(description="Ids of the memories this one replaces, when you know "
+                                               "(e.g. from recall): they are marked superseded.")] = [],
     ) -> dict[str, Any]:
         """Store a new memory when something worth keeping happens: a decision and its reason, a
         gotcha, a bug fix, a user preference, a lesson, progress. One memory per call. A near-
-        duplicate is not stored twice (`duplicate_of` names the existing one). Older memories of
-        the same type that this one replaces (same `key`, or clearly an update) are marked
-        superseded automatically (listed in `superseded`). `possible_updates` lists active
-        memories that look like older versions of this one (with their similarity) but were left
-        alone: you know what changed, so call `supersede` on the ones it replaces. Returns the new
-        memory's id and path."""
+        duplicate is not stored twice (`duplicate_of` names the existing one). When this memory
+        replaces older ones and you know which, name them in `supersedes` (or give both the same
+        `key`): they are marked superseded (listed in `superseded`); similarity alone never
+        supersedes. `possible_updates` lists active memories that look like older versions of
+        this one (with their similarity): they stay, shown in recall as "may be outdated by" this
+        one. You know what changed: call `supersede` on each one it really replaces. Returns the
+        new memory's id and path."""
         return memory.remember(type, title, content, shared=shared, scope=scope, tags=tags, importance=importance,
-                               links=links, anchor=anchor, context=context, source=source, key=key)  # fmt: skip
+                               links=links, anchor=anchor, context=context, source=source, key=key,
+                               supersedes=supersedes)  # fmt: skip
 
 
 # ---------------------------------------------------------------------- notes as files
@@ -263,7 +268,8 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
         new: Annotated[str, Field(description="Id (or title/path) of the memory that replaces it.")],
     ) -> dict[str, Any]:
         """Mark an out-of-date memory as replaced by a newer one (remember it first); recall then
-        brings the new one instead of the old."""
+        brings the new one instead of the old. Call it whenever you know a memory is outdated,
+        e.g. one listed in `possible_updates` or shown as "may be outdated by"."""
         return memory.supersede(old, new)
 
     @server.tool()

@@ -82,12 +82,16 @@ def remember(
     shared: Annotated[bool, typer.Option("--shared", help="Write to the team's shared vault.")] = False,
     key: Annotated[Optional[str], typer.Option(help="Subject key (e.g. deploy-target): replaces the active memory "
                                                "of the same key and type.")] = None,
+    supersedes: Annotated[list[str], typer.Option("--supersedes", help="A memory (id, title or path) this one "
+                                                  "replaces (repeatable).")] = [],
     vault: VaultOpt = None,
     agent: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Store a new memory as a markdown note from its type's template. Prints what it
-    superseded and the likely updates it left alone (supersede those yourself if they are).
+    superseded (same --key, named by --supersedes, or retracted in so many words) and the
+    possible updates it left alone: recall shows those as "may be outdated by" the new one;
+    supersede them yourself if they are.
 
     Example: vaultmem remember decision "Use SQLite for the cache" "Because ..." --tag cache --anchor "Project: MyApp"
     """
@@ -95,7 +99,7 @@ def remember(
         content = sys.stdin.read()
     result = api.Session([vault] if vault else [], agent).remember(
         type, title, content, shared=shared, scope=scope, tags=tag, importance=importance, links=link,
-        anchor=anchor, context=context, source=source, key=key)  # fmt: skip
+        anchor=anchor, context=context, source=source, key=key, supersedes=supersedes)  # fmt: skip
     if as_json:
         echo_json(result)
         return
@@ -108,12 +112,12 @@ def remember(
     typer.echo(f"{result['id']}  {result['path']}")
     for old in result["superseded"]:
         how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
-        how = f"same key {old['key']}" if old.get("key") else how
+        how = f"same key {old['key']}" if old.get("key") else "named" if old.get("named") else how
         action = "archived" if old.get("action") == "archive" else "superseded"
         typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
     for old in result.get("possible_updates", []):
-        typer.echo(f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}); "
-                   f"if it is: vaultmem supersede {old['id']} {result['id']}")
+        typer.echo(f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "
+                   f"shown as may be outdated); if it is: vaultmem supersede {old['id']} {result['id']}")
 
 
 @app.command()
@@ -333,13 +337,15 @@ def supersede(
     old: Annotated[str, typer.Argument(help="The memory that is out of date.")],
     new: Annotated[str, typer.Argument(help="The memory that replaces it.")],
     vault: VaultOpt = None,
+    agent: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Mark OLD as replaced by NEW (recall then brings NEW instead of OLD).
+    """Mark OLD as replaced by NEW (recall then brings NEW instead of OLD); both in one vault
+    (``vault:id`` names another of yours). Refused if NEW is already superseded by OLD.
 
     Example: vaultmem supersede k7f3x9q2 m4n5p6q7
     """
-    _report([open_session(vault).supersede(old, new)], as_json)
+    _report([open_session(vault, agent).supersede(old, new)], as_json)
 
 
 @app.command()

@@ -74,6 +74,8 @@ def _print_hit(h: dict, explain: bool) -> None:
     typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
     where = f"{h['vault']}:" if h.get("vault") else ""
     typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
+    if h.get("outdated_by"):
+        typer.echo("    may be outdated by " + ", ".join(f"[[{t}]]" for t in h["outdated_by"]))
     if h["snippet"]:
         typer.echo("    " + _highlight(h["snippet"], h["highlights"]))
     if explain:

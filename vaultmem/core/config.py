@@ -119,12 +119,12 @@ importance_boost = {adaptive[importance_boost]}
 from_retrievals = {adaptive[from_retrievals]}
 
 [lifecycle]
-# Auto-supersede: a new memory replaces an active one of the same type (other source) whose
-# cosine similarity alone is above these thresholds (by shared `context` entry or not), or
-# that it clearly updates (vaultmem/updates.py: it retracts a word of the old one, they are
-# related, cosine >= supersede_retract_cosine = 0.54); a near-duplicate is not stored again.
-# Calibrated for the default model on the calibration half of 209 labelled pairs with no
-# false positive (benchmarks/README.md); re-calibrate for another model.
+# Similarity never supersedes a memory. `remember` supersedes an active one of the same type
+# only on a sure signal: the same --key, the writer naming it (--supersedes), or a retraction
+# of its title's own words ("replaced Rollbar with Sentry"; core/updates.py). Similar ones
+# are possible updates: listed, and shown on the older note as "may be outdated by".
+# `doctor` lists active memories of one type at least this similar as likely updates (by
+# shared `context` entry or not); a near-duplicate (`duplicate`) is not stored again.
 supersede_shared_context = {lifecycle[supersede_shared_context]}
 supersede_no_context = {lifecycle[supersede_no_context]}
 duplicate = {lifecycle[duplicate]}

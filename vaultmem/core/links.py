@@ -28,7 +28,7 @@ class Link:
     block: str | None = None
     label: str | None = None
     embed: bool = False
-    kind: str = "body"  # body | frontmatter | superseded_by | supersedes
+    kind: str = "body"  # body | frontmatter | superseded_by | supersedes | may_update
 
 
 def parse_link(inner: str, embed: bool = False, kind: str = "body") -> Link | None:
@@ -87,11 +87,15 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
+LIFECYCLE_KEYS = ("superseded_by", "supersedes", "may_update")  # may_update: a possible update, not applied
+
+
 def frontmatter_links(meta: dict) -> list[Link]:
-    """Links found in any frontmatter value; ``superseded_by``/``supersedes`` keep their kind."""
+    """Links found in any frontmatter value; ``superseded_by``/``supersedes``/``may_update`` keep
+    their kind."""
     links = []
     for key, value in meta.items():
-        kind = key if key in ("superseded_by", "supersedes") else "frontmatter"
+        kind = key if key in LIFECYCLE_KEYS else "frontmatter"
         for text in _strings(value):
             for m in LINK_RE.finditer(text):
                 link = parse_link(m.group(2), embed=bool(m.group(1)), kind=kind)

@@ -1,4 +1,4 @@
-"""Is a new memory an update of an older one? Signals and the calibrated decision (pure).
+"""Is a new memory an update of an older one? Signals and the decision (pure).
 
 Signals of a pair (old, new) of the same type, each in [0, 1]:
 
@@ -8,20 +8,21 @@ Signals of a pair (old, new) of the same type, each in [0, 1]:
 - ``title``: share of the key words of the titles in common (Jaccard);
 - ``body``: share of the key words of the texts in common (Jaccard);
 - ``changed``: the new text says something changed ("now", "no longer", "moved to", ...);
-- ``retracts``: the new text retracts a word of the old one: a word of the old memory (not in
-  the new title) stands within five words of "instead", "no longer", "replaced", "gone",
-  "from", "not", "was", ... ("Fluentd is gone", "instead of LaunchDarkly", "from 10 MB");
-- ``stable``: the type holds one current truth (decision, fact, preference, ...), not a
-  series (progress, session summaries).
+- ``retracts``: the new text retracts a word of the old memory's *title* (one the new title
+  does not repeat) where a retraction points at it: among the first two key words after
+  "instead of", "replaced", "moved from", "no longer", "dropped", ... or the last two before
+  "is gone", "was removed", "->"
+  ("replaced Rollbar with Sentry", "Fluentd is gone", "from 100 to 500 req/min").
 
-The rule (thresholds calibrated on the calibration half of the labelled pairs by
-``benchmarks/supersede_signals.py``: the highest recall with no false positive, plus a
-margin): a pair is an update on its own (``auto``) when the new text retracts a word of the old
-one, the two are related (a shared context entry or anchor, or title key words in common) and
-the cosine reaches ``auto_cosine``; or when the cosine alone reaches ``cosine_alone``. A pair
-that falls short but is similar (``possible_cosine``) and related or marked as a change is a
-``possible`` update, listed for the agent or person to decide. Never automatic: different
-types, session summaries, or a new memory older than the old one.
+The rule never supersedes on similarity: two different memories about one subject can be as
+similar as an update (a bulk of near-identical notes reached 0.91 cosine; "Use SQLite for the
+cache" and "Purge the cache in the post-deploy hook" 0.54). A pair is an update on its own
+(``auto``) only when the new text retracts the old title's own words, the two are related (a
+shared context entry or anchor, or title key words in common) and they are at least as similar
+as a possible update. Everything else that is similar (``possible_cosine``) and related, shares
+words or says something changed is a ``possible`` update: returned to the writer and shown on
+the older note, never applied. Never automatic: different types, session summaries, or a new
+memory older than the old one. Measured on the labelled pairs by ``benchmarks/supersede_v2.py``.
 """
 
 from __future__ import annotations
@@ -42,24 +43,34 @@ CHANGE_RE = re.compile(
     r"upgraded|downgraded|extended|reversed|was still|real (?:cause|fix)|from \S+ to)\b|->|\u2192",
     re.IGNORECASE,
 )
-RETRACT_RE = re.compile(
-    r"\b(instead|no longer|not any ?more|anymore|replaced|replaces|replacing|switched|moved|migrated|dropped|"
-    r"removed|gone|deprecated|took over|overtook|rather than|slipped|rewrote|rewritten|retired|shut down|"
-    r"deleted|was|were|not|from)\b|->|\u2192",
+# a retraction word followed by what it retracts ("instead of Redis", "replaced Rollbar")
+RETRACT_BEFORE = re.compile(
+    r"\b(instead of|rather than|replac(?:ed|es|ing)|(?:switched|moved|migrated|changed) (?:away )?from|moved off|"
+    r"from(?=\s+\S+(?:\s+\S+)?\s+(?:to|->|\u2192)\s)|no longer(?: uses?| needs?| needed| runs?| on| in)?|not any ?more|dropp(?:ed|ing)|remov(?:ed|ing)|"
+    r"retir(?:ed|ing)|deprecat(?:ed|ing)|delet(?:ed|ing)|shut down|stopped using|took over from|overtook)\b",
     re.IGNORECASE,
 )
+# what is retracted followed by the retraction ("Fluentd is gone", "the 100 limit -> 500")
+RETRACT_AFTER = re.compile(
+    r"\b(?:is|was|are|were|got|has been|have been)\s+(?:gone|dropped|removed|replaced|retired|deprecated|deleted|"
+    r"shut down|abandoned)\b|\bno longer\b|\bis gone\b|\banymore\b|->|\u2192",
+    re.IGNORECASE,
+)
+# "instead of on every request": what follows is when or where, not what is retracted
+CIRCUMSTANCE = frozenset("on in at during for when after before while by with within per every each".split())
 WORD_RE = re.compile(r"[a-z0-9][a-z0-9_.\-/]*", re.IGNORECASE)
-WINDOW = 5
+WINDOW = 2  # key words on the retracted side of a retraction ("instead of loading a second Tailwind
+# build" retracts "loading", not "Tailwind")
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The calibrated thresholds (see ``benchmarks/results/supersede-signals.json``)."""
+    """The thresholds (measured in ``benchmarks/results/supersede-v2.json``)."""
 
-    auto_cosine: float = 0.54  # calibrated 0.51 + margin 0.03
+    auto_cosine: float = 0.40  # a retraction counts only between memories at least this similar
     title: float = 0.1  # title key words in common that count as "related"
-    cosine_alone: float = 0.91  # calibrated 0.88 + margin 0.03
-    possible_cosine: float = 0.45
+    possible_cosine: float = 0.40  # similar enough to list (every labelled update reaches it)
+    body: float = 0.15  # text key words in common that count as related for a possible update
 
 
 def key_words(text: str) -> set[str]:
@@ -93,19 +104,24 @@ class Memory:
     when: str = ""  # created (ISO 8601); compared as text
 
 
+def _key_words_of(words: list[str]) -> list[str]:
+    """The key words of a run of words, in order (see ``key_words``); a possessive is not what
+    is retracted ("instead of Stripe's receipt emails" retracts the emails)."""
+    return [k for w in words if not w.lower().rstrip(".,;:!?").endswith(("'s", "\u2019s")) for k in sorted(key_words(w))]
+
+
 def retracts(old: Memory, new: Memory) -> bool:
-    """Whether the new text names a word of the old one next to a retraction word."""
-    old_words = key_words(f"{old.title} {old.content}") - key_words(new.title)
+    """Whether the new text retracts a word of the old title (one the new title does not
+    repeat): among the first ``WINDOW`` key words after a retraction word ("replaced Rollbar"),
+    or the last ones before "is gone", "->", ... ("Fluentd is gone")."""
+    old_words = key_words(old.title) - key_words(new.title)
     if not old_words:
         return False
     text = f"{new.title} {new.content}"
-    starts = [m.start() for m in re.finditer(r"\S+", text)]
-    tokens = text.split()
-    for m in RETRACT_RE.finditer(text):
-        i = next((k for k, s in enumerate(starts) if s >= m.start()), len(tokens) - 1)
-        if key_words(" ".join(tokens[max(0, i - WINDOW) : i + WINDOW + 1])) & old_words:
-            return True
-    return False
+    after = (_key_words_of(words)[:WINDOW] for m in RETRACT_BEFORE.finditer(text)
+             if (words := text[m.end() :].split()[: 4 * WINDOW]) and words[0].lower() not in CIRCUMSTANCE)  # fmt: skip
+    before = (_key_words_of(text[: m.start()].split()[-4 * WINDOW :])[-WINDOW:] for m in RETRACT_AFTER.finditer(text))
+    return any(old_words.intersection(words) for side in (after, before) for words in side)
 
 
 def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
@@ -136,9 +152,9 @@ class Verdict:
 def decide(sig: dict[str, float], th: Thresholds = Thresholds()) -> str:
     """``auto``, ``possible`` or ``no`` for a pair's signals (type and time rules aside)."""
     related = bool(sig["context"] or sig["anchor"] or sig["title"] >= th.title)
-    if sig["cosine"] >= th.cosine_alone or (sig["retracts"] and related and sig["cosine"] >= th.auto_cosine):
+    if sig["retracts"] and related and sig["cosine"] >= th.auto_cosine:
         return "auto"
-    if sig["cosine"] >= th.possible_cosine and (related or sig["changed"]):
+    if sig["cosine"] >= th.possible_cosine and (related or sig["changed"] or sig["body"] >= th.body):
         return "possible"
     return "no"
 

@@ -16,6 +16,15 @@ from .manifest import Record
 DANGLING = "dangling:"
 
 
+def outdated_by(g: nx.DiGraph, records: dict[str, Record], path: str) -> list[str]:
+    """Titles of the active notes that name ``path`` as a possible update (``may_update:``),
+    shown on the older note instead of hiding it."""
+    if path not in g:
+        return []
+    found = sorted(p for p in g.predecessors(path) if "may_update" in g.edges[p, path]["kinds"])
+    return [records[p].title for p in found if p in records and records[p].status == "active"]
+
+
 def build(records: Iterable[Record]) -> nx.DiGraph:
     """A DiGraph with a node per note (attrs: title, type, status) and per dangling target."""
     records = list(records)

@@ -53,7 +53,7 @@ class Summary:
     capped: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (embedded, total) chunks
     seconds: float = 0.0
     touched: set[str] = field(default_factory=set)  # paths whose index entries changed
-    fresh: set[str] = field(default_factory=set)  # paths new to an index that had notes before
+    superseded: list[dict] = field(default_factory=list)  # what the vault's rules wrote (memory.rules)
 
     @property
     def changed(self) -> bool:
@@ -65,6 +65,7 @@ class Summary:
             "removed": self.removed, "unchanged": self.unchanged, "embedded_chunks": self.embedded,
             "errors": self.errors, "capped": {p: list(c) for p, c in self.capped.items()},
             "seconds": round(self.seconds, 3),
+            **({"superseded": self.superseded} if self.superseded else {}),
         }  # fmt: skip
 
 
@@ -102,10 +103,10 @@ class Indexer:
 
     # ------------------------------------------------------------------ classify
 
-    def _scan(self, paths: list[str] | None, fresh_model: bool, summary: Summary) -> tuple[_Batch, dict[str, Record], bool]:
+    def _scan(self, paths: list[str] | None, fresh_model: bool, summary: Summary) -> tuple[_Batch, dict[str, Record]]:
         """Classify the files: stat (one per file) against the manifest's stored stat first,
-        then read and hash only the files whose stat differs. Returns the batch, the records
-        of the paths it touches, and whether any note was indexed before (for this model)."""
+        then read and hash only the files whose stat differs. Returns the batch and the
+        records of the paths it touches."""
         if paths is None:
             on_disk = self.store.list_stats()
             stored = self.manifest.stats()
@@ -128,7 +129,7 @@ class Indexer:
         known = self.manifest.records(wanted) if wanted else {}
         for path, st in suspects:
             self._classify(path, st, known.get(path), batch, summary)
-        return batch, known, bool(stored)
+        return batch, known
 
     def _classify(self, path: str, st: tuple[int, int], rec: Record | None, batch: _Batch, summary: Summary) -> None:
         """Read a file whose stat changed: an upsert, a stat-only change, or an error."""
@@ -193,7 +194,7 @@ class Indexer:
         summary = Summary()
         paths = None if paths is None else list(paths)
         fresh_model = self.manifest.get("model") not in (None, self.embedder.name)
-        batch, known, had_notes = self._scan(paths, fresh_model, summary)
+        batch, known = self._scan(paths, fresh_model, summary)
         self._count(batch, known, summary)
         summary.errors = dict(batch.errors)
         if batch.errors:
@@ -204,9 +205,6 @@ class Indexer:
         if batch.upserts or batch.deletes or batch.errors:
             self._apply(batch, progress, summary)
             summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
-            if had_notes or paths is not None:  # not a first build or a rebuild: those notes are not new
-                moved_from = {known[p].hash for p in batch.deletes if p in known}  # a rename is not new
-                summary.fresh = {n.path for n in batch.upserts if n.path not in known and n.hash not in moved_from}
         summary.seconds = time.perf_counter() - started
         return summary
 

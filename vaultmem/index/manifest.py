@@ -168,6 +168,12 @@ class Manifest:
                 rows += self.db.execute(f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall()
         return {r[0]: Record.from_row(r) for r in rows}
 
+    def stating(self) -> bool:
+        """Whether any indexed note has a subject ``key`` or a ``supersedes`` link (a light
+        query: what the vault's rules act on; may say yes for a target text of that name)."""
+        q = "SELECT 1 FROM notes WHERE subject IS NOT NULL OR links LIKE '%\"supersedes\"%' LIMIT 1"
+        return self.db.execute(q).fetchone() is not None
+
     def stats(self, paths: Iterable[str] | None = None) -> dict[str, tuple[int, int]]:
         """(mtime_ns, size) of the indexed notes (all, or those of ``paths``), by path: all a
         reconcile compares before it reads a file (one light query; no records are built)."""

@@ -46,14 +46,6 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self.paths)
 
-    def first_vector(self, path: str) -> np.ndarray | None:
-        """The vector of a note's first chunk (its text as ``remember`` embeds it), or None."""
-        try:
-            i = self.paths.index(path)
-        except ValueError:
-            return None
-        return self.matrix[self._starts[i]]
-
     def note_scores(self, qvec: np.ndarray) -> np.ndarray:
         """Cosine similarity of the query with each note (best chunk), in ``self.paths`` order."""
         if not self.paths:

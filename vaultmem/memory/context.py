@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..core.fence import PERSON, fence, held, one_line, provenance
 from ..core.filters import EPOCH, is_expired, now_utc, parse_time
 from ..index.chunking import plain_text
-from ..index.graph import neighbourhood
+from ..index.graph import neighbourhood, outdated_by
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
@@ -51,11 +51,13 @@ class Line:
     updated: str
     text: str
     origin: str = PERSON  # where the memory came from (fence.provenance)
+    outdated_by: tuple[str, ...] = ()  # titles of active notes that may update this one
 
     def render(self) -> str:
         """One line of the block: id, title, type and origin, text; every part one safe line."""
+        flag = f" (may be outdated by {', '.join(f'[[{one_line(t)}]]' for t in self.outdated_by)})" if self.outdated_by else ""
         return (f"- [{one_line(self.id)}] **{one_line(self.title)}** ({one_line(self.type or 'note')}; "
-                f"{self.origin}): {one_line(self.text)}")  # fmt: skip
+                f"{self.origin}){flag}: {one_line(self.text)}")  # fmt: skip
 
 
 def _when(rec: "Record") -> dt.datetime:
@@ -127,12 +129,14 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
     body = vault.body
     lines: list[Line] = []
 
+    graph, records = vault.graph(), vault.records()
+
     def add(section: str, rec: "Record", text: str | None = None) -> None:
         text = text if text is not None else _summary(body(rec.path))
         if held(rec.type, rec.status, rec.source, f"{rec.title}\n{text}"):
             return  # orders to the agent from an agent or a capture: doctor lists it for a person
         lines.append(Line(section, rec.key, rec.title, rec.type, rec.importance, rec.updated, text,
-                          provenance(rec.type, rec.status, rec.source)))  # fmt: skip
+                          provenance(rec.type, rec.status, rec.source), tuple(outdated_by(graph, records, rec.path))))  # fmt: skip
 
     by_section: dict[str, list[Record]] = {}
     for rec in notes:
@@ -166,7 +170,8 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
             if hit.id not in seen and keep(hit.path) and not held(hit.type, hit.status, hit.source,
                                                                      f"{hit.title}\n{hit.snippet}"):
                 lines.append(Line("Relevant to Current Task", hit.id, hit.title, hit.type, hit.importance,
-                                  hit.updated, hit.snippet, provenance(hit.type, hit.status, hit.source)))  # fmt: skip
+                                  hit.updated, hit.snippet, provenance(hit.type, hit.status, hit.source),
+                                  tuple(hit.outdated_by)))  # fmt: skip
     return lines
 
 

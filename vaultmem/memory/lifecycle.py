@@ -18,7 +18,8 @@ import unicodedata
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core import updates
-from ..core.note import set_fields
+from ..core.links import link_target
+from ..core.note import parse, set_fields
 from ..index.chunking import chunk, plain_text
 from ..recall.timefilter import day
 
@@ -89,9 +90,35 @@ def reopen(vault: "VaultState", ref: str) -> dict[str, Any]:
     rec = vault.find(ref)
     # a superseded memory is current again: its end of validity (set by supersede) goes too
     remove = ("superseded_by", "valid_until") if rec.status == "superseded" else ("superseded_by",)
+    withdrawn = _withdraw_declarations(vault, rec) if rec.status == "superseded" else []  # first: see memory.rules
     changed = change(vault, rec, {"status": "active"}, remove=remove)
-    vault.sync_paths([rec.path])
+    vault.sync_paths([rec.path, *withdrawn])
     return _result(rec, "reopened", changed)
+
+
+def _withdraw_declarations(vault: "VaultState", rec: "Record") -> list[str]:
+    """Take ``rec`` out of the ``supersedes:`` of the notes that name it (else the rule of
+    ``memory.rules`` would supersede it again); the paths changed."""
+    graph = vault.graph()
+    if rec.path not in graph:
+        return []
+    resolver = graph.graph["resolver"]
+    out = []
+    for path in [p for p in graph.predecessors(rec.path) if "supersedes" in graph.edges[p, rec.path]["kinds"]]:
+
+        def drop(text: str, path: str = path) -> str:
+            value = parse(text, path).meta.get("supersedes")
+            items = [value] if isinstance(value, str) else list(value or [])
+            keep = [v for v in items if not (isinstance(v, str) and resolver.resolve(link_target(v) or "", path) == rec.path)]
+            if len(keep) == len(items):
+                return text
+            return set_fields(text, {"supersedes": keep[0] if len(keep) == 1 else keep} if keep else {},
+                              () if keep else ("supersedes",))  # fmt: skip
+
+        old, new = vault.store.update(path, drop)
+        if new != old:
+            out.append(path)
+    return out
 
 
 def confirm(vault: "VaultState", ref: str) -> dict[str, Any]:
@@ -143,10 +170,30 @@ def start_of(rec: "Record") -> str | None:
     return when.isoformat() if when else None
 
 
+def _refuse_loop(old: "Record", new: "Record", records: dict[str, "Record"]) -> None:
+    """BadInput when ``new`` is already (through its ``superseded_by`` chain) replaced by
+    ``old``: superseding ``old`` by it would take both out of recall."""
+    from ..core.errors import BadInput
+    from ..core.links import NoteKeys, Resolver
+
+    resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values())
+    seen, current = {new.path}, new
+    while current.superseded_by:
+        nxt = resolver.resolve(current.superseded_by, current.path)
+        if nxt == old.path:
+            raise BadInput(f"{new.key} is already superseded by {old.key}; superseding {old.key} by it would make "
+                           f"a loop (reopen {new.key} first if it is current again)")  # fmt: skip
+        if nxt is None or nxt in seen or nxt not in records:
+            return
+        seen.add(nxt)
+        current = records[nxt]
+
+
 def supersede(vault: "VaultState", old_ref: str, new_ref: str) -> dict[str, Any]:
     """Mark OLD as replaced by NEW."""
     records = vault.catalog()
     old, new = vault.find(old_ref, records), vault.find(new_ref, records)
+    _refuse_loop(old, new, records)
     changed = mark_superseded(vault, old, new)
     vault.sync_paths([old.path, new.path])
     return _result(old, "superseded", changed, by=new.key)
@@ -159,22 +206,20 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def similar_active(vault: "VaultState", type_: str, text: str, limit: int, *, exclude: str | None = None,
-                   branch: tuple[str | None, str | None] | None = None,
-                   vector: Any = None) -> list[tuple["Record", float]]:  # fmt: skip
-    """The ``limit`` active memories of a type most similar to ``text`` (cosine; ``vector``:
-    its embedding when already known), best first; with ``branch``, only those in that
-    branch scope (see ``branch_scope``)."""
+def similar_active(vault: "VaultState", type_: str, text: str, limit: int,
+                   branch: tuple[str | None, str | None] | None = None) -> list[tuple["Record", float]]:  # fmt: skip
+    """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first;
+    with ``branch``, only those in that branch scope (see ``branch_scope``)."""
     if vault.embedder.name == "none":
         return []
     records = vault.records()
     universe, index = vault.universe()
     if not universe:
         return []
-    qvec = vault.embedder.embed([text])[0] if vector is None else vector
+    qvec = vault.embedder.embed([text])[0]
     scores = vault.vectors().aligned_scores(qvec, index, len(universe))
     pool = [(records[p], float(scores[i])) for i, p in enumerate(universe)
-            if records[p].type == type_ and records[p].status == "active" and p != exclude]  # fmt: skip
+            if records[p].type == type_ and records[p].status == "active"]  # fmt: skip
     pool.sort(key=lambda x: -x[1])
     if branch is None:
         return pool[:limit]
@@ -209,31 +254,27 @@ def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None
 
 
 def check_new(vault: "VaultState", type_: str, title: str, content: str, context: list[str],
-              source: str | None, anchor: str | None = None, *, exclude: str | None = None,
-              branch: tuple[str | None, str | None] = (None, None), anchors: tuple[str, ...] | None = None,
-              when: str = "", vector: Any = None) -> tuple["Record | None", list, list]:  # fmt: skip
+              source: str | None, anchor: str | None = None, *,
+              branch: tuple[str | None, str | None] = (None, None)) -> tuple["Record | None", list, list]:  # fmt: skip
     """(an existing duplicate or None, active memories the new one supersedes, likely
     updates it does not supersede on its own), each with its cosine similarity. Only notes
-    in the same ``branch`` scope count; ``exclude``: the new note itself when it is already
-    indexed (a note written by hand); ``anchors``/``when``/``vector``: its anchors, creation
-    time and embedding (of its first chunk, when the index has it)."""
+    in the same ``branch`` scope count."""
     cfg = vault.config["lifecycle"]
     text = memory_text(title, content, getattr(vault.embedder, "max_tokens", 256))  # chunked as the indexer does
     # the same text, as remember writes it or without the heading (a body merely ending
     # with the new text is a different memory)
     same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
     for rec in vault.records().values():  # exact duplicate, also when vectors are off
-        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title) and rec.path != exclude:
+        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
             if _normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch:
                 return rec, [], []
-    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), exclude=exclude, branch=branch,
-                             vector=vector)  # fmt: skip
+    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), branch=branch)
     if similar and similar[0][1] >= float(cfg["duplicate"]):
         return similar[0][0], [], []
-    new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor) if anchors is None else anchors, when)
+    new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor))
     replace, possible = [], []
     for rec, cos in similar:
-        verdict = updates.judge(_memory(vault, rec), new, cos, _thresholds(cfg, rec, context))
+        verdict = updates.judge(_memory(vault, rec), new, cos, _thresholds(cfg))
         if verdict.decision == "auto" and not (source and rec.source == source):
             replace.append((rec, cos))
         elif verdict.decision != "no":
@@ -254,72 +295,19 @@ def _memory(vault: "VaultState", rec: "Record") -> updates.Memory:
     return updates.Memory(rec.title, body, rec.type, rec.context, anchors, rec.created)
 
 
-def _thresholds(cfg: dict, rec: "Record", context: list[str]) -> updates.Thresholds:
-    """The calibrated thresholds; the cosine-alone one is the configured one of the pair's
-    context group (``supersede_shared_context`` / ``supersede_no_context``)."""
-    shared = bool({c.lower() for c in context} & {c.lower() for c in rec.context})
+def _thresholds(cfg: dict) -> updates.Thresholds:
+    """The thresholds of ``updates`` (a vault's ``[lifecycle]`` may set ``supersede_retract_cosine``,
+    ``supersede_title_overlap`` and ``possible_update``; similarity alone never supersedes)."""
     base = updates.Thresholds()
     return updates.Thresholds(
         auto_cosine=float(cfg.get("supersede_retract_cosine", base.auto_cosine)),
         title=float(cfg.get("supersede_title_overlap", base.title)),
-        cosine_alone=float(cfg["supersede_shared_context" if shared else "supersede_no_context"]),
         possible_cosine=float(cfg.get("possible_update", base.possible_cosine)),
+        body=base.body,
     )
 
 
-def apply_keys(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
-    """The subject-key rule for notes written by hand (the watcher calls it after a batch):
-    of the active notes sharing a touched note's ``key``, type, scope and branch scope, the
-    newest supersedes the others. Only those older notes change (a guarded frontmatter
-    change); a note that changed meanwhile is left for the next batch."""
-    records = vault.records()
-    every = list(records)
-    done, seen = [], set()
-    for path in sorted(set(paths)):
-        rec = records.get(path)
-        if rec is None or not rec.subject or rec.status != "active" or path in seen:
-            continue
-        group = same_key(vault, rec.type or "", rec.subject, rec.scope, branch=branch_scope(vault, path))  # oldest first
-        seen.update(r.path for r in group)
-        if len(group) < 2:
-            continue
-        done += [d for old in group[:-1] if (d := _supersede_old(vault, old, group[-1], every))]
-    return done
-
-
-def apply_updates(vault: "VaultState", paths: Iterable[str]) -> list[dict[str, Any]]:
-    """The signal rule of ``remember`` (``check_new``) for active notes written by hand that
-    are new to the index: the older notes it is sure the new one updates are superseded (a
-    guarded frontmatter change of the old note only); unsure cases and duplicates change
-    nothing. Call it only with paths just added to the index, so nothing is applied twice."""
-    records = vault.records()
-    every = list(records)
-    indexed = vault.vectors()  # a new note's vector is in the index: it is not embedded again
-    done = []
-    for path in sorted(set(paths)):
-        rec = records.get(path)
-        if rec is None or rec.status != "active" or not rec.type:
-            continue
-        content = _without_heading(plain_text(vault.body(path)), rec.title)
-        if not content:
-            continue
-        anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")
-        duplicate, replaced, _ = check_new(vault, rec.type, rec.title, content, list(rec.context), rec.source,
-                                           exclude=path, branch=branch_scope(vault, path), anchors=anchors,
-                                           when=rec.created or "", vector=indexed.first_vector(path))  # fmt: skip
-        if duplicate is not None:
-            continue
-        done += [d for old, _ in replaced if (d := _supersede_old(vault, old, rec, every))]
-    return done
-
-
-def _without_heading(text: str, title: str) -> str:
-    """A note's text without a first line that repeats its title (how remember writes notes)."""
-    first, _, rest = text.strip().partition("\n")
-    return rest.strip() if _normal(first.lstrip("# ")) == _normal(title) else text.strip()
-
-
-def _supersede_old(vault: "VaultState", old: "Record", new: "Record", every: list[str]) -> dict[str, Any] | None:
+def supersede_old(vault: "VaultState", old: "Record", new: "Record", every: list[str]) -> dict[str, Any] | None:
     """Mark ``old`` superseded by ``new`` (``valid_until`` from the day ``new`` became true),
     changing only the old note; None if it changed meanwhile (left for the next batch)."""
     from ..core.errors import Conflict

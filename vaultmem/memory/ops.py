@@ -15,6 +15,7 @@ from ..core.errors import BadInput, Conflict, NoteParseError
 from ..core.filters import EPOCH, Filters, is_expired, now_utc, parse_time
 from ..core.memtypes import fill_template, known_types, load_template, normalize_type
 from ..core.note import (
+    STATUSES,
     as_list,
     content_hash,
     load_yaml_value,
@@ -28,7 +29,7 @@ from ..core.store import check_title, new_id
 from ..index import graph as graphmod
 from ..index.manifest import Record
 from . import aging
-from .lifecycle import check_new, mark_superseded, same_key
+from .lifecycle import check_new, link_to, mark_superseded, same_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import VaultState
@@ -57,12 +58,17 @@ def remember(
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
-    extra: dict[str, Any] | None = None, key: str | None = None,
+    extra: dict[str, Any] | None = None, key: str | None = None, supersedes: Iterable[str] = (),
 ) -> dict[str, Any]:  # fmt: skip
     """Write a new memory from its type's template; returns its id, path, what it superseded
     and the likely updates it did not supersede on its own (``possible_updates``).
-    A ``candidate`` (an unconfirmed memory) never supersedes an active one. ``extra``: more
-    frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory)."""
+
+    It supersedes older memories only on a sure signal: the same subject ``key``, the writer
+    naming them (``supersedes``: ids, titles or paths), or a retraction of the old memory's own
+    words (``updates.decide``); similarity alone never does. The possible updates are named in
+    the new note's ``may_update:``, so recall and wake show the older note as "may be outdated
+    by" the new one instead of hiding it. A ``candidate`` (an unconfirmed memory) never
+    supersedes an active one. ``extra``: more frontmatter keys (e.g. ``branch``/``repo``)."""
     clean = Scrubber()  # text from an agent, a transcript or an import: no private span, no secret
     title, content, anchor, key, source = (clean.title(title), clean.text(content), clean.title(anchor),
                                            clean.title(key), clean.title(source))  # fmt: skip
@@ -82,6 +88,7 @@ def remember(
     replaced: list = []
     possible: list = []
     key = _key(key)
+    named = _named(vault, supersedes)
     branch = (str(extra["branch"]), extra.get("repo")) if extra and extra.get("branch") else (None, None)
     if content and content.strip():
         duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor,
@@ -93,6 +100,9 @@ def remember(
         keyed = same_key(vault, type_, key, scope, branch=branch)
         replaced = [(r, None) for r in keyed] + [(r, c) for r, c in replaced if r not in keyed]
         possible = [(r, c) for r, c in possible if r not in keyed]
+    if named and status == "active":  # the writer said so: whatever the signals
+        replaced = [(r, c) for r, c in replaced if r not in named] + [(r, "named") for r in named]
+        possible = [(r, c) for r, c in possible if r not in named]
     catalog = vault.catalog()
     created_anchor = _ensure_anchor(vault, anchor, catalog, now) if anchor else None
     defaults, template_body = _template_parts(vault, type_, title, now)
@@ -104,6 +114,9 @@ def remember(
         meta["anchor"] = f"[[{anchor}]]"
     if key:
         meta["key"] = key
+    if possible:
+        every = vault.store.list_paths()
+        meta["may_update"] = [link_to(r.path, every) for r, _ in possible]
     body = f"# {title}\n\n{content.strip()}\n" if content and content.strip() else template_body or f"# {title}\n"
     if links:
         body += "\nRelated: " + ", ".join(f"[[{link}]]" for link in links) + "\n"
@@ -120,14 +133,36 @@ def remember(
     aged = _age_anchor(vault, type_, anchor, now)
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
-            "superseded": [{"id": r.key, "title": r.title, "similarity": _round(c),
-                            **({"key": key} if c is None else {})} for r, c in replaced] + aged,
+            "superseded": [_superseded(r, c, key) for r, c in replaced] + aged,
             "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible],
             **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
 
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
+
+
+def _superseded(rec: Record, how: float | str | None, key: str | None) -> dict[str, Any]:
+    """One memory remember superseded: by the same ``key`` (None), ``named`` by the writer, or
+    a retraction of its words (the pair's similarity)."""
+    out: dict[str, Any] = {"id": rec.key, "title": rec.title, "similarity": _round(how) if isinstance(how, float) else None}
+    if how is None:
+        out["key"] = key
+    elif how == "named":
+        out["named"] = True
+    return out
+
+
+def _named(vault: "VaultState", refs: Iterable[str]) -> list[Record]:
+    """The memories a writer says the new one replaces: each must exist and be active."""
+    out: list[Record] = []
+    for ref in refs:
+        rec = vault.find(ref)
+        if rec.status != "active":
+            raise BadInput(f"--supersedes {ref}: {rec.key} is {rec.status}, not active")
+        if rec not in out:
+            out.append(rec)
+    return out
 
 
 def _key(key: str | None) -> str | None:
@@ -276,6 +311,8 @@ def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Ite
         check_title(given["title"])
     if given.get("importance") not in (None, ""):
         given["importance"] = _importance_value(given["importance"], "--set importance")
+    if "status" in given and given["status"] not in STATUSES:
+        raise BadInput(f"--set status: {str(given['status'])[:40]!r} is not one of {', '.join(STATUSES)}")
 
     def change(text: str) -> str:
         updates = dict(given)

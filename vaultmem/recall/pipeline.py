@@ -37,6 +37,7 @@ from ..core.errors import BadInput
 from ..core.filters import Filters, is_expired, now_utc, parse_time
 from ..core.timeexpr import DateRange, parse_query
 from ..index import neighbours
+from ..index.graph import outdated_by
 from ..index.bm25 import BM25Index
 from ..index.chunking import plain_text
 from ..index.embed import Embedder
@@ -84,6 +85,7 @@ class Hit:
     highlights: list[str] = field(default_factory=list)
     vault: str | None = None  # set when several vaults are searched together
     source: str | None = None  # the frontmatter ``source``: the agent or session that wrote it
+    outdated_by: list[str] = field(default_factory=list)  # titles of active notes that may update this one
     explain: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self, explain: bool = False) -> dict[str, Any]:
@@ -468,8 +470,9 @@ def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | Non
         id=rec.key, title=rec.title, path=path, type=rec.type, status=status,
         score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
         importance=rec.importance, updated=rec.updated, via=via, highlights=highlights, source=rec.source,
-        explain=explain,
+        explain=explain, outdated_by=outdated_by(src.graph, src.records, path),
     )  # fmt: skip
+
 
 
 WORD_RE = re.compile(r"\w+", re.UNICODE)

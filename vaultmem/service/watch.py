@@ -1,9 +1,13 @@
-"""``vaultmem watch``: file events -> debounced batches -> the one Indexer; plus warm recall.
+"""``vaultmem watch``: file events -> a stream of change sets -> its consumers; plus warm recall.
 
-A watchdog observer reports changes; they are collected into a batch that is applied once
-the vault has been quiet for ``quiet`` seconds, or at the latest ``max_delay`` seconds after
-the first change, so a ``git checkout`` of a thousand notes is one batch. Folder events and
-``.gitignore`` edits trigger a full (stat-based, cheap) reconcile instead of per-file work.
+A watchdog observer reports changes (``ChangeStream``); they are collected into a change set
+that is released once the vault has been quiet for ``quiet`` seconds, or at the latest
+``max_delay`` seconds after the first change, so a ``git checkout`` of a thousand notes is one
+batch. Folder events and ``.gitignore`` edits make a full (stat-based, cheap) reconcile instead
+of per-file work. The watcher consumes the stream: it indexes each change set through
+``Vault.reindex`` (which applies the vault's rules, as ``vaultmem index`` does: no rule lives
+here), then refreshes the socket's warm views and runs housekeeping. The web view reads the
+same stream (``web/state.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ from ..core.config import CONFIG_FILE
 from ..core.discovery import STATE_DIR, USAGE_DIR
 from ..core.errors import VaultError
 from ..core.lock import WriterLock
-from ..memory.lifecycle import apply_keys, apply_updates
 from .server import SocketServer, service_ops
 
 log = logging.getLogger("vaultmem.service.watch")
@@ -162,6 +165,14 @@ class Batcher:
                     timeout = 0.5
                 self._cond.wait(max(0.005, timeout))
 
+    def drain(self) -> Batch | None:
+        """What is pending, at once (None if nothing): for a reader that only needs to know."""
+        with self._cond:
+            if not (self._batch.paths or self._batch.full):
+                return None
+            batch, self._batch = self._batch, Batch()
+            return batch
+
     def wake(self) -> None:
         with self._cond:
             self._cond.notify_all()
@@ -209,6 +220,50 @@ class EventCollector(FileSystemEventHandler):
             notes = {r for r in rels if self.is_candidate(r)}
             if notes:
                 self.batcher.add(notes)
+
+
+class ChangeStream:
+    """A vault's file events as change sets (``Batch``): a watchdog observer (polling when the
+    OS runs out of watches) feeds a ``Batcher``. Ignored paths, ``.vaultmem/`` and the usage
+    folder never make a change set; the config file and ``.gitignore`` files have their own
+    callbacks. Its consumers: the watcher (indexing with the vault's rules, then the socket's
+    warm views and housekeeping) and the web view, which reads the same stream."""
+
+    def __init__(self, root: Path, is_candidate: Callable[[str], bool], quiet: float = 0.2, max_delay: float = 1.0,
+                 on_rules_change: Callable[[], None] = lambda: None,
+                 on_config_change: Callable[[], None] = lambda: None):  # fmt: skip
+        self.root = root
+        self.batcher = Batcher(quiet, max_delay)
+        self.polling = False
+        self._handler = EventCollector(root, self.batcher, is_candidate, on_rules_change, on_config_change)
+        self._observer: Any = None
+
+    def start(self) -> None:
+        try:
+            observer = Observer()
+            observer.schedule(self._handler, str(self.root), recursive=True)
+            observer.start()
+        except OSError as e:  # inotify watch or instance limit reached
+            log.warning("native file events unavailable (%s); falling back to polling every 1 s", e)
+            self.polling = True
+            observer = PollingObserver(timeout=1)
+            observer.schedule(self._handler, str(self.root), recursive=True)
+            observer.start()
+        self._observer = observer
+
+    def take(self, stop: threading.Event, idle: float | None = None) -> Batch | None:
+        """The next change set (see ``Batcher.take``)."""
+        return self.batcher.take(stop, idle)
+
+    def drain(self) -> Batch | None:
+        """The pending change set at once, or None."""
+        return self.batcher.drain()
+
+    def close(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
 
 
 class WriterFirst:
@@ -263,7 +318,9 @@ class Watcher:
                  on_batch: Callable[[dict], None] | None = None):  # fmt: skip
         self.vault = vault
         self.root: Path = vault.root
-        self.batcher = Batcher(quiet, max_delay)
+        self.stream = ChangeStream(self.root, self._is_candidate, quiet, max_delay, self._rules_changed,
+                                   self._config_changed)  # fmt: skip
+        self.batcher = self.stream.batcher
         self.mutex = threading.RLock()
         self.gate = WriterFirst(self.mutex)
         self.state = WatchState()
@@ -272,7 +329,6 @@ class Watcher:
         self.on_batch = on_batch
         self.housekeeping = Housekeeping()
         self.server = SocketServer(self.root, service_ops(vault, self), self.gate.read) if serve else None
-        self._observer = None
         self._failures = 0  # batches failed in a row
         self._config_timer: threading.Timer | None = None
         self._config_timer_lock = threading.Lock()
@@ -289,7 +345,8 @@ class Watcher:
             )
         try:
             self.vault.hold_lock(self.lock)
-            self._observer = self._start_observer()
+            self.stream.start()
+            self.state.polling = self.stream.polling
             with self.gate.write():
                 self._apply(Batch(full=True))
                 if self.server is not None:
@@ -299,21 +356,6 @@ class Watcher:
         except BaseException:
             self.close()
             raise
-
-    def _start_observer(self):
-        handler = EventCollector(self.root, self.batcher, self._is_candidate, self._rules_changed, self._config_changed)
-        try:
-            observer = Observer()
-            observer.schedule(handler, str(self.root), recursive=True)
-            observer.start()
-            return observer
-        except OSError as e:  # inotify watch or instance limit reached
-            log.warning("native file events unavailable (%s); falling back to polling every 1 s", e)
-            self.state.polling = True
-            observer = PollingObserver(timeout=1)
-            observer.schedule(handler, str(self.root), recursive=True)
-            observer.start()
-            return observer
 
     def _is_candidate(self, rel: str) -> bool:
         return not self.vault.store.rules.ignored(rel)
@@ -349,7 +391,7 @@ class Watcher:
         """Apply batches until ``stop()``; the pending batch is applied before returning."""
         try:
             while True:
-                batch = self.batcher.take(self.stop_event, idle=1.0)
+                batch = self.stream.take(self.stop_event, idle=1.0)
                 if batch is None:
                     return
                 if not self.root.is_dir():
@@ -418,28 +460,13 @@ class Watcher:
         self.state.batches += 1
         self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
         self.state.last_error = None  # recovered: status shows only what is still wrong
-        self._apply_keys(summary.touched, summary.fresh)
+        for d in summary.superseded:  # the vault's rules (memory.rules) ran in reindex
+            log.info("superseded %s by %s (%s)", d["id"], d["by"], d["rule"])
         for path, reason in summary.errors.items():
             self.state.last_error = f"{path}: {reason}"
             log.warning("skipped %s: %s", path, reason)
         if self.on_batch:
             self.on_batch(self.state.last_batch)
-
-    def _apply_keys(self, touched: set[str], fresh: set[str] = frozenset()) -> None:
-        """Hand-written notes with a subject ``key`` supersede older ones of the same key, and
-        notes new to the index supersede what the signal rule of ``remember`` is sure they
-        update (the changed old notes come back as file events and are indexed in the next
-        batch; they are not new, so nothing is applied twice)."""
-        for rule, paths, apply in (("same key", touched, apply_keys), ("signals", fresh, apply_updates)):
-            if not paths:
-                continue
-            try:
-                done = apply(self.vault, paths)
-            except Exception as e:  # never stop watching over it
-                log.warning("%s: %s: %s", rule, type(e).__name__, e)
-                continue
-            for d in done:
-                log.info("superseded %s by %s (%s)", d["id"], d["by"], rule)
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -448,10 +475,7 @@ class Watcher:
     def close(self) -> None:
         if self.server is not None:
             self.server.stop()
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
-            self._observer = None
+        self.stream.close()
         with self._config_timer_lock:
             if self._config_timer is not None:
                 self._config_timer.cancel()

@@ -5,8 +5,9 @@ Page handlers run in worker threads; every use of the session or its Vault holds
 the app every few seconds) notices changed files and changed indexes: with no watcher it
 reconciles the indexes itself; with a watcher it drops its cached views once the watcher has
 written. Each change bumps ``generation``, which the pages poll to reload themselves.
-Listing and stat-ing every note costs ~0.1-0.4 s at 5,000 notes, so file events (watchdog)
-say when to look; without them, and every ``FULL_EVERY`` seconds anyway, it looks regardless.
+Listing and stat-ing every note costs ~0.1-0.4 s at 5,000 notes, so the vault's change stream
+(``service.watch.ChangeStream``, the one the watcher consumes) says when to look; without it,
+and every ``FULL_EVERY`` seconds anyway, it looks regardless.
 """
 
 from __future__ import annotations
@@ -38,39 +39,30 @@ class ViewState:
         self._recent: tuple[int, list[tuple[Any, str, str]]] | None = None
         self._dirty = True
         self._looked = 0.0
-        self._observer: Any = None
+        self._stream: Any = None
         self.check()
 
     def watch_files(self) -> bool:
-        """Listen for file events under the vault (True if that works here)."""
-        try:
-            from watchdog.events import FileSystemEventHandler
-            from watchdog.observers import Observer
-        except ImportError:  # pragma: no cover
-            return False
-        state_dir = str(self.vault.store.state_dir)
+        """Read the vault's change stream (True if file events work here)."""
+        from ..service.watch import ChangeStream
 
-        class Handler(FileSystemEventHandler):
-            def on_any_event(handler, event: Any) -> None:  # noqa: N805
-                paths = (str(event.src_path), str(getattr(event, "dest_path", "") or ""))
-                if any(p and not p.startswith(state_dir) for p in paths):
-                    self._dirty = True
-
+        store = self.vault.store
+        stream = ChangeStream(self.vault.root, lambda rel: not store.rules.ignored(rel),
+                              on_rules_change=store.rules.forget, on_config_change=self._config_changed)  # fmt: skip
         try:
-            observer = Observer()
-            observer.schedule(Handler(), str(self.vault.root), recursive=True)
-            observer.daemon = True
-            observer.start()
+            stream.start()
         except OSError:
             return False
-        self._observer = observer
+        self._stream = stream
         return True
 
+    def _config_changed(self) -> None:
+        self._dirty = True
+
     def close(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
-            self._observer = None
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
         with self.lock:
             self.session.close()
 
@@ -91,7 +83,9 @@ class ViewState:
         """Pick up changed files or indexes; True (and a new generation) when something changed."""
         with self.lock:
             changed = False
-            look = self._observer is None or self._dirty or time.monotonic() - self._looked > FULL_EVERY
+            if self._stream is not None and self._stream.drain() is not None:
+                self._dirty = True
+            look = self._stream is None or self._dirty or time.monotonic() - self._looked > FULL_EVERY
             files = self._files
             if look:
                 self._dirty = False  # before looking: an event while we look is not lost
