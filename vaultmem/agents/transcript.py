@@ -94,16 +94,21 @@ def iter_lines(path: str | os.PathLike, max_line: int = MAX_LINE) -> Iterator[by
     """The lines of a file, streamed; a line longer than ``max_line`` is skipped without being
     held in memory (yielded as None, so the caller can count it)."""
     with open(path, "rb") as f:
-        while True:
-            line = f.readline(max_line + 1)
-            if not line:
-                return
-            if len(line) > max_line and not line.endswith(b"\n"):
-                while line and not line.endswith(b"\n"):  # drain the rest of the long line
-                    line = f.readline(1 << 20)
-                yield None
-                continue
-            yield line.rstrip(b"\r\n")
+        yield from stream_lines(f, max_line)
+
+
+def stream_lines(f: Any, max_line: int = MAX_LINE) -> Iterator[bytes | None]:
+    """``iter_lines`` of an open binary stream (anything with ``readline(limit)``)."""
+    while True:
+        line = f.readline(max_line + 1)
+        if not line:
+            return
+        if len(line) > max_line and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # drain the rest of the long line
+                line = f.readline(1 << 20)
+            yield None
+            continue
+        yield line.rstrip(b"\r\n")
 
 
 def _parse(raw: bytes) -> list[Event]:
@@ -259,7 +264,7 @@ def unsaved_work(events: list[Event]) -> bool:
 # ---------------------------------------------------------------------- rule sentences
 
 RULE_RE = re.compile(
-    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note)[,:]?\s+)*"
+    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note|remember)[,:]?\s+)*"
     r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
     r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
     r"|remember that|keep in mind that|note that we|we always|we never)\b",
@@ -364,6 +369,7 @@ class Summary:
     start: str = ""  # ISO timestamps of the first and last timed events
     end: str = ""
     cwd: str = ""  # the project folder: the one given, else the transcript's first
+    subagents: list[str] = field(default_factory=list)  # subagents whose work is folded in
 
     @property
     def empty(self) -> bool:
@@ -391,9 +397,10 @@ def _first_line(text: str, width: int = 160) -> str:
 def _error_line(text: str) -> str:
     """The most telling line of a failed command's output."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:  # pytest's summary line, a compiler's "error:", a traceback's last word
-        if re.match(r"(FAILED|ERROR)\b|\w*(Error|Exception)\b:|error(\[\w+\])?:", ln):
-            return _first_line(ln, 160)
+    for pattern in (r"(FAILED|ERROR)\b|error(\[\w+\])?:", r"(?:E\s+)?\w*(Error|Exception)\b:"):
+        for ln in lines:  # pytest's summary line, a compiler's "error:", then a traceback's last word
+            if re.match(pattern, ln):
+                return _first_line(ln, 160)
     for ln in reversed(lines):
         if re.search(r"error|failed|exception|assert|not found|denied", ln, re.I) and not re.match(r"exit code \d+$", ln, re.I):
             return _first_line(ln, 160)
@@ -518,6 +525,7 @@ def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12,
     section("Memories saved", s.saved)
     section("Memories recalled", recalled_lines(s, titles) + list(shown or []))
     section("Rules stated by the user", [f"({t}) {r}" for t, r in s.rules])
+    section("Subagents", s.subagents)
     if s.outcome:
         out.extend(["", "## Outcome", s.outcome])
     fixed = f", {len(s.fixed)} failure(s) fixed" if s.fixed else ""
