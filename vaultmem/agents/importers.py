@@ -199,3 +199,41 @@ def existing(paths: Iterable[str], default: Path, what: str) -> Iterator[Path]:
         if not p.exists():
             raise BadInput(f"{p}: no such file or folder ({what})")
         yield p
+
+
+def claude_code_files(roots: list[Path], project: str | None) -> list[Path]:
+    """Main session files under the roots; with ``project``, only project folders whose name
+    can be that folder's (the name is lossy: the sessions' own ``cwd`` decides after)."""
+    from .transcripts.claude import encode_cwd, session_files
+
+    prefix = encode_cwd(os.path.abspath(os.path.expanduser(project))) if project else ""
+    files = []
+    for root in roots:
+        for f in session_files(root):
+            if not prefix or f == root or f.parent == root or f.parent.name.startswith(prefix):
+                files.append(f)
+    return files
+
+
+def import_agent(vault: "Vault", source: str, paths: list[str], *, project: str | None = None,
+                 since: str | None = None, dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
+    """``import --from claude-code|codex [PATH...]``: the agent's history (default: its own folder)."""
+    if source == "claude-code":
+        from .transcripts import claude
+
+        roots = list(existing(paths, claude.default_root(), "Claude Code transcripts"))
+        files, read, notes = claude_code_files(roots, project), claude.read_session, []
+    else:
+        from .transcripts import codex
+
+        roots = list(existing(paths, codex.default_root(), "Codex rollouts"))
+        found = [codex.rollout_files(r) for r in roots]
+        files, zst = [f for fs, _ in found for f in fs], [f for _, zs in found for f in zs]
+        read = codex.read_rollout
+        notes = [f"{len(zst)} compressed rollout(s) (.jsonl.zst) skipped: install zstandard "
+                 "(pip install 'vaultmem[codex]') to read them"] if zst else []  # fmt: skip
+    strict = len(roots) == 1 and roots[0].is_file()
+    result = import_history(vault, source, files, read, strict=strict, project=project, since=since,
+                            dry_run=dry_run, progress=progress)  # fmt: skip
+    result["notes"] = notes + ([] if files else [f"no {source} sessions found under {', '.join(map(str, roots))}"])
+    return result

@@ -400,7 +400,7 @@ def _error_line(text: str) -> str:
     for pattern in (r"(FAILED|ERROR)\b|error(\[\w+\])?:", r"(?:E\s+)?\w*(Error|Exception)\b:"):
         for ln in lines:  # pytest's summary line, a compiler's "error:", then a traceback's last word
             if re.match(pattern, ln):
-                return _first_line(ln, 160)
+                return _first_line(re.sub(r"^E\s+", "", ln), 160)
     for ln in reversed(lines):
         if re.search(r"error|failed|exception|assert|not found|denied", ln, re.I) and not re.match(r"exit code \d+$", ln, re.I):
             return _first_line(ln, 160)
