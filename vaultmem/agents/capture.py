@@ -10,6 +10,7 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..core.filters import parse_time
 from .transcript import Summary, clip, render_summary, rule_title, topic
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,15 +23,6 @@ STOP_WORDS = {
 }  # fmt: skip
 
 
-def parse_ts(text: str) -> dt.datetime | None:
-    """An ISO timestamp (``...Z``, with or without fractions) as an aware UTC datetime."""
-    try:
-        when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except (ValueError, AttributeError):
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
-
-
 def session_title(s: Summary, when: dt.datetime) -> str:
     """``Session 2026-11-20 1405 Fix the JPY refund test``: the session's own start time and the
     first words of its first request, fit for a file name."""
@@ -39,14 +31,15 @@ def session_title(s: Summary, when: dt.datetime) -> str:
 
 
 def write_summary(vault: "Vault", s: Summary, source: str, anchor: str | None, *, shown: list[str] | None = None,
-                  scope: dict[str, Any] | None = None, now: dt.datetime | None = None) -> dict[str, Any]:  # fmt: skip
+                  scope: dict[str, Any] | None = None, now: dt.datetime | None = None,
+                  supersede: bool = True) -> dict[str, Any]:  # fmt: skip
     """The session summary note; ``now``: when the session happened when the transcript does
-    not say (its own first timestamp wins)."""
-    when = parse_ts(s.start) or now or dt.datetime.now(dt.timezone.utc)
+    not say (its own first timestamp wins); ``supersede``: see ``ops.remember``."""
+    when = parse_time(s.start) or now or dt.datetime.now(dt.timezone.utc)
     titles = {r.key: r.title for r in vault.records().values()}
     body = render_summary(s, shown, titles=titles)
     return vault.remember("session_summary", session_title(s, when), body, source=source, anchor=anchor, extra=scope,
-                          now=when)  # fmt: skip
+                          now=when, supersede=supersede)  # fmt: skip
 
 
 def _words(text: str) -> set[str]:

@@ -151,7 +151,7 @@ def write_sessions(vault: "Vault", planned: list[Planned], report: Report, dry_r
         entry = {"session": p.transcript.id, "source": p.source, "when": p.when.isoformat().replace("+00:00", "Z"),
                  "title": session_title(p.summary, p.when), "anchor": p.anchor, "file": p.transcript.path}  # fmt: skip
         if not dry_run:
-            result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when)
+            result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False)
             entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         report.written.append(entry)
         for type_, sentence in p.summary.rules:

@@ -51,7 +51,7 @@ class InstructionFile:
     @property
     def rel(self) -> str:
         try:
-            return self.path.relative_to(self.root).as_posix()
+            return self.path.resolve().relative_to(self.root).as_posix()
         except ValueError:
             return self.path.name
 

@@ -89,7 +89,7 @@ def plan_file(vault: "Vault", f: InstructionFile) -> dict[str, list]:
 
 def _write(vault: "Vault", f: InstructionFile, rule: Rule, anchor: str | None) -> dict[str, Any]:
     return vault.remember(rule.type, rule_title(rule.text), _body(rule, f), source=source_of(f), anchor=anchor,
-                          tags=["imported-rule"], origin=str(f.path))  # fmt: skip
+                          tags=["imported-rule"], origin=str(f.path), scope="project", supersede=False)  # fmt: skip
 
 
 def import_rules(vault: "Vault", paths: list[str], project: str | None = None, dry_run: bool = False) -> dict[str, Any]:

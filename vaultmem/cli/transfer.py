@@ -127,11 +127,9 @@ def _run_import(source: str, paths: list[str], project: str | None, since: str |
     from ..agents.importers import import_agent
 
     progress = Progress(f"{source} session")
-    try:
-        result = import_agent(api.open_vault(vault), source, paths, project=project, since=since, dry_run=dry_run,
-                              progress=progress)  # fmt: skip
-    finally:
-        progress.close()
+    result = import_agent(api.open_vault(vault), source, paths, project=project, since=since, dry_run=dry_run,
+                          progress=progress)  # fmt: skip
+    progress.close()  # an error instead is its one line
     return result
 
 

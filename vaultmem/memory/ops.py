@@ -56,12 +56,13 @@ def remember(
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
-    extra: dict[str, Any] | None = None, key: str | None = None,
+    extra: dict[str, Any] | None = None, key: str | None = None, supersede: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     """Write a new memory from its type's template; returns its id, path, what it superseded
     and the likely updates it did not supersede on its own (``possible_updates``).
     A ``candidate`` (an unconfirmed memory) never supersedes an active one. ``extra``: more
-    frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory)."""
+    frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory). ``supersede=False``:
+    likely updates are reported, never applied (an importer writing many memories at once)."""
     type_ = normalize_type(type)
     types = known_types(vault.templates_dir)
     if type_ not in types:
@@ -83,7 +84,8 @@ def remember(
                                                   branch=branch)  # fmt: skip
         if duplicate is not None and not (key and duplicate.subject != key.casefold()):
             return _merge_duplicate(vault, duplicate, tags)
-        replaced = replaced if status == "active" else []
+        if status != "active" or not supersede:
+            possible, replaced = [*possible, *replaced], []
     if key and status == "active":  # the subject key decides, whatever the sources
         keyed = same_key(vault, type_, key, scope, branch=branch)
         replaced = [(r, None) for r in keyed] + [(r, c) for r, c in replaced if r not in keyed]
