@@ -62,7 +62,7 @@ def test_claude_code_sessions_become_dated_linked_summaries_once(run, data, empt
     projects = data / "claude-code" / "projects"
     res = run("import", "--from", "claude-code", str(projects), "--json")
     out = json.loads(ok(res))
-    assert "vaultmem: read 2 claude-code session file(s)" in res.stderr  # the progress line
+    assert "vaultmem: 2 claude-code session file(s) done in" in res.stderr  # the progress line
     by_session = {w["session"]: w for w in out["written"]}
     assert set(by_session) == {MAIN, LEGACY}  # the subagent files are not sessions of their own
     main = notes(empty_vault)[by_session[MAIN]["path"]]
@@ -328,3 +328,18 @@ def test_export_to_agents_md_writes_a_marked_section_idempotently(run, data, emp
     res = run("export", "--to", "agents-md", str(broken))
     assert res.exit_code != 0 and "markers are broken" in res.stderr
     assert broken.read_text() == "<!-- vaultmem:end -->\nx\n<!-- vaultmem:begin -->\n"
+
+
+def test_a_long_history_keeps_three_active_summaries_per_project(run, tmp_path, empty_vault):
+    folder = tmp_path / "projects" / "-home-dev-app"
+    folder.mkdir(parents=True)
+    for i in range(5):
+        line = {"type": "user", "timestamp": f"2026-0{i + 1}-02T10:00:00Z", "cwd": "/home/dev/app", "sessionId": f"s{i}",
+                "message": {"role": "user", "content": f"Fix bug number {i} in the parser"}}  # fmt: skip
+        (folder / f"s{i}.jsonl").write_text(json.dumps(line) + "\n")
+    aged(tmp_path)
+    out = json.loads(ok(run("import", "--from", "claude-code", str(tmp_path / "projects"), "--json")))
+    assert len(out["written"]) == 5 and out["aged"] == 2
+    sessions = [t for t in notes(empty_vault).values() if "type: session_summary" in t]
+    assert sum("status: active" in t for t in sessions) == 3  # the newest three
+    assert all("status: archived" in t for t in sessions if "Fix bug number 0" in t or "Fix bug number 1" in t)

@@ -32,14 +32,14 @@ def session_title(s: Summary, when: dt.datetime) -> str:
 
 def write_summary(vault: "Vault", s: Summary, source: str, anchor: str | None, *, shown: list[str] | None = None,
                   scope: dict[str, Any] | None = None, now: dt.datetime | None = None,
-                  supersede: bool = True) -> dict[str, Any]:  # fmt: skip
+                  supersede: bool = True, age: bool = True) -> dict[str, Any]:  # fmt: skip
     """The session summary note; ``now``: when the session happened when the transcript does
-    not say (its own first timestamp wins); ``supersede``: see ``ops.remember``."""
+    not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``."""
     when = parse_time(s.start) or now or dt.datetime.now(dt.timezone.utc)
     titles = {r.key: r.title for r in vault.records().values()}
     body = render_summary(s, shown, titles=titles)
     return vault.remember("session_summary", session_title(s, when), body, source=source, anchor=anchor, extra=scope,
-                          now=when, supersede=supersede)  # fmt: skip
+                          now=when, supersede=supersede, age=age)  # fmt: skip
 
 
 def _words(text: str) -> set[str]:

@@ -59,6 +59,7 @@ class Report:
     still_active: list[str] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
     filtered: int = 0
+    aged: int = 0  # older session summaries archived by the aging rules (3 active per project)
     skipped: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -151,11 +152,14 @@ def write_sessions(vault: "Vault", planned: list[Planned], report: Report, dry_r
         entry = {"session": p.transcript.id, "source": p.source, "when": p.when.isoformat().replace("+00:00", "Z"),
                  "title": session_title(p.summary, p.when), "anchor": p.anchor, "file": p.transcript.path}  # fmt: skip
         if not dry_run:
-            result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False)
+            result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False)
             entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         report.written.append(entry)
         for type_, sentence in p.summary.rules:
             _rule(vault, report, proposed, type_, sentence, p, dry_run)
+    if not dry_run:  # the aging rules once per project, not once per summary
+        for anchor in dict.fromkeys(p.anchor for p in planned if p.anchor):
+            report.aged += len(vault.age_anchor(anchor))
 
 
 def _rule(vault: "Vault", report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,

@@ -75,7 +75,7 @@ class Progress:
     def close(self) -> None:
         if self.tty and self.done:
             print("", file=sys.stderr)
-        print(f"vaultmem: read {self.done} {self.what} file(s) in {time.monotonic() - self.start:.1f} s", file=sys.stderr)
+        print(f"vaultmem: {self.done} {self.what} file(s) done in {time.monotonic() - self.start:.1f} s", file=sys.stderr)
 
 
 @app.command("import")

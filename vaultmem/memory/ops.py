@@ -56,13 +56,14 @@ def remember(
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
-    extra: dict[str, Any] | None = None, key: str | None = None, supersede: bool = True,
+    extra: dict[str, Any] | None = None, key: str | None = None, supersede: bool = True, age: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     """Write a new memory from its type's template; returns its id, path, what it superseded
     and the likely updates it did not supersede on its own (``possible_updates``).
     A ``candidate`` (an unconfirmed memory) never supersedes an active one. ``extra``: more
     frontmatter keys (e.g. ``branch``/``repo`` of branch-scoped memory). ``supersede=False``:
-    likely updates are reported, never applied (an importer writing many memories at once)."""
+    likely updates are reported, never applied (an importer writing many memories at once);
+    ``age=False``: the anchor's aging rules wait for ``age_anchor`` (called once after a batch)."""
     type_ = normalize_type(type)
     types = known_types(vault.templates_dir)
     if type_ not in types:
@@ -114,7 +115,7 @@ def remember(
             mark_superseded(vault, rec, new)
     finally:  # the new note is indexed even if an old one changed meanwhile (Conflict)
         vault.sync_paths(touched)
-    aged = _age_anchor(vault, type_, anchor, now)
+    aged = _age_anchor(vault, type_, anchor, now) if age else []
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
             "superseded": [{"id": r.key, "title": r.title, "similarity": _round(c),
@@ -146,6 +147,11 @@ def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> d
         vault.sync_paths([rec.path])
     return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
             "duplicate_of": rec.key, "superseded": [], "possible_updates": [], "tags_added": new_tags}  # fmt: skip
+
+
+def age_anchor(vault: "VaultState", anchor: str, now: dt.datetime | None = None) -> list[dict]:
+    """Apply an anchor's aging rules (its progress notes and session summaries kept bounded)."""
+    return _age_anchor(vault, "session_summary", anchor, now or now_utc())
 
 
 def _age_anchor(vault: "VaultState", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
@@ -419,4 +425,4 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-__all__ = ["remember", "show", "list_notes", "edit", "write_note", "delete", "stats", "export", "import_"]
+__all__ = ["age_anchor", "remember", "show", "list_notes", "edit", "write_note", "delete", "stats", "export", "import_"]
