@@ -23,6 +23,14 @@ STOP_WORDS = {
 }  # fmt: skip
 
 
+def redact_for_memory(text: str) -> str:
+    """The one place where text taken from a transcript or another tool is cleaned before it is
+    written to the vault: every importer and ``hook end`` pass titles and bodies through here.
+    Secret redaction and ``<private>`` spans are issue 25's (``core/secrets.py``), not merged
+    into this branch yet: until then the text is written as given."""
+    return text
+
+
 def session_title(s: Summary, when: dt.datetime) -> str:
     """``Session 2026-11-20 1405 Fix the JPY refund test``: the session's own start time and the
     first words of its first request, fit for a file name."""
@@ -37,9 +45,9 @@ def write_summary(vault: "Vault", s: Summary, source: str, anchor: str | None, *
     not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``."""
     when = parse_time(s.start) or now or dt.datetime.now(dt.timezone.utc)
     titles = {r.key: r.title for r in vault.records().values()}
-    body = render_summary(s, shown, titles=titles)
-    return vault.remember("session_summary", session_title(s, when), body, source=source, anchor=anchor, extra=scope,
-                          now=when, supersede=supersede, age=age)  # fmt: skip
+    title, body = redact_for_memory(session_title(s, when)), redact_for_memory(render_summary(s, shown, titles=titles))
+    return vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
+                          supersede=supersede, age=age)  # fmt: skip
 
 
 def _words(text: str) -> set[str]:
@@ -65,6 +73,7 @@ def propose_rule(vault: "Vault", type_: str, sentence: str, source: str, scope: 
     """A rule sentence as a ``status: candidate`` memory titled by the rule, the user's sentence in
     its body (user scope for preferences; others carry the branch ``scope``); when the vault
     already states it, nothing is written and ``duplicate_of`` names that memory."""
+    sentence = redact_for_memory(sentence)
     title = rule_title(sentence)
     known = known_rule(vault, title, sentence)
     if known is not None:

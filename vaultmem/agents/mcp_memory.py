@@ -36,6 +36,12 @@ class Entity:
     relations: list[tuple[str, str]] = field(default_factory=list)  # (relationType, to)
 
     def body(self) -> str:
+        """The note's text (through ``capture.redact_for_memory``)."""
+        from .capture import redact_for_memory
+
+        return redact_for_memory(self._body())
+
+    def _body(self) -> str:
         lines = [f"Entity type: {self.kind or 'unknown'} (imported from the MCP memory server's graph)."]
         if self.observations:
             lines += ["", "## Observations", *(f"- {o}" for o in self.observations)]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
+from .capture import redact_for_memory
 from .importers import project_anchor
 from .instructions import InstructionFile, Rule, find_files, read
 from .transcript import clip, rule_title
@@ -88,7 +89,8 @@ def plan_file(vault: "Vault", f: InstructionFile) -> dict[str, list]:
 
 
 def _write(vault: "Vault", f: InstructionFile, rule: Rule, anchor: str | None) -> dict[str, Any]:
-    return vault.remember(rule.type, rule_title(rule.text), _body(rule, f), source=source_of(f), anchor=anchor,
+    title, body = redact_for_memory(rule_title(rule.text)), redact_for_memory(_body(rule, f))
+    return vault.remember(rule.type, title, body, source=source_of(f), anchor=anchor,
                           tags=["imported-rule"], origin=str(f.path), scope="project", supersede=False)  # fmt: skip
 
 
