@@ -160,7 +160,7 @@ def _cli(*args: str, vault: Path) -> subprocess.CompletedProcess:
                           text=True, env=env, timeout=120)  # fmt: skip
 
 
-@pytest.mark.parametrize("source", ["claude-code", "codex", "rules", "mcp-memory"])
+@pytest.mark.parametrize("source", ["claude-code", "codex", "rules", "mcp-memory", "chatgpt", "claude-ai"])
 def test_a_binary_file_is_a_one_line_error_and_nothing_is_written(source, tmp_path, empty_vault):
     binary = tmp_path / ("rollout-x.jsonl" if source == "codex" else "x.jsonl")
     binary.write_bytes(bytes(range(256)) * 64)
@@ -182,7 +182,7 @@ def test_a_folder_with_a_bad_file_imports_the_good_ones_and_names_the_bad(run, d
 
 def test_unknown_source_and_missing_path_are_one_line_errors(run, tmp_path):
     bad = run("import", "--from", "obsidian", "x")
-    assert bad.exit_code != 0 and "not one of: claude-code, codex, rules, mcp-memory" in bad.stderr
+    assert bad.exit_code != 0 and "not one of: claude-code, codex, rules, mcp-memory, chatgpt, claude-ai" in bad.stderr
     missing = run("import", "--from", "claude-code", str(tmp_path / "nope"))
     assert missing.exit_code != 0 and "no such file or folder" in missing.stderr
 
@@ -343,3 +343,29 @@ def test_a_long_history_keeps_three_active_summaries_per_project(run, tmp_path, 
     sessions = [t for t in notes(empty_vault).values() if "type: session_summary" in t]
     assert sum("status: active" in t for t in sessions) == 3  # the newest three
     assert all("status: archived" in t for t in sessions if "Fix bug number 0" in t or "Fix bug number 1" in t)
+
+
+# ---------------------------------------------------------------------- chat exports
+
+
+def test_chatgpt_export_follows_the_current_thread_and_reads_custom_instructions(run, data, empty_vault):
+    file = data / "chatgpt" / "conversations.json"
+    out = json.loads(ok(run("import", "--from", "chatgpt", str(file), "--json")))
+    [conv] = out["written"]
+    assert conv["title"] == "Conversation 2025-03-14 1000 How should I store prices in Postgres"
+    text = notes(empty_vault)[conv["path"]]
+    assert "Store `price_cents BIGINT NOT NULL`" in text  # the answer on current_node's branch
+    assert "NUMERIC(12,2)" not in text  # the regenerated sibling is not the thread
+    assert {c["title"] for c in out["candidates"]} == {"Integer cents, never floats", "Use integer cents for any money examples"}
+    assert "1 already imported" in ok(run("import", "--from", "chatgpt", str(file)))
+
+
+def test_claude_ai_export_becomes_conversation_summaries(run, data, empty_vault):
+    file = data / "claude-ai" / "conversations.json"
+    out = json.loads(ok(run("import", "--from", "claude-ai", str(file), "--json")))
+    [conv] = out["written"]
+    text = notes(empty_vault)[conv["path"]]
+    assert conv["title"].startswith("Conversation 2026-02-20 1402 My refund totals are off by a cent")
+    assert "## Outcome\nThe bug is `round(total * pct, 2)` on floats." in text
+    assert "- Thanks. Please always show money examples in cents from now on." in text  # content [] and only text
+    assert [c["title"] for c in out["candidates"]] == ["Always show money examples in cents from now on"]

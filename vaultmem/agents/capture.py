@@ -31,21 +31,21 @@ def redact_for_memory(text: str) -> str:
     return text
 
 
-def session_title(s: Summary, when: dt.datetime) -> str:
+def session_title(s: Summary, when: dt.datetime, label: str = "Session") -> str:
     """``Session 2026-11-20 1405 Fix the JPY refund test``: the session's own start time and the
     first words of its first request, fit for a file name."""
     first = topic(s.requests)
-    return f"Session {when.astimezone(dt.timezone.utc).strftime('%Y-%m-%d %H%M')} {first or 'work session'}"
+    return f"{label} {when.astimezone(dt.timezone.utc).strftime('%Y-%m-%d %H%M')} {first or 'work session'}"
 
 
 def write_summary(vault: "Vault", s: Summary, source: str, anchor: str | None, *, shown: list[str] | None = None,
                   scope: dict[str, Any] | None = None, now: dt.datetime | None = None,
-                  supersede: bool = True, age: bool = True) -> dict[str, Any]:  # fmt: skip
+                  supersede: bool = True, age: bool = True, label: str = "Session") -> dict[str, Any]:  # fmt: skip
     """The session summary note; ``now``: when the session happened when the transcript does
     not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``."""
     when = parse_time(s.start) or now or dt.datetime.now(dt.timezone.utc)
     titles = {r.key: r.title for r in vault.records().values()}
-    title, body = redact_for_memory(session_title(s, when)), redact_for_memory(render_summary(s, shown, titles=titles))
+    title, body = redact_for_memory(session_title(s, when, label)), redact_for_memory(render_summary(s, shown, titles=titles))
     return vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
                           supersede=supersede, age=age)  # fmt: skip
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
 
 ACTIVE_SECONDS = 300  # a transcript modified this recently is still being written
+CHATS = ("chatgpt", "claude-ai")  # exports of whole chat histories: conversations, never "still being written"
 Progress = Callable[[int, int], None]
 
 
@@ -82,7 +83,7 @@ def _under(cwd: str, project: Path | None) -> bool:
     return cwd == root or cwd.startswith(root + "/")
 
 
-def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], Transcript], report: Report, *,
+def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], Any], report: Report, *,
                   strict: bool = False, project: Path | None = None, since: str | None = None,
                   progress: Progress | None = None, total: int = 0, now: float | None = None) -> list[Planned]:  # fmt: skip
     """Read and summarise every session; ``strict``: a file that cannot be read or is not a
@@ -96,20 +97,21 @@ def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], 
         if progress:
             progress(report.files, total)
         try:
-            if now - path.stat().st_mtime < ACTIVE_SECONDS:
+            if report.source not in CHATS and now - path.stat().st_mtime < ACTIVE_SECONDS:
                 report.still_active.append(str(path))
                 continue
-            t = read(path)
+            read_items = read(path)
         except (NotATranscript, OSError, UnicodeDecodeError) as e:
             reason = str(e) if isinstance(e, NotATranscript) else f"{path}: cannot be read ({getattr(e, 'strerror', None) or e})"
             if strict:
                 raise BadInput(f"{reason}; nothing was imported") from None
             report.skipped.append({"path": str(path), "reason": reason})
             continue
-        item = _plan_one(t, report, done, project, after)
-        if item is not None:
-            planned.append(item)
-            done.add(item.source)
+        for t in read_items if isinstance(read_items, list) else [read_items]:  # an export holds many
+            item = _plan_one(t, report, done, project, after)
+            if item is not None:
+                planned.append(item)
+                done.add(item.source)
     planned.sort(key=lambda p: p.when)
     return planned
 
@@ -150,9 +152,11 @@ def write_sessions(vault: "Vault", planned: list[Planned], report: Report, dry_r
         if p.anchor and p.anchor not in titles and p.anchor not in report.anchors_created:
             report.anchors_created.append(p.anchor)
         entry = {"session": p.transcript.id, "source": p.source, "when": p.when.isoformat().replace("+00:00", "Z"),
-                 "title": session_title(p.summary, p.when), "anchor": p.anchor, "file": p.transcript.path}  # fmt: skip
+                 "title": session_title(p.summary, p.when, _label(p)), "anchor": p.anchor,
+                 "file": p.transcript.path}  # fmt: skip
         if not dry_run:
-            result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False)
+            result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False,
+                                   label=_label(p))  # fmt: skip
             entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         report.written.append(entry)
         for type_, sentence in p.summary.rules:
@@ -160,6 +164,10 @@ def write_sessions(vault: "Vault", planned: list[Planned], report: Report, dry_r
     if not dry_run:  # the aging rules once per project, not once per summary
         for anchor in dict.fromkeys(p.anchor for p in planned if p.anchor):
             report.aged += len(vault.age_anchor(anchor))
+
+
+def _label(p: Planned) -> str:
+    return "Conversation" if p.transcript.agent in CHATS else "Session"
 
 
 def _rule(vault: "Vault", report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,
@@ -173,7 +181,7 @@ def _rule(vault: "Vault", report: Report, proposed: set[str], type_: str, senten
             report.candidates.append({"type": type_, "title": title, "source": p.source})
         proposed.add(title.casefold())
         return
-    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where="imported session")
+    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}")
     row = {"id": result["id"], "type": result["type"], "title": result["title"], "path": result["path"]}
     if result.get("duplicate_of"):
         report.known_rules.append({**row, "duplicate_of": result["duplicate_of"]})
@@ -181,7 +189,7 @@ def _rule(vault: "Vault", report: Report, proposed: set[str], type_: str, senten
         report.candidates.append(row)
 
 
-def import_history(vault: "Vault", source: str, files: list[Path], read: Callable[[Path], Transcript], *,
+def import_history(vault: "Vault", source: str, files: list[Path], read: Callable[[Path], Any], *,
                    strict: bool = False, project: str | None = None, since: str | None = None,
                    dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
     """Import agent sessions (``files``: their main transcript files); see the module's text."""
@@ -222,11 +230,20 @@ def claude_code_files(roots: list[Path], project: str | None) -> list[Path]:
 def import_agent(vault: "Vault", source: str, paths: list[str], *, project: str | None = None,
                  since: str | None = None, dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
     """``import --from claude-code|codex [PATH...]``: the agent's history (default: its own folder)."""
+    notes: list[str] = []
     if source == "claude-code":
         from .transcripts import claude
 
         roots = list(existing(paths, claude.default_root(), "Claude Code transcripts"))
-        files, read, notes = claude_code_files(roots, project), claude.read_session, []
+        files, read = claude_code_files(roots, project), claude.read_session
+    elif source in CHATS:
+        from .transcripts import exports
+
+        if not paths:
+            raise BadInput(f"--from {source} needs the export's conversations.json (or its folder)")
+        roots = list(existing(paths, Path("."), "the export"))
+        files = [f for r in roots for f in exports.export_files(r)]
+        read = exports.read_chatgpt if source == "chatgpt" else exports.read_claude_ai
     else:
         from .transcripts import codex
 
@@ -234,7 +251,7 @@ def import_agent(vault: "Vault", source: str, paths: list[str], *, project: str 
         found = [codex.rollout_files(r) for r in roots]
         files, zst = [f for fs, _ in found for f in fs], [f for _, zs in found for f in zs]
         read = codex.read_rollout
-        notes = [f"{len(zst)} compressed rollout(s) (.jsonl.zst) skipped: install zstandard "
+        notes += [f"{len(zst)} compressed rollout(s) (.jsonl.zst) skipped: install zstandard "
                  "(pip install 'vaultmem[codex]') to read them"] if zst else []  # fmt: skip
     strict = len(roots) == 1 and roots[0].is_file()
     result = import_history(vault, source, files, read, strict=strict, project=project, since=since,

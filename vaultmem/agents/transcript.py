@@ -267,7 +267,7 @@ RULE_RE = re.compile(
     r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note|remember)[,:]?\s+)*"
     r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
     r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
-    r"|remember that|keep in mind that|note that we|we always|we never)\b",
+    r"|remember that|keep in mind that|note that we|we always|we never|i always|i never)\b",
     re.I,
 )
 FEEDBACK_RULE_RE = re.compile(r"^(?:please\s+)?(?:don'?t|do not|never|always|use|prefer|stop)\b", re.I)

@@ -17,7 +17,7 @@ from .. import api
 from ..core.errors import BadInput
 from .common import AnchorOpt, JsonOpt, VaultOpt, app, echo_json
 
-SOURCES = ("claude-code", "codex", "rules", "mcp-memory")
+SOURCES = ("claude-code", "codex", "rules", "mcp-memory", "chatgpt", "claude-ai")
 TARGETS = ("agents-md",)
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="List what would be written; write nothing.")]
 
@@ -81,7 +81,7 @@ class Progress:
 @app.command("import")
 def import_cmd(
     paths: Annotated[Optional[list[str]], typer.Argument(help="A file written by `vaultmem export` ('-': standard input); with --from: what to import (default: the agent's own folder, ~/.claude/projects or ~/.codex).")] = None,
-    source: Annotated[Optional[str], typer.Option("--from", help="claude-code, codex (session histories), rules (CLAUDE.md, AGENTS.md, GEMINI.md, .cursor/rules, copilot instructions) or mcp-memory (the MCP memory server's memory.jsonl).")] = None,
+    source: Annotated[Optional[str], typer.Option("--from", help="claude-code, codex (session histories), rules (CLAUDE.md, AGENTS.md, GEMINI.md, .cursor/rules, copilot instructions) mcp-memory (the MCP memory server's memory.jsonl), chatgpt or claude-ai (an export's conversations.json).")] = None,
     project: Annotated[Optional[str], typer.Option("--project", help="Only sessions run in this folder (or below it); for rules, the project the files belong to.")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Only sessions active since: 7d, 2w or a date (2026-01-01).")] = None,
     dry_run: DryRunOpt = False,
