@@ -93,8 +93,7 @@ def import_cmd(
     candidate rules, instruction files active rules, the MCP memory graph notes and links.
     Running an import again adds nothing new.
 
-    Example: vaultmem import backup.json      vaultmem import --from claude-code --project ~/src/shop
-             vaultmem import --from rules CLAUDE.md AGENTS.md .cursor/rules      vaultmem import --from codex --dry-run
+    Example: vaultmem import --from claude-code --project ~/src/shop      vaultmem import --from rules AGENTS.md
     """
     paths = paths or []
     if source is None:
@@ -119,11 +118,19 @@ def _run_import(source: str, paths: list[str], project: str | None, since: str |
             raise BadInput("--from mcp-memory takes one file (the server's memory.jsonl)")
         from ..agents.mcp_memory import import_graph
 
-        return import_graph(api.open_vault(vault), paths[0], dry_run)
+        progress = Progress("MCP memory")
+        result = import_graph(api.open_vault(vault), paths[0], dry_run)
+        progress(1, 1)
+        progress.close()
+        return result
     if source == "rules":
         from ..agents.rules_import import import_rules
 
-        return import_rules(api.open_vault(vault), paths or ["."], project, dry_run)
+        progress = Progress("instruction")
+        result = import_rules(api.open_vault(vault), paths or ["."], project, dry_run)
+        progress(len(result["files"]), len(result["files"]))
+        progress.close()
+        return result
     from ..agents.importers import import_agent
 
     progress = Progress(f"{source} session")
