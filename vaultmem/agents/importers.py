@@ -128,6 +128,7 @@ def _plan_one(t: Transcript, report: Report, done: set[str], project: Path | Non
         return None
     s = summarise(t.events, t.cwd or None)
     s.subagents = list(t.subagents)
+    t.events = []  # the summary is what is kept: memory stays bounded by the number of sessions
     if s.empty:
         report.empty.append(t.path)
         return None
