@@ -236,7 +236,6 @@ def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-@app.command()
 def index(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete the indexes and build them from nothing.")] = False,
     vault: VaultOpt = None,

@@ -13,9 +13,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .. import api
 from ..core.errors import BadInput
-from .common import AnchorOpt, JsonOpt, VaultOpt, app, echo_json
+from .common import AnchorOpt, JsonOpt, VaultOpt, app, echo_json, err, open_session
 
 SOURCES = ("claude-code", "codex", "rules", "mcp-memory", "chatgpt", "claude-ai")
 TARGETS = ("agents-md",)
@@ -42,13 +41,16 @@ def export(
             raise BadInput("a file argument needs --to agents-md (the JSON backup goes to standard output)")
         from ..memory.ops import dump_json
 
-        typer.echo(dump_json(api.open_vault(vault).export()))
+        data = open_session(vault).vault.export()
+        for skipped in data.pop("skipped"):
+            err(f"skipped {skipped['path']}: {skipped['error']}")
+        typer.echo(dump_json(data))
         return
     if to not in TARGETS:
         raise BadInput(f"--to: {to!r} is not one of: {', '.join(TARGETS)}")
     from ..agents.agents_md import export as to_agents_md
 
-    result = to_agents_md(api.open_vault(vault), file or "AGENTS.md", anchor, dry_run)
+    result = to_agents_md(open_session(vault).vault, file or "AGENTS.md", anchor, dry_run)
     if as_json:
         echo_json(result)
     elif dry_run:
@@ -119,7 +121,7 @@ def _run_import(source: str, paths: list[str], project: str | None, since: str |
         from ..agents.mcp_memory import import_graph
 
         progress = Progress("MCP memory")
-        result = import_graph(api.open_vault(vault), paths[0], dry_run)
+        result = import_graph(open_session(vault).vault, paths[0], dry_run)
         progress(1, 1)
         progress.close()
         return result
@@ -127,14 +129,14 @@ def _run_import(source: str, paths: list[str], project: str | None, since: str |
         from ..agents.rules_import import import_rules
 
         progress = Progress("instruction")
-        result = import_rules(api.open_vault(vault), paths or ["."], project, dry_run)
+        result = import_rules(open_session(vault).vault, paths or ["."], project, dry_run)
         progress(len(result["files"]), len(result["files"]))
         progress.close()
         return result
     from ..agents.importers import import_agent
 
     progress = Progress(f"{source} session")
-    result = import_agent(api.open_vault(vault), source, paths, project=project, since=since, dry_run=dry_run,
+    result = import_agent(open_session(vault).vault, source, paths, project=project, since=since, dry_run=dry_run,
                           progress=progress)  # fmt: skip
     progress.close()  # an error instead is its one line
     return result
@@ -192,7 +194,7 @@ def _restore(paths: list[str], vault: str | None, as_json: bool) -> None:
         raise BadInput(f"cannot read {file}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BadInput(f"{file} is not JSON ({e})") from None
-    result = api.open_vault(vault).import_(data)
+    result = open_session(vault).vault.import_(data)
     if as_json:
         echo_json(result)
     else:
