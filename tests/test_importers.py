@@ -369,3 +369,33 @@ def test_claude_ai_export_becomes_conversation_summaries(run, data, empty_vault)
     assert "## Outcome\nThe bug is `round(total * pct, 2)` on floats." in text
     assert "- Thanks. Please always show money examples in cents from now on." in text  # content [] and only text
     assert [c["title"] for c in out["candidates"]] == ["Always show money examples in cents from now on"]
+
+
+# ---------------------------------------------------------------------- redaction (issue 25's core/secrets.py)
+
+
+def test_imports_redact_secrets_and_drop_private_spans(run, tmp_path, empty_vault):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    folder = tmp_path / "projects" / "-home-dev-app"
+    folder.mkdir(parents=True)
+    prompt = (f"Deploy with the token {token} please. <private>my home address is 1 Elm St</private> "
+              f"Always use the token {token} for the release job.")  # fmt: skip
+    line = {"type": "user", "timestamp": "2026-04-02T10:00:00Z", "cwd": "/home/dev/app", "sessionId": "s1",
+            "message": {"role": "user", "content": prompt}}  # fmt: skip
+    (folder / "s1.jsonl").write_text(json.dumps(line) + "\n")
+    rules = tmp_path / "app" / "AGENTS.md"
+    rules.parent.mkdir()
+    rules.write_text(f"# Rules\n- Never paste {token} into chat.\n- <private>internal host db7</private>Use the staging host.\n")
+    memory = tmp_path / "memory.jsonl"
+    memory.write_text(json.dumps({"type": "entity", "name": "ci", "entityType": "service", "observations": [f"token {token}"]}) + "\n")
+    aged(tmp_path)
+    dry = ok(run("import", "--from", "claude-code", str(tmp_path / "projects"), "--dry-run", "--json"))
+    assert token not in dry
+    ok(run("import", "--from", "claude-code", str(tmp_path / "projects")))
+    ok(run("import", "--from", "rules", str(rules)))
+    ok(run("import", "--from", "mcp-memory", str(memory)))
+    written = notes(empty_vault)
+    assert written and all(token not in text and "Elm St" not in text and "db7" not in text for text in written.values())
+    assert all(token not in path for path in written)
+    assert any("[REDACTED:" in text for text in written.values())
+    assert "nothing new" in ok(run("import", "--from", "rules", str(rules)))  # redacted titles compare equal

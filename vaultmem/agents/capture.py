@@ -24,11 +24,19 @@ STOP_WORDS = {
 
 
 def redact_for_memory(text: str) -> str:
-    """The one place where text taken from a transcript or another tool is cleaned before it is
-    written to the vault: every importer and ``hook end`` pass titles and bodies through here.
-    Secret redaction and ``<private>`` spans are issue 25's (``core/secrets.py``), not merged
-    into this branch yet: until then the text is written as given."""
-    return text
+    """Text taken from a transcript or another tool, cleaned before it is written to the vault
+    (every importer and ``hook end`` pass bodies through here): ``<private>`` spans removed and
+    secrets replaced by ``[REDACTED:<kind>]`` (``core/secrets.py``)."""
+    from ..core.secrets import redact, strip_private
+
+    return redact(strip_private(text))[0]
+
+
+def redact_title_for_memory(title: str) -> str:
+    """``redact_for_memory`` for a title (a file name): the marker becomes ``redacted-<kind>``."""
+    from ..core.secrets import redact_title, strip_private
+
+    return redact_title(strip_private(title))
 
 
 def session_title(s: Summary, when: dt.datetime, label: str = "Session") -> str:
@@ -45,7 +53,8 @@ def write_summary(vault: "Vault", s: Summary, source: str, anchor: str | None, *
     not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``."""
     when = parse_time(s.start) or now or dt.datetime.now(dt.timezone.utc)
     titles = {r.key: r.title for r in vault.records().values()}
-    title, body = redact_for_memory(session_title(s, when, label)), redact_for_memory(render_summary(s, shown, titles=titles))
+    title = redact_title_for_memory(session_title(s, when, label))
+    body = redact_for_memory(render_summary(s, shown, titles=titles))
     return vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
                           supersede=supersede, age=age)  # fmt: skip
 
@@ -74,7 +83,7 @@ def propose_rule(vault: "Vault", type_: str, sentence: str, source: str, scope: 
     its body (user scope for preferences; others carry the branch ``scope``); when the vault
     already states it, nothing is written and ``duplicate_of`` names that memory."""
     sentence = redact_for_memory(sentence)
-    title = rule_title(sentence)
+    title = redact_title_for_memory(rule_title(sentence))
     known = known_rule(vault, title, sentence)
     if known is not None:
         return {"id": known.key, "path": known.path, "title": known.title, "type": known.type,

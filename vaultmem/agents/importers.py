@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..core.errors import BadInput
 from ..core.filters import parse_since, parse_time
-from .capture import known_rule, propose_rule, session_title, write_summary
+from .capture import known_rule, propose_rule, redact_for_memory, redact_title_for_memory, session_title, write_summary
 from .hooks import find_anchor
 from .transcript import Summary, rule_title, summarise
 from .transcripts import NotATranscript, Transcript
@@ -153,7 +153,7 @@ def write_sessions(vault: "Vault", planned: list[Planned], report: Report, dry_r
         if p.anchor and p.anchor not in titles and p.anchor not in report.anchors_created:
             report.anchors_created.append(p.anchor)
         entry = {"session": p.transcript.id, "source": p.source, "when": p.when.isoformat().replace("+00:00", "Z"),
-                 "title": session_title(p.summary, p.when, _label(p)), "anchor": p.anchor,
+                 "title": redact_title_for_memory(session_title(p.summary, p.when, _label(p))), "anchor": p.anchor,
                  "file": p.transcript.path}  # fmt: skip
         if not dry_run:
             result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False,
@@ -173,7 +173,7 @@ def _label(p: Planned) -> str:
 
 def _rule(vault: "Vault", report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,
           dry_run: bool) -> None:  # fmt: skip
-    title = rule_title(sentence)
+    title = redact_title_for_memory(rule_title(redact_for_memory(sentence)))
     if dry_run:
         known = known_rule(vault, title, sentence)
         if known is not None or title.casefold() in proposed:

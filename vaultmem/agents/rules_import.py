@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
-from .capture import redact_for_memory
+from .capture import redact_for_memory, redact_title_for_memory
 from .importers import project_anchor
 from .instructions import InstructionFile, Rule, find_files, read
 from .transcript import clip, rule_title
@@ -53,6 +53,10 @@ def source_of(f: InstructionFile) -> str:
     return f"rules:{f.root.name}/{f.rel}"
 
 
+def _title(rule: Rule) -> str:
+    return redact_title_for_memory(rule_title(rule.text))
+
+
 def _body(rule: Rule, f: InstructionFile) -> str:
     where = f"`{f.rel}`" + (f", section “{rule.section}”" if rule.section else "")
     scope = "; ".join(f"{k}: {v}" for k, v in f.scope.items() if k != "description")
@@ -71,14 +75,14 @@ def plan_file(vault: "Vault", f: InstructionFile) -> dict[str, list]:
     fresh: list[Rule] = []
     seen: set[str] = set()
     for rule in f.rules:
-        title = rule_title(rule.text).casefold()
+        title = _title(rule).casefold()
         if title in seen:
             continue
         seen.add(title)
         (plan["unchanged"] if title in old else fresh).append(old.get(title) or rule)
     left = {k: r for k, r in old.items() if k not in seen}
     for rule in fresh:
-        title = rule_title(rule.text).casefold()
+        title = _title(rule).casefold()
         match = max(left, key=lambda k: difflib.SequenceMatcher(None, k, title).ratio(), default=None)
         if match is not None and difflib.SequenceMatcher(None, match, title).ratio() >= SIMILAR:
             plan["updated"].append((left.pop(match), rule))
@@ -89,7 +93,7 @@ def plan_file(vault: "Vault", f: InstructionFile) -> dict[str, list]:
 
 
 def _write(vault: "Vault", f: InstructionFile, rule: Rule, anchor: str | None) -> dict[str, Any]:
-    title, body = redact_for_memory(rule_title(rule.text)), redact_for_memory(_body(rule, f))
+    title, body = _title(rule), redact_for_memory(_body(rule, f))
     return vault.remember(rule.type, title, body, source=source_of(f), anchor=anchor,
                           tags=["imported-rule"], origin=str(f.path), scope="project", supersede=False)  # fmt: skip
 
@@ -122,7 +126,7 @@ def import_rules(vault: "Vault", paths: list[str], project: str | None = None, d
 
 def _apply_add(vault: "Vault", f: InstructionFile, rule: Rule, anchor: str | None, dry_run: bool,
                out: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    row = {"type": rule.type, "title": rule_title(rule.text), "text": clip(rule.text, 200)}
+    row = {"type": rule.type, "title": _title(rule), "text": clip(redact_for_memory(rule.text), 200)}
     if dry_run:
         return row
     result = _write(vault, f, rule, anchor)
@@ -133,7 +137,7 @@ def _apply_add(vault: "Vault", f: InstructionFile, rule: Rule, anchor: str | Non
 
 def _apply_update(vault: "Vault", f: InstructionFile, old: "Record", rule: Rule, anchor: str | None,
                   dry_run: bool) -> dict[str, Any]:  # fmt: skip
-    row = {"old": {"id": old.key, "title": old.title}, "type": rule.type, "title": rule_title(rule.text)}
+    row = {"old": {"id": old.key, "title": old.title}, "type": rule.type, "title": _title(rule)}
     if dry_run:
         return row
     result = _write(vault, f, rule, anchor)
