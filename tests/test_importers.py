@@ -220,13 +220,13 @@ def test_codex_compressed_rollouts(run, data, empty_vault, monkeypatch):
     Path(f"{plain}.zst").write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
     plain.unlink()
     aged(day)
-    from vaultmem.agents.transcripts import codex
+    from vaultmem.agents.transcripts import rollouts
 
-    real = codex.zstd_available
-    monkeypatch.setattr(codex, "zstd_available", lambda: False)
+    real = rollouts.zstd_available
+    monkeypatch.setattr(rollouts, "zstd_available", lambda: False)
     skipped = ok(run("import", "--from", "codex", str(data / "codex"), "--dry-run"))
     assert "1 compressed rollout(s) (.jsonl.zst) skipped: install zstandard" in skipped
-    monkeypatch.setattr(codex, "zstd_available", real)
+    monkeypatch.setattr(rollouts, "zstd_available", real)
     out = json.loads(ok(run("import", "--from", "codex", str(data / "codex"), "--dry-run", "--json")))
     assert any(w["session"] == "019ce8a4-7b21-7c3d-9e5f-2a6b8c0d1e34" for w in out["written"])
 

@@ -192,7 +192,8 @@ DEFAULT_FLOOR = Floor()
 
 
 def trivial(prompt: str) -> bool:
-    """Small talk and acknowledgements ("thanks!", "ok, go ahead"): no recall at all."""
+    """Small talk and acknowledgements ("thanks!", "ok, go ahead"): no recall at all (the list is
+    ``transcript.SMALL_TALK``: a session summary does not count them as requests either)."""
     from .transcript import trivial as small_talk
 
     return small_talk(prompt)

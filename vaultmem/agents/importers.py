@@ -24,7 +24,7 @@ from ..core.filters import parse_since, parse_time
 from .capture import known_rule, propose_rule, redact_for_memory, redact_title_for_memory, session_title, write_summary
 from .hooks import find_anchor
 from .transcript import Summary, rule_title, summarise
-from .transcripts import NotATranscript, Transcript
+from .transcripts.history import NotATranscript, Transcript
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
@@ -70,8 +70,14 @@ class Report:
 
 def source_of(t: Transcript) -> str:
     """The ``source`` of a session's notes: ``hook end``'s for Claude Code (so a session captured
-    by the hook is not imported again), the whole thread id for Codex (its ids are time-ordered)."""
+    by the hook is not imported again), the whole thread id for Codex (its ids are time-ordered:
+    the hook's 8 characters name every thread started within the same minute or so)."""
     return f"claude-code-{t.id[:8]}" if t.agent == "claude-code" else f"{t.agent}-{t.id}"
+
+
+def hook_source(t: Transcript) -> str:
+    """The source ``hook end`` gives a session of this agent (``codex-<8 characters>``)."""
+    return f"{t.agent}-{t.id[:8]}"
 
 
 def _under(cwd: str, project: Path | None) -> bool:
@@ -90,7 +96,9 @@ def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], 
     transcript is an error (BadInput) instead of a skipped file."""
     now = time.time() if now is None else now
     after = parse_since(since) if since else None
-    done = {r.source for r in vault.records().values() if r.type == "session_summary" and r.source}
+    summaries = [r for r in vault.records().values() if r.type == "session_summary" and r.source]
+    done = {r.source for r in summaries}
+    hooked = {(r.source, (r.created or "")[:19]) for r in summaries}  # hook end dates a summary by its session's start
     planned: list[Planned] = []
     for path in files:
         report.files += 1
@@ -108,7 +116,8 @@ def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], 
             report.skipped.append({"path": str(path), "reason": reason})
             continue
         for t in read_items if isinstance(read_items, list) else [read_items]:  # an export holds many
-            item = _plan_one(t, report, done, project, after)
+            hooked_here = (hook_source(t), t.start[:19]) in hooked  # captured by hook end
+            item = _plan_one(t, report, done, project, after, hooked_here)
             if item is not None:
                 planned.append(item)
                 done.add(item.source)
@@ -117,13 +126,13 @@ def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], 
 
 
 def _plan_one(t: Transcript, report: Report, done: set[str], project: Path | None,
-              after: dt.datetime | None) -> Planned | None:  # fmt: skip
+              after: dt.datetime | None, captured: bool = False) -> Planned | None:  # fmt: skip
     source = source_of(t)
     when = parse_time(t.start) or dt.datetime.fromtimestamp(Path(t.path).stat().st_mtime, dt.timezone.utc)
     if not _under(t.cwd, project) or (after and (parse_time(t.end) or when) < after):
         report.filtered += 1
         return None
-    if source in done:
+    if source in done or captured:
         report.already_imported.append(source)
         return None
     s = summarise(t.events, t.cwd or None)
@@ -246,12 +255,12 @@ def import_agent(vault: "Vault", source: str, paths: list[str], *, project: str 
         files = [f for r in roots for f in exports.export_files(r)]
         read = exports.read_chatgpt if source == "chatgpt" else exports.read_claude_ai
     else:
-        from .transcripts import codex
+        from .transcripts import rollouts
 
-        roots = list(existing(paths, codex.default_root(), "Codex rollouts"))
-        found = [codex.rollout_files(r) for r in roots]
+        roots = list(existing(paths, rollouts.default_root(), "Codex rollouts"))
+        found = [rollouts.rollout_files(r) for r in roots]
         files, zst = [f for fs, _ in found for f in fs], [f for _, zs in found for f in zs]
-        read = codex.read_rollout
+        read = rollouts.read_rollout
         notes += [f"{len(zst)} compressed rollout(s) (.jsonl.zst) skipped: install zstandard "
                  "(pip install 'vaultmem[codex]') to read them"] if zst else []  # fmt: skip
     strict = len(roots) == 1 and roots[0].is_file()

@@ -289,7 +289,8 @@ WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def trivial(prompt: str) -> bool:
-    """Small talk and acknowledgements ("thanks!", "ok, go ahead"): not a request."""
+    """Small talk and acknowledgements ("thanks!", "ok, go ahead"): not a request, and no recall
+    at the prompt hook."""
     return all(w.lower() in SMALL_TALK for w in WORD_RE.findall(prompt))
 
 

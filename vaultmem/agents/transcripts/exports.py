@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from ...core.errors import BadInput
 from ..transcript import MAX_EVENT_TEXT, Event
-from . import NotATranscript, Transcript
+from .history import NotATranscript, Transcript
 
 MAX_FILE = 1 << 30  # loaded whole without ijson: refuse beyond 1 GB
 MAX_NODES = 100_000  # a conversation tree walked at most this deep
