@@ -399,3 +399,19 @@ def test_imports_redact_secrets_and_drop_private_spans(run, tmp_path, empty_vaul
     assert all(token not in path for path in written)
     assert any("[REDACTED:" in text for text in written.values())
     assert "nothing new" in ok(run("import", "--from", "rules", str(rules)))  # redacted titles compare equal
+
+
+def test_a_codex_session_captured_by_hook_end_is_not_imported_again(run, data, empty_vault, open_vault):
+    """hook end names a Codex session by 8 characters of its time-ordered id and dates it by its
+    start: that pair, not the prefix alone, marks it as captured."""
+    import datetime as dt
+
+    vault = open_vault(empty_vault)
+    start = dt.datetime(2026, 3, 14, 10, 5, 11, tzinfo=dt.timezone.utc)
+    vault.remember("session_summary", "Session 2026-03-14 1005 Fix the failing refund test", "Captured by the hook.",
+                   source="codex-019ce8a4", now=start)  # fmt: skip
+    vault.remember("session_summary", "Session 2026-03-14 1006 Another thread of that minute", "Another session.",
+                   source="codex-019ce8a4", now=start + dt.timedelta(seconds=50))  # fmt: skip
+    out = json.loads(ok(run("import", "--from", "codex", str(data / "codex"), "--json")))
+    assert out["already_imported"] == ["codex-019ce8a4-7b21-7c3d-9e5f-2a6b8c0d1e34"]
+    assert [w["session"] for w in out["written"]] == ["5973b6c0-94b8-487b-a530-2aeb6098ae0e"]
