@@ -180,8 +180,8 @@ def test_hooks_sleep_and_checkpoint_scope_what_they_write(setup, monkeypatch):
     out = json.loads(hook(vault, "end", {**base, "hook_event_name": "SessionEnd"}))
     assert note_scope((vault / out["summary"]["path"]).read_text()) == want
     kinds = {(c["title"], note_scope((vault / c["path"]).read_text())) for c in out["candidates"]}
-    assert ("Remember that JPY amounts have no minor unit.", want) in kinds  # a lesson of this branch
-    assert ("Always run ruff before committing.", (None, None)) in kinds  # a preference is the person's
+    assert ("JPY amounts have no minor unit", want) in kinds  # a lesson of this branch
+    assert ("Always run ruff before committing", (None, None)) in kinds  # a preference is the person's
     # the same session on the default branch: nothing is scoped
     git(code, "checkout", "-q", "main")
     other = {**base, "session_id": "7a7a7a7a-3333", "transcript_path": str(HOOKS / "saved_session.jsonl")}

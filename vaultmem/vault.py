@@ -537,6 +537,7 @@ class Vault:
     # The note operations live in ops.py as functions of the vault's state (state.VaultState);
     # the facade offers them as methods so the API stays one object.
     remember = ops.remember
+    age_anchor = ops.age_anchor
     show = ops.show
     list_notes = ops.list_notes
     edit = ops.edit

@@ -196,17 +196,14 @@ def zscores(explain: dict[str, Any]) -> tuple[float, float]:
 
 
 DEFAULT_FLOOR = Floor()
-WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
-SMALL_TALK = {
-    "ok", "okay", "thanks", "thank", "you", "thx", "ty", "yes", "no", "yep", "nope", "sure", "great", "good", "nice",
-    "cool", "perfect", "done", "continue", "go", "ahead", "please", "lgtm", "sounds", "right", "fine", "do", "it",
-    "that", "this", "awesome", "proceed", "next", "stop", "wait", "hi", "hello", "hey", "the", "a", "and", "k",
-}  # fmt: skip
 
 
 def trivial(prompt: str) -> bool:
-    """Small talk and acknowledgements ("thanks!", "ok, go ahead"): no recall at all."""
-    return all(w.lower() in SMALL_TALK for w in WORD_RE.findall(prompt))
+    """Small talk and acknowledgements ("thanks!", "ok, go ahead"): no recall at all (the list is
+    ``transcript.SMALL_TALK``: a session summary does not count them as requests either)."""
+    from .transcript import trivial as small_talk
+
+    return small_talk(prompt)
 
 
 def estimate_tokens(text: str) -> int:
@@ -348,24 +345,32 @@ def stop_hook(root: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
     return {"decision": "block", "reason": STOP_REASON.format(work=work)}
 
 
+def project_anchor(vault: "Vault", anchor: str | None, cwd: str | None, source: str) -> str | None:
+    """The anchor a session's notes link to: given, else the project note named like the project
+    folder, else the one the session woke with (or the vault's only project), as checkpoints do."""
+    from ..memory.sessions import session_anchor
+
+    return anchor or find_anchor(vault, cwd) or session_anchor(vault, None, source)
+
+
 def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
                     scope: dict[str, str] | None = None) -> dict[str, Any] | None:  # fmt: skip
     """PreCompact: a checkpoint line of the session so far in its handoff note (``scope``: the
     branch scope of a new handoff, see ``api.Session.write_scope``)."""
-    from .transcript import summarise
+    from .transcript import clip, summarise
 
     s = summarise(events_of(payload), payload.get("cwd"))
     if s.empty:
         return None
     parts = [f"before compaction ({payload.get('trigger') or 'auto'}): {len(s.requests)} request(s)"]
     if s.requests:
-        parts.append(f"latest: {s.requests[-1][:120]}")
+        parts.append(f"latest: {clip(s.requests[-1], 120)}")
     if s.files:
         parts.append("files: " + ", ".join(s.files[:8]) + (" …" if len(s.files) > 8 else ""))
-    open_fail = [f["command"] for f in s.failures if not f["fixed"]]
+    open_fail = [clip(f["command"], 80) for f in s.failures if not f["fixed"]]
     if open_fail:
         parts.append("still failing: " + "; ".join(open_fail[:3]))
-    anchor = anchor or find_anchor(vault, payload.get("cwd"))
+    anchor = project_anchor(vault, anchor, payload.get("cwd"), source_name(payload))
     result = vault.checkpoint("; ".join(parts), source_name(payload), anchor, extra=scope)
     return {"checkpoint": result}
 
@@ -373,38 +378,27 @@ def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None 
 def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
              scope: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     """SessionEnd: the session summary from the transcript, and each rule the user stated as a
-    ``candidate`` preference or lesson (wake lists them for confirmation). ``scope``: the branch
-    scope of what it writes (``api.Session.write_scope``; a preference is the user's, never scoped)."""
-    from .transcript import render_summary, summarise
+    ``candidate`` preference or lesson (wake lists them for confirmation), unless the vault
+    already states it. ``scope``: the branch scope of what it writes
+    (``api.Session.write_scope``; a preference is the user's, never scoped)."""
+    from .capture import propose_rule, write_summary
+    from .transcript import summarise
 
     s = summarise(events_of(payload), payload.get("cwd"))
     session = session_of(payload)
     with SessionState(vault.root) as state:
         shown_keys = state.shown_list(session)
-    out: dict[str, Any] = {"summary": None, "candidates": []}
+    out: dict[str, Any] = {"summary": None, "candidates": [], "known": []}
     if s.empty:
         return out
     titles = {r.key: r.title for r in vault.records().values()}
     shown = [f"[{k}] {titles.get(k, '(no longer in the vault)')} (shown at {'start' if via == 'start' else 'a prompt'})"
              for k, via in shown_keys]  # fmt: skip
-    anchor = anchor or find_anchor(vault, payload.get("cwd"))
     source = source_name(payload)
-    first = " ".join(re.split(r"[.,;:!?\n]", s.requests[0])[0].split()[:8]) if s.requests else ""
-    first = first or "work session"
-    title = f"Session {time.strftime('%Y-%m-%d %H%M', time.gmtime())} {first}"
-    out["summary"] = vault.remember("session_summary", title, render_summary(s, shown), source=source, anchor=anchor,
-                                    extra=scope)  # fmt: skip
+    anchor = project_anchor(vault, anchor, payload.get("cwd") or s.cwd, source)
+    out["summary"] = write_summary(vault, s, source, anchor, shown=shown, scope=scope)
     for type_, sentence in s.rules:
-        out["candidates"].append(remember_candidate(vault, type_, sentence, source, scope))
+        result = propose_rule(vault, type_, sentence, source, scope)
+        out["known" if result.get("duplicate_of") else "candidates"].append(result)
     return out
 
-
-def remember_candidate(vault: "Vault", type_: str, sentence: str, source: str,
-                       scope: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
-    """A rule sentence as a ``status: candidate`` memory (user scope for preferences; others
-    carry the branch ``scope``)."""
-    title = sentence if len(sentence) <= 90 else sentence[:89].rstrip() + "…"
-    body = f"{sentence}\n\nStated by the user in session `{source}`; a candidate until confirmed (`vaultmem confirm ID`)."
-    user = type_ == "preference"
-    return vault.remember(type_, title, body, source=source, status="candidate", scope="user" if user else None,
-                          extra=None if user else scope)  # fmt: skip

@@ -43,6 +43,8 @@ class Event:
     input: dict[str, Any] = field(default_factory=dict)
     id: str = ""
     error: bool = False
+    ts: str = ""  # the line's ISO timestamp, "" when it has none
+    cwd: str = ""  # the agent's working directory at that line, "" when unknown
 
 
 def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES, fmt: str = "claude") -> list[Event]:
@@ -79,22 +81,78 @@ def _tail(path: str | os.PathLike | None, max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def _parse(raw: bytes) -> list[Event]:
-    """The events of one transcript line; [] for a line that is not a known JSON shape."""
+def load_line(raw: bytes) -> dict[str, Any] | None:
+    """One JSONL line as a dict; None for a line that is too long, not JSON or not an object."""
     if len(raw) > MAX_LINE:
-        return []
+        return None
     try:
         obj = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
-        return []
-    return list(_line_events(obj)) if isinstance(obj, dict) else []
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
-def _line_events(obj: dict[str, Any]) -> Iterator[Event]:
+def iter_lines(path: str | os.PathLike, max_line: int = MAX_LINE) -> Iterator[bytes | None]:
+    """The lines of a file, streamed; a line longer than ``max_line`` is skipped without being
+    held in memory (yielded as None, so the caller can count it)."""
+    with open(path, "rb") as f:
+        yield from stream_lines(f, max_line)
+
+
+def stream_lines(f: Any, max_line: int = MAX_LINE) -> Iterator[bytes | None]:
+    """``iter_lines`` of an open binary stream (anything with ``readline(limit)``)."""
+    while True:
+        line = f.readline(max_line + 1)
+        if not line:
+            return
+        if len(line) > max_line and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # drain the rest of the long line
+                line = f.readline(1 << 20)
+            yield None
+            continue
+        yield line.rstrip(b"\r\n")
+
+
+def _parse(raw: bytes) -> list[Event]:
+    """The events of one transcript line; [] for a line that is not a known JSON shape."""
+    obj = load_line(raw)
+    return list(line_events(obj)) if obj is not None else []
+
+
+REJECTED = "The user doesn't want to proceed with this tool use."
+FEEDBACK_RE = re.compile(r"the user said:\s*\n(?P<said>.+)", re.S)
+MAX_EVENT_TEXT = 8000  # a tool's output is kept to its first and last 4,000 characters
+
+
+def _clip_output(text: str) -> str:
+    half = MAX_EVENT_TEXT // 2
+    return text if len(text) <= MAX_EVENT_TEXT else text[:half] + "\n…\n" + text[-half:]
+
+
+def line_events(obj: dict[str, Any], main: bool = True) -> Iterator[Event]:
+    """The events of one parsed Claude Code line (``main``: the line is in a main session
+    file, where a sidechain user line is a subagent's prompt written by the model)."""
+    ts, cwd = obj.get("timestamp"), obj.get("cwd")
+    ts, cwd = (ts if isinstance(ts, str) else ""), (cwd if isinstance(cwd, str) else "")
+    for ev in _events_of(obj, main):
+        ev.ts, ev.cwd = ts, cwd
+        yield ev
+
+
+def _events_of(obj: dict[str, Any], main: bool) -> Iterator[Event]:
     kind = obj.get("type")
-    msg = obj.get("message")
-    if kind not in ("user", "assistant") or not isinstance(msg, dict) or obj.get("isMeta"):
+    if kind == "attachment":  # a message the user typed while the agent was busy
+        att = obj.get("attachment")
+        if isinstance(att, dict) and att.get("type") == "queued_command":
+            text = _result_text(att.get("prompt")).strip()
+            if text and not _is_wrapper(text):
+                yield Event("prompt", text[:MAX_EVENT_TEXT])
         return
+    msg = obj.get("message")
+    if kind not in ("user", "assistant") or not isinstance(msg, dict) or obj.get("isMeta") or obj.get("isCompactSummary"):
+        return
+    if kind == "user" and obj.get("isSidechain") and (main or obj.get("parentUuid") is None):
+        kind = "subagent-prompt"  # the parent model's words, not the user's
     content = msg.get("content")
     if isinstance(content, str):
         blocks: list[Any] = [{"type": "text", "text": content}]
@@ -109,15 +167,19 @@ def _line_events(obj: dict[str, Any]) -> Iterator[Event]:
         if t == "text" and isinstance(b.get("text"), str):
             text = strip_private(b["text"]).strip()
             if kind == "user" and text and not _is_wrapper(text):
-                yield Event("prompt", text)
+                yield Event("prompt", text[:MAX_EVENT_TEXT])
             elif kind == "assistant" and text:
-                yield Event("text", text)
+                yield Event("text", text[:MAX_EVENT_TEXT])
         elif t == "tool_use" and kind == "assistant" and isinstance(b.get("name"), str):
             inp = b.get("input") if isinstance(b.get("input"), dict) else {}
             yield Event("tool", tool=b["name"], input=inp, id=str(b.get("id") or ""))
-        elif t == "tool_result" and kind == "user":
-            yield Event("result", strip_private(_result_text(b.get("content"))), id=str(b.get("tool_use_id") or ""),
-                        error=b.get("is_error") is True)  # fmt: skip
+        elif t == "tool_result" and kind in ("user", "subagent-prompt"):
+            text = strip_private(_result_text(b.get("content")))
+            error = b.get("is_error") is True
+            yield Event("result", _clip_output(text), id=str(b.get("tool_use_id") or ""), error=error)
+            said = FEEDBACK_RE.search(text) if error and text.startswith(REJECTED) else None
+            if said and said.group("said").strip():  # the user's correction of a rejected tool call
+                yield Event("prompt", said.group("said").strip()[:MAX_EVENT_TEXT], tool="feedback")
 
 
 def _is_wrapper(text: str) -> bool:
@@ -204,20 +266,42 @@ def unsaved_work(events: list[Event]) -> bool:
 # ---------------------------------------------------------------------- rule sentences
 
 RULE_RE = re.compile(
-    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note)[,:]?\s+)*"
+    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note|remember)[,:]?\s+)*"
     r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
     r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
-    r"|remember that|keep in mind that|note that we|we always|we never)\b",
+    r"|remember that|keep in mind that|note that we|we always|we never|i always|i never)\b",
     re.I,
 )
+FEEDBACK_RULE_RE = re.compile(r"^(?:please\s+)?(?:don'?t|do not|never|always|use|prefer|stop)\b", re.I)
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+LEAD_IN_RE = re.compile(
+    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|just)[,:]?\s+)*"
+    r"(?:(?:remember|keep in mind|note)(?: that)?[,:]?\s+|(?:from now on|in (?:the )?future|going forward)[,:]?\s+)?"
+    r"(?:(?:i|we) (?:always |really |strongly |usually )?(?:want|prefer|like|need)(?: (?:it|us|you) to)?\s+"
+    r"|i'?d (?:rather|prefer)(?: (?:it|us|you) to)?\s+|(?:i|we) always\s+)?",
+    re.I,
+)
+SMALL_TALK = {
+    "ok", "okay", "thanks", "thank", "you", "thx", "ty", "yes", "no", "yep", "nope", "sure", "great", "good", "nice",
+    "cool", "perfect", "done", "continue", "go", "ahead", "please", "lgtm", "sounds", "right", "fine", "do", "it",
+    "that", "this", "awesome", "proceed", "next", "stop", "wait", "hi", "hello", "hey", "the", "a", "and", "k",
+    "much", "so", "very", "works", "now", "looks",
+}  # fmt: skip
+WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-def rule_sentences(text: str) -> list[tuple[str, str]]:
+def trivial(prompt: str) -> bool:
+    """Small talk and acknowledgements ("thanks!", "ok, go ahead"): not a request, and no recall
+    at the prompt hook."""
+    return all(w.lower() in SMALL_TALK for w in WORD_RE.findall(prompt))
+
+
+def rule_sentences(text: str, feedback: bool = False) -> list[tuple[str, str]]:
     """(type, sentence) for each sentence stating a lasting rule or preference.
 
     "remember that ..." / "keep in mind that ..." -> lesson; always/never/prefer/... -> preference.
-    Questions are not rules."""
+    Questions are not rules. ``feedback``: the text is the user's correction of a rejected tool
+    call, where an imperative ("don't write migrations by hand") is a rule too."""
     out = []
     for raw in SENTENCE_RE.split(text):
         s = " ".join(raw.strip().lstrip("-*> ").split())
@@ -227,7 +311,49 @@ def rule_sentences(text: str) -> list[tuple[str, str]]:
         if m:
             kind = m.group("kind").lower()
             out.append(("lesson" if kind.startswith(("remember", "keep in mind", "note that")) else "preference", s))
+        elif feedback and FEEDBACK_RULE_RE.match(s):
+            out.append(("preference", s))
     return out
+
+
+def rule_title(sentence: str, width: int = 90) -> str:
+    """A rule's title: the rule without its lead-in ("Also, remember that I always want integer
+    cents for money, never floats." -> "Integer cents for money, never floats")."""
+    text = " ".join(sentence.split()).rstrip(" .!;:")
+    rest = LEAD_IN_RE.sub("", text, count=1).strip(" ,")
+    if len(rest) < 8:  # the lead-in was most of it
+        rest = text
+    return clip(rest[:1].upper() + rest[1:], width)
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` characters at a sentence end or, failing that, a word
+    boundary (with "…"); never in the middle of a word."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    if end >= width // 2:
+        return cut[: end + 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut).rstrip(" ,;:-") + "…"
+
+
+def title_words(text: str, n: int = 8) -> str:
+    """The first clause of ``text`` as at most ``n`` words fit for a file name (no ``;``, quotes,
+    slashes or other punctuation)."""
+    clause = re.split(r"[.;:!?\n]|,\s", text, maxsplit=1)[0]
+    words = [w for w in re.sub(r"[^\w\s'-]", " ", clause).split() if w.strip("'-")]
+    return " ".join(words[:n])
+
+
+def topic(requests: list[str], n: int = 8) -> str:
+    """A session's topic for its title: the first words of its first request sentence that is
+    not a stated rule ("Always use cents. Fix the refund" -> "Fix the refund")."""
+    sentences = [x for r in requests for x in SENTENCE_RE.split(r) if x.strip()]
+    plain = [x for x in sentences if not rule_sentences(x)] or sentences
+    return next((w for w in (title_words(x, n) for x in plain) if len(w.split()) >= 2), title_words(plain[0], n) if plain else "")
 
 
 # ---------------------------------------------------------------------- the summary
@@ -240,33 +366,46 @@ class Summary:
     failures: list[dict[str, Any]] = field(default_factory=list)  # command, error, fixed_by, fixed
     commands: int = 0
     saved: list[str] = field(default_factory=list)
-    recalled: list[str] = field(default_factory=list)
+    recalled: list[tuple[str, list[str]]] = field(default_factory=list)  # (what was asked, ids shown)
     rules: list[tuple[str, str]] = field(default_factory=list)
+    outcome: str = ""  # the agent's last words, first sentences
+    start: str = ""  # ISO timestamps of the first and last timed events
+    end: str = ""
+    cwd: str = ""  # the project folder: the one given, else the transcript's first
+    subagents: list[str] = field(default_factory=list)  # subagents whose work is folded in
 
     @property
     def empty(self) -> bool:
         return not (self.requests or self.files or self.commands or self.saved)
 
+    @property
+    def fixed(self) -> list[dict[str, Any]]:
+        return [f for f in self.failures if f["fixed"]]
 
-def _rel(path: str, cwd: str | None) -> str:
-    if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1 :]
+
+def _rel(path: str, roots: list[str]) -> str:
+    """``path`` relative to the first project folder that holds it (else as given)."""
+    for root in roots:
+        root = root.rstrip("/")
+        if root and path.startswith(root + "/"):
+            return path[len(root) + 1 :]
     return path
 
 
 def _first_line(text: str, width: int = 160) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return clip(line, width)
 
 
 def _error_line(text: str) -> str:
     """The most telling line of a failed command's output."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:  # pytest's summary line, a compiler's "error:", a traceback's last word
-        if re.match(r"(FAILED|ERROR)\b|\w*(Error|Exception)\b:|error(\[\w+\])?:", ln):
-            return _first_line(ln, 160)
+    for pattern in (r"(FAILED|ERROR)\b|error(\[\w+\])?:", r"(?:E\s+)?\w*(Error|Exception)\b:"):
+        for ln in lines:  # pytest's summary line, a compiler's "error:", then a traceback's last word
+            if re.match(pattern, ln):
+                return _first_line(re.sub(r"^E\s+", "", ln), 160)
     for ln in reversed(lines):
-        if re.search(r"error|failed|exception|assert|not found|denied|exit code", ln, re.I):
+        if re.search(r"error|failed|exception|assert|not found|denied", ln, re.I) and not re.match(r"exit code \d+$", ln, re.I):
             return _first_line(ln, 160)
     return _first_line(lines[-1], 160) if lines else ""
 
@@ -284,26 +423,43 @@ def _memory_label(ev: Event) -> str:
     return short_tool(ev.tool)
 
 
+def _roots(events: list[Event], cwd: str | None) -> list[str]:
+    """The project folders paths are made relative to: the given one, then the transcript's own."""
+    return list(dict.fromkeys(r for r in [cwd or "", *(e.cwd for e in events if e.cwd)] if r))
+
+
 def summarise(events: list[Event], cwd: str | None = None) -> Summary:
-    """What the session did, from its events."""
+    """What the session did, from its events (``cwd``: the project folder)."""
     s = Summary()
+    roots = _roots(events, cwd)
+    s.cwd = roots[0] if roots else ""
     results = {e.id: e for e in events if e.kind == "result" and e.id}
     open_failures: dict[str, dict[str, Any]] = {}
     edits_since: dict[str, list[str]] = {}
+    times = [e.ts for e in events if e.ts]
+    s.start, s.end = (min(times), max(times)) if times else ("", "")
     for ev in events:
         if ev.kind == "prompt":
-            s.requests.append(_first_line(ev.text, 200))
-            s.rules.extend(rule_sentences(ev.text))
+            if not trivial(ev.text) and ev.tool != "feedback":
+                s.requests.append(_first_line(ev.text, 200))
+            s.rules.extend(rule_sentences(ev.text, feedback=ev.tool == "feedback"))
+        elif ev.kind == "text":
+            s.outcome = clip(ev.text, 300)
         if ev.kind != "tool":
             continue
         action = memory_action(ev)
         if action:
-            (s.saved if action == "save" else s.recalled).append(_memory_label(ev))
+            if action == "save":
+                s.saved.append(_memory_label(ev))
+            else:
+                res = results.get(ev.id)
+                ids = [a or b for a, b in SHOWN_ID_RE.findall(res.text)] if res and not res.error else []
+                s.recalled.append((_memory_label(ev), list(dict.fromkeys(ids))))
             continue
         if ev.tool in EDIT_TOOLS:
             path = ev.input.get("file_path") or ev.input.get("notebook_path")
-            if isinstance(path, str) and path:
-                rel = _rel(path, cwd)
+            if isinstance(path, str) and path and not (results.get(ev.id) and results[ev.id].error):
+                rel = _rel(path, roots)
                 if rel not in s.files:
                     s.files.append(rel)
                 for edits in edits_since.values():
@@ -327,9 +483,37 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
     return s
 
 
-def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12) -> str:
+def _failure_line(f: dict[str, Any]) -> str:
+    line = f"`{f['command']}` failed" + (f": {f['error']}" if f["error"] else "")
+    if not f["fixed"]:
+        return line + "; not fixed in this session"
+    if f["fixed_by"]:
+        return line + "; passed after editing " + ", ".join(f"`{p}`" for p in f["fixed_by"])
+    return line + "; passed on a later run"
+
+
+def _fixed_line(f: dict[str, Any]) -> str:
+    what = f["error"] or "its failure"
+    how = " by editing " + ", ".join(f"`{p}`" for p in f["fixed_by"]) if f["fixed_by"] else " (passed on a later run)"
+    return f"{what} (`{f['command']}`){how}"
+
+
+def recalled_lines(s: Summary, titles: dict[str, str] | None = None) -> list[str]:
+    """One line per memory the session's own recall calls were shown: its id, its title when
+    known, and what was asked; calls that showed nothing are not listed."""
+    titles = titles or {}
+    out: dict[str, str] = {}
+    for asked, ids in s.recalled:
+        for i in ids:
+            name = f" {titles[i]}" if i in titles else ""
+            out.setdefault(i, f"[{i}]{name} (recall: {asked})")
+    return list(out.values())
+
+
+def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12,
+                   titles: dict[str, str] | None = None) -> str:  # fmt: skip
     """The markdown body of the session summary note (``shown``: lines naming the memories the
-    hooks showed the session)."""
+    hooks showed the session; ``titles``: id -> title of the vault's notes)."""
     out: list[str] = []
 
     def section(title: str, items: list[str]) -> None:
@@ -338,18 +522,18 @@ def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12) 
             out.extend(["", f"## {title}", *(f"- {i}" for i in items[:limit]), *extra])
 
     section("Requests", s.requests)
+    section("Fixed", [_fixed_line(f) for f in s.fixed])
     section("Files changed", [f"`{f}`" for f in s.files])
-    fails = []
-    for f in s.failures:
-        line = f"`{f['command']}` failed" + (f": {f['error']}" if f["error"] else "")
-        if f["fixed"]:
-            line += "; passed after editing " + ", ".join(f"`{p}`" for p in f["fixed_by"]) if f["fixed_by"] else "; passed on a later run"
-        else:
-            line += "; not fixed in this session"
-        fails.append(line)
-    section("Commands that failed", fails)
+    section("Commands that failed", [_failure_line(f) for f in s.failures])
     section("Memories saved", s.saved)
-    section("Memories recalled", s.recalled + list(shown or []))
+    section("Memories recalled", recalled_lines(s, titles) + list(shown or []))
     section("Rules stated by the user", [f"({t}) {r}" for t, r in s.rules])
-    head = f"Session of {len(s.requests)} request(s), {len(s.files)} file(s) changed, {s.commands} command(s) run."
+    section("Subagents", s.subagents)
+    if s.outcome:
+        out.extend(["", "## Outcome", s.outcome])
+    fixed = f", {len(s.fixed)} failure(s) fixed" if s.fixed else ""
+    until = s.end[11:16] if s.end[:10] == s.start[:10] else s.end[:16].replace("T", " ")
+    when = f" ({s.start[:16].replace('T', ' ')} to {until} UTC)" if s.start and s.end else ""
+    head = (f"Session{when} of {len(s.requests)} request(s), {len(s.files)} file(s) changed, "
+            f"{s.commands} command(s) run{fixed}.")  # fmt: skip
     return head + "\n" + "\n".join(out) + "\n"

@@ -241,44 +241,6 @@ def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def export(vault: VaultOpt = None) -> None:
-    """Write every note (exact text) as JSON to standard output.
-
-    Example: vaultmem export > backup.json
-    """
-    from ..memory.ops import dump_json
-
-    data = open_session(vault).vault.export()
-    for skipped in data.pop("skipped"):
-        err(f"skipped {skipped['path']}: {skipped['error']}")
-    typer.echo(dump_json(data))
-
-
-@app.command("import")
-def import_cmd(
-    file: Annotated[str, typer.Argument(help="A file written by `vaultmem export`, or '-' for standard input.")],
-    vault: VaultOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Restore notes from an export; notes whose id already exists are skipped and counted.
-
-    Example: vaultmem import backup.json
-    """
-    try:
-        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-        data = json.loads(raw)
-    except OSError as e:
-        raise BadInput(f"cannot read {file}: {e.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BadInput(f"{file} is not JSON ({e})") from None
-    result = open_session(vault).vault.import_(data)
-    if as_json:
-        echo_json(result)
-    else:
-        typer.echo(f"imported {result['imported']}, skipped {result['skipped_existing']} already present")
-
-
-@app.command()
 def index(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete the indexes and build them from nothing.")] = False,
     vault: VaultOpt = None,
@@ -701,4 +663,5 @@ from . import agents as cli_agents  # noqa: E402,F401  (mcp, setup)
 from . import git as cli_git  # noqa: E402,F401  (sync, merge-driver)
 from . import hooks as cli_hooks  # noqa: E402,F401  (hook ..., confirm)
 from . import time as cli_time  # noqa: E402,F401  (history)
+from . import transfer as cli_transfer  # noqa: E402,F401  (export, import)
 from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)

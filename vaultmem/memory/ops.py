@@ -59,6 +59,7 @@ def remember(
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
     extra: dict[str, Any] | None = None, key: str | None = None, supersedes: Iterable[str] = (),
+    supersede: bool = True, age: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     """Write a new memory from its type's template; returns its id, path, what it superseded
     and the likely updates it did not supersede on its own (``possible_updates``).
@@ -68,7 +69,10 @@ def remember(
     words (``updates.decide``); similarity alone never does. The possible updates are named in
     the new note's ``may_update:``, so recall and wake show the older note as "may be outdated
     by" the new one instead of hiding it. A ``candidate`` (an unconfirmed memory) never
-    supersedes an active one. ``extra``: more frontmatter keys (e.g. ``branch``/``repo``)."""
+    supersedes an active one. ``extra``: more frontmatter keys (e.g. ``branch``/``repo``).
+    ``supersede=False``: likely updates are reported, never applied (an importer writing many
+    memories at once); ``age=False``: the anchor's aging rules wait for ``age_anchor`` (called
+    once after a batch)."""
     clean = Scrubber()  # text from an agent, a transcript or an import: no private span, no secret
     title, content, anchor, key, source = (clean.title(title), clean.text(content), clean.title(anchor),
                                            clean.title(key), clean.title(source))  # fmt: skip
@@ -95,7 +99,8 @@ def remember(
                                                   branch=branch)  # fmt: skip
         if duplicate is not None and not (key and duplicate.subject != key.casefold()):
             return _merge_duplicate(vault, duplicate, tags)
-        replaced = replaced if status == "active" else []
+        if status != "active" or not supersede:
+            possible, replaced = [*possible, *replaced], []
     if key and status == "active":  # the subject key decides, whatever the sources
         keyed = same_key(vault, type_, key, scope, branch=branch)
         replaced = [(r, None) for r in keyed] + [(r, c) for r, c in replaced if r not in keyed]
@@ -130,7 +135,7 @@ def remember(
             mark_superseded(vault, rec, new)
     finally:  # the new note is indexed even if an old one changed meanwhile (Conflict)
         vault.sync_paths(touched)
-    aged = _age_anchor(vault, type_, anchor, now)
+    aged = _age_anchor(vault, type_, anchor, now) if age else []
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
             "superseded": [_superseded(r, c, key) for r, c in replaced] + aged,
@@ -185,6 +190,11 @@ def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> d
         vault.sync_paths([rec.path])
     return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
             "duplicate_of": rec.key, "superseded": [], "possible_updates": [], "tags_added": new_tags}  # fmt: skip
+
+
+def age_anchor(vault: "VaultState", anchor: str, now: dt.datetime | None = None) -> list[dict]:
+    """Apply an anchor's aging rules (its progress notes and session summaries kept bounded)."""
+    return _age_anchor(vault, "session_summary", anchor, now or now_utc())
 
 
 def _age_anchor(vault: "VaultState", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
@@ -480,4 +490,4 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-__all__ = ["remember", "show", "list_notes", "edit", "write_note", "delete", "stats", "export", "import_"]
+__all__ = ["age_anchor", "remember", "show", "list_notes", "edit", "write_note", "delete", "stats", "export", "import_"]

@@ -80,6 +80,11 @@ def _anchor(anchor: str | None, vault: "VaultState | None" = None, session: str 
     return projects[0].title if len(projects) == 1 else None
 
 
+def session_anchor(vault: "VaultState", anchor: str | None, source: str | None = None) -> str | None:
+    """The anchor a session's notes link to (see ``_anchor``)."""
+    return _anchor(anchor, vault, session_name(source))
+
+
 def _session_lock(vault: "VaultState", session: str) -> "contextlib.AbstractContextManager[None]":
     """The lock one session's handoff is found or created under (across processes)."""
     return named_lock(vault.root / STATE_DIR / "locks", f"session {session}")
@@ -148,7 +153,7 @@ def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, sour
     session = session_name(source)
     anchor = _anchor(anchor, vault, session)
     stamp = now_utc().strftime("%Y-%m-%d %H%M")
-    first = " ".join(summary.split()[:6])
+    first = " ".join(re.sub(r"[^\w\s'-]", " ", summary).split()[:6])  # a file name: no ";", "/" or quotes
     result = ops.remember(vault, "session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor,
                            extra=extra)  # fmt: skip
     out: dict[str, Any] = {"session": session, "summary": result, "handoff": None, "superseded": [],
