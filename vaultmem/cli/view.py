@@ -113,7 +113,7 @@ def _graph(vault: str | None) -> _Graph:
 
     v = open_session(vault).vault
     records = v.catalog()
-    return _Graph(v, records, graphmod.build(records.values()))
+    return _Graph(v, records, v.build_graph(records.values()))
 
 
 def _plural(n: int, word: str) -> str:

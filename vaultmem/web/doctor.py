@@ -92,7 +92,7 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
     """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``)."""
     parse_errors: dict[str, str] = {}
     records = vault.catalog(errors=parse_errors)
-    g = graphmod.build(records.values())
+    g = vault.build_graph(records.values())
     findings = [Finding("parse_error", p, f"cannot be read as a note: {why}", "fix the frontmatter; the note is "
                         "left out of recall until then") for p, why in sorted(parse_errors.items())]  # fmt: skip
     findings += duplicate_ids(records)
