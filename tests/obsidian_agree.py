@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from vaultmem.core.links import fold
 from vaultmem.index import graph as graphmod
 from vaultmem.vault import Vault
 
@@ -19,7 +18,7 @@ from . import obsidian_ref as ref
 
 
 def _key(target: str | None, linkpath: str) -> str:
-    return target if target is not None else "unresolved:" + fold(linkpath.strip())
+    return target if target is not None else "unresolved:" + ref.fold(linkpath.strip())
 
 
 def reference_facts(root: Path, sources: set[str]) -> set[tuple[str, str]]:
@@ -32,7 +31,7 @@ def vaultmem_facts(vault: Vault) -> tuple[set[tuple[str, str]], dict[str, str]]:
     """vaultmem's links of every note it reads (from the files), and the notes it could not read."""
     errors: dict[str, str] = {}
     records = vault.catalog(errors=errors)
-    g = vault.build_graph(records.values())
+    g = _graph(vault, records)
     resolver = g.graph["resolver"]
     facts = set()
     for rec in records.values():
@@ -54,8 +53,13 @@ def compare(root: Path) -> dict:
         "notes_read": len(sources), "parse_errors": len(errors),
         "reference_links": len(theirs), "reference_resolved": kinds["file"], "reference_unresolved": kinds["unresolved"],
         "agree": len(mine & theirs), "only_vaultmem": sorted(mine - theirs), "only_reference": sorted(theirs - mine),
-        "attachment_nodes": sum(1 for _, d in vault.build_graph(vault.catalog().values()).nodes(data=True) if d.get("attachment")),
+        "attachment_nodes": sum(1 for _, d in _graph(vault, vault.catalog()).nodes(data=True) if d.get("attachment")),
     }
+
+
+def _graph(vault: Vault, records: dict):
+    build = getattr(vault, "build_graph", None)  # (before issue 27: graph.build of the records only)
+    return build(records.values()) if build else graphmod.build(records.values())
 
 
 def _vault(root: Path) -> Vault:

@@ -184,19 +184,20 @@ class Vault:
             lock.release()
 
     def _reindex(self, paths: Iterable[str] | None, rebuild: bool, progress: Progress | None) -> Summary:
-        if rebuild or self.manifest.get("index_version") not in (None, INDEX_VERSION):
+        version = f"{INDEX_VERSION}.{self.store.title_from}"  # titles are indexed: a new setting re-indexes
+        if rebuild or self.manifest.get("index_version") not in (None, version):
             self._invalidate()
         if rebuild:
             self.close()
             self.bm25.clear()
             for name in ("manifest.db", "manifest.db-wal", "manifest.db-shm"):
                 (self.index_dir / name).unlink(missing_ok=True)
-        elif self.manifest.get("index_version") not in (None, INDEX_VERSION):
+        elif self.manifest.get("index_version") not in (None, version):
             self.bm25.clear()  # built by another version: re-index, reusing stored vectors
             self.manifest.forget_notes()
             paths = None
         indexer = self.indexer
-        self.manifest.set("index_version", INDEX_VERSION)
+        self.manifest.set("index_version", version)
         if indexer.needs_repair():
             indexer.repair()
         summary = indexer.sync(paths, progress)

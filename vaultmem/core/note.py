@@ -284,6 +284,40 @@ def scalar(value: Any) -> str | None:
     return text or None
 
 
+# Properties vaultmem reads itself (indexed in their own way, or bookkeeping): the others are
+# searchable as ``property_text``.
+OWN_PROPERTIES = frozenset((
+    "id", "title", "aliases", "alias", "tags", "tag", "type", "status", "created", "updated", "importance",
+    "scope", "origin", "expires", "valid_from", "valid_until", "superseded_by", "supersedes", "cssclasses",
+    "cssclass", "publish", "permalink", "mobile", "excalidraw-plugin",
+    "source", "context", "anchor", "key", "branch", "repo", "date",
+))  # fmt: skip  # the second line: what vaultmem writes on its memories (their vectors stay as they were)
+MAX_PROPERTY_WORDS = 64  # a long property block never outweighs a short note's text
+_ATTACHMENT_RE = re.compile(r"\.(?!md$)[A-Za-z0-9]{1,5}$")
+
+
+def _property_values(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _property_values(item)]
+    if isinstance(value, dict) or value is None or isinstance(value, bool):
+        return []
+    text = iso(value) if isinstance(value, (dt.date, dt.datetime)) else str(value).strip()
+    m = WHOLE_LINK_RE.match(text)
+    if m:  # a link counts by its target's name (a file such as cover.jpg: not at all)
+        link = parse_link(m.group(1))
+        name = posixpath.basename(link.target) if link else ""
+        return [] if not name or _ATTACHMENT_RE.search(name) else [name.removesuffix(".md")]
+    return [text] if text else []
+
+
+def property_text(meta: dict) -> str:
+    """The values of a note's other properties as text for search (``author: "[[Kevin
+    Kelly]]"`` gives ``Kevin Kelly``), at most MAX_PROPERTY_WORDS words."""
+    values = [v for k, value in meta.items() if str(k).lower() not in OWN_PROPERTIES for v in _property_values(value)]
+    words = " ".join(values).split()
+    return " ".join(words[:MAX_PROPERTY_WORDS])
+
+
 TITLE_FROM = ("filename", "heading")
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.config import DEFAULTS
 from ..core.errors import NoteParseError
-from ..core.note import Note
+from ..core.note import Note, property_text
 from ..core.store import Store
 from .bm25 import BM25Index, Doc
 from .chunking import chunk, plain_text
@@ -77,8 +77,16 @@ def bm25_doc(note: Note) -> Doc:
     return Doc(
         path=note.path, hash=note.hash, title=note.title, aliases=" ".join(note.aliases),
         tags=",".join(note.tags), body=plain_text(note.body), type=note.type or "",
-        status=note.status,
+        status=note.status, props=property_text(note.meta),
     )  # fmt: skip
+
+
+def embedded_text(note: Note) -> str:
+    """What is chunked and embedded of a note: its other properties' values (a line ahead of
+    the body, capped) and its body."""
+    props = property_text(note.meta)
+    body = plain_text(note.body)
+    return f"{props}\n\n{body}" if props else body
 
 
 @dataclass
@@ -164,7 +172,7 @@ class Indexer:
         chunk_rows: dict[str, list[str]] = {}
         texts: dict[str, str] = {}
         for note in notes:
-            pieces = chunk(note.title, plain_text(note.body), max_tokens)
+            pieces = chunk(note.title, embedded_text(note), max_tokens)
             if len(pieces) > self.max_chunks > 0:
                 summary.capped[note.path] = (self.max_chunks, len(pieces))
                 pieces = capped(pieces, self.max_chunks)

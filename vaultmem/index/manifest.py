@@ -20,7 +20,7 @@ from ..core import notedates
 from ..core.discovery import owner_only, private_dir
 from ..core.note import Note
 
-SCHEMA_VERSION = "2"  # 2: subject key, validity and dates of a note (issue 13)
+SCHEMA_VERSION = "3"  # 2: subject key, validity and dates of a note (issue 13); 3: Obsidian links and titles (issue 27)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS notes (

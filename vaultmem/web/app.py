@@ -242,9 +242,9 @@ class Views:
             recent = self.state.recent()
             candidates = [r for r in records if r.status == "candidate"]
             gaps = self.vault.gaps()[:20]
-            report = self.state.doctor()
             self.vault.snapshot_counts()  # today's row set, if no reconcile took it yet
             history = self.vault.count_history()
+        report = self.state.doctor()  # not under the lock: other pages answer meanwhile
         msg = request.query_params.get("done") or request.query_params.get("error")
         content = pages.flash(msg, "error" in request.query_params) + pages.state_page(
             counts, sorted(months.items())[-24:], recent, candidates, gaps, report, history)  # fmt: skip
