@@ -203,3 +203,72 @@ def test_chunking_is_linear_in_a_paragraphs_length():
 
     small, big = min(seconds(100_000) for _ in range(3)), min(seconds(800_000) for _ in range(3))
     assert big < 20 * small + 0.05  # 8x the text: ~8x the time (it was ~64x: 4.8 MB took 15.8 s)
+
+
+# ---------------------------------------------------------------------- interrupted indexes
+
+
+def _many_notes(root: Path, n: int) -> None:
+    for i in range(n):
+        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\nWords about topic {i} and [[n{(i + 1) % n:03d}]].\n"
+                                           f"\nA second paragraph on subject {i * 7}.\n", encoding="utf-8")  # fmt: skip
+
+
+def _state(v) -> tuple:
+    db = v.manifest.db
+    notes = sorted((r.path, r.hash, r.title, r.links) for r in v.manifest.records().values())
+    chunks = sorted(tuple(r) for r in db.execute("SELECT path, n, chash FROM chunks"))
+    vectors = sorted(tuple(r) for r in db.execute("SELECT model, chash, vec FROM embeddings"))
+    return notes, chunks, vectors, sorted(v.bm25.documents().items())
+
+
+def test_a_first_index_killed_midway_resumes_and_equals_a_fresh_rebuild(tmp_path, open_vault, fake_embedder, monkeypatch):
+    from vaultmem.index import indexer
+
+    monkeypatch.setattr(indexer, "BATCH_CHUNKS", 8)
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root in (a, b):
+        root.mkdir()
+        _many_notes(root, 40)
+    huge = "# Huge\n\n" + " ".join(["big"] * 300_000) + "\n"  # > HUGE_CHARS: last, in a commit of its own
+    for root in (a, b):
+        (root / "aaa huge.md").write_text(huge, encoding="utf-8")
+    v = open_vault(a)
+    seen: list[tuple[int, int]] = []
+
+    def stop_midway(done: int, total: int) -> None:
+        seen.append((done, total))
+        if done >= 20:
+            raise KeyboardInterrupt  # the process is stopped while embedding the third commit
+
+    with pytest.raises(KeyboardInterrupt):
+        v.reindex(progress=stop_midway)
+    kept = v.manifest.count()
+    assert 0 < kept < 41  # what was committed stays
+    assert "aaa huge.md" not in v.manifest.records()  # the huge note comes after the rest
+    embedded_before = fake_embedder.texts_embedded
+    s = v.reindex()
+    assert s.added == 41 - kept
+    resumed = fake_embedder.texts_embedded - embedded_before
+    fresh = open_vault(b)
+    fresh.reindex()
+    assert _state(v)[1:] == _state(fresh)[1:] and _state(v)[0] == _state(fresh)[0]
+    total_chunks = len(fresh.manifest.db.execute("SELECT DISTINCT chash FROM chunks").fetchall())
+    assert resumed < total_chunks  # nothing committed before the stop is embedded again
+
+
+def test_index_progress_goes_to_stderr_with_json(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "v"
+    root.mkdir()
+    _many_notes(root, 30)
+    set_config(root, '[embedding]\nmodel = "none"\n')
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run([sys.executable, "-m", "vaultmem", "index", "--json", "--vault", str(root)],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["added"] == 30
+    assert "vaultmem: indexing 0/30" in proc.stderr and "vaultmem: indexing 30/30 (100%)" in proc.stderr
