@@ -272,3 +272,22 @@ def test_index_progress_goes_to_stderr_with_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["added"] == 30
     assert "vaultmem: indexing 0/30" in proc.stderr and "vaultmem: indexing 30/30 (100%)" in proc.stderr
+
+
+def test_a_watcher_applies_a_huge_note_after_the_others_alone(empty_vault, fake_embedder):
+    from helpers import write
+    from vaultmem.index.indexer import HUGE_CHARS
+    from vaultmem.service.watch import Batch, Watcher
+    from vaultmem.vault import Vault
+
+    vault = Vault(empty_vault, embedder=fake_embedder)
+    write(empty_vault, "a huge.md", "# Huge\n\n" + "word " * (HUGE_CHARS // 5 + 10))
+    for name in ("b.md", "c.md"):
+        write(empty_vault, name, "small\n")
+    watcher = Watcher(vault, serve=False)
+    try:
+        slices = watcher._slices(Batch({"a huge.md", "b.md", "c.md"}))
+        assert [s.paths for s in slices] == [{"b.md", "c.md"}, {"a huge.md"}]
+    finally:
+        watcher.lock.release()
+        vault.close()
