@@ -276,7 +276,7 @@ def name_queries(root: Path) -> dict[str, str]:
     over the vault: query = the file name, answer = the note."""
     heading = re.compile(r"^#[ \t]+(\S.*?)[ \t]*$", re.M)
     picked = []
-    for path in sorted(p for p in root.rglob("*.md") if not any(part.startswith(".") for part in p.parts)):
+    for path in sorted(p for p in root.rglob("*.md") if not any(x.startswith(".") for x in p.relative_to(root).parts)):
         text = path.read_text(encoding="utf-8", errors="replace")
         m = heading.search(text)
         if m and m.group(1).strip().lower() != path.stem.lower() and len(path.stem) > 3:

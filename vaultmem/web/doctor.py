@@ -181,12 +181,11 @@ def duplicate_ids(records: dict[str, "Record"]) -> list[Finding]:
 
 
 def _names(records: dict[str, "Record"]) -> dict[str, str]:
-    """Lower-cased title and file name -> the note's file name (what a link names it by)."""
+    """Lower-cased file name and title -> that name as written (a link resolves by either)."""
     out: dict[str, str] = {}
     for r in records.values():
-        stem = _stem(r.path)
-        for key in (stem, r.title):
-            out.setdefault(key.lower(), stem)
+        for name in (_stem(r.path), r.title):
+            out.setdefault(name.lower(), name)
     return out
 
 
