@@ -15,6 +15,7 @@ Parts (``--parts``, comma-separated; all by default):
   run again: how much the second run embedded, and whether the result equals a fresh index.
 * ``chunking``: ``chunking.chunk`` time against the length of one paragraph, for this code and
   (``--before DIR``: a checkout of the code before) the old code.
+* ``doctor``: ``vaultmem doctor --json`` on the 13k-note vault, this code and ``--before``.
 * ``recall``: a labelled question set of our own over kepano's vault (hybrid, the real model)
   and name searches over the zettelkasten (BM25), MRR and hits@1, this code and ``--before``.
 
@@ -341,12 +342,38 @@ def part_recall(before: Path | None) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------- doctor
+
+
+def part_doctor(before: Path | None) -> dict:
+    """``vaultmem doctor --json`` on the 13k-note vault (no vectors): seconds, broken links."""
+    if not available("zettelkasten"):
+        return {}
+    out = {}
+    for side, code in (("after", HERE.parent), ("before", before)):
+        if code is None:
+            continue
+        root = copy_vault_to("zettelkasten", OUT / f"doctor-{side}")
+        (root / ".vaultmem.toml").write_text('[embedding]\nmodel = "none"\n')
+        cmd, env = vaultmem_cmd("doctor", "--json", "--vault", str(root), code=code)
+        started = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        seconds = time.perf_counter() - started
+        report = json.loads(proc.stdout)
+        broken = [f for f in report["findings"] if f["check"] == "broken_link"]
+        out[side] = {"seconds": round(seconds, 1), "broken_links": len(broken),
+                     "broken_targets": len({f["data"]["target"] for f in broken}),
+                     "suggestions": sum(1 for f in broken if f["data"].get("suggestion"))}  # fmt: skip
+        print(f"doctor {side}: {out[side]}", flush=True)
+    return out
+
+
 # ---------------------------------------------------------------------- main
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--parts", default="links,index,resume,chunking,recall")
+    ap.add_argument("--parts", default="links,index,resume,chunking,recall,doctor")
     ap.add_argument("--before", type=Path, help="a checkout of the code before (for chunking and recall)")
     ap.add_argument("--sample", type=int, default=256, help="chunks embedded to measure the rate")
     ap.add_argument("--kill-at", type=float, default=0.4, help="share of the chunks embedded before the kill")
@@ -375,6 +402,8 @@ def main() -> None:
         result["chunking"] = part_chunking(args.before)
     if "recall" in parts:
         result["recall"] = part_recall(args.before)
+    if "doctor" in parts:
+        result["doctor"] = part_doctor(args.before)
     if "resume" in parts:
         result["resume"] = part_resume(args.kill_at)
     if "index" in parts:
