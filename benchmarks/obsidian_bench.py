@@ -15,6 +15,8 @@ Parts (``--parts``, comma-separated; all by default):
   run again: how much the second run embedded, and whether the result equals a fresh index.
 * ``chunking``: ``chunking.chunk`` time against the length of one paragraph, for this code and
   (``--before DIR``: a checkout of the code before) the old code.
+* ``scifact``: whether this code and ``--before`` index exactly the same text of every SciFact
+  note (titles, embedded chunks, BM25 words): then SciFact recall cannot differ.
 * ``doctor``: ``vaultmem doctor --json`` on the 13k-note vault, this code and ``--before``.
 * ``recall``: a labelled question set of our own over kepano's vault (hybrid, the real model)
   and name searches over the zettelkasten (BM25), MRR and hits@1, this code and ``--before``.
@@ -368,21 +370,65 @@ def part_doctor(before: Path | None) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------- what SciFact indexes
+
+
+SCIFACT = HERE.parents[1] / "shared" / "data" / "scifact" / "corpus.jsonl"
+
+
+def indexed_text_digest(corpus: Path) -> str:
+    """A digest of what vaultmem indexes of each SciFact note (title, embedded chunks, BM25
+    words), written as scifact.py writes them: equal digests mean equal recall inputs."""
+    import hashlib
+
+    from vaultmem.core.note import parse
+    from vaultmem.index import indexer
+    from vaultmem.index.chunking import chunk, plain_text
+
+    digest = hashlib.sha256()
+    for line in corpus.open(encoding="utf-8"):
+        doc = json.loads(line)
+        title = json.dumps(doc["title"] or doc["_id"], ensure_ascii=False)
+        note = parse(f"---\ntitle: {title}\ntype: fact\n---\n{doc['text']}\n", f"{doc['_id']}.md")
+        body = indexer.embedded_text(note) if hasattr(indexer, "embedded_text") else plain_text(note.body)
+        words = " ".join(indexer.bm25_doc(note).content.split())
+        digest.update(("|".join(chunk(note.title, body, 256)) + "#" + words + "#" + note.title).encode())
+    return digest.hexdigest()
+
+
+def part_scifact_identity(before: Path | None, corpus: Path) -> dict:
+    if not corpus.exists():
+        return {}
+    out = {"after": indexed_text_digest(corpus)}
+    if before:
+        proc = subprocess.run([sys.executable, __file__, "--digest", str(corpus)], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(before)})  # fmt: skip
+        out["before"] = proc.stdout.strip()
+        out["identical"] = out["before"] == out["after"]
+    print(f"scifact identity: {out}", flush=True)
+    return out
+
+
 # ---------------------------------------------------------------------- main
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--parts", default="links,index,resume,chunking,recall,doctor")
+    ap.add_argument("--parts", default="links,scifact,index,resume,chunking,recall,doctor")
     ap.add_argument("--before", type=Path, help="a checkout of the code before (for chunking and recall)")
     ap.add_argument("--sample", type=int, default=256, help="chunks embedded to measure the rate")
     ap.add_argument("--kill-at", type=float, default=0.4, help="share of the chunks embedded before the kill")
     ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument("--chunk-times", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--recall-scores", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--digest", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--scifact", type=Path, default=SCIFACT, help="SciFact corpus.jsonl (part scifact)")
     args = ap.parse_args()
     if args.chunk_times:
         print(json.dumps(chunk_times(args.chunk_times)))
+        return
+    if args.digest:
+        print(indexed_text_digest(args.digest))
         return
     if args.recall_scores:
         print(json.dumps(recall_scores(args.recall_scores)))
@@ -402,6 +448,8 @@ def main() -> None:
         result["chunking"] = part_chunking(args.before)
     if "recall" in parts:
         result["recall"] = part_recall(args.before)
+    if "scifact" in parts:
+        result["scifact_identity"] = part_scifact_identity(args.before, args.scifact)
     if "doctor" in parts:
         result["doctor"] = part_doctor(args.before)
     if "resume" in parts:
