@@ -302,3 +302,22 @@ def test_the_note_page_shows_attachment_links_as_attachments_not_broken(fx, open
     html = markdown.render(v.store.read("Linking.md").body, lambda t: _page_target(resolver, t, "Linking.md"))
     assert 'class="wikilink attachment" title="attachment: Attachments/Report.pdf"' in html
     assert '"/?q=Report.pdf"' not in html and '"/?q=Figure%201"' in html  # without its extension: broken
+
+
+def test_doctor_suggestions_compare_a_bounded_shortlist(monkeypatch):
+    # 85 s on a 13k-note vault was difflib over every name for every broken target
+    from vaultmem.web import doctor as doctormod
+
+    names = [f"note about topic {i}" for i in range(20_000)] + ["kubernetes deployment"]
+    compared: list[int] = []
+    real = doctormod.difflib.get_close_matches
+
+    def counting(word, possibilities, *a, **k):
+        compared.append(len(possibilities))
+        return real(word, possibilities, *a, **k)
+
+    monkeypatch.setattr(doctormod.difflib, "get_close_matches", counting)
+    suggester = doctormod.Suggester(names)
+    assert suggester.closest("kubernetes deploymnt") == "kubernetes deployment"
+    assert suggester.closest("note about topic 1234") == "note about topic 1234"
+    assert max(compared) <= doctormod.Suggester.SHORTLIST
