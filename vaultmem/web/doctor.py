@@ -210,11 +210,12 @@ def _grams(text: str) -> set[str]:
 
 class Suggester:
     """The closest existing name to a broken link target, in bounded time: a trigram index
-    picks at most SHORTLIST names sharing the most trigrams (trigrams common to more than
-    COMMON names are not counted), and difflib compares the target with those only."""
+    picks at most SHORTLIST names sharing the most of the target's trigrams (its rarest
+    trigrams first, at most BUDGET names counted), and difflib compares the target with
+    those only."""
 
-    SHORTLIST = 20
-    COMMON = 2000
+    SHORTLIST = 10
+    BUDGET = 3000
 
     def __init__(self, names: list[str]):
         self.names = names
@@ -225,10 +226,13 @@ class Suggester:
 
     def closest(self, target: str) -> str | None:
         shared: Counter[int] = Counter()
-        for g in _grams(target):
+        budget = self.BUDGET
+        for g in sorted(_grams(target), key=lambda g: len(self.index.get(g, ()))):  # rarest first
             posting = self.index.get(g, ())
-            if len(posting) <= self.COMMON:
-                shared.update(posting)
+            if len(posting) > budget:
+                break
+            shared.update(posting)
+            budget -= len(posting)
         shortlist = [self.names[i] for i, _ in shared.most_common(self.SHORTLIST)]
         close = difflib.get_close_matches(target, shortlist, n=1, cutoff=0.6)
         return close[0] if close else None
