@@ -91,6 +91,8 @@ def available(name: str) -> bool:
 
 
 def vaultmem_cmd(*args: str, code: Path | None = None, env: dict | None = None) -> tuple[list[str], dict]:
+    """The vaultmem CLI of the code in ``code`` (run it with ``cwd=OUT``: ``python -m`` puts
+    the working folder first on the import path)."""
     env = {**os.environ, **(env or {}), "PYTHONPATH": str(code or HERE.parent), "HF_HUB_OFFLINE": "1"}
     return [sys.executable, "-m", "vaultmem", *args], env
 
@@ -130,13 +132,14 @@ def part_index(sample: int) -> dict:
     (root / ".vaultmem.toml").write_text('[embedding]\nmodel = "none"\n')
     cmd, env = vaultmem_cmd("index", "--json", "--vault", str(root))
     started = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=OUT)
     seconds = time.perf_counter() - started
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     summary = json.loads(proc.stdout)
     progress_lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("vaultmem: indexing")]
     started = time.perf_counter()
-    proc2 = subprocess.run(vaultmem_cmd("index", "--json", "--vault", str(root))[0], env=env, capture_output=True, text=True)
+    proc2 = subprocess.run(vaultmem_cmd("index", "--json", "--vault", str(root))[0], env=env, capture_output=True, text=True,
+                           cwd=OUT)  # fmt: skip
     again = time.perf_counter() - started
     rate = embedding_rate(root, sample)
     out = {"vault": name, "notes_added": summary["added"], "errors": len(summary["errors"]),
@@ -189,7 +192,7 @@ def part_resume(kill_at: float) -> dict:
     fresh = copy_vault_to(name, OUT / "help-fresh")
     cmd, env = vaultmem_cmd("index", "--json", "--vault", str(root))
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=OUT)
     killed_at = None
     for line in proc.stderr:  # "vaultmem: indexing DONE/TOTAL (P%)"
         m = re.match(r"vaultmem: indexing (\d+)/(\d+)", line)
@@ -200,12 +203,12 @@ def part_resume(kill_at: float) -> dict:
     proc.wait()
     first = time.perf_counter() - started
     started = time.perf_counter()
-    second = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=OUT)
     resumed = json.loads(second.stdout)
     resume_s = time.perf_counter() - started
     started = time.perf_counter()
     full = json.loads(subprocess.run(vaultmem_cmd("index", "--json", "--vault", str(fresh))[0], env=env,
-                                     capture_output=True, text=True).stdout)  # fmt: skip
+                                     capture_output=True, text=True, cwd=OUT).stdout)  # fmt: skip
     fresh_s = time.perf_counter() - started
     equal = index_state(root) == index_state(fresh)
     out = {"vault": name, "killed_at_chunks": killed_at, "killed_after_seconds": round(first, 1),
@@ -359,7 +362,7 @@ def part_doctor(before: Path | None) -> dict:
         (root / ".vaultmem.toml").write_text('[embedding]\nmodel = "none"\n')
         cmd, env = vaultmem_cmd("doctor", "--json", "--vault", str(root), code=code)
         started = time.perf_counter()
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=OUT)
         seconds = time.perf_counter() - started
         report = json.loads(proc.stdout)
         broken = [f for f in report["findings"] if f["check"] == "broken_link"]
