@@ -231,12 +231,12 @@ def index_state(root: Path) -> tuple:
 
     from vaultmem.index.bm25 import BM25Index
 
-    db = sqlite3.connect(root / ".vaultmem" / "manifest.db")
+    db = sqlite3.connect(f"file:{root / '.vaultmem' / 'index' / 'manifest.db'}?mode=ro", uri=True)
     notes = sorted(db.execute("SELECT path, hash, title, links FROM notes").fetchall())
     chunks = sorted(db.execute("SELECT path, n, chash FROM chunks").fetchall())
     vectors = sorted(db.execute("SELECT model, chash, vec FROM embeddings").fetchall())
     db.close()
-    docs = sorted(BM25Index(root / ".vaultmem" / "bm25").documents().items())
+    docs = sorted(BM25Index(root / ".vaultmem" / "index" / "bm25").documents().items())
     return notes, chunks, vectors, docs
 
 
