@@ -67,5 +67,3 @@ def _vault(root: Path) -> Vault:
 
     return Vault(root, embedder=NoEmbedder())
 
-
-__all__ = ["compare", "graphmod"]
