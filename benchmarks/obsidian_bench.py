@@ -154,8 +154,7 @@ def embedding_rate(root: Path, sample: int) -> dict:
     """Chunks of every note (as the indexer makes them) and the default model's measured rate on
     ``sample`` of them, spread over the vault."""
     from vaultmem.index.embed import make_embedder
-    from vaultmem.index.indexer import MAX_CHUNKS, capped, embedded_text
-    from vaultmem.index.chunking import chunk
+    from vaultmem.index.indexer import MAX_CHUNKS, capped, note_chunks
     from vaultmem.vault import Vault
 
     from vaultmem.index.embed import NoEmbedder
@@ -167,7 +166,7 @@ def embedding_rate(root: Path, sample: int) -> dict:
             note = vault.store.read(path)
         except Exception:  # noqa: BLE001 (a parse error: not indexed either)
             continue
-        texts += capped(chunk(note.title, embedded_text(note), 256), MAX_CHUNKS)
+        texts += capped(note_chunks(note, 256), MAX_CHUNKS)
     vault.close()
     step = max(1, len(texts) // sample)
     picked = texts[::step][:sample]
@@ -398,9 +397,12 @@ def indexed_text_digest(corpus: Path) -> str:
         doc = json.loads(line)
         title = json.dumps(doc["title"] or doc["_id"], ensure_ascii=False)
         note = parse(f"---\ntitle: {title}\ntype: fact\n---\n{doc['text']}\n", f"{doc['_id']}.md")
-        body = indexer.embedded_text(note) if hasattr(indexer, "embedded_text") else plain_text(note.body)
+        if hasattr(indexer, "note_chunks"):
+            chunks = indexer.note_chunks(note, 256)
+        else:  # before issue 27
+            chunks = chunk(note.title, plain_text(note.body), 256)
         words = " ".join(indexer.bm25_doc(note).content.split())
-        digest.update(("|".join(chunk(note.title, body, 256)) + "#" + words + "#" + note.title).encode())
+        digest.update(("|".join(chunks) + "#" + words + "#" + note.title).encode())
     return digest.hexdigest()
 
 

@@ -106,12 +106,18 @@ def bm25_doc(note: Note) -> Doc:
     )  # fmt: skip
 
 
-def embedded_text(note: Note) -> str:
-    """What is chunked and embedded of a note: its other properties' values (a line ahead of
-    the body, capped) and its body."""
+def note_chunks(note: Note, max_tokens: int) -> list[str]:
+    """What is embedded of a note: its body's chunks and, when it has other properties, one
+    chunk of its title and their values (``note.property_text``). A chunk of its own, so a
+    property block never changes a short note's body vector; recall takes a note's best chunk.
+    A note without a body is the one chunk of its title and properties."""
     props = property_text(note.meta)
     body = plain_text(note.body)
-    return f"{props}\n\n{body}" if props else body
+    if not props:
+        return chunk(note.title, body, max_tokens)
+    if not body.strip():
+        return chunk(note.title, props, max_tokens)
+    return chunk(note.title, body, max_tokens) + [f"{note.title}\n{props}"]
 
 
 @dataclass
@@ -197,7 +203,7 @@ class Indexer:
         chunk_rows: dict[str, list[str]] = {}
         texts: dict[str, str] = {}
         for note in notes:
-            pieces = chunk(note.title, embedded_text(note), max_tokens)
+            pieces = note_chunks(note, max_tokens)
             if len(pieces) > self.max_chunks > 0:
                 summary.capped[note.path] = (self.max_chunks, len(pieces))
                 pieces = capped(pieces, self.max_chunks)
