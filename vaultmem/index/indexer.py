@@ -107,17 +107,14 @@ def bm25_doc(note: Note) -> Doc:
 
 
 def note_chunks(note: Note, max_tokens: int) -> list[str]:
-    """What is embedded of a note: its body's chunks and, when it has other properties, one
-    chunk of its title and their values (``note.property_text``). A chunk of its own, so a
-    property block never changes a short note's body vector; recall takes a note's best chunk.
-    A note without a body is the one chunk of its title and properties."""
-    props = property_text(note.meta)
+    """What is embedded of a note: its body's chunks; a note without a body (a reference note
+    whose author and topics are properties) is the one chunk of its title and its other
+    properties' values (``note.property_text``). A body's vectors never take property text: on
+    LoCoMo's linked turns (``session``/``follows`` links) that cost R@10 (benchmarks/README.md);
+    BM25 indexes the properties of every note."""
     body = plain_text(note.body)
-    if not props:
-        return chunk(note.title, body, max_tokens)
-    if not body.strip():
-        return chunk(note.title, props, max_tokens)
-    return chunk(note.title, body, max_tokens) + [f"{note.title}\n{props}"]
+    props = property_text(note.meta) if not body.strip() else ""
+    return chunk(note.title, props or body, max_tokens)
 
 
 @dataclass
