@@ -299,7 +299,7 @@ def test_the_note_page_shows_attachment_links_as_attachments_not_broken(fx, open
 
     v = open_vault(fx)
     resolver = v.graph().graph["resolver"]
-    html = markdown.render(v.store.read("Linking.md").body, lambda t: _page_target(resolver, t, "Linking.md"))
+    html = markdown.render(v.store.read("Linking.md").body, lambda t: _page_target(resolver, t, "Linking.md")).html
     assert 'class="wikilink attachment" title="attachment: Attachments/Report.pdf"' in html
     assert '"/?q=Report.pdf"' not in html and '"/?q=Figure%201"' in html  # without its extension: broken
 
