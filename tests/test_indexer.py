@@ -56,12 +56,13 @@ def test_reconcile_sees_changes_made_behind_its_back(vault, fake_embedder):
     write(root, "facts/Delta.md", "# Delta\n\nNew note about GiST indexes.\n")
     p = write(root, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nAlways run migrations on a snapshot.\n")
     touch_later(p)
-    os.rename(root / "facts/Beta.md", root / "facts/Beta renamed.md")
+    (root / "archive").mkdir()
+    os.rename(root / "facts/Beta.md", root / "archive/Beta.md")  # moved, same name (title): same chunks
     os.remove(root / "facts/Alpha.md")
     before = fake_embedder.texts_embedded
     s = vault.reindex()
     assert (s.added, s.updated, s.moved, s.removed) == (1, 1, 1, 1)
-    assert set(vault.records()) == {"facts/Beta renamed.md", "facts/Delta.md", "lessons/Gamma.md"}
+    assert set(vault.records()) == {"archive/Beta.md", "facts/Delta.md", "lessons/Gamma.md"}
     assert fake_embedder.texts_embedded - before == 2  # the moved note is not re-embedded
     assert vault.recall("GiST indexes", k=1)[0].path == "facts/Delta.md"
     assert not vault.recall("advisory", mode="bm25")

@@ -59,7 +59,10 @@ def test_all_link_forms_in_a_body():
 
 
 def test_links_do_not_span_lines_or_nest():
-    assert targets("[[broken\nlink]] [[ok]] [[a[b]]") == ["ok"]
+    # Obsidian's bracket grammar (docs/obsidian.md): a line break ends a link, a single "]" or
+    # "[" does not, an inner "[[" starts over, and an escaped "\[[" is no link
+    assert targets("[[broken\nlink]] [[ok]] [[a[b]] [[Sq]uare]] [[Nested [[Inner]] x]] \\[[esc]]") == [
+        "ok", "a[b", "Sq]uare", "Inner"]
 
 
 def test_links_in_inline_code_are_not_links():
@@ -96,10 +99,13 @@ def test_crlf_body():
 # ------------------------------------------------------------------ frontmatter links
 
 
-def test_frontmatter_links_in_nested_values():
+def test_frontmatter_links_are_whole_values_as_obsidian_reads_them():
+    # a value or list item that is one whole [[link]]; text around a link, nested mappings
+    # and unquoted [[X]] (a YAML nested list) are not property links in Obsidian
     meta = {
         "parent": "[[Project: Tidewater]]",
-        "related": ["[[A]]", {"deep": ["text [[B|label]] text"]}],
+        "related": ["[[A]]", {"deep": ["[[B]]"]}, "text [[C|label]] text", [["Unquoted"]]],
+        "type": ["[[game_studios]]"],
         "superseded_by": "[[New]]",
         "supersedes": ["[[Old#H]]"],
         "count": 3,
@@ -108,7 +114,7 @@ def test_frontmatter_links_in_nested_values():
     assert [(x.target, x.kind) for x in frontmatter_links(meta)] == [
         ("Project: Tidewater", "frontmatter"),
         ("A", "frontmatter"),
-        ("B", "frontmatter"),
+        ("game_studios", "frontmatter"),
         ("New", "superseded_by"),
         ("Old", "supersedes"),
     ]
@@ -127,25 +133,32 @@ def test_stem_is_case_insensitive_and_md_optional():
     assert r.resolve("Use Redis.md") == "decisions/Use Redis.md"
 
 
-def test_rule_order_stem_then_title_then_alias_then_id():
-    r = resolver(
+def test_rule_order_file_name_then_title_then_alias_then_id():
+    notes = (
         NoteKeys("a/Target.md"),
         NoteKeys("b/Other.md", title="Target", aliases=("Alias",), id="id1"),
         NoteKeys("c/Third.md", aliases=("Other Title",), id="alias"),
         NoteKeys("d/Fourth.md", title="Other Title"),
     )
-    assert r.resolve("Target") == "a/Target.md"  # stem beats title
+    r = Resolver(notes, extras=Resolver.EXTRAS)
+    assert r.resolve("Target") == "a/Target.md"  # file name beats title
     assert r.resolve("other title") == "d/Fourth.md"  # title beats alias
     assert r.resolve("Alias") == "b/Other.md"  # alias beats id
     assert r.resolve("ID1") == "b/Other.md"
+    obsidian = Resolver(notes)  # the default: a bare [[Alias]] stays unresolved, as in Obsidian
+    assert obsidian.resolve("Alias") == "c/Third.md"  # not b's alias: c's id
+    assert Resolver([NoteKeys("Hesperus.md", aliases=("Phosphorus",))]).resolve("Phosphorus") is None
+    assert obsidian.resolve("other title") == "d/Fourth.md" and obsidian.resolve("id1") == "b/Other.md"
 
 
-def test_ties_go_to_the_nearest_folder_then_alphabetical():
-    r = resolver("x/Dup.md", "y/Dup.md", "y/z/Dup.md")
+def test_ties_go_to_the_same_folder_then_the_shortest_path():
+    r = resolver("x/Dup.md", "y/Dup.md", "y/z/Dup.md", "zzzz/Dup.md", "a/b/Dup.md")
     assert r.resolve("Dup", source_path="y/Note.md") == "y/Dup.md"
-    assert r.resolve("Dup", source_path="y/z/w/Note.md") == "y/z/Dup.md"
+    assert r.resolve("Dup", source_path="y/z/w/Note.md") == "x/Dup.md"  # ancestors count for nothing
+    assert r.resolve("Dup", source_path="zzzz/Note.md") == "zzzz/Dup.md"
     assert r.resolve("Dup", source_path="q/Note.md") == "x/Dup.md"
-    assert r.resolve("Dup") == "x/Dup.md"
+    assert resolver("zzzz/Dup.md", "a/b/Dup.md").resolve("Dup") == "a/b/Dup.md"  # shortest string
+    assert resolver("Dup.md", "a/b/Dup.md").resolve("Dup", "a/b/Src.md") == "Dup.md"  # exact path wins
 
 
 def test_folder_qualified_target():

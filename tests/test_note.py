@@ -201,10 +201,22 @@ def test_title_comes_from_frontmatter_first():
     assert note(fm("# Heading\n", title="From FM")).title == "From FM"
 
 
-def test_title_falls_back_to_first_h1_outside_code():
+def test_title_is_the_file_name_not_a_heading_by_default():
+    # Obsidian names a note by its file name; "# Todo" in a body is no title (issue 27)
+    assert note("# Todo\nstuff\n", path="Math/Amortized Accounting Method.md").title == "Amortized Accounting Method"
+
+
+def test_title_from_heading_falls_back_to_first_h1_outside_code():
     body = "intro\n```\n# not a heading\n```\n## Sub\n# Real Heading ##\n# Second\n"
-    assert note(body).title == "Real Heading"
-    assert note("# C# tips\n").title == "C# tips"
+    assert parse(body, "notes/Example.md", title_from="heading").title == "Real Heading"
+    assert parse("# C# tips\n", "notes/Example.md", title_from="heading").title == "C# tips"
+
+
+def test_list_and_link_valued_scalar_properties():
+    # kepano's vault: type: ["[[game_studios]]"]; never a Python list string, never [[...]]
+    n = note(fm("", type='["[[game_studios]]"]', title='["[[Real|Shown]]"]', status="[resolved]"))
+    assert (n.type, n.title, n.status) == ("game_studios", "Shown", "resolved")
+    assert note(fm("", type="[]")).type is None
 
 
 def test_title_falls_back_to_file_stem():
@@ -301,7 +313,7 @@ def test_superseded_by_target_and_links():
 
 
 def test_byte_order_mark_is_not_part_of_the_body():
-    assert note("\ufeff# Title\n").title == "Title"
+    assert parse("\ufeff# Title\n", "notes/Example.md", title_from="heading").title == "Title"
     assert note("\ufeff---\ntitle: T\n---\nbody").meta == {"title": "T"}
 
 

@@ -136,6 +136,8 @@ class MultiVault:
                     if dest is None:
                         dest = DANGLING + target.strip().lower()
                         g.add_node(dest, title=target.strip(), dangling=True)
+                    elif dest not in g:  # a vault's attachment (image, pdf, ...): not a note
+                        g.add_node(dest, title=dest.rsplit("/", 1)[-1], dangling=True, attachment=True)
                     g.add_edge(f"{name}:{path}", dest, kind=kind)
         return g
 

@@ -26,7 +26,8 @@ from .core import config as configmod
 from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
 from .core.links import NoteKeys, Resolver, parse_link
 from .core.lock import WatcherRunning, WriterLock
-from .core.note import split_frontmatter
+from .core.note import TITLE_FROM, split_frontmatter
+from .core.ignore import obsidian_templates, vault_files
 from .core.store import STATE_DIR, Store, find_vault
 from .index import graph as graphmod
 from .index.bm25 import SCHEMA_VERSION as BM25_VERSION
@@ -58,9 +59,13 @@ class Vault:
         self.root = Path(root).resolve()
         self.config = configmod.load(self.root)
         vcfg = self.config["vault"]
-        excludes = ("/" + vcfg["templates_dir"].strip("/") + "/", *vcfg.get("exclude", []))
+        if vcfg["title_from"] not in TITLE_FROM:
+            raise BadInput(f"[vault] title_from = {vcfg['title_from']!r}: use one of {', '.join(TITLE_FROM)}")
+        self.obsidian_templates = obsidian_templates(self.root)  # Obsidian's templates folder, never indexed
+        excludes = ("/" + vcfg["templates_dir"].strip("/") + "/", *vcfg.get("exclude", []),
+                    *([f"/{self.obsidian_templates}/"] if self.obsidian_templates else []))  # fmt: skip
         folder_types = {folder: type_ for type_, folder in self.config["folders"].items()}
-        self.store = Store(self.root, excludes, folder_types)
+        self.store = Store(self.root, excludes, folder_types, vcfg["title_from"])
         emb = self.config["embedding"]
         self.embedder: Embedder = embedder or make_embedder(emb["model"], int(emb["batch_size"]))
         self._manifest: Manifest | None = None
@@ -179,19 +184,20 @@ class Vault:
             lock.release()
 
     def _reindex(self, paths: Iterable[str] | None, rebuild: bool, progress: Progress | None) -> Summary:
-        if rebuild or self.manifest.get("index_version") not in (None, INDEX_VERSION):
+        version = f"{INDEX_VERSION}.{self.store.title_from}"  # titles are indexed: a new setting re-indexes
+        if rebuild or self.manifest.get("index_version") not in (None, version):
             self._invalidate()
         if rebuild:
             self.close()
             self.bm25.clear()
             for name in ("manifest.db", "manifest.db-wal", "manifest.db-shm"):
                 (self.index_dir / name).unlink(missing_ok=True)
-        elif self.manifest.get("index_version") not in (None, INDEX_VERSION):
+        elif self.manifest.get("index_version") not in (None, version):
             self.bm25.clear()  # built by another version: re-index, reusing stored vectors
             self.manifest.forget_notes()
             paths = None
         indexer = self.indexer
-        self.manifest.set("index_version", INDEX_VERSION)
+        self.manifest.set("index_version", version)
         if indexer.needs_repair():
             indexer.repair()
         summary = indexer.sync(paths, progress)
@@ -282,8 +288,14 @@ class Vault:
     def graph(self) -> nx.DiGraph:
         """The link graph of the indexed notes."""
         if self._graph is None:
-            self._graph = graphmod.build(self.records().values())
+            self._graph = self.build_graph(self.records().values())
         return self._graph
+
+    def build_graph(self, records: Iterable[Record]) -> nx.DiGraph:
+        """The link graph of these notes under this vault's link settings (``alias_links``),
+        with links to the vault's other files as attachments."""
+        extras = ("title", "alias", "id") if self.config["vault"]["alias_links"] else graphmod.EXTRAS
+        return graphmod.build(records, vault_files(self.root), extras)
 
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
@@ -402,7 +414,8 @@ class Vault:
         if rel.startswith("[[") and rel.endswith("]]"):
             link = parse_link(rel[2:-2])
             target = link.target if link else rel
-        resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values())
+        resolver = Resolver((NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values()),
+                            extras=Resolver.EXTRAS)  # a reference names a note by any of its names
         matches = [r for r in records.values() if r.title.lower() == target.lower()]
         if len(matches) > 1:
             listing = ", ".join(m.key for m in matches[:5])

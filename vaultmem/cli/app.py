@@ -22,6 +22,7 @@ from .common import (  # fmt: skip
     AgentOpt,
     AnchorOpt,
     EmbeddingBar,
+    LineProgress,
     Group,
     JsonOpt,
     SinceOpt,
@@ -250,7 +251,7 @@ def index(
 
     Example: vaultmem index --rebuild
     """
-    bar = None if as_json else EmbeddingBar()
+    bar = EmbeddingBar() if not as_json and sys.stderr.isatty() else LineProgress()
     try:
         summary, by_watcher = api.Session([vault] if vault else []).reindex(rebuild, progress=bar)
     finally:

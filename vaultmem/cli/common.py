@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import TYPE_CHECKING, Annotated, Any, Optional, Sequence
 
 import typer
@@ -144,6 +145,26 @@ class EmbeddingBar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
+
+
+class LineProgress:
+    """Progress of a long index as lines on stderr (for ``--json`` and when no terminal
+    watches; stdout keeps only the result): the first report, then at most one line every
+    ``every`` seconds, and the last."""
+
+    def __init__(self, every: float = 2.0):
+        self.every = every
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done and done < total and now - self.last < self.every:
+            return
+        self.last = now
+        print(f"vaultmem: indexing {done}/{total} ({100 * done // max(total, 1)}%)", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Nothing to close (the bar's interface)."""
 
 
 def summary_line(s: dict) -> str:

@@ -109,11 +109,9 @@ class _Graph(NamedTuple):
 def _graph(vault: str | None) -> _Graph:
     """Read like ``list``: manifest rows reused where files are unchanged, nothing indexed
     and no model loaded."""
-    from ..index import graph as graphmod
-
     v = open_session(vault).vault
     records = v.catalog()
-    return _Graph(v, records, graphmod.build(records.values()))
+    return _Graph(v, records, v.build_graph(records.values()))
 
 
 def _plural(n: int, word: str) -> str:

@@ -22,7 +22,7 @@ from .memtypes import FOLDERS
 # The one place each default is written: adaptive.Weights, recall.Options, embed.DEFAULT_MODEL/_BATCH
 # and the commented config file `vaultmem init` writes (CONFIG_TEXT) all read them from here.
 DEFAULTS: dict[str, Any] = {
-    "vault": {"templates_dir": "templates", "exclude": ["/README.md"]},
+    "vault": {"templates_dir": "templates", "exclude": ["/README.md"], "title_from": "filename", "alias_links": False},
     "folders": dict(FOLDERS),
     "embedding": {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
@@ -73,6 +73,13 @@ _CONFIG_TEMPLATE = """\
 templates_dir = {vault[templates_dir]}
 # Paths not indexed (gitignore syntax), besides the templates folder, dot-folders and .gitignore.
 exclude = {vault[exclude]}
+# Where a note without a `title:` property takes its title: "filename" (as Obsidian names notes)
+# or "heading" (its first "# heading", for vaults written that way; links then also resolve
+# by those titles when no file name matches). Changing it re-indexes the vault.
+title_from = {vault[title_from]}
+# Whether a bare [[Alias]] resolves to the note with that alias. Obsidian leaves it unresolved
+# (it writes [[Note|Alias]]); aliases are searchable either way.
+alias_links = {vault[alias_links]}
 
 [embedding]
 # Any fastembed text model; the default works offline from pip-installed files.

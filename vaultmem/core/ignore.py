@@ -9,6 +9,7 @@ default), and whatever the vault's ``.gitignore`` files (root and nested) ignore
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 from pathlib import Path
@@ -131,3 +132,45 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return entry.is_dir()
     except OSError:  # as os.walk: an entry that cannot be inspected is listed as a file
         return False
+
+
+OBSIDIAN_TEMPLATES = ".obsidian/templates.json"  # the core Templates plugin's settings
+
+
+def obsidian_templates(root: Path) -> str | None:
+    """The folder Obsidian's core Templates plugin takes templates from (``{"folder": ...}`` in
+    ``.obsidian/templates.json``), vault-relative without slashes; None when not set. Its notes
+    hold ``{{date}}`` placeholders, not memories, so vaultmem leaves that folder out."""
+    try:
+        data = json.loads((root / OBSIDIAN_TEMPLATES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    folder = data.get("folder") if isinstance(data, dict) else None
+    if not isinstance(folder, str):
+        return None
+    folder = folder.replace("\\", "/").strip().strip("/")
+    return folder if folder and ".." not in folder.split("/") else None
+
+
+def vault_files(root: Path, limit: int = 1_000_000) -> list[str]:
+    """Every file under the root as Obsidian sees the vault (what links may point at): no
+    dot-files, nothing in dot-folders, symlinked folders not entered; at most ``limit``."""
+    found: list[str] = []
+    folders = [""]
+    while folders and len(found) < limit:
+        rel_dir = folders.pop()
+        prefix = rel_dir + "/" if rel_dir else ""
+        try:
+            entries = os.scandir(os.path.join(root, rel_dir) if rel_dir else root)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if _is_dir(entry):
+                    if not entry.is_symlink():
+                        folders.append(prefix + entry.name)
+                else:
+                    found.append(prefix + entry.name)
+    return sorted(found)

@@ -19,7 +19,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from .errors import NoteParseError
-from .links import Link, body_links, frontmatter_links, link_target, strip_code
+from .links import WHOLE_LINK_RE, Link, body_links, frontmatter_links, link_target, parse_link, strip_code
 from .memtypes import normalize_type
 
 FM_OPEN_RE = re.compile(r"\A(\ufeff?---[ \t]*\r?\n)")
@@ -268,15 +268,80 @@ def _tags(meta: dict, body: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _title(meta: dict, body: str, path: str) -> str:
-    title = meta.get("title")
-    if title not in (None, ""):
-        return str(title).strip()
-    m = HEADING_RE.search(strip_code(body))
+def scalar(value: Any) -> str | None:
+    """A property read where one value is expected: a list gives its first value, a whole
+    wiki-link ``"[[Target|Label]]"`` its label (else its target), anything else its text;
+    None when empty. (Never a Python list's repr, never ``[[...]]``.)"""
+    if isinstance(value, (list, tuple)):
+        return next((s for s in map(scalar, value) if s), None)
+    if value is None or isinstance(value, dict):
+        return None
+    text = iso(value) if isinstance(value, (dt.date, dt.datetime)) else str(value).strip()
+    m = WHOLE_LINK_RE.match(text)
     if m:
-        return m.group(1).strip()
+        link = parse_link(m.group(1))
+        text = (link.label or link.target) if link else ""
+    return text or None
+
+
+# Properties vaultmem reads itself (indexed in their own way, or bookkeeping): the others are
+# searchable as ``property_text``.
+OWN_PROPERTIES = frozenset((
+    "id", "title", "aliases", "alias", "tags", "tag", "type", "status", "created", "updated", "importance",
+    "scope", "origin", "expires", "valid_from", "valid_until", "superseded_by", "supersedes", "cssclasses",
+    "cssclass", "publish", "permalink", "mobile", "excalidraw-plugin",
+    "source", "context", "anchor", "key", "branch", "repo", "date",
+))  # fmt: skip  # the second line: what vaultmem writes on its memories (their vectors stay as they were)
+MAX_PROPERTY_WORDS = 64  # a long property block never outweighs a short note's text
+_ATTACHMENT_RE = re.compile(r"\.(?!md$)[A-Za-z0-9]{1,5}$")
+
+
+def _property_values(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _property_values(item)]
+    if isinstance(value, dict) or value is None or isinstance(value, bool):
+        return []
+    text = iso(value) if isinstance(value, (dt.date, dt.datetime)) else str(value).strip()
+    m = WHOLE_LINK_RE.match(text)
+    if m:  # a link counts by its target's name (a file such as cover.jpg: not at all)
+        link = parse_link(m.group(1))
+        name = posixpath.basename(link.target) if link else ""
+        return [] if not name or _ATTACHMENT_RE.search(name) else [name.removesuffix(".md")]
+    return [text] if text else []
+
+
+def property_text(meta: dict) -> str:
+    """The values of a note's other properties as text for search (``author: "[[Kevin
+    Kelly]]"`` gives ``Kevin Kelly``), at most MAX_PROPERTY_WORDS words."""
+    values = [v for k, value in meta.items() if str(k).lower() not in OWN_PROPERTIES for v in _property_values(value)]
+    words = " ".join(values).split()
+    return " ".join(words[:MAX_PROPERTY_WORDS])
+
+
+TITLE_FROM = ("filename", "heading")
+
+
+def _title(meta: dict, body: str, path: str, title_from: str = "filename") -> str:
+    """The ``title`` property, else the file name (Obsidian's name of a note); with
+    ``title_from="heading"`` the first ``# heading`` comes before the file name."""
+    title = scalar(meta.get("title"))
+    if title:
+        return title
+    if title_from == "heading":
+        m = HEADING_RE.search(strip_code(body))
+        if m:
+            return m.group(1).strip()
     stem = posixpath.basename(path)
     return stem[:-3] if stem.lower().endswith(".md") else stem
+
+
+def _first(value: Any) -> Any:
+    """A list's first item (a scalar stays as it is)."""
+    return value[0] if isinstance(value, (list, tuple)) and value else value
+
+
+def _text(value: Any) -> str | None:
+    return str(value).strip() or None if value not in (None, "") else None
 
 
 def _choice(value: Any, allowed: tuple[str, ...], default: str | None) -> str | None:
@@ -284,8 +349,10 @@ def _choice(value: Any, allowed: tuple[str, ...], default: str | None) -> str | 
     return text if text in allowed else default
 
 
-def parse(text: str, path: str, mtime: float = 0.0, ctime: float | None = None) -> Note:
+def parse(text: str, path: str, mtime: float = 0.0, ctime: float | None = None,
+          title_from: str = "filename") -> Note:  # fmt: skip
     """Parse note text; file times fill ``created``/``updated`` when the note has none.
+    ``title_from``: where a note without a ``title`` property takes its title (TITLE_FROM).
 
     Raises NoteParseError for text that is not a note (binary, bad YAML).
     """
@@ -295,7 +362,7 @@ def parse(text: str, path: str, mtime: float = 0.0, ctime: float | None = None) 
     meta = load_yaml(fm, path) if fm is not None else {}
     if fm is None:
         body = body.removeprefix("\ufeff")
-    origin = _choice(meta.get("origin"), ORIGINS, None)
+    origin = _choice(scalar(meta.get("origin")), ORIGINS, None)
     updated = iso(meta.get("updated")) or from_timestamp(mtime)
     created = iso(meta.get("created")) or from_timestamp(ctime if ctime is not None else mtime)
     links = frontmatter_links(meta) + body_links(body)
@@ -304,20 +371,20 @@ def parse(text: str, path: str, mtime: float = 0.0, ctime: float | None = None) 
         text=text,
         meta=meta,
         body=body,
-        title=_title(meta, body, path),
-        type=normalize_type(meta.get("type")),
-        status=_choice(meta.get("status"), STATUSES, "active") or "active",
+        title=_title(meta, body, path, title_from),
+        type=normalize_type(scalar(meta.get("type"))),
+        status=_choice(scalar(meta.get("status")), STATUSES, "active") or "active",
         importance=normalize_importance(meta.get("importance"), origin),
         tags=_tags(meta, body),
         aliases=tuple(as_list(meta.get("aliases"))),
         created=created,
         updated=updated,
-        scope=_choice(meta.get("scope"), SCOPES, "project") or "project",
-        source=str(meta["source"]).strip() if meta.get("source") not in (None, "") else None,
+        scope=_choice(scalar(meta.get("scope")), SCOPES, "project") or "project",
+        source=_text(_first(meta.get("source"))),
         origin=origin,
         context=tuple(as_list(meta.get("context"))),
         expires=iso(meta.get("expires")),
-        superseded_by=link_target(meta.get("superseded_by")),
+        superseded_by=link_target(_first(meta.get("superseded_by"))),
         links=tuple(links),
         hash=content_hash(text),
     )

@@ -158,8 +158,10 @@ class FileStat(NamedTuple):
 class Store:
     """The note files of one vault."""
 
-    def __init__(self, root: Path, exclude: tuple[str, ...] = (), folder_types: dict[str, str] | None = None):
+    def __init__(self, root: Path, exclude: tuple[str, ...] = (), folder_types: dict[str, str] | None = None,
+                 title_from: str = "filename"):  # fmt: skip
         self.root = root.resolve()
+        self.title_from = title_from
         self.rules = IgnoreRules(self.root, exclude)
         self.folder_types = {k.strip("/").lower(): v for k, v in (folder_types or {}).items()}
 
@@ -251,7 +253,7 @@ class Store:
         full = self.abspath(rel)
         text = self.read_text(rel)
         st = full.stat()
-        note = parse(text, rel, st.st_mtime, _birth_time(st))
+        note = parse(text, rel, st.st_mtime, _birth_time(st), self.title_from)
         if note.type is None and "/" in rel:
             folder_type = self.folder_types.get(rel.rsplit("/", 1)[0].lower())
             if folder_type:

@@ -23,7 +23,7 @@ from ..core.discovery import private_dir
 from .analysis import analyzer
 from .whoosh_compat import deleted_docs, postings, segment_id
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: property values (issue 27)
 
 
 B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (benchmarks/README.md)
@@ -34,7 +34,7 @@ def _leaves(searcher):
 
 
 def schema() -> Schema:
-    """One analyzed ``content`` field (title twice, aliases, tags, body): on the SciFact train
+    """One analyzed ``content`` field (title twice, aliases, tags, properties, body): on the SciFact train
     split this scored nDCG@10 0.692 against 0.658 for separate boosted fields, at half the
     query time (benchmarks/README.md)."""
     return Schema(
@@ -58,10 +58,11 @@ class Doc:
     body: str
     type: str
     status: str
+    props: str = ""  # other property values (note.property_text)
 
     @property
     def content(self) -> str:
-        return "\n".join((self.title, self.title, self.aliases, self.tags.replace(",", " "), self.body))
+        return "\n".join((self.title, self.title, self.aliases, self.tags.replace(",", " "), self.props, self.body))
 
 
 class BM25Index:

@@ -23,29 +23,32 @@ def _sections(body: str) -> list[str]:
     return ["\n".join(s).strip() for s in sections if "\n".join(s).strip()]
 
 
-def _pieces(section: str, budget: int) -> list[str]:
-    """A section split into paragraphs, and over-long paragraphs into sentence runs."""
-    out: list[str] = []
+def _pieces(section: str, budget: int) -> list[tuple[str, int]]:
+    """A section split into paragraphs, and over-long paragraphs into sentence runs, each with
+    its word count (linear in the section's length: every word is split and joined once)."""
+    out: list[tuple[str, int]] = []
     for para in re.split(r"\n\s*\n", section):
         para = para.strip()
         if not para:
             continue
-        if len(para.split()) <= budget:
-            out.append(para)
+        words = para.split()
+        if len(words) <= budget:
+            out.append((para, len(words)))
             continue
         run: list[str] = []
         for sentence in SENTENCE_RE.split(para):
             words = sentence.split()
-            while len(words) > budget:  # one enormous sentence: hard split by words
-                out.append(" ".join(words[:budget]))
-                words = words[budget:]
-            if run and len(" ".join(run).split()) + len(words) > budget:
-                out.append(" ".join(run))
+            start = 0
+            while len(words) - start > budget:  # one enormous sentence: hard split by words
+                out.append((" ".join(words[start : start + budget]), budget))
+                start += budget
+            rest = words[start:] if start else words
+            if run and len(run) + len(rest) > budget:
+                out.append((" ".join(run), len(run)))
                 run = []
-            if words:
-                run.append(" ".join(words))
+            run.extend(rest)
         if run:
-            out.append(" ".join(run))
+            out.append((" ".join(run), len(run)))
     return out
 
 
@@ -60,13 +63,14 @@ def chunk(title: str, body: str, max_tokens: int = 256) -> list[str]:
         return [f"{title}\n{text}".strip()]
     chunks: list[str] = []
     current: list[str] = []
+    size = 0
     for section in _sections(text):
-        for piece in _pieces(section, budget):
-            size = sum(len(p.split()) for p in current)
-            if current and size + len(piece.split()) > budget:
+        for piece, words in _pieces(section, budget):
+            if current and size + words > budget:
                 chunks.append("\n\n".join(current))
-                current = []
+                current, size = [], 0
             current.append(piece)
+            size += words
     if current:
         chunks.append("\n\n".join(current))
     return [f"{title}\n{c}" for c in chunks] or [title]

@@ -1,7 +1,10 @@
-"""The link graph (networkx DiGraph): notes, dangling targets and typed link edges.
+"""The link graph (networkx DiGraph): notes, attachments, dangling targets and typed link edges.
 
-Built in memory from the manifest's per-note link lists; resolution follows
-``links.Resolver`` (stem, title, alias, id; nearest folder wins ties).
+Built in memory from the manifest's per-note link lists; resolution follows ``links.Resolver``
+(Obsidian's rules, then vaultmem's extras). A link to an existing file that is not an indexed
+note (an image, a pdf, a ``.canvas``, a template) ends at an attachment node ``attachment:<path>``;
+a link to nothing at a dangling node. Neither is a note: both have ``dangling=True`` (recall and
+the neighbourhood never walk through them); only dangling ones are unresolved.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from ..core.links import NoteKeys, Resolver
 from .manifest import Record
 
 DANGLING = "dangling:"
+ATTACHMENT = "attachment:"
+EXTRAS = ("title", "id")  # what links resolve by when no file name matches (aliases: alias_links)
 
 
 def outdated_by(g: nx.DiGraph, records: dict[str, Record], path: str) -> list[str]:
@@ -25,10 +30,13 @@ def outdated_by(g: nx.DiGraph, records: dict[str, Record], path: str) -> list[st
     return [records[p].title for p in found if p in records and records[p].status == "active"]
 
 
-def build(records: Iterable[Record]) -> nx.DiGraph:
-    """A DiGraph with a node per note (attrs: title, type, status) and per dangling target."""
+def build(records: Iterable[Record], files: Iterable[str] = (), extras: Iterable[str] = EXTRAS) -> nx.DiGraph:
+    """A DiGraph with a node per note (attrs: title, type, status), per linked attachment and
+    per dangling target. ``files``: every file of the vault (``ignore.vault_files``)."""
     records = list(records)
-    resolver = Resolver(NoteKeys(r.path, r.title, r.aliases, r.id) for r in records)
+    paths = {r.path for r in records}
+    resolver = Resolver((NoteKeys(r.path, r.title, r.aliases, r.id) for r in records),
+                        (f for f in files if f not in paths), extras)  # fmt: skip
     g = nx.DiGraph()
     g.add_nodes_from(
         (r.path, {"title": r.title, "type": r.type, "status": r.status, "tags": r.tags, "dangling": False})
@@ -38,7 +46,11 @@ def build(records: Iterable[Record]) -> nx.DiGraph:
     for r in records:
         for target, kind in r.links:
             dest = resolver.resolve(target, r.path)
-            if dest is None:
+            if resolver.is_attachment(dest):
+                dest = ATTACHMENT + dest
+                if dest not in g:
+                    g.add_node(dest, title=dest[len(ATTACHMENT) :].rsplit("/", 1)[-1], dangling=True, attachment=True)
+            elif dest is None:
                 dest = DANGLING + target.strip().lower()
                 if dest not in g:
                     g.add_node(dest, title=target.strip(), dangling=True)
@@ -80,10 +92,16 @@ def orphans(g: nx.DiGraph) -> list[str]:
 
 
 def unresolved(g: nx.DiGraph) -> dict[str, list[str]]:
-    """Dangling target title -> notes linking to it."""
+    """Dangling target title -> notes linking to it (attachments are not unresolved)."""
     return {
-        d["title"]: sorted(g.predecessors(n)) for n, d in g.nodes(data=True) if d.get("dangling")
-    }
+        d["title"]: sorted(g.predecessors(n))
+        for n, d in g.nodes(data=True) if d.get("dangling") and not d.get("attachment")
+    }  # fmt: skip
+
+
+def attachments(g: nx.DiGraph) -> dict[str, list[str]]:
+    """Linked attachment path -> notes linking to it."""
+    return {n[len(ATTACHMENT) :]: sorted(g.predecessors(n)) for n, d in g.nodes(data=True) if d.get("attachment")}
 
 
 def neighbourhood(g: nx.DiGraph, start: str, depth: int) -> dict[str, int]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.config import DEFAULTS
 from ..core.errors import NoteParseError
-from ..core.note import Note
+from ..core.note import Note, property_text
 from ..core.store import Store
 from .bm25 import BM25Index, Doc
 from .chunking import chunk, plain_text
@@ -69,6 +69,31 @@ class Summary:
         }  # fmt: skip
 
 
+BATCH_CHUNKS = 512  # chunks per commit of a long index (~1-2 min of embedding on 2 busy cores)
+BATCH_NOTES = 1000  # notes per commit (without an embedder, or of notes with few chunks)
+HUGE_CHARS = 1_000_000  # a note this long is indexed after the others, in a commit of its own
+
+
+def commits(notes: list[Note], chunk_rows: dict[str, list[str]]) -> list[list[Note]]:
+    """The notes in commit order and groups: by path, huge notes last and alone."""
+    order = sorted(notes, key=lambda n: (len(n.text) >= HUGE_CHARS, n.path))
+    out: list[list[Note]] = []
+    size = 0
+    for note in order:
+        n = len(chunk_rows.get(note.path, ()))
+        huge = len(note.text) >= HUGE_CHARS or n >= BATCH_CHUNKS
+        if not out or huge or size + n > BATCH_CHUNKS or len(out[-1]) >= BATCH_NOTES or _huge(out[-1]):
+            out.append([])
+            size = 0
+        out[-1].append(note)
+        size += n
+    return out
+
+
+def _huge(group: list[Note]) -> bool:
+    return len(group) == 1 and len(group[0].text) >= HUGE_CHARS
+
+
 def chunk_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
@@ -77,8 +102,19 @@ def bm25_doc(note: Note) -> Doc:
     return Doc(
         path=note.path, hash=note.hash, title=note.title, aliases=" ".join(note.aliases),
         tags=",".join(note.tags), body=plain_text(note.body), type=note.type or "",
-        status=note.status,
+        status=note.status, props=property_text(note.meta),
     )  # fmt: skip
+
+
+def note_chunks(note: Note, max_tokens: int) -> list[str]:
+    """What is embedded of a note: its body's chunks; a note without a body (a reference note
+    whose author and topics are properties) is the one chunk of its title and its other
+    properties' values (``note.property_text``). A body's vectors never take property text: on
+    LoCoMo's linked turns (``session``/``follows`` links) that cost R@10 (benchmarks/README.md);
+    BM25 indexes the properties of every note."""
+    body = plain_text(note.body)
+    props = property_text(note.meta) if not body.strip() else ""
+    return chunk(note.title, props or body, max_tokens)
 
 
 @dataclass
@@ -156,35 +192,32 @@ class Indexer:
 
     # ------------------------------------------------------------------ embed
 
-    def _embed(self, notes: list[Note], progress: Progress | None, summary: Summary):
-        """Chunk hashes per path, and vectors for chunk texts not yet stored."""
+    def _chunks(self, notes: list[Note], summary: Summary) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """Chunk hashes per path and the text of each chunk (nothing without an embedder)."""
         if self.embedder.name == "none":
             return {}, {}
         max_tokens = getattr(self.embedder, "max_tokens", 256)
         chunk_rows: dict[str, list[str]] = {}
         texts: dict[str, str] = {}
         for note in notes:
-            pieces = chunk(note.title, plain_text(note.body), max_tokens)
+            pieces = note_chunks(note, max_tokens)
             if len(pieces) > self.max_chunks > 0:
                 summary.capped[note.path] = (self.max_chunks, len(pieces))
                 pieces = capped(pieces, self.max_chunks)
             hashes = [chunk_hash(p) for p in pieces]
             chunk_rows[note.path] = hashes
             texts.update(zip(hashes, pieces))
-        cached = self.manifest.cached_embeddings(self.embedder.name, texts)
-        missing = [h for h in texts if h not in cached]
+        return chunk_rows, texts
+
+    def _embed(self, missing: list[str], texts: dict[str, str], report: Callable[[int], None]) -> dict[str, np.ndarray]:
+        """Vectors of these chunk hashes, PROGRESS_STEP texts per model call."""
         vectors: dict[str, np.ndarray] = {}
-        step = PROGRESS_STEP
-        if progress and missing:
-            progress(0, len(missing))  # before the first batch: the model may still have to load
-        for i in range(0, len(missing), step):
-            part = missing[i : i + step]
+        for i in range(0, len(missing), PROGRESS_STEP):
+            part = missing[i : i + PROGRESS_STEP]
             for h, vec in zip(part, self.embedder.embed([texts[h] for h in part])):
                 vectors[h] = vec
-            if progress:
-                progress(min(i + step, len(missing)), len(missing))
-        summary.embedded = len(missing)
-        return chunk_rows, vectors
+            report(len(part))
+        return vectors
 
     # ------------------------------------------------------------------ apply
 
@@ -194,6 +227,11 @@ class Indexer:
         summary = Summary()
         paths = None if paths is None else list(paths)
         fresh_model = self.manifest.get("model") not in (None, self.embedder.name)
+        if fresh_model and paths is None and self.manifest.count():
+            # everything is re-indexed, over several commits: a run stopped midway must find
+            # the rest unindexed, not indexed with vectors of the old model
+            self.manifest.forget_notes()
+            self.bm25.clear()
         batch, known = self._scan(paths, fresh_model, summary)
         self._count(batch, known, summary)
         summary.errors = dict(batch.errors)
@@ -224,13 +262,40 @@ class Indexer:
                 "removed": len(known.keys() - on_disk.keys())}  # fmt: skip
 
     def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary) -> None:
-        chunk_rows, vectors = self._embed(batch.upserts, progress, summary)
-        records = [Record.from_note(n, *batch.stats[n.path]) for n in batch.upserts]
-        self.manifest.set("dirty", "1")
-        self.bm25.apply((bm25_doc(n) for n in batch.upserts), batch.deletes)
-        self.manifest.commit_batch(
-            records, chunk_rows, vectors, batch.deletes, batch.errors, self.embedder.name
-        )
+        """Index the batch in commits of at most BATCH_CHUNKS chunks / BATCH_NOTES notes, huge
+        notes last and each alone: a run stopped midway keeps what it committed (the next one
+        starts from there), and recall waits for one commit at a time, never for a huge note
+        ahead of the rest. The result equals one commit of everything."""
+        chunk_rows, texts = self._chunks(batch.upserts, summary)
+        cached = self.manifest.cached_chunks(self.embedder.name, texts) if texts else set()
+        missing = {h for h in texts if h not in cached}
+        units = len(missing) if texts else len(batch.upserts)  # chunks to embed, else notes
+        done = 0
+
+        def report(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(min(done, units), units)
+
+        if progress and units:
+            progress(0, units)  # before the first batch: the model may still have to load
+        parts = commits(batch.upserts, chunk_rows)
+        for i, notes in enumerate(parts or [[]]):
+            first, last = i == 0, i == len(parts) - 1 or not parts
+            rows = {n.path: chunk_rows[n.path] for n in notes if n.path in chunk_rows}
+            todo = list(dict.fromkeys(h for hashes in rows.values() for h in hashes if h in missing))
+            vectors = self._embed(todo, texts, report)
+            missing.difference_update(todo)
+            summary.embedded += len(todo)
+            records = [Record.from_note(n, *batch.stats[n.path]) for n in notes]
+            deletes = batch.deletes if first else []
+            self.manifest.set("dirty", "1")
+            self.bm25.apply((bm25_doc(n) for n in notes), deletes)
+            self.manifest.commit_batch(records, rows, vectors, deletes, batch.errors if first else {},
+                                       self.embedder.name, prune=last)  # fmt: skip
+            if not texts:
+                report(len(notes))
 
     @staticmethod
     def _count(batch: _Batch, known: dict[str, Record], summary: Summary) -> None:

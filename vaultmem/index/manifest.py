@@ -20,7 +20,7 @@ from ..core import notedates
 from ..core.discovery import owner_only, private_dir
 from ..core.note import Note
 
-SCHEMA_VERSION = "2"  # 2: subject key, validity and dates of a note (issue 13)
+SCHEMA_VERSION = "3"  # 2: subject key, validity and dates of a note (issue 13); 3: Obsidian links and titles (issue 27)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS notes (
@@ -220,6 +220,16 @@ class Manifest:
             found.update(self.db.execute(q, (model, *part)).fetchall())
         return found
 
+    def cached_chunks(self, model: str, chashes: Iterable[str]) -> set[str]:
+        """Those chunk hashes that have a stored vector (without reading the vectors)."""
+        wanted = list(dict.fromkeys(chashes))
+        found: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT chash FROM embeddings WHERE model=? AND chash IN ({','.join('?' * len(part))})"
+            found.update(row[0] for row in self.db.execute(q, (model, *part)))
+        return found
+
     def commit_batch(
         self,
         upserts: list[Record],
@@ -228,8 +238,11 @@ class Manifest:
         deletes: list[str],
         errors: dict[str, str],
         model: str,
+        prune: bool = True,
     ) -> None:
-        """Apply one batch in a single transaction and clear the dirty flag."""
+        """Apply one batch in a single transaction and clear the dirty flag. ``prune``: drop
+        vectors no chunk uses any more (the last commit of a sync: earlier ones may hold
+        vectors later notes of the same sync reuse)."""
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -248,7 +261,7 @@ class Manifest:
             for path in set(deletes) | {r.path for r in upserts}:
                 db.execute("DELETE FROM errors WHERE path=?", (path,))
             db.executemany("INSERT OR REPLACE INTO errors VALUES (?,?)", list(errors.items()))
-            if deletes or chunk_rows:
+            if prune and (deletes or chunk_rows):
                 db.execute(
                     "DELETE FROM embeddings WHERE model=? AND chash NOT IN (SELECT chash FROM chunks)",
                     (model,),

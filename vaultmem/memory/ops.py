@@ -260,7 +260,7 @@ def show(vault: "VaultState", ref: str) -> dict[str, Any]:
     records = vault.catalog()
     rec = vault.find(ref, records)
     text = vault.store.read_text(rec.path)
-    backlinks = graphmod.backlinks(graphmod.build(records.values()), rec.path)
+    backlinks = graphmod.backlinks(vault.build_graph(records.values()), rec.path)
     return {**_record_dict(rec), "backlinks": backlinks, "text": text}
 
 

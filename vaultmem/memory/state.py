@@ -50,6 +50,10 @@ class VaultState(Protocol):
         """The link graph of the indexed notes."""
         ...
 
+    def build_graph(self, records: Iterable["Record"]) -> "nx.DiGraph":
+        """The link graph of these notes under the vault's link settings."""
+        ...
+
     def vectors(self) -> "VectorIndex": ...
 
     def universe(self) -> tuple[list[str], dict[str, int]]:

@@ -32,6 +32,7 @@ from ..core.config import CONFIG_FILE
 from ..core.discovery import STATE_DIR, USAGE_DIR
 from ..core.errors import VaultError
 from ..core.lock import WriterLock
+from ..index.indexer import HUGE_CHARS
 from .server import SocketServer, service_ops
 
 log = logging.getLogger("vaultmem.service.watch")
@@ -435,10 +436,21 @@ class Watcher:
     RETRIES = 3  # a failing batch is retried this often, then waits for the next file change
 
     def _slices(self, batch: Batch) -> list[Batch]:
+        """A batch in steps of SLICE paths; a huge note (HUGE_CHARS bytes or more) is applied
+        after the others, alone, so that recall gets its turn before it and the other saves
+        are not held behind it."""
         if batch.full:
             return [batch]
-        paths = sorted(batch.paths)
-        return [Batch(set(paths[i : i + self.SLICE])) for i in range(0, len(paths), self.SLICE)]
+        huge = {p for p in batch.paths if self._size(p) >= HUGE_CHARS}
+        paths = sorted(batch.paths - huge)
+        return [Batch(set(paths[i : i + self.SLICE])) for i in range(0, len(paths), self.SLICE)] + [
+            Batch({p}) for p in sorted(huge)]
+
+    def _size(self, path: str) -> int:
+        try:
+            return (self.root / path).stat().st_size
+        except OSError:
+            return 0
 
     def _apply(self, batch: Batch) -> None:
         try:

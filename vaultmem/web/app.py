@@ -190,7 +190,8 @@ class Views:
             g = self.vault.graph()
             resolver = g.graph["resolver"]
             load = request.query_params.get("images") == "load"
-            body = markdown.render(parsed.body, lambda target: resolver.resolve(target, path), title=rec.title, remote_images=load)
+            body = markdown.render(parsed.body, lambda target: _page_target(resolver, target, path), title=rec.title,
+                                   remote_images=load)  # fmt: skip
             backlinks = graphview.backlinks(g, path)
             chain = versions(g, records, path)
             usage = self.vault.usage.usage([rec.key]).get(rec.key)
@@ -242,9 +243,9 @@ class Views:
             recent = self.state.recent()
             candidates = [r for r in records if r.status == "candidate"]
             gaps = self.vault.gaps()[:20]
-            report = self.state.doctor()
             self.vault.snapshot_counts()  # today's row set, if no reconcile took it yet
             history = self.vault.count_history()
+        report = self.state.doctor()  # not under the lock: other pages answer meanwhile
         msg = request.query_params.get("done") or request.query_params.get("error")
         content = pages.flash(msg, "error" in request.query_params) + pages.state_page(
             counts, sorted(months.items())[-24:], recent, candidates, gaps, report, history)  # fmt: skip
@@ -316,3 +317,10 @@ def versions(g: Any, records: dict, path: str, limit: int = 50) -> list[tuple[st
             out.append(node)
     chain = [*reversed(older), path, *newer]
     return [(p, records[p].title, records[p].status) for p in chain]
+
+
+def _page_target(resolver, target: str, source: str) -> str | None:
+    """Where a link on a note page goes: a note's path, an attachment (``markdown.ATTACHMENT``
+    + its path), or None."""
+    found = resolver.resolve(target, source)
+    return markdown.ATTACHMENT + found if resolver.is_attachment(found) else found

@@ -13,6 +13,7 @@ import datetime as dt
 import difflib
 import os
 import posixpath
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,9 +38,10 @@ SEVERITY = {
     "broken_link": "warning", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
+    "obsidian_templates": "info",
 }  # fmt: skip
 SAMPLE = 10  # paths shown per drift kind
-MAX_SUGGEST = 500  # broken link targets that get a closest-title suggestion (difflib is O(titles))
+MAX_SUGGEST = 5000  # broken link targets that get a closest-name suggestion (Suggester: bounded per target)
 SKIP_UPDATE_TYPES = ("session_summary", "progress")  # expected to repeat; aging handles them
 
 
@@ -92,7 +94,7 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
     """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``)."""
     parse_errors: dict[str, str] = {}
     records = vault.catalog(errors=parse_errors)
-    g = graphmod.build(records.values())
+    g = vault.build_graph(records.values())
     findings = [Finding("parse_error", p, f"cannot be read as a note: {why}", "fix the frontmatter; the note is "
                         "left out of recall until then") for p, why in sorted(parse_errors.items())]  # fmt: skip
     findings += duplicate_ids(records)
@@ -115,6 +117,11 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
         findings.append(Finding("index_drift", None, f"indexes differ from the files ({counts})",
                                 "--fix (or vaultmem index) reconciles them", {"sample": index["sample"]}))  # fmt: skip
     findings += config_findings(vault.root)
+    if vault.obsidian_templates:
+        findings.append(Finding("obsidian_templates", vault.obsidian_templates + "/",
+                                "Obsidian's templates folder (.obsidian/templates.json) is left out of the index",
+                                "its notes are templates ({{date}} placeholders), not memories",
+                                {"folder": vault.obsidian_templates}))  # fmt: skip
     watcher = watcher_state(vault)
     if watcher["state"] == "not answering":
         findings.append(Finding("watcher", None, f"pid {watcher['pid']} holds the watcher lock but does not answer",
@@ -174,24 +181,80 @@ def duplicate_ids(records: dict[str, "Record"]) -> list[Finding]:
 
 
 def _names(records: dict[str, "Record"]) -> dict[str, str]:
-    """Lower-cased title, alias and file name -> the note's title (for suggestions)."""
+    """Lower-cased file name and title -> that name as written (a link resolves by either)."""
     out: dict[str, str] = {}
     for r in records.values():
-        stem = posixpath.basename(r.path)[:-3] if r.path.lower().endswith(".md") else posixpath.basename(r.path)
-        for key in (r.title, stem, *r.aliases):
-            out.setdefault(key.lower(), r.title)
+        for name in (_stem(r.path), r.title):
+            out.setdefault(name.lower(), name)
     return out
 
 
+def _stem(path: str) -> str:
+    name = posixpath.basename(path)
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def _aliases(records: dict[str, "Record"]) -> dict[str, list[str]]:
+    """Lower-cased alias -> file names of the notes that have it."""
+    out: dict[str, list[str]] = {}
+    for r in sorted(records.values(), key=lambda r: r.path):
+        for alias in r.aliases:
+            out.setdefault(alias.lower(), []).append(_stem(r.path))
+    return out
+
+
+def _grams(text: str) -> set[str]:
+    padded = f" {text} "
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
+
+
+class Suggester:
+    """The closest existing name to a broken link target, in bounded time: a trigram index
+    picks at most SHORTLIST names sharing the most of the target's trigrams (its rarest
+    trigrams first, at most BUDGET names counted), and difflib compares the target with
+    those only."""
+
+    SHORTLIST = 10
+    BUDGET = 3000
+
+    def __init__(self, names: list[str]):
+        self.names = names
+        self.index: dict[str, list[int]] = {}
+        for i, name in enumerate(names):
+            for g in _grams(name):
+                self.index.setdefault(g, []).append(i)
+
+    def closest(self, target: str) -> str | None:
+        shared: Counter[int] = Counter()
+        budget = self.BUDGET
+        for g in sorted(_grams(target), key=lambda g: len(self.index.get(g, ()))):  # rarest first
+            posting = self.index.get(g, ())
+            if len(posting) > budget:
+                break
+            shared.update(posting)
+            budget -= len(posting)
+        shortlist = [self.names[i] for i, _ in shared.most_common(self.SHORTLIST)]
+        close = difflib.get_close_matches(target, shortlist, n=1, cutoff=0.6)
+        return close[0] if close else None
+
+
 def broken_links(g: nx.DiGraph, records: dict[str, "Record"]) -> list[Finding]:
-    """Links to a note that does not exist, each with the closest existing title."""
+    """Links to a note that does not exist (links to attachments are not broken), each with a
+    fix: ``[[Note|Alias]]`` when the target is another note's alias (Obsidian resolves no bare
+    alias), else the closest existing name."""
     names = _names(records)
-    keys = list(names)
+    aliases = _aliases(records)
+    suggester = Suggester(list(names))
     out = []
     for i, (target, sources) in enumerate(sorted(graphmod.unresolved(g).items())):
-        close = difflib.get_close_matches(target.lower(), keys, n=1, cutoff=0.6) if i < MAX_SUGGEST else []
-        suggestion = names[close[0]] if close else None
-        hint = f"did you mean [[{suggestion}]]?" if suggestion else "create the note or remove the link"
+        owners = aliases.get(target.lower())
+        if owners:
+            suggestion = f"{owners[0]}|{target}"
+            hint = f"{target!r} is an alias of {owners[0]!r}: write [[{suggestion}]]"
+        else:
+            close = suggester.closest(target.lower()) if i < MAX_SUGGEST else None
+            suggestion = names[close] if close else None
+            hint = f"did you mean [[{suggestion}]]?" if suggestion else "create the note or remove the link"
         for src in sources:
             out.append(Finding("broken_link", src, f"links to [[{target}]], which does not exist", hint,
                                {"target": target, "suggestion": suggestion}))  # fmt: skip

@@ -24,7 +24,8 @@ from markdown_it.token import Token
 
 from ..core.links import parse_link
 
-Resolve = Callable[[str], "str | None"]  # link target -> note path, or None
+Resolve = Callable[[str], "str | None"]  # link target -> note path, ATTACHMENT + file path, or None
+ATTACHMENT = "attachment:"
 
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
@@ -43,14 +44,17 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         resolve: Resolve = state.env["resolve"]
         path = resolve(link.target)
         label = link.label or (f"{link.target}#{link.heading}" if link.heading else link.target)
-        tok = state.push("link_open", "a", 1)
-        if path is None:
+        attachment = path is not None and path.startswith(ATTACHMENT)
+        tok = state.push("span" if attachment else "link_open", "span" if attachment else "a", 1)
+        if attachment:  # an image, pdf, canvas...: a file of the vault, not a page of this view
+            tok.attrs = {"class": "wikilink attachment", "title": "attachment: " + path[len(ATTACHMENT) :]}
+        elif path is None:
             tok.attrs = {"href": "/?q=" + quote(link.target), "class": "wikilink broken", "title": "no such note"}
         else:
             tok.attrs = {"href": "/note?path=" + quote(path), "class": "wikilink"}
         text = state.push("text", "", 0)
         text.content = label
-        state.push("link_close", "a", -1)
+        state.push("span_close" if attachment else "link_close", "span" if attachment else "a", -1)
     state.pos = end + 2
     return True
 

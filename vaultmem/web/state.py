@@ -20,6 +20,7 @@ from typing import Any
 from ..api import Session
 from ..core.errors import NoteParseError, VaultError
 from ..index.embed import Embedder
+from ..vault import Vault
 
 FULL_EVERY = 30.0  # seconds between looks at the files when no file event said anything
 
@@ -124,9 +125,19 @@ class ViewState:
         from . import doctor
 
         with self.lock:
-            if self._doctor is None or self._doctor[0] != self.generation:
-                self._doctor = (self.generation, doctor.diagnose(self.vault))
-            return self._doctor[1]
+            generation, cached = self.generation, self._doctor
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        # without the lock (a big vault's report takes seconds): a Vault object of its own
+        own = Vault(self.vault.root, embedder=self.vault.embedder)
+        try:
+            report = doctor.diagnose(own)
+        finally:
+            own.close()
+        with self.lock:
+            if self.generation == generation:
+                self._doctor = (generation, report)
+        return report
 
     def recent(self, limit: int = 15) -> list[tuple[Any, str, str]]:
         """The notes changed last by their own frontmatter: (record, date, "updated" or
