@@ -152,10 +152,6 @@ def test_the_view_reads_the_vaults_change_stream_not_its_own_observer(empty_vaul
     assert "watchdog" not in source
 
 
-def test_serve_command_prints_token_url_and_refuses_without_it(demo_copy, tmp_path):
-    env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
-
-
 def _get(url: str, **headers: str) -> tuple[int, dict]:
     """Status and headers of a GET that does not follow redirects."""
 

@@ -73,7 +73,7 @@ def test_hook_end_writes_no_secret_into_the_summary_its_title_or_its_file_name(v
     body = (vault / summary["path"]).read_text()
     assert "[REDACTED:api-key]" in body and "401" in body
     assert _leaks(vault) == []
-    assert [c["title"] for c in out["candidates"]] == ["Always use the key redacted-stripe-key for the staging shop."]
+    assert [c["title"] for c in out["candidates"]] == ["Always use the key redacted-stripe-key for the staging shop"]
 
 
 @pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
