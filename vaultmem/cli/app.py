@@ -106,6 +106,8 @@ def remember(
     if result["duplicate_of"]:
         added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
         typer.echo(f"already remembered as {result['id']}  {result['path']}{added}")
+        if result.get("text_added"):
+            typer.echo(f"added to it: {' '.join(result['text_added'])}")
         return
     if result["created_anchor"]:
         typer.echo(f"created anchor {result['created_anchor']}")
