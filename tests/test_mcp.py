@@ -453,3 +453,10 @@ def test_mcp_help_lists_the_tools_the_server_has(demo_copy, fake_embedder):
     assert out.returncode == 0, out.stderr
     listed = re.search(r"Tools:(.*?);", " ".join(out.stdout.replace("│", " ").split()))
     assert listed and [n.strip() for n in listed.group(1).split(",")] == names, out.stdout
+
+
+async def test_recall_rejects_an_unknown_type(server):
+    async with Client(server) as client:
+        assert "unknown type 'bogus'" in await fails(client, "recall", query="locks", types=["bogus"])
+        is_error, text, data = await call(client, "recall", query="advisory locks", types=["decision"])
+        assert not is_error and data["results"], text

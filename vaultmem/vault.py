@@ -25,6 +25,7 @@ import networkx as nx
 from .core import config as configmod
 from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
 from .core.links import NoteKeys, Resolver, parse_link
+from .core.memtypes import known_types
 from .core.lock import WatcherRunning, WriterLock
 from .core.note import split_frontmatter
 from .core.store import STATE_DIR, Store, find_vault
@@ -304,11 +305,14 @@ class Vault:
     # ------------------------------------------------------------------ recall
 
     def recall(self, query: str, k: int | None = None, *, log: bool = True, stats: tuple | None = None,
-               snippets: bool = True, **options: Any) -> list[Hit]:  # fmt: skip
+               snippets: bool = True, types_known: Iterable[str] | None = None, **options: Any) -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall/pipeline.py`` for how scores are made. ``options``: the
         declared recall parameters (``recall/params.py``; unset ones take the vault's config).
+        A type neither this vault's templates nor its notes have is refused (``types_known``:
+        the types that count instead, for several vaults searched together).
         The memories returned are logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
-        call = params.resolve({"k": k, **options}, self.config["recall"])
+        known = None if not options.get("types") else self.memory_types() if types_known is None else types_known
+        call = params.resolve({"k": k, **options}, self.config["recall"], known)
         if self.embedder.name == "none" and call["mode"] != "vector":
             call["mode"] = "bm25"
         opt = Options.build(call, self.config, self.root, stats=stats, snippets=snippets)
@@ -335,6 +339,10 @@ class Vault:
         universe, index = self.universe()
         return Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self.body, universe, index,
                        self.usage.usage, self._memo)  # fmt: skip
+
+    def memory_types(self) -> set[str]:
+        """The types of its templates (built-in and the vault's own) and of its notes."""
+        return set(known_types(self.templates_dir)) | {r.type for r in self.records().values() if r.type}
 
     def universe(self) -> tuple[list[str], dict[str, int]]:
         """Every indexed note in a fixed order (sorted paths) and each one's position."""
