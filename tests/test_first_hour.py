@@ -102,3 +102,44 @@ def test_recall_rejects_an_unknown_type_like_remember(run, empty_vault):
     assert recall(run, "cache", "--type", "meeting")[0]["id"] == "meet0000"  # a type a note has is known
     assert recall(run, "cache", "--type", "Fact")[0]["id"] == "cache000"  # written as remember takes it
 
+
+
+# ------------------------------------------------------------------ lifecycle
+
+
+def meta(root: Path, rel: str) -> dict:
+    return yaml.safe_load((root / rel).read_text().split("---\n")[1])
+
+
+def test_reopen_takes_the_supersedes_link_off_the_newer_note(run, empty_vault):
+    old = json.loads(ok(run("remember", "fact", "Deploy region iad", "The app runs in iad.", "--json")))
+    new = json.loads(ok(run("remember", "fact", "Deploy region fra", "The app runs in fra now.", "--json")))
+    ok(run("supersede", old["id"], new["id"]))
+    assert meta(empty_vault, new["path"])["supersedes"] == "[[Deploy region iad]]"
+    ok(run("reopen", old["id"]))
+    assert meta(empty_vault, old["path"])["status"] == "active"
+    assert "supersedes" not in meta(empty_vault, new["path"])  # before: graph exports still drew the edge
+    graph = json.loads(ok(run("graph", "export", "--format", "json")))
+    assert not [e for e in graph["edges"] if {"supersedes", "superseded_by"} & set(e[2])], graph
+
+
+CONFLICTED = note("conf0001", "Cache size", "> [!warning] vaultmem merge conflict\\n\\n64 MB\\n\\n128 MB",
+                  type="fact", status="conflict", status_before_conflict="active")  # fmt: skip
+
+
+@pytest.mark.parametrize("settle", [("edit", "conf0001", "--set", "status=active"), ("resolve", "conf0001"),
+                                    ("reopen", "conf0001")])  # fmt: skip
+def test_a_settled_conflict_drops_status_before_conflict(run, empty_vault, settle):
+    write(empty_vault, "facts/Cache size.md", CONFLICTED)
+    ok(run(*settle))
+    fields = meta(empty_vault, "facts/Cache size.md")
+    assert fields["status"] != "conflict" and "status_before_conflict" not in fields, fields
+
+
+def test_doctor_reports_a_note_left_in_conflict(run, empty_vault):
+    write(empty_vault, "facts/Cache size.md", CONFLICTED)
+    result = run("doctor")
+    assert result.exit_code == 1 and "Cache size.md" in result.stdout and "conflict" in result.stdout, result.stdout
+    assert "all good" not in result.stdout
+    data = json.loads(run("doctor", "--json").stdout)
+    assert data["counts"]["conflict"] == 1

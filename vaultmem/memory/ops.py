@@ -344,7 +344,8 @@ def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Ite
         new = _replace_body(text, rec.title, content) if content is not None else text
         if updates or new != text:
             updates.setdefault("updated", _stamp(now or now_utc()))
-        return set_fields(new, updates)
+        settled = ("status_before_conflict",) if str(updates.get("status", "conflict")).lower() != "conflict" else ()
+        return set_fields(new, updates, settled)  # a new status settles a merge conflict
 
     old, new = vault.store.update(rec.path, change, expected_hash or None)
     return {"id": rec.key, "path": rec.path, "changed": new != old}
