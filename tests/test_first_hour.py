@@ -143,3 +143,13 @@ def test_doctor_reports_a_note_left_in_conflict(run, empty_vault):
     assert "all good" not in result.stdout
     data = json.loads(run("doctor", "--json").stdout)
     assert data["counts"]["conflict"] == 1
+
+
+def test_explain_says_when_ratings_do_not_count_yet(run, empty_vault):
+    seven_notes(empty_vault)
+    for _ in range(2):
+        ok(run("rate", "cache000", "useful"))
+    out = ok(run("recall", "how do we cache things?", "--explain"))
+    assert "usefulness 0.50 (2 ratings; neutral 0.50 until 3)" in out, out
+    ok(run("rate", "cache000", "useful"))
+    assert "usefulness 1.00 (3 ratings)" in ok(run("recall", "how do we cache things?", "--explain"))

@@ -460,3 +460,13 @@ async def test_recall_rejects_an_unknown_type(server):
         assert "unknown type 'bogus'" in await fails(client, "recall", query="locks", types=["bogus"])
         is_error, text, data = await call(client, "recall", query="advisory locks", types=["decision"])
         assert not is_error and data["results"], text
+
+
+async def test_rate_memories_rates_the_known_ones_and_names_the_unknown(server):
+    async with Client(server) as client:
+        is_error, text, done = await call(client, "rate_memories", ratings=[{"id": ADVISORY, "useful": True},
+                                                                           {"id": "nosuch99", "useful": False}])  # fmt: skip
+        assert not is_error, text
+        assert [r["id"] for r in done["rated"]] == [ADVISORY]
+        assert [u["id"] for u in done["unknown"]] == ["nosuch99"] and "nosuch99" in done["unknown"][0]["error"]
+    assert [r[0] for r in server.memory.vault.usage.dump()["ratings"]] == [ADVISORY]

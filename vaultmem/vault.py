@@ -487,13 +487,21 @@ class Vault:
             done += moved if apply else []
         return {"applied": apply, "actions": planned, "done": len(done)}
 
-    def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> list[dict[str, Any]]:
-        """Record usefulness ratings (id, title or path, useful?) of memories."""
+    def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Record usefulness ratings (id, title or path, useful?) of memories: every memory
+        found is rated (``rated``); a reference that names no note, or several, is not, and is
+        returned in ``unknown`` with the reason (one bad id does not cost the others)."""
         records = self.catalog()
-        found = [(self.find(ref, records), bool(useful)) for ref, useful in ratings]  # all refs valid first
-        for rec, useful in found:
-            self.usage.rate(rec.key, useful, source)
-        return [{"id": rec.key, "title": rec.title, "useful": useful} for rec, useful in found]
+        rated, unknown = [], []
+        for ref, useful in ratings:
+            try:
+                rec = self.find(ref, records)
+            except (NoteNotFound, BadInput) as e:
+                unknown.append({"id": ref, "error": str(e)})
+                continue
+            self.usage.rate(rec.key, bool(useful), source)
+            rated.append({"id": rec.key, "title": rec.title, "useful": bool(useful)})
+        return {"rated": rated, "unknown": unknown}
 
     def gap(self, text: str, query: str | None = None, source: str | None = None) -> None:
         """Record a knowledge gap: something an agent needed and memory did not have."""

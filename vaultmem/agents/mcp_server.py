@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from pydantic_core import to_json, to_jsonable_python
 
 from ..api import Session
-from ..core.errors import VaultError
+from ..core.errors import NoteNotFound, VaultError
 from ..core.fence import NOTICE, held, one_line, provenance
 from ..core.filters import HIDDEN_STATUSES
 from ..core.memtypes import TYPES
@@ -303,11 +303,16 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
         source: Source = None,
     ) -> dict[str, Any]:
         """At the end of a task, say which recalled memories helped (useful ones rise in recall,
-        others sink) and, optionally, what was missing."""
-        rated = memory.rate([(r.id, r.useful) for r in ratings], source)
-        if gap and gap.strip():
-            memory.vault.gap(gap, None, source)
-        return {"rated": rated, "gap_recorded": bool(gap and gap.strip())}
+        others sink) and, optionally, what was missing. Every memory found is rated; ids that
+        name no memory are listed in `unknown` with the reason."""
+        done = memory.rate([(r.id, r.useful) for r in ratings], source)
+        recorded = bool(gap and gap.strip())
+        if recorded:
+            memory.vault.gap(gap, None, source)  # type: ignore[arg-type]
+        if done["unknown"] and not done["rated"]:  # nothing rated: an error naming them, as the CLI's
+            errors = "; ".join(u["error"] for u in done["unknown"])
+            raise NoteNotFound(f"{errors}{' (the gap is recorded)' if recorded else ''}")
+        return {**done, "gap_recorded": recorded}
 
     @server.tool()
     @tool

@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import api
-from ..core.errors import BadInput
+from ..core.errors import BadInput, NoteNotFound
 from ..core.fence import strip_escapes
 from .common import (  # fmt: skip
     AgentOpt,
@@ -374,7 +374,9 @@ def rate(
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Say whether a recalled memory helped; useful memories rise in recall, others sink.
+    """Say whether a recalled memory helped; useful memories rise in recall, others sink
+    (counted from a memory's 3rd rating: [adaptive] min_ratings). Every memory found is
+    rated; one that is not is named on stderr (exit 3).
 
     Example: vaultmem rate k7f3x9q2 useful   |   vaultmem rate --batch ratings.json
     """
@@ -383,8 +385,12 @@ def rate(
     if as_json:
         echo_json(done)
     else:
-        for r in done:
+        for r in done["rated"]:
             typer.echo(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
+    for u in done["unknown"]:
+        err(f"not rated: {u['error']}")
+    if done["unknown"]:
+        raise typer.Exit(NoteNotFound.exit_code)
 
 
 def _parse_ratings(ref: str | None, verdict: str | None, batch: str | None) -> list[tuple[str, bool]]:

@@ -449,8 +449,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         parts["blend"] = 1.0
         if opt.adaptive:
             written = parse_time(rec.updated)
-            a = adaptive(evidence(stats.get(rec.key, Usage()), opt.weights), now.timestamp(), written.timestamp() if written else None, opt.weights)
-            parts.update(a)
+            used = evidence(stats.get(rec.key, Usage()), opt.weights)
+            a = adaptive(used, now.timestamp(), written.timestamp() if written else None, opt.weights)
+            parts.update(a, ratings=used.ratings, min_ratings=opt.weights.min_ratings)  # --explain: why 0.5
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
         relevant = evident(parts)
         dated = path in inside and (relevant or not named)  # never lifts a note the query's words leave out
