@@ -6,6 +6,7 @@ MCP SDK client.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,76 @@ def test_explain_says_when_ratings_do_not_count_yet(run, empty_vault):
     assert "usefulness 0.50 (2 ratings; neutral 0.50 until 3)" in out, out
     ok(run("rate", "cache000", "useful"))
     assert "usefulness 1.00 (3 ratings)" in ok(run("recall", "how do we cache things?", "--explain"))
+
+
+# ------------------------------------------------------------------ CLI details
+
+
+def test_remember_help_describes_tag_as_a_tag_to_give(run):
+    out = ok(run("remember", "--help"))
+    assert "A tag to give the memory" in out and "Only notes with this tag" not in out, out
+
+
+def test_resolve_without_arguments_says_what_to_give(run):
+    result = run("resolve")
+    assert result.exit_code == 2 and "name the memory to resolve" in result.stderr, result.stderr
+    assert "not both" not in result.stderr
+    assert "not both" in run("resolve", "x", "--source", "a").stderr
+
+
+def test_list_has_no_gap_between_id_and_type(run, empty_vault):
+    seven_notes(empty_vault)
+    line = next(ln for ln in ok(run("list")).splitlines() if "cache000" in ln)
+    assert "cache000  fact" in line, line  # before: the id padded to 40 columns
+    write(empty_vault, "notes/No id.md", note(None, "No id", "A note without an id.", type="fact"))
+    rows = ok(run("list")).splitlines()
+    assert "notes/No id.md  fact" in next(ln for ln in rows if "No id" in ln), rows
+
+
+def test_recall_prints_the_path_of_a_note_without_id_once(run, empty_vault):
+    write(empty_vault, "notes/No id.md", note(None, "Cache without id", "We cache pages without an id.", type="fact"))
+    out = ok(run("recall", "cache pages"))
+    assert out.count("notes/No id.md") == 1, out
+
+
+def test_gaps_json_gives_last_as_an_iso_time(run):
+    ok(run("gap", "How do we rotate the webhook secret?"))
+    rows = json.loads(ok(run("gaps", "--json")))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", rows[0]["last"]), rows  # was a Unix timestamp
+
+
+def _cli(*args: str, input: str | None = None, vault: Path) -> subprocess.CompletedProcess:
+    """The installed ``vaultmem`` (a real pipe as standard input); no vault loads the model here."""
+    return subprocess.run([*VAULTMEM, *args, "--vault", str(vault)], input=input, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
+def test_delete_reads_the_answer_from_a_pipe(empty_vault):
+    for i, title in enumerate(("Kept", "Doomed")):
+        write(empty_vault, f"facts/{title}.md", note(f"del{i}0000", title, "x", type="fact"))
+    kept = _cli("delete", "del00000", input="n\n", vault=empty_vault)
+    assert kept.returncode == 1 and "not deleted" in kept.stderr and (empty_vault / "facts/Kept.md").is_file()
+    gone = _cli("delete", "del10000", input="y\n", vault=empty_vault)  # before: refused unless on a terminal
+    assert gone.returncode == 0, gone.stderr
+    assert (empty_vault / ".trash/facts/Doomed.md").is_file() and not (empty_vault / "facts/Doomed.md").exists()
+    silent = _cli("delete", "del00000", input="", vault=empty_vault)
+    assert silent.returncode == 2 and "--force" in silent.stderr and (empty_vault / "facts/Kept.md").is_file()
+
+
+def test_status_forgets_a_broken_note_once_it_is_deleted(run, empty_vault, fake_embedder):
+    from helpers import Running, wait_for
+
+    bad = write(empty_vault, "bad.md", "---\ntitle: [unclosed\n---\nBody.\n")
+    ok(run("index"))
+    assert "not indexed: bad.md" in ok(run("status"))
+    bad.unlink()
+    ok(run("index"))
+    assert "not indexed" not in ok(run("status"))  # before: listed after index and a watcher restart
+    write(empty_vault, "bad.md", "---\ntitle: [unclosed\n---\nBody.\n")
+    ok(run("index"))
+    running = Running(empty_vault, fake_embedder)  # a watcher sees the delete as one path of a batch
+    try:
+        bad.unlink()
+        wait_for(lambda: "bad.md" not in running.vault.index_status(drift=False)["errors"], what="error cleared")
+    finally:
+        running.stop()

@@ -52,6 +52,11 @@ def _link_keys(rec: Record | None) -> tuple | None:
     return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
 
 
+def _iso(stamp: float) -> str:
+    """A Unix time as ``2026-11-24T20:29:27Z``."""
+    return dt.datetime.fromtimestamp(stamp, tz=dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
 class Vault:
     """One vault: its files, its configuration and its derived indexes."""
 
@@ -510,7 +515,9 @@ class Vault:
         self.usage.add_gap(text, query, source)
 
     def gaps(self) -> list[dict[str, Any]]:
-        return self.usage.gaps()
+        """Reported gaps, most frequent first; ``last`` (when last reported) as an ISO time in UTC,
+        as every other time vaultmem prints."""
+        return [{**g, "last": _iso(g["last"])} for g in self.usage.gaps()]
 
     def snapshot_counts(self, day: str | None = None) -> bool:
         """Record today's counts of notes by type and status in the usage store, once a day

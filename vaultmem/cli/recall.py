@@ -73,7 +73,8 @@ def _print_hit(h: dict, explain: bool) -> None:
     state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
     typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
     where = f"{h['vault']}:" if h.get("vault") else ""
-    typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
+    place = f"{where}{h['path']}" if h["id"] == h["path"] else f"{where}{h['id']}  {where}{h['path']}"  # no id: the path once
+    typer.echo(typer.style(f"    {place}", dim=True))
     if h.get("outdated_by"):
         typer.echo("    may be outdated by " + ", ".join(f"[[{t}]]" for t in h["outdated_by"]))
     if h["snippet"]:
