@@ -330,7 +330,7 @@ def test_supersede_back_through_a_chain_is_refused(vault, root):
 @pytest.mark.parametrize(
     "args, code, message",
     [
-        (("resolve",), 2, "either"),
+        (("resolve",), 2, "name the memory to resolve"),
         (("resolve", "old00001", "--source", "agent-a"), 2, "not both"),
         (("resolve", "nosuch99"), 3, "nosuch99"),
         (("reopen", "nosuch99"), 3, "nosuch99"),

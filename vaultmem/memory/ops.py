@@ -97,7 +97,9 @@ def remember(
     if content and content.strip():
         duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor,
                                                   branch=branch)  # fmt: skip
-        repeated = None if duplicate else dupes.same_title(title, [*replaced, *possible])  # never "Title 2.md"
+        # an active memory under an active one's title is that one (never "Title 2.md"); a candidate
+        # is never merged into a memory nobody confirmed it for
+        repeated = None if duplicate or status != "active" else dupes.same_title(title, [*replaced, *possible])
         duplicate = duplicate or repeated
         if duplicate is not None and not (key and duplicate.subject != key.casefold()):
             added = dupes.new_sentences(vault, duplicate, content) if repeated else []
