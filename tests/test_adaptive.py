@@ -186,6 +186,6 @@ def test_cli_explain_and_no_adaptive(vault, fake_model):
     env = {"VAULTMEM_VAULT": str(vault.root)}
     out = CliRunner().invoke(app, ["recall", "webhook idempotent", "--explain", "-k", "1"], env=env).stdout
     assert "x adaptive blend 0.865" in out
-    assert "adaptive 0.550 from usefulness 0.50, recency 1.00, frequency 0.00" in out
+    assert "adaptive 0.550 from usefulness 0.50 (0 ratings; neutral 0.50 until 3), recency 1.00, frequency 0.00" in out
     out = CliRunner().invoke(app, ["recall", "webhook idempotent", "--explain", "--no-adaptive", "-k", "1"], env=env).stdout
     assert "x adaptive blend 1.000" in out and "from usefulness" not in out

@@ -68,9 +68,10 @@ def test_learned_explain_shows_every_part_of_the_score(vault):
     prior = {k: min(0.0, np.log(v / model.short_ref)) for k, v in sizes.items()}
     mean = sum(prior.values()) / len(prior)
     assert prior["cranes"] == 0 and prior["ok"] < prior["tides"] < 0  # cranes is above short_ref bytes
-    for key in ("ok", "cranes", "tides"):
+    assert "cranes" in by_id  # notes without evidence are no hits (issue 29): check the parts of those shown
+    for key in {"ok", "cranes", "tides"} & set(by_id):
         assert by_id[key]["length"] == pytest.approx(model.weights["length"] * (prior[key] - mean), abs=1e-4)
-    assert by_id["pottery"]["context"] >= 0
+    assert all(e["context"] >= 0 for e in by_id.values())
 
 
 def _weights(root: Path, **weights: float) -> Path:
@@ -114,7 +115,8 @@ def test_combine_sum_ranks_exactly_as_the_old_formula(vault, fake_model, config)
     _config(vault, f"[recall]\n{config}graph_seeds = 0\n")
     for query in ("harbour crane shifts", "pottery on Sunday", "advisory locks harbour"):
         hits = _recall(vault, query, "-k", "5")
-        assert [h["id"] for h in hits] == _old_formula(vault, query, fake_model)
+        ids = [h["id"] for h in hits]  # the old order, less the tail without evidence (issue 29)
+        assert ids and ids == _old_formula(vault, query, fake_model)[: len(ids)]
         for h in hits:
             assert "length" not in h["explain"]
             assert h["score"] == pytest.approx(_raw(h["explain"]) * h["explain"]["profile"] * h["explain"]["importance"], abs=2e-3)

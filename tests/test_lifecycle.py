@@ -330,7 +330,7 @@ def test_supersede_back_through_a_chain_is_refused(vault, root):
 @pytest.mark.parametrize(
     "args, code, message",
     [
-        (("resolve",), 2, "either"),
+        (("resolve",), 2, "name the memory to resolve"),
         (("resolve", "old00001", "--source", "agent-a"), 2, "not both"),
         (("resolve", "nosuch99"), 3, "nosuch99"),
         (("reopen", "nosuch99"), 3, "nosuch99"),
@@ -523,10 +523,14 @@ def test_different_type_is_stored(fresh):
 
 
 def test_a_tail_of_an_existing_memory_is_not_a_duplicate(fresh):
-    """Only the same text is a duplicate: a new memory that repeats the end of one is stored."""
+    """Only the same text is a duplicate: a new memory that repeats the end of one is kept (under
+    the same title, added to that note, not a second file)."""
     first = fresh.remember("lesson", "Lunch", "We skipped lunch and had breakfast.")
     second = fresh.remember("lesson", "Lunch", "fast.")
-    assert second["duplicate_of"] is None and second["path"] != first["path"]
+    assert second["path"] == first["path"] and second["text_added"] == ["fast."]
+    assert fresh.show(first["id"])["text"].rstrip().endswith("breakfast.\n\n## Also remembered\n\nfast.")
+    third = fresh.remember("lesson", "Dinner", "fast.")
+    assert third["duplicate_of"] is None and third["path"] != first["path"]
 
 
 def test_cli_duplicate_message(empty_vault, fake_model):

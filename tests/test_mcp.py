@@ -391,3 +391,82 @@ async def test_recall_and_wake_leave_other_branches_out_unless_asked(server, dem
         assert "facts/Spike branch zebrafish cache.md" not in [h["path"] for h in hits["results"]]
         _, _, hits = await call(client, "recall", query="zebrafish cache", k=5, all_branches=True)
         assert hits["results"][0]["path"] == "facts/Spike branch zebrafish cache.md"
+
+
+# ---------------------------------------------------------------------- a new user's first hour (issue 29)
+
+
+async def test_importance_takes_numbers_and_words(server, demo_copy):
+    async with Client(server) as client:
+        is_error, text, new = await call(client, "remember", type="fact", title="Berth count",
+                                         content="The marina has 42 berths.", importance=7)  # fmt: skip
+        assert not is_error, text
+        assert "importance: 7" in (demo_copy / new["path"]).read_text()
+        is_error, text, _ = await call(client, "remember", type="fact", title="Fuel dock hours",
+                                       content="The fuel dock opens at 7.", importance="high")  # fmt: skip
+        assert not is_error, text
+        is_error, text, rows = await call(client, "list_memories", importance=7, limit=0)
+        assert not is_error, text
+        assert new["id"] in [r["id"] for r in rows] and all(r["importance"] >= 7 for r in rows)
+        assert "1-10" in await fails(client, "remember", type="fact", title="Bad", content="x", importance=11)
+
+
+async def test_a_near_duplicate_with_the_same_title_is_not_a_second_file(server, demo_copy):
+    long = "Tidewater marina has 42 berths. Twelve of them take boats over 15 m. The fuel dock is not a berth."
+    async with Client(server) as client:
+        _, _, first = await call(client, "remember", type="fact", title="Berth count", content=long, source="a/1")
+        _, _, again = await call(client, "remember", type="fact", title="Berth count", source="a/1",
+                                 content="Tidewater marina has 42 berths. Twelve of them take boats over 15 m.")  # fmt: skip
+        assert again["duplicate_of"] == first["id"] and again["text_added"] == []
+        _, _, more = await call(client, "remember", type="fact", title="berth count", source="b/2",
+                                content=f"{long} Two berths are kept for visitors.")  # fmt: skip
+        assert more["duplicate_of"] == first["id"] and more["text_added"] == ["Two berths are kept for visitors."]
+        assert sorted(p.name for p in demo_copy.rglob("Berth count*.md")) == ["Berth count.md"]
+        is_error, text, note = await call(client, "read_note", ref="Berth count")
+        assert not is_error, text
+        assert note["text"].count("42 berths") == 1 and "Two berths are kept for visitors." in note["text"]
+
+
+async def test_list_memories_is_one_json_array_and_names_every_status(server):
+    from vaultmem.core.note import STATUSES
+
+    async with Client(server) as client:
+        result = await client.call_tool("list_memories", {"limit": 3})
+        assert len(result.content) == 1
+        rows = json.loads(result.content[0].text)
+        assert isinstance(rows, list) and len(rows) == 3 and result.structured_content == {"result": rows}
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        described = tools["list_memories"].input_schema["properties"]["statuses"]["description"]
+        assert all(status in described for status in STATUSES)
+
+
+def test_mcp_help_lists_the_tools_the_server_has(demo_copy, fake_embedder):
+    import anyio
+
+    srv = build_server(demo_copy, fake_embedder)
+    try:
+        names = [t.name for t in anyio.run(srv.list_tools)]
+    finally:
+        srv.memory.vault.close()
+    out = subprocess.run([_vaultmem(), "mcp", "--help"], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "COLUMNS": "300"})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    listed = re.search(r"Tools:(.*?);", " ".join(out.stdout.replace("│", " ").split()))
+    assert listed and [n.strip() for n in listed.group(1).split(",")] == names, out.stdout
+
+
+async def test_recall_rejects_an_unknown_type(server):
+    async with Client(server) as client:
+        assert "unknown type 'bogus'" in await fails(client, "recall", query="locks", types=["bogus"])
+        is_error, text, data = await call(client, "recall", query="advisory locks", types=["decision"])
+        assert not is_error and data["results"], text
+
+
+async def test_rate_memories_rates_the_known_ones_and_names_the_unknown(server):
+    async with Client(server) as client:
+        is_error, text, done = await call(client, "rate_memories", ratings=[{"id": ADVISORY, "useful": True},
+                                                                           {"id": "nosuch99", "useful": False}])  # fmt: skip
+        assert not is_error, text
+        assert [r["id"] for r in done["rated"]] == [ADVISORY]
+        assert [u["id"] for u in done["unknown"]] == ["nosuch99"] and "nosuch99" in done["unknown"][0]["error"]
+    assert [r[0] for r in server.memory.vault.usage.dump()["ratings"]] == [ADVISORY]

@@ -121,7 +121,9 @@ def test_remember_title_with_quotes_and_colon(vault):
 
 
 def test_remember_same_title_twice_gets_a_second_file(vault):
+    """A new memory under the title of a resolved one (an active one would take it in: test_mcp)."""
     a = vault.remember("fact", "Same", "a")
+    vault.resolve(a["id"])
     b = vault.remember("fact", "same", "b")
     assert (a["path"], b["path"]) == ("facts/Same.md", "facts/same 2.md")
     assert a["id"] != b["id"]

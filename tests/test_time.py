@@ -135,7 +135,7 @@ def test_as_of_answers_with_what_was_true_then(run, empty_vault):
 def test_past_valid_until_without_successor_is_expired(run, empty_vault):
     write(empty_vault, "facts/Promo.md", note("pro1", "Promo code", "SUMMER24 gives 10% off.", type="fact",
                                               valid_until="2026-01-01"))  # fmt: skip
-    write(empty_vault, "facts/Other.md", note("oth1", "Coupon policy", "Coupons stack.", type="fact"))
+    write(empty_vault, "facts/Other.md", note("oth1", "Coupon policy", "Coupons stack with any promo.", type="fact"))
     assert [h["id"] for h in json.loads(ok(run("recall", "promo code", "--json")))["results"]] == ["oth1"]
     hits = json.loads(ok(run("recall", "promo code", "--include-resolved", "--json")))["results"]
     assert hits[0]["id"] == "pro1" and hits[0]["status"] == "expired"
@@ -319,7 +319,7 @@ def test_keys_and_signals_supersede_only_within_a_branch(open_vault, empty_vault
 def test_list_and_show_mark_expired_notes(run, empty_vault):
     write(empty_vault, "facts/Promo.md", note("pro1", "Promo code", "SUMMER24.", type="fact", valid_until="2026-01-01"))
     write(empty_vault, "facts/Sale.md", note("sal1", "Sale", "Ends soon.", type="fact", expires="2026-02-01"))
-    write(empty_vault, "facts/Other.md", note("oth1", "Coupon policy", "Coupons stack.", type="fact"))
+    write(empty_vault, "facts/Other.md", note("oth1", "Coupon policy", "Coupons stack with any promo.", type="fact"))
     rows = {r["id"]: r["status"] for r in json.loads(ok(run("list", "--status", "active", "--json")))}
     assert rows == {"pro1": "expired", "sal1": "expired", "oth1": "active"}
     assert json.loads(ok(run("show", "pro1", "--json")))["status"] == "expired"

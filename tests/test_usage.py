@@ -13,7 +13,7 @@ from helpers import failed, write
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
-from vaultmem.core.errors import BadInput, NoteNotFound
+from vaultmem.core.errors import BadInput
 from vaultmem.index.usage import Usage, UsageStore
 from vaultmem.vault import Vault
 
@@ -136,7 +136,8 @@ def test_recall_logs_what_it_returned(vault):
 
 def test_rate_by_id_title_or_path(vault):
     done = vault.rate([("alpha001", True), ("Beta", False), ("lessons/Gamma.md", True)], source="agent-1")
-    assert done == [{"id": "alpha001", "title": "Alpha", "useful": True},
+    assert done["unknown"] == []
+    assert done["rated"] == [{"id": "alpha001", "title": "Alpha", "useful": True},
                     {"id": "beta0001", "title": "Beta", "useful": False},
                     {"id": "lessons/Gamma.md", "title": "Gamma", "useful": True}]  # fmt: skip
     got = vault.usage.usage(KEYS)
@@ -144,10 +145,11 @@ def test_rate_by_id_title_or_path(vault):
     assert {r[3] for r in vault.usage.dump()["ratings"]} == {"agent-1"}
 
 
-def test_rating_an_unknown_memory_records_nothing(vault):
-    with pytest.raises(NoteNotFound):
-        vault.rate([("alpha001", True), ("nosuch99", True)])
-    assert vault.usage.dump()["ratings"] == []
+def test_an_unknown_memory_is_named_and_the_known_ones_are_rated(vault):
+    done = vault.rate([("alpha001", True), ("nosuch99", True)])
+    assert [r["id"] for r in done["rated"]] == ["alpha001"]
+    assert [u["id"] for u in done["unknown"]] == ["nosuch99"] and "nosuch99" in done["unknown"][0]["error"]
+    assert [r[0] for r in vault.usage.dump()["ratings"]] == ["alpha001"]
 
 
 def test_gaps_through_the_vault(vault):
@@ -222,7 +224,8 @@ def test_cli_rate(run, vault, tmp_path):
     batch = tmp_path / "ratings.json"
     batch.write_text(json.dumps([{"id": "alpha001", "useful": True}, {"id": "lessons/Gamma.md", "useful": False}]))
     data = json.loads(run("rate", "--batch", str(batch), "--json").stdout)
-    assert [(d["id"], d["useful"]) for d in data] == [("alpha001", True), ("lessons/Gamma.md", False)]
+    assert [(d["id"], d["useful"]) for d in data["rated"]] == [("alpha001", True), ("lessons/Gamma.md", False)]
+    assert data["unknown"] == []
     assert run("rate", "--batch", "-", input=json.dumps([{"id": "beta0001", "useful": True}])).exit_code == 0
     got = vault.usage.usage(KEYS)
     assert (got["alpha001"].useful, got["alpha001"].ratings, got["beta0001"].ratings, got["lessons/Gamma.md"].useful) == (2, 2, 2, 0)
@@ -242,9 +245,16 @@ def test_cli_bad_batch(run, vault, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('[{"id": "alpha001", "useful": "yes"}]')
     assert "--batch" in failed(run("rate", "--batch", str(bad)), 2)
-    bad.write_text('[{"id": "alpha001", "useful": true}, {"id": "nosuch99", "useful": true}]')
-    failed(run("rate", "--batch", str(bad)), 3)
     assert vault.usage.dump()["ratings"] == []
+
+
+def test_cli_batch_rates_the_known_ones_and_names_the_unknown(run, vault, tmp_path):
+    batch = tmp_path / "ratings.json"
+    batch.write_text('[{"id": "alpha001", "useful": true}, {"id": "nosuch99", "useful": true}]')
+    result = run("rate", "--batch", str(batch))
+    assert "nosuch99" in failed(result, 3)  # one line naming it; before: every rating was rejected
+    assert result.stdout == "rated useful: alpha001  Alpha\n"
+    assert [r[0] for r in vault.usage.dump()["ratings"]] == ["alpha001"]
 
 
 def test_cli_gap_and_gaps(run):

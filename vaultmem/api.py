@@ -352,13 +352,27 @@ class Session:
             raise BadInput("a memory can only supersede another in the same vault")
         return vault.supersede(old, new)
 
-    def rate(self, ratings: Sequence[tuple[str, bool]], source: str | None = None) -> list[dict[str, Any]]:
-        """Ratings of memories in any of the session's vaults (``vault:id``)."""
-        by_vault: dict[int, tuple["Vault", list[tuple[str, bool]]]] = {}
+    def rate(self, ratings: Sequence[tuple[str, bool]], source: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Ratings of memories in any of the session's vaults (``vault:id``): every memory found
+        is rated (``rated``); a reference that names none, or a vault this caller may not use, is
+        listed in ``unknown`` with the reason (``Vault.rate``: one bad id does not cost the others)."""
+        by_vault: dict[int, tuple["Vault", list[tuple[str, bool]], dict[str, str]]] = {}
+        unknown: list[dict[str, Any]] = []
         for ref, useful in ratings:
-            vault, ref = self.pick(ref)
-            by_vault.setdefault(id(vault), (vault, []))[1].append((ref, useful))
-        return [r for vault, mine in by_vault.values() for r in vault.rate(mine, source)]
+            try:
+                vault, rest = self.pick(ref)
+            except VaultError as e:  # a vault this caller may not use, a path leading outside
+                unknown.append({"id": ref, "error": str(e)})
+                continue
+            group = by_vault.setdefault(id(vault), (vault, [], {}))
+            group[1].append((rest, useful))
+            group[2][rest] = ref  # unknown ones are named as the caller wrote them
+        rated: list[dict[str, Any]] = []
+        for vault, mine, written in by_vault.values():
+            done = vault.rate(mine, source)
+            rated += done["rated"]
+            unknown += [{**u, "id": written.get(u["id"], u["id"])} for u in done["unknown"]]
+        return {"rated": rated, "unknown": unknown}
 
     def history(self, ref: str) -> dict[str, Any]:
         """The versions of the fact ``ref`` names (``history.chain``), in the vault a

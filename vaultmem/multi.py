@@ -65,9 +65,10 @@ class MultiVault:
         if k is None:  # the first vault's default, as for the rest of its settings
             k = int(next(iter(self.vaults.values())).config["recall"]["k"])
         stats = self._pooled_stats(query, options.get("mode", "hybrid"))
+        known = set().union(*(v.memory_types() for v in self.vaults.values())) if options.get("types") else None
         hits: list[tuple[float, int, Hit]] = []
         for order, (name, vault) in enumerate(self.vaults.items()):
-            for hit in vault.recall(query, k, stats=stats, log=False, snippets=False, **options):
+            for hit in vault.recall(query, k, stats=stats, log=False, snippets=False, types_known=known, **options):
                 hit.vault = name
                 hits.append((hit.score, order, hit))
         ranked = [h for _, _, h in sorted(hits, key=lambda x: (-x[0], x[1], x[2].rank))][:k]

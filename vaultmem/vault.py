@@ -25,6 +25,7 @@ import networkx as nx
 from .core import config as configmod
 from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
 from .core.links import NoteKeys, Resolver, parse_link
+from .core.memtypes import known_types
 from .core.lock import WatcherRunning, WriterLock
 from .core.note import TITLE_FROM, split_frontmatter
 from .core.ignore import obsidian_templates, vault_files
@@ -50,6 +51,11 @@ INDEX_VERSION = f"m{MANIFEST_VERSION}.b{BM25_VERSION}"
 def _link_keys(rec: Record | None) -> tuple | None:
     """What of a record the link graph depends on."""
     return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
+
+
+def _iso(stamp: float) -> str:
+    """A Unix time as ``2026-11-24T20:29:27Z``."""
+    return dt.datetime.fromtimestamp(stamp, tz=dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 class Vault:
@@ -316,11 +322,14 @@ class Vault:
     # ------------------------------------------------------------------ recall
 
     def recall(self, query: str, k: int | None = None, *, log: bool = True, stats: tuple | None = None,
-               snippets: bool = True, **options: Any) -> list[Hit]:  # fmt: skip
+               snippets: bool = True, types_known: Iterable[str] | None = None, **options: Any) -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall/pipeline.py`` for how scores are made. ``options``: the
         declared recall parameters (``recall/params.py``; unset ones take the vault's config).
+        A type neither this vault's templates nor its notes have is refused (``types_known``:
+        the types that count instead, for several vaults searched together).
         The memories returned are logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
-        call = params.resolve({"k": k, **options}, self.config["recall"])
+        known = None if not options.get("types") else self.memory_types() if types_known is None else types_known
+        call = params.resolve({"k": k, **options}, self.config["recall"], known)
         if self.embedder.name == "none" and call["mode"] != "vector":
             call["mode"] = "bm25"
         opt = Options.build(call, self.config, self.root, stats=stats, snippets=snippets)
@@ -347,6 +356,10 @@ class Vault:
         universe, index = self.universe()
         return Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self.body, universe, index,
                        self.usage.usage, self._memo)  # fmt: skip
+
+    def memory_types(self) -> set[str]:
+        """The types of its templates (built-in and the vault's own) and of its notes."""
+        return set(known_types(self.templates_dir)) | {r.type for r in self.records().values() if r.type}
 
     def universe(self) -> tuple[list[str], dict[str, int]]:
         """Every indexed note in a fixed order (sorted paths) and each one's position."""
@@ -492,13 +505,21 @@ class Vault:
             done += moved if apply else []
         return {"applied": apply, "actions": planned, "done": len(done)}
 
-    def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> list[dict[str, Any]]:
-        """Record usefulness ratings (id, title or path, useful?) of memories."""
+    def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Record usefulness ratings (id, title or path, useful?) of memories: every memory
+        found is rated (``rated``); a reference that names no note, or several, is not, and is
+        returned in ``unknown`` with the reason (one bad id does not cost the others)."""
         records = self.catalog()
-        found = [(self.find(ref, records), bool(useful)) for ref, useful in ratings]  # all refs valid first
-        for rec, useful in found:
-            self.usage.rate(rec.key, useful, source)
-        return [{"id": rec.key, "title": rec.title, "useful": useful} for rec, useful in found]
+        rated, unknown = [], []
+        for ref, useful in ratings:
+            try:
+                rec = self.find(ref, records)
+            except (NoteNotFound, BadInput) as e:
+                unknown.append({"id": ref, "error": str(e)})
+                continue
+            self.usage.rate(rec.key, bool(useful), source)
+            rated.append({"id": rec.key, "title": rec.title, "useful": bool(useful)})
+        return {"rated": rated, "unknown": unknown}
 
     def gap(self, text: str, query: str | None = None, source: str | None = None) -> None:
         """Record a knowledge gap: something an agent needed and memory did not have."""
@@ -507,7 +528,9 @@ class Vault:
         self.usage.add_gap(text, query, source)
 
     def gaps(self) -> list[dict[str, Any]]:
-        return self.usage.gaps()
+        """Reported gaps, most frequent first; ``last`` (when last reported) as an ISO time in UTC,
+        as every other time vaultmem prints."""
+        return [{**g, "last": _iso(g["last"])} for g in self.usage.gaps()]
 
     def snapshot_counts(self, day: str | None = None) -> bool:
         """Record today's counts of notes by type and status in the usage store, once a day

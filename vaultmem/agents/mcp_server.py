@@ -18,13 +18,16 @@ from typing import Annotated, Any, Callable, Optional, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
+from pydantic_core import to_json, to_jsonable_python
 
 from ..api import Session
-from ..core.errors import VaultError
+from ..core.errors import NoteNotFound, VaultError
 from ..core.fence import NOTICE, held, one_line, provenance
+from ..core.filters import HIDDEN_STATUSES
 from ..core.memtypes import TYPES
-from ..core.note import content_hash
+from ..core.note import STATUSES, content_hash
 from ..index.embed import Embedder
 from ..recall.params import Param, with_params
 
@@ -112,13 +115,27 @@ def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None
     memory = Session(refs, agent, embedder=embedder, create=True)
     memory.vaults  # open them now: a missing vault fails here, not on the first call
     server = MCPServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
+    _register(server, memory)
+    server.memory = memory  # type: ignore[attr-defined]  (the open vault, for serve() and tests)
+    return server
+
+
+def _register(server: MCPServer, memory: Session) -> None:
+    """Every tool and resource, each calling into ``memory``."""
     _memory_tools(server, memory)
     _note_tools(server, memory)
     _lifecycle_tools(server, memory)
     _session_tools(server, memory)
     _resources(server, memory)
-    server.memory = memory  # type: ignore[attr-defined]  (the open vault, for serve() and tests)
-    return server
+
+
+def tool_names() -> list[str]:
+    """The names of the tools the server offers (for ``vaultmem mcp --help``; opens no vault)."""
+    import anyio
+
+    server = MCPServer("vaultmem")
+    _register(server, None)  # type: ignore[arg-type]  (the tools are listed, never called)
+    return [t.name for t in anyio.run(server.list_tools)]
 
 
 def _version() -> str:
@@ -169,7 +186,7 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         title: Annotated[str, Field(description="A short, specific title (also the file name), e.g. 'Use SQLite for the cache'.")],
         content: Annotated[str, Field(description="The memory itself in markdown: what, why, and how to apply it.")],
         tags: Annotated[list[str], Field(description="Tags, e.g. ['cache', 'sqlite'].")] = [],
-        importance: Annotated[Optional[str], Field(description="1-10, or high / medium / low (default 5).")] = None,
+        importance: Annotated[Optional[int | str], Field(description="1-10, or high / medium / low (default 5).")] = None,
         links: Annotated[list[str], Field(description="Titles of related notes to link to.")] = [],
         anchor: Anchor = None,
         scope: Annotated[Optional[str], Field(description="project (default), or user for a person's preference that follows them.")] = None,
@@ -184,7 +201,9 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
     ) -> dict[str, Any]:
         """Store a new memory when something worth keeping happens: a decision and its reason, a
         gotcha, a bug fix, a user preference, a lesson, progress. One memory per call. A near-
-        duplicate is not stored twice (`duplicate_of` names the existing one). When this memory
+        duplicate is not stored twice (`duplicate_of` names the existing one); nor is a similar
+        memory with the same title and type: the sentences it adds are appended to the existing
+        one (`text_added`). When this memory
         replaces older ones and you know which, name them in `supersedes` (or give both the same
         `key`): they are marked superseded (listed in `superseded`); similarity alone never
         supersedes. `possible_updates` lists active memories that look like older versions of
@@ -229,17 +248,21 @@ def _note_tools(server: MCPServer, memory: Session) -> None:
     @tool
     def list_memories(
         types: Types = [],
-        statuses: Annotated[list[str], Field(description="active, resolved, superseded, archived (default: active only).")] = [],
+        statuses: Annotated[list[str], Field(description=f"Only these statuses: {', '.join(STATUSES)} "
+                                                        f"(default: all but {', '.join(HIDDEN_STATUSES)}).")] = [],
         tags: Tags = [],
         since: Since = None,
-        importance: Annotated[Optional[str], Field(description="Minimum importance: 1-10 or high/medium/low.")] = None,
+        importance: Annotated[Optional[int | str], Field(description="Minimum importance: 1-10 or high/medium/low.")] = None,
         scope: Annotated[Optional[str], Field(description="project or user.")] = None,
         limit: Annotated[int, Field(description="How many, newest first (0 = all).")] = 20,
-    ) -> list[dict[str, Any]]:
+    ) -> Annotated[CallToolResult, list[dict[str, Any]]]:
         """List memories by metadata, newest first (e.g. all decisions of the last week, every
-        open commitment). Use recall instead to search by meaning."""
-        return memory.list_notes(types=types, statuses=statuses, tags=tags, since=since,
-                                 importance=importance, scope=scope, limit=limit or None)  # fmt: skip
+        open commitment), as one JSON array. Use recall instead to search by meaning."""
+        rows = to_jsonable_python(memory.list_notes(types=types, statuses=statuses, tags=tags, since=since,
+                                                    importance=importance, scope=scope, limit=limit or None))  # fmt: skip
+        # one text block holding the array (the SDK would make one block per memory)
+        text = TextContent(type="text", text=to_json(rows, indent=2).decode())
+        return CallToolResult(content=[text], structured_content={"result": rows})
 
     @server.tool()
     @tool
@@ -280,11 +303,16 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
         source: Source = None,
     ) -> dict[str, Any]:
         """At the end of a task, say which recalled memories helped (useful ones rise in recall,
-        others sink) and, optionally, what was missing."""
-        rated = memory.rate([(r.id, r.useful) for r in ratings], source)
-        if gap and gap.strip():
-            memory.vault.gap(gap, None, source)
-        return {"rated": rated, "gap_recorded": bool(gap and gap.strip())}
+        others sink) and, optionally, what was missing. Every memory found is rated; ids that
+        name no memory are listed in `unknown` with the reason."""
+        done = memory.rate([(r.id, r.useful) for r in ratings], source)
+        recorded = bool(gap and gap.strip())
+        if recorded:
+            memory.vault.gap(gap, None, source)  # type: ignore[arg-type]
+        if done["unknown"] and not done["rated"]:  # nothing rated: an error naming them, as the CLI's
+            errors = "; ".join(u["error"] for u in done["unknown"])
+            raise NoteNotFound(f"{errors}{' (the gap is recorded)' if recorded else ''}")
+        return {**done, "gap_recorded": recorded}
 
     @server.tool()
     @tool

@@ -10,13 +10,29 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+import typer.core
 
 from ..api import vault_root
 from ..core.errors import VaultError
 from .common import AgentOpt, JsonOpt, VaultOpt, app, echo_json, err
 
 
-@app.command()
+class McpCommand(typer.core.TyperCommand):
+    """`vaultmem mcp --help` names the tools the server has, read from it when help is shown
+    (the MCP package loads only then)."""
+
+    def format_help(self, ctx, formatter):  # type: ignore[no-untyped-def]
+        try:
+            from ..agents.mcp_server import tool_names
+
+            tools = ", ".join(tool_names())
+        except ImportError:
+            tools = "(the mcp package is not installed)"
+        self.help = (self.help or "").replace("{tools}", tools)
+        super().format_help(ctx, formatter)
+
+
+@app.command(cls=McpCommand)
 def mcp(
     vault: VaultOpt = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
@@ -25,8 +41,7 @@ def mcp(
     agent: AgentOpt = None,
 ) -> None:
     """Serve the vault's memory to an agent over MCP (stdio by default; --http listens on
-    127.0.0.1 only). Tools: wake, recall, remember, read_note, write_note, list_memories,
-    stats, resolve, supersede, rate_memories, report_gap; resource memory://{id}.
+    127.0.0.1 only). Tools: {tools}; resource memory://{id}.
 
     Over --http every request must carry your access token (`vaultmem setup` prints it):
     header "Authorization: Bearer TOKEN".

@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import api
-from ..core.errors import BadInput
+from ..core.errors import BadInput, NoteNotFound
 from ..core.fence import strip_escapes
 from .common import (  # fmt: skip
     AgentOpt,
@@ -73,7 +73,7 @@ def remember(
     type: Annotated[str, typer.Argument(help="Memory type: decision, fact, lesson, gotcha, bug_fix, ...")],
     title: Annotated[str, typer.Argument(help="Title (also the file name).")],
     content: Annotated[Optional[str], typer.Argument(help="Body text; '-' reads standard input.")] = None,
-    tag: TagOpt = [],
+    tag: Annotated[list[str], typer.Option("--tag", help="A tag to give the memory (repeatable).")] = [],
     importance: Annotated[Optional[str], typer.Option(help="1-10 or high/medium/low.")] = None,
     link: Annotated[list[str], typer.Option("--link", help="Link to another note (repeatable).")] = [],
     anchor: Annotated[Optional[str], typer.Option(help="Anchor note to link to; created if missing.")] = None,
@@ -107,6 +107,8 @@ def remember(
     if result["duplicate_of"]:
         added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
         typer.echo(f"already remembered as {result['id']}  {result['path']}{added}")
+        if result.get("text_added"):
+            typer.echo(f"added to it: {' '.join(result['text_added'])}")
         return
     if result["created_anchor"]:
         typer.echo(f"created anchor {result['created_anchor']}")
@@ -167,10 +169,11 @@ def list_cmd(
     if as_json:
         echo_json(rows)
         return
-    for r in rows:
-        key = f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"]
+    keys = [f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"] for r in rows]
+    width = min(40, max(map(len, keys), default=0))  # as wide as the longest key shown, no wider
+    for r, key in zip(rows, keys):
         mark = "  (expired)" if r["status"] == "expired" else ""
-        typer.echo(strip_escapes(f"{r['updated'][:10]}  {key[:40]:<40}  {(r['type'] or '-'):<15} {r['title']}{mark}"))
+        typer.echo(strip_escapes(f"{r['updated'][:10]}  {key[:width]:<{width}}  {(r['type'] or '-'):<15} {r['title']}{mark}"))
     if not rows:
         err("no memories match")
 
@@ -211,18 +214,30 @@ def delete(
     force: Annotated[bool, typer.Option("--force", "-f", help="Do not ask for confirmation.")] = False,
     vault: VaultOpt = None,
 ) -> None:
-    """Move a note to the vault's .trash/ folder (nothing is destroyed).
+    """Move a note to the vault's .trash/ folder (nothing is destroyed). Asks first: on the
+    terminal, or reads the answer from a pipe (echo y | vaultmem delete ID); --force asks nothing.
 
     Example: vaultmem delete k7f3x9q2 --force
     """
     v, ref = target(ref, vault)
     rec = v.find(ref)
-    if not force:
-        if not sys.stdin.isatty():
-            raise BadInput("refusing to delete without confirmation; pass --force")
-        typer.confirm(f"Move {rec.path} to .trash/?", abort=True)
+    if not force and not _confirmed(f"Move {rec.path} to .trash/?"):
+        err("not deleted")
+        raise typer.Exit(1)
     result = v.delete(rec.path)
     typer.echo(f"moved {result['path']} to {result['trashed_to']}")
+
+
+def _confirmed(question: str) -> bool:
+    """A yes/no answer: asked on the terminal, or the first line of standard input when it is a
+    pipe (as ``rm -i`` reads it); no answer at all is refused with a pointer to --force."""
+    if sys.stdin.isatty():
+        return typer.confirm(question)
+    line = sys.stdin.readline()
+    if not line:
+        raise BadInput("no answer on standard input; pass --force to delete without asking")
+    typer.echo(f"{question} [y/N]: {line.strip()}", err=True)  # the question and the answer it read
+    return line.strip().lower() in ("y", "yes")
 
 
 @app.command()
@@ -288,7 +303,9 @@ def resolve(
 
     Example: vaultmem resolve k7f3x9q2   |   vaultmem resolve --source claude/session-42
     """
-    if (ref is None) == (source is None):
+    if ref is None and source is None:
+        raise BadInput("name the memory to resolve (ID, title or path), or --source AGENT to resolve what it wrote")
+    if ref is not None and source is not None:
         raise BadInput("give either a memory (ID) or --source, not both")
     s = open_session(vault)
     results = s.vault.resolve_source(source) if source else [s.resolve(ref)]  # type: ignore[arg-type]
@@ -373,7 +390,9 @@ def rate(
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Say whether a recalled memory helped; useful memories rise in recall, others sink.
+    """Say whether a recalled memory helped; useful memories rise in recall, others sink
+    (counted from a memory's 3rd rating: [adaptive] min_ratings). Every memory found is
+    rated; one that is not is named on stderr (exit 3).
 
     Example: vaultmem rate k7f3x9q2 useful   |   vaultmem rate --batch ratings.json
     """
@@ -382,8 +401,12 @@ def rate(
     if as_json:
         echo_json(done)
     else:
-        for r in done:
+        for r in done["rated"]:
             typer.echo(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
+    for u in done["unknown"]:
+        err(f"not rated: {u['error']}")
+    if done["unknown"]:
+        raise typer.Exit(NoteNotFound.exit_code)
 
 
 def _parse_ratings(ref: str | None, verdict: str | None, batch: str | None) -> list[tuple[str, bool]]:

@@ -73,7 +73,8 @@ def _print_hit(h: dict, explain: bool) -> None:
     state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
     typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
     where = f"{h['vault']}:" if h.get("vault") else ""
-    typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
+    place = f"{where}{h['path']}" if h["id"] == h["path"] else f"{where}{h['id']}  {where}{h['path']}"  # no id: the path once
+    typer.echo(typer.style(f"    {place}", dim=True))
     if h.get("outdated_by"):
         typer.echo("    may be outdated by " + ", ".join(f"[[{t}]]" for t in h["outdated_by"]))
     if h["snippet"]:
@@ -90,8 +91,8 @@ def _print_hit(h: dict, explain: bool) -> None:
         )
         if "adaptive" in e:
             typer.echo(
-                f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}, recency {e['recency']:.2f},"
-                f" frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)"
+                f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}{_ratings(e)}, recency"
+                f" {e['recency']:.2f}, frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)"
             )
         if "time_range" in e:
             typer.echo(f"      + time {e.get('time', 0.0):.3f}: dates {e['time_range']}")
@@ -100,6 +101,13 @@ def _print_hit(h: dict, explain: bool) -> None:
             typer.echo(f"      + subject {e.get('subject', 0.0):.3f} (second round; {came}){': ' + e['subject_via'] if e.get('subject_via') else ''}")
         if "as_of" in e:
             typer.echo(f"      valid on {e['as_of']}")
+
+
+def _ratings(e: dict) -> str:
+    """`` (2 ratings; neutral 0.50 until 3)``: why usefulness has not moved yet."""
+    n, least = int(e.get("ratings", 0)), int(e.get("min_ratings", 0))
+    counted = f"; neutral 0.50 until {least}" if n < least else ""
+    return f" ({n} rating{'s' if n != 1 else ''}{counted})"
 
 
 def run_recall(argv: list[str]) -> None:

@@ -22,7 +22,8 @@ def doctor(
 ) -> None:
     """One health report: unreadable notes, duplicate ids, broken links (with the closest
     title), orphans, empty anchors, supersede chains that loop or end in a resolved note,
-    memories that look like unrecorded updates, candidates, expired notes, index drift, the
+    memories that look like unrecorded updates, candidates, notes left in a merge conflict,
+    expired notes, index drift, the
     watcher, disk use, and the config (still in .vaultmem/; settings that differ from the
     defaults). Exit code 1 when something needs attention.
 

@@ -103,6 +103,11 @@ class FastEmbedder:
 
     def _load(self):
         if self._model is None:
+            # onnxruntime >= 1.29 starts Microsoft's telemetry (a device id in ~/.cache/Microsoft, uploads to
+            # mobile.events.data.microsoft.com) while it is imported, unless this is set before: a local tool
+            # contacts nobody. setdefault: a user's own ORT_DISABLE_TELEMETRY=0 stays theirs
+            os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # a non-default model fastembed downloads
             if self.name == DEFAULT_MODEL:  # loads from pip files: never ask the model hub (users need not set it)
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from fastembed import TextEmbedding

@@ -124,6 +124,7 @@ class _Batch:
     stat_only: dict[str, tuple[int, int]] = field(default_factory=dict)
     deletes: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    cleared: list[str] = field(default_factory=list)  # unreadable files that are gone: their error goes too
 
 
 class Indexer:
@@ -161,6 +162,8 @@ class Indexer:
                 summary.unchanged += 1
             else:
                 suspects.append((path, st))
+        scope = None if paths is None else set(paths)
+        batch.cleared = [p for p in self.manifest.errors() if on_disk.get(p) is None and (scope is None or p in scope)]
         wanted = [p for p, _ in suspects if p in stored] + batch.deletes
         known = self.manifest.records(wanted) if wanted else {}
         for path, st in suspects:
@@ -240,6 +243,8 @@ class Indexer:
             summary.new_errors = {p: r for p, r in batch.errors.items() if before.get(p) != r}
         if batch.stat_only:
             self.manifest.update_stats(batch.stat_only)
+        if batch.cleared:  # `status` stops listing a broken file once it is deleted
+            self.manifest.clear_errors(batch.cleared)
         if batch.upserts or batch.deletes or batch.errors:
             self._apply(batch, progress, summary)
             summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)

@@ -274,6 +274,10 @@ class Manifest:
             db.execute("ROLLBACK")
             raise
 
+    def clear_errors(self, paths: list[str]) -> None:
+        """Forget the parse errors of ``paths`` (files that are gone)."""
+        self.db.executemany("DELETE FROM errors WHERE path=?", [(p,) for p in paths])
+
     def forget_notes(self) -> None:
         """Drop what is indexed (not the stored vectors), so the next sync re-indexes all."""
         self.db.execute("DELETE FROM notes")

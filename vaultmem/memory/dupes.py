@@ -5,16 +5,20 @@ a sync keeps both, the second as ``Title 2.md``). ``plan`` finds active notes of
 with the same title (case and spacing aside); ``apply`` merges each group into its oldest
 note: the others' body text is appended under a heading (nothing dropped), tags, aliases and
 links are united, importance takes the highest, and the others are marked superseded by it.
+``remember`` does not write such a second note in the first place: a memory with the title
+and type of a similar active one is that one (``same_title``); what it adds is appended.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.filters import EPOCH, parse_time
 from ..core.mergedriver import merge_meta
 from ..core.note import content_hash, set_fields, split_frontmatter
+from ..index.chunking import plain_text
 from .lifecycle import mark_superseded
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,3 +93,41 @@ def as_action(vault: "VaultState", m: Merge) -> dict[str, Any]:
     return {"kind": "merge", "path": m.path, "id": rec.key, "title": rec.title,
             "reason": f"near-duplicate of {into.key} ({m.into}); its text is kept there"}  # fmt: skip
 
+
+
+# ---------------------------------------------------------------- on remember
+
+
+def same_title(title: str, similar: list[tuple["Record", float | None]]) -> "Record | None":
+    """Of the similar active memories ``remember`` found (same type and branch scope, each
+    close enough to be an update), the one with the new memory's title: the same memory again."""
+    wanted = " ".join(title.lower().split())
+    return next((rec for rec, _ in similar if " ".join(rec.title.lower().split()) == wanted), None)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if s.strip()]
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+
+
+def new_sentences(vault: "VaultState", rec: "Record", content: str) -> list[str]:
+    """The sentences of ``content`` whose words the note ``rec`` does not already have in a row
+    (case, spacing and punctuation aside)."""
+    have = _words(plain_text(vault.body(rec.path)))
+    return [s.strip() for s in _sentences(plain_text(content)) if _words(s) not in have]
+
+
+def add_text(vault: "VaultState", rec: "Record", sentences: list[str], source: str | None, stamp: str) -> None:
+    """Append what a repeated memory adds to the existing note, under a heading as ``merge_one``
+    does; ``stamp``: its new ``updated`` time."""
+
+    def append(text: str) -> str:
+        nl = "\r\n" if "\r\n" in text else "\n"
+        heading = f"## Also remembered{f' ({source})' if source else ''}"
+        text = text.rstrip("\r\n") + f"{nl}{nl}{heading}{nl}{nl}{' '.join(sentences)}{nl}"
+        return set_fields(text, {"updated": stamp})
+
+    vault.store.update(rec.path, append)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core import updates
 from ..core.links import link_target
+from ..core.mergedriver import CONFLICT
 from ..core.note import parse, set_fields
 from ..index.chunking import chunk, plain_text
 from ..recall.timefilter import day
@@ -58,6 +59,8 @@ def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: 
     """A guarded, atomic frontmatter change of one note; True if the file changed. With
     ``unchanged``, refused (Conflict) if the file is no longer the text ``rec`` was read from."""
     expected = rec.hash if unchanged and rec.hash else None
+    if updates.get("status", CONFLICT) != CONFLICT:  # a new status settles a merge conflict
+        remove = (*remove, "status_before_conflict")
     old, new = vault.store.update(rec.path, lambda text: set_fields(text, updates, remove), expected)
     return new != old
 
@@ -86,7 +89,7 @@ def resolve_source(vault: "VaultState", source: str) -> list[dict[str, Any]]:
 
 def reopen(vault: "VaultState", ref: str) -> dict[str, Any]:
     """Make a resolved, superseded or archived memory active again (a superseded one loses
-    its ``valid_until``)."""
+    its ``valid_until``, and the note that superseded it its ``supersedes`` link to it)."""
     rec = vault.find(ref)
     # a superseded memory is current again: its end of validity (set by supersede) goes too
     remove = ("superseded_by", "valid_until") if rec.status == "superseded" else ("superseded_by",)

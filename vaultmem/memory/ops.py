@@ -28,7 +28,7 @@ from ..core.secrets import Scrubber
 from ..core.store import check_title, new_id
 from ..index import graph as graphmod
 from ..index.manifest import Record
-from . import aging
+from . import aging, dupes
 from .lifecycle import check_new, link_to, mark_superseded, same_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,8 +97,13 @@ def remember(
     if content and content.strip():
         duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor,
                                                   branch=branch)  # fmt: skip
+        # an active memory under an active one's title is that one (never "Title 2.md"); a candidate
+        # is never merged into a memory nobody confirmed it for
+        repeated = None if duplicate or status != "active" else dupes.same_title(title, [*replaced, *possible])
+        duplicate = duplicate or repeated
         if duplicate is not None and not (key and duplicate.subject != key.casefold()):
-            return _merge_duplicate(vault, duplicate, tags)
+            added = dupes.new_sentences(vault, duplicate, content) if repeated else []
+            return _merge_duplicate(vault, duplicate, tags, added, source)
         if status != "active" or not supersede:
             possible, replaced = [*possible, *replaced], []
     if key and status == "active":  # the subject key decides, whatever the sources
@@ -182,14 +187,20 @@ def _key(key: str | None) -> str | None:
     return text
 
 
-def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str]) -> dict[str, Any]:
-    """A memory that is already there: report it, merging any new tags into it."""
+def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str], sentences: list[str] | None = None,
+                     source: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """A memory that is already there: report it, merging any new tags and ``sentences`` into it."""
     new_tags = list(dict.fromkeys(t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags))
+    sentences = sentences or []
+    if sentences:
+        dupes.add_text(vault, rec, sentences, source, _stamp(now_utc()))
     if new_tags:
         edit(vault, rec.path, add_tags=new_tags)
+    if new_tags or sentences:
         vault.sync_paths([rec.path])
     return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
-            "duplicate_of": rec.key, "superseded": [], "possible_updates": [], "tags_added": new_tags}  # fmt: skip
+            "duplicate_of": rec.key, "superseded": [], "possible_updates": [], "tags_added": new_tags,
+            "text_added": sentences}  # fmt: skip
 
 
 def age_anchor(vault: "VaultState", anchor: str, now: dt.datetime | None = None) -> list[dict]:
@@ -335,7 +346,8 @@ def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Ite
         new = _replace_body(text, rec.title, content) if content is not None else text
         if updates or new != text:
             updates.setdefault("updated", _stamp(now or now_utc()))
-        return set_fields(new, updates)
+        settled = ("status_before_conflict",) if str(updates.get("status", "conflict")).lower() != "conflict" else ()
+        return set_fields(new, updates, settled)  # a new status settles a merge conflict
 
     old, new = vault.store.update(rec.path, change, expected_hash or None)
     return {"id": rec.key, "path": rec.path, "changed": new != old}

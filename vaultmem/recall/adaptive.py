@@ -3,7 +3,8 @@
     adaptive = 0.60 * usefulness + 0.25 * recency + 0.15 * frequency   (floor 0.35)
     blended  = raw * (0.70 + 0.30 * adaptive)
 
-usefulness = useful / ratings, neutral 0.5 below 3 ratings; a score below neutral fades back
+usefulness = useful / ratings, neutral 0.5 below 3 ratings (``min_ratings``: one or two votes are
+noise, so "useful" twice leaves 0.5 and the third makes it 1.0); a score below neutral fades back
 towards 0.5 with a 90-day half-life from the last rating. recency = 0.5 ** (days since last
 access / 30), floor 0.30, where the last access is the latest of the last retrieval and the
 note's own ``updated`` time (a memory just written counts as fresh). frequency =

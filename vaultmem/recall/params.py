@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
-from ..core.memtypes import TYPES
+from ..core.errors import BadInput
+from ..core.memtypes import TYPES, normalize_type
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,21 @@ def check_names(options: dict[str, Any]) -> None:
         raise TypeError(f"not recall options: {', '.join(unknown)}")
 
 
-def resolve(options: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    """Every vault-level option with its value: given, else its config default, else its default."""
+def check_types(types: Iterable[str], known: Iterable[str]) -> None:
+    """A ``--type`` no template and no note has is refused, as ``remember`` refuses it (a typo
+    would otherwise answer "no memories match")."""
+    known = set(known)
+    for written in types:
+        if normalize_type(written) not in known:
+            raise BadInput(f"--type: unknown type {written!r}; known types: {', '.join(sorted(known))}")
+
+
+def resolve(options: dict[str, Any], config: dict[str, Any], types: Iterable[str] | None = None) -> dict[str, Any]:
+    """Every vault-level option with its value: given, else its config default, else its default.
+    ``types``: the memory types the vault knows (then an unknown ``types`` option is refused)."""
     check_names(options)
+    if types is not None:
+        check_types(options.get("types") or (), types)
     out = {}
     for p in PARAMS:
         if p.session:

@@ -2,8 +2,17 @@
 
 Score of a hit (every part is reported by ``--explain``)::
 
-    raw   = bm25 + vector [+ length] + context + graph + anchor + subject
+    raw   = bm25 + vector [+ length] + context + graph + anchor + subject [+ time]
     score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
+
+A note is a hit only with evidence (``evident``): a keyword in common with the query, or a raw
+score above the vault's average note (0); recall returns fewer than k hits rather than pad
+them with notes that have none. ``time`` (a time expression in the query, ``--time boost``)
+goes to the notes dated in its range that share a keyword with the query; one that shares
+none gets the share of it its raw score earns against the best note's (``_time_share``): time
+re-ranks relevant notes and never lifts one the query's words leave out. When the rest of the
+query names nothing (no note has any of its keywords: "decisions last week", "what happened
+yesterday"), the range is the evidence and every note dated in it gets the whole boost.
 
 ``bm25`` and ``vector`` are the weighted, standardised parts (every note is scored by both;
 an average note scores 0): with ``[recall] combine = "learned"`` (default "sum") the weights
@@ -384,6 +393,8 @@ def time_query(src: Sources, query: str, opt: Options, now: dt.datetime) -> tupl
     if parsed.range is None:
         return query, None, set()
     inside = timefilter.in_range(records, parsed.range)
+    if not inside and opt.time_mode == "filter":  # only notes dated then, and there are none
+        return parsed.text or query, parsed.range, inside
     if not inside or len(inside) == len(src.records):
         return query, None, set()
     return parsed.text or query, parsed.range, inside
@@ -426,6 +437,10 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     _lifecycle(src, scored, opt, past)
     _graph(src, scored, opt, parts_of, lambda p: candidate(p) and (opt.filters.visible(records[p]) or p in past))
     stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
+    # the rest of the query names something (a keyword some note has): then the range re-ranks the
+    # notes with evidence only; otherwise ("decisions last week") the range is what selects
+    named = span is not None and bool((raw_scores(src, query, opt.mode, opt.question_words)[0] > 0).any())
+    best = max((_base(p) for p in scored.values()), default=0.0)  # the best text evidence, for time's share
     final = {}
     for path, parts in scored.items():
         rec = records[path]
@@ -434,11 +449,15 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         parts["blend"] = 1.0
         if opt.adaptive:
             written = parse_time(rec.updated)
-            a = adaptive(evidence(stats.get(rec.key, Usage()), opt.weights), now.timestamp(), written.timestamp() if written else None, opt.weights)
-            parts.update(a)
+            used = evidence(stats.get(rec.key, Usage()), opt.weights)
+            a = adaptive(used, now.timestamp(), written.timestamp() if written else None, opt.weights)
+            parts.update(a, ratings=used.ratings, min_ratings=opt.weights.min_ratings)  # --explain: why 0.5
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
+        relevant = evident(parts)
+        dated = path in inside and (relevant or not named)  # never lifts a note the query's words leave out
         if span is not None:
-            parts["time"] = opt.time_boost if (opt.time_mode == "boost" and path in inside) else 0.0
+            share = _time_share(parts, named, best)
+            parts["time"] = opt.time_boost * share if (opt.time_mode == "boost" and dated) else 0.0
             parts["time_range"] = _range_text(span)  # type: ignore[assignment]
         if opt.as_of is not None:
             parts["as_of"] = opt.as_of.isoformat()  # type: ignore[assignment]
@@ -446,10 +465,26 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             parts["bm25_weight"] = opt.bm25_weight
         raw = _base(parts) + parts.get("time", 0.0)  # multipliers lift what stands out; never a below-average score
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
-        final[path] = parts["score"]
+        if relevant or dated:  # a note without evidence is never a hit, not even to fill k
+            final[path] = parts["score"]
     ranked = fusion.ranked(final)[: opt.k]
     terms = src.bm25.terms(query)
     return [_hit(src, path, scored[path], i + 1, terms if opt.snippets else None) for i, (path, _) in enumerate(ranked)]
+
+
+def _time_share(parts: dict[str, float], named: bool, best: float) -> float:
+    """How much of the time boost a note dated in the range gets: all of it when it shares a
+    keyword with the query or the query names nothing else; otherwise its raw score's share
+    of the best one (a note merely a little above average gets a little)."""
+    if not named or parts["bm25_raw"] > 0:
+        return 1.0
+    return min(1.0, max(0.0, _base(parts)) / best) if best > 0 else 0.0
+
+
+def evident(parts: dict[str, float]) -> bool:
+    """Whether a note is evidence for the query: it shares a keyword with it, or its parts
+    (text, links, anchor, speaker) sum above the vault's average note (0)."""
+    return parts["bm25_raw"] > 0 or _base(parts) > BASELINE
 
 
 def _range_text(span: DateRange) -> str:

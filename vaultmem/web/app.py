@@ -26,7 +26,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..core import auth
-from ..core.errors import NoteParseError, VaultError
+from ..core.errors import NoteNotFound, NoteParseError, VaultError
 from . import graphview, markdown, pages
 from .state import ViewState
 
@@ -290,7 +290,10 @@ class Views:
                 out = f"{r['title']} is now superseded by {r['by']}"
             else:
                 useful = kind == "rate-useful"
-                r = v.rate([(path, useful)], source="web")[0]
+                done = v.rate([(path, useful)], source="web")
+                if done["unknown"]:
+                    raise NoteNotFound(done["unknown"][0]["error"])
+                r = done["rated"][0]
                 out = f"rated {r['title']} {'useful' if useful else 'not useful'}"
             self.state.bump()
             return out

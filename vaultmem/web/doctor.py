@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # what a finding of each check means for the exit code: "error" and "warning" need attention
 SEVERITY = {
-    "parse_error": "error", "duplicate_id": "error", "supersede_loop": "error", "index_drift": "warning",
+    "parse_error": "error", "duplicate_id": "error", "supersede_loop": "error", "conflict": "error",
+    "index_drift": "warning",
     "broken_link": "warning", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
@@ -108,6 +109,9 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
                  for r in records.values() if r.status == "candidate"]  # fmt: skip
     findings += secrets_in_notes(vault, records)
     findings += held_memories(vault, records)
+    findings += [Finding("conflict", r.path, "merge conflict: both versions are kept in the note",
+                         "edit it, keep what is right, then set its status (vaultmem reopen / resolve)")
+                 for r in records.values() if r.status == "conflict"]  # fmt: skip
     today = today or now_utc().date()
     findings += [Finding("expired", r.path, f"active but expired on {r.expires}", "--fix archives it",
                          {"expires": r.expires}) for r in records.values() if r.status == "active" and is_expired(r, today)]  # fmt: skip
