@@ -276,22 +276,32 @@ class Syncer:
             self.git.run("reset", "-q")
 
     def _leave_rebase(self) -> None:
-        """Quit a rebase without touching the files, back on its branch, then bring in what
-        its autostash held (merged into the files, nothing overwritten)."""
+        """Quit a rebase without losing anything: the files as they are (the rebase's progress
+        and any save made since) become a commit on the rebase's HEAD, that commit is merged
+        with the branch (which still holds the commits the rebase had not replayed), the files
+        are brought to the merge, and what the rebase's autostash held is merged into them."""
         folder = next(f for f in (self.gitdir / "rebase-merge", self.gitdir / "rebase-apply") if f.exists())
         head_name = _read_text(folder / "head-name")
         stash = _read_text(folder / "autostash")
         if not head_name.startswith("refs/heads/"):
             raise GitError("an interrupted rebase of a detached HEAD is in progress; finish it with "
                            f"git rebase --continue or --abort in {self.top}")
+        files = treemerge.snapshot(self.git, self.gitdir, self._sha("HEAD") or "", "vaultmem sync: files during an interrupted rebase\n")
+        branch = self._sha(head_name)
         self.git.run("rebase", "--quit")
         self.git.run("symbolic-ref", "HEAD", head_name)
         self.git.run("reset", "-q")  # the index follows the branch; the files do not move
+        merged = treemerge.merge_commits(self.git, self.gitdir, branch, files, "vaultmem sync: recover an interrupted rebase\n")
+        self._move_files(files, merged.commit, f"your files are in commit {files[:10]}")
+        self.git.run("update-ref", "-m", "vaultmem sync: recover an interrupted rebase", head_name, merged.commit, branch)
+        self.git.run("reset", "-q")
         if stash:
-            moved = worktree.move(self.git, self.top, f"{stash}^1", stash)
-            if not moved.complete:
-                raise GitError(f"{', '.join(moved.busy)} is being written; run vaultmem sync again "
-                               f"(your stashed changes are in commit {stash[:10]})")
+            self._move_files(f"{stash}^1", stash, f"your stashed changes are in commit {stash[:10]}")
+
+    def _move_files(self, old: str, new: str, where: str) -> None:
+        moved = worktree.move(self.git, self.top, old, new)
+        if not moved.complete:
+            raise GitError(f"{', '.join(moved.busy[:3])} is being written; run vaultmem sync again ({where})")
 
     def _git_child_alive(self) -> bool:
         try:

@@ -54,6 +54,20 @@ class TempIndex:
         self.path.unlink(missing_ok=True)
 
 
+def snapshot(git: "Git", gitdir, parent: str, message: str) -> str:
+    """A commit (child of ``parent``) of the working tree as it is, without what vaultmem owns,
+    made in a private index: the repository's index and branch are not touched."""
+    index = TempIndex(git, gitdir)
+    try:
+        index.run("read-tree", parent)
+        index.run("add", "-A", "--", ":/")
+        index.drop_owned()
+        tree = index.run("write-tree").stdout.decode().strip()
+        return git.run("commit-tree", tree, "-p", parent, "-F", "-", input=message.encode()).stdout.decode().strip()
+    finally:
+        index.close()
+
+
 def merge_commits(git: "Git", gitdir, ours: str, theirs: str, message: str) -> TreeMerge:
     """A commit holding both ``ours`` and ``theirs`` (``theirs`` itself when ours is already in
     it and it holds nothing vaultmem owns), never a working-tree operation."""
