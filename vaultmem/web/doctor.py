@@ -37,6 +37,7 @@ SEVERITY = {
     "broken_link": "warning", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
+    "exclude_hides_all": "error",
 }  # fmt: skip
 SAMPLE = 10  # paths shown per drift kind
 MAX_SUGGEST = 500  # broken link targets that get a closest-title suggestion (difflib is O(titles))
@@ -115,6 +116,7 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
         findings.append(Finding("index_drift", None, f"indexes differ from the files ({counts})",
                                 "--fix (or vaultmem index) reconciles them", {"sample": index["sample"]}))  # fmt: skip
     findings += config_findings(vault.root)
+    findings += exclude_findings(vault)
     watcher = watcher_state(vault)
     if watcher["state"] == "not answering":
         findings.append(Finding("watcher", None, f"pid {watcher['pid']} holds the watcher lock but does not answer",
@@ -313,6 +315,22 @@ def config_findings(root: Path) -> list[Finding]:
                                    f"[{section}] {key} = {value!r}; the default is {default[key]!r}",
                                    "comment the line out to follow the default", {"key": f"{section}.{key}"}))  # fmt: skip
     return out
+
+
+def exclude_findings(vault: "Vault") -> list[Finding]:
+    """``[vault] exclude`` patterns that hide every note (``["*"]``): recall would find nothing."""
+    from ..core.ignore import IgnoreRules
+
+    patterns = list(vault.config["vault"].get("exclude", []))
+    if not patterns or vault.store.list_paths():
+        return []
+    templates = "/" + vault.config["vault"]["templates_dir"].strip("/") + "/"
+    hidden = len(IgnoreRules(vault.root, (templates,)).walk())
+    if not hidden:
+        return []
+    return [Finding("exclude_hides_all", ".vaultmem.toml", f"[vault] exclude = {patterns!r} hides every note "
+                    f"({hidden} files)", "narrow the patterns (gitignore syntax), e.g. exclude = [\"drafts/\"]",
+                    {"hidden": hidden})]  # fmt: skip
 
 
 def index_state(vault: "Vault", records: dict[str, "Record"], parse_errors: dict[str, str]) -> dict[str, Any]:
