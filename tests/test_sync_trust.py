@@ -239,3 +239,49 @@ def test_edit_never_cuts_a_slow_in_place_save(tmp_path):
     if cli.returncode != 0:
         assert "try again" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert stat.S_ISREG(note.stat().st_mode)
+
+
+# ---------------------------------------------------------------- an index is only loaded when it is vaultmem's
+
+
+def _plain_vault(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    root = tmp_path / "v"
+    subprocess.run([sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True)
+    cfg = root / ".vaultmem.toml"
+    cfg.write_text(cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"'))
+    (root / "Otters.md").write_text("---\ntitle: Otters\n---\nOtters hold hands while they sleep.\n")
+    return root, env
+
+
+def _vm(root, env, *args):
+    return subprocess.run([sys.executable, "-m", "vaultmem", *args, "--vault", str(root)], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def test_a_planted_whoosh_toc_is_never_unpickled(tmp_path):
+    root, env = _plain_vault(tmp_path)
+    assert _vm(root, env, "recall", "otters").returncode == 0
+    marker = tmp_path / "pwned"
+    _evil_toc(root / ".vaultmem" / "index" / "bm25", marker)
+    for _ in range(2):
+        out = _vm(root, env, "recall", "otters", "--json")
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        assert not marker.exists()
+        assert '"Otters.md"' in out.stdout, (out.stdout, out.stderr)
+    assert "did not write" in out.stderr or (root / ".vaultmem" / "index" / "bm25.foreign").exists()
+    assert (root / ".vaultmem" / "index" / "bm25.foreign" / "_MAIN_999.toc").exists()
+
+
+def test_a_manifest_that_is_not_vaultmems_is_set_aside_with_one_line(tmp_path):
+    root, env = _plain_vault(tmp_path)
+    assert _vm(root, env, "recall", "otters").returncode == 0
+    (root / ".vaultmem" / "index" / "manifest.db").write_bytes(b"not a database" * 1000)
+    for name in ("manifest.db-wal", "manifest.db-shm"):
+        (root / ".vaultmem" / "index" / name).unlink(missing_ok=True)
+    out = _vm(root, env, "recall", "otters", "--json")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    warned = [line for line in out.stderr.splitlines() if "not a vaultmem index" in line]
+    assert len(warned) == 1 and '"Otters.md"' in out.stdout, out.stderr
+    doctor = _vm(root, env, "doctor")
+    assert "Traceback" not in doctor.stderr

@@ -340,11 +340,15 @@ def index_state(vault: "Vault", records: dict[str, "Record"], parse_errors: dict
     path = vault.index_dir / "manifest.db"
     known: dict[str, Record] = {}
     if path.exists():
-        m = Manifest(path, readonly=True)
         try:
-            known = m.records()
+            m = Manifest(path, readonly=True)
+        except VaultError:
+            m = None  # not vaultmem's: every note counts as not indexed (the next index rebuilds it)
+        try:
+            known = m.records() if m is not None else {}
         finally:
-            m.close()
+            if m is not None:
+                m.close()
     on_disk = set(records)
     new = sorted(on_disk - known.keys())
     removed = sorted(known.keys() - on_disk - parse_errors.keys())
