@@ -62,9 +62,10 @@ def sync(
     as_json: JsonOpt = False,
 ) -> None:
     """Share the vault through git: commit changed notes (the message lists the memories added,
-    changed, resolved, superseded), pull with rebase (notes merged key by key by the vaultmem
-    merge driver), push, and print what came in. Runs your git with your credentials; never
-    force-pushes; an interrupted sync is finished by the next one.
+    changed, resolved, superseded), fetch, merge aside (notes merged key by key), bring the
+    files over one by one (a file changed meanwhile is merged, never overwritten), push, and
+    print what came in. Never checks out or commits .vaultmem/; never force-pushes; a sync
+    killed at any moment loses nothing and the next one finishes.
 
     Example: vaultmem sync      vaultmem sync -m "after the planning session" --no-push
     """
