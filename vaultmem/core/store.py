@@ -106,7 +106,7 @@ def _file_mode(path: Path) -> int:
         return 0o666 & ~_UMASK
 
 
-def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
+def _write_temp(folder: Path, name: str, data: bytes, mode: int, durable: bool = True) -> str:
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vaultmem.tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -114,7 +114,8 @@ def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
                 os.fchmod(f.fileno(), mode)  # mkstemp makes 0600 files; notes keep normal modes
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
     except BaseException:
         os.unlink(tmp)
         raise
@@ -160,13 +161,15 @@ def wait_settled(path: Path, label: str, settle: float = SETTLE, limit: float = 
     return None
 
 
-def atomic_write(path: Path, text: str | bytes, *, create_only: bool = False, unchanged=None, label: str = "") -> None:
+def atomic_write(path: Path, text: str | bytes, *, create_only: bool = False, unchanged=None, label: str = "",
+                 durable: bool = True) -> None:  # fmt: skip
     """Write a file atomically; with ``create_only`` fail (Conflict) if it already exists; with
     ``unchanged`` (a ``wait_settled`` signature) refuse (BeingWritten) when the file is no longer
-    exactly that just before the rename."""
+    exactly that just before the rename. ``durable=False`` skips the fsyncs (a caller writing
+    many files makes them durable at once, with ``os.sync``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = text if isinstance(text, bytes) else text.encode("utf-8")
-    tmp = _write_temp(path.parent, path.name, data, _file_mode(path))
+    tmp = _write_temp(path.parent, path.name, data, _file_mode(path), durable)
     try:
         if unchanged is not None and _signature(path) != unchanged:
             raise BeingWritten(f"{label or path.name}: the note is being written, try again; nothing was written")
@@ -189,7 +192,8 @@ def atomic_write(path: Path, text: str | bytes, *, create_only: bool = False, un
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 class FileStat(NamedTuple):

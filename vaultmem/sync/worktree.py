@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import VaultError
 from ..core.lock import NoteBusy, note_lock
-from ..core.store import BeingWritten, atomic_write, fsync_dir, wait_settled
+from ..core.store import BeingWritten, atomic_write, wait_settled
 from .threeway import is_owned, merge_three
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ def move(git: "Git", top: Path, old: str, new: str) -> Moved:
             _move_one(top, c, blobs, done)
         except (BeingWritten, NoteBusy):
             done.busy.append(c.path)
+    if done.touched:
+        os.sync()  # every file durable at once (one flush, not two fsyncs a file) before the branch moves
     return done
 
 
@@ -128,7 +130,7 @@ def _put(top: Path, full: Path, data: bytes | None, mode: str, settled, label: s
         return
     if full.is_symlink():
         full.unlink()
-    atomic_write(full, data, unchanged=settled, label=label)
+    atomic_write(full, data, unchanged=settled, label=label, durable=False)
     if mode == "100755":
         os.chmod(full, os.stat(full).st_mode | 0o111)
 
@@ -144,7 +146,6 @@ def _prune(folder: Path, top: Path) -> None:
     try:
         while folder != top and top in folder.parents and not any(folder.iterdir()):
             folder.rmdir()
-            fsync_dir(folder.parent)
             folder = folder.parent
     except OSError:
         pass
