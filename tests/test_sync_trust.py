@@ -285,3 +285,36 @@ def test_a_manifest_that_is_not_vaultmems_is_set_aside_with_one_line(tmp_path):
     assert len(warned) == 1 and '"Otters.md"' in out.stdout, out.stderr
     doctor = _vm(root, env, "doctor")
     assert "Traceback" not in doctor.stderr
+
+
+# ---------------------------------------------------------------- secrets are never pushed
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def test_sync_never_commits_a_note_holding_a_secret(cluster):
+    c = cluster
+    _two_machines(c)
+    c.write("laptop", "facts/Deploy.md", NOTE.format(id="trust020", title="Deploy").replace(
+        "Second line of Deploy.", f"The deploy token is {TOKEN} for now."))  # fmt: skip
+    c.write("laptop", "facts/Clean.md", NOTE.format(id="trust021", title="Clean"))
+    out = c.vm("laptop", "sync", real=True, check=False)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    held = [line for line in out.stderr.splitlines() if "holds a secret" in line]
+    assert len(held) == 1 and "facts/Deploy.md" in held[0] and "github" in held[0].lower(), out.stderr
+    assert "--allow-secrets" in held[0]
+    remote = _remote_files(c)
+    assert "facts/Clean.md" in remote and "facts/Deploy.md" not in remote
+    assert TOKEN not in c.git(c.remote, "log", "-p", "--all")
+    assert TOKEN in c.read("laptop", "facts/Deploy.md")  # the person's file is left as it is
+    doctor = c.vm("laptop", "doctor", "--json", real=True, check=False)
+    import json
+
+    found = [f for f in json.loads(doctor.stdout)["findings"] if f["check"] == "secret"]
+    assert [f["path"] for f in found] == ["facts/Deploy.md"] and TOKEN not in doctor.stdout
+    # an edit of a committed note that adds a secret is held back too; the flag commits on purpose
+    _replace(c, "laptop", "facts/Clean.md", "First line of Clean.", f"token = {TOKEN}")
+    assert c.vm("laptop", "sync", real=True, check=False).returncode == 1
+    assert TOKEN not in c.git(c.remote, "log", "-p", "--all")
+    assert c.vm("laptop", "sync", "--allow-secrets", real=True).returncode == 0
+    assert "facts/Deploy.md" in _remote_files(c)

@@ -209,11 +209,12 @@ class SyncReport:
     conflicts: list[str] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)  # things the user should know
+    withheld: dict[str, list[str]] = field(default_factory=dict)  # note -> kinds of secret (not committed)
 
     def as_dict(self) -> dict:
         return {"committed": self.committed, "message": self.message, "pushed": self.pushed,
                 "incoming": [{"change": c, "path": p} for c, p in self.incoming],
-                "conflicts": self.conflicts, "notes": self.notes}  # fmt: skip
+                "conflicts": self.conflicts, "notes": self.notes, "withheld": self.withheld}  # fmt: skip
 
 
 class Syncer:
@@ -228,8 +229,9 @@ class Syncer:
 
     ATTEMPTS = 3  # a push refused because someone pushed first: fetch, merge, push again
 
-    def __init__(self, root: Path, interactive: bool = True):
+    def __init__(self, root: Path, interactive: bool = True, allow_secrets: bool = False):
         self.root = root.resolve()
+        self.allow_secrets = allow_secrets  # commit notes holding a secret, on purpose
         top = repo_top(self.root)
         if top is None:
             raise NotARepo(f"{self.root} is not a git repository; make it one with: "
@@ -328,6 +330,10 @@ class Syncer:
         has_head = self.git.ok("rev-parse", "-q", "--verify", "HEAD")
         if has_head and self.git.ok("diff", "--cached", "--quiet"):
             return
+        if not self.allow_secrets:
+            self._withhold_secrets(report, has_head)
+            if has_head and self.git.ok("diff", "--cached", "--quiet"):
+                return
         changes = self._staged_changes(has_head)
         text = commit_message(changes, message)
         self.git.run("commit", "-q", "-F", "-", input=text.encode())
@@ -335,13 +341,34 @@ class Syncer:
         report.committed = self.git.text("rev-parse", "--short", "HEAD")
         report.message = text
 
-    def _staged_changes(self, has_head: bool) -> dict[str, list[str]]:
-        """Notes in the index vs HEAD, by kind: added, changed, resolved, superseded, removed."""
+    def _staged_rows(self, has_head: bool) -> list[tuple[str, str]]:
+        """(A/M/D/R, vault-relative path) of every staged change to a note."""
         if has_head:
             rows = _name_status(self.git.text("diff", "--cached", "--relative", "--name-status", "-M", "-z", "HEAD"))
         else:
             rows = [("A", p) for p in self.git.text("ls-files", "-z").split("\0") if p]
-        notes = [(c, p) for c, p in rows if p.lower().endswith(NOTE_SUFFIXES)]
+        return [(c, p) for c, p in rows if p.lower().endswith(NOTE_SUFFIXES)]
+
+    def _withhold_secrets(self, report: SyncReport, has_head: bool) -> None:
+        """Unstage every note about to be committed that holds a secret (``core.secrets``): it
+        stays on disk, unchanged, and is named in the report with the kinds found."""
+        from ..core import secrets
+
+        paths = [p for c, p in self._staged_rows(has_head) if c != "D"]
+        for path, text in zip(paths, self._texts([f":./{p}" for p in paths])):
+            found = secrets.scan(text)
+            if found:
+                report.withheld[path] = [f"{f.kind} on line {f.line}" for f in found[:5]]
+        if report.withheld:
+            held = list(report.withheld)
+            if has_head:
+                self.git.run("reset", "-q", "--", *held)
+            else:
+                self.git.run("rm", "-q", "--cached", "--", *held)
+
+    def _staged_changes(self, has_head: bool) -> dict[str, list[str]]:
+        """Notes in the index vs HEAD, by kind: added, changed, resolved, superseded, removed."""
+        notes = self._staged_rows(has_head)
         modified = [p for c, p in notes if c == "M"]
         before = self._texts([f"HEAD:./{p}" for p in modified]) if modified else []
         after = self._texts([f":./{p}" for c, p in notes if c != "D"])
@@ -509,9 +536,10 @@ def commit_message(kinds: dict[str, list[str]], message: str | None = None) -> s
 
 
 def sync(root: Path, message: str | None = None, push: bool = True, interactive: bool = True,
-         before_pull: Callable[[], None] | None = None) -> SyncReport:  # fmt: skip
-    """Commit the vault's changes, pull with rebase, push (see ``Syncer``)."""
-    return Syncer(root, interactive).run(message, push, before_pull)
+         before_pull: Callable[[], None] | None = None, allow_secrets: bool = False) -> SyncReport:  # fmt: skip
+    """Commit the vault's changes (notes holding a secret left out unless ``allow_secrets``),
+    fetch, merge, update the files, push (see ``Syncer``)."""
+    return Syncer(root, interactive, allow_secrets).run(message, push, before_pull)
 
 
 def parse_interval(text: str) -> float:
@@ -540,6 +568,8 @@ def start_sync_loops(watchers: list, every: float, stop) -> list:  # type: ignor
             except VaultError as e:
                 log.warning("%s: sync failed: %s", w.root.name, e)
                 continue
+            for path, kinds in report.withheld.items():
+                log.warning("%s: not committed: %s holds a secret (%s)", w.root.name, path, ", ".join(kinds))
             came = len(report.incoming)
             if report.committed or came or report.conflicts:
                 log.info("%s: synced (%s committed, %d notes came in, %d conflicts kept)", w.root.name,
