@@ -81,8 +81,9 @@ def _move_one(top: Path, c: Change, blobs: dict[str, bytes], done: Moved) -> Non
     full = _inside(top, c.path)
     old = blobs[c.old] if c.old else None
     new = blobs[c.new] if c.new else None
+    links = "120000" in (c.old_mode, c.new_mode)
     with note_lock(full, wait=2.0):
-        disk = _read(full)
+        disk = _read(full, links)
         if disk == old:
             result, extra, conflicted = new, None, False
         else:
@@ -91,8 +92,8 @@ def _move_one(top: Path, c: Change, blobs: dict[str, bytes], done: Moved) -> Non
             done.merged.append(c.path)
         if result == disk:
             return
-        settled = wait_settled(full, c.path) if os.path.lexists(full) else None
-        if _read(full) != disk:
+        settled = wait_settled(full, c.path) if os.path.lexists(full) and not full.is_symlink() else None
+        if _read(full, links) != disk:
             raise BeingWritten(f"{c.path}: the note is being written")
         _put(top, full, result, c.new_mode, settled, c.path)
     done.touched.add(c.path)
@@ -103,10 +104,12 @@ def _move_one(top: Path, c: Change, blobs: dict[str, bytes], done: Moved) -> Non
         done.touched.add(extra[0])
 
 
-def _read(full: Path) -> bytes | None:
+def _read(full: Path, links: bool) -> bytes | None:
+    """The file's bytes (a symlink's target when the commits hold a link there; a symlink
+    where they hold a file counts as no file: it is replaced, never followed)."""
     try:
         if full.is_symlink():
-            return os.readlink(full).encode("utf-8", "surrogateescape")
+            return os.readlink(full).encode("utf-8", "surrogateescape") if links else None
         return full.read_bytes()
     except FileNotFoundError:
         return None
@@ -129,7 +132,7 @@ def _put(top: Path, full: Path, data: bytes | None, mode: str, settled, label: s
         os.replace(tmp, full)
         return
     if full.is_symlink():
-        full.unlink()
+        full.unlink()  # replaced, never followed
     atomic_write(full, data, unchanged=settled, label=label, durable=False)
     if mode == "100755":
         os.chmod(full, os.stat(full).st_mode | 0o111)
