@@ -60,7 +60,8 @@ def main() -> int:
     result = {
         "minutes": args.minutes, "seed": args.seed, "watcher": not args.no_watch,
         "writes": c.writes, "editor_saves": c.editor_saves, "cli_writes": c.cli_writes,
-        "syncs": c.syncs, "kills": c.kills, "sync_errors": c.sync_errors, "lost": lost_total,
+        "syncs": c.syncs, "kills": c.kills, "sync_errors": c.sync_errors, "sync_error_lines": c.sync_error_lines,
+        "lost": lost_total,
         "lost_detail": {k: v[:20] for k, v in lost.items()}, "index_drift": drift,
         "settle_seconds": round(time.perf_counter() - settle_t, 1),
         "seconds": round(time.perf_counter() - started, 1),

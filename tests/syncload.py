@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -39,6 +40,7 @@ class Counts:
     syncs: int = 0
     kills: int = 0
     sync_errors: int = 0
+    sync_error_lines: dict[str, int] = field(default_factory=dict)  # last line of each failed sync -> count
     errors: list[str] = field(default_factory=list)
 
 
@@ -184,6 +186,8 @@ class Load:
                     self.counts.syncs += 1
                 else:
                     self.counts.sync_errors += 1
+                    last = re.sub(r"/\S+", "PATH", (err.strip().splitlines() or ["(no message)"])[-1])[:200]
+                    self.counts.sync_error_lines[last] = self.counts.sync_error_lines.get(last, 0) + 1
                     if "Traceback" in err:
                         self.counts.errors.append(f"{name} sync: {err.strip().splitlines()[-1]}")
             self.stop.wait(rng.uniform(0.2, 1.5))
