@@ -318,3 +318,16 @@ def test_sync_never_commits_a_note_holding_a_secret(cluster):
     assert TOKEN not in c.git(c.remote, "log", "-p", "--all")
     assert c.vm("laptop", "sync", "--allow-secrets", real=True).returncode == 0
     assert "facts/Deploy.md" in _remote_files(c)
+
+
+def test_a_usage_store_that_is_not_a_database_is_kept_aside_with_one_line(tmp_path):
+    root, env = _plain_vault(tmp_path)
+    assert _vm(root, env, "recall", "otters").returncode == 0
+    usage = root / ".vaultmem-usage"
+    (usage / "usage.db").write_bytes(b"garbage, or a replacement from somewhere")
+    for name in ("usage.db-wal", "usage.db-shm"):
+        (usage / name).unlink(missing_ok=True)
+    out = _vm(root, env, "recall", "otters")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert len([line for line in out.stderr.splitlines() if "not a vaultmem usage store" in line]) == 1
+    assert [p.name for p in usage.glob("usage.db.foreign-*")]
