@@ -26,7 +26,7 @@ BAD = [
     ("[recall]\nk = -3\n", "recall.k"),
     ("[recall]\nsubject = 1\n", "recall.subject"),
     ("[folders]\ndecision = 7\n", "folders.decision"),
-    ("[lifecycle]\nduplicate = 1.5\n", "lifecycle.duplicate"),
+    ("[lifecycle]\nduplicate = 2.5\n", "lifecycle.duplicate"),
     ("x = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
 ]
 

@@ -64,6 +64,7 @@ DEFAULTS: dict[str, Any] = {
 # one, a finite number where it is a float, text, true/false, a list of text): number ranges
 # (inclusive; numbers not listed must be >= 0) and the words a text value may be.
 UNIT = (0.0, 1.0)
+COSINE = (-1.0, 2.0)
 RANGES: dict[str, tuple[float, float]] = {
     "embedding.batch_size": (1, 4096), "embedding.max_chunks": (0, 1_000_000),
     "recall.k": (1, 1000), "recall.candidates": (1, 100_000), "recall.bm25_weight": UNIT,
@@ -73,7 +74,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "adaptive.base": UNIT, "adaptive.recency_floor": UNIT, "adaptive.high_importance": (0, 10),
     "adaptive.importance_boost": (0, 100), "adaptive.negative_half_life_days": (0.001, 1e6),
     "adaptive.recency_half_life_days": (0.001, 1e6), "adaptive.frequency_saturation": (1, 1e9),
-    "lifecycle.supersede_shared_context": UNIT, "lifecycle.supersede_no_context": UNIT, "lifecycle.duplicate": UNIT,
+    # cosine thresholds: above 1 switches the rule off
+    "lifecycle.supersede_shared_context": COSINE, "lifecycle.supersede_no_context": COSINE, "lifecycle.duplicate": COSINE,
     "lifecycle.archive_max_importance": (0, 10),
 }  # fmt: skip
 CHOICES: dict[str, tuple[str, ...]] = {"recall.combine": ("sum", "learned")}

@@ -31,6 +31,7 @@ from ..core.lock import WriterLock
 from ..core.note import split_frontmatter
 from ..core.store import STATE_DIR
 from . import treemerge, worktree
+from .errors import GitError, NotARepo  # noqa: F401  (re-exported)
 from .threeway import NOTE_SUFFIXES, is_owned
 
 DRIVER = "vaultmem"
@@ -46,14 +47,6 @@ def _step(name: str) -> None:
 
 
 log = logging.getLogger("vaultmem.sync")
-
-
-class GitError(VaultError):
-    """A git command failed, or the vault is not in a state sync can work with."""
-
-
-class NotARepo(GitError):
-    exit_code = 2
 
 
 # ---------------------------------------------------------------- running git

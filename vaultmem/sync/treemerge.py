@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .errors import GitError
 from .threeway import is_owned, merge_three
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def _merge_tree(git: "Git", ours: str, theirs: str) -> tuple[str, dict[str, dict
                    "--allow-unrelated-histories", ours, theirs, check=False)  # fmt: skip
     if proc.returncode not in (0, 1):
         msg = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise_git(f"git merge-tree failed: {msg[-1] if msg else proc.returncode} (git 2.38 or newer is needed)")
+        raise GitError(f"git merge-tree failed: {msg[-1] if msg else proc.returncode} (git 2.38 or newer is needed)")
     parts = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
     tree, conflicted = parts[0], {}
     for row in parts[1:]:
@@ -111,12 +112,6 @@ def _merge_tree(git: "Git", ours: str, theirs: str) -> tuple[str, dict[str, dict
         mode, sha, stage = info.split()
         conflicted.setdefault(path, {})[int(stage)] = (mode, sha)
     return tree, conflicted
-
-
-def raise_git(message: str) -> None:
-    from .git import GitError
-
-    raise GitError(message)
 
 
 def _resolve(git: "Git", index: TempIndex, conflicted: dict[str, dict[int, tuple[str, str]]]) -> list[str]:
