@@ -61,6 +61,7 @@ def main() -> int:
         "minutes": args.minutes, "seed": args.seed, "watcher": not args.no_watch,
         "writes": c.writes, "editor_saves": c.editor_saves, "cli_writes": c.cli_writes,
         "syncs": c.syncs, "kills": c.kills, "sync_errors": c.sync_errors, "sync_error_lines": c.sync_error_lines,
+        "cli_timeouts": c.cli_timeouts,
         "lost": lost_total,
         "lost_detail": {k: v[:20] for k, v in lost.items()}, "index_drift": drift,
         "settle_seconds": round(time.perf_counter() - settle_t, 1),

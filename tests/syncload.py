@@ -41,6 +41,7 @@ class Counts:
     kills: int = 0
     sync_errors: int = 0
     sync_error_lines: dict[str, int] = field(default_factory=dict)  # last line of each failed sync -> count
+    cli_timeouts: list[str] = field(default_factory=list)  # CLI writes that took over 120 s (not acknowledged)
     errors: list[str] = field(default_factory=list)
 
 
@@ -134,30 +135,39 @@ class Load:
         rng = random.Random(hash((name, "cli")))
         n = 0
         while not self.stop.is_set():
-            n += 1
-            if n % 2:
-                tag = f"{name}-tag-{n}"
-                rel = f"tagged/T{rng.randrange(TAGGED)}.md"
-                key = rel.split("/")[1][:-3].replace("T", "tagged0")
-                proc = self.c.vm(name, "edit", key, "--add-tag", tag, real=True, check=False)
-                ok = proc.returncode == 0
-                if ok:
-                    with self.mutex:
-                        self.tags.append((rel, tag))
-            else:
-                body = f"Remembered on {name}, number {n}."
-                proc = self.c.vm(name, "remember", "fact", f"{name} memory {n}", body, real=True, check=False)
-                ok = proc.returncode == 0
-                if ok:
-                    with self.mutex:
-                        self.remembered.append(body)
+            try:
+                n = self._cli_write(name, rng, n)
+            except subprocess.TimeoutExpired as e:
+                with self.mutex:
+                    self.counts.cli_timeouts.append(" ".join(str(a) for a in e.cmd[3:6]))
+
+    def _cli_write(self, name: str, rng: random.Random, n: int) -> int:
+        """One CLI write (edit --add-tag or remember); returns the write counter."""
+        n += 1
+        if n % 2:
+            tag = f"{name}-tag-{n}"
+            rel = f"tagged/T{rng.randrange(TAGGED)}.md"
+            key = rel.split("/")[1][:-3].replace("T", "tagged0")
+            proc = self.c.vm(name, "edit", key, "--add-tag", tag, real=True, check=False)
+            ok = proc.returncode == 0
             if ok:
                 with self.mutex:
-                    self.counts.writes += 1
-                    self.counts.cli_writes += 1
-            elif "Traceback" in proc.stderr:
+                    self.tags.append((rel, tag))
+        else:
+            body = f"Remembered on {name}, number {n}."
+            proc = self.c.vm(name, "remember", "fact", f"{name} memory {n}", body, real=True, check=False)
+            ok = proc.returncode == 0
+            if ok:
                 with self.mutex:
-                    self.counts.errors.append(f"{name}: {proc.stderr.strip().splitlines()[-1]}")
+                    self.remembered.append(body)
+        if ok:
+            with self.mutex:
+                self.counts.writes += 1
+                self.counts.cli_writes += 1
+        elif "Traceback" in proc.stderr:
+            with self.mutex:
+                self.counts.errors.append(f"{name}: {proc.stderr.strip().splitlines()[-1]}")
+        return n
 
     # ------------------------------------------------------------ syncs, killed or not
 

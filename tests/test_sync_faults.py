@@ -26,5 +26,5 @@ def test_no_acknowledged_write_or_commit_is_lost_under_kills(tmp_path):
     c = load.counts
     print(c)
     assert c.writes >= 20 and c.kills >= 3 and c.syncs >= 3, c
-    assert not any(lost.values()), (lost, c)
+    assert not any(lost.values()) and not c.cli_timeouts, (lost, c)
     assert not load.index_drift()
