@@ -241,3 +241,31 @@ def test_a_frontmatter_branch_git_would_not_take_is_left_alone(setup, name):
 
     code, _ = setup
     assert branch_fate(code, name, "main") == "open"
+
+
+def test_maintain_runs_no_program_the_code_repository_configures(setup, tmp_path):
+    """A code repository whose config sets diff.external, a textconv driver, log signatures
+    and an fsmonitor: maintain's merged-branch check (git log -p, git diff) must run none."""
+    code, vault = setup
+    marker = tmp_path / "ran"
+    tool = tmp_path / "tool.sh"
+    tool.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat \"$1\" 2>/dev/null\nexit 0\n")
+    tool.chmod(0o755)
+    for key, value in (("diff.external", str(tool)), ("diff.conv.textconv", str(tool)),
+                       ("core.fsmonitor", str(tool)), ("log.showSignature", "true"), ("gpg.program", str(tool))):
+        git(code, "config", key, value)
+    (code / ".gitattributes").write_text("*.py diff=conv\n")
+    git(code, "add", ".gitattributes")
+    git(code, "commit", "-qm", "attributes")
+    marker.unlink(missing_ok=True)
+    git(code, "checkout", "-qb", "feature")
+    commit(code, "feature-1.py")
+    made = json.loads(vm(vault, "remember", "decision", "Decision on feature", "zebra choice.", "--json"))["path"]
+    git(code, "checkout", "-q", "main")
+    git(code, "merge", "-q", "--squash", "feature")
+    git(code, "commit", "-qm", "Ship it")
+    git(code, "branch", "-qD", "feature")
+    marker.unlink(missing_ok=True)
+    plan = {a["path"]: a for a in json.loads(vm(vault, "maintain", "--json"))["actions"]}
+    assert plan[made]["kind"] == "promote"
+    assert not marker.exists(), marker.read_text()

@@ -121,7 +121,7 @@ class Vault:
     @property
     def bm25(self) -> BM25Index:
         if self._bm25 is None:
-            self._bm25 = BM25Index(self.index_dir / "bm25")
+            self._bm25 = BM25Index(self.index_dir / "bm25", on_reset=lambda: self.manifest.set("dirty", "1"))
         return self._bm25
 
     @property
@@ -203,6 +203,7 @@ class Vault:
             self.manifest.forget_notes()
             paths = None
         indexer = self.indexer
+        self.bm25.count()  # opens the keyword index: files vaultmem did not write are set aside (marks dirty)
         self.manifest.set("index_version", version)
         if indexer.needs_repair():
             indexer.repair()

@@ -263,18 +263,28 @@ def test_setup_http_writes_the_token_into_an_owner_only_agent_config(small_vault
 
 
 def test_a_sync_never_writes_through_a_symlink_in_the_vault(empty_vault, tmp_path):
-    """A conflict resolution writes the merged note as a regular file: a symlink committed at
-    the note's path (e.g. by a hostile remote) is replaced, and its target outside is untouched."""
-    from vaultmem.sync.git import Syncer, init_git
+    """Bringing a pulled note into the files writes a regular file: a symlink at the note's path
+    (e.g. planted by a hostile remote earlier) is replaced, and its target outside is untouched."""
+    from vaultmem.sync import worktree
+    from vaultmem.sync.git import Git, init_git
 
     init_git(empty_vault)
+    git = Git(empty_vault)
+    (empty_vault / "Link.md").write_text("base\n", encoding="utf-8")
+    git.run("add", "Link.md")
+    git.run("commit", "-qm", "base")
+    old = git.text("rev-parse", "HEAD")
+    (empty_vault / "Link.md").write_text("base\nmerged text\n", encoding="utf-8")
+    git.run("commit", "-qam", "new")
+    new = git.text("rev-parse", "HEAD")
     outside = tmp_path / "outside.md"
     outside.write_text("not the vault's\n", encoding="utf-8")
+    (empty_vault / "Link.md").unlink()
     (empty_vault / "Link.md").symlink_to(outside)
-    Syncer(empty_vault, interactive=False)._write_inside("Link.md", "merged text\n")
+    worktree.move(git, empty_vault, old, new)
     assert outside.read_text(encoding="utf-8") == "not the vault's\n"
     assert not (empty_vault / "Link.md").is_symlink()
-    assert (empty_vault / "Link.md").read_text(encoding="utf-8") == "merged text\n"
+    assert (empty_vault / "Link.md").read_text(encoding="utf-8") == "base\nmerged text\n"
 
 
 def test_a_vault_folder_init_makes_is_owner_only(tmp_path):

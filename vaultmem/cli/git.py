@@ -40,6 +40,9 @@ def print_report(report, as_json: bool) -> None:  # type: ignore[no-untyped-def]
         return
     for note in report.notes:
         err(note)
+    for path, kinds in report.withheld.items():
+        err(f"not committed: {path} holds a secret ({', '.join(kinds)}); remove it, or run vaultmem sync "
+            "--allow-secrets to commit it on purpose")
     if report.committed:
         typer.echo(f"committed {report.committed}: {report.message.splitlines()[0]}")
     words = {"A": "added", "M": "changed", "D": "removed", "R": "renamed", "C": "copied", "T": "changed"}
@@ -59,12 +62,14 @@ def sync(
     message: Annotated[Optional[str], typer.Option("--message", "-m", help="Commit message (a list of the changed memories is added).")] = None,
     no_push: Annotated[bool, typer.Option("--no-push", help="Commit and pull, but do not push.")] = False,
     setup: Annotated[bool, typer.Option("--setup", help="Register the note merge driver (.gitattributes, repo git config) first.")] = False,
+    allow_secrets: Annotated[bool, typer.Option("--allow-secrets", help="Commit notes holding a secret (API key, token, password) on purpose; without it they are left out and named.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Share the vault through git: commit changed notes (the message lists the memories added,
-    changed, resolved, superseded), pull with rebase (notes merged key by key by the vaultmem
-    merge driver), push, and print what came in. Runs your git with your credentials; never
-    force-pushes; an interrupted sync is finished by the next one.
+    changed, resolved, superseded), fetch, merge aside (notes merged key by key), bring the
+    files over one by one (a file changed meanwhile is merged, never overwritten), push, and
+    print what came in. Never checks out or commits .vaultmem/; never force-pushes; a sync
+    killed at any moment loses nothing and the next one finishes.
 
     Example: vaultmem sync      vaultmem sync -m "after the planning session" --no-push
     """
@@ -75,9 +80,12 @@ def sync(
     if setup:
         for item in setup_driver(root):
             err(f"set up {item}")
-    report = run_sync(root, message=message, push=not no_push, interactive=sys.stdin.isatty())
+    report = run_sync(root, message=message, push=not no_push, interactive=sys.stdin.isatty(),
+                      allow_secrets=allow_secrets)  # fmt: skip
     index_after_sync(root, report)
     print_report(report, as_json)
+    if report.withheld:
+        raise typer.Exit(1)
 
 
 @app.command("merge-driver", hidden=True)

@@ -60,6 +60,27 @@ DEFAULTS: dict[str, Any] = {
     },
 }
 
+# What each value may be, beside the type of its default (a whole number where the default is
+# one, a finite number where it is a float, text, true/false, a list of text): number ranges
+# (inclusive; numbers not listed must be >= 0) and the words a text value may be.
+UNIT = (0.0, 1.0)
+COSINE = (-1.0, 2.0)
+RANGES: dict[str, tuple[float, float]] = {
+    "embedding.batch_size": (1, 4096), "embedding.max_chunks": (0, 1_000_000),
+    "recall.k": (1, 1000), "recall.candidates": (1, 100_000), "recall.bm25_weight": UNIT,
+    "recall.graph_decay": UNIT, "recall.graph_seeds": (0, 1000), "recall.anchor_depth": (0, 20),
+    "recall.context_weight": (0, 10), "recall.time_boost": (0, 100),
+    "adaptive.usefulness": UNIT, "adaptive.recency": UNIT, "adaptive.frequency": UNIT, "adaptive.floor": UNIT,
+    "adaptive.base": UNIT, "adaptive.recency_floor": UNIT, "adaptive.high_importance": (0, 10),
+    "adaptive.importance_boost": (0, 100), "adaptive.negative_half_life_days": (0.001, 1e6),
+    "adaptive.recency_half_life_days": (0.001, 1e6), "adaptive.frequency_saturation": (1, 1e9),
+    # cosine thresholds: above 1 switches the rule off
+    "lifecycle.supersede_shared_context": COSINE, "lifecycle.supersede_no_context": COSINE, "lifecycle.duplicate": COSINE,
+    "lifecycle.archive_max_importance": (0, 10),
+}  # fmt: skip
+CHOICES: dict[str, tuple[str, ...]] = {"recall.combine": ("sum", "learned")}
+OPEN_SECTIONS = ("folders",)  # tables of the user's own keys (type -> folder), text values
+
 CONFIG_FILE = ".vaultmem.toml"  # in the vault's root folder
 LEGACY_CONFIG = f"{STATE_DIR}/config.toml"  # where vaults made before kept it
 
@@ -190,8 +211,62 @@ def read_file(vault_root: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise BadInput(f"{path}: invalid config ({e})") from None
+    except RecursionError:
+        raise BadInput(f"{path}: invalid config (a value nested too deeply)") from None
 
 
 def load(vault_root: Path) -> dict[str, Any]:
-    """The vault's configuration: its config file over the defaults."""
-    return merge(DEFAULTS, read_file(vault_root))
+    """The vault's configuration: its config file over the defaults, every value checked
+    against its default's type and the declared ranges (BadInput naming the key)."""
+    over = read_file(vault_root)
+    problem = check(over)
+    if problem:
+        raise BadInput(f"{config_path(vault_root)}: {problem}")
+    return merge(DEFAULTS, over)
+
+
+def check(over: dict[str, Any]) -> str | None:
+    """What is wrong with the first bad value of a config (as read from a file), or None.
+    Keys vaultmem does not know are left alone (a newer vaultmem may know them)."""
+    for section, values in over.items():
+        if section not in DEFAULTS:
+            continue
+        if not isinstance(values, dict):
+            return f"[{section}] must be a table of settings, not {_shown(values)}"
+        for key, value in values.items():
+            if section in OPEN_SECTIONS:
+                if not isinstance(value, str):
+                    return f"{section}.{key} = {_shown(value)}: must be text (a folder)"
+            elif key in DEFAULTS[section]:
+                problem = _check_value(f"{section}.{key}", DEFAULTS[section][key], value)
+                if problem:
+                    return problem
+    return None
+
+
+def _check_value(name: str, default: Any, value: Any) -> str | None:
+    shown = f"{name} = {_shown(value)}"
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else f"{shown}: must be true or false"
+    if isinstance(default, (int, float)):
+        whole = isinstance(default, int)
+        if isinstance(value, bool) or not isinstance(value, (int, float) if not whole else int):
+            return f"{shown}: must be a {'whole number' if whole else 'number'}"
+        low, high = RANGES.get(name, (0, float("inf")))
+        if not (low <= value <= high):  # also false for nan
+            return f"{shown}: must be between {low:g} and {high:g}" if high != float("inf") else f"{shown}: must be {low:g} or more"
+        return None
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            return f"{shown}: must be text"
+        choices = CHOICES.get(name)
+        return f"{shown}: must be one of {', '.join(choices)}" if choices and value not in choices else None
+    if isinstance(default, list):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return f"{shown}: must be a list of text, e.g. [\"drafts/\"]"
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -13,6 +13,7 @@ import posixpath
 import re
 import secrets
 import tempfile
+import time
 import unicodedata
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -105,7 +106,7 @@ def _file_mode(path: Path) -> int:
         return 0o666 & ~_UMASK
 
 
-def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
+def _write_temp(folder: Path, name: str, data: bytes, mode: int, durable: bool = True) -> str:
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vaultmem.tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -113,18 +114,65 @@ def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
                 os.fchmod(f.fileno(), mode)  # mkstemp makes 0600 files; notes keep normal modes
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
     except BaseException:
         os.unlink(tmp)
         raise
     return tmp
 
 
-def atomic_write(path: Path, text: str, *, create_only: bool = False) -> None:
-    """Write a file atomically; with ``create_only`` fail (Conflict) if it already exists."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temp(path.parent, path.name, text.encode("utf-8"), _file_mode(path))
+SETTLE = 0.3  # seconds a file must have been left alone before vaultmem replaces it
+SETTLE_LIMIT = 3.0  # how long a rewrite waits for a file that keeps changing before it refuses
+
+
+class BeingWritten(Conflict):
+    """Someone (an editor saving in place) is writing the file right now."""
+
+
+def _signature(path: Path) -> tuple[int, int, int, int] | None:
     try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def wait_settled(path: Path, label: str, settle: float = SETTLE, limit: float = SETTLE_LIMIT):
+    """The file's (inode, size, mtime, ctime) once nobody has written it for ``settle`` seconds.
+
+    An editor that truncates and writes in place changes size and mtime as it goes; replacing
+    the file meanwhile would send the rest of the person's save to the unlinked old file. A file
+    last written long ago costs one stat; one still changing after ``limit`` seconds is refused
+    (BeingWritten)."""
+    deadline = time.monotonic() + limit
+    sig = _signature(path)
+    while sig is not None:
+        age = time.time() - max(sig[2], sig[3]) / 1e9
+        if age >= settle:
+            return sig
+        if time.monotonic() >= deadline:
+            raise BeingWritten(f"{label}: the note is being written, try again; nothing was written")
+        time.sleep(min(settle, settle - age) if age >= 0 else settle)
+        now = _signature(path)
+        if now == sig and age < 0:  # a time stamp from the future (clock skew): quiet for a window is enough
+            return sig
+        sig = now
+    return None
+
+
+def atomic_write(path: Path, text: str | bytes, *, create_only: bool = False, unchanged=None, label: str = "",
+                 durable: bool = True) -> None:  # fmt: skip
+    """Write a file atomically; with ``create_only`` fail (Conflict) if it already exists; with
+    ``unchanged`` (a ``wait_settled`` signature) refuse (BeingWritten) when the file is no longer
+    exactly that just before the rename. ``durable=False`` skips the fsyncs (a caller writing
+    many files makes them durable at once, with ``os.sync``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    tmp = _write_temp(path.parent, path.name, data, _file_mode(path), durable)
+    try:
+        if unchanged is not None and _signature(path) != unchanged:
+            raise BeingWritten(f"{label or path.name}: the note is being written, try again; nothing was written")
         if create_only:
             try:
                 os.link(tmp, path)  # fails if the target exists: no clobbering race
@@ -144,7 +192,8 @@ def atomic_write(path: Path, text: str, *, create_only: bool = False) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 class FileStat(NamedTuple):
@@ -290,9 +339,10 @@ class Store:
             new = change(text)
             if new != text:
                 check_text(rel, new, text)
+                settled = wait_settled(full, rel)  # an editor saving in place: never cut its save
                 if self.read_text(rel) != text:  # an editor that ignores the lock saved meanwhile
                     raise Conflict(f"{rel} changed on disk while it was being updated; nothing was written, try again")
-                atomic_write(full, new)
+                atomic_write(full, new, unchanged=settled, label=rel)
             return text, new
 
     def unique_path(self, folder: str, title: str) -> str:

@@ -6,11 +6,13 @@ user text can never be a parse error) and only the top candidates are collected.
 
 from __future__ import annotations
 
+import logging
 import math
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 from whoosh import index as windex
@@ -20,10 +22,13 @@ from whoosh.reading import TermNotFound
 from whoosh.scoring import BM25F
 
 from ..core.discovery import private_dir
+from . import ownfiles
 from .analysis import analyzer
 from .whoosh_compat import deleted_docs, postings, segment_id
 
 SCHEMA_VERSION = "4"  # 4: property values (issue 27)
+OWN_WAIT = 2.0  # seconds a reader waits for a writer to record the files of a commit it just made
+log = logging.getLogger("vaultmem.index")
 
 
 B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (benchmarks/README.md)
@@ -68,8 +73,9 @@ class Doc:
 class BM25Index:
     """A whoosh index in ``folder``; created on first use."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, on_reset: Callable[[], None] | None = None):
         self.folder = folder
+        self.on_reset = on_reset  # called when files vaultmem did not write were set aside
         self._ix = None
         self._searcher = None
         self._analyzer = analyzer()
@@ -78,19 +84,47 @@ class BM25Index:
         self._maps_for: dict | None = None  # held, not keyed by id(): a freed dict's id is reused
 
     def _index(self):
+        """The whoosh index, opened only when every file in its folder is one vaultmem wrote
+        (``ownfiles``), with vaultmem's own schema (the pickled one is never loaded); else the
+        folder is set aside and a new, empty index made (``on_reset`` asks for a re-index)."""
         if self._ix is None:
-            if windex.exists_in(str(self.folder)):
-                self._ix = windex.open_dir(str(self.folder))
+            if self._has_toc():
+                self._set_aside_foreign()
+            if self._has_toc():
+                self._ix = windex.open_dir(str(self.folder), schema=schema())
             else:
                 private_dir(self.folder)
                 self._ix = windex.create_in(str(self.folder), schema())
+                ownfiles.record(self.folder)
         return self._ix
+
+    def _has_toc(self) -> bool:
+        return self.folder.is_dir() and any(ownfiles.TOC.match(p.name) for p in self.folder.iterdir())
+
+    def _set_aside_foreign(self) -> None:
+        deadline = time.monotonic() + OWN_WAIT
+        while bad := ownfiles.foreign(self.folder):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)  # a writer that just committed records its files right after
+        if not bad:
+            return
+        aside = self.folder.with_name(self.folder.name + ".foreign")
+        shutil.rmtree(aside, ignore_errors=True)
+        self.folder.rename(aside)
+        ownfiles.record_path(self.folder).unlink(missing_ok=True)
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+        log.warning("%s holds files vaultmem did not write (%s): set aside in %s, the keyword index is rebuilt",
+                    self.folder, shown, aside.name)  # fmt: skip
+        if self.on_reset is not None:
+            self.on_reset()
 
     def clear(self) -> None:
         """Delete the index from disk (a rebuild starts from nothing)."""
         self.close()
         self._ix = None
         shutil.rmtree(self.folder, ignore_errors=True)
+        ownfiles.record_path(self.folder).unlink(missing_ok=True)
 
     def close(self) -> None:
         if self._searcher is not None:
@@ -112,6 +146,7 @@ class BM25Index:
             writer.cancel()
             raise
         writer.commit(merge=len(upserts) + len(deletes) < 1000)
+        ownfiles.record(self.folder)
         self.close()
 
     def _fresh_searcher(self):

@@ -9,6 +9,7 @@ schema version, the model name and a ``dirty`` flag set while a batch is being a
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,10 @@ import numpy as np
 
 from ..core import notedates
 from ..core.discovery import owner_only, private_dir
+from ..core.errors import VaultError
 from ..core.note import Note
 
+log = logging.getLogger("vaultmem.index")
 SCHEMA_VERSION = "3"  # 2: subject key, validity and dates of a note (issue 13); 3: Obsidian links and titles (issue 27)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT);
@@ -124,13 +127,35 @@ class Manifest:
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
                                       check_same_thread=False, timeout=30)  # fmt: skip
             self.db.row_factory = sqlite3.Row
+            try:
+                self.db.execute("SELECT value FROM state LIMIT 1").fetchall()
+            except sqlite3.DatabaseError as e:
+                self.db.close()
+                raise VaultError(f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds") from None
             return
         private_dir(path.parent)
+        try:
+            self._open(path)
+        except sqlite3.DatabaseError as e:  # not a database, or not vaultmem's: set it aside, start anew
+            self.db.close()
+            aside = path.with_name(path.name + ".foreign")
+            for suffix in ("", "-wal", "-shm"):
+                src = path.with_name(path.name + suffix)
+                if src.exists():
+                    src.replace(aside.with_name(aside.name + suffix))
+            log.warning("%s is not a vaultmem index (%s): set aside as %s, the indexes are rebuilt", path, e, aside.name)
+            self._open(path)
+            self.set("dirty", "1")
+
+    def _open(self, path: Path) -> None:
         owner_only(path)
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and "state" not in tables:
+            raise sqlite3.DatabaseError(f"other tables: {', '.join(sorted(tables)[:3])}")
         self.db.executescript(SCHEMA)
         have = {row[1] for row in self.db.execute("PRAGMA table_info(notes)")}
         for column in ADDED_COLUMNS:

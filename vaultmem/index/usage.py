@@ -8,6 +8,7 @@ were read. A store found at its old place, ``.vaultmem/usage.db``, is moved on f
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 import time
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Iterable
 
 from ..core.discovery import STATE_DIR, USAGE_DIR, owner_only, private_dir
+
+log = logging.getLogger("vaultmem.index")
 
 FILE = "usage.db"
 
@@ -88,8 +91,21 @@ class UsageStore:
     def __init__(self, path: Path):
         private_dir(path.parent)
         self.path = path
-        owner_only(path)  # queries and ratings: SQLite gives its -wal/-shm files the same mode
-        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        try:
+            self._open()
+        except sqlite3.DatabaseError as e:  # not a database: kept aside (it may be someone's data), a new one begins
+            self.db.close()
+            aside = path.with_name(f"{path.name}.foreign-{time.strftime('%Y%m%d-%H%M%S')}")
+            for suffix in ("", "-wal", "-shm"):
+                src = path.with_name(path.name + suffix)
+                if src.exists():
+                    src.replace(aside.with_name(aside.name + suffix))
+            log.warning("%s is not a vaultmem usage store (%s): kept aside as %s, a new one begins", path, e, aside.name)
+            self._open()
+
+    def _open(self) -> None:
+        owner_only(self.path)  # queries and ratings: SQLite gives its -wal/-shm files the same mode
+        self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)

@@ -9,6 +9,7 @@ merged or deleted (see ``plan``).
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -34,9 +35,23 @@ class CodeState:
         return self.branch is not None and self.branch != self.default
 
 
+# The user's code repository may configure programs git runs on its own (an external diff,
+# a textconv driver, an fsmonitor, gpg for signatures, a pager): vaultmem only reads, and runs none.
+SAFE_CONFIG = ("-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "core.pager=cat",
+               "-c", "diff.external=", "--no-pager")  # fmt: skip
+NO_PROGRAMS = ("--no-ext-diff", "--no-textconv")  # for commands that show diffs
+_SHOWS_DIFFS = {"log", "diff", "show"}
+
+
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
+    """Run a read-only git command in the code repository; None when it fails."""
+    if args and args[0] in _SHOWS_DIFFS:
+        args = (args[0], *NO_PROGRAMS, *args[1:])
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=10)
+        proc = subprocess.run(["git", *SAFE_CONFIG, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
+                              timeout=10, env=env)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None

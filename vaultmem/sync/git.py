@@ -26,16 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..core.discovery import USAGE_DIR
 from ..core.errors import BadInput, VaultError
 from ..core.lock import WriterLock
-from ..core.mergedriver import merge_lines, merge_notes
 from ..core.note import split_frontmatter
 from ..core.store import STATE_DIR
+from . import treemerge, worktree
+from .errors import GitError, NotARepo  # noqa: F401  (re-exported)
+from .threeway import NOTE_SUFFIXES, is_owned
 
 DRIVER = "vaultmem"
 ATTRIBUTES = ("*.md merge=vaultmem", "*.markdown merge=vaultmem")
-NOTE_SUFFIXES = (".md", ".markdown")
 LIST_MAX = 40  # notes listed per kind in a commit message
 KILL_AT = "VAULTMEM_SYNC_KILL_AT"  # tests: the step at which a sync kills itself (SIGKILL)
 
@@ -47,14 +47,6 @@ def _step(name: str) -> None:
 
 
 log = logging.getLogger("vaultmem.sync")
-
-
-class GitError(VaultError):
-    """A git command failed, or the vault is not in a state sync can work with."""
-
-
-class NotARepo(GitError):
-    exit_code = 2
 
 
 # ---------------------------------------------------------------- running git
@@ -70,10 +62,11 @@ class Git:
         if not interactive:
             self.env["GIT_TERMINAL_PROMPT"] = "0"
 
-    def run(self, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess:
+    def run(self, *args: str, check: bool = True, input: bytes | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:  # fmt: skip
         if shutil.which("git") is None:
             raise GitError("git is not installed (vaultmem sync runs your git)")
-        proc = subprocess.Popen(["git", *args], cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
+        proc = subprocess.Popen(["git", *args], cwd=self.cwd, env={**self.env, **(env or {})}, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
         if self.pid_file is not None:
             self.pid_file.write_text(str(proc.pid))
@@ -89,6 +82,25 @@ class Git:
 
     def ok(self, *args: str) -> bool:
         return self.run(*args, check=False).returncode == 0
+
+    def blobs(self, specs: list[str]) -> list[bytes | None]:
+        """Many objects in one ``git cat-file --batch`` (contents in the order asked; None: missing)."""
+        if not specs:
+            return []
+        out = self.run("cat-file", "--batch", input=("\n".join(specs) + "\n").encode("utf-8", "surrogateescape")).stdout
+        found: list[bytes | None] = []
+        i = 0
+        for _ in specs:
+            end = out.index(b"\n", i)
+            header = out[i:end].split()
+            if len(header) < 3 or header[-1] == b"missing":
+                found.append(None)
+                i = end + 1
+                continue
+            size = int(header[2])
+            found.append(out[end + 1 : end + 1 + size])
+            i = end + 1 + size + 1
+        return found
 
 
 def repo_top(path: Path) -> Path | None:
@@ -140,11 +152,16 @@ def setup(root: Path) -> list[str]:
 
 
 def stage_notes(git: "Git") -> None:
-    """Stage every change in the vault except this machine's usage store (queries and
-    ratings), which is never committed even where .gitignore does not say so (an exclude
-    pathspec would fail where .gitignore does say so, hence the unstaging)."""
+    """Stage every change in the vault except what vaultmem owns (``.vaultmem/``, the usage
+    store ``.vaultmem-usage/``, at any depth), which is never committed whatever .gitignore
+    says: it is taken out of the index, so a repository that tracked it stops tracking it
+    (the files stay)."""
     git.run("add", "-A", "--", ".")
-    git.run("reset", "-q", "--", USAGE_DIR)
+    listed = git.run("ls-files", "-z", "--full-name").stdout.decode("utf-8", "surrogateescape").split("\0")
+    owned = [p for p in listed if p and is_owned(p)]
+    if owned:
+        git.run("-C", str(Path(git.text("rev-parse", "--show-toplevel"))), "update-index", "--force-remove", "-z", "--stdin",
+                input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in owned) + b"\0")  # fmt: skip
 
 
 def init_git(root: Path, remote: str | None = None) -> list[str]:
@@ -185,31 +202,42 @@ class SyncReport:
     conflicts: list[str] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)  # things the user should know
+    withheld: dict[str, list[str]] = field(default_factory=dict)  # note -> kinds of secret (not committed)
 
     def as_dict(self) -> dict:
         return {"committed": self.committed, "message": self.message, "pushed": self.pushed,
                 "incoming": [{"change": c, "path": p} for c, p in self.incoming],
-                "conflicts": self.conflicts, "notes": self.notes}  # fmt: skip
+                "conflicts": self.conflicts, "notes": self.notes, "withheld": self.withheld}  # fmt: skip
 
 
 class Syncer:
-    """One vault's sync: recover, commit, fetch, rebase (finishing conflicts), push."""
+    """One vault's sync: recover, commit, fetch, merge (aside), move the files, push.
 
-    ATTEMPTS = 3  # a push refused because someone pushed first: fetch, rebase, push again
+    The working tree is never held mid-rebase or mid-merge: the merge is made in a temporary
+    index (``treemerge``) and reaches the files one by one (``worktree.move``), each only when
+    nobody changed it since it was committed, else merged with the change; the branch moves
+    (compare-and-swap) only once every file is there. A kill at any moment leaves the branch
+    checked out and every change on disk or in a commit.
+    """
 
-    def __init__(self, root: Path, interactive: bool = True):
+    ATTEMPTS = 3  # a push refused because someone pushed first: fetch, merge, push again
+
+    def __init__(self, root: Path, interactive: bool = True, allow_secrets: bool = False):
         self.root = root.resolve()
+        self.allow_secrets = allow_secrets  # commit notes holding a secret, on purpose
         top = repo_top(self.root)
         if top is None:
             raise NotARepo(f"{self.root} is not a git repository; make it one with: "
                            f"vaultmem init --git {self.root} [--remote URL]")
-        self.top = top
+        self.top = top.resolve()
         state = self.root / STATE_DIR
         state.mkdir(exist_ok=True)
         self.pid_file = state / "sync-git.pid"
         self.lock = WriterLock(state / "sync.lock")
         self.git = Git(self.root, self.pid_file, interactive)
         self.gitdir = Path(self.git.text("rev-parse", "--absolute-git-dir"))
+        prefix = self.git.text("rev-parse", "--show-prefix")
+        self.prefix = prefix  # the vault's folder inside the repository ("" at its top)
 
     def run(self, message: str | None = None, push: bool = True,
             before_pull: Callable[[], None] | None = None) -> SyncReport:  # fmt: skip
@@ -227,18 +255,48 @@ class Syncer:
     # ------------------------------------------------------------ recovery
 
     def _recover(self, report: SyncReport) -> None:
-        """Finish what a killed or stopped sync left: a stale index.lock, a rebase, a merge."""
+        """Take over what a killed sync, an older vaultmem or a person left: a stale
+        index.lock, a rebase or merge in progress. The files stay exactly as they are (they
+        are committed next); the branch is checked out again at its own commit."""
         lock = self.gitdir / "index.lock"
         if lock.exists() and not self._git_child_alive():
             lock.unlink(missing_ok=True)
             report.notes.append("removed a stale .git/index.lock left by an interrupted sync")
         if self._rebasing():
-            report.notes.append("finishing an interrupted rebase")
-            self._finish_rebase(report)
+            report.notes.append("finishing an interrupted rebase: your files are kept as they are and committed")
+            self._leave_rebase()
         elif (self.gitdir / "MERGE_HEAD").exists():
-            report.notes.append("finishing an interrupted merge")
-            self._resolve_all(report)
-            self.git.run("commit", "-q", "--no-edit")
+            report.notes.append("finishing an interrupted merge: your files are kept as they are and committed")
+            self.git.run("merge", "--quit")
+            self.git.run("reset", "-q")
+
+    def _leave_rebase(self) -> None:
+        """Quit a rebase without losing anything: the files as they are (the rebase's progress
+        and any save made since) become a commit on the rebase's HEAD, that commit is merged
+        with the branch (which still holds the commits the rebase had not replayed), the files
+        are brought to the merge, and what the rebase's autostash held is merged into them."""
+        folder = next(f for f in (self.gitdir / "rebase-merge", self.gitdir / "rebase-apply") if f.exists())
+        head_name = _read_text(folder / "head-name")
+        stash = _read_text(folder / "autostash")
+        if not head_name.startswith("refs/heads/"):
+            raise GitError("an interrupted rebase of a detached HEAD is in progress; finish it with "
+                           f"git rebase --continue or --abort in {self.top}")
+        files = treemerge.snapshot(self.git, self.gitdir, self._sha("HEAD") or "", "vaultmem sync: files during an interrupted rebase\n")
+        branch = self._sha(head_name)
+        self.git.run("rebase", "--quit")
+        self.git.run("symbolic-ref", "HEAD", head_name)
+        self.git.run("reset", "-q")  # the index follows the branch; the files do not move
+        merged = treemerge.merge_commits(self.git, self.gitdir, branch, files, "vaultmem sync: recover an interrupted rebase\n")
+        self._move_files(files, merged.commit, f"your files are in commit {files[:10]}")
+        self.git.run("update-ref", "-m", "vaultmem sync: recover an interrupted rebase", head_name, merged.commit, branch)
+        self.git.run("reset", "-q")
+        if stash:
+            self._move_files(f"{stash}^1", stash, f"your stashed changes are in commit {stash[:10]}")
+
+    def _move_files(self, old: str, new: str, where: str) -> None:
+        moved = worktree.move(self.git, self.top, old, new)
+        if not moved.complete:
+            raise GitError(f"{', '.join(moved.busy[:3])} is being written; run vaultmem sync again ({where})")
 
     def _git_child_alive(self) -> bool:
         try:
@@ -265,6 +323,10 @@ class Syncer:
         has_head = self.git.ok("rev-parse", "-q", "--verify", "HEAD")
         if has_head and self.git.ok("diff", "--cached", "--quiet"):
             return
+        if not self.allow_secrets:
+            self._withhold_secrets(report, has_head)
+            if has_head and self.git.ok("diff", "--cached", "--quiet"):
+                return
         changes = self._staged_changes(has_head)
         text = commit_message(changes, message)
         self.git.run("commit", "-q", "-F", "-", input=text.encode())
@@ -272,16 +334,37 @@ class Syncer:
         report.committed = self.git.text("rev-parse", "--short", "HEAD")
         report.message = text
 
-    def _staged_changes(self, has_head: bool) -> dict[str, list[str]]:
-        """Notes in the index vs HEAD, by kind: added, changed, resolved, superseded, removed."""
+    def _staged_rows(self, has_head: bool) -> list[tuple[str, str]]:
+        """(A/M/D/R, vault-relative path) of every staged change to a note."""
         if has_head:
             rows = _name_status(self.git.text("diff", "--cached", "--relative", "--name-status", "-M", "-z", "HEAD"))
         else:
             rows = [("A", p) for p in self.git.text("ls-files", "-z").split("\0") if p]
-        notes = [(c, p) for c, p in rows if p.lower().endswith(NOTE_SUFFIXES)]
+        return [(c, p) for c, p in rows if p.lower().endswith(NOTE_SUFFIXES)]
+
+    def _withhold_secrets(self, report: SyncReport, has_head: bool) -> None:
+        """Unstage every note about to be committed that holds a secret (``core.secrets``): it
+        stays on disk, unchanged, and is named in the report with the kinds found."""
+        from ..core import secrets
+
+        paths = [p for c, p in self._staged_rows(has_head) if c != "D"]
+        for path, text in zip(paths, self._texts([f":./{p}" for p in paths])):
+            found = secrets.scan(text)
+            if found:
+                report.withheld[path] = [f"{f.kind} on line {f.line}" for f in found[:5]]
+        if report.withheld:
+            held = list(report.withheld)
+            if has_head:
+                self.git.run("reset", "-q", "--", *held)
+            else:
+                self.git.run("rm", "-q", "--cached", "--", *held)
+
+    def _staged_changes(self, has_head: bool) -> dict[str, list[str]]:
+        """Notes in the index vs HEAD, by kind: added, changed, resolved, superseded, removed."""
+        notes = self._staged_rows(has_head)
         modified = [p for c, p in notes if c == "M"]
-        before = self._blobs([f"HEAD:./{p}" for p in modified]) if modified else []
-        after = self._blobs([f":./{p}" for c, p in notes if c != "D"])
+        before = self._texts([f"HEAD:./{p}" for p in modified]) if modified else []
+        after = self._texts([f":./{p}" for c, p in notes if c != "D"])
         after_by = dict(zip([p for c, p in notes if c != "D"], after))
         kinds: dict[str, list[str]] = {k: [] for k in ("added", "changed", "resolved", "superseded", "removed")}
         old_status = dict(zip(modified, (_status(t) for t in before)))
@@ -297,37 +380,26 @@ class Syncer:
                 kinds[kind].append(label)
         return kinds
 
-    def _blobs(self, specs: list[str]) -> list[str]:
-        """Many blobs in one ``git cat-file --batch`` (texts in the order asked)."""
-        if not specs:
-            return []
-        out = self.git.run("cat-file", "--batch", input=("\n".join(specs) + "\n").encode()).stdout
-        texts, i = [], 0
-        for _ in specs:
-            end = out.index(b"\n", i)
-            header = out[i:end].split()
-            if len(header) < 3 or header[-1] == b"missing":
-                texts.append("")
-                i = end + 1
-                continue
-            size = int(header[2])
-            texts.append(out[end + 1 : end + 1 + size].decode("utf-8", "replace"))
-            i = end + 1 + size + 1
-        return texts
+    def _texts(self, specs: list[str]) -> list[str]:
+        return [(b or b"").decode("utf-8", "replace") for b in self.git.blobs(specs)]
 
-    # ------------------------------------------------------------ fetch, rebase, push
+    # ------------------------------------------------------------ fetch, merge, push
 
     def _upstream(self) -> tuple[str | None, str]:
         """(remote, branch) this vault syncs with; remote None when there is none."""
-        branch = self.git.text("symbolic-ref", "-q", "--short", "HEAD", check=False)
-        if not branch:
-            raise GitError("the vault's repository is not on a branch (detached HEAD); check one out first")
+        branch = self._branch()
         remote = self.git.text("config", f"branch.{branch}.remote", check=False)
         remotes = self.git.text("remote").split()
         if not remote:
             remote = "origin" if "origin" in remotes else (remotes[0] if remotes else "")
         merge = self.git.text("config", f"branch.{branch}.merge", check=False)
         return (remote or None), (merge.removeprefix("refs/heads/") or branch)
+
+    def _branch(self) -> str:
+        branch = self.git.text("symbolic-ref", "-q", "--short", "HEAD", check=False)
+        if not branch:
+            raise GitError("the vault's repository is not on a branch (detached HEAD); check one out first")
+        return branch
 
     def _exchange(self, report: SyncReport, push: bool, before_pull: Callable[[], None] | None) -> None:
         remote, branch = self._upstream()
@@ -337,24 +409,18 @@ class Syncer:
         tracking = f"refs/remotes/{remote}/{branch}"
         old = fetched = self._sha(tracking)
         for attempt in range(self.ATTEMPTS):
-            self.git.run("fetch", "-q", remote)
-            new = fetched = self._sha(tracking)
+            self.git.run("fetch", "-q", "--no-recurse-submodules", remote)
+            fetched = self._sha(tracking)
             _step("fetched")
-            if new and not self.git.ok("merge-base", "--is-ancestor", new, "HEAD"):
+            target = self._sha("HEAD")
+            if fetched and not self.git.ok("merge-base", "--is-ancestor", fetched, "HEAD"):
                 if before_pull is not None:
                     before_pull()
-                pre = self._sha("HEAD")
-                self._rebase(report, new)
-                changed = self._changed_paths(pre, "HEAD")
-                report.touched |= changed
-                report.conflicts += sorted(p for p in changed - set(report.conflicts) if self._in_conflict(p))
-            _step("rebased")
-            if not push:
+                target = self._merge(report, fetched, remote, branch)
+            if not push or (fetched and target == fetched):
                 break
-            if new and self._sha("HEAD") == new:
-                break
-            result = self.git.run("push", "-q", *(["-u"] if not new else []), remote,
-                                  f"HEAD:refs/heads/{branch}", check=False)  # fmt: skip
+            result = self.git.run("push", "-q", *(["-u"] if not fetched else []), remote,
+                                  f"{target}:refs/heads/{branch}", check=False)  # fmt: skip
             if result.returncode == 0:
                 report.pushed = True
                 break
@@ -364,96 +430,47 @@ class Syncer:
                                "your notes are committed locally, run vaultmem sync again")
         if fetched and fetched != old:
             report.incoming = [row for row in _name_status(self.git.text(
-                "diff", "--relative", "--name-status", "-M", "-z", old or _EMPTY_TREE, fetched, check=False))
-                if row[1].lower().endswith(NOTE_SUFFIXES)]  # fmt: skip
+                "diff", "--no-ext-diff", "--no-textconv", "--relative", "--name-status", "-M", "-z",
+                old or _EMPTY_TREE, fetched, check=False)) if row[1].lower().endswith(NOTE_SUFFIXES)]  # fmt: skip
+
+    def _merge(self, report: SyncReport, fetched: str, remote: str, branch: str) -> str:
+        """Merge ``fetched`` aside, bring the files over, move the branch; returns the commit
+        to push (the merge, even when the files could not all be brought over yet)."""
+        head = self._sha("HEAD") or _EMPTY_TREE
+        message = f"vaultmem sync: merge {remote}/{branch}\n"
+        merged = treemerge.merge_commits(self.git, self.gitdir, head, fetched, message)
+        _step("merged")
+        if merged.refused:
+            shown = ", ".join(merged.refused[:3]) + (f" and {len(merged.refused) - 3} more" if len(merged.refused) > 3 else "")
+            report.notes.append(f"refused {len(merged.refused)} path(s) vaultmem owns from {remote}/{branch} "
+                                f"({shown}): never checked out; the merge leaves them out")  # fmt: skip
+        moved = worktree.move(self.git, self.top, head, merged.commit)
+        _step("applied")
+        report.touched |= {self._vault_rel(p) for p in moved.touched if p.startswith(self.prefix)}
+        conflicts = set(merged.conflicts) | set(moved.conflicts)
+        report.conflicts += sorted(self._vault_rel(p) for p in conflicts if p.startswith(self.prefix))
+        if not moved.complete:
+            report.notes.append(f"{', '.join(moved.busy[:3])} being written now: the pull finishes at the "
+                                "next sync (nothing was overwritten)")  # fmt: skip
+            return merged.commit
+        self.git.run("update-ref", "-m", f"vaultmem sync: {remote}/{branch}", f"refs/heads/{self._branch()}",
+                     merged.commit, head)  # fmt: skip
+        _step("moved")
+        self.git.run("reset", "-q")  # the index follows the branch (the files are already there)
+        return merged.commit
+
+    def _vault_rel(self, path: str) -> str:
+        return path[len(self.prefix):]
 
     def _sha(self, ref: str) -> str | None:
         return self.git.text("rev-parse", "-q", "--verify", ref, check=False) or None
 
-    def _changed_paths(self, a: str | None, b: str) -> set[str]:
-        out = self.git.text("diff", "--relative", "--name-only", "-z", a or _EMPTY_TREE, b, check=False)
-        return {p for p in out.split("\0") if p}
 
-    def _rebase(self, report: SyncReport, onto: str) -> None:
-        result = self.git.run(*driver_config(), "-c", "rebase.autoStash=true", "rebase", "-q", onto, check=False)
-        if result.returncode != 0 or self._rebasing():
-            _step("rebase-stopped")
-            self._finish_rebase(report)
-
-    def _finish_rebase(self, report: SyncReport) -> None:
-        for _ in range(10_000):  # one round per replayed commit that stopped
-            if not self._rebasing():
-                return
-            self._resolve_all(report)
-            if self.git.ok("diff", "--cached", "--quiet"):  # resolution equals upstream: nothing to replay
-                result = self.git.run(*driver_config(), "rebase", "--skip", check=False)
-            else:
-                result = self.git.run(*driver_config(), "rebase", "--continue", check=False)
-            if result.returncode != 0 and not self._unmerged() and self._rebasing():
-                err = result.stderr.decode(errors="replace").strip().splitlines()
-                raise GitError(f"rebase could not continue: {err[-1] if err else 'unknown'}; "
-                               f"see git status in {self.root}")
-
-    def _unmerged(self) -> dict[str, dict[int, str]]:
-        """Unmerged paths (vault-relative) -> {stage: blob sha}."""
-        out = self.git.text("ls-files", "-u", "-z", check=False)
-        paths: dict[str, dict[int, str]] = {}
-        for row in filter(None, out.split("\0")):
-            info, path = row.split("\t", 1)
-            _, sha, stage = info.split()
-            paths.setdefault(path, {})[int(stage)] = sha
-        return paths
-
-    def _resolve_all(self, report: SyncReport) -> None:
-        """Resolve every unmerged path keeping all text: notes merged, deletions lose to edits."""
-        for path, stages in self._unmerged().items():
-            base, ours, theirs = (self._blobs([stages[s]])[0] if s in stages else None for s in (1, 2, 3))
-            if ours is None or theirs is None:  # deleted on one side, changed on the other: keep it
-                text, conflicted = (ours if ours is not None else theirs) or "", False
-            elif path.lower().endswith(NOTE_SUFFIXES):
-                merged = merge_notes(base or "", ours, theirs, path)
-                text, conflicted = merged.text, bool(merged.conflicts)
-                if not merged.clean and base is None and merged.conflicts == ["id"]:
-                    other = self._free_path(path)  # two notes created at one path: both stay
-                    self._write_inside(other, theirs)
-                    self.git.run("add", "--", other)
-                    report.touched.add(other)
-                    conflicted = False
-            else:
-                text, n = merge_lines(base or "", ours, theirs, path)
-                conflicted = bool(n)
-            self._write_inside(path, text)
-            self.git.run("add", "--", path)
-            report.touched.add(path)
-            if conflicted:
-                report.conflicts.append(path)
-
-
-    def _in_conflict(self, path: str) -> bool:
-        """Whether a note a merge just wrote carries ``status: conflict`` (the driver's mark)."""
-        file = self.root / path
-        if not path.lower().endswith(NOTE_SUFFIXES) or not file.is_file():
-            return False
-        return _status(file.read_text(encoding="utf-8", errors="replace")) == "conflict"
-
-    def _write_inside(self, path: str, text: str) -> None:
-        """Write a resolved file as a regular file inside the vault: a symlink at the path is
-        replaced, never followed, and a folder leading outside the vault is refused."""
-        target = self.root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        parent = target.parent.resolve()
-        if parent != self.root and self.root not in parent.parents:
-            raise VaultError(f"{path} leads outside the vault; not writing there")
-        if target.is_symlink():
-            target.unlink()
-        target.write_text(text, encoding="utf-8", newline="")
-
-    def _free_path(self, path: str) -> str:
-        stem, dot, ext = path.rpartition(".")
-        n = 2
-        while (self.root / f"{stem} {n}.{ext}").exists():
-            n += 1
-        return f"{stem} {n}.{ext}"
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
 
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -512,9 +529,10 @@ def commit_message(kinds: dict[str, list[str]], message: str | None = None) -> s
 
 
 def sync(root: Path, message: str | None = None, push: bool = True, interactive: bool = True,
-         before_pull: Callable[[], None] | None = None) -> SyncReport:  # fmt: skip
-    """Commit the vault's changes, pull with rebase, push (see ``Syncer``)."""
-    return Syncer(root, interactive).run(message, push, before_pull)
+         before_pull: Callable[[], None] | None = None, allow_secrets: bool = False) -> SyncReport:  # fmt: skip
+    """Commit the vault's changes (notes holding a secret left out unless ``allow_secrets``),
+    fetch, merge, update the files, push (see ``Syncer``)."""
+    return Syncer(root, interactive, allow_secrets).run(message, push, before_pull)
 
 
 def parse_interval(text: str) -> float:
@@ -543,6 +561,8 @@ def start_sync_loops(watchers: list, every: float, stop) -> list:  # type: ignor
             except VaultError as e:
                 log.warning("%s: sync failed: %s", w.root.name, e)
                 continue
+            for path, kinds in report.withheld.items():
+                log.warning("%s: not committed: %s holds a secret (%s)", w.root.name, path, ", ".join(kinds))
             came = len(report.incoming)
             if report.committed or came or report.conflicts:
                 log.info("%s: synced (%s committed, %d notes came in, %d conflicts kept)", w.root.name,

@@ -40,6 +40,7 @@ SEVERITY = {
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
     "obsidian_templates": "info",
+    "exclude_hides_all": "error",
 }  # fmt: skip
 SAMPLE = 10  # paths shown per drift kind
 MAX_SUGGEST = 5000  # broken link targets that get a closest-name suggestion (Suggester: bounded per target)
@@ -126,6 +127,7 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
                                 "Obsidian's templates folder (.obsidian/templates.json) is left out of the index",
                                 "its notes are templates ({{date}} placeholders), not memories",
                                 {"folder": vault.obsidian_templates}))  # fmt: skip
+    findings += exclude_findings(vault)
     watcher = watcher_state(vault)
     if watcher["state"] == "not answering":
         findings.append(Finding("watcher", None, f"pid {watcher['pid']} holds the watcher lock but does not answer",
@@ -382,6 +384,22 @@ def config_findings(root: Path) -> list[Finding]:
     return out
 
 
+def exclude_findings(vault: "Vault") -> list[Finding]:
+    """``[vault] exclude`` patterns that hide every note (``["*"]``): recall would find nothing."""
+    from ..core.ignore import IgnoreRules
+
+    patterns = list(vault.config["vault"].get("exclude", []))
+    if not patterns or vault.store.list_paths():
+        return []
+    templates = "/" + vault.config["vault"]["templates_dir"].strip("/") + "/"
+    hidden = len(IgnoreRules(vault.root, (templates,)).walk())
+    if not hidden:
+        return []
+    return [Finding("exclude_hides_all", ".vaultmem.toml", f"[vault] exclude = {patterns!r} hides every note "
+                    f"({hidden} files)", "narrow the patterns (gitignore syntax), e.g. exclude = [\"drafts/\"]",
+                    {"hidden": hidden})]  # fmt: skip
+
+
 def index_state(vault: "Vault", records: dict[str, "Record"], parse_errors: dict[str, str]) -> dict[str, Any]:
     """The indexes against the files: counts of new, changed and removed notes and a sample."""
     from ..index.manifest import Manifest
@@ -389,11 +407,15 @@ def index_state(vault: "Vault", records: dict[str, "Record"], parse_errors: dict
     path = vault.index_dir / "manifest.db"
     known: dict[str, Record] = {}
     if path.exists():
-        m = Manifest(path, readonly=True)
         try:
-            known = m.records()
+            m = Manifest(path, readonly=True)
+        except VaultError:
+            m = None  # not vaultmem's: every note counts as not indexed (the next index rebuilds it)
+        try:
+            known = m.records() if m is not None else {}
         finally:
-            m.close()
+            if m is not None:
+                m.close()
     on_disk = set(records)
     new = sorted(on_disk - known.keys())
     removed = sorted(known.keys() - on_disk - parse_errors.keys())

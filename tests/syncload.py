@@ -1,0 +1,252 @@
+"""A mixed load on clones of one vault, for the fault-injection test and the soak benchmark.
+
+Per clone: a writer through the real CLI (``remember``, ``edit --add-tag`` on shared notes),
+a simulated editor saving shared notes (truncate-and-write in slow chunks, or write-then-rename,
+re-reading when the file changed under it as editors do), and a sync driver that runs
+``vaultmem sync`` and SIGKILLs many of them at random moments or at named steps; optionally a
+watcher with ``--sync-every``. Every write is recorded once it is acknowledged (the CLI exited
+0, the editor's write returned). ``settle`` syncs until the clones agree; ``check`` lists what
+is missing anywhere (must be nothing): lines, tags, notes, commits, and index drift.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitcluster import KILL, Cluster
+
+from vaultmem.core.note import parse
+
+SHARED = 4  # notes every editor appends to
+TAGGED = 3  # notes every CLI writer adds tags to
+STEPS = ("staged", "committed", "fetched", "merged", "applied", "moved")
+NOTE = "---\nid: {id}\ntitle: {title}\ntype: fact\ntags: [start]\n---\n# {title}\n\nStarted.\n"
+
+
+@dataclass
+class Counts:
+    writes: int = 0
+    editor_saves: int = 0
+    cli_writes: int = 0
+    syncs: int = 0
+    kills: int = 0
+    sync_errors: int = 0
+    sync_error_lines: dict[str, int] = field(default_factory=dict)  # last line of each failed sync -> count
+    cli_timeouts: list[str] = field(default_factory=list)  # CLI writes that took over 120 s (not acknowledged)
+    errors: list[str] = field(default_factory=list)
+
+
+class Load:
+    def __init__(self, cluster: Cluster, names: tuple[str, ...] = ("laptop", "server", "mate"), seed: int = 1,
+                 watch: str | None = "mate"):  # fmt: skip
+        self.c, self.names, self.rng = cluster, names, random.Random(seed)
+        self.watch = watch
+        self.lines: list[tuple[str, str]] = []  # (rel, line) acknowledged editor saves
+        self.tags: list[tuple[str, str]] = []  # (rel, tag) acknowledged edit --add-tag
+        self.remembered: list[str] = []  # body lines of acknowledged remember calls
+        self.counts = Counts()
+        self.stop = threading.Event()
+        self.mutex = threading.Lock()
+
+    # ------------------------------------------------------------ set-up
+
+    def start(self) -> None:
+        c = self.c
+        first = self.names[0]
+        c.first(first)
+        for i in range(SHARED):
+            c.write(first, f"shared/S{i}.md", NOTE.format(id=f"shared0{i}", title=f"S{i}"))
+        for i in range(TAGGED):
+            c.write(first, f"tagged/T{i}.md", NOTE.format(id=f"tagged0{i}", title=f"T{i}"))
+        c.vm(first, "sync")
+        for name in self.names[1:]:
+            c.clone(name)
+        if self.watch:
+            c.watch(self.watch, "--sync-every", "5s")
+
+    def run(self, seconds: float) -> None:
+        threads = []
+        for name in self.names:
+            for target in (self._editor, self._cli_writer, self._syncer):
+                threads.append(threading.Thread(target=target, args=(name,), daemon=True))
+        for t in threads:
+            t.start()
+        self.stop.wait(seconds)
+        self.stop.set()
+        for t in threads:
+            t.join(timeout=180)
+
+    # ------------------------------------------------------------ writers
+
+    def _editor(self, name: str) -> None:
+        rng = random.Random(hash((name, "editor")))
+        n = 0
+        while not self.stop.is_set():
+            rel = f"shared/S{rng.randrange(SHARED)}.md"
+            n += 1
+            line = f"{name} editor save {n}."
+            mode = "truncate" if n % 2 else "rename"
+            if self._save(self.c.vaults[name] / rel, line, mode, rng):
+                with self.mutex:
+                    self.lines.append((rel, line))
+                    self.counts.writes += 1
+                    self.counts.editor_saves += 1
+            self.stop.wait(rng.uniform(0.05, 0.4))
+
+    @staticmethod
+    def _save(path: Path, line: str, mode: str, rng: random.Random) -> bool:
+        """One editor save appending ``line``: re-read when the file changed since it was read
+        (what editors check before writing); a truncate-and-write save writes in slow chunks."""
+        for _ in range(50):
+            try:
+                before = os.stat(path)
+                text = path.read_text(encoding="utf-8")
+            except (FileNotFoundError, UnicodeDecodeError):
+                time.sleep(0.05)
+                continue
+            new = text + ("" if text.endswith("\n") else "\n") + line + "\n"
+            now = os.stat(path)
+            if (now.st_ino, now.st_size, now.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns):
+                continue
+            if mode == "rename":
+                tmp = path.with_name(f".{path.name}.editor-tmp")
+                tmp.write_text(new, encoding="utf-8")
+                os.replace(tmp, path)
+                return True
+            with open(path, "w", encoding="utf-8") as f:
+                cut = [0, len(new) // 3, 2 * len(new) // 3, len(new)]
+                for a, b in zip(cut, cut[1:]):
+                    f.write(new[a:b])
+                    f.flush()
+                    time.sleep(rng.uniform(0.005, 0.03))
+            return True
+        return False
+
+    def _cli_writer(self, name: str) -> None:
+        rng = random.Random(hash((name, "cli")))
+        n = 0
+        while not self.stop.is_set():
+            try:
+                n = self._cli_write(name, rng, n)
+            except subprocess.TimeoutExpired as e:
+                with self.mutex:
+                    self.counts.cli_timeouts.append(" ".join(str(a) for a in e.cmd[3:6]))
+
+    def _cli_write(self, name: str, rng: random.Random, n: int) -> int:
+        """One CLI write (edit --add-tag or remember); returns the write counter."""
+        n += 1
+        if n % 2:
+            tag = f"{name}-tag-{n}"
+            rel = f"tagged/T{rng.randrange(TAGGED)}.md"
+            key = rel.split("/")[1][:-3].replace("T", "tagged0")
+            proc = self.c.vm(name, "edit", key, "--add-tag", tag, real=True, check=False)
+            ok = proc.returncode == 0
+            if ok:
+                with self.mutex:
+                    self.tags.append((rel, tag))
+        else:
+            body = f"Remembered on {name}, number {n}."
+            proc = self.c.vm(name, "remember", "fact", f"{name} memory {n}", body, real=True, check=False)
+            ok = proc.returncode == 0
+            if ok:
+                with self.mutex:
+                    self.remembered.append(body)
+        if ok:
+            with self.mutex:
+                self.counts.writes += 1
+                self.counts.cli_writes += 1
+        elif "Traceback" in proc.stderr:
+            with self.mutex:
+                self.counts.errors.append(f"{name}: {proc.stderr.strip().splitlines()[-1]}")
+        return n
+
+    # ------------------------------------------------------------ syncs, killed or not
+
+    def _syncer(self, name: str) -> None:
+        rng = random.Random(hash((name, "sync")))
+        while not self.stop.is_set():
+            choice = rng.random()
+            env = {**self.c.env}
+            if choice < 0.2:
+                env[KILL] = rng.choice(STEPS)
+            proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "sync", "--vault", str(self.c.vaults[name])],
+                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+            if 0.2 <= choice < 0.55:
+                time.sleep(rng.uniform(0.2, 2.5))
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGKILL)
+            try:
+                _, err = proc.communicate(timeout=180)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, err = proc.communicate()
+            with self.mutex:
+                if proc.returncode == -9:
+                    self.counts.kills += 1
+                elif proc.returncode == 0:
+                    self.counts.syncs += 1
+                else:
+                    self.counts.sync_errors += 1
+                    last = re.sub(r"/\S+", "PATH", (err.strip().splitlines() or ["(no message)"])[-1])[:200]
+                    self.counts.sync_error_lines[last] = self.counts.sync_error_lines.get(last, 0) + 1
+                    if "Traceback" in err:
+                        self.counts.errors.append(f"{name} sync: {err.strip().splitlines()[-1]}")
+            self.stop.wait(rng.uniform(0.2, 1.5))
+
+    # ------------------------------------------------------------ the end
+
+    def settle(self, rounds: int = 6) -> None:
+        """Stop the watchers, then sync every clone until all hold the remote's commit."""
+        self.c.stop_watchers()
+        for _ in range(rounds):
+            for name in self.names:
+                self.c.vm(name, "sync", real=True)
+            heads = {self.c.git(self.c.vaults[n], "rev-parse", "HEAD").strip() for n in self.names}
+            remote = self.c.git(self.c.remote, "rev-parse", "main").strip()
+            if heads == {remote} and all(not self.c.git(self.c.vaults[n], "status", "--porcelain") for n in self.names):
+                return
+
+    def check(self) -> dict[str, list]:
+        """What is missing where (every list must be empty)."""
+        lost: dict[str, list] = {"lines": [], "tags": [], "notes": [], "commits": [], "unclean": [], "errors": []}
+        remote = self.c.git(self.c.remote, "rev-parse", "main").strip()
+        for name in self.names:
+            root = self.c.vaults[name]
+            texts = self.c.notes(name)
+            lost["lines"] += [(name, rel, line) for rel, line in self.lines if line not in texts.get(rel, "")]
+            tags = {rel: set(parse(texts[rel], rel).tags) for rel in {r for r, _ in self.tags} if rel in texts}
+            lost["tags"] += [(name, rel, tag) for rel, tag in self.tags if tag not in tags.get(rel, set())]
+            every = "\n".join(texts.values())
+            lost["notes"] += [(name, body) for body in self.remembered if body not in every]
+            for sha in set(self.c.git(root, "reflog", "show", "--format=%H", "refs/heads/main").split()):
+                if subprocess.run(["git", "merge-base", "--is-ancestor", sha, remote], cwd=root, env=self.c.env).returncode:
+                    lost["commits"].append((name, sha))
+            if self.c.git(root, "status", "--porcelain"):
+                lost["unclean"].append((name, self.c.git(root, "status", "--porcelain")))
+        lost["errors"] = list(self.counts.errors)
+        return lost
+
+    def index_drift(self) -> list[str]:
+        """Clones whose indexes, brought up to date, differ from a rebuild from the files."""
+        from vaultmem.vault import Vault
+
+        differ = []
+        for name, root in self.c.vaults.items():
+            v = Vault(root)
+            v.reindex()
+            watched = (v.manifest.records(), v.bm25.documents(), v.manifest.chunk_hashes())
+            v.reindex(rebuild=True)
+            fresh = (v.manifest.records(), v.bm25.documents(), v.manifest.chunk_hashes())
+            v.close()
+            if fresh != watched:
+                differ.append(name)
+        return differ
