@@ -187,9 +187,10 @@ def edit(
 
     Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
     """
-    v, ref = target(ref, vault)
+    session = open_session(vault)
+    v, picked = session.pick(ref)
     if content is None and not set_ and not add_tag:
-        rec = v.find(ref)
+        rec = v.find(picked)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
@@ -197,7 +198,7 @@ def edit(
             raise BadInput(f"cannot run editor {editor!r}: {e.strerror}") from None
     if content == "-":
         content = sys.stdin.read()
-    result = v.edit(ref, content=content, sets=set_, add_tags=add_tag)
+    result = session.edit(ref, content=content, sets=set_, add_tags=add_tag)
     if as_json:
         echo_json(result)
     else:
@@ -572,14 +573,21 @@ def watch(
 
 @app.command()
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """Whether a watcher runs, notes indexed, pending changes, last error, and drift.
+    """Whether the memory service and a watcher run, notes indexed, pending changes, last
+    error, and drift.
 
     Example: vaultmem status
     """
+    from .service import describe, status_lines
+
     data = api.Session([vault] if vault else []).status()
+    data.pop("service", None)
+    service = describe()
     if as_json:
-        echo_json(data)
+        echo_json({**data, "service": service})
         return
+    for line in status_lines(service):
+        typer.echo(line)
     typer.echo(f"watcher: {'running, pid ' + str(data['pid']) if data.get('pid') else 'not running'}")
     typer.echo(f"notes indexed: {data['notes_indexed']}")
     if data.get("pid"):
@@ -662,6 +670,7 @@ def main() -> None:
 from . import agents as cli_agents  # noqa: E402,F401  (mcp, setup)
 from . import git as cli_git  # noqa: E402,F401  (sync, merge-driver)
 from . import hooks as cli_hooks  # noqa: E402,F401  (hook ..., confirm)
+from . import service as cli_service  # noqa: E402,F401  (service ...)
 from . import time as cli_time  # noqa: E402,F401  (history)
 from . import transfer as cli_transfer  # noqa: E402,F401  (export, import)
 from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)

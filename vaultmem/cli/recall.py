@@ -33,6 +33,10 @@ _FRONT = [inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY,
 _BACK = [
     inspect.Parameter("explain", inspect.Parameter.KEYWORD_ONLY, default=False,
                       annotation=Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")]),
+    inspect.Parameter("no_wait", inspect.Parameter.KEYWORD_ONLY, default=False,
+                      annotation=Annotated[bool, typer.Option("--no-wait", help="When the memory service is not running "
+                                           "yet: start it and answer at once from keywords and links only (BM25 and the "
+                                           "graph, no model) instead of waiting for it.")]),
     inspect.Parameter("vault", inspect.Parameter.KEYWORD_ONLY, default=[], annotation=VaultsOpt),
     inspect.Parameter("agent", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=AgentOpt),
     inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOpt),
@@ -41,17 +45,22 @@ _BACK = [
 
 @app.command()
 @with_params(_option, _FRONT, _BACK)
-def recall(query: str, explain: bool, vault: list[str], agent: str | None, as_json: bool, **options: Any) -> None:
+def recall(query: str, explain: bool, no_wait: bool, vault: list[str], agent: str | None, as_json: bool,
+           **options: Any) -> None:  # fmt: skip
     """Find the memories that answer a question: keyword + semantic search, expanded along links.
     Time expressions in the query ("last week", "in October", "since the migration") are
     matched against the notes' dates (--explain shows the range).
 
     Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
     """
-    hits = open_session(vault, agent, quiet=as_json).recall(query, explain, **options)
+    memory = open_session(vault, agent, quiet=as_json, wait=not no_wait)
+    hits = memory.recall(query, explain, **options)
     if as_json:
-        echo_json({"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits})
+        echo_json({"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
+                   **({"degraded": memory.degraded} if memory.degraded else {})})  # fmt: skip
         return
+    if memory.degraded:
+        err("keywords and links only: the memory service is starting (the next recall uses the model)")
     if not hits:
         err("no memories match")
     for h in hits:
