@@ -320,3 +320,51 @@ def test_recall_and_the_prompt_hook_through_the_service_load_no_heavy_module(cli
     if argv[0] == "recall":  # its own command is typer's; nothing else
         heavy = [m for m in heavy if m.split(".")[0] not in ("click", "typer")]
     assert heavy == []
+
+
+# ---------------------------------------------------------------- long-running front ends
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_mcp_server_goes_through_the_service_and_loads_no_model(cli, vault):
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=EXE, args=["mcp", "--vault", str(vault)], env=cli.env)
+    async with Client(params, read_timeout_seconds=120) as agent:
+        found = await agent.call_tool("recall", {"query": QUERY, "k": 3})
+        assert not found.is_error and "advisory locks" in found.content[0].text.lower()
+        made = await agent.call_tool("remember", {"type": "fact", "title": "Herons nest on pier 9",
+                                                  "content": "The herons of pier 9 nest in March."})  # fmt: skip
+        assert not made.is_error, made.content[0].text
+        woke = await agent.call_tool("wake", {"budget": 300})
+        assert "[MEMORY]" in woke.content[0].text
+        info = cli.status()
+    assert info["running"] and info["calls"] >= 3
+    assert cli.loaders() == [info["pid"]]  # the MCP server loaded no model of its own
+    assert (vault / "facts" / "Herons nest on pier 9.md").exists()
+
+
+def test_the_web_view_searches_through_the_service(cli, vault):
+    import re
+    import urllib.parse
+    import urllib.request
+
+    proc = subprocess.Popen([EXE, "serve", "--vault", str(vault), "--port", "0"], env=cli.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        url = re.search(r"on (http://\S+)", proc.stderr.readline()).group(1)
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        browser.open(url, timeout=60).read()  # the token sets the session cookie
+        page = browser.open(url.split("?")[0] + "?q=" + urllib.parse.quote(QUERY), timeout=60).read().decode()
+        assert "Use Postgres advisory locks for job leasing" in page
+        info = cli.status()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert info["vaults"] == [str(vault.resolve())] and info["calls"] >= 1
+    assert cli.loaders() == [info["pid"]]  # the view loaded no model of its own

@@ -274,6 +274,21 @@ class Session:
             self._attached.add(root)
             self.service("open", {"roots": [str(root)]}, start=False)
 
+    def warm(self, model: bool = True) -> bool:
+        """Get ready before the first call (a long-running front end at its start): the memory
+        service started and watching this session's vaults (then this process loads no model and
+        writes no index); else, with ``model``, the indexes reconciled and the model loaded here.
+        True when the service serves them."""
+        _, served = self.service("open", {"roots": [str(p) for p in self.named.values()]})
+        if served:
+            self._attached.update(Path(p).resolve() for p in self.named.values())
+            return True
+        if model:
+            with self.lock:
+                self.fresh()
+                self.vault.embedder.embed(["warm up"])
+        return False
+
     def service(self, op: str, args: dict[str, Any], start: bool = True) -> tuple[Any, bool]:
         """``service_call`` with this session's wait policy (never for a session given an embedder)."""
         if not self.use_service:
