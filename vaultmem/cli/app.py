@@ -38,6 +38,7 @@ from .common import (  # fmt: skip
     target,
 )
 from .recall import run_recall
+from .remember import run_remember
 
 # ---------------------------------------------------------------------- commands
 
@@ -65,59 +66,6 @@ def init(
     for item in created:
         typer.echo(f"created {item}")
     typer.echo(f"vault ready at {path.resolve()}" if created else f"{path.resolve()} is already a vault")
-
-
-@app.command()
-def remember(
-    type: Annotated[str, typer.Argument(help="Memory type: decision, fact, lesson, gotcha, bug_fix, ...")],
-    title: Annotated[str, typer.Argument(help="Title (also the file name).")],
-    content: Annotated[Optional[str], typer.Argument(help="Body text; '-' reads standard input.")] = None,
-    tag: TagOpt = [],
-    importance: Annotated[Optional[str], typer.Option(help="1-10 or high/medium/low.")] = None,
-    link: Annotated[list[str], typer.Option("--link", help="Link to another note (repeatable).")] = [],
-    anchor: Annotated[Optional[str], typer.Option(help="Anchor note to link to; created if missing.")] = None,
-    scope: Annotated[Optional[str], typer.Option(help="project (default) or user.")] = None,
-    context: Annotated[list[str], typer.Option("--context", help="File or topic it is about (repeatable).")] = [],
-    source: Annotated[Optional[str], typer.Option(help="Agent or session writing it.")] = None,
-    shared: Annotated[bool, typer.Option("--shared", help="Write to the team's shared vault.")] = False,
-    key: Annotated[Optional[str], typer.Option(help="Subject key (e.g. deploy-target): replaces the active memory "
-                                               "of the same key and type.")] = None,
-    supersedes: Annotated[list[str], typer.Option("--supersedes", help="A memory (id, title or path) this one "
-                                                  "replaces (repeatable).")] = [],
-    vault: VaultOpt = None,
-    agent: AgentOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Store a new memory as a markdown note from its type's template. Prints what it
-    superseded (same --key, named by --supersedes, or retracted in so many words) and the
-    possible updates it left alone: recall shows those as "may be outdated by" the new one;
-    supersede them yourself if they are.
-
-    Example: vaultmem remember decision "Use SQLite for the cache" "Because ..." --tag cache --anchor "Project: MyApp"
-    """
-    if content == "-":
-        content = sys.stdin.read()
-    result = api.Session([vault] if vault else [], agent).remember(
-        type, title, content, shared=shared, scope=scope, tags=tag, importance=importance, links=link,
-        anchor=anchor, context=context, source=source, key=key, supersedes=supersedes)  # fmt: skip
-    if as_json:
-        echo_json(result)
-        return
-    if result["duplicate_of"]:
-        added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
-        typer.echo(f"already remembered as {result['id']}  {result['path']}{added}")
-        return
-    if result["created_anchor"]:
-        typer.echo(f"created anchor {result['created_anchor']}")
-    typer.echo(f"{result['id']}  {result['path']}")
-    for old in result["superseded"]:
-        how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
-        how = f"same key {old['key']}" if old.get("key") else "named" if old.get("named") else how
-        action = "archived" if old.get("action") == "archive" else "superseded"
-        typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
-    for old in result.get("possible_updates", []):
-        typer.echo(f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "
-                   f"shown as may be outdated); if it is: vaultmem supersede {old['id']} {result['id']}")
 
 
 @app.command()
@@ -656,6 +604,9 @@ def main() -> None:
     (it is the command agents run most, often through a watcher in well under 200 ms)."""
     if len(sys.argv) > 1 and sys.argv[1] == "recall":
         run_recall(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "remember":
+        run_remember(sys.argv[2:])
         return
     if len(sys.argv) > 1 and sys.argv[1] == "hook":  # agent hooks (see cli_fast for `hook prompt`)
         from .hooks import hook_app

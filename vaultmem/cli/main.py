@@ -54,6 +54,11 @@ def main() -> None:
 
         run_recall(argv[1:])
         return
+    if argv[:1] == ["remember"]:  # the other one agents run most
+        from .remember import run_remember
+
+        run_remember(argv[1:])
+        return
     from .app import main as full
 
     full()

@@ -151,6 +151,11 @@ def spawn(reap: bool = True) -> int:
 
     log = log_path()
     log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        if log.stat().st_size > LOG_KEEP:
+            os.replace(log, log.with_name(LOG_NAME + ".1"))
+    except FileNotFoundError:
+        pass
     with open(log, "ab") as out:
         os.chmod(log, 0o600)
         proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "service", "run"], stdin=subprocess.DEVNULL,
