@@ -109,6 +109,22 @@ def test_the_first_recall_starts_the_service_and_every_later_call_uses_it(cli, v
     assert "memory service" in cli.log() and "serving" in cli.log()
 
 
+def test_session_hooks_sleep_and_checkpoint_write_through_the_service(cli, vault):
+    data = HERE / "data" / "hooks"
+    cli("service", "start")
+    for hook, name in (("start", "session_start.json"), ("pre-compact", "pre_compact.json"), ("end", "session_end.json")):
+        payload = (data / name).read_text().replace("TRANSCRIPT", str(data / "coding_session.jsonl"))
+        done = cli("hook", hook, "--vault", str(vault), *(["--json"] if hook == "end" else []), input=payload)
+    summary = json.loads(done.stdout)["summary"]
+    assert "The refund test for JPY bookings fails" in (vault / summary["path"]).read_text()
+    cli("checkpoint", "otters counted on pier 4", "--vault", str(vault))
+    slept = json.loads(cli("sleep", "--summary", "Counted otters.", "--next", "count herons", "--vault", str(vault),
+                           "--json").stdout)  # fmt: skip
+    assert (vault / slept["handoff"]["path"]).exists()
+    info = cli.status()
+    assert info["calls"] >= 5 and cli.loaders() == [info["pid"]]  # no hook or command loaded a model of its own
+
+
 def test_several_vaults_are_recalled_in_one_ranking_by_the_service(cli, vault, empty_vault):
     write(empty_vault, "facts/Harbour cranes.md", "# Harbour cranes\n\nThe advisory locks of the harbour cranes.\n")
     out = json.loads(cli("recall", "advisory locks of the harbour cranes", "--vault", str(vault), "--vault",

@@ -149,6 +149,29 @@ def is_vault_name(name: str) -> bool:
     return name in reg.vaults or bool(team and is_vault(team / name))
 
 
+class ServedVault:
+    """A Vault whose ``remember`` and ``checkpoint`` go to the memory service while one runs (see
+    ``Session.served``); every other attribute is the Vault's own."""
+
+    def __init__(self, vault: "Vault", session: "Session"):
+        self._vault, self._session = vault, session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._vault, name)
+
+    def remember(self, type: str, title: str, content: str | None = None, **fields: Any) -> dict[str, Any]:
+        args = {"root": str(self._vault.root), "type": type, "title": title, "content": content, "fields": fields}
+        done, served = self._session.service("remember", args, start=False)
+        return done if served else self._vault.remember(type, title, content, **fields)
+
+    def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None,
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        fields = {"source": source, "anchor": anchor, "extra": extra}
+        done, served = self._session.service("checkpoint", {"root": str(self._vault.root), "text": text,
+                                                            "fields": fields}, start=False)  # fmt: skip
+        return done if served else self._vault.checkpoint(text, **fields)
+
+
 class Session:
     """The vault(s) one caller works with, opened on first use (nothing is opened for a call
     a running watcher answers).
@@ -437,12 +460,21 @@ class Session:
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
         """End a session in the caller's own vault (``Vault.sleep``), scoped like ``remember``."""
-        return self.vault.sleep(summary, next_steps, source, anchor, extra=self.write_scope(self.vault))
+        fields = {"next_steps": next_steps, "source": source, "anchor": anchor, "extra": self.write_scope(self.root)}
+        done, served = self.service("sleep", {"root": str(self.root), "summary": summary, "fields": fields})
+        return done if served else self.vault.sleep(summary, **fields)
 
     def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
         """A line in this session's handoff note (``Vault.checkpoint``); a new handoff is scoped
         like ``remember``."""
-        return self.vault.checkpoint(text, source, anchor, extra=self.write_scope(self.vault))
+        fields = {"source": source, "anchor": anchor, "extra": self.write_scope(self.root)}
+        done, served = self.service("checkpoint", {"root": str(self.root), "text": text, "fields": fields})
+        return done if served else self.vault.checkpoint(text, **fields)
+
+    def served(self, vault: "Vault") -> "Vault":
+        """``vault`` with its ``remember`` (the write that needs the model: duplicate and update
+        checks) answered by the memory service while one runs (a hook's summary and candidates)."""
+        return ServedVault(vault, self)  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ a memory by reference (``vault:id``)
 

@@ -112,7 +112,7 @@ def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None, agent: Ho
 
         with _session(vault, payload) as session:
             fresh = session.fresh()
-            precompact_hook(fresh, payload, _anchor(anchor), scope=session.write_scope(fresh))
+            precompact_hook(session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh))
         return None
 
     _run(lambda: adapted(agent, "pre-compact", go))
@@ -133,7 +133,7 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
 
         with _session(vault, payload) as session:
             fresh = session.fresh()
-            result = end_hook(fresh, payload, _anchor(anchor), scope=session.write_scope(fresh))
+            result = end_hook(session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh))
         return result if as_json else None
 
     def run() -> dict[str, Any] | None:

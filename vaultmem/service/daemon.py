@@ -277,8 +277,8 @@ class Service:
     def _ops(self) -> dict[str, Handler]:
         ops: dict[str, Handler] = {
             "ping": self._ping, "stop": self._stop, "open": self._open_roots, "recall": self._recall,
-            "wake": self._wake, "remember": self._remember, "edit": self._edit, "status": self._status,
-            "reindex": self._reindex,
+            "wake": self._wake, "remember": self._remember, "edit": self._edit, "sleep": self._sleep,
+            "checkpoint": self._checkpoint, "status": self._status, "reindex": self._reindex,
         }  # fmt: skip
         return {name: self._counted(fn) if name not in ("ping", "stop") else fn for name, fn in ops.items()}
 
@@ -334,6 +334,14 @@ class Service:
     def _edit(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
             return vault.edit(args["ref"], **args.get("fields", {}))
+
+    def _sleep(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.sleep(args["summary"], **args.get("fields", {}))
+
+    def _checkpoint(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.checkpoint(args["text"], **args.get("fields", {}))
 
     def _status(self, args: dict) -> dict[str, Any]:
         found = self.entry(args["root"])
