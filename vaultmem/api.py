@@ -119,6 +119,15 @@ def forward(root: Path, op: str, args: dict[str, Any]) -> Any:
     return reply["result"]
 
 
+def service_parts() -> tuple[Callable[[Path, Any], "Vault"], Callable[[dict[str, "Vault"]], "MultiVault"]]:
+    """What the memory service is handed to serve vaults (it imports no facade): a Vault of a
+    root with the service's embedder for it, and a MultiVault of open vaults by name."""
+    from .multi import MultiVault
+    from .vault import Vault
+
+    return (lambda root, embedder: Vault(root, embedder)), MultiVault
+
+
 def service_call(op: str, args: dict[str, Any], *, start: bool = True, wait: bool = True,
                  say: Callable[[str], None] | None = None) -> tuple[Any, bool]:
     """A request answered by the memory service: (result, True), or (None, False) when it is off

@@ -32,17 +32,15 @@ def run(idle_exit: IdleOpt = None) -> None:
     """
     import logging
 
-    from ..api import is_vault
+    from ..api import is_vault, service_parts
     from ..core.registry import Registry
-    from ..multi import MultiVault
     from ..service.daemon import Service
-    from ..vault import Vault
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s vaultmem[%(process)d]: %(message)s")
     idle = control.settings()["idle_exit"] if idle_exit is None else idle_exit
     if idle < 0:
         raise BadInput("--idle-exit must be >= 0")
-    service = Service(lambda root, embedder: Vault(root, embedder=embedder), MultiVault, idle_exit=float(idle))
+    service = Service(*service_parts(), idle_exit=float(idle))
     service.handle_signals()
     if not service.run([p for p in Registry().vaults.values() if is_vault(p)]):
         err(f"a memory service already runs (pid {(control.holder() or {}).get('pid', '?')})")
