@@ -14,7 +14,7 @@ soak      RSS of the service over --calls mixed calls sent on its socket (recall
           and in two, wake, status, remember, edit), sampled every --every calls.
 
     python benchmarks/service_bench.py latency --runs 15
-    python benchmarks/service_bench.py soak --calls 10000
+    python benchmarks/service_bench.py soak --calls 10000 [--reads-only]
     python benchmarks/service_bench.py all          # both, one results file
 Results: benchmarks/results/service.json (the load average before and after each part is kept:
 the machine is shared and noisy, so compare the ratios).
@@ -200,8 +200,9 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def soak(calls: int, every: int) -> dict:
-    """RSS of the service over ``calls`` mixed calls on its socket (this process is the client)."""
+def soak(calls: int, every: int, writes: bool = True) -> dict:
+    """RSS of the service over ``calls`` mixed calls on its socket (this process is the client);
+    without ``writes`` only recall, wake and status (the vaults do not grow)."""
     h = Home()
     try:
         h.run("service", "start")
@@ -225,7 +226,7 @@ def soak(calls: int, every: int) -> dict:
                 print(f"{i} calls: RSS {samples[-1]['rss_mb']} MB", flush=True)
             if i == calls:
                 break
-            r = rng.random()
+            r = rng.random() * (1.0 if writes else 0.9)
             q = rng.choice(QUERIES) + f" {rng.choice(WORDS)}"
             if r < 0.55:
                 kind, op, args = "recall", "recall", {"roots": one, "query": q, "options": {"k": 10, "log": False}}
@@ -265,14 +266,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15, help="paired rounds per latency measure (default 15)")
     ap.add_argument("--calls", type=int, default=10_000, help="calls in the soak (default 10000)")
     ap.add_argument("--every", type=int, default=500, help="RSS sampled every this many calls (default 500)")
+    ap.add_argument("--reads-only", action="store_true", help="soak: no remember or edit (kept as soak_reads_only)")
     a = ap.parse_args()
     previous = RESULTS / "service.json"
     data = json.loads(previous.read_text()) if previous.exists() else {}
-    data = {k: v for k, v in data.items() if k in ("latency", "soak")}
+    data = {k: v for k, v in data.items() if k in ("latency", "soak", "soak_reads_only")}
     if a.part in ("latency", "all"):
         data["latency"] = latency(a.runs)
     if a.part in ("soak", "all"):
-        data["soak"] = soak(a.calls, a.every)
+        data["soak_reads_only" if a.reads_only else "soak"] = soak(a.calls, a.every, writes=not a.reads_only)
     print(f"wrote {write_result('service', data)}")
 
 
