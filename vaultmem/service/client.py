@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..core.version import VERSION as __version__
 from ..core.discovery import STATE_DIR
+from ..core.errors import VaultError
 
 SOCKET_NAME = "vaultmem.sock"
 SERVICE_SOCKET = "service.sock"
@@ -88,7 +89,7 @@ def request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0
     return send(socket_path(root), {"op": op, "args": args or {}}, timeout)
 
 
-def call(op: str, args: dict | None = None, timeout: float = 120.0) -> dict | None:
+def call(op: str, args: dict | None = None, timeout: float = 600.0) -> dict | None:
     """Send one request to the memory service; None when none (trusted) answers. The request
     carries this client's version: a service of another version refuses it (``code`` "version")."""
     return send(service_socket(), {"op": op, "args": args or {}, "version": __version__}, timeout)
@@ -117,7 +118,9 @@ def send(path: Path, message: dict, timeout: float) -> dict | None:
                 break
             parts.append(chunk)
         data = b"".join(parts)
-    except (FileNotFoundError, ConnectionRefusedError, socket.timeout, OSError):
+    except socket.timeout:  # it runs but did not answer: asking again (or elsewhere) could do the work twice
+        raise VaultError(f"no answer from {path} within {timeout:g} s") from None
+    except OSError:  # nobody listens, or the server went away mid-request (killed): no answer
         return None
     finally:
         sock.close()

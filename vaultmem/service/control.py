@@ -127,7 +127,10 @@ def holder() -> dict[str, Any] | None:
 
 def ping(timeout: float = 5.0) -> dict[str, Any] | None:
     """The running service's ping answer (pid, version, ready, vaults), None when none answers."""
-    reply = client.call("ping", timeout=timeout)
+    try:
+        reply = client.call("ping", timeout=timeout)
+    except VaultError:  # it runs but is too busy to say so: as good as not answering yet
+        return None
     return reply.get("result") if reply and reply.get("ok") else None
 
 
@@ -218,7 +221,10 @@ def stop(timeout: float = 15.0) -> int | None:
     if held is None:
         return None
     pid = held.get("pid")
-    client.call("stop", timeout=5)
+    try:
+        client.call("stop", timeout=5)
+    except VaultError:  # too busy to answer: the signals below
+        pass
     deadline = time.monotonic() + timeout
     for sig in (None, signal.SIGTERM, signal.SIGKILL):
         if sig is not None and isinstance(pid, int):
