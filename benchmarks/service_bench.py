@@ -141,6 +141,9 @@ def latency(runs: int) -> dict:
     h = Home()
     try:
         out: dict = {"load_before": load(), "runs": runs}
+        bare = [timed_python() for _ in range(runs)]
+        out["python_start"] = latency_summary(bare)  # the floor of any CLI call on this machine right now
+        print(f"python -c pass: p50 {out['python_start']['p50_ms']:.0f} ms")
         h.run("service", "start")
         for q in QUERIES:  # the service warm for every query shape
             h.run("recall", q, "--vault", str(h.vault))
@@ -181,6 +184,12 @@ def latency(runs: int) -> dict:
         return out
     finally:
         h.close()
+
+
+def timed_python() -> float:
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - t
 
 
 def wait_ready(h: Home, timeout: float = 120) -> None:
