@@ -333,9 +333,19 @@ def test_recall_and_the_prompt_hook_through_the_service_load_no_heavy_module(cli
     assert done.returncode == 0, done.stderr
     assert "advisory" in done.stdout.lower()
     heavy = eval(done.stderr.strip().splitlines()[-1].removeprefix("HEAVY "))
-    if argv[0] == "recall":  # its own command is typer's; nothing else
-        heavy = [m for m in heavy if m.split(".")[0] not in ("click", "typer")]
-    assert heavy == []
+    assert heavy == []  # not even typer and click: a ready service answers before they are needed
+
+
+@pytest.mark.parametrize("args", [["-k", "3", "--explain", "--no-adaptive"], ["--json", "--type", "decision", "--no-adaptive"],
+                                  ["--no-adaptive", "-t", "gotcha", "--mode=bm25", "--vault", "VAULT"]])  # fmt: skip
+def test_recall_without_typer_answers_exactly_as_the_typer_command(cli, vault, args):
+    cli("service", "start")
+    argv = [QUERY, *(str(vault) if a == "VAULT" else a for a in args), *(["--vault", str(vault)] if "VAULT" not in args else [])]
+    quick = cli("recall", *argv)
+    code = f"from vaultmem.cli.recall import run_recall; run_recall({argv!r})"
+    typed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli.env, timeout=120)
+    assert typed.returncode == 0, typed.stderr
+    assert quick.stdout == typed.stdout and quick.stderr == typed.stderr and quick.stdout
 
 
 # ---------------------------------------------------------------- long-running front ends

@@ -49,7 +49,11 @@ def main() -> None:
         parsed = prompt_args(argv[2:])
         if parsed is not None:
             sys.exit(hook_output(lambda: prompt(*parsed)))
-    if argv[:1] == ["recall"]:  # the main job: only its own command module
+    if argv[:1] == ["recall"]:  # the main job: through a ready service without typer, else its own command
+        from .quick import run
+
+        if run(argv[1:]):
+            return
         from .recall import run_recall
 
         run_recall(argv[1:])

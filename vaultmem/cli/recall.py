@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..core.fence import strip_escapes
 from ..recall.params import Param, with_params
+from .hits import hit_lines
 from .common import (
     AgentOpt,
     Command,
@@ -67,48 +67,9 @@ def recall(query: str, explain: bool, no_wait: bool, vault: list[str], agent: st
         _print_hit(h, explain)
 
 
-def _highlight(text: str, words: list[str]) -> str:
-    import re
-
-    if not words:
-        return text
-    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
-    return pattern.sub(lambda m: typer.style(m.group(0), bold=True, fg="yellow"), text)
-
-
 def _print_hit(h: dict, explain: bool) -> None:
-    h = {**h, **{k: strip_escapes(str(h[k])) for k in ("title", "id", "path", "snippet", "via") if h.get(k)}}
-    head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
-    state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
-    typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
-    where = f"{h['vault']}:" if h.get("vault") else ""
-    typer.echo(typer.style(f"    {where}{h['id']}  {where}{h['path']}", dim=True))
-    if h.get("outdated_by"):
-        typer.echo("    may be outdated by " + ", ".join(f"[[{t}]]" for t in h["outdated_by"]))
-    if h["snippet"]:
-        typer.echo("    " + _highlight(h["snippet"], h["highlights"]))
-    if explain:
-        e = h["explain"]
-        typer.echo(
-            f"    = (bm25 {e['bm25']:.3f} [raw {e['bm25_raw']:.2f}] + vector {e['vector']:.3f} [cos {e['vector_raw']:.3f}]"
-            + (f" + length {e['length']:.3f}" if "length" in e else "")
-            + f" + context {e.get('context', 0.0):.3f}{' via ' + str(e['context_via']) if e.get('context_via') else ''}"
-            f" + graph {e['graph']:.3f}{' via ' + str(e['graph_via']) if e.get('graph_via') else ''}"
-            f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f} x importance {e['importance']:.2f}"
-            f" x adaptive blend {e['blend']:.3f}"
-        )
-        if "adaptive" in e:
-            typer.echo(
-                f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}, recency {e['recency']:.2f},"
-                f" frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)"
-            )
-        if "time_range" in e:
-            typer.echo(f"      + time {e.get('time', 0.0):.3f}: dates {e['time_range']}")
-        if "first_round_rank" in e:
-            came = f"rank {e['first_round_rank']} in the first round" if e["first_round_rank"] else "not in the first round"
-            typer.echo(f"      + subject {e.get('subject', 0.0):.3f} (second round; {came}){': ' + e['subject_via'] if e.get('subject_via') else ''}")
-        if "as_of" in e:
-            typer.echo(f"      valid on {e['as_of']}")
+    for line in hit_lines(h, explain):  # typer.echo drops the styles when not writing to a terminal
+        typer.echo(line)
 
 
 def run_recall(argv: list[str]) -> None:
