@@ -158,6 +158,7 @@ def test_recall_no_wait_answers_from_keywords_and_says_so(cli, vault):
     assert out["degraded"] == "bm25" and out["results"] and cli.loaders() == []
     text = cli("recall", QUERY, "--vault", str(vault), "--no-wait", env={"VAULTMEM_TEST_MODEL_DELAY": "5"})
     assert "keywords and links only" in text.stderr
+    wait_for(lambda: cli.holder(), what="the service they started as they exited")  # so the teardown stops it
 
 
 # ---------------------------------------------------------------- its life
