@@ -61,6 +61,9 @@ class Cli:
 @pytest.fixture
 def cli(tmp_path):
     c = Cli(Path(os.environ["HOME"]), tmp_path / "model-loads")
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "vaultmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[service]\nidle_exit = 30\n")  # a late starter the teardown missed does not linger
     yield c
     c("service", "stop", check=False, timeout=60)
     held = c.holder()
