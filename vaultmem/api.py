@@ -169,7 +169,8 @@ class ServedVault:
         return getattr(self._vault, name)
 
     def remember(self, type: str, title: str, content: str | None = None, **fields: Any) -> dict[str, Any]:
-        args = {"root": str(self._vault.root), "type": type, "title": title, "content": content, "fields": fields}
+        sent = {**fields, **({"now": fields["now"].isoformat()} if fields.get("now") is not None else {})}  # JSON: a date as text
+        args = {"root": str(self._vault.root), "type": type, "title": title, "content": content, "fields": sent}
         done, served = self._session.service("remember", args, start=False)
         return done if served else self._vault.remember(type, title, content, **fields)
 

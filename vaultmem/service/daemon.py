@@ -22,6 +22,7 @@ import threading
 import time
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -328,8 +329,11 @@ class Service:
                                budget=int(args.get("budget", 2000)), shown=shown)  # fmt: skip
 
     def _remember(self, args: dict) -> dict[str, Any]:
+        fields = dict(args.get("fields", {}))
+        if isinstance(fields.get("now"), str):  # a fixed clock travels as ISO text
+            fields["now"] = datetime.fromisoformat(fields["now"])
         with self.entry(args["root"]).writing() as vault:
-            return vault.remember(args["type"], args["title"], args.get("content"), **args.get("fields", {}))
+            return vault.remember(args["type"], args["title"], args.get("content"), **fields)
 
     def _edit(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
