@@ -15,16 +15,19 @@ DEMO = REPO / "vaults" / "demo"
 MODEL_GUARD = Path(__file__).resolve().parent / "modelguard"
 NOT_NOTES = (".vaultmem", ".vaultmem-usage")  # a demo copy holds the notes only, whatever a README run left behind
 XDG = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state",
-       "XDG_DATA_HOME": ".local/share"}  # fmt: skip
+       "XDG_DATA_HOME": ".local/share"}  # fmt: skip (XDG_RUNTIME_DIR: see _private_home)
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid", "GIT_COMMITTER_NAME": "Test",
                 "GIT_COMMITTER_EMAIL": "test@example.invalid"}  # fmt: skip
 
 
 def _private_home(mp: pytest.MonkeyPatch, home: Path) -> None:
-    """HOME and every XDG folder inside ``home``; no vaultmem setting from the caller's shell."""
+    """HOME and every XDG folder (the runtime folder too) inside ``home``; no vaultmem setting
+    from the caller's shell; no memory service (the service tests turn it back on)."""
     mp.setenv("HOME", str(home))
     for var, sub in XDG.items():
         mp.setenv(var, str(home / sub))
+    mp.setenv("XDG_RUNTIME_DIR", str(home / "run"))
+    mp.setenv("VAULTMEM_NO_SERVICE", "1")
     for var in ("VAULTMEM_HOME", "VAULTMEM_TEAM_DIR", "VAULTMEM_AGENT_ID", "VAULTMEM_VAULT"):
         mp.delenv(var, raising=False)
     for var, value in GIT_IDENTITY.items():  # the real ~/.gitconfig is out of reach

@@ -158,7 +158,7 @@ assert branches.shown_test(Path('.'))(Path({vault!r}), 'Plain.md')
 loaded = [m for m in sys.modules if m.startswith(('vaultmem.cli', 'vaultmem.service')) or m in ('yaml', 'vaultmem.core.notedates')]
 print(sorted(loaded))
 """
-FAST_LOADED = "['vaultmem.cli', 'vaultmem.cli.common', 'vaultmem.cli.main', 'vaultmem.cli.recall']"
+FAST_LOADED = "['vaultmem.cli', 'vaultmem.cli.common', 'vaultmem.cli.hits', 'vaultmem.cli.main', 'vaultmem.cli.quick', 'vaultmem.cli.recall', 'vaultmem.service', 'vaultmem.service.client', 'vaultmem.service.control']"
 
 
 def test_the_recall_fast_path_builds_only_its_own_command(tmp_path):

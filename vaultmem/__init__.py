@@ -6,7 +6,7 @@ The import is lazy so that ``import vaultmem`` stays cheap for thin clients.
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .core.version import VERSION as __version__
 __all__ = ["Vault", "Hit", "VaultError", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -5,8 +5,10 @@ decides what another front end would otherwise decide again:
 
 - which vault(s) a call goes to: the vaults named (registered names or paths), else the
   agent's (its personal, the shared and the user's vault), else discovery (``find_vault``);
-- whether recall goes to the vault's running watcher (over its socket), to this process, or
-  to several vaults at once (``MultiVault``);
+- whether a call that needs the model or the indexes (recall, wake, remember, edit) goes to
+  the per-user memory service (started on first use, detached), to a vault's foreground
+  watcher, or runs in this process (``VAULTMEM_NO_SERVICE=1``, ``[service] enabled = false``,
+  or a service that does not start); and what a caller that must not wait gets meanwhile;
 - where a write lands (``shared``, scope ``user``, else the caller's own vault);
 - when the indexes are brought in line with the files before a read (``Vault.sync``);
 - which code branch scopes memory: the git state of the caller's working directory (``cwd``,
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .core.discovery import STATE_DIR, find_vault
 from .core.errors import BadInput, VaultError, VaultNotFound
 from .core.registry import SHARED, USER, Registry, agent_id, identity
-from .service import client
+from .service import client, control
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index.embed import Embedder
@@ -117,11 +119,67 @@ def forward(root: Path, op: str, args: dict[str, Any]) -> Any:
     return reply["result"]
 
 
+def service_parts() -> tuple[Callable[[Path, Any], "Vault"], Callable[[dict[str, "Vault"]], "MultiVault"]]:
+    """What the memory service is handed to serve vaults (it imports no facade): a Vault of a
+    root with the service's embedder for it, and a MultiVault of open vaults by name."""
+    from .multi import MultiVault
+    from .vault import Vault
+
+    return (lambda root, embedder: Vault(root, embedder)), MultiVault
+
+
+def service_call(op: str, args: dict[str, Any], *, start: bool = True, wait: bool = True,
+                 say: Callable[[str], None] | None = None) -> tuple[Any, bool]:
+    """A request answered by the memory service: (result, True), or (None, False) when it is off
+    or not answering. ``start``: start one when none runs (or replace one of an older version);
+    ``wait``: then wait until it is ready (``say`` tells the user once), else return at once."""
+    if not control.enabled():
+        return None, False
+    reply = client.call(op, args)
+    if reply is not None and reply.get("code") == "version":
+        if not (start and control.outdated(reply.get("version", "0"))):
+            return None, False  # a newer service: this older client works in its own process
+        reply = None
+    if reply is None:
+        if not start or control.ensure(wait, say) is None:
+            return None, False
+        reply = client.call(op, args)
+        if reply is None or reply.get("code") == "version":
+            return None, False
+    if not reply.get("ok"):
+        raise RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
+    return reply["result"], True
+
+
 def is_vault_name(name: str) -> bool:
     """Whether a prefix names some vault (registered, or an agent folder of the team)."""
     reg = Registry()
     team = reg.team_dir()
     return name in reg.vaults or bool(team and is_vault(team / name))
+
+
+class ServedVault:
+    """A Vault whose ``remember`` and ``checkpoint`` go to the memory service while one runs (see
+    ``Session.served``); every other attribute is the Vault's own."""
+
+    def __init__(self, vault: "Vault", session: "Session"):
+        self._vault, self._session = vault, session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._vault, name)
+
+    def remember(self, type: str, title: str, content: str | None = None, **fields: Any) -> dict[str, Any]:
+        sent = {**fields, **({"now": fields["now"].isoformat()} if fields.get("now") is not None else {})}  # JSON: a date as text
+        args = {"root": str(self._vault.root), "type": type, "title": title, "content": content, "fields": sent}
+        done, served = self._session.service("remember", args, start=False)
+        return done if served else self._vault.remember(type, title, content, **fields)
+
+    def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None,
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        fields = {"source": source, "anchor": anchor, "extra": extra}
+        done, served = self._session.service("checkpoint", {"root": str(self._vault.root), "text": text,
+                                                            "fields": fields}, start=False)  # fmt: skip
+        return done if served else self._vault.checkpoint(text, **fields)
 
 
 class Session:
@@ -135,12 +193,23 @@ class Session:
     reindex (a progress bar; closed after, if it has ``close``), and ``on_indexed`` hears
     each reindex's summary. ``lock`` lets a server run calls one at a time. ``cwd``: the
     working directory whose code repository scopes memory (default: this process's).
+
+    Calls that need the model go to the memory service (``service_call``). ``wait``: when no
+    service runs, start one and wait for it (``say`` tells the user), else start it and answer
+    at once in this process: recall then from BM25 and the graph over the indexes as they are
+    (``degraded`` says so). An ``embedder`` given keeps every call in this process (tests).
     """
 
     def __init__(self, refs: Sequence[str] = (), agent: str | None = None, *, embedder: "Embedder | None" = None,
                  create: bool = False, progress: "Callable[[], Progress] | None" = None,
-                 on_indexed: "Callable[[Summary], None] | None" = None, cwd: str | Path | None = None):  # fmt: skip
+                 on_indexed: "Callable[[Summary], None] | None" = None, cwd: str | Path | None = None,
+                 wait: bool = True, say: Callable[[str], None] | None = None):  # fmt: skip
         self.cwd = Path(cwd) if cwd else None
+        self.wait, self.say = wait, say
+        self.use_service = embedder is None
+        self.degraded: str | None = None  # the last recall's: "bm25" when answered without the model
+        self._cold = False  # a service is starting and this caller does not wait for it
+        self._attached: set[Path] = set()
         self.refs = [r for r in refs if r]
         self.agent = agent_id(agent) if not self.refs or len(self.refs) > 1 else None
         self.embedder = embedder
@@ -220,6 +289,7 @@ class Session:
         """A vault with its indexes current: reconciled here (cheap when nothing changed), or,
         while a watcher maintains them, with this process's cached views dropped."""
         vault = vault or self.vault
+        self.attach(vault.root)
         bar = self.progress() if self.progress else None
         try:
             summary = vault.sync(progress=bar)
@@ -229,6 +299,37 @@ class Session:
         if summary is not None and self.on_indexed:
             self.on_indexed(summary)
         return vault
+
+    def attach(self, root: Path) -> None:
+        """Let a running memory service watch ``root`` (then it indexes changes, and this process
+        only reads); nothing when none runs."""
+        if self.use_service and root not in self._attached:
+            self._attached.add(root)
+            self.service("open", {"roots": [str(root)]}, start=False)
+
+    def warm(self, model: bool = True) -> bool:
+        """Get ready before the first call (a long-running front end at its start): the memory
+        service started and watching this session's vaults (then this process loads no model and
+        writes no index); else, with ``model``, the indexes reconciled and the model loaded here.
+        True when the service serves them."""
+        _, served = self.service("open", {"roots": [str(p) for p in self.named.values()]})
+        if served:
+            self._attached.update(Path(p).resolve() for p in self.named.values())
+            return True
+        if model:
+            with self.lock:
+                self.fresh()
+                self.vault.embedder.embed(["warm up"])
+        return False
+
+    def service(self, op: str, args: dict[str, Any], start: bool = True) -> tuple[Any, bool]:
+        """``service_call`` with this session's wait policy (never for a session given an embedder)."""
+        if not self.use_service:
+            return None, False
+        result, done = service_call(op, args, start=start and not self._cold, wait=self.wait, say=self.say)
+        if not done and start and not self.wait and control.enabled():
+            self._cold = True  # started (or starting) without us: answer without the model meanwhile
+        return result, done
 
     def multi(self) -> "MultiVault | None":
         """Every vault of the session searched together, each fresh (None for a single vault)."""
@@ -261,18 +362,44 @@ class Session:
         return branches.filter_hits(hits, self.named, self.shown(branch))
 
     def _recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
-        multi = self.multi()
-        if multi is not None:
-            return [h.as_dict(explain) for h in multi.recall(query, **options)]
-        hits = forward(next(iter(self.named.values())), "recall", {"query": query, "explain": explain, **options})
-        if hits is not None:
-            return hits
-        return [h.as_dict(explain) for h in self.fresh(self.only()).recall(query, **options)]
+        self.degraded = None
+        named = {name: str(path) for name, path in self.named.items()}
+        if len(named) == 1:
+            hits = forward(Path(next(iter(named.values()))), "recall", {"query": query, "explain": explain, **options})
+            if hits is not None:  # a foreground `vaultmem watch` of this vault
+                return hits
+        args = {"roots": named, "query": query, "explain": explain, "options": options, "wait": self.wait}
+        done, served = self.service("recall", args)
+        if served:
+            self.degraded = done["degraded"]
+            return done["hits"]
+        if self._cold and options.get("mode", "hybrid") != "bm25":
+            return self._recall_without_model(query, explain, options)
+        reader = self.multi() or self.fresh(self.only())
+        return [h.as_dict(explain) for h in reader.recall(query, **options)]
+
+    def _recall_without_model(self, query: str, explain: bool, options: dict[str, Any]) -> list[dict[str, Any]]:
+        """BM25 and the graph over the indexes as they are (nothing is reindexed, the model is
+        not loaded): the answer while the service warms up."""
+        for vault in self.vaults.values():
+            vault.refresh()
+        reader: Any = self.only()
+        if len(self.named) > 1:
+            from .multi import MultiVault
+
+            reader = MultiVault(self.vaults)
+        self.degraded = "bm25"
+        return [h.as_dict(explain) for h in reader.recall(query, **{**options, "mode": "bm25"})]
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000, *, branch: str | None = None, all_branches: bool = False) -> dict[str, Any]:  # fmt: skip
         """The session-start [MEMORY] block (ids ``vault:id`` across several vaults), without
         other branches' memories by the rule recall uses (``branch``, ``all_branches``: as recall's)."""
+        args = {"roots": {n: str(p) for n, p in self.named.items()}, "anchor": anchor, "task": task, "profile": profile,
+                "budget": budget, "cwd": str(self.cwd or Path.cwd()), "branch": branch, "all_branches": all_branches}  # fmt: skip
+        done, served = self.service("wake", args)
+        if served:
+            return done
         shown = None if all_branches else self.shown(branch)
         return self.reader().wake(anchor=anchor, task=task, profile=profile, budget=budget, shown=shown)
 
@@ -285,13 +412,15 @@ class Session:
 
         return branches.shown_test(self.cwd or Path.cwd(), branch)
 
-    def write_scope(self, vault: "Vault", scope: str | None = None) -> dict[str, str]:
-        """``branch``/``repo`` for a memory written to ``vault`` from the working directory: set
-        on a feature branch of a code repository (``branches.scope_fields``), never on a user-scope
-        memory (a person's preference follows them, not a branch). Every write path asks here."""
+    def write_scope(self, vault: "Vault | Path", scope: str | None = None) -> dict[str, str]:
+        """``branch``/``repo`` for a memory written to ``vault`` (or its root) from the working
+        directory: set on a feature branch of a code repository (``branches.scope_fields``), never
+        on a user-scope memory (a person's preference follows them, not a branch). Every write
+        path asks here."""
         from .memory.branches import scope_fields
 
-        return {} if scope == USER else scope_fields(self.cwd or Path.cwd(), vault.root)
+        root = vault if isinstance(vault, Path) else vault.root
+        return {} if scope == USER else scope_fields(self.cwd or Path.cwd(), root)
 
     def list_notes(self, limit: int | None = 20, **filters: Any) -> list[dict[str, Any]]:
         """Notes matching the filters, newest first (read from the files: no reindex needed)."""
@@ -320,19 +449,42 @@ class Session:
                  scope: str | None = None, **fields: Any) -> dict[str, Any]:  # fmt: skip
         """Store a new memory where it belongs (``fields``: ``Vault.remember``'s). Written on a
         feature branch of a code repository, it is scoped to that branch (``branches``)."""
-        vault = self.write_vault(shared, scope)
-        extra = {**self.write_scope(vault, scope), **fields.pop("extra", {})}
+        ref = self.refs[0] if len(self.refs) == 1 else None
+        root = Path(write_root(ref, self.agent, shared, scope)).resolve()
+        extra = {**self.write_scope(root, scope), **fields.pop("extra", {})}
+        args = {"root": str(root), "type": type, "title": title, "content": content,
+                "fields": {"scope": scope, "extra": extra, **fields}}  # fmt: skip
+        done, served = self.service("remember", args)
+        if served:
+            return done
+        vault = self.fresh(self.open(root))
         return vault.remember(type, title, content, scope=scope, extra=extra, **fields)
+
+    def edit(self, ref: str, **fields: Any) -> dict[str, Any]:
+        """Change the note a reference names (``vault:id``, default: the caller's own vault;
+        ``fields``: ``Vault.edit``'s), through the memory service while one runs."""
+        vault, ref = self.pick(ref)
+        done, served = self.service("edit", {"root": str(vault.root), "ref": ref, "fields": fields})
+        return done if served else vault.edit(ref, **fields)
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
         """End a session in the caller's own vault (``Vault.sleep``), scoped like ``remember``."""
-        return self.vault.sleep(summary, next_steps, source, anchor, extra=self.write_scope(self.vault))
+        fields = {"next_steps": next_steps, "source": source, "anchor": anchor, "extra": self.write_scope(self.root)}
+        done, served = self.service("sleep", {"root": str(self.root), "summary": summary, "fields": fields})
+        return done if served else self.vault.sleep(summary, **fields)
 
     def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
         """A line in this session's handoff note (``Vault.checkpoint``); a new handoff is scoped
         like ``remember``."""
-        return self.vault.checkpoint(text, source, anchor, extra=self.write_scope(self.vault))
+        fields = {"source": source, "anchor": anchor, "extra": self.write_scope(self.root)}
+        done, served = self.service("checkpoint", {"root": str(self.root), "text": text, "fields": fields})
+        return done if served else self.vault.checkpoint(text, **fields)
+
+    def served(self, vault: "Vault") -> "Vault":
+        """``vault`` with its ``remember`` (the write that needs the model: duplicate and update
+        checks) answered by the memory service while one runs (a hook's summary and candidates)."""
+        return ServedVault(vault, self)  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ a memory by reference (``vault:id``)
 
@@ -386,12 +538,16 @@ class Session:
         """Watcher (pid, pending changes, last error; pid None when none runs), notes indexed,
         errors and drift."""
         data = forward(self.root, "status", {})
+        if data is None:
+            data, _ = self.service("status", {"root": str(self.root)}, start=False)
         return data if data is not None else {"pid": None, **self.vault.index_status()}
 
     def reindex(self, rebuild: bool = False, progress: "Progress | None" = None) -> tuple[dict[str, Any], bool]:
         """Bring the indexes in line with the files: by the running watcher when there is one,
         else here. Returns (the summary as a dict, whether the watcher did it)."""
         done = forward(self.root, "reindex", {"rebuild": rebuild})
+        if done is None:
+            done, _ = self.service("reindex", {"root": str(self.root), "rebuild": rebuild}, start=False)
         if done is not None:
             return done, True
         return self.vault.reindex(rebuild=rebuild, progress=progress).as_dict(), False

@@ -15,8 +15,8 @@ CLI = [str(Path(sys.executable).with_name("vaultmem"))]  # the installed console
 
 
 def cli_env(**extra: str) -> dict[str, str]:
-    """The environment of a CLI subprocess: offline, the test cache, no caller's vault."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_") or k == "VAULTMEM_CACHE"}
+    """The environment of a CLI subprocess: offline, the test cache, no caller's vault, no memory service."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_") or k in ("VAULTMEM_CACHE", "VAULTMEM_NO_SERVICE")}
     env["HF_HUB_OFFLINE"] = "1"
     env.update(extra)
     return env

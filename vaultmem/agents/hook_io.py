@@ -110,14 +110,16 @@ def log_shown(root: Path) -> Callable[[list[str]], None]:
 
 
 def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = None) -> dict[str, Any] | None:
-    """`vaultmem hook prompt`: recall through the running watcher (else in this process)."""
+    """`vaultmem hook prompt`: recall through the memory service (or a vault's watcher). It never
+    waits for a service to start: meanwhile it answers from BM25 and the graph, and says so."""
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
         from .. import api
         from .hooks import prompt_hook
 
-        with api.Session([vault] if vault else [], cwd=payload.get("cwd") or None) as session:  # its code branch scopes recall
+        with api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False) as session:  # its code branch scopes recall
             recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)  # noqa: E731
-            return prompt_hook(session.root, payload, recall, budget, log=log_shown(session.root))
+            degraded = lambda: session.degraded  # noqa: E731
+            return prompt_hook(session.root, payload, recall, budget, log=log_shown(session.root), degraded=degraded)
 
     return adapted(agent, "prompt", go)

@@ -220,15 +220,18 @@ def render_line(hit: dict[str, Any]) -> str:
 
 
 PROMPT_HEADER = "Memories for this prompt (vaultmem; ids: recall, read_note, rate_memories)"
+KEYWORD_HEADER = ("Memories matching this prompt's keywords (vaultmem, keyword search only while its service starts; "
+                  "ids: recall, read_note, rate_memories)")  # fmt: skip
+KEYWORD_K = 3  # hits shown when only BM25 answered: without the vectors' agreement, fewer and only term matches
 
 
-def fit_lines(hits: list[dict[str, Any]], budget: int) -> tuple[str | None, list[str]]:
+def fit_lines(hits: list[dict[str, Any]], budget: int, header: str = PROMPT_HEADER) -> tuple[str | None, list[str]]:
     """The fenced block of hits (best first) that fits ``budget`` tokens, and the ids it holds.
     A line that does not fit is cut to the room left when at least 20 tokens remain; a memory
     from an agent or a capture that gives the agent orders is left out (``fence.held``)."""
     lines: list[str] = []
     ids: list[str] = []
-    used = len(fence([], PROMPT_HEADER)) + 1
+    used = len(fence([], header)) + 1
     for hit in hits:
         if held(hit.get("type"), hit.get("status"), hit.get("source"), f"{hit['title']}\n{hit.get('snippet') or ''}"):
             continue
@@ -243,7 +246,7 @@ def fit_lines(hits: list[dict[str, Any]], budget: int) -> tuple[str | None, list
         used += len(line) + 1
     if not ids:
         return None, []
-    return fence(lines, PROMPT_HEADER), ids
+    return fence(lines, header), ids
 
 
 # ---------------------------------------------------------------------- the hooks
@@ -252,15 +255,23 @@ Recall = Callable[[str, int], list[dict[str, Any]]]
 
 
 def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int = DEFAULT_BUDGET,
-                floor: Floor = DEFAULT_FLOOR, log: Callable[[list[str]], None] | None = None) -> dict[str, Any] | None:  # fmt: skip
+                floor: Floor = DEFAULT_FLOOR, log: Callable[[list[str]], None] | None = None,
+                degraded: Callable[[], str | None] = lambda: None) -> dict[str, Any] | None:  # fmt: skip
     """UserPromptSubmit: the few memories relevant to the prompt, not yet shown in this session
-    (by the hooks, or by the agent's own ``wake``/``recall`` tool calls in the transcript)."""
+    (by the hooks, or by the agent's own ``wake``/``recall`` tool calls in the transcript).
+    When ``degraded()`` says recall answered without the model (the service is starting), the
+    floor cannot ask the vectors: the block holds at most KEYWORD_K term matches and says so."""
     if budget < 50:
         raise BadInput("--budget must be at least 50 tokens")
     prompt = strip_private(str(payload.get("prompt") or ""))[:MAX_PROMPT_CHARS]  # a private span is no query
     if trivial(prompt):
         return None
-    hits = [h for h in recall(prompt, RECALL_K) if floor.keep(h)]
+    found = recall(prompt, RECALL_K)
+    keywords_only = degraded() is not None
+    if keywords_only:
+        hits = [h for h in found if float((h.get("explain") or {}).get("bm25_raw", 0.0)) > 0][:KEYWORD_K]
+    else:
+        hits = [h for h in found if floor.keep(h)]
     if not hits:
         return None
     from .transcript import shown_in_transcript
@@ -270,7 +281,7 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
         seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL,
                                                           payload.get("transcript_format") or "claude")  # fmt: skip
         fresh = [h for h in hits if h["id"] not in seen]
-        text, ids = fit_lines(fresh, budget)
+        text, ids = fit_lines(fresh, budget, KEYWORD_HEADER if keywords_only else PROMPT_HEADER)
         if text is None:
             state.touch(session)
             return None

@@ -426,11 +426,10 @@ def _serve_http(server: MCPServer, port: int, token: str | None) -> None:
 
 
 def _warm(memory: Session) -> None:
-    """Load the model and reconcile the indexes before the first call needs them."""
+    """Before the first call needs them: the memory service started for these vaults, else the
+    indexes reconciled and the model loaded in this process."""
     try:
-        with memory.lock:
-            memory.fresh()
-            memory.vault.embedder.embed(["warm up"])
+        memory.warm()
     except Exception:  # a failure here shows up, with its message, on the first tool call
         pass
 

@@ -39,6 +39,7 @@ from .common import (  # fmt: skip
     target,
 )
 from .recall import run_recall
+from .remember import run_remember
 
 # ---------------------------------------------------------------------- commands
 
@@ -66,61 +67,6 @@ def init(
     for item in created:
         typer.echo(f"created {item}")
     typer.echo(f"vault ready at {path.resolve()}" if created else f"{path.resolve()} is already a vault")
-
-
-@app.command()
-def remember(
-    type: Annotated[str, typer.Argument(help="Memory type: decision, fact, lesson, gotcha, bug_fix, ...")],
-    title: Annotated[str, typer.Argument(help="Title (also the file name).")],
-    content: Annotated[Optional[str], typer.Argument(help="Body text; '-' reads standard input.")] = None,
-    tag: Annotated[list[str], typer.Option("--tag", help="A tag to give the memory (repeatable).")] = [],
-    importance: Annotated[Optional[str], typer.Option(help="1-10 or high/medium/low.")] = None,
-    link: Annotated[list[str], typer.Option("--link", help="Link to another note (repeatable).")] = [],
-    anchor: Annotated[Optional[str], typer.Option(help="Anchor note to link to; created if missing.")] = None,
-    scope: Annotated[Optional[str], typer.Option(help="project (default) or user.")] = None,
-    context: Annotated[list[str], typer.Option("--context", help="File or topic it is about (repeatable).")] = [],
-    source: Annotated[Optional[str], typer.Option(help="Agent or session writing it.")] = None,
-    shared: Annotated[bool, typer.Option("--shared", help="Write to the team's shared vault.")] = False,
-    key: Annotated[Optional[str], typer.Option(help="Subject key (e.g. deploy-target): replaces the active memory "
-                                               "of the same key and type.")] = None,
-    supersedes: Annotated[list[str], typer.Option("--supersedes", help="A memory (id, title or path) this one "
-                                                  "replaces (repeatable).")] = [],
-    vault: VaultOpt = None,
-    agent: AgentOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Store a new memory as a markdown note from its type's template. Prints what it
-    superseded (same --key, named by --supersedes, or retracted in so many words) and the
-    possible updates it left alone: recall shows those as "may be outdated by" the new one;
-    supersede them yourself if they are.
-
-    Example: vaultmem remember decision "Use SQLite for the cache" "Because ..." --tag cache --anchor "Project: MyApp"
-    """
-    if content == "-":
-        content = sys.stdin.read()
-    result = api.Session([vault] if vault else [], agent).remember(
-        type, title, content, shared=shared, scope=scope, tags=tag, importance=importance, links=link,
-        anchor=anchor, context=context, source=source, key=key, supersedes=supersedes)  # fmt: skip
-    if as_json:
-        echo_json(result)
-        return
-    if result["duplicate_of"]:
-        added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
-        typer.echo(f"already remembered as {result['id']}  {result['path']}{added}")
-        if result.get("text_added"):
-            typer.echo(f"added to it: {' '.join(result['text_added'])}")
-        return
-    if result["created_anchor"]:
-        typer.echo(f"created anchor {result['created_anchor']}")
-    typer.echo(f"{result['id']}  {result['path']}")
-    for old in result["superseded"]:
-        how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
-        how = f"same key {old['key']}" if old.get("key") else "named" if old.get("named") else how
-        action = "archived" if old.get("action") == "archive" else "superseded"
-        typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
-    for old in result.get("possible_updates", []):
-        typer.echo(f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "
-                   f"shown as may be outdated); if it is: vaultmem supersede {old['id']} {result['id']}")
 
 
 @app.command()
@@ -191,9 +137,10 @@ def edit(
 
     Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
     """
-    v, ref = target(ref, vault)
+    session = open_session(vault)
+    v, picked = session.pick(ref)
     if content is None and not set_ and not add_tag:
-        rec = v.find(ref)
+        rec = v.find(picked)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
@@ -201,7 +148,7 @@ def edit(
             raise BadInput(f"cannot run editor {editor!r}: {e.strerror}") from None
     if content == "-":
         content = sys.stdin.read()
-    result = v.edit(ref, content=content, sets=set_, add_tags=add_tag)
+    result = session.edit(ref, content=content, sets=set_, add_tags=add_tag)
     if as_json:
         echo_json(result)
     else:
@@ -596,14 +543,21 @@ def watch(
 
 @app.command()
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """Whether a watcher runs, notes indexed, pending changes, last error, and drift.
+    """Whether the memory service and a watcher run, notes indexed, pending changes, last
+    error, and drift.
 
     Example: vaultmem status
     """
+    from .service import describe, status_lines
+
     data = api.Session([vault] if vault else []).status()
+    data.pop("service", None)
+    service = describe()
     if as_json:
-        echo_json(data)
+        echo_json({**data, "service": service})
         return
+    for line in status_lines(service):
+        typer.echo(line)
     typer.echo(f"watcher: {'running, pid ' + str(data['pid']) if data.get('pid') else 'not running'}")
     typer.echo(f"notes indexed: {data['notes_indexed']}")
     if data.get("pid"):
@@ -673,6 +627,9 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "recall":
         run_recall(sys.argv[2:])
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "remember":
+        run_remember(sys.argv[2:])
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "hook":  # agent hooks (see cli_fast for `hook prompt`)
         from .hooks import hook_app
 
@@ -686,6 +643,7 @@ def main() -> None:
 from . import agents as cli_agents  # noqa: E402,F401  (mcp, setup)
 from . import git as cli_git  # noqa: E402,F401  (sync, merge-driver)
 from . import hooks as cli_hooks  # noqa: E402,F401  (hook ..., confirm)
+from . import service as cli_service  # noqa: E402,F401  (service ...)
 from . import time as cli_time  # noqa: E402,F401  (history)
 from . import transfer as cli_transfer  # noqa: E402,F401  (export, import)
 from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)

@@ -174,9 +174,11 @@ def summary_line(s: dict) -> str:
     )
 
 
-def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = None, quiet: bool = False) -> "Session":
+def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = None, quiet: bool = False,
+                 wait: bool = True) -> "Session":  # fmt: skip
     """The ``api.Session`` a command works through (every command opens its vaults this way):
-    reindexing shows a progress bar and reports what it did on stderr."""
+    reindexing shows a progress bar and reports what it did on stderr, and so does waiting for
+    the memory service to start (without ``wait``: it is started, not waited for)."""
     from ..api import Session
 
     def report(summary: Any) -> None:
@@ -186,7 +188,8 @@ def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = No
             err(f"indexed: {summary_line(summary.as_dict())}")
 
     refs = [vaults] if isinstance(vaults, str) else list(vaults or [])
-    return Session(refs, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report)
+    return Session(refs, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report,
+                   wait=wait, say=err)  # fmt: skip
 
 
 def target(ref: str, vault: str | None = None, agent: str | None = None) -> "tuple[Vault, str]":

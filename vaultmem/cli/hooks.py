@@ -47,8 +47,9 @@ def _anchor(anchor: str | None) -> str | None:
 
 def _session(vault: str | None, payload: dict[str, Any] | None = None) -> api.Session:
     """The hook's session; the payload's ``cwd`` (the agent's working directory) decides the
-    code branch scope of what it shows and writes."""
-    return api.Session([vault] if vault else [], cwd=(payload or {}).get("cwd") or None)
+    code branch scope of what it shows and writes. A hook never waits for the memory service to
+    start (it starts it, and works in its own process meanwhile)."""
+    return api.Session([vault] if vault else [], cwd=(payload or {}).get("cwd") or None, wait=False)
 
 
 @hook_app.command("prompt")
@@ -75,6 +76,7 @@ def hook_start(vault: VaultOpt = None, anchor: AnchorOpt = None, budget: BudgetO
         from ..agents.hooks import start_hook
 
         with _session(vault, payload) as session:
+            session.warm(model=False)  # a session begins: the service starts now, warm by the first prompt
             return start_hook(session.fresh(), payload, _anchor(anchor), budget, shown=session.shown())
 
     _run(lambda: adapted(agent, "start", go))
@@ -110,7 +112,7 @@ def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None, agent: Ho
 
         with _session(vault, payload) as session:
             fresh = session.fresh()
-            precompact_hook(fresh, payload, _anchor(anchor), scope=session.write_scope(fresh))
+            precompact_hook(session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh))
         return None
 
     _run(lambda: adapted(agent, "pre-compact", go))
@@ -131,7 +133,7 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
 
         with _session(vault, payload) as session:
             fresh = session.fresh()
-            result = end_hook(fresh, payload, _anchor(anchor), scope=session.write_scope(fresh))
+            result = end_hook(session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh))
         return result if as_json else None
 
     def run() -> dict[str, Any] | None:

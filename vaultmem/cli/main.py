@@ -49,10 +49,19 @@ def main() -> None:
         parsed = prompt_args(argv[2:])
         if parsed is not None:
             sys.exit(hook_output(lambda: prompt(*parsed)))
-    if argv[:1] == ["recall"]:  # the main job: only its own command module
+    if argv[:1] == ["recall"]:  # the main job: through a ready service without typer, else its own command
+        from .quick import run
+
+        if run(argv[1:]):
+            return
         from .recall import run_recall
 
         run_recall(argv[1:])
+        return
+    if argv[:1] == ["remember"]:  # the other one agents run most
+        from .remember import run_remember
+
+        run_remember(argv[1:])
         return
     from .app import main as full
 

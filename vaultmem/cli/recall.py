@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..core.fence import strip_escapes
 from ..recall.params import Param, with_params
+from .hits import hit_lines
 from .common import (
     AgentOpt,
     Command,
@@ -33,6 +33,10 @@ _FRONT = [inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY,
 _BACK = [
     inspect.Parameter("explain", inspect.Parameter.KEYWORD_ONLY, default=False,
                       annotation=Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")]),
+    inspect.Parameter("no_wait", inspect.Parameter.KEYWORD_ONLY, default=False,
+                      annotation=Annotated[bool, typer.Option("--no-wait", help="When the memory service is not running "
+                                           "yet: start it and answer at once from keywords and links only (BM25 and the "
+                                           "graph, no model) instead of waiting for it.")]),
     inspect.Parameter("vault", inspect.Parameter.KEYWORD_ONLY, default=[], annotation=VaultsOpt),
     inspect.Parameter("agent", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=AgentOpt),
     inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOpt),
@@ -41,73 +45,31 @@ _BACK = [
 
 @app.command()
 @with_params(_option, _FRONT, _BACK)
-def recall(query: str, explain: bool, vault: list[str], agent: str | None, as_json: bool, **options: Any) -> None:
+def recall(query: str, explain: bool, no_wait: bool, vault: list[str], agent: str | None, as_json: bool,
+           **options: Any) -> None:  # fmt: skip
     """Find the memories that answer a question: keyword + semantic search, expanded along links.
     Time expressions in the query ("last week", "in October", "since the migration") are
     matched against the notes' dates (--explain shows the range).
 
     Example: vaultmem recall "why did we choose advisory locks?" --type decision -k 5
     """
-    hits = open_session(vault, agent, quiet=as_json).recall(query, explain, **options)
+    memory = open_session(vault, agent, quiet=as_json, wait=not no_wait)
+    hits = memory.recall(query, explain, **options)
     if as_json:
-        echo_json({"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits})
+        echo_json({"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
+                   **({"degraded": memory.degraded} if memory.degraded else {})})  # fmt: skip
         return
+    if memory.degraded:
+        err("keywords and links only: the memory service is starting (the next recall uses the model)")
     if not hits:
         err("no memories match")
     for h in hits:
         _print_hit(h, explain)
 
 
-def _highlight(text: str, words: list[str]) -> str:
-    import re
-
-    if not words:
-        return text
-    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
-    return pattern.sub(lambda m: typer.style(m.group(0), bold=True, fg="yellow"), text)
-
-
 def _print_hit(h: dict, explain: bool) -> None:
-    h = {**h, **{k: strip_escapes(str(h[k])) for k in ("title", "id", "path", "snippet", "via") if h.get(k)}}
-    head = typer.style(f"{h['rank']:>2}. {h['title']}", bold=True)
-    state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
-    typer.echo(f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else ""))
-    where = f"{h['vault']}:" if h.get("vault") else ""
-    place = f"{where}{h['path']}" if h["id"] == h["path"] else f"{where}{h['id']}  {where}{h['path']}"  # no id: the path once
-    typer.echo(typer.style(f"    {place}", dim=True))
-    if h.get("outdated_by"):
-        typer.echo("    may be outdated by " + ", ".join(f"[[{t}]]" for t in h["outdated_by"]))
-    if h["snippet"]:
-        typer.echo("    " + _highlight(h["snippet"], h["highlights"]))
-    if explain:
-        e = h["explain"]
-        typer.echo(
-            f"    = (bm25 {e['bm25']:.3f} [raw {e['bm25_raw']:.2f}] + vector {e['vector']:.3f} [cos {e['vector_raw']:.3f}]"
-            + (f" + length {e['length']:.3f}" if "length" in e else "")
-            + f" + context {e.get('context', 0.0):.3f}{' via ' + str(e['context_via']) if e.get('context_via') else ''}"
-            f" + graph {e['graph']:.3f}{' via ' + str(e['graph_via']) if e.get('graph_via') else ''}"
-            f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f} x importance {e['importance']:.2f}"
-            f" x adaptive blend {e['blend']:.3f}"
-        )
-        if "adaptive" in e:
-            typer.echo(
-                f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}{_ratings(e)}, recency"
-                f" {e['recency']:.2f}, frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)"
-            )
-        if "time_range" in e:
-            typer.echo(f"      + time {e.get('time', 0.0):.3f}: dates {e['time_range']}")
-        if "first_round_rank" in e:
-            came = f"rank {e['first_round_rank']} in the first round" if e["first_round_rank"] else "not in the first round"
-            typer.echo(f"      + subject {e.get('subject', 0.0):.3f} (second round; {came}){': ' + e['subject_via'] if e.get('subject_via') else ''}")
-        if "as_of" in e:
-            typer.echo(f"      valid on {e['as_of']}")
-
-
-def _ratings(e: dict) -> str:
-    """`` (2 ratings; neutral 0.50 until 3)``: why usefulness has not moved yet."""
-    n, least = int(e.get("ratings", 0)), int(e.get("min_ratings", 0))
-    counted = f"; neutral 0.50 until {least}" if n < least else ""
-    return f" ({n} rating{'s' if n != 1 else ''}{counted})"
+    for line in hit_lines(h, explain):  # typer.echo drops the styles when not writing to a terminal
+        typer.echo(line)
 
 
 def run_recall(argv: list[str]) -> None:

@@ -12,6 +12,7 @@ import importlib.metadata as md
 import json
 import os
 import shutil
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -99,9 +100,17 @@ class FastEmbedder:
         self.max_tokens = 256
         self._threads = threads
         self._model = None
+        self._loading = threading.Lock()  # the service's threads may ask for the model at once: load it once
+        self._cache = threading.Lock()  # ... and share the query cache
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # recent single texts
 
     def _load(self):
+        if self._model is not None:
+            return self._model
+        with self._loading:
+            return self._load_once()
+
+    def _load_once(self):
         if self._model is None:
             # onnxruntime >= 1.29 starts Microsoft's telemetry (a device id in ~/.cache/Microsoft, uploads to
             # mobile.events.data.microsoft.com) while it is imported, unless this is set before: a local tool
@@ -125,14 +134,18 @@ class FastEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        if len(texts) == 1 and texts[0] in self._queries:  # a query asked of several vaults
-            self._queries.move_to_end(texts[0])
-            return self._queries[texts[0]][None, :]
+        if len(texts) == 1:  # a query asked of several vaults
+            with self._cache:
+                hit = self._queries.get(texts[0])
+                if hit is not None:
+                    self._queries.move_to_end(texts[0])
+                    return hit[None, :]
         out = self._embed(texts)
         if len(texts) == 1:
-            self._queries[texts[0]] = out[0]
-            if len(self._queries) > 64:
-                self._queries.popitem(last=False)
+            with self._cache:
+                self._queries[texts[0]] = out[0]
+                if len(self._queries) > 64:
+                    self._queries.popitem(last=False)
         return out
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:

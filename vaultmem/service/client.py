@@ -1,4 +1,8 @@
-"""Talking to a running ``vaultmem watch`` over its unix socket (light: stdlib only).
+"""Talking to the memory service (and to a running ``vaultmem watch``) over a unix socket
+(light: stdlib only).
+
+The per-user service listens on ``service.sock`` in the user's private runtime folder
+(``runtime_dir``); a foreground ``vaultmem watch`` on ``<vault>/.vaultmem/vaultmem.sock``.
 
 Protocol: one JSON object per line each way; a request ``{"op": ..., "args": {...}}`` gets
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}``.
@@ -20,10 +24,29 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..core.version import VERSION as __version__
 from ..core.discovery import STATE_DIR
+from ..core.errors import VaultError
 
 SOCKET_NAME = "vaultmem.sock"
+SERVICE_SOCKET = "service.sock"
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
+
+
+def runtime_dir() -> Path:
+    """This user's private runtime folder: ``$XDG_RUNTIME_DIR/vaultmem-UID``, else the temp
+    folder's (also when the runtime folder's path is too long for a socket in it)."""
+    for base in (os.environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir()):
+        if base:
+            folder = Path(base) / f"vaultmem-{os.getuid()}"
+            if len(os.fsencode(str(folder))) + 20 <= MAX_SOCKET_PATH:
+                return folder
+    return Path("/tmp") / f"vaultmem-{os.getuid()}"
+
+
+def service_socket() -> Path:
+    """Where the per-user memory service listens."""
+    return runtime_dir() / SERVICE_SOCKET
 
 
 def socket_path(root: Path) -> Path:
@@ -31,9 +54,8 @@ def socket_path(root: Path) -> Path:
     path = root / STATE_DIR / SOCKET_NAME
     if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
         return path
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"vaultmem-{os.getuid()}"
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return base / f"{digest}.sock"
+    return runtime_dir() / f"{digest}.sock"
 
 
 def private_folder_problem(folder: Path) -> str | None:
@@ -64,12 +86,22 @@ def _warn(message: str) -> None:
 
 def request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0) -> dict | None:
     """Send one request to the vault's watcher; None when no trusted watcher answers."""
-    path = socket_path(root)
+    return send(socket_path(root), {"op": op, "args": args or {}}, timeout)
+
+
+def call(op: str, args: dict | None = None, timeout: float = 600.0) -> dict | None:
+    """Send one request to the memory service; None when none (trusted) answers. The request
+    carries this client's version: a service of another version refuses it (``code`` "version")."""
+    return send(service_socket(), {"op": op, "args": args or {}, "version": __version__}, timeout)
+
+
+def send(path: Path, message: dict, timeout: float) -> dict | None:
+    """One JSON request on a unix socket and its reply; None when no trusted server answers."""
     if not os.path.lexists(path):
         return None
     problem = private_folder_problem(path.parent)
     if problem:
-        _warn(f"the watcher socket {path}: {problem}")
+        _warn(f"the socket {path}: {problem}")
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
@@ -78,14 +110,17 @@ def request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0
         if peer_uid(sock) != os.getuid():
             _warn(f"the process serving {path} runs as uid {peer_uid(sock)}, not as you")
             return None
-        sock.sendall(json.dumps({"op": op, "args": args or {}}).encode() + b"\n")
-        data = b""
-        while not data.endswith(b"\n"):
+        sock.sendall(json.dumps(message).encode() + b"\n")
+        parts: list[bytes] = []
+        while not parts or not parts[-1].endswith(b"\n"):
             chunk = sock.recv(1 << 16)
             if not chunk:
                 break
-            data += chunk
-    except (FileNotFoundError, ConnectionRefusedError, socket.timeout, OSError):
+            parts.append(chunk)
+        data = b"".join(parts)
+    except socket.timeout:  # it runs but did not answer: asking again (or elsewhere) could do the work twice
+        raise VaultError(f"no answer from {path} within {timeout:g} s") from None
+    except OSError:  # nobody listens, or the server went away mid-request (killed): no answer
         return None
     finally:
         sock.close()

@@ -17,9 +17,14 @@ from typing import Any, Callable, ContextManager
 
 from ..core.discovery import STATE_DIR, private_dir
 from ..core.errors import VaultError
-from .client import peer_uid, private_folder_problem, request, socket_path
+from ..core.version import VERSION as __version__
+from .client import peer_uid, private_folder_problem, send, socket_path
 
 Handler = Callable[[dict], Any]
+
+
+class VersionMismatch(VaultError):
+    """A client of another vaultmem version asked (the reply names this server's version)."""
 
 
 def service_ops(vault: Any, watcher: Any) -> dict[str, Handler]:
@@ -46,8 +51,10 @@ class _RequestHandler(socketserver.StreamRequestHandler):
         try:
             req = json.loads(line)
             op, args = req["op"], req.get("args") or {}
-            result = self.server.dispatch(op, args)  # type: ignore[attr-defined]
+            result = self.server.dispatch(op, args, req.get("version"))  # type: ignore[attr-defined]
             reply = {"ok": True, "result": result}
+        except VersionMismatch as e:
+            reply = {"ok": False, "error": str(e), "code": "version", "version": __version__}
         except VaultError as e:
             reply = {"ok": False, "error": str(e), "code": e.exit_code}
         except (ValueError, KeyError, TypeError) as e:
@@ -62,22 +69,28 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 class SocketServer:
-    """Serves ``ops`` (name -> function of the request args) on the vault's socket."""
+    """Serves ``ops`` (name -> function of the request args) on the vault's socket (or on
+    ``path``). With ``versioned``, a request from a client of another version is refused
+    (except ``ANY_VERSION`` ops) so the client can replace an outdated server."""
 
-    UNGUARDED = ("ping", "status")  # answered even while a batch is being applied
+    UNGUARDED = ("ping", "status", "stop")  # answered even while a batch is being applied
+    ANY_VERSION = ("ping", "stop")
 
-    def __init__(self, root: Path, ops: dict[str, Handler], guard: Callable[[], ContextManager[Any]]):
-        self.root = root
-        self.path = socket_path(root)
+    def __init__(self, root: Path | None, ops: dict[str, Handler], guard: Callable[[], ContextManager[Any]],
+                 path: Path | None = None, versioned: bool = False):  # fmt: skip
+        self.path = path or socket_path(root)  # type: ignore[arg-type]
         self.ops = ops
         self.guard = guard  # entered around every request (the watcher's reader side)
+        self.versioned = versioned
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
-    def dispatch(self, op: str, args: dict) -> Any:
+    def dispatch(self, op: str, args: dict, version: str | None = None) -> Any:
         fn = self.ops.get(op)
         if fn is None:
             raise VaultError(f"unknown request {op!r}")
+        if self.versioned and version != __version__ and op not in self.ANY_VERSION:
+            raise VersionMismatch(f"this memory service runs vaultmem {__version__}, the client {version}")
         if op in self.UNGUARDED:
             return fn(args)
         with self.guard():
@@ -87,7 +100,7 @@ class SocketServer:
         """Bind (removing a stale socket left by a dead watcher) and serve in a thread."""
         self._private_folder()
         if self.path.exists() or self.path.is_symlink():
-            if request(self.root, "ping", timeout=2) is not None:
+            if send(self.path, {"op": "ping", "args": {}, "version": __version__}, timeout=2) is not None:
                 raise VaultError(f"another process already serves {self.path}")
             self.path.unlink()
         old = os.umask(0o177)
@@ -106,9 +119,9 @@ class SocketServer:
         folder = self.path.parent
         if folder.name == STATE_DIR:
             private_dir(folder)
-        else:  # a per-user runtime folder (the vault path is too long for a socket)
+        else:  # the per-user runtime folder (the service, or a vault path too long for a socket)
             try:
-                folder.mkdir(mode=0o700)
+                folder.mkdir(mode=0o700, parents=True)
             except FileExistsError:
                 pass
         problem = private_folder_problem(folder)

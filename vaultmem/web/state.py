@@ -30,6 +30,7 @@ class ViewState:
 
     def __init__(self, root: Path, embedder: Embedder | None = None):
         self.session = Session([str(root)], embedder=embedder)
+        self.session.warm(model=False)  # the memory service indexes and answers recall, when it runs
         self.vault = self.session.vault
         self.lock = self.session.lock
         self.generation = 0

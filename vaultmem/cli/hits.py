@@ -1,0 +1,73 @@
+"""Recall hits as the terminal shows them (light: stdlib only), for `vaultmem recall` through
+typer and its typer-free path (``quick``). Styles are ANSI codes, written only to a terminal."""
+
+from __future__ import annotations
+
+import re
+
+from ..core.fence import strip_escapes
+
+CODES = {"bold": "1", "dim": "2", "yellow": "33"}
+
+
+def style(text: str, *names: str, color: bool = True) -> str:
+    """``text`` in the given styles (bold, dim, yellow) when ``color``."""
+    if not color or not names:
+        return text
+    return "".join(f"\x1b[{CODES[n]}m" for n in names) + text + "\x1b[0m"
+
+
+def highlight(text: str, words: list[str], color: bool = True) -> str:
+    if not words or not color:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
+    return pattern.sub(lambda m: style(m.group(0), "yellow", "bold"), text)
+
+
+def hit_lines(h: dict, explain: bool, color: bool = True) -> list[str]:
+    """The lines of one hit: rank, title, type, status and score; id and path; snippet; with
+    ``explain`` the parts of its score. A note's own text never reaches the terminal as escapes."""
+    h = {**h, **{k: strip_escapes(str(h[k])) for k in ("title", "id", "path", "snippet", "via") if h.get(k)}}
+    head = style(f"{h['rank']:>2}. {h['title']}", "bold", color=color)
+    state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
+    lines = [f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else "")]
+    where = f"{h['vault']}:" if h.get("vault") else ""
+    place = f"{where}{h['path']}" if h["id"] == h["path"] else f"{where}{h['id']}  {where}{h['path']}"  # no id: the path once
+    lines.append(style(f"    {place}", "dim", color=color))
+    if h.get("outdated_by"):
+        lines.append("    may be outdated by " + ", ".join(f"[[{t}]]" for t in h["outdated_by"]))
+    if h["snippet"]:
+        lines.append("    " + highlight(h["snippet"], h["highlights"], color))
+    if explain:
+        lines += explain_lines(h["explain"])
+    return lines
+
+
+def explain_lines(e: dict) -> list[str]:
+    lines = [
+        f"    = (bm25 {e['bm25']:.3f} [raw {e['bm25_raw']:.2f}] + vector {e['vector']:.3f} [cos {e['vector_raw']:.3f}]"
+        + (f" + length {e['length']:.3f}" if "length" in e else "")
+        + f" + context {e.get('context', 0.0):.3f}{' via ' + str(e['context_via']) if e.get('context_via') else ''}"
+        f" + graph {e['graph']:.3f}{' via ' + str(e['graph_via']) if e.get('graph_via') else ''}"
+        f" + anchor {e['anchor']:.3f}) x profile {e['profile']:.2f} x importance {e['importance']:.2f}"
+        f" x adaptive blend {e['blend']:.3f}"
+    ]
+    if "adaptive" in e:
+        lines.append(f"      adaptive {e['adaptive']:.3f} from usefulness {e['usefulness']:.2f}{_ratings(e)}, recency"
+                     f" {e['recency']:.2f}, frequency {e['frequency']:.2f} (weights in [adaptive] of the vault config)")  # fmt: skip
+    if "time_range" in e:
+        lines.append(f"      + time {e.get('time', 0.0):.3f}: dates {e['time_range']}")
+    if "first_round_rank" in e:
+        came = f"rank {e['first_round_rank']} in the first round" if e["first_round_rank"] else "not in the first round"
+        lines.append(f"      + subject {e.get('subject', 0.0):.3f} (second round; {came})"
+                     f"{': ' + e['subject_via'] if e.get('subject_via') else ''}")  # fmt: skip
+    if "as_of" in e:
+        lines.append(f"      valid on {e['as_of']}")
+    return lines
+
+
+def _ratings(e: dict) -> str:
+    """`` (2 ratings; neutral 0.50 until 3)``: why usefulness has not moved yet."""
+    n, least = int(e.get("ratings", 0)), int(e.get("min_ratings", 0))
+    counted = f"; neutral 0.50 until {least}" if n < least else ""
+    return f" ({n} rating{'s' if n != 1 else ''}{counted})"

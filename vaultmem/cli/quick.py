@@ -1,0 +1,130 @@
+"""`vaultmem recall` answered by a running memory service without typer and click (their import
+is about half of such a call). The console entry tries this first; it takes only what it knows
+for certain (the options declared in ``recall.params``, the command's own, one query) and only
+when a ready service of this version answers. Anything else (--help, a value it does not
+parse, no service) goes to the typer command, which then does everything as always.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Optional
+
+from ..recall.params import PARAMS
+
+Parsed = tuple[str, dict[str, Any], dict[str, Any]]
+OWN = {"--explain": ("explain", "bool"), "--no-wait": ("no_wait", "bool"), "--json": ("as_json", "bool"),
+       "--vault": ("vault", "list"), "-V": ("vault", "list"), "--agent": ("agent", "str")}  # fmt: skip
+
+
+def _kind(annotation: Any) -> str:
+    return {bool: "bool", int: "int", Optional[int]: "int", list[str]: "list"}.get(annotation, "str")
+
+
+def flags() -> dict[str, tuple[str, str, Any]]:
+    """Flag -> (option name, kind, the value a bare boolean flag sets)."""
+    out: dict[str, tuple[str, str, Any]] = {flag: (name, kind, True) for flag, (name, kind) in OWN.items()}
+    for p in PARAMS:
+        for flag in p.cli_flags:
+            if "/" in flag:  # --adaptive/--no-adaptive
+                on, off = flag.split("/")
+                out[on], out[off] = (p.name, "bool", True), (p.name, "bool", False)
+            else:
+                out[flag] = (p.name, _kind(p.type), True)
+    return out
+
+
+def parse(argv: list[str]) -> Parsed | None:
+    """(query, the command's own options, the recall options) of ``recall ARGV``; None when the
+    typer command must parse it."""
+    known = flags()
+    values: dict[str, Any] = {}
+    query = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-") or arg == "-":
+            if query is not None:
+                return None
+            query, i = arg, i + 1
+            continue
+        name, eq, value = arg.partition("=")
+        if name not in known:
+            return None
+        key, kind, const = known[name]
+        if kind == "bool":
+            if eq:
+                return None
+            values[key] = const
+        else:
+            if not eq:
+                if i + 1 >= len(argv):
+                    return None
+                value, i = argv[i + 1], i + 1
+            if kind == "int" and not value.isdigit():
+                return None
+            item = int(value) if kind == "int" else value
+            if kind == "list":
+                values.setdefault(key, []).append(item)
+            else:
+                values[key] = item
+        i += 1
+    if query is None:
+        return None
+    own = {"explain": False, "no_wait": False, "as_json": False, "vault": [], "agent": None}
+    options = {p.name: list(p.default) if isinstance(p.default, list) else p.default for p in PARAMS}
+    for key, value in values.items():
+        (own if key in own else options)[key] = value
+    return query, own, options
+
+
+def err(message: str) -> None:
+    sys.stderr.write(f"vaultmem: {message}\n")
+
+
+def run(argv: list[str]) -> bool:
+    """Answer `vaultmem recall ARGV` through a ready service; False when the typer command must."""
+    from ..core.errors import VaultError
+    from ..core.version import VERSION
+    from ..service import control
+
+    parsed = parse(argv)
+    try:
+        if parsed is None or not control.enabled():
+            return False
+    except VaultError:  # a broken config file: the typer command says so
+        return False
+    info = control.ping()
+    if not info or not info.get("ready") or info.get("version") != VERSION:
+        return False
+    query, own, options = parsed
+    try:
+        answer(query, own, options)
+    except VaultError as e:
+        err(str(e))
+        sys.exit(e.exit_code)
+    except OSError as e:
+        err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        sys.exit(1)
+    return True
+
+
+def answer(query: str, own: dict[str, Any], options: dict[str, Any]) -> None:
+    from .. import api
+    from .hits import hit_lines
+
+    memory = api.Session(own["vault"], own["agent"], wait=not own["no_wait"], say=err)
+    hits = memory.recall(query, own["explain"], **options)
+    if own["as_json"]:
+        data = {"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
+                **({"degraded": memory.degraded} if memory.degraded else {})}  # fmt: skip
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    if memory.degraded:
+        err("keywords and links only: the memory service is starting (the next recall uses the model)")
+    if not hits:
+        err("no memories match")
+    color = sys.stdout.isatty()
+    for h in hits:
+        print("\n".join(hit_lines(h, own["explain"], color)))

@@ -1,0 +1,357 @@
+"""The per-user memory service: one process, one embedding model, every vault the user touches.
+
+It holds the service lock (``control``), listens on the user's service socket, and serves each
+vault a request names (registered vaults are opened at start-up, any other on its first
+request) through a ``Watcher`` that keeps the vault's indexes in step with its files. A vault
+whose indexes another process writes (a foreground ``vaultmem watch``) is served read-only. A
+vault deleted or moved under the service is dropped, and opened again if a request names it
+once it is back. The service exits after ``idle_exit`` seconds without a call (0: never).
+
+It is handed the facade (``make_vault``, ``make_multi``) by the command that runs it: the
+service layer does not import ``vault`` or ``multi`` (data flow, not imports).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from ..core.version import VERSION as __version__
+from ..core import config as configmod
+from ..core.discovery import STATE_DIR
+from ..core.errors import VaultError, VaultNotFound
+from ..index.embed import make_embedder
+from ..memory import branches
+from . import client, control
+from .server import Handler, SocketServer
+from .watch import Housekeeping, Watcher
+
+log = logging.getLogger("vaultmem.service")
+DEFAULT_MODEL = configmod.DEFAULTS["embedding"]["model"]
+
+
+@dataclass
+class Entry:
+    """One vault the service serves: its open Vault and, unless another process writes its
+    indexes, the Watcher keeping them current."""
+
+    root: Path
+    vault: Any
+    watcher: Watcher | None
+    mutex: threading.RLock = field(default_factory=threading.RLock)  # read-only vaults: one call at a time
+    thread: threading.Thread | None = None
+
+    @property
+    def alive(self) -> bool:
+        if self.watcher is not None:
+            return self.thread is not None and self.thread.is_alive()
+        return (self.root / STATE_DIR).is_dir()
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        """The vault, current, for one call (the watcher's batches wait meanwhile)."""
+        if self.watcher is not None:
+            with self.watcher.gate.read():
+                yield self.vault
+        else:
+            with self.mutex:
+                self.vault.sync()
+                yield self.vault
+
+    @contextmanager
+    def writing(self) -> Iterator[Any]:
+        if self.watcher is not None:
+            with self.watcher.gate.write():
+                yield self.vault
+        else:
+            with self.reading() as vault:
+                yield vault
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            if self.thread is not None:
+                self.thread.join(timeout=60)
+            self.watcher.close()
+        self.vault.close()
+
+
+class ServiceLock:
+    """The per-user service lock: an exclusive flock held for the service's life, the file
+    holding its pid and version (``control.holder`` reads it)."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        control.private_runtime_dir()
+        fd = os.open(control.lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "version": __version__}).encode(), 0)
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.ftruncate(self.fd, 0)
+            os.close(self.fd)  # closing drops the flock
+            self.fd = None
+
+
+class Service:
+    """The memory service. ``make_vault(root, embedder)`` opens a Vault; ``make_multi(named)``
+    makes a MultiVault of open vaults by name."""
+
+    def __init__(self, make_vault: Callable[[Path, Any], Any], make_multi: Callable[[dict[str, Any]], Any],
+                 idle_exit: float = 1800.0, quiet: float = 0.2, max_delay: float = 1.0):  # fmt: skip
+        self.make_vault, self.make_multi = make_vault, make_multi
+        self.idle_exit = idle_exit
+        self.quiet, self.max_delay = quiet, max_delay
+        self.entries: dict[Path, Entry] = {}
+        self.embedders: dict[tuple[str, int], Any] = {}
+        self.housekeeping = Housekeeping()  # one garbage-collection schedule for every watcher
+        self.ready = threading.Event()  # the default model is loaded
+        self.stop_event = threading.Event()
+        self.started = time.time()
+        self.calls = 0
+        self._in_flight = 0
+        self._last_call = time.monotonic()
+        self._lock = threading.Lock()  # entries, embedders, counters
+        self._opening: dict[Path, threading.Lock] = {}
+        self.server = SocketServer(None, self._ops(), nullcontext, path=client.service_socket(), versioned=True)
+
+    # ------------------------------------------------------------------ life
+
+    def run(self, roots: Iterable[Path] = ()) -> bool:
+        """Serve until stopped or idle; False (at once) when another service holds the lock."""
+        lock = ServiceLock()
+        if not lock.acquire():
+            held = control.holder() or {}
+            log.info("another memory service runs (pid %s); this one exits", held.get("pid", "?"))
+            return False
+        try:
+            self.server.start()
+            log.info("memory service %s started (pid %d, socket %s, idle exit %s)", __version__, os.getpid(),
+                     self.server.path, f"{self.idle_exit:g} s" if self.idle_exit else "never")  # fmt: skip
+            threading.Thread(target=self._warm, args=(list(roots),), name="warm", daemon=True).start()
+            self._loop()
+        finally:
+            self.server.stop()
+            self._drain()
+            for root in list(self.entries):
+                self._drop(root, "service stopping")
+            lock.release()
+            log.info("memory service stopped")
+        return True
+
+    def handle_signals(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: self.stop_event.set())
+
+    def _warm(self, roots: list[Path]) -> None:
+        """Load the model (then callers stop answering without it), then open the given vaults."""
+        try:
+            self.embedder(DEFAULT_MODEL, configmod.DEFAULTS["embedding"]["batch_size"]).embed(["warm up"])
+        except Exception as e:  # a vault whose config names another model still works
+            log.error("could not load the default model: %s", e)
+        self.ready.set()
+        log.info("model loaded")
+        for root in roots:
+            try:
+                with self.entry(root).reading() as vault:
+                    vault.warm()
+            except Exception as e:  # one broken vault does not keep the others cold
+                log.warning("%s: not opened: %s", root, e)
+
+    def _loop(self) -> None:
+        while not self.stop_event.wait(0.5):
+            self._drop_dead()
+            with self._lock:
+                idle = time.monotonic() - self._last_call
+                busy = self._in_flight
+            if self.idle_exit and not busy and idle >= self.idle_exit:
+                log.info("no calls for %.0f s: exiting ([service] idle_exit)", idle)
+                return
+
+    def _drain(self, timeout: float = 30.0) -> None:
+        """Let calls in flight finish before the vaults close."""
+        deadline = time.monotonic() + timeout
+        while self._in_flight and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    # ------------------------------------------------------------------ vaults
+
+    def embedder(self, model: str, batch_size: int) -> Any:
+        with self._lock:
+            key = (model, int(batch_size))
+            if key not in self.embedders:
+                self.embedders[key] = make_embedder(model, int(batch_size))
+            return self.embedders[key]
+
+    def entry(self, root: str | Path) -> Entry:
+        """The served vault at ``root``, opened (and watched) on first use."""
+        root = Path(root).resolve()
+        with self._lock:
+            opening = self._opening.setdefault(root, threading.Lock())
+        with opening:
+            found = self.entries.get(root)
+            if found is not None and found.alive:
+                return found
+            if found is not None:
+                self._drop(root, "its watcher stopped")
+            if not (root / STATE_DIR).is_dir():
+                raise VaultNotFound(f"no vault at {root}")
+            found = self._open(root)
+            with self._lock:
+                self.entries[root] = found
+            return found
+
+    def _open(self, root: Path) -> Entry:
+        emb = configmod.load(root)["embedding"]
+        vault = self.make_vault(root, self.embedder(emb["model"], emb["batch_size"]))
+        watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, serve=False)
+        watcher.housekeeping = self.housekeeping
+        try:
+            watcher.start()
+        except VaultError as e:  # another process writes its indexes: serve it read-only
+            log.info("%s: %s; serving it read-only", root, e)
+            return Entry(root, vault, None)
+        entry = Entry(root, vault, watcher)
+        entry.thread = threading.Thread(target=self._watch, args=(entry,), name=f"watch-{root.name}", daemon=True)
+        entry.thread.start()
+        log.info("serving %s", root)
+        return entry
+
+    @staticmethod
+    def _watch(entry: Entry) -> None:
+        try:
+            entry.watcher.run()  # type: ignore[union-attr]
+        except BaseException as e:  # the vault went away: dropped by the loop
+            log.warning("%s: %s", entry.root, e)
+
+    def _drop_dead(self) -> None:
+        for root, found in list(self.entries.items()):
+            if not found.alive:
+                self._drop(root, "the vault is gone" if not (root / STATE_DIR).is_dir() else "its watcher stopped")
+
+    def _drop(self, root: Path, why: str) -> None:
+        with self._lock:
+            found = self.entries.pop(root, None)
+        if found is None:
+            return
+        try:
+            found.close()
+        except Exception as e:  # its files may be gone
+            log.warning("%s: closing: %s", root, e)
+        log.info("dropped %s (%s)", root, why)
+
+    @contextmanager
+    def reading(self, roots: dict[str, str]) -> Iterator[Any]:
+        """One vault (one root) or a MultiVault (several), current, for one call; several are
+        taken in a fixed order so two calls never wait on each other crosswise."""
+        entries = {name: self.entry(path) for name, path in roots.items()}
+        if not entries:
+            raise VaultError("no vaults named")
+        with ExitStack() as stack:
+            opened = {}
+            for name, found in sorted(entries.items(), key=lambda item: str(item[1].root)):
+                opened[name] = stack.enter_context(found.reading())
+            yield next(iter(opened.values())) if len(opened) == 1 else self.make_multi(opened)
+
+    # ------------------------------------------------------------------ protocol
+
+    def _ops(self) -> dict[str, Handler]:
+        ops: dict[str, Handler] = {
+            "ping": self._ping, "stop": self._stop, "open": self._open_roots, "recall": self._recall,
+            "wake": self._wake, "remember": self._remember, "edit": self._edit, "sleep": self._sleep,
+            "checkpoint": self._checkpoint, "status": self._status, "reindex": self._reindex,
+        }  # fmt: skip
+        return {name: self._counted(fn) if name not in ("ping", "stop") else fn for name, fn in ops.items()}
+
+    def _counted(self, fn: Handler) -> Handler:
+        def run(args: dict) -> Any:
+            with self._lock:
+                self._in_flight += 1
+                self.calls += 1
+            try:
+                return fn(args)
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+                    self._last_call = time.monotonic()
+
+        return run
+
+    def _ping(self, args: dict) -> dict[str, Any]:
+        return {"pid": os.getpid(), "version": __version__, "ready": self.ready.is_set(), "started": self.started,
+                "calls": self.calls, "idle_exit": self.idle_exit, "log": str(control.log_path()),
+                "vaults": sorted(str(r) for r in self.entries)}  # fmt: skip
+
+    def _stop(self, args: dict) -> dict[str, Any]:
+        self.stop_event.set()
+        return {"pid": os.getpid()}
+
+    def _open_roots(self, args: dict) -> list[str]:
+        return [str(self.entry(root).root) for root in args["roots"]]
+
+    def _recall(self, args: dict) -> dict[str, Any]:
+        """Hits as dicts; without ``wait`` while the model loads, from BM25 and the graph only
+        (``degraded``: "bm25")."""
+        options = dict(args.get("options") or {})
+        degraded = not args.get("wait", True) and not self.ready.is_set() and options.get("mode", "hybrid") != "bm25"
+        if degraded:
+            options["mode"] = "bm25"
+        with self.reading(args["roots"]) as reader:
+            hits = [h.as_dict(bool(args.get("explain"))) for h in reader.recall(args["query"], **options)]
+        return {"hits": hits, "degraded": "bm25" if degraded else None}
+
+    def _wake(self, args: dict) -> dict[str, Any]:
+        shown = None
+        if not args.get("all_branches"):
+            shown = branches.shown_test(Path(args.get("cwd") or "/"), args.get("branch"))
+        with self.reading(args["roots"]) as reader:
+            return reader.wake(anchor=args.get("anchor"), task=args.get("task"), profile=args.get("profile", "default"),
+                               budget=int(args.get("budget", 2000)), shown=shown)  # fmt: skip
+
+    def _remember(self, args: dict) -> dict[str, Any]:
+        fields = dict(args.get("fields", {}))
+        if isinstance(fields.get("now"), str):  # a fixed clock travels as ISO text
+            fields["now"] = datetime.fromisoformat(fields["now"])
+        with self.entry(args["root"]).writing() as vault:
+            return vault.remember(args["type"], args["title"], args.get("content"), **fields)
+
+    def _edit(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.edit(args["ref"], **args.get("fields", {}))
+
+    def _sleep(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.sleep(args["summary"], **args.get("fields", {}))
+
+    def _checkpoint(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.checkpoint(args["text"], **args.get("fields", {}))
+
+    def _status(self, args: dict) -> dict[str, Any]:
+        found = self.entry(args["root"])
+        watcher = found.watcher.status() if found.watcher is not None else {"pid": None}
+        return {**watcher, **found.vault.index_status(drift=args.get("drift", True))}
+
+    def _reindex(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.reindex(rebuild=bool(args.get("rebuild"))).as_dict()
