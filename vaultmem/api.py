@@ -57,6 +57,18 @@ def vault_root(ref: str | None = None, agent: str | None = None) -> Path:
     return find_vault(None)
 
 
+def refresh_agents_md(root: Path, event: str) -> list[dict[str, Any]]:
+    """After ``event`` ("sync"): refresh the files the vault's ``[agents_md]`` config names for
+    it (``Vault.refresh_agents_md``); the vault is not even opened when it names none."""
+    from .core.config import load
+    from .memory.agents_md import wanted
+
+    if not wanted(load(root)["agents_md"], event):
+        return []
+    with Session([str(root)]) as session:
+        return session.vault.refresh_agents_md(event)
+
+
 def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, Path]:
     """The named vaults a call may read: several refs by registry name, an agent's vaults that
     exist (without refs), else the one vault of ``vault_root``."""

@@ -39,7 +39,7 @@ from .index.manifest import SCHEMA_VERSION as MANIFEST_VERSION
 from .index.manifest import Manifest, Record
 from .index.usage import UsageStore
 from .index.vectors import VectorIndex
-from .memory import aging, branches, context, dupes, lifecycle, ops, rules, sessions
+from .memory import agents_md, aging, branches, context, dupes, lifecycle, ops, rules, sessions
 from .recall import params
 from .recall.pipeline import Hit, Options, Sources, make_snippet, search
 
@@ -490,8 +490,10 @@ class Vault:
                  code_dir: Path | None = None) -> dict[str, Any]:  # fmt: skip
         """The aging rules' plan; carried out only with ``apply`` (``now``: a fixed clock).
         ``code_dir``: a code repository whose merged or deleted branches' memories are promoted
-        or archived (``branches.maintain``)."""
+        or archived (``branches.maintain``). ``agents_md``: the files the config's
+        ``[agents_md]`` refreshes on maintain (only said, without ``apply``)."""
         self.ensure_synced()
+        files = self.agents_md_files("maintain")  # a bad one fails before anything changed
         actions = aging.plan(self, days=days, now=now)
         done = aging.apply(self, actions, now) if apply else []
         planned = [a.__dict__ for a in actions]
@@ -504,7 +506,18 @@ class Vault:
             moved = branches.maintain(self, state, apply)
             planned += moved
             done += moved if apply else []
-        return {"applied": apply, "actions": planned, "done": len(done)}
+        refreshed = agents_md.refresh(self, files, self.config["agents_md"]["anchor"], apply)
+        return {"applied": apply, "actions": planned, "done": len(done), "agents_md": refreshed}
+
+    def agents_md_files(self, event: str) -> list[Path]:
+        """The files whose vaultmem section the config's ``[agents_md]`` refreshes on ``event``
+        ("maintain" or "sync"), checked (a bad path is a one-line error naming the key)."""
+        label = str(configmod.config_path(self.root))
+        return agents_md.targets(self.root, self.config["agents_md"], event, label)
+
+    def refresh_agents_md(self, event: str, apply: bool = True) -> list[dict[str, Any]]:
+        """Refresh the files ``[agents_md]`` names for ``event`` (see ``agents_md.refresh``)."""
+        return agents_md.refresh(self, self.agents_md_files(event), self.config["agents_md"]["anchor"], apply)
 
     def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> dict[str, list[dict[str, Any]]]:
         """Record usefulness ratings (id, title or path, useful?) of memories: every memory

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
 from ..core.fence import fence, held, one_line, provenance
 from ..core.private import strip_private
+from ..memory.projects import find_anchor
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
@@ -289,26 +289,6 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     if log:
         log(ids)
     return context_output("UserPromptSubmit", text)
-
-
-def find_anchor(vault: "Vault", cwd: str | None) -> str | None:
-    """The project note that names the project folder (``Project: <folder>`` or a project note
-    whose title or alias is the folder's name, ignoring case, dashes and underscores)."""
-    if not cwd:
-        return None
-    name = _fold(Path(cwd).name)
-    if not name:
-        return None
-    for rec in vault.records().values():
-        if rec.type != "project" or rec.status != "active":
-            continue
-        if any(_fold(re.sub(r"^project:\s*", "", n, flags=re.I)) == name for n in (rec.title, *rec.aliases)):
-            return rec.title
-    return None
-
-
-def _fold(text: str) -> str:
-    return " ".join(re.sub(r"[-_.]+", " ", text).lower().split())
 
 
 def start_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None, budget: int = 2000,

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..core.errors import BadInput
 from ..core.filters import parse_since, parse_time
+from ..memory.projects import find_anchor
 from .capture import known_rule, propose_rule, redact_for_memory, redact_title_for_memory, session_title, write_summary
-from .hooks import find_anchor
 from .transcript import Summary, rule_title, summarise
 from .transcripts.history import NotATranscript, Transcript
 

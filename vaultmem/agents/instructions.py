@@ -20,10 +20,10 @@ from typing import Any, Iterator
 
 from ..core.errors import BadInput, NoteParseError
 from ..core.note import load_yaml_value
+from ..memory.agents_md import BEGIN, END
 
 MAX_FILE = 2 << 20  # an instruction file larger than this is not one
 SHORT_SECTION = 400  # a section without bullets up to this many characters is one rule
-BEGIN, END = "<!-- vaultmem:begin -->", "<!-- vaultmem:end -->"
 NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md", ".cursorrules")
 GLOBS = (".cursor/rules/**/*.mdc", ".cursor/rules/**/*.md", ".github/copilot-instructions.md",
          ".github/instructions/**/*.instructions.md", ".claude/rules/**/*.md", ".claude/CLAUDE.md")  # fmt: skip

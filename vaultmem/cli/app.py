@@ -20,6 +20,7 @@ from ..core.errors import BadInput, NoteNotFound
 from ..core.fence import strip_escapes
 from .common import (  # fmt: skip
     AgentOpt,
+    agents_md_line,
     AnchorOpt,
     EmbeddingBar,
     LineProgress,
@@ -320,12 +321,15 @@ def maintain(
         return
     for a in result["actions"]:
         typer.echo(f"{a['kind']:<9} {a['id']}  {a['title']}  ({a['reason']})")
-    if not result["actions"]:
+    for f in result["agents_md"]:
+        typer.echo(f"agents-md {agents_md_line(f, apply)}")
+    files = sum(f["changed"] for f in result["agents_md"])
+    if not result["actions"] and not files:
         typer.echo("nothing to do")
     elif not apply:
-        typer.echo(f"{len(result['actions'])} changes planned; run with --apply to make them")
+        typer.echo(f"{len(result['actions']) + files} changes planned; run with --apply to make them")
     else:
-        typer.echo(f"applied {result['done']} changes")
+        typer.echo(f"applied {result['done'] + files} changes")
 
 
 @app.command()

@@ -116,6 +116,13 @@ def echo_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def agents_md_line(r: dict[str, Any], applied: bool = True) -> str:
+    """One line for a file's vaultmem section (``export --to agents-md``, maintain, sync)."""
+    counts = ", ".join(f"{n} {t}" for t, n in r["counts"].items())
+    state = ("updated" if applied else "would update") if r["changed"] else "unchanged"
+    return f"{state} {r['file']} ({counts}; anchor: {r['anchor'] or 'none'})"
+
+
 def err(message: str) -> None:
     typer.echo(f"vaultmem: {message}", err=True)
 

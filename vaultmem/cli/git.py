@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from .. import api
-from .common import JsonOpt, VaultOpt, app, echo_json, err
+from ..core.errors import BadInput
+from .common import JsonOpt, VaultOpt, agents_md_line, app, echo_json, err
 
 
 def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def]
@@ -34,9 +35,11 @@ def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def
              f"{summary.removed} removed")
 
 
-def print_report(report, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def print_report(report, as_json: bool, refreshed: list[dict] | None = None) -> None:  # type: ignore[no-untyped-def]
+    """The sync's report; ``refreshed``: the AGENTS.md files ([agents_md] config) it refreshed."""
+    refreshed = refreshed or []
     if as_json:
-        echo_json(report.as_dict())
+        echo_json({**report.as_dict(), "agents_md": refreshed})
         return
     for note in report.notes:
         err(note)
@@ -52,7 +55,10 @@ def print_report(report, as_json: bool) -> None:  # type: ignore[no-untyped-def]
         typer.echo(f"conflict kept both versions: {path} (status: conflict; edit it to settle)")
     if report.pushed:
         typer.echo("pushed")
-    if not (report.committed or report.incoming or report.pushed):
+    changed = [f for f in refreshed if f["changed"]]
+    for f in changed:
+        typer.echo(f"agents-md {agents_md_line(f)}")
+    if not (report.committed or report.incoming or report.pushed or changed):
         typer.echo("up to date")
 
 
@@ -83,7 +89,13 @@ def sync(
     report = run_sync(root, message=message, push=not no_push, interactive=sys.stdin.isatty(),
                       allow_secrets=allow_secrets)  # fmt: skip
     index_after_sync(root, report)
-    print_report(report, as_json)
+    try:
+        refreshed, problem = api.refresh_agents_md(root, "sync"), None
+    except BadInput as e:  # the sync itself is done: report it, then the one-line error
+        refreshed, problem = [], e
+    print_report(report, as_json, refreshed)
+    if problem:
+        raise problem
     if report.withheld:
         raise typer.Exit(1)
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..core.errors import BadInput
-from .common import AnchorOpt, JsonOpt, VaultOpt, app, echo_json, err, open_session
+from .common import AnchorOpt, JsonOpt, VaultOpt, agents_md_line, app, echo_json, err, open_session
 
 SOURCES = ("claude-code", "codex", "rules", "mcp-memory", "chatgpt", "claude-ai")
 TARGETS = ("agents-md",)
@@ -48,7 +48,7 @@ def export(
         return
     if to not in TARGETS:
         raise BadInput(f"--to: {to!r} is not one of: {', '.join(TARGETS)}")
-    from ..agents.agents_md import export as to_agents_md
+    from ..memory.agents_md import export as to_agents_md
 
     result = to_agents_md(open_session(vault).vault, file or "AGENTS.md", anchor, dry_run)
     if as_json:
@@ -56,8 +56,7 @@ def export(
     elif dry_run:
         typer.echo(result["section"])
     else:
-        counts = ", ".join(f"{n} {t}" for t, n in result["counts"].items())
-        typer.echo(f"{'updated' if result['changed'] else 'unchanged'} {result['file']} ({counts}; anchor: {result['anchor'] or 'none'})")
+        typer.echo(agents_md_line(result))
 
 
 class Progress:

@@ -58,6 +58,8 @@ DEFAULTS: dict[str, Any] = {
         "archive_max_importance": 3,
         "max_session_summaries": 3,
     },
+    # files whose vaultmem section `maintain --apply` / `sync` refresh (memory/agents_md.py); none: off
+    "agents_md": {"files": [], "anchor": "", "refresh_on": ["maintain", "sync"]},
 }
 
 # What each value may be, beside the type of its default (a whole number where the default is
@@ -78,7 +80,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "lifecycle.supersede_shared_context": COSINE, "lifecycle.supersede_no_context": COSINE, "lifecycle.duplicate": COSINE,
     "lifecycle.archive_max_importance": (0, 10),
 }  # fmt: skip
-CHOICES: dict[str, tuple[str, ...]] = {"recall.combine": ("sum", "learned")}
+CHOICES: dict[str, tuple[str, ...]] = {"recall.combine": ("sum", "learned"),
+                                       "agents_md.refresh_on": ("maintain", "sync")}  # a list: each item
 OPEN_SECTIONS = ("folders",)  # tables of the user's own keys (type -> folder), text values
 
 CONFIG_FILE = ".vaultmem.toml"  # in the vault's root folder
@@ -157,6 +160,17 @@ supersede_shared_context = {lifecycle[supersede_shared_context]}
 supersede_no_context = {lifecycle[supersede_no_context]}
 duplicate = {lifecycle[duplicate]}
 archive_after_days = {lifecycle[archive_after_days]}
+
+[agents_md]
+# Files whose vaultmem section (as `vaultmem export --to agents-md` writes it) is refreshed by
+# `vaultmem maintain --apply` and `vaultmem sync`, e.g. ["~/src/shop/AGENTS.md"] (relative
+# paths: to this vault's folder). Only that section is rewritten, and only when it changed;
+# none listed: no file is ever written.
+files = {agents_md[files]}
+# The project note whose rules go in ("": the project note named like each file's folder).
+anchor = {agents_md[anchor]}
+# When: "maintain" (maintain --apply; the plan lists them) and/or "sync".
+refresh_on = {agents_md[refresh_on]}
 
 # [folders]  # where `vaultmem remember` writes each type, e.g.
 # decision = "{folders[decision]}"
@@ -264,6 +278,9 @@ def _check_value(name: str, default: Any, value: Any) -> str | None:
     if isinstance(default, list):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return f"{shown}: must be a list of text, e.g. [\"drafts/\"]"
+        choices = CHOICES.get(name)
+        if choices and not set(value) <= set(choices):
+            return f"{shown}: each item must be one of {', '.join(choices)}"
     return None
 
 

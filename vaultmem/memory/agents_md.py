@@ -7,6 +7,9 @@ preferences (``scope: user``), and the project's key decisions (importance 7 or 
 byte; the section is replaced in place, or appended when the file has none. The section holds
 no time stamp, so a second export with the same notes changes nothing. Rules imported from the
 same file (``import --from rules``) are not written back into it.
+
+The vault config's ``[agents_md]`` section names files whose section ``maintain --apply`` and
+``sync`` refresh (``targets``, ``refresh``); nothing is refreshed unless it names one.
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
 from ..core.store import atomic_write
-from .instructions import BEGIN, END
+from .projects import find_anchor
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
-    from ..vault import Vault
+    from .state import VaultState
 
+BEGIN, END = "<!-- vaultmem:begin -->", "<!-- vaultmem:end -->"
+EVENTS = ("maintain", "sync")  # when a configured file is refreshed ([agents_md] refresh_on)
 SECTIONS = (("preference", "Preferences"), ("lesson", "Lessons"), ("decision", "Key decisions"))
 KEY_IMPORTANCE = 7
 
@@ -36,7 +42,7 @@ def _key_decision(rec: "Record") -> bool:
     return (isinstance(imp, int) and imp >= KEY_IMPORTANCE) or str(imp).lower() == "high"
 
 
-def select(vault: "Vault", anchor: str | None, skip_source_suffix: str = "") -> dict[str, list["Record"]]:
+def select(vault: "VaultState", anchor: str | None, skip_source_suffix: str = "") -> dict[str, list["Record"]]:
     """The memories of each section, sorted by title."""
     out: dict[str, list[Record]] = {t: [] for t, _ in SECTIONS}
     for rec in vault.records().values():
@@ -75,11 +81,9 @@ def splice(text: str, section: str) -> str:
     return text[:start] + section + text[end + len(END) :]
 
 
-def export(vault: "Vault", file: str, anchor: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+def export(vault: "VaultState", file: str, anchor: str | None = None, dry_run: bool = False) -> dict[str, Any]:
     """Write the section into ``file`` (created when missing); ``anchor``: the project note
     (default: the project note named like the file's folder)."""
-    from .hooks import find_anchor
-
     path = Path(os.path.expanduser(file))
     if path.is_dir():
         path = path / "AGENTS.md"
@@ -92,6 +96,60 @@ def export(vault: "Vault", file: str, anchor: str | None = None, dry_run: bool =
     new = splice(old, render(chosen, anchor))
     changed = new != old
     if changed and not dry_run:
-        atomic_write(path, new)
+        try:
+            atomic_write(path, new)
+        except OSError as e:
+            raise BadInput(f"{path}: cannot be written ({e.strerror or e}); nothing was written") from None
     return {"file": str(path), "anchor": anchor, "changed": changed, "dry_run": dry_run,
             "counts": {t: len(rs) for t, rs in chosen.items()}, "section": render(chosen, anchor)}  # fmt: skip
+
+
+def targets(root: Path, settings: dict[str, Any], event: str, label: str) -> list[Path]:
+    """The files ``[agents_md]`` (``settings``) asks to refresh on ``event`` (one of ``EVENTS``),
+    checked before anything is written; a bad one is a one-line error naming the key (``label``:
+    the config file). Relative paths are relative to the vault's folder ``root``."""
+    if not wanted(settings, event):
+        return []
+    return [_target(root, name, label) for name in settings["files"]]
+
+
+def wanted(settings: dict[str, Any], event: str) -> bool:
+    """Whether ``[agents_md]`` (``settings``) names files to refresh on ``event``."""
+    return bool(settings["files"]) and event in settings["refresh_on"]
+
+
+def _target(root: Path, name: str, label: str) -> Path:
+    """The file to write for one ``files`` entry: a folder means its AGENTS.md; a symlink is
+    followed only to a file in its own folder (CLAUDE.md -> AGENTS.md)."""
+
+    def bad(why: str) -> BadInput:
+        return BadInput(f"{label}: agents_md.files: {name!r} {why}; nothing was written")
+
+    if not name.strip() or "\0" in name:
+        raise bad("is not a file name")
+    path = root / os.path.expanduser(name)  # an absolute path stays as it is
+    if path.is_dir():
+        path = path / "AGENTS.md"
+    path = path.parent.resolve() / path.name  # the folder's real path; the file itself is looked at next
+    if path.is_symlink():
+        real = path.resolve()
+        if real.parent != path.parent or real.is_dir():
+            raise bad(f"is a symlink leading out of its folder (to {real})")
+        path = real
+    if not path.parent.is_dir():
+        raise bad(f"is in a folder that does not exist ({path.parent})")
+    if path.exists() and not path.is_file():
+        raise bad("is not a regular file")
+    if {".git", STATE_DIR} & set(path.resolve().parts):
+        raise bad(f"is inside a .git or {STATE_DIR} folder")
+    return path
+
+
+def refresh(vault: "VaultState", files: list[Path], anchor: str, apply: bool) -> list[dict[str, Any]]:
+    """Refresh the section of each of ``files`` (``targets``); without ``apply`` only say which
+    would change. An unchanged file is not written."""
+    done = []
+    for path in files:
+        result = export(vault, str(path), anchor or None, dry_run=not apply)
+        done.append({k: v for k, v in result.items() if k != "section"})
+    return done
