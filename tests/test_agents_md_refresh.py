@@ -109,6 +109,20 @@ def test_a_symlink_within_its_folder_is_written_through(shop):
     assert "## Memory from vaultmem (Project: Shop)" in agents.read_text()
 
 
+def test_broken_markers_stop_maintain_before_anything_changes(shop):
+    """The aging rules are not applied either: maintain --apply does all of it or nothing."""
+    root, agents, vm = shop
+    _note(root, "facts/Old.md", "fact0001", "An expired fact", "fact", extra="expires: 2020-01-01\n")
+    agents.write_text("<!-- vaultmem:end -->\nx\n<!-- vaultmem:begin -->\n")
+    _configure(root, files='["../shop/AGENTS.md"]')
+    before = _files(root.parent)
+    proc = vm("maintain", "--apply")
+    assert proc.returncode != 0 and proc.stderr.count("\n") == 1 and "markers are broken" in proc.stderr, proc.stderr
+    assert _files(root.parent) == before
+    _configure(root, files="[]")
+    assert "archive" in _ok(vm("maintain", "--apply")) and "status: archived" in (root / "facts/Old.md").read_text()
+
+
 def _leaving_link(root: Path) -> str:
     (root.parent / "elsewhere.md").write_text("not yours\n")
     (root.parent / "shop" / "CLAUDE.md").symlink_to(root.parent / "elsewhere.md")

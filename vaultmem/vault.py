@@ -494,6 +494,8 @@ class Vault:
         ``[agents_md]`` refreshes on maintain (only said, without ``apply``)."""
         self.ensure_synced()
         files = self.agents_md_files("maintain")  # a bad one fails before anything changed
+        if apply:  # so does a file vaultmem cannot write a section into (broken markers, not UTF-8)
+            agents_md.refresh(self, files, self.config["agents_md"]["anchor"], apply=False)
         actions = aging.plan(self, days=days, now=now)
         done = aging.apply(self, actions, now) if apply else []
         planned = [a.__dict__ for a in actions]
