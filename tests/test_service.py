@@ -112,6 +112,17 @@ def test_the_first_recall_starts_the_service_and_every_later_call_uses_it(cli, v
     assert "memory service" in cli.log() and "serving" in cli.log()
 
 
+def test_the_readmes_first_recall_on_a_never_opened_folder_goes_through_the_service(cli, demo_copy):
+    """Before: a fresh clone's `vaultmem recall ... --vault vaults/demo` (no .vaultmem/ yet) started
+    the service, which refused the folder ("no vault at ...", exit 2); in process it is a vault."""
+    assert not (demo_copy / ".vaultmem").exists()
+    first = cli("recall", QUERY, "--vault", str(demo_copy), "-k", "3", check=False)
+    assert first.returncode == 0, first.stderr
+    assert "advisory locks" in first.stdout.lower()
+    assert cli.status()["vaults"] == [str(demo_copy.resolve())]
+    assert cli("recall", QUERY, "--vault", str(demo_copy / "nope"), check=False).returncode != 0
+
+
 def test_session_hooks_sleep_and_checkpoint_write_through_the_service(cli, vault):
     data = HERE / "data" / "hooks"
     cli("service", "start")

@@ -7,7 +7,6 @@ from them), checked by sha256 and assembled into a model folder fastembed loads 
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata as md
 import json
 import os
@@ -21,6 +20,7 @@ import numpy as np
 
 from ..core.config import DEFAULTS
 from ..core.errors import VaultError
+from .ownfiles import file_sha256
 
 DEFAULT_MODEL = DEFAULTS["embedding"]["model"]
 DEFAULT_BATCH = DEFAULTS["embedding"]["batch_size"]
@@ -48,14 +48,6 @@ def cache_root() -> Path:
     return Path(base).expanduser() / "vaultmem" if base else Path.home() / ".cache" / "vaultmem"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _locate(dist: str, rel: str) -> Path:
     try:
         path = Path(md.distribution(dist).locate_file(rel))
@@ -74,7 +66,7 @@ def default_model_dir(root: Path | None = None) -> Path:
     if linked and stamp.exists() and stamp.read_text() == MODEL_SHA256:  # (their venv was removed)
         return target
     onnx = _locate(MODEL_DIST, MODEL_FILE)
-    digest = _sha256(onnx)
+    digest = file_sha256(onnx)
     if digest != MODEL_SHA256:
         raise VaultError(f"{onnx}: sha256 {digest[:12]}... does not match the expected model")
     target.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,8 @@ def _listing(folder: Path) -> dict[str, os.stat_result]:
         return {}
 
 
-def _sha(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file, read in 1 MB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -54,7 +55,7 @@ def record(folder: Path) -> None:
     for name, st in sorted(_listing(folder).items()):
         prev = old.get(name)
         same = isinstance(prev, list) and len(prev) == 3 and prev[:2] == [st.st_size, st.st_mtime_ns]
-        out[name] = prev if same else [st.st_size, st.st_mtime_ns, _sha(folder / name)]
+        out[name] = prev if same else [st.st_size, st.st_mtime_ns, file_sha256(folder / name)]
     atomic_write(record_path(folder), json.dumps(out, separators=(",", ":")))
 
 
@@ -66,7 +67,7 @@ def foreign(folder: Path) -> list[str]:
         prev = known.get(name)
         if not (isinstance(prev, list) and len(prev) == 3) or prev[:2] != [st.st_size, st.st_mtime_ns]:
             bad.append(name)
-        elif TOC.match(name) and _sha(folder / name) != prev[2]:
+        elif TOC.match(name) and file_sha256(folder / name) != prev[2]:
             bad.append(name)
         elif not os.path.isfile(folder / name) or os.path.islink(folder / name):
             bad.append(name)

@@ -28,8 +28,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..core.version import VERSION as __version__
 from ..core import config as configmod
-from ..core.discovery import STATE_DIR
-from ..core.errors import VaultError, VaultNotFound
+from ..core.discovery import STATE_DIR, find_vault
+from ..core.errors import VaultError
 from ..index.embed import make_embedder
 from ..memory import branches
 from . import client, control
@@ -214,8 +214,7 @@ class Service:
                 return found
             if found is not None:
                 self._drop(root, "its watcher stopped")
-            if not (root / STATE_DIR).is_dir():
-                raise VaultNotFound(f"no vault at {root}")
+            find_vault(root)  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
             found = self._open(root)
             with self._lock:
                 self.entries[root] = found

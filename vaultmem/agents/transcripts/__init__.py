@@ -17,7 +17,7 @@ import os
 import re
 from typing import Any, Callable, Iterable, Iterator
 
-from ..transcript import MAX_BYTES, MAX_LINE, Event, _tail, memory_action, shown_by_tools
+from ..transcript import MAX_BYTES, MAX_LINE, Event, _tail, load_line, memory_action, shown_by_tools
 
 MEMORY_TOOLS = ("list_memories", "rate_memories", "report_gap", "write_note", "read_note", "checkpoint", "supersede",
                 "remember", "history", "resolve", "recall", "sleep", "stats", "wake")  # fmt: skip; longest first
@@ -80,19 +80,9 @@ def texts(value: Any, depth: int = 0) -> str:
 def objects(data: bytes) -> Iterator[dict[str, Any]]:
     """The JSON objects of a JSONL text, one a line; other lines skipped."""
     for raw in data.splitlines():
-        obj = parse_line(raw)
+        obj = load_line(raw)
         if obj is not None:
             yield obj
-
-
-def parse_line(raw: bytes) -> dict[str, Any] | None:
-    if len(raw) > MAX_LINE or not raw.strip():
-        return None
-    try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    return obj if isinstance(obj, dict) else None
 
 
 def _formats() -> dict[str, tuple[Callable[[str | os.PathLike | None, int], list[Event]],
@@ -122,7 +112,7 @@ def shown(path: str | os.PathLike | None, fmt: str, max_bytes: int) -> set[str]:
     lines = _tail(path, max_bytes).splitlines()
 
     def events(raws: Iterable[bytes]) -> list[Event]:
-        return [e for raw in raws if (obj := parse_line(raw)) is not None for e in reader[1](obj)]
+        return [e for raw in raws if (obj := load_line(raw)) is not None for e in reader[1](obj)]
 
     uses = events(raw for raw in lines if b"vaultmem" in raw)
     asked = {e.id.encode() for e in uses if e.kind == "tool" and e.id and memory_action(e) == "recall"}
@@ -130,3 +120,15 @@ def shown(path: str | os.PathLike | None, fmt: str, max_bytes: int) -> set[str]:
         return set()
     results = events(raw for raw in lines if any(a in raw for a in asked))
     return shown_by_tools(uses + results)
+
+
+def shell_event(args: dict[str, Any], call_id: str) -> Event:
+    """A shell tool call as the ``Bash`` event the summariser reads."""
+    command = args.get("command")
+    return Event("tool", tool="Bash", input={"command": command if isinstance(command, str) else ""}, id=call_id)
+
+
+def edit_event(tool: str, args: dict[str, Any], call_id: str) -> Event:
+    """A file-editing tool call as an ``Edit``/``Write`` event with its path (when it has one)."""
+    path = args.get("path", args.get("file_path"))
+    return Event("tool", tool=tool, input={"file_path": path} if isinstance(path, str) else {}, id=call_id)

@@ -17,7 +17,7 @@ import re
 from typing import Any, Iterator
 
 from ..transcript import MAX_BYTES, Event, _tail
-from . import as_object, memory_tool, objects, patch_events, texts
+from . import edit_event, shell_event, as_object, memory_tool, objects, patch_events, texts
 
 EXIT_CODE = re.compile(r"exit code (-?\d+)>?\s*$", re.I)
 SHELLS = {"bash", "shell", "powershell", "zsh"}
@@ -60,11 +60,9 @@ def line_events(obj: dict[str, Any]) -> Iterator[Event]:
 
 def _call(name: str, args: dict[str, Any], call_id: str) -> Iterator[Event]:
     if name in SHELLS:
-        command = args.get("command")
-        yield Event("tool", tool="Bash", input={"command": command if isinstance(command, str) else ""}, id=call_id)
+        yield shell_event(args, call_id)
     elif name in EDITS:
-        path = args.get("path", args.get("file_path"))
-        yield Event("tool", tool=EDITS[name], input={"file_path": path} if isinstance(path, str) else {}, id=call_id)
+        yield edit_event(EDITS[name], args, call_id)
     elif name == "apply_patch":
         yield from patch_events(args.get("input", args.get("patch")), call_id)
     else:

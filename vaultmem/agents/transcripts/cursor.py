@@ -17,7 +17,7 @@ import re
 from typing import Any, Iterator
 
 from ..transcript import MAX_BYTES, Event, _tail
-from . import memory_tool, objects, patch_events
+from . import edit_event, shell_event, memory_tool, objects, patch_events
 
 QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 EDITS = {"StrReplace": "Edit", "Edit": "Edit", "MultiEdit": "Edit", "Delete": "Edit", "Write": "Write"}
@@ -61,11 +61,9 @@ def _call(name: str, inp: Any, call_id: str) -> Iterator[Event]:
         return
     args = inp if isinstance(inp, dict) else {}
     if name == "Shell":
-        command = args.get("command")
-        yield Event("tool", tool="Bash", input={"command": command if isinstance(command, str) else ""}, id=call_id)
+        yield shell_event(args, call_id)
     elif name in EDITS:
-        path = args.get("path", args.get("file_path"))
-        yield Event("tool", tool=EDITS[name], input={"file_path": path} if isinstance(path, str) else {}, id=call_id)
+        yield edit_event(EDITS[name], args, call_id)
     elif name == "CallDynamicTool":
         server = " ".join(str(args.get(k) or "") for k in ("namespace", "server", "serverName", "providerIdentifier"))
         tool = str(args.get("toolName") or args.get("name") or "")
