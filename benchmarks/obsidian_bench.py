@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.append(str(HERE.parent))  # tests.obsidian_agree; vaultmem itself from PYTHONPATH first
+sys.path += [str(HERE.parent), str(HERE.parent / "tests")]  # vaultmem (PYTHONPATH first), obsidian_agree
 
 
 from common import WORK, write_result  # noqa: E402
@@ -101,7 +101,7 @@ def vaultmem_cmd(*args: str, code: Path | None = None, env: dict | None = None) 
 
 
 def part_links() -> dict:
-    from tests.obsidian_agree import compare
+    from obsidian_agree import compare
 
     out = {}
     for name in VAULTS:

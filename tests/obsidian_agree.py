@@ -14,7 +14,7 @@ from pathlib import Path
 from vaultmem.index import graph as graphmod
 from vaultmem.vault import Vault
 
-from . import obsidian_ref as ref
+import obsidian_ref as ref  # tests/ is on the path (pytest's rootdir conftest; obsidian_bench.py adds it)
 
 
 def _key(target: str | None, linkpath: str) -> str:

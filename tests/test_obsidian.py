@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from vaultmem.cli.app import app
 from vaultmem.index import graph as graphmod
 
-from tests.obsidian_agree import compare
+from obsidian_agree import compare
 
 FIXTURE = Path(__file__).parent / "fixtures" / "obsidian_vault"
 EXT = Path("/work/extvaults")

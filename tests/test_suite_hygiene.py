@@ -23,3 +23,15 @@ def test_a_copy_leaves_a_readme_runs_usage_store_behind(tmp_path):
     (src / "Note.md").write_text("# Note\n", encoding="utf-8")
     dest = copy_notes(src, tmp_path / "dest")
     assert sorted(p.name for p in dest.iterdir()) == ["Note.md"]
+
+
+def test_test_modules_import_their_helpers_as_ci_runs_them():
+    """CI runs `pytest` (not `python -m pytest`), which puts tests/ on the path but not the
+    repository: `from tests.x import ...` passed locally and broke collection under CI."""
+    import re
+
+    here = Path(__file__).parent
+    bad = [f"{p.name}:{n}" for p in sorted(here.glob("*.py"))
+           for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+           if re.match(r"\s*(from tests[. ]|import tests\b|from \. import|from \.\w)", line)]  # fmt: skip
+    assert bad == []
