@@ -385,7 +385,7 @@ SCIFACT = HERE.parents[1] / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 def indexed_text_digest(corpus: Path) -> str:
     """A digest of what vaultmem indexes of each SciFact note (title, embedded chunks, BM25
-    words), written as scifact.py writes them: equal digests mean equal recall inputs."""
+    words of every field), written as scifact.py writes them: equal digests mean equal recall inputs."""
     import hashlib
 
     from vaultmem.core.note import parse
@@ -401,7 +401,9 @@ def indexed_text_digest(corpus: Path) -> str:
             chunks = indexer.note_chunks(note, 256)
         else:  # before issue 27
             chunks = chunk(note.title, plain_text(note.body), 256)
-        words = " ".join(indexer.bm25_doc(note).content.split())
+        indexed = indexer.bm25_doc(note)
+        props = getattr(indexed, "props", "")  # BM25's props field; none before issue 27
+        words = " ".join(indexed.content.split()) + "#" + " ".join(props.split())
         digest.update(("|".join(chunks) + "#" + words + "#" + note.title).encode())
     return digest.hexdigest()
 
