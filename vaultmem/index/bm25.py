@@ -229,7 +229,8 @@ class BM25Index:
                 segment_scores[ids] += idf[term] * (tf * (K1 + 1)) / (tf + norm[ids])
 
     @staticmethod
-    def _live_postings(reader, live: np.ndarray, field: str, terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    def _live_postings(reader, live: np.ndarray, field: str,
+                       terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """term -> (doc numbers, term frequencies) in ``field`` of the segment's live documents."""
         out = {}
         for term in terms:
