@@ -16,7 +16,8 @@ Parts (``--parts``, comma-separated; all by default):
 * ``chunking``: ``chunking.chunk`` time against the length of one paragraph, for this code and
   (``--before DIR``: a checkout of the code before) the old code.
 * ``scifact``: whether this code and ``--before`` index exactly the same text of every SciFact
-  note (titles, embedded chunks, BM25 words): then SciFact recall cannot differ.
+  note (titles, embedded chunks, BM25 words of every field) and give every note the same BM25
+  score for every SciFact query (train and test): then SciFact recall cannot differ.
 * ``doctor``: ``vaultmem doctor --json`` on the 13k-note vault, this code and ``--before``.
 * ``recall``: a labelled question set of our own over kepano's vault (hybrid, the real model)
   and name searches over the zettelkasten (BM25), MRR and hits@1, this code and ``--before``.
@@ -305,8 +306,9 @@ def score(vault, questions: dict[str, str], mode: str) -> dict:
             "hits@1": sum(1 for r in ranks if r == 1), "hits@10": sum(1 for r in ranks if r), "ranks": ranks}  # fmt: skip
 
 
-def recall_scores(work: Path) -> dict:
-    """MRR and hits@1 of this process's code (the parent picks the code by PYTHONPATH)."""
+def recall_scores(work: Path, props_weights: list[float]) -> dict:
+    """MRR and hits@1 of this process's code (the parent picks the code by PYTHONPATH); on
+    kepano also for each of ``props_weights`` (the BM25 weight of the property field)."""
     from vaultmem.index.embed import NoEmbedder
     from vaultmem.vault import Vault
 
@@ -317,6 +319,7 @@ def recall_scores(work: Path) -> dict:
         vault.reindex()
         out["kepano_hybrid"] = score(vault, KEPANO_QUESTIONS, "hybrid")
         out["kepano_bm25"] = score(vault, KEPANO_QUESTIONS, "bm25")
+        out.update(props_weight_scores(vault, props_weights))
         vault.close()
     zk = work / "zettelkasten"
     if zk.is_dir():
@@ -328,7 +331,21 @@ def recall_scores(work: Path) -> dict:
     return out
 
 
-def part_recall(before: Path | None) -> dict:
+def props_weight_scores(vault, weights: list[float]) -> dict:
+    """Kepano's questions with each BM25 weight of the property field (how it was chosen)."""
+    if not weights:
+        return {}
+    from vaultmem.index import bm25
+
+    kept, out = dict(bm25.FIELDS), {}
+    for w in weights:
+        bm25.FIELDS["props"] = w
+        out.update({f"kepano_{m}_props_weight_{w:g}": score(vault, KEPANO_QUESTIONS, m) for m in ("hybrid", "bm25")})
+    bm25.FIELDS.update(kept)
+    return out
+
+
+def part_recall(before: Path | None, props_weights: list[float]) -> dict:
     out = {}
     for side, code in (("after", HERE.parent), ("before", before)):
         if code is None:
@@ -341,7 +358,9 @@ def part_recall(before: Path | None) -> dict:
                 copy_vault_to(name, work / dest)
         if available("zettelkasten"):
             (work / "name_queries.json").write_text(json.dumps(name_queries(work / "zettelkasten")))
-        proc = subprocess.run([sys.executable, __file__, "--recall-scores", str(work)], capture_output=True, text=True,
+        weights = ["--props-weights", ",".join(map(str, props_weights))] if props_weights and side == "after" else []
+        proc = subprocess.run([sys.executable, __file__, "--recall-scores", str(work), *weights],
+                              capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"})  # fmt: skip
         if proc.returncode:
             raise SystemExit(f"recall ({side}) failed: {proc.stderr[-2000:]}")
@@ -383,38 +402,76 @@ def part_doctor(before: Path | None) -> dict:
 SCIFACT = HERE.parents[1] / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 
+def scifact_notes(corpus: Path) -> list:
+    """The SciFact notes as scifact.py writes them."""
+    from vaultmem.core.note import parse
+
+    notes = []
+    for line in corpus.open(encoding="utf-8"):
+        doc = json.loads(line)
+        title = json.dumps(doc["title"] or doc["_id"], ensure_ascii=False)
+        notes.append(parse(f"---\ntitle: {title}\ntype: fact\n---\n{doc['text']}\n", f"{doc['_id']}.md"))
+    return notes
+
+
 def indexed_text_digest(corpus: Path) -> str:
     """A digest of what vaultmem indexes of each SciFact note (title, embedded chunks, BM25
-    words), written as scifact.py writes them: equal digests mean equal recall inputs."""
+    words of every field), written as scifact.py writes them: equal digests mean equal recall inputs."""
     import hashlib
 
-    from vaultmem.core.note import parse
     from vaultmem.index import indexer
     from vaultmem.index.chunking import chunk, plain_text
 
     digest = hashlib.sha256()
-    for line in corpus.open(encoding="utf-8"):
-        doc = json.loads(line)
-        title = json.dumps(doc["title"] or doc["_id"], ensure_ascii=False)
-        note = parse(f"---\ntitle: {title}\ntype: fact\n---\n{doc['text']}\n", f"{doc['_id']}.md")
+    for note in scifact_notes(corpus):
         if hasattr(indexer, "note_chunks"):
             chunks = indexer.note_chunks(note, 256)
         else:  # before issue 27
             chunks = chunk(note.title, plain_text(note.body), 256)
-        words = " ".join(indexer.bm25_doc(note).content.split())
+        indexed = indexer.bm25_doc(note)
+        props = getattr(indexed, "props", "")  # BM25's props field; none before issue 27
+        words = " ".join(indexed.content.split()) + "#" + " ".join(props.split())
         digest.update(("|".join(chunks) + "#" + words + "#" + note.title).encode())
     return digest.hexdigest()
+
+
+def bm25_score_digest(corpus: Path) -> str:
+    """A digest of the BM25 score of every SciFact note for every query in ``queries.jsonl``
+    beside the corpus (train and test): equal digests mean bit-identical keyword scores."""
+    import hashlib
+    import tempfile
+
+    from vaultmem.index import indexer
+    from vaultmem.index.bm25 import BM25Index
+
+    notes = scifact_notes(corpus)
+    index = {n.path: i for i, n in enumerate(notes)}
+    queries = [json.loads(line)["text"] for line in (corpus.parent / "queries.jsonl").open(encoding="utf-8")]
+    digest = hashlib.sha256()
+    with tempfile.TemporaryDirectory() as tmp:
+        bm25 = BM25Index(Path(tmp) / "bm25")
+        bm25.apply((indexer.bm25_doc(n) for n in notes), [])
+        for q in queries:
+            digest.update(bm25.score_all(q, index, len(notes)).tobytes())
+        bm25.close()
+    return digest.hexdigest()
+
+
+def scifact_digests(corpus: Path) -> dict:
+    return {"indexed_text": indexed_text_digest(corpus), "bm25_scores": bm25_score_digest(corpus)}
 
 
 def part_scifact_identity(before: Path | None, corpus: Path) -> dict:
     if not corpus.exists():
         return {}
-    out = {"after": indexed_text_digest(corpus)}
+    out = {"after": scifact_digests(corpus)}
     if before:
         proc = subprocess.run([sys.executable, __file__, "--digest", str(corpus)], capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(before)})  # fmt: skip
-        out["before"] = proc.stdout.strip()
-        out["identical"] = out["before"] == out["after"]
+        if proc.returncode:
+            raise SystemExit(f"scifact digest (before) failed: {proc.stderr[-2000:]}")
+        out["before"] = json.loads(proc.stdout)
+        out["identical"] = {k: out["before"][k] == v for k, v in out["after"].items()}
     print(f"scifact identity: {out}", flush=True)
     return out
 
@@ -434,6 +491,8 @@ def main() -> None:
                     help="use the committed fixture vault (tests/fixtures/obsidian_vault) as the only vault")
     ap.add_argument("--chunk-times", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--recall-scores", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--props-weights", type=lambda t: [float(x) for x in t.split(",")], default=[],
+                    help="part recall: also kepano's questions with these BM25 weights of the property field")
     ap.add_argument("--digest", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--scifact", type=Path, default=SCIFACT, help="SciFact corpus.jsonl (part scifact)")
     args = ap.parse_args()
@@ -441,10 +500,10 @@ def main() -> None:
         print(json.dumps(chunk_times(args.chunk_times)))
         return
     if args.digest:
-        print(indexed_text_digest(args.digest))
+        print(json.dumps(scifact_digests(args.digest)))
         return
     if args.recall_scores:
-        print(json.dumps(recall_scores(args.recall_scores)))
+        print(json.dumps(recall_scores(args.recall_scores, args.props_weights)))
         return
     if args.fixture:
         VAULTS.clear()
@@ -463,7 +522,7 @@ def main() -> None:
     if "chunking" in parts:
         result["chunking"] = part_chunking(args.before, args.max_mb)
     if "recall" in parts:
-        result["recall"] = part_recall(args.before)
+        result["recall"] = part_recall(args.before, args.props_weights)
     if "scifact" in parts:
         result["scifact_identity"] = part_scifact_identity(args.before, args.scifact)
     if "doctor" in parts:

@@ -179,6 +179,25 @@ def test_every_property_is_searchable_by_value_and_link_target_name(fx, open_vau
     assert hits and hits[0] == "References/Out of Control.md"  # and they are in the embedded text
 
 
+def test_properties_never_change_how_a_notes_text_scores(empty_vault, open_vault):
+    """Two notes with the same text, one with a block of id-like properties (LoCoMo's linked
+    turns: ``session``, ``follows``): a query of their text scores them equally (the properties
+    do not lengthen the text's field), and a property value still finds its note first."""
+    body = "Caroline went to the support group on Tuesday and felt welcome there.\n"
+    ids = "\n".join(f"ref{i}: \"[[D{i}:{i + 3}]]\"" for i in range(12))
+    notes = {"plain.md": body, "linked.md": f"---\nsession: \"[[S1]]\"\n{ids}\n---\n{body}",
+             "other.md": "Melanie painted a sunrise by the lake.\n"}  # fmt: skip
+    for name, text in notes.items():
+        (empty_vault / name).write_text(text, encoding="utf-8")
+    v = open_vault(empty_vault)
+    v.reindex()
+    universe, index = v.universe()
+    scores = v.bm25.score_all("support group Caroline", index, len(universe))
+    assert scores[index["plain.md"]] > 0
+    assert scores[index["linked.md"]] == scores[index["plain.md"]]
+    assert [h.path for h in v.recall("D7:10", mode="bm25", log=False)][:1] == ["linked.md"]
+
+
 def test_list_valued_properties_never_show_as_python_lists(fx, open_vault, fake_model):
     v = open_vault(fx)
     rec = v.records()["References/Out of Control.md"]

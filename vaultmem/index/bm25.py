@@ -26,12 +26,15 @@ from . import ownfiles
 from .analysis import analyzer
 from .whoosh_compat import deleted_docs, postings, segment_id
 
-SCHEMA_VERSION = "4"  # 4: property values (issue 27)
+SCHEMA_VERSION = "5"  # 4: property values (issue 27); 5: in a field of their own
 OWN_WAIT = 2.0  # seconds a reader waits for a writer to record the files of a commit it just made
 log = logging.getLogger("vaultmem.index")
 
 
 B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (benchmarks/README.md)
+# field -> weight of its score. Property values have a field of their own, so they never lengthen
+# ``content`` (its length normalisation is a note's text alone); weight chosen on kepano's questions.
+FIELDS = {"content": 1.0, "props": 2.0}
 
 
 def _leaves(searcher):
@@ -39,13 +42,15 @@ def _leaves(searcher):
 
 
 def schema() -> Schema:
-    """One analyzed ``content`` field (title twice, aliases, tags, properties, body): on the SciFact train
+    """One analyzed ``content`` field (title twice, aliases, tags, body): on the SciFact train
     split this scored nDCG@10 0.692 against 0.658 for separate boosted fields, at half the
-    query time (benchmarks/README.md)."""
+    query time (benchmarks/README.md). Other property values go to ``props``: in ``content``
+    their words (ids such as ``D1:3``) changed every such note's length normalisation."""
     return Schema(
         path=ID(stored=True, unique=True, sortable=True),
         hash=ID(stored=True),
         content=TEXT(analyzer=analyzer()),
+        props=TEXT(analyzer=analyzer()),
         type=ID,
         status=ID,
     )
@@ -67,7 +72,7 @@ class Doc:
 
     @property
     def content(self) -> str:
-        return "\n".join((self.title, self.title, self.aliases, self.tags.replace(",", " "), self.props, self.body))
+        return "\n".join((self.title, self.title, self.aliases, self.tags.replace(",", " "), self.body))
 
 
 class BM25Index:
@@ -141,7 +146,8 @@ class BM25Index:
             for path in deletes:
                 writer.delete_by_term("path", path)
             for d in upserts:
-                writer.update_document(path=d.path, hash=d.hash, content=d.content, type=d.type, status=d.status)
+                writer.update_document(path=d.path, hash=d.hash, content=d.content, props=d.props, type=d.type,
+                                       status=d.status)
         except BaseException:
             writer.cancel()
             raise
@@ -171,10 +177,11 @@ class BM25Index:
         terms = self.terms(text)
         if not terms:
             return None
-        return wq.Or([wq.Term("content", t) for t in terms])
+        return wq.Or([wq.Term(f, t, boost=w) for t in terms for f, w in FIELDS.items()])
 
     def score_all(self, text: str, index: dict[str, int], n: int) -> np.ndarray:
-        """BM25 score of every note: ``out[index[path]]`` (0 where no query term occurs).
+        """BM25 score of every note: ``out[index[path]]`` (0 where no query term occurs), the
+        weighted sum of each field's BM25 (``FIELDS``), as whoosh's BM25F scores ``query``.
 
         The collection statistics (document count, document frequencies, average length)
         count live documents only, so an index updated incrementally (with deleted documents
@@ -192,30 +199,43 @@ class BM25Index:
         live_docs = sum(int(live.sum()) for _, (_, live, _) in leaves)
         if not live_docs:
             return out
-        avgdl = sum(float(lengths[live].sum()) for _, (lengths, live, _) in leaves) / live_docs or 1.0
-        found = [self._live_postings(reader, live, terms) for reader, (_, live, _) in leaves]
+        scores = [np.zeros(len(paths), dtype=np.float64) for _, (_, _, paths) in leaves]
+        for field, weight in FIELDS.items():
+            self._add_field(field, weight, terms, leaves, live_docs, scores)
+        for key, (_, (_, _, paths)), segment_scores in zip(keys, leaves, scores):
+            where = self._positions(key, paths, index)
+            hit = np.flatnonzero((segment_scores > 0) & (where >= 0))
+            out[where[hit]] = segment_scores[hit]
+        return out
+
+    def _add_field(self, field: str, weight: float, terms: list[str], leaves: list, live_docs: int,
+                   scores: list[np.ndarray]) -> None:
+        """Add one field's weighted BM25 (its own document frequencies and average length) to
+        each segment's ``scores``. The average length is over the notes that have the field (not
+        whoosh's over all): a note's property block is measured against other property blocks,
+        not against the many notes without one."""
+        total = sum(float(lengths[field][live].sum()) for _, (lengths, live, _) in leaves)
+        having = sum(int(np.count_nonzero(lengths[field][live])) for _, (lengths, live, _) in leaves)
+        avgdl = total / having if having else 1.0
+        found = [self._live_postings(reader, live, field, terms) for reader, (_, live, _) in leaves]
         df: dict[str, int] = {}
         for segment_postings in found:
             for term, (ids, _) in segment_postings.items():
                 df[term] = df.get(term, 0) + len(ids)
-        idf = {t: math.log(live_docs / (d + 1)) + 1 for t, d in df.items()}
-        for key, (_, (lengths, _, paths)), segment_postings in zip(keys, leaves, found):
-            scores = np.zeros(len(lengths), dtype=np.float64)
-            norm = K1 * ((1 - B) + B * lengths / avgdl)
+        idf = {t: weight * (math.log(live_docs / (d + 1)) + 1) for t, d in df.items()}
+        for (_, (lengths, _, _)), segment_postings, segment_scores in zip(leaves, found, scores):
+            norm = K1 * ((1 - B) + B * lengths[field] / avgdl)
             for term, (ids, tf) in segment_postings.items():
-                scores[ids] += idf[term] * (tf * (K1 + 1)) / (tf + norm[ids])
-            where = self._positions(key, paths, index)
-            hit = np.flatnonzero((scores > 0) & (where >= 0))
-            out[where[hit]] = scores[hit]
-        return out
+                segment_scores[ids] += idf[term] * (tf * (K1 + 1)) / (tf + norm[ids])
 
     @staticmethod
-    def _live_postings(reader, live: np.ndarray, terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """term -> (doc numbers, term frequencies) of the segment's live documents."""
+    def _live_postings(reader, live: np.ndarray, field: str,
+                       terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """term -> (doc numbers, term frequencies) in ``field`` of the segment's live documents."""
         out = {}
         for term in terms:
             try:
-                ids, tf = postings(reader.postings("content", term))
+                ids, tf = postings(reader.postings(field, term))
             except TermNotFound:
                 continue
             keep = live[ids]
@@ -247,13 +267,14 @@ class BM25Index:
         sid = segment_id(reader)
         return (sid if sid is not None else object(), reader.doc_count())
 
-    def _segment_arrays(self, reader, key: tuple) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """Per-segment field lengths, live-document mask and paths, cached under the segment's
-        key (segment and deletions)."""
+    def _segment_arrays(self, reader, key: tuple) -> tuple[dict[str, np.ndarray], np.ndarray, list[str]]:
+        """Per-segment field lengths (field -> array), live-document mask and paths, cached under
+        the segment's key (segment and deletions)."""
         cached = self._segments.get(key)
         if cached is None:
             n = reader.doc_count_all()
-            lengths = np.array([reader.doc_field_length(i, "content", 0) or 0 for i in range(n)], dtype=np.float64)
+            lengths = {f: np.array([reader.doc_field_length(i, f, 0) or 0 for i in range(n)], dtype=np.float64)
+                       for f in FIELDS}  # fmt: skip
             live = np.ones(n, dtype=bool)
             for num in deleted_docs(reader):
                 live[num] = False
