@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .core.discovery import STATE_DIR, find_vault
 from .core.errors import BadInput, VaultError, VaultNotFound
 from .core.registry import SHARED, USER, Registry, agent_id, identity
 from .service import client, control
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every client call)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Sequence
+
     from .index.embed import Embedder
     from .index.indexer import Progress, Summary
     from .multi import MultiVault

@@ -19,9 +19,8 @@ import json
 import math
 import sqlite3
 import time
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..core.config import DEFAULTS
 from ..core.discovery import STATE_DIR
@@ -30,7 +29,10 @@ from ..core.fence import fence, held, one_line, provenance
 from ..core.private import strip_private
 from ..memory.projects import find_anchor
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Iterable
+
     from ..vault import Vault
     from .transcript import Event
 
@@ -159,22 +161,24 @@ def context_output(event: str, text: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------- relevance floor
 
 
-@dataclass(frozen=True)
-class Floor:
+class Floor(namedtuple("Floor", "rule z_bm25 z_vec cos_agree cos_alone cos_min",
+                       defaults=("agree", 1.0, 2.5, 0.325, 0.55, 0.40))):
     """Which recall hits are worth injecting into a prompt.
 
     ``rule="agree"`` (the default): BM25 and the vectors agree: the note matches a query term and
     its cosine with the prompt is at least ``cos_agree`` (or ``cos_alone`` without a term).
     ``rule="cosine"``: one constant floor on the cosine. ``rule="zagree"``: both standardised
     scores (standard deviations above the vault's average note for this query, the ``z`` recall
-    fuses) reach ``z_bm25`` and ``z_vec`` (measured and dropped: see benchmarks/README.md)."""
+    fuses) reach ``z_bm25`` and ``z_vec`` (measured and dropped: see benchmarks/README.md).
+    A named tuple, not a dataclass: ``dataclasses`` imports ``inspect`` (~5 ms of every prompt)."""
 
-    rule: str = "agree"
-    z_bm25: float = 1.0
-    z_vec: float = 2.5
-    cos_agree: float = 0.325
-    cos_alone: float = 0.55
-    cos_min: float = 0.40
+    __slots__ = ()
+    rule: str
+    z_bm25: float
+    z_vec: float
+    cos_agree: float
+    cos_alone: float
+    cos_min: float
 
     def keep(self, hit: dict[str, Any]) -> bool:
         e = hit.get("explain") or {}
@@ -251,7 +255,8 @@ def fit_lines(hits: list[dict[str, Any]], budget: int, header: str = PROMPT_HEAD
 
 # ---------------------------------------------------------------------- the hooks
 
-Recall = Callable[[str, int], list[dict[str, Any]]]
+if TYPE_CHECKING:  # pragma: no cover
+    Recall = Callable[[str, int], list[dict[str, Any]]]
 
 
 def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int = DEFAULT_BUDGET,

@@ -18,11 +18,14 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from types import SimpleNamespace
 
 from ..core.private import strip_private
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Iterator
 
 MAX_BYTES = 32 << 20  # a transcript larger than this is read from its last 32 MB
 MAX_LINE = 4 << 20
@@ -33,18 +36,25 @@ RECALL_TOOLS = {"recall", "wake", "read_note"}
 VAULTMEM_CLI = re.compile(r"(?:^|[\s;&|(])vaultmem\s+(remember|sleep|checkpoint|recall|wake)\b")
 
 
-@dataclass
-class Event:
-    """One thing that happened in the session, in order."""
+class Event(SimpleNamespace):
+    """One thing that happened in the session, in order: ``kind`` ("prompt", "text", "tool",
+    "result"), ``ts`` (the line's ISO timestamp, "" when it has none) and ``cwd`` (the agent's
+    working directory at that line, "" when unknown). A SimpleNamespace (repr and equality
+    built in), not a dataclass: ``dataclasses`` imports ``inspect``, ~10 ms of every prompt hook."""
 
-    kind: str  # "prompt", "text", "tool", "result"
-    text: str = ""
-    tool: str = ""
-    input: dict[str, Any] = field(default_factory=dict)
-    id: str = ""
-    error: bool = False
-    ts: str = ""  # the line's ISO timestamp, "" when it has none
-    cwd: str = ""  # the agent's working directory at that line, "" when unknown
+    kind: str
+    text: str
+    tool: str
+    input: dict[str, Any]
+    id: str
+    error: bool
+    ts: str
+    cwd: str
+
+    def __init__(self, kind: str, text: str = "", tool: str = "", input: dict[str, Any] | None = None, id: str = "",
+                 error: bool = False, ts: str = "", cwd: str = ""):  # fmt: skip
+        super().__init__(kind=kind, text=text, tool=tool, input={} if input is None else input, id=id, error=error,
+                         ts=ts, cwd=cwd)  # fmt: skip
 
 
 def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES, fmt: str = "claude") -> list[Event]:
@@ -359,20 +369,25 @@ def topic(requests: list[str], n: int = 8) -> str:
 # ---------------------------------------------------------------------- the summary
 
 
-@dataclass
-class Summary:
-    requests: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)  # command, error, fixed_by, fixed
-    commands: int = 0
-    saved: list[str] = field(default_factory=list)
-    recalled: list[tuple[str, list[str]]] = field(default_factory=list)  # (what was asked, ids shown)
-    rules: list[tuple[str, str]] = field(default_factory=list)
-    outcome: str = ""  # the agent's last words, first sentences
-    start: str = ""  # ISO timestamps of the first and last timed events
-    end: str = ""
-    cwd: str = ""  # the project folder: the one given, else the transcript's first
-    subagents: list[str] = field(default_factory=list)  # subagents whose work is folded in
+class Summary(SimpleNamespace):
+    """What a session leaves behind, filled in by ``summarise`` (a SimpleNamespace, as ``Event``)."""
+
+    requests: list[str]
+    files: list[str]
+    failures: list[dict[str, Any]]  # command, error, fixed_by, fixed
+    commands: int
+    saved: list[str]
+    recalled: list[tuple[str, list[str]]]  # (what was asked, ids shown)
+    rules: list[tuple[str, str]]
+    outcome: str  # the agent's last words, first sentences
+    start: str  # ISO timestamps of the first and last timed events
+    end: str
+    cwd: str  # the project folder: the one given, else the transcript's first
+    subagents: list[str]  # subagents whose work is folded in
+
+    def __init__(self) -> None:
+        super().__init__(requests=[], files=[], failures=[], commands=0, saved=[], recalled=[], rules=[], outcome="",
+                         start="", end="", cwd="", subagents=[])  # fmt: skip
 
     @property
     def empty(self) -> bool:
