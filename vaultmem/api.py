@@ -540,6 +540,22 @@ class Session:
             unknown += [{**u, "id": written.get(u["id"], u["id"])} for u in done["unknown"]]
         return {"rated": rated, "unknown": unknown}
 
+    def log_shown(self, ids: Sequence[str], via: str, root: Path | None = None) -> None:
+        """Log memories of ``root`` (default: the caller's own vault) as retrieved by ``via``
+        (memories a hook showed): by the memory service while it runs, whose usage store stays
+        open (a prompt hook then neither imports nor opens it, nor syncs its file), else here."""
+        root = Path(root or self.root)
+        _, served = self.service("shown", {"root": str(root), "ids": list(ids), "via": via}, start=False)
+        if served:
+            return
+        from .index.usage import UsageStore
+
+        store = UsageStore.of(root)
+        try:
+            store.log_retrievals(ids, via)
+        finally:
+            store.close()
+
     def history(self, ref: str) -> dict[str, Any]:
         """The versions of the fact ``ref`` names (``history.chain``), in the vault a
         ``vault:`` prefix names (default: the caller's own)."""

@@ -63,6 +63,9 @@ class SessionState:
         folder.mkdir(mode=0o700, exist_ok=True)
         self.db = sqlite3.connect(str(folder / STATE_FILE), isolation_level=None, timeout=10)
         self.db.execute("PRAGMA journal_mode=WAL")
+        # no fsync at each commit (WAL keeps the file consistent; a power cut may lose the last
+        # session marks, which only shows a memory again): 10-30 ms of every prompt on a slow disk
+        self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
         self.now = time.time() if now is None else now
         self._expire()
@@ -91,8 +94,15 @@ class SessionState:
         return {r[0] for r in self.db.execute("SELECT key FROM shown WHERE session = ?", (session,))}
 
     def mark_shown(self, session: str, keys: Iterable[str], via: str) -> None:
-        self.touch(session)
-        self.db.executemany("INSERT OR IGNORE INTO shown VALUES (?, ?, ?, ?)", [(session, k, via, self.now) for k in keys])
+        rows = [(session, k, via, self.now) for k in keys]
+        self.db.execute("BEGIN IMMEDIATE")  # one transaction: one write of the log, not one per statement
+        try:
+            self.touch(session)
+            self.db.executemany("INSERT OR IGNORE INTO shown VALUES (?, ?, ?, ?)", rows)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     def shown_list(self, session: str) -> list[tuple[str, str]]:
         """(key, via) of what the session was shown, in order."""
