@@ -14,6 +14,7 @@ sentences in which the user states a lasting rule ("always ...", "never ...", "I
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -275,22 +276,29 @@ def unsaved_work(events: list[Event]) -> bool:
 
 # ---------------------------------------------------------------------- rule sentences
 
-RULE_RE = re.compile(
-    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note|remember)[,:]?\s+)*"
-    r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
-    r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
-    r"|remember that|keep in mind that|note that we|we always|we never|i always|i never)\b",
-    re.I,
-)
-FEEDBACK_RULE_RE = re.compile(r"^(?:please\s+)?(?:don'?t|do not|never|always|use|prefer|stop)\b", re.I)
+@functools.cache
+def _rule_res() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(rule, feedback rule, lead-in) patterns, compiled on first use: the prompt hook imports this
+    module at every prompt and never needs them (~1.5 ms to compile)."""
+    rule = re.compile(
+        r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note|remember)[,:]?\s+)*"
+        r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
+        r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
+        r"|remember that|keep in mind that|note that we|we always|we never|i always|i never)\b",
+        re.I,
+    )
+    feedback = re.compile(r"^(?:please\s+)?(?:don'?t|do not|never|always|use|prefer|stop)\b", re.I)
+    lead_in = re.compile(
+        r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|just)[,:]?\s+)*"
+        r"(?:(?:remember|keep in mind|note)(?: that)?[,:]?\s+|(?:from now on|in (?:the )?future|going forward)[,:]?\s+)?"
+        r"(?:(?:i|we) (?:always |really |strongly |usually )?(?:want|prefer|like|need)(?: (?:it|us|you) to)?\s+"
+        r"|i'?d (?:rather|prefer)(?: (?:it|us|you) to)?\s+|(?:i|we) always\s+)?",
+        re.I,
+    )
+    return rule, feedback, lead_in
+
+
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
-LEAD_IN_RE = re.compile(
-    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|just)[,:]?\s+)*"
-    r"(?:(?:remember|keep in mind|note)(?: that)?[,:]?\s+|(?:from now on|in (?:the )?future|going forward)[,:]?\s+)?"
-    r"(?:(?:i|we) (?:always |really |strongly |usually )?(?:want|prefer|like|need)(?: (?:it|us|you) to)?\s+"
-    r"|i'?d (?:rather|prefer)(?: (?:it|us|you) to)?\s+|(?:i|we) always\s+)?",
-    re.I,
-)
 SMALL_TALK = {
     "ok", "okay", "thanks", "thank", "you", "thx", "ty", "yes", "no", "yep", "nope", "sure", "great", "good", "nice",
     "cool", "perfect", "done", "continue", "go", "ahead", "please", "lgtm", "sounds", "right", "fine", "do", "it",
@@ -312,16 +320,17 @@ def rule_sentences(text: str, feedback: bool = False) -> list[tuple[str, str]]:
     "remember that ..." / "keep in mind that ..." -> lesson; always/never/prefer/... -> preference.
     Questions are not rules. ``feedback``: the text is the user's correction of a rejected tool
     call, where an imperative ("don't write migrations by hand") is a rule too."""
+    rule_re, feedback_re, _ = _rule_res()
     out = []
     for raw in SENTENCE_RE.split(text):
         s = " ".join(raw.strip().lstrip("-*> ").split())
         if not (12 <= len(s) <= 300) or s.endswith("?"):
             continue
-        m = RULE_RE.match(s)
+        m = rule_re.match(s)
         if m:
             kind = m.group("kind").lower()
             out.append(("lesson" if kind.startswith(("remember", "keep in mind", "note that")) else "preference", s))
-        elif feedback and FEEDBACK_RULE_RE.match(s):
+        elif feedback and feedback_re.match(s):
             out.append(("preference", s))
     return out
 
@@ -330,7 +339,7 @@ def rule_title(sentence: str, width: int = 90) -> str:
     """A rule's title: the rule without its lead-in ("Also, remember that I always want integer
     cents for money, never floats." -> "Integer cents for money, never floats")."""
     text = " ".join(sentence.split()).rstrip(" .!;:")
-    rest = LEAD_IN_RE.sub("", text, count=1).strip(" ,")
+    rest = _rule_res()[2].sub("", text, count=1).strip(" ,")
     if len(rest) < 8:  # the lead-in was most of it
         rest = text
     return clip(rest[:1].upper() + rest[1:], width)
