@@ -20,7 +20,8 @@ soak      RSS of the service over --calls mixed calls sent on its socket (recall
 Bytecode: the CLI runs as installed, with its modules' bytecode cached (pip compiles it at install;
 a checkout writes __pycache__/ on first use). An environment with PYTHONDONTWRITEBYTECODE=1 (this
 project's sessions set it) would otherwise compile vaultmem's modules from source at every call
-(+20-25 ms a call); the benchmark drops it for the processes it runs, unless --no-bytecode.
+(+20-25 ms a call); the benchmark drops it for the processes it runs, unless --no-bytecode
+(which also deletes vaultmem's __pycache__/ folders first: bytecode found there is read anyway).
 Results: benchmarks/results/service.json (the load average before and after each part is kept:
 the machine is shared and noisy, so compare the ratios).
 """
@@ -63,6 +64,8 @@ class Home:
             self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         else:
             self.env["PYTHONDONTWRITEBYTECODE"] = "1"
+            for cache in sorted((HERE.parent / "vaultmem").rglob("__pycache__")):
+                shutil.rmtree(cache, ignore_errors=True)
         self.env.setdefault("VAULTMEM_CACHE", str(Path.home() / ".cache" / "vaultmem"))  # the assembled model
         self.vault = self.base / "demo"
         self.other = self.base / "other"
