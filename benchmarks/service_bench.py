@@ -16,6 +16,12 @@ soak      RSS of the service over --calls mixed calls sent on its socket (recall
     python benchmarks/service_bench.py latency --runs 15
     python benchmarks/service_bench.py soak --calls 10000 [--reads-only]
     python benchmarks/service_bench.py all          # both, one results file
+
+Bytecode: the CLI runs as installed, with its modules' bytecode cached (pip compiles it at install;
+a checkout writes __pycache__/ on first use). An environment with PYTHONDONTWRITEBYTECODE=1 (this
+project's sessions set it) would otherwise compile vaultmem's modules from source at every call
+(+20-25 ms a call); the benchmark drops it for the processes it runs, unless --no-bytecode
+(which also deletes vaultmem's __pycache__/ folders first: bytecode found there is read anyway).
 Results: benchmarks/results/service.json (the load average before and after each part is kept:
 the machine is shared and noisy, so compare the ratios).
 """
@@ -48,12 +54,18 @@ PROMPT = "how do we lease jobs with advisory locks so two workers never run the 
 class Home:
     """A private HOME, config, state and runtime folder, and a demo vault copy indexed in it."""
 
-    def __init__(self) -> None:
+    def __init__(self, bytecode: bool = True) -> None:
         self.base = Path(tempfile.mkdtemp(prefix="vm-svc-"))
         self.env = {**os.environ, "HOME": str(self.base), "XDG_RUNTIME_DIR": str(self.base / "run"),
                     "XDG_CONFIG_HOME": str(self.base / "cfg"), "XDG_STATE_HOME": str(self.base / "state"),
                     "PYTHONPATH": str(HERE.parent)}  # fmt: skip
         self.env.pop("VAULTMEM_NO_SERVICE", None)
+        if bytecode:  # as installed: bytecode written once, then read (see the module's docstring)
+            self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        else:
+            self.env["PYTHONDONTWRITEBYTECODE"] = "1"
+            for cache in sorted((HERE.parent / "vaultmem").rglob("__pycache__")):
+                shutil.rmtree(cache, ignore_errors=True)
         self.env.setdefault("VAULTMEM_CACHE", str(Path.home() / ".cache" / "vaultmem"))  # the assembled model
         self.vault = self.base / "demo"
         self.other = self.base / "other"
@@ -137,10 +149,10 @@ def paired(h: Home, runs: int, name: str, service, local) -> dict:
     return {"service": s, "in_process": l, "ratio_p50": ratio}
 
 
-def latency(runs: int) -> dict:
-    h = Home()
+def latency(runs: int, bytecode: bool = True) -> dict:
+    h = Home(bytecode)
     try:
-        out: dict = {"load_before": load(), "runs": runs}
+        out: dict = {"load_before": load(), "runs": runs, "bytecode_cached": bytecode}
         bare = [timed_python() for _ in range(runs)]
         out["python_start"] = latency_summary(bare)  # the floor of any CLI call on this machine right now
         print(f"python -c pass: p50 {out['python_start']['p50_ms']:.0f} ms")
@@ -275,13 +287,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15, help="paired rounds per latency measure (default 15)")
     ap.add_argument("--calls", type=int, default=10_000, help="calls in the soak (default 10000)")
     ap.add_argument("--every", type=int, default=500, help="RSS sampled every this many calls (default 500)")
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="latency: run the CLI with PYTHONDONTWRITEBYTECODE=1 (every call compiles vaultmem from source)")
     ap.add_argument("--reads-only", action="store_true", help="soak: no remember or edit (kept as soak_reads_only)")
     a = ap.parse_args()
     previous = RESULTS / "service.json"
     data = json.loads(previous.read_text()) if previous.exists() else {}
     data = {k: v for k, v in data.items() if k in ("latency", "soak", "soak_reads_only")}
     if a.part in ("latency", "all"):
-        data["latency"] = latency(a.runs)
+        data["latency"] = latency(a.runs, bytecode=not a.no_bytecode)
     if a.part in ("soak", "all"):
         data["soak_reads_only" if a.reads_only else "soak"] = soak(a.calls, a.every, writes=not a.reads_only)
     print(f"wrote {write_result('service', data)}")

@@ -139,6 +139,34 @@ def test_session_hooks_sleep_and_checkpoint_write_through_the_service(cli, vault
     assert info["calls"] >= 5 and cli.loaders() == [info["pid"]]  # no hook or command loaded a model of its own
 
 
+def hook_logged(vault: Path) -> list[str]:
+    import sqlite3
+
+    db = sqlite3.connect(str(vault / ".vaultmem-usage" / "usage.db"))
+    try:
+        return sorted(r[0] for r in db.execute("SELECT key FROM retrievals WHERE via = 'hook'"))
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_the_memories_a_prompt_hook_shows_are_logged_once_with_or_without_the_service(cli, vault, served):
+    """The ids a prompt hook shows are logged as retrievals ("hook"): by the service while it runs
+    (the hook then leaves the usage store alone), else by the hook's own process."""
+    env = {} if served else {"VAULTMEM_NO_SERVICE": "1"}
+    if served:
+        cli("service", "start")
+    def prompt() -> list[str]:
+        out = context(cli("hook", "prompt", "--vault", str(vault), input=hook_payload(vault), env=env).stdout)
+        return [line.split("]")[0].split("[")[1] for line in out.splitlines() if line.startswith("- [")]
+
+    first = prompt()
+    assert first and hook_logged(vault) == sorted(first)
+    again = prompt()  # the same session: only memories it was not shown yet
+    assert not set(again) & set(first) and hook_logged(vault) == sorted(first + again)
+    assert (cli.status()["calls"] >= 2) if served else cli.holder() is None
+
+
 def test_several_vaults_are_recalled_in_one_ranking_by_the_service(cli, vault, empty_vault):
     write(empty_vault, "facts/Harbour cranes.md", "# Harbour cranes\n\nThe advisory locks of the harbour cranes.\n")
     out = json.loads(cli("recall", "advisory locks of the harbour cranes", "--vault", str(vault), "--vault",

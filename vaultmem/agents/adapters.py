@@ -30,9 +30,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
 
 from ..core.errors import BadInput
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, ClassVar, Mapping
 
 HOOKS = ("start", "prompt", "stop", "pre-compact", "end")
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a session id that may name a folder

@@ -14,15 +14,19 @@ sentences in which the user states a lasting rule ("always ...", "never ...", "I
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from types import SimpleNamespace
 
 from ..core.private import strip_private
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Iterator
 
 MAX_BYTES = 32 << 20  # a transcript larger than this is read from its last 32 MB
 MAX_LINE = 4 << 20
@@ -33,18 +37,25 @@ RECALL_TOOLS = {"recall", "wake", "read_note"}
 VAULTMEM_CLI = re.compile(r"(?:^|[\s;&|(])vaultmem\s+(remember|sleep|checkpoint|recall|wake)\b")
 
 
-@dataclass
-class Event:
-    """One thing that happened in the session, in order."""
+class Event(SimpleNamespace):
+    """One thing that happened in the session, in order: ``kind`` ("prompt", "text", "tool",
+    "result"), ``ts`` (the line's ISO timestamp, "" when it has none) and ``cwd`` (the agent's
+    working directory at that line, "" when unknown). A SimpleNamespace (repr and equality
+    built in), not a dataclass: ``dataclasses`` imports ``inspect``, ~10 ms of every prompt hook."""
 
-    kind: str  # "prompt", "text", "tool", "result"
-    text: str = ""
-    tool: str = ""
-    input: dict[str, Any] = field(default_factory=dict)
-    id: str = ""
-    error: bool = False
-    ts: str = ""  # the line's ISO timestamp, "" when it has none
-    cwd: str = ""  # the agent's working directory at that line, "" when unknown
+    kind: str
+    text: str
+    tool: str
+    input: dict[str, Any]
+    id: str
+    error: bool
+    ts: str
+    cwd: str
+
+    def __init__(self, kind: str, text: str = "", tool: str = "", input: dict[str, Any] | None = None, id: str = "",
+                 error: bool = False, ts: str = "", cwd: str = ""):  # fmt: skip
+        super().__init__(kind=kind, text=text, tool=tool, input={} if input is None else input, id=id, error=error,
+                         ts=ts, cwd=cwd)  # fmt: skip
 
 
 def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES, fmt: str = "claude") -> list[Event]:
@@ -265,22 +276,29 @@ def unsaved_work(events: list[Event]) -> bool:
 
 # ---------------------------------------------------------------------- rule sentences
 
-RULE_RE = re.compile(
-    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note|remember)[,:]?\s+)*"
-    r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
-    r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
-    r"|remember that|keep in mind that|note that we|we always|we never|i always|i never)\b",
-    re.I,
-)
-FEEDBACK_RULE_RE = re.compile(r"^(?:please\s+)?(?:don'?t|do not|never|always|use|prefer|stop)\b", re.I)
+@functools.cache
+def _rule_res() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(rule, feedback rule, lead-in) patterns, compiled on first use: the prompt hook imports this
+    module at every prompt and never needs them (~1.5 ms to compile)."""
+    rule = re.compile(
+        r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note|remember)[,:]?\s+)*"
+        r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
+        r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
+        r"|remember that|keep in mind that|note that we|we always|we never|i always|i never)\b",
+        re.I,
+    )
+    feedback = re.compile(r"^(?:please\s+)?(?:don'?t|do not|never|always|use|prefer|stop)\b", re.I)
+    lead_in = re.compile(
+        r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|just)[,:]?\s+)*"
+        r"(?:(?:remember|keep in mind|note)(?: that)?[,:]?\s+|(?:from now on|in (?:the )?future|going forward)[,:]?\s+)?"
+        r"(?:(?:i|we) (?:always |really |strongly |usually )?(?:want|prefer|like|need)(?: (?:it|us|you) to)?\s+"
+        r"|i'?d (?:rather|prefer)(?: (?:it|us|you) to)?\s+|(?:i|we) always\s+)?",
+        re.I,
+    )
+    return rule, feedback, lead_in
+
+
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
-LEAD_IN_RE = re.compile(
-    r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|just)[,:]?\s+)*"
-    r"(?:(?:remember|keep in mind|note)(?: that)?[,:]?\s+|(?:from now on|in (?:the )?future|going forward)[,:]?\s+)?"
-    r"(?:(?:i|we) (?:always |really |strongly |usually )?(?:want|prefer|like|need)(?: (?:it|us|you) to)?\s+"
-    r"|i'?d (?:rather|prefer)(?: (?:it|us|you) to)?\s+|(?:i|we) always\s+)?",
-    re.I,
-)
 SMALL_TALK = {
     "ok", "okay", "thanks", "thank", "you", "thx", "ty", "yes", "no", "yep", "nope", "sure", "great", "good", "nice",
     "cool", "perfect", "done", "continue", "go", "ahead", "please", "lgtm", "sounds", "right", "fine", "do", "it",
@@ -302,16 +320,17 @@ def rule_sentences(text: str, feedback: bool = False) -> list[tuple[str, str]]:
     "remember that ..." / "keep in mind that ..." -> lesson; always/never/prefer/... -> preference.
     Questions are not rules. ``feedback``: the text is the user's correction of a rejected tool
     call, where an imperative ("don't write migrations by hand") is a rule too."""
+    rule_re, feedback_re, _ = _rule_res()
     out = []
     for raw in SENTENCE_RE.split(text):
         s = " ".join(raw.strip().lstrip("-*> ").split())
         if not (12 <= len(s) <= 300) or s.endswith("?"):
             continue
-        m = RULE_RE.match(s)
+        m = rule_re.match(s)
         if m:
             kind = m.group("kind").lower()
             out.append(("lesson" if kind.startswith(("remember", "keep in mind", "note that")) else "preference", s))
-        elif feedback and FEEDBACK_RULE_RE.match(s):
+        elif feedback and feedback_re.match(s):
             out.append(("preference", s))
     return out
 
@@ -320,7 +339,7 @@ def rule_title(sentence: str, width: int = 90) -> str:
     """A rule's title: the rule without its lead-in ("Also, remember that I always want integer
     cents for money, never floats." -> "Integer cents for money, never floats")."""
     text = " ".join(sentence.split()).rstrip(" .!;:")
-    rest = LEAD_IN_RE.sub("", text, count=1).strip(" ,")
+    rest = _rule_res()[2].sub("", text, count=1).strip(" ,")
     if len(rest) < 8:  # the lead-in was most of it
         rest = text
     return clip(rest[:1].upper() + rest[1:], width)
@@ -359,20 +378,25 @@ def topic(requests: list[str], n: int = 8) -> str:
 # ---------------------------------------------------------------------- the summary
 
 
-@dataclass
-class Summary:
-    requests: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)  # command, error, fixed_by, fixed
-    commands: int = 0
-    saved: list[str] = field(default_factory=list)
-    recalled: list[tuple[str, list[str]]] = field(default_factory=list)  # (what was asked, ids shown)
-    rules: list[tuple[str, str]] = field(default_factory=list)
-    outcome: str = ""  # the agent's last words, first sentences
-    start: str = ""  # ISO timestamps of the first and last timed events
-    end: str = ""
-    cwd: str = ""  # the project folder: the one given, else the transcript's first
-    subagents: list[str] = field(default_factory=list)  # subagents whose work is folded in
+class Summary(SimpleNamespace):
+    """What a session leaves behind, filled in by ``summarise`` (a SimpleNamespace, as ``Event``)."""
+
+    requests: list[str]
+    files: list[str]
+    failures: list[dict[str, Any]]  # command, error, fixed_by, fixed
+    commands: int
+    saved: list[str]
+    recalled: list[tuple[str, list[str]]]  # (what was asked, ids shown)
+    rules: list[tuple[str, str]]
+    outcome: str  # the agent's last words, first sentences
+    start: str  # ISO timestamps of the first and last timed events
+    end: str
+    cwd: str  # the project folder: the one given, else the transcript's first
+    subagents: list[str]  # subagents whose work is folded in
+
+    def __init__(self) -> None:
+        super().__init__(requests=[], files=[], failures=[], commands=0, saved=[], recalled=[], rules=[], outcome="",
+                         start="", end="", cwd="", subagents=[])  # fmt: skip
 
     @property
     def empty(self) -> bool:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 
-from ..agents.hook_io import PROMPT_BUDGET, hook_output, prompt
-
 
 def prompt_args(argv: list[str]) -> tuple[str | None, int, str | None] | None:
     """(--vault, --budget, --agent) of `hook prompt`, or None when the full parser is needed."""
+    from ..agents.hook_io import PROMPT_BUDGET
+
     vault, budget, agent = None, PROMPT_BUDGET, None
     i = 0
     while i < len(argv):
@@ -48,6 +48,8 @@ def main() -> None:
     if argv[:2] == ["hook", "prompt"]:
         parsed = prompt_args(argv[2:])
         if parsed is not None:
+            from ..agents.hook_io import hook_output, prompt
+
             sys.exit(hook_output(lambda: prompt(*parsed)))
     if argv[:1] == ["recall"]:  # the main job: through a ready service without typer, else its own command
         from .quick import run

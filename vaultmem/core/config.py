@@ -8,16 +8,17 @@ vaultmem it runs with except for the lines someone uncommented.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
-import tomllib
 from pathlib import Path
-from typing import Any
 
 from .discovery import STATE_DIR
 from .errors import BadInput
 from .memtypes import FOLDERS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 # The one place each default is written: adaptive.Weights, recall.Options, embed.DEFAULT_MODEL/_BATCH
 # and the commented config file `vaultmem init` writes (CONFIG_TEXT) all read them from here.
@@ -208,6 +209,8 @@ def config_path(vault_root: Path) -> Path:
 
 def merge(base: dict, over: dict) -> dict:
     """Deep-merge ``over`` into a copy of ``base``."""
+    import copy
+
     out = copy.deepcopy(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -220,6 +223,8 @@ def merge(base: dict, over: dict) -> dict:
 def read_file(vault_root: Path) -> dict[str, Any]:
     """What the vault's config file sets, as written ({} without a file); a broken file is a
     one-line error."""
+    import tomllib  # here: the prompt hook imports this module for DEFAULTS only
+
     path = config_path(vault_root)
     try:
         return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the CLI's fast paths import this module)
+if TYPE_CHECKING:  # pragma: no cover
+    import datetime as dt
+    from typing import Any
 
 TYPES = (
     "decision", "fact", "lesson", "pattern", "preference", "gotcha", "bug_fix", "discovery",

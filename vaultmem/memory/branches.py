@@ -11,24 +11,28 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, Callable, Iterable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: recall's fast path imports this module
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Iterable
 
 _BRANCH_NAME = re.compile(r"[^\s\x00-\x1f\x7f~^:?*\[\\-][^\s\x00-\x1f\x7f~^:?*\[\\]*")  # git check-ref-format, roughly
 TASK_TYPES = ("progress", "handoff", "session_summary", "commitment")
 PROMOTE_IMPORTANCE = 7
 
 
-@dataclass(frozen=True)
-class CodeState:
-    """Where a working directory's code repository stands."""
+class CodeState(namedtuple("CodeState", "top branch default repo")):
+    """Where a working directory's code repository stands: its ``top`` folder, ``branch`` (None:
+    detached HEAD), ``default`` branch and ``repo`` (the project: normalised remote URL, else the
+    top folder's path). Named tuples here, not dataclasses: those import ``inspect`` (~5 ms)."""
 
+    __slots__ = ()
     top: Path
-    branch: str | None  # None: detached HEAD
+    branch: str | None
     default: str | None
-    repo: str  # the project: normalised remote URL, else the top folder's path
+    repo: str
 
     @property
     def on_feature_branch(self) -> bool:
@@ -49,6 +53,8 @@ def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
         args = (args[0], *NO_PROGRAMS, *args[1:])
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER")}
     env["GIT_OPTIONAL_LOCKS"] = "0"
+    import subprocess  # here: recall's fast path asks git nothing for notes without a branch
+
     try:
         proc = subprocess.run(["git", *SAFE_CONFIG, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
                               timeout=10, env=env)  # fmt: skip
@@ -220,12 +226,12 @@ def filter_hits(hits: list[dict[str, Any]], roots: dict[str, Path], shown: Calla
     return [hit for hit in hits if "path" not in hit or shown(roots.get(hit.get("vault", ""), default_root), hit["path"])]
 
 
-@dataclass(frozen=True)
-class BranchAction:
-    """What maintain does with one branch-scoped memory."""
+class BranchAction(namedtuple("BranchAction", "path kind branch reason")):
+    """What maintain does with one branch-scoped memory (``kind``: promote or archive)."""
 
+    __slots__ = ()
     path: str
-    kind: str  # promote | archive
+    kind: str
     branch: str
     reason: str
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
 if TYPE_CHECKING:  # pragma: no cover
     from .state import VaultState
 

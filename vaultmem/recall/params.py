@@ -10,26 +10,34 @@ only: the CLI's fast path imports this.
 
 from __future__ import annotations
 
-import inspect
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional
-
 from ..core.errors import BadInput
 from ..core.memtypes import TYPES, normalize_type
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the fast path imports this module
+if TYPE_CHECKING:  # pragma: no cover
+    import inspect
+    from typing import Any, Callable, Iterable
 
-@dataclass(frozen=True)
+
 class Param:
-    """One recall option."""
+    """One recall option (a plain class: ``dataclasses`` imports ``inspect``, ~5 ms on every
+    CLI call that parses recall options)."""
 
-    name: str  # the keyword everywhere (Vault.recall, api.Session.recall, the MCP tool)
-    type: Any
-    help: str
-    default: Any = None
-    config: str | None = None  # the [recall] key that supplies the default (then ``default`` is None)
-    flags: tuple[str, ...] = ()  # the CLI's option names (default: --name-with-dashes)
-    session: bool = False  # decided by api.Session (code branch scope), not by the vault's ranking
-    mcp: bool = True  # offered to agents as a tool argument
+    __slots__ = ("name", "type", "help", "default", "config", "flags", "session", "mcp")
+
+    def __init__(self, name: str, type: Any, help: str, default: Any = None, config: str | None = None,
+                 flags: tuple[str, ...] = (), session: bool = False, mcp: bool = True):  # fmt: skip
+        self.name = name  # the keyword everywhere (Vault.recall, api.Session.recall, the MCP tool)
+        self.type = type
+        self.help = help
+        self.default = default
+        self.config = config  # the [recall] key that supplies the default (then ``default`` is None)
+        self.flags = flags  # the CLI's option names (default: --name-with-dashes)
+        self.session = session  # decided by api.Session (code branch scope), not by the vault's ranking
+        self.mcp = mcp  # offered to agents as a tool argument
+
+    def __repr__(self) -> str:
+        return f"Param({self.name!r})"
 
     @property
     def cli_flags(self) -> tuple[str, ...]:
@@ -37,24 +45,24 @@ class Param:
 
 
 PARAMS: tuple[Param, ...] = (
-    Param("k", Optional[int], "How many results (default: [recall] k of the vault's config, 10).", config="k",
+    Param("k", int | None, "How many results (default: [recall] k of the vault's config, 10).", config="k",
           flags=("-k",)),
     Param("types", list[str], f"Only these memory types ({', '.join(TYPES)}); repeatable.", [], flags=("--type", "-t")),
     Param("tags", list[str], "Only memories with all of these tags; repeatable.", [], flags=("--tag",)),
-    Param("since", Optional[str], "Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01)."),
-    Param("scope", Optional[str], "project or user."),
+    Param("since", str | None, "Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01)."),
+    Param("scope", str | None, "project or user."),
     Param("include_resolved", bool, "Also resolved, superseded and archived memories.", False),
-    Param("anchor", Optional[str], "Search around this anchor note, e.g. 'Project: MyApp'."),
-    Param("depth", Optional[int], "Link hops from the anchor (default: [recall] anchor_depth, 2).", config="anchor_depth"),
+    Param("anchor", str | None, "Search around this anchor note, e.g. 'Project: MyApp'."),
+    Param("depth", int | None, "Link hops from the anchor (default: [recall] anchor_depth, 2).", config="anchor_depth"),
     Param("profile", str, "default, planning, incident or handoff.", "default"),
     Param("mode", str, "hybrid (keywords and meaning), bm25 (keywords) or vector (meaning).", "hybrid"),
     Param("adaptive", bool, "Use usage data (ratings, retrievals) in the ranking.", True,
           flags=("--adaptive/--no-adaptive",), mcp=False),
-    Param("as_of", Optional[str], "What was true on this date (2026-09-01): notes valid then, superseded or not."),
+    Param("as_of", str | None, "What was true on this date (2026-09-01): notes valid then, superseded or not."),
     Param("time", str, "A time expression in the query ('last week', 'in October') boosts notes dated then "
           "(boost), keeps only them (filter), or is plain text (off).", "boost"),
-    Param("now", Optional[str], "Resolve 'yesterday', 'last week' against this date instead of today.", mcp=False),
-    Param("branch", Optional[str], "Memories of this code branch (default: the current and the default branch's).",
+    Param("now", str | None, "Resolve 'yesterday', 'last week' against this date instead of today.", mcp=False),
+    Param("branch", str | None, "Memories of this code branch (default: the current and the default branch's).",
           session=True),
     Param("all_branches", bool, "Also memories scoped to other code branches.", False, session=True),
 )  # fmt: skip
@@ -98,6 +106,8 @@ def with_params(annotate: Callable[[Param], Any], before: list[inspect.Parameter
                 keep: Callable[[Param], bool] = lambda p: True) -> Callable[[Callable], Callable]:  # fmt: skip
     """Give a front end's ``fn(..., **options)`` the declared parameters as its signature, each
     annotated by ``annotate`` (a typer option, a pydantic field), between ``before`` and ``after``."""
+
+    import inspect
 
     def decorate(fn: Callable) -> Callable:
         declared = [

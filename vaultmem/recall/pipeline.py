@@ -30,12 +30,13 @@ round, ``subject.py``);
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import functools
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import networkx as nx
@@ -98,10 +99,19 @@ class Hit:
     explain: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self, explain: bool = False) -> dict[str, Any]:
-        data = asdict(self)
-        if not explain:
+        """The hit as a dict (fields in order; lists and ``explain`` copied): what ``asdict``
+        gives, built directly (``asdict`` deep-copies field by field, ~0.2 ms a hit)."""
+        data = {name: getattr(self, name) for name in _HIT_FIELDS}
+        for name in ("tags", "highlights", "outdated_by"):
+            data[name] = list(data[name])
+        if explain:
+            data["explain"] = copy.deepcopy(self.explain)
+        else:
             data.pop("explain")
         return data
+
+
+_HIT_FIELDS = tuple(f.name for f in dataclasses.fields(Hit))
 
 
 @dataclass
@@ -520,19 +530,31 @@ def _stem(word: str) -> str:
     return stem(word.lower())
 
 
+SNIPPET_CACHE = 512  # bodies whose words are kept (each up to SNIPPET_CACHE_CHARS: the service's memory stays flat)
+SNIPPET_CACHE_CHARS = 32 << 10
+
+
+@functools.lru_cache(maxsize=SNIPPET_CACHE)
+def _snippet_words(body: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """The words a snippet is cut from (the heading line and code fences left out) and each
+    word's stems; cached by body text, as the same notes come back query after query."""
+    body = plain_text(body)
+    lines = [ln.lstrip("#> ").strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("# ")]
+    lines = [ln for ln in lines if ln and not ln.startswith(("```", "~~~"))]
+    words = tuple(" ".join(lines).split())
+    return words, tuple(frozenset(_stem(w) for w in WORD_RE.findall(word)) for word in words)
+
+
 def make_snippet(body: str, terms: list[str], width: int = 32) -> tuple[str, list[str]]:
     """The window of ``width`` words with the most query-term matches, and the matched words.
 
     Words match when their stem equals a query term; the heading line is skipped.
     """
-    body = plain_text(body)
-    lines = [ln.lstrip("#> ").strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("# ")]
-    lines = [ln for ln in lines if ln and not ln.startswith(("```", "~~~"))]
-    words = " ".join(lines).split()
+    words, stems = (_snippet_words if len(body) <= SNIPPET_CACHE_CHARS else _snippet_words.__wrapped__)(body)
     if not words:
         return "", []
     wanted = set(terms)
-    hits = [any(_stem(w) in wanted for w in WORD_RE.findall(word)) for word in words]
+    hits = [not wanted.isdisjoint(s) for s in stems]
     best, best_n = 0, -1
     window = sum(hits[:width])
     for start in range(0, max(1, len(words) - width + 1)):

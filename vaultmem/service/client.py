@@ -14,14 +14,12 @@ Trust: the client talks only to a socket in a folder owned by this user with mod
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
 import stat
 import struct
 import sys
-import tempfile
 from pathlib import Path
 
 from ..core.version import VERSION as __version__
@@ -36,7 +34,11 @@ MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 def runtime_dir() -> Path:
     """This user's private runtime folder: ``$XDG_RUNTIME_DIR/vaultmem-UID``, else the temp
     folder's (also when the runtime folder's path is too long for a socket in it)."""
-    for base in (os.environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir()):
+    for base in (os.environ.get("XDG_RUNTIME_DIR"), None):
+        if base is None:  # here, not at the top: tempfile costs ~5 ms of every client call
+            import tempfile
+
+            base = tempfile.gettempdir()
         if base:
             folder = Path(base) / f"vaultmem-{os.getuid()}"
             if len(os.fsencode(str(folder))) + 20 <= MAX_SOCKET_PATH:
@@ -54,6 +56,8 @@ def socket_path(root: Path) -> Path:
     path = root / STATE_DIR / SOCKET_NAME
     if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
         return path
+    import hashlib
+
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
     return runtime_dir() / f"{digest}.sock"
 

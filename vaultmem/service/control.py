@@ -18,12 +18,15 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
 
 from ..core.version import VERSION as __version__
 from ..core.errors import BadInput, VaultError
 from ..core.registry import home
 from . import client
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every client call imports this module)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable
 
 ENV_OFF = "VAULTMEM_NO_SERVICE"
 DEFAULTS: dict[str, Any] = {"enabled": True, "idle_exit": 1800}

@@ -278,7 +278,7 @@ class Service:
         ops: dict[str, Handler] = {
             "ping": self._ping, "stop": self._stop, "open": self._open_roots, "recall": self._recall,
             "wake": self._wake, "remember": self._remember, "edit": self._edit, "sleep": self._sleep,
-            "checkpoint": self._checkpoint, "status": self._status, "reindex": self._reindex,
+            "checkpoint": self._checkpoint, "status": self._status, "reindex": self._reindex, "shown": self._shown,
         }  # fmt: skip
         return {name: self._counted(fn) if name not in ("ping", "stop") else fn for name, fn in ops.items()}
 
@@ -345,6 +345,14 @@ class Service:
     def _checkpoint(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
             return vault.checkpoint(args["text"], **args.get("fields", {}))
+
+    def _shown(self, args: dict) -> None:
+        """Memories a client showed (a prompt hook), logged as retrievals in the vault's usage store."""
+        ids = args["ids"]
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise TypeError("ids must be a list of strings")
+        with self.entry(args["root"]).reading() as vault:  # as recall logs its hits
+            vault.usage.log_retrievals(ids, str(args["via"]))
 
     def _status(self, args: dict) -> dict[str, Any]:
         found = self.entry(args["root"])
