@@ -203,6 +203,7 @@ def test_failed_write_leaves_no_temp_file_and_the_old_content(store, monkeypatch
         raise OSError("disk full")
 
     monkeypatch.setattr(storemod.os, "replace", broken_replace)
+    monkeypatch.setattr(storemod, "_exchange", broken_replace)  # a checked rewrite swaps (renameat2)
     with pytest.raises(OSError, match="disk full"):
         store.replace("n.md", "new", content_hash("old"))
     assert (store.root / "n.md").read_text() == "old"
