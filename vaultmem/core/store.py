@@ -220,7 +220,7 @@ def _load_renameat2():
 
         libc = ctypes.CDLL(None, use_errno=True)
         fn = libc.renameat2
-    except (OSError, AttributeError, ImportError):
+    except (OSError, AttributeError, ImportError, TypeError):  # TypeError: CDLL(None) on Windows
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     fn.restype = ctypes.c_int
