@@ -113,7 +113,9 @@ def main() -> int:
     ap.add_argument("--saves", type=int, default=3000, help="saves by each side (default 3000)")
     ap.add_argument("--settle", type=float, default=0.01, help="vaultmem's settle window in seconds (default 0.01)")
     ap.add_argument("--pause", type=float, default=0.01, help="mean pause of the editor between saves (default 0.01)")
-    ap.add_argument("--modes", default="rename,truncate", help="editor save modes (default rename,truncate)")
+    ap.add_argument("--modes", default="rename", help="editor save modes, rename and/or truncate (default rename; "
+                    "a truncate-and-write editor stalled longer than --settle between truncating and writing "
+                    "loses its save whatever vaultmem does: the settle window's limit, not these races)")  # fmt: skip
     ap.add_argument("--code", default=str(HERE.parent), help="checkout whose vaultmem runs (default this one)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
