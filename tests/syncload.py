@@ -25,7 +25,7 @@ from pathlib import Path
 from gitcluster import KILL, Cluster
 
 from vaultmem.core.note import parse
-from vaultmem.core.store import _exchange as exchange
+from vaultmem.core.renameat import exchange
 
 SHARED = 4  # notes every editor appends to
 TAGGED = 3  # notes every CLI writer adds tags to

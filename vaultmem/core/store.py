@@ -23,6 +23,7 @@ from .errors import BadInput, Conflict, NoteParseError, VaultError
 from .ignore import IgnoreRules
 from .lock import note_lock
 from .note import Note, content_hash, parse
+from .renameat import exchange as _exchange
 
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f]')
@@ -209,40 +210,7 @@ def atomic_write(path: Path, text: str | bytes, *, create_only: bool = False, un
 # Where the exchange is not available (another OS, a file system without it) the plain replace
 # remains, with its window of a few microseconds.
 
-AT_FDCWD = -100
-RENAME_EXCHANGE = 2
 EXCHANGES = 8  # swaps back and forth before a displaced file is kept beside the note instead
-
-
-def _load_renameat2():
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError, ImportError, TypeError):  # TypeError: CDLL(None) on Windows
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_RENAMEAT2 = _load_renameat2()
-
-
-def _exchange(a: Path | str, b: Path | str) -> bool:
-    """Atomically swap the files at ``a`` and ``b``; False where the system cannot (the caller
-    falls back); FileNotFoundError when either is gone."""
-    if _RENAMEAT2 is None:
-        return False
-    import ctypes
-
-    if _RENAMEAT2(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM, errno.EXDEV):
-        return False
-    raise OSError(err, os.strerror(err), str(b))
 
 
 def _same_file(sig, other) -> bool:
