@@ -25,6 +25,7 @@ from pathlib import Path
 from gitcluster import KILL, Cluster
 
 from vaultmem.core.note import parse
+from vaultmem.core.renameat import exchange
 
 SHARED = 4  # notes every editor appends to
 TAGGED = 3  # notes every CLI writer adds tags to
@@ -36,6 +37,8 @@ NOTE = "---\nid: {id}\ntitle: {title}\ntype: fact\ntags: [start]\n---\n# {title}
 class Counts:
     writes: int = 0
     editor_saves: int = 0
+    editor_overwrote: int = 0  # saves that wrote over content a sync brought after the editor read
+    editor_overwrote_unread: int = 0  # of which truncated in place (the wiped text unknown)
     cli_writes: int = 0
     syncs: int = 0
     kills: int = 0
@@ -53,6 +56,7 @@ class Load:
         self.lines: list[tuple[str, str]] = []  # (rel, line) acknowledged editor saves
         self.tags: list[tuple[str, str]] = []  # (rel, tag) acknowledged edit --add-tag
         self.remembered: list[str] = []  # body lines of acknowledged remember calls
+        self.overwritten: set[tuple[str, str]] = set()  # (rel, line) an editor save wrote over
         self.counts = Counts()
         self.stop = threading.Event()
         self.mutex = threading.Lock()
@@ -102,10 +106,14 @@ class Load:
                     self.counts.editor_saves += 1
             self.stop.wait(rng.uniform(0.05, 0.4))
 
-    @staticmethod
-    def _save(path: Path, line: str, mode: str, rng: random.Random) -> bool:
+    def _save(self, path: Path, line: str, mode: str, rng: random.Random) -> bool:
         """One editor save appending ``line``: re-read when the file changed since it was read
-        (what editors check before writing); a truncate-and-write save writes in slow chunks."""
+        (what editors check before writing); a truncate-and-write save writes in slow chunks.
+
+        Like a real editor it can still write over a file a sync replaced between its last look
+        and its write (it then wipes out the lines the sync brought, and the next sync commits
+        that as a deletion): that loss is the editor's, so the save is recorded (``overwrote``)
+        with the lines it may have wiped out, and ``check`` does not count those as vaultmem's."""
         for _ in range(50):
             try:
                 before = os.stat(path)
@@ -118,11 +126,11 @@ class Load:
             if (now.st_ino, now.st_size, now.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns):
                 continue
             if mode == "rename":
-                tmp = path.with_name(f".{path.name}.editor-tmp")
-                tmp.write_text(new, encoding="utf-8")
-                os.replace(tmp, path)
+                self._rename_save(path, new, now)
                 return True
             with open(path, "w", encoding="utf-8") as f:
+                if os.fstat(f.fileno()).st_ino != now.st_ino:  # truncated a file that replaced the one read
+                    self._overwrote(path, text, None)
                 cut = [0, len(new) // 3, 2 * len(new) // 3, len(new)]
                 for a, b in zip(cut, cut[1:]):
                     f.write(new[a:b])
@@ -130,6 +138,34 @@ class Load:
                     time.sleep(rng.uniform(0.005, 0.03))
             return True
         return False
+
+    def _rename_save(self, path: Path, new: str, read: os.stat_result) -> None:
+        """Write-then-rename; the rename is an exchange (same result on the path), so the file it
+        took off the path can be compared with the one read."""
+        tmp = path.with_name(f".{path.name}.editor-tmp")
+        tmp.write_text(new, encoding="utf-8")
+        try:
+            swapped = exchange(tmp, path)
+        except FileNotFoundError:  # the note is away for a moment (a checked removal): a plain save
+            swapped = False
+        if not swapped:
+            os.replace(tmp, path)
+            return
+        out = os.stat(tmp)
+        if (out.st_ino, out.st_size, out.st_mtime_ns) != (read.st_ino, read.st_size, read.st_mtime_ns):
+            self._overwrote(path, new, tmp.read_text(encoding="utf-8"))
+        tmp.unlink()
+
+    def _overwrote(self, path: Path, kept: str, wiped: str | None) -> None:
+        """Record a save that wrote over newer content: the lines it wiped out (``wiped`` None,
+        a truncated file whose text is gone: every acknowledged line of the note it lacked)."""
+        rel = path.relative_to(path.parents[1]).as_posix()
+        have = set(kept.splitlines())
+        with self.mutex:
+            gone = set(wiped.splitlines()) if wiped is not None else {ln for r, ln in self.lines if r == rel}
+            self.overwritten |= {(rel, ln) for ln in gone - have}
+            self.counts.editor_overwrote += 1
+            self.counts.editor_overwrote_unread += wiped is None
 
     def _cli_writer(self, name: str) -> None:
         rng = random.Random(hash((name, "cli")))
@@ -222,7 +258,8 @@ class Load:
         for name in self.names:
             root = self.c.vaults[name]
             texts = self.c.notes(name)
-            lost["lines"] += [(name, rel, line) for rel, line in self.lines if line not in texts.get(rel, "")]
+            lost["lines"] += [(name, rel, line) for rel, line in self.lines
+                              if line not in texts.get(rel, "") and (rel, line) not in self.overwritten]  # fmt: skip
             tags = {rel: set(parse(texts[rel], rel).tags) for rel in {r for r, _ in self.tags} if rel in texts}
             lost["tags"] += [(name, rel, tag) for rel, tag in self.tags if tag not in tags.get(rel, set())]
             every = "\n".join(texts.values())

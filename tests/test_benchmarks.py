@@ -27,6 +27,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "synth": (["{tmp}/synth", "--notes", "30"], False, False),
     "import_bench": (["--sessions", "12", "--runs", "1", "--big-mb", "2"], False, False),
     "sync_soak": (["--minutes", "0.1", "--no-watch"], False, False),
+    "replace_race": (["--saves", "50"], False, False),
     "paired_cli": (["--base", "{repo}", "--rounds", "1", "--calls", "1", "--model", "none"], False, False),
     "obsidian_bench": (["--fixture", "--parts", "links,chunking", "--max-mb", "0.3"], False, False),
     "scifact": (["--queries", "5", "--skip-build-timing", "--repeats", "1"], True, True),

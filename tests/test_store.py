@@ -203,6 +203,7 @@ def test_failed_write_leaves_no_temp_file_and_the_old_content(store, monkeypatch
         raise OSError("disk full")
 
     monkeypatch.setattr(storemod.os, "replace", broken_replace)
+    monkeypatch.setattr(storemod, "_exchange", broken_replace)  # a checked rewrite swaps (renameat2)
     with pytest.raises(OSError, match="disk full"):
         store.replace("n.md", "new", content_hash("old"))
     assert (store.root / "n.md").read_text() == "old"
@@ -375,3 +376,32 @@ def test_init_refuses_a_file(tmp_path):
     write(tmp_path, "v/.vaultmem")
     with pytest.raises(VaultError, match="not a folder"):
         init_vault(tmp_path / "v")
+
+
+def test_a_note_that_keeps_changing_while_it_is_swapped_is_kept_beside_whole(tmp_path, monkeypatch):
+    """Someone appending to whatever file is at the note's path before every swap: vaultmem swaps
+    back and forth a bounded number of times, then keeps the file it took off beside the note;
+    every line the person wrote is in one of the two files and no temp file is left."""
+    import time as _time
+
+    from vaultmem.core.store import BeingWritten, wait_settled
+
+    note = tmp_path / "n.md"
+    note.write_text("start\n")
+    past = _time.time() - 10
+    os.utime(note, (past, past))
+    sig = wait_settled(note, "n.md")
+    real, saves = storemod._exchange, []
+
+    def busy(a, b):
+        saves.append(f"save {len(saves)}")
+        with open(b, "a") as f:
+            f.write(saves[-1] + "\n")
+        return real(a, b)
+
+    monkeypatch.setattr(storemod, "_exchange", busy)
+    with pytest.raises(BeingWritten, match=r"kept as n \(kept 1\)\.md"):
+        atomic_write(note, "vaultmem's text\n", unchanged=sig)
+    assert files(tmp_path) == ["n (kept 1).md", "n.md"]
+    text = note.read_text() + (tmp_path / "n (kept 1).md").read_text()
+    assert len(saves) > 2 and all(s in text for s in saves) and "start" in text

@@ -7,6 +7,7 @@ equals a rebuild. The long version is benchmarks/sync_soak.py."""
 from __future__ import annotations
 
 import os
+import random
 
 from gitcluster import Cluster
 from syncload import Load
@@ -28,3 +29,63 @@ def test_no_acknowledged_write_or_commit_is_lost_under_kills(tmp_path):
     assert c.writes >= 20 and c.kills >= 3 and c.syncs >= 3, c
     assert not any(lost.values()) and not c.cli_timeouts, (lost, c)
     assert not load.index_drift()
+
+
+def _load_with_note(tmp_path):
+    load = Load(Cluster(tmp_path))
+    note = tmp_path / "laptop" / "shared" / "S0.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("# S0\n\nmate editor save 1.\n", encoding="utf-8")
+    load.lines.append(("shared/S0.md", "mate editor save 1."))
+    return load, note
+
+
+def _sync_brings(note) -> None:
+    """What a sync's move does: the note replaced by one holding another clone's line."""
+    tmp = note.with_name(".S0.md.sync")
+    tmp.write_text(note.read_text(encoding="utf-8") + "server editor save 7.\n", encoding="utf-8")
+    os.replace(tmp, note)
+
+
+def test_the_editor_model_records_a_save_over_a_file_a_sync_replaced_after_it_read(tmp_path, monkeypatch):
+    """The editor's own race (like a real editor's): a sync replaces the note between the
+    editor's last look and its rename; the save wipes the line the sync brought. It is
+    recorded with that line, so ``check`` does not count it as lost by vaultmem."""
+    import syncload
+
+    load, note = _load_with_note(tmp_path)
+    real = syncload.exchange
+
+    def late(tmp, path):
+        _sync_brings(note)
+        return real(tmp, path)
+
+    monkeypatch.setattr(syncload, "exchange", late)
+    assert load._save(note, "laptop editor save 2.", "rename", random.Random(1))
+    assert "server editor save 7." not in note.read_text(encoding="utf-8")
+    assert load.counts.editor_overwrote == 1 and load.counts.editor_overwrote_unread == 0
+    assert load.overwritten == {("shared/S0.md", "server editor save 7.")}
+    monkeypatch.undo()
+    assert load._save(note, "laptop editor save 3.", "rename", random.Random(1))  # no sync meanwhile
+    assert load.counts.editor_overwrote == 1
+
+
+def test_the_editor_model_records_truncating_a_file_a_sync_replaced_after_it_read(tmp_path, monkeypatch):
+    """The same in place: the wiped text is gone, so every acknowledged line of the note the
+    editor had not read counts as possibly wiped (and only those)."""
+    import builtins
+
+    import syncload
+
+    load, note = _load_with_note(tmp_path)
+    load.lines += [("shared/S0.md", "server editor save 7."), ("shared/S1.md", "server editor save 8.")]
+
+    def late(path, mode="r", *args, **kw):
+        if mode == "w" and path == note:
+            _sync_brings(note)
+        return builtins.open(path, mode, *args, **kw)
+
+    monkeypatch.setattr(syncload, "open", late, raising=False)
+    assert load._save(note, "laptop editor save 2.", "truncate", random.Random(1))
+    assert load.counts.editor_overwrote == 1 and load.counts.editor_overwrote_unread == 1
+    assert load.overwritten == {("shared/S0.md", "server editor save 7.")}

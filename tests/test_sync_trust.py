@@ -331,3 +331,146 @@ def test_a_usage_store_that_is_not_a_database_is_kept_aside_with_one_line(tmp_pa
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert len([line for line in out.stderr.splitlines() if "not a vaultmem usage store" in line]) == 1
     assert [p.name for p in usage.glob("usage.db.foreign-*")]
+
+
+# ---------------------------------------------------------------- a save landing between the check and the replace
+
+
+def _save_after_the_check(monkeypatch, path: Path, save) -> list:
+    """Run ``save`` (a person's editor) right after vaultmem's last look at ``path`` before it
+    replaces or removes the file: the check passes, the save lands, then vaultmem acts."""
+    from vaultmem.core import store as storemod
+
+    real, fired = storemod._signature, []
+
+    def hooked(p):
+        sig = real(p)
+        if not fired and Path(p) == path and sys._getframe(1).f_code.co_name in ("atomic_write", "remove_checked", "_sig"):
+            fired.append(p)
+            save()
+        return sig
+
+    monkeypatch.setattr(storemod, "_signature", hooked)
+    return fired
+
+
+def _rename_save(path: Path, line: str) -> None:
+    tmp = path.with_name(f".{path.name}.editor")
+    tmp.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _in_place_save(path: Path, line: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    with open(path, "w", encoding="utf-8") as f:  # truncates the file vaultmem checked, writes into it
+        f.write(text + line + "\n")
+
+
+def _quiet(path: Path) -> None:
+    """Last written 10 s ago: past the settle window, so no test waits for it."""
+    past = time.time() - 10
+    os.utime(path, (past, past))
+
+
+@pytest.mark.parametrize("save", [_rename_save, _in_place_save], ids=["rename", "in-place"])
+def test_edit_never_overwrites_a_save_landing_between_its_check_and_its_replace(tmp_path, monkeypatch, save):
+    """Old code: atomic_write checked the signature, then os.replace'd: a rename-save landing in
+    between was overwritten, an in-place save went to the unlinked old file (the line lost)."""
+    from vaultmem.core.errors import Conflict
+    from vaultmem.core.store import Store
+
+    store = Store(tmp_path)
+    note = tmp_path / "n.md"
+    note.write_text("---\nid: n0000001\ntitle: N\n---\nFirst.\n", encoding="utf-8")
+    _quiet(note)
+    fired = _save_after_the_check(monkeypatch, note, lambda: save(note, "The person's save."))
+    with pytest.raises(Conflict, match="try again"):
+        store.update("n.md", lambda text: text + "vaultmem's line.\n")
+    assert fired
+    assert note.read_text(encoding="utf-8") == "---\nid: n0000001\ntitle: N\n---\nFirst.\nThe person's save.\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["n.md"]  # no temp or displaced file left
+    monkeypatch.undo()
+    store.update("n.md", lambda text: text + "vaultmem's line.\n")  # asked again: both lines
+    assert note.read_text(encoding="utf-8").endswith("The person's save.\nvaultmem's line.\n")
+
+
+def _sync_in_process(root: Path) -> None:
+    from vaultmem.sync.git import sync
+
+    sync(root, interactive=False)
+
+
+@pytest.mark.parametrize("save", [_rename_save, _in_place_save], ids=["rename", "in-place"])
+def test_a_pull_never_overwrites_a_save_landing_between_its_check_and_its_replace(cluster, monkeypatch, save):
+    """The same window in sync's move (worktree._put): the person's line was lost everywhere."""
+    c = cluster
+    _two_machines(c)
+    c.write("laptop", "facts/Alpha.md", c.read("laptop", "facts/Alpha.md") + "Laptop's line.\n")
+    c.vm("laptop", "sync")
+    note = c.vaults["server"] / "facts/Alpha.md"
+    _quiet(note)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", c.env["GIT_CONFIG_GLOBAL"])
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    fired = _save_after_the_check(monkeypatch, note, lambda: save(note, "Server person's save."))
+    _sync_in_process(c.vaults["server"])
+    assert fired
+    assert "Server person's save." in note.read_text(encoding="utf-8")
+    monkeypatch.undo()
+    for name in ("server", "laptop", "server"):
+        c.vm(name, "sync")
+    for name in ("laptop", "server"):
+        text = c.read(name, "facts/Alpha.md")
+        assert "Server person's save." in text and "Laptop's line." in text, (name, text)
+
+
+def test_a_pulled_deletion_never_removes_a_save_landing_after_its_check(cluster, monkeypatch):
+    """Old code: the deletion checked the signature, then unlinked whatever was there."""
+    c = cluster
+    _two_machines(c)
+    (c.vaults["laptop"] / "facts/Beta.md").unlink()
+    c.vm("laptop", "sync")
+    note = c.vaults["server"] / "facts/Beta.md"
+    _quiet(note)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", c.env["GIT_CONFIG_GLOBAL"])
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    fired = _save_after_the_check(monkeypatch, note, lambda: _rename_save(note, "Saved as it was deleted."))
+    _sync_in_process(c.vaults["server"])
+    assert fired
+    assert "Saved as it was deleted." in note.read_text(encoding="utf-8")
+    monkeypatch.undo()
+    for name in ("server", "laptop"):
+        c.vm(name, "sync")
+    assert "Saved as it was deleted." in c.read("laptop", "facts/Beta.md")  # an edit wins over a deletion
+
+
+def test_a_pull_never_replaces_a_note_created_after_its_check(cluster, monkeypatch):
+    """A note the pull brings to a path that was free when it looked, created there by a person
+    meanwhile (old code: os.replace over it)."""
+    from vaultmem.core import store as storemod
+
+    c = cluster
+    _two_machines(c)
+    c.write("laptop", "facts/New.md", NOTE.format(id="laptop01", title="New"))
+    c.vm("laptop", "sync")
+    note = c.vaults["server"] / "facts/New.md"
+    real, fired = storemod._write_temp, []
+
+    def hooked(folder, name, *args, **kw):
+        tmp = real(folder, name, *args, **kw)
+        if not fired and name == "New.md":
+            fired.append(name)
+            note.write_text(NOTE.format(id="server01", title="New") + "The server person's own note.\n")
+        return tmp
+
+    monkeypatch.setattr(storemod, "_write_temp", hooked)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", c.env["GIT_CONFIG_GLOBAL"])
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    _sync_in_process(c.vaults["server"])
+    assert fired
+    assert "The server person's own note." in note.read_text(encoding="utf-8")
+    monkeypatch.undo()
+    for name in ("server", "laptop", "server"):
+        c.vm(name, "sync")
+    for name in ("laptop", "server"):
+        every = "\n".join(c.notes(name).values())
+        assert "The server person's own note." in every and "id: laptop01" in every, name

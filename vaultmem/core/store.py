@@ -23,6 +23,7 @@ from .errors import BadInput, Conflict, NoteParseError, VaultError
 from .ignore import IgnoreRules
 from .lock import note_lock
 from .note import Note, content_hash, parse
+from .renameat import exchange as _exchange
 
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f]')
@@ -173,7 +174,9 @@ def atomic_write(path: Path, text: str | bytes, *, create_only: bool = False, un
     try:
         if unchanged is not None and _signature(path) != unchanged:
             raise BeingWritten(f"{label or path.name}: the note is being written, try again; nothing was written")
-        if create_only:
+        if unchanged is not None and not create_only:
+            _replace_checked(tmp, path, unchanged, label or path.name)
+        elif create_only:
             try:
                 os.link(tmp, path)  # fails if the target exists: no clobbering race
             except FileExistsError:
@@ -194,6 +197,114 @@ def atomic_write(path: Path, text: str | bytes, *, create_only: bool = False, un
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+# ------------------------------------------------------------------ replacing a file only if unchanged
+#
+# A check (``_signature(path) == unchanged``) followed by ``os.replace`` leaves a window: an
+# editor's rename-save landing between the two is overwritten, and an editor that opened the old
+# file in it keeps writing into the unlinked file. So the replace is an exchange
+# (``renameat2(RENAME_EXCHANGE)``, Linux >= 3.15): the file it takes off the path is looked at
+# afterwards, and one that is not exactly the file checked (someone saved meanwhile) is swapped
+# back: the person's save stays and the write is refused (BeingWritten), as the check would have.
+# Where the exchange is not available (another OS, a file system without it) the plain replace
+# remains, with its window of a few microseconds.
+
+EXCHANGES = 8  # swaps back and forth before a displaced file is kept beside the note instead
+
+
+def _same_file(sig, other) -> bool:
+    """Whether two signatures name one unchanged file (a rename changes only the ctime)."""
+    return sig is not None and other is not None and sig[:3] == other[:3]
+
+
+def _replace_checked(tmp: str, path: Path, unchanged, label: str) -> None:
+    """Put ``tmp`` at ``path`` only if what it displaces is the file ``unchanged`` describes;
+    otherwise put the displaced file (someone's save) back and refuse (BeingWritten)."""
+    ours = _signature(Path(tmp))
+    try:
+        if not _exchange(tmp, path):
+            os.replace(tmp, path)  # no exchange here: the checked window stays
+            return
+    except FileNotFoundError:
+        raise BeingWritten(f"{label}: the note was moved or deleted meanwhile; nothing was written") from None
+    try:
+        _settle_exchange(tmp, path, unchanged, ours, label)
+    except BaseException:
+        if os.path.lexists(tmp) and not _same_file(_signature(Path(tmp)), ours):
+            _keep_beside(tmp, path)  # never delete someone's file on an unexpected error
+        raise
+
+
+def _settle_exchange(tmp: str, path: Path, unchanged, ours, label: str) -> None:
+    """After the first exchange: done when ``tmp`` holds the checked file, else swap back."""
+    expect, placed = unchanged, ours
+    for _ in range(EXCHANGES):
+        out = _signature(Path(tmp))
+        if _same_file(out, expect):
+            os.unlink(tmp)
+            if placed is ours:
+                return
+            raise BeingWritten(f"{label}: the note was saved meanwhile (kept); nothing was written, try again")
+        if not _put_back(tmp, path):  # the path is free again: the displaced file went back
+            raise BeingWritten(f"{label}: the note was saved meanwhile (kept); nothing was written, try again")
+        expect, placed = placed, out
+    kept = _keep_beside(tmp, path)
+    raise BeingWritten(f"{label}: the note kept changing while it was replaced; the version taken off it "
+                       f"is kept as {kept.name}")  # fmt: skip
+
+
+def _put_back(tmp: str, path: Path) -> bool:
+    """Swap ``tmp`` back onto ``path`` (True); when ``path`` is gone, move it there (False)."""
+    try:
+        if _exchange(tmp, path):
+            return True
+    except FileNotFoundError:
+        pass
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return _exchange(tmp, path)
+    os.unlink(tmp)
+    return False
+
+
+def _keep_beside(tmp: str, path: Path) -> Path:
+    """Move a displaced file to a free ``<stem> (kept N)<suffix>`` beside ``path``."""
+    n = 1
+    while True:
+        kept = path.with_name(f"{path.stem} (kept {n}){path.suffix}")
+        try:
+            os.link(tmp, kept)
+        except FileExistsError:
+            n += 1
+            continue
+        os.unlink(tmp)
+        return kept
+
+
+def remove_checked(path: Path, unchanged, label: str = "") -> None:
+    """Delete ``path`` only if it is still the file ``unchanged`` describes (a ``wait_settled``
+    signature): it is first renamed aside (atomic), so a save landing after the check is never
+    deleted: the file is looked at there and put back (BeingWritten) when it is not the one checked."""
+    label = label or path.name
+    if _signature(path) != unchanged:
+        raise BeingWritten(f"{label}: the note is being written, try again; nothing was removed")
+    aside = path.with_name(f".{path.name}.{secrets.token_hex(4)}.vaultmem.tmp")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return  # gone already
+    if _same_file(_signature(aside), unchanged):
+        os.unlink(aside)
+        return
+    try:
+        os.link(aside, path)
+    except FileExistsError:  # saved again meanwhile: both saves stay
+        kept = _keep_beside(str(aside), path)
+        raise BeingWritten(f"{label}: the note was saved meanwhile; the earlier save is kept as {kept.name}") from None
+    os.unlink(aside)
+    raise BeingWritten(f"{label}: the note was saved meanwhile (kept); nothing was removed, try again")
 
 
 class FileStat(NamedTuple):

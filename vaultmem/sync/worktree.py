@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import VaultError
+from ..core.errors import Conflict, VaultError
 from ..core.lock import NoteBusy, note_lock
-from ..core.store import BeingWritten, atomic_write, wait_settled
+from ..core.store import BeingWritten, atomic_write, remove_checked, wait_settled
 from .threeway import is_owned, merge_three
 
 if TYPE_CHECKING:
@@ -120,9 +120,10 @@ def _read(full: Path, links: bool) -> bytes | None:
 def _put(top: Path, full: Path, data: bytes | None, mode: str, settled, label: str) -> None:
     """Write (or remove, ``data`` None) one file; ``settled``: its signature, re-checked last."""
     if data is None:
-        if settled is not None and _sig(full) != settled:
-            raise BeingWritten(f"{label}: the note is being written")
-        full.unlink(missing_ok=True)
+        if settled is not None:
+            remove_checked(full, settled, label)  # a save landing after the check is put back
+        else:
+            full.unlink(missing_ok=True)
         _prune(full.parent, top)
         return
     if mode == "120000":
@@ -133,15 +134,14 @@ def _put(top: Path, full: Path, data: bytes | None, mode: str, settled, label: s
         return
     if full.is_symlink():
         full.unlink()  # replaced, never followed
-    atomic_write(full, data, unchanged=settled, label=label, durable=False)
+    try:  # no file at the check: one created since (someone's new note) is never replaced
+        atomic_write(full, data, create_only=settled is None, unchanged=settled, label=label, durable=False)
+    except BeingWritten:
+        raise
+    except Conflict:
+        raise BeingWritten(f"{label}: the note was created meanwhile; nothing was written") from None
     if mode == "100755":
         os.chmod(full, os.stat(full).st_mode | 0o111)
-
-
-def _sig(full: Path):
-    from ..core.store import _signature
-
-    return _signature(full)
 
 
 def _prune(folder: Path, top: Path) -> None:
