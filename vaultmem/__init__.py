@@ -7,10 +7,13 @@ The import is lazy so that ``import vaultmem`` stays cheap for thin clients.
 from __future__ import annotations
 
 from .core.version import VERSION as __version__
+
 __all__ = ["Vault", "Hit", "VaultError", "__version__"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms on every CLI call)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from .core.errors import VaultError
     from .recall.pipeline import Hit
     from .vault import Vault
