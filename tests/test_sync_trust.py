@@ -394,10 +394,14 @@ def test_edit_never_overwrites_a_save_landing_between_its_check_and_its_replace(
     assert note.read_text(encoding="utf-8").endswith("The person's save.\nvaultmem's line.\n")
 
 
-def _sync_in_process(root: Path) -> None:
+def _sync_in_process(c, name: str, monkeypatch) -> None:
+    """``vaultmem sync`` of clone ``name`` in this process (so a test can hook the store), with
+    the cluster's git configuration (``monkeypatch.undo()`` drops it with the hooks)."""
     from vaultmem.sync.git import sync
 
-    sync(root, interactive=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", c.env["GIT_CONFIG_GLOBAL"])
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    sync(c.vaults[name], interactive=False)
 
 
 @pytest.mark.parametrize("save", [_rename_save, _in_place_save], ids=["rename", "in-place"])
@@ -409,10 +413,8 @@ def test_a_pull_never_overwrites_a_save_landing_between_its_check_and_its_replac
     c.vm("laptop", "sync")
     note = c.vaults["server"] / "facts/Alpha.md"
     _quiet(note)
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", c.env["GIT_CONFIG_GLOBAL"])
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     fired = _save_after_the_check(monkeypatch, note, lambda: save(note, "Server person's save."))
-    _sync_in_process(c.vaults["server"])
+    _sync_in_process(c, "server", monkeypatch)
     assert fired
     assert "Server person's save." in note.read_text(encoding="utf-8")
     monkeypatch.undo()
@@ -431,10 +433,8 @@ def test_a_pulled_deletion_never_removes_a_save_landing_after_its_check(cluster,
     c.vm("laptop", "sync")
     note = c.vaults["server"] / "facts/Beta.md"
     _quiet(note)
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", c.env["GIT_CONFIG_GLOBAL"])
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     fired = _save_after_the_check(monkeypatch, note, lambda: _rename_save(note, "Saved as it was deleted."))
-    _sync_in_process(c.vaults["server"])
+    _sync_in_process(c, "server", monkeypatch)
     assert fired
     assert "Saved as it was deleted." in note.read_text(encoding="utf-8")
     monkeypatch.undo()
@@ -463,9 +463,7 @@ def test_a_pull_never_replaces_a_note_created_after_its_check(cluster, monkeypat
         return tmp
 
     monkeypatch.setattr(storemod, "_write_temp", hooked)
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", c.env["GIT_CONFIG_GLOBAL"])
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    _sync_in_process(c.vaults["server"])
+    _sync_in_process(c, "server", monkeypatch)
     assert fired
     assert "The server person's own note." in note.read_text(encoding="utf-8")
     monkeypatch.undo()
