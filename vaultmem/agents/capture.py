@@ -53,16 +53,10 @@ def write_summary(vault: "Vault", s: Summary, source: str, anchor: str | None, *
     not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``."""
     when = parse_time(s.start) or now or dt.datetime.now(dt.timezone.utc)
     titles = {r.key: r.title for r in vault.records().values()}
-    from ..core.secrets import Scrubber
-
-    clean = Scrubber()  # cleaned here, so the kinds it redacted are reported with the note
-    title = clean.title(session_title(s, when, label)) or ""
-    body = clean.text(render_summary(s, shown, titles=titles)) or ""
-    result = vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
-                            supersede=supersede, age=age)  # fmt: skip
-    if clean.kinds:
-        result["redacted"] = sorted(set(clean.kinds) | set(result.get("redacted", [])))
-    return result
+    title = session_title(s, when, label)
+    body = render_summary(s, shown, titles=titles)  # remember drops private spans and redacts secrets, and says which
+    return vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
+                          supersede=supersede, age=age)  # fmt: skip
 
 
 def _words(text: str) -> set[str]:
