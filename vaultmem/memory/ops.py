@@ -103,7 +103,8 @@ def remember(
         duplicate = duplicate or repeated
         if duplicate is not None and not (key and duplicate.subject != key.casefold()):
             added = dupes.new_sentences(vault, duplicate, content) if repeated else []
-            return _merge_duplicate(vault, duplicate, tags, added, source)
+            return {**_merge_duplicate(vault, duplicate, tags, added, source),
+                    **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
         if status != "active" or not supersede:
             possible, replaced = [*possible, *replaced], []
     if key and status == "active":  # the subject key decides, whatever the sources
