@@ -27,7 +27,7 @@ from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
 from .core.links import NoteKeys, Resolver, parse_link
 from .core.memtypes import known_types
 from .core.lock import WatcherRunning, WriterLock
-from .core.note import TITLE_FROM, split_frontmatter
+from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
 from .core.ignore import obsidian_templates, vault_files
 from .core.store import STATE_DIR, Store, find_vault
 from .index import graph as graphmod
@@ -52,10 +52,6 @@ def _link_keys(rec: Record | None) -> tuple | None:
     """What of a record the link graph depends on."""
     return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
 
-
-def _iso(stamp: float) -> str:
-    """A Unix time as ``2026-11-24T20:29:27Z``."""
-    return dt.datetime.fromtimestamp(stamp, tz=dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 class Vault:
@@ -546,7 +542,7 @@ class Vault:
     def gaps(self) -> list[dict[str, Any]]:
         """Reported gaps, most frequent first; ``last`` (when last reported) as an ISO time in UTC,
         as every other time vaultmem prints."""
-        return [{**g, "last": _iso(g["last"])} for g in self.usage.gaps()]
+        return [{**g, "last": from_timestamp(g["last"])} for g in self.usage.gaps()]
 
     def snapshot_counts(self, day: str | None = None) -> bool:
         """Record today's counts of notes by type and status in the usage store, once a day

@@ -93,9 +93,7 @@ class BM25Index:
         (``ownfiles``), with vaultmem's own schema (the pickled one is never loaded); else the
         folder is set aside and a new, empty index made (``on_reset`` asks for a re-index)."""
         if self._ix is None:
-            if self._has_toc():
-                self._set_aside_foreign()
-            if self._has_toc():
+            if self._has_toc() and not self._set_aside_foreign():
                 self._ix = windex.open_dir(str(self.folder), schema=schema())
             else:
                 private_dir(self.folder)
@@ -106,14 +104,15 @@ class BM25Index:
     def _has_toc(self) -> bool:
         return self.folder.is_dir() and any(ownfiles.TOC.match(p.name) for p in self.folder.iterdir())
 
-    def _set_aside_foreign(self) -> None:
+    def _set_aside_foreign(self) -> bool:
+        """Move the folder aside when it holds files vaultmem did not write; whether it did."""
         deadline = time.monotonic() + OWN_WAIT
         while bad := ownfiles.foreign(self.folder):
             if time.monotonic() >= deadline:
                 break
             time.sleep(0.1)  # a writer that just committed records its files right after
         if not bad:
-            return
+            return False
         aside = self.folder.with_name(self.folder.name + ".foreign")
         shutil.rmtree(aside, ignore_errors=True)
         self.folder.rename(aside)
@@ -123,6 +122,7 @@ class BM25Index:
                     self.folder, shown, aside.name)  # fmt: skip
         if self.on_reset is not None:
             self.on_reset()
+        return True
 
     def clear(self) -> None:
         """Delete the index from disk (a rebuild starts from nothing)."""

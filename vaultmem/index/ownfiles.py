@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 from ..core.store import atomic_write
@@ -69,6 +70,6 @@ def foreign(folder: Path) -> list[str]:
             bad.append(name)
         elif TOC.match(name) and file_sha256(folder / name) != prev[2]:
             bad.append(name)
-        elif not os.path.isfile(folder / name) or os.path.islink(folder / name):
+        elif not stat.S_ISREG(st.st_mode):  # a link (not followed) or anything but a plain file
             bad.append(name)
     return sorted(bad)

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..core.discovery import STATE_DIR, USAGE_DIR
 from ..core.mergedriver import merge_lines, merge_notes
 
 NOTE_SUFFIXES = (".md", ".markdown")
-OWNED = (".vaultmem", ".vaultmem-usage")  # folders vaultmem owns: never checked out, merged or committed
+OWNED = (STATE_DIR, USAGE_DIR)  # folders vaultmem owns: never checked out, merged or committed
 
 
 def is_owned(path: str) -> bool:
