@@ -22,7 +22,6 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
-from ..core.config import DEFAULTS
 from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
 from ..core.fence import fence, held, one_line, provenance
@@ -203,6 +202,8 @@ class Floor(namedtuple("Floor", "rule z_bm25 z_vec cos_agree cos_alone cos_min",
 
 def zscores(explain: dict[str, Any]) -> tuple[float, float]:
     """(BM25 z, vector z) of a hit from its recall parts (``weight * z / 6``, see fusion.py)."""
+    from ..core.config import DEFAULTS  # only the zagree floor rule needs it: kept off the prompt path
+
     w = float(explain.get("bm25_weight", DEFAULTS["recall"]["bm25_weight"]))
     zb = float(explain.get("bm25", 0.0)) * 6 / w if w > 0 else 0.0
     zv = float(explain.get("vector", 0.0)) * 6 / (1 - w) if w < 1 else 0.0

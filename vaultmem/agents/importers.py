@@ -182,8 +182,8 @@ def _label(p: Planned) -> str:
 
 def _rule(vault: "Vault", report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,
           dry_run: bool) -> None:  # fmt: skip
-    title = redact_title_for_memory(rule_title(redact_for_memory(sentence)))
-    if dry_run:
+    if dry_run:  # what propose_rule would title it (it redacts and titles the sentence itself)
+        title = redact_title_for_memory(rule_title(redact_for_memory(sentence)))
         known = known_rule(vault, title, sentence)
         if known is not None or title.casefold() in proposed:
             report.known_rules.append({"title": title, "duplicate_of": known.key if known else None})

@@ -96,18 +96,18 @@ def import_graph(vault: "Vault", file: str, dry_run: bool = False) -> dict[str, 
                            "relations": sum(len(e.relations) for e in entities.values())}  # fmt: skip
     for e in entities.values():
         type_ = TYPES.get(e.kind.lower(), "fact")
-        old = mine.get(e.name)
+        old, body = mine.get(e.name), e.body()  # redacted once per entity
         if old is not None:
-            if vault.body(old.path).strip().endswith(e.body().strip()):
+            if vault.body(old.path).strip().endswith(body.strip()):
                 out["unchanged"] += 1
                 continue
             if not dry_run:
-                vault.edit(old.path, content=e.body())
+                vault.edit(old.path, content=body)
             out["updated"].append({"id": old.key, "title": e.name})
             continue
         row = {"type": type_, "title": e.name, "observations": len(e.observations), "relations": len(e.relations)}
         if not dry_run:
-            result = vault.remember(type_, e.name, e.body(), source=source, tags=["mcp-memory"])
+            result = vault.remember(type_, e.name, body, source=source, tags=["mcp-memory"])
             row.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         out["written"].append(row)
     return out

@@ -23,11 +23,11 @@ from typing import Any
 
 from ..core.errors import BadInput
 from ..core.store import atomic_write
+from .adapters import ADAPTERS
 
 SERVER_NAME = "vaultmem"
 AGENTS = ("claude", "codex", "cursor", "gemini", "copilot")
-LABELS = {"claude": "Claude Code", "codex": "Codex CLI", "cursor": "Cursor", "gemini": "Gemini CLI",
-          "copilot": "Copilot CLI"}  # fmt: skip
+LABELS = {a: ADAPTERS[a].title for a in AGENTS}  # "Claude Code", "Codex CLI", ...
 
 
 @dataclass

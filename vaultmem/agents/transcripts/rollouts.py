@@ -23,7 +23,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..transcript import MAX_EVENT_TEXT, Event, load_line, stream_lines
+from ..transcript import MAX_EVENT_TEXT, Event, _clip_output, load_line, stream_lines
 from .history import NotATranscript, Transcript
 
 AGENT = "codex"
@@ -254,8 +254,7 @@ def _output(st: _State, call: str, output: Any, ts: str) -> None:
     if error is None or not call:
         return
     text = _output_text(output)
-    half = MAX_EVENT_TEXT // 2
-    text = text if len(text) <= MAX_EVENT_TEXT else text[:half] + "\n…\n" + text[-half:]
+    text = _clip_output(text)
     ev = Event("result", text, id=call, error=error, ts=ts)
     st.results[call] = ev
     st.events.append(ev)
