@@ -39,8 +39,7 @@ from .common import (  # fmt: skip
     summary_line,
     target,
 )
-from .recall import run_recall
-from .remember import run_remember
+from . import recall as _recall, remember as _remember  # noqa: F401  (importing them adds their commands)
 
 # ---------------------------------------------------------------------- commands
 
@@ -555,7 +554,6 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     from .service import describe, status_lines
 
     data = api.Session([vault] if vault else []).status()
-    data.pop("service", None)
     service = describe()
     if as_json:
         echo_json({**data, "service": service})
@@ -626,14 +624,8 @@ def vault_remove(name: Annotated[str, typer.Argument(help="Registered name.")]) 
 
 
 def main() -> None:
-    """Console-script entry point. `vaultmem recall` skips building the other ~40 commands
-    (it is the command agents run most, often through a watcher in well under 200 ms)."""
-    if len(sys.argv) > 1 and sys.argv[1] == "recall":
-        run_recall(sys.argv[2:])
-        return
-    if len(sys.argv) > 1 and sys.argv[1] == "remember":
-        run_remember(sys.argv[2:])
-        return
+    """The full typer app (``cli.main.main``, the console entry, answers ``recall`` and
+    ``remember`` with their own commands before it gets here)."""
     if len(sys.argv) > 1 and sys.argv[1] == "hook":  # agent hooks (see cli_fast for `hook prompt`)
         from .hooks import hook_app
 
