@@ -3,6 +3,7 @@ typer and its typer-free path (``quick``). Styles are ANSI codes, written only t
 
 from __future__ import annotations
 
+import json
 import re
 
 from ..core.fence import strip_escapes
@@ -71,3 +72,16 @@ def _ratings(e: dict) -> str:
     n, least = int(e.get("ratings", 0)), int(e.get("min_ratings", 0))
     counted = f"; neutral 0.50 until {least}" if n < least else ""
     return f" ({n} rating{'s' if n != 1 else ''}{counted})"
+
+
+def recall_output(query: str, options: dict, hits: list[dict], degraded: str | None, explain: bool, as_json: bool,
+                  color: bool = True) -> tuple[list[str], list[str]]:  # fmt: skip
+    """What `vaultmem recall` prints, for both of its paths (typer and ``quick``): the lines for
+    standard output and the messages for standard error."""
+    if as_json:
+        data = {"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
+                **({"degraded": degraded} if degraded else {})}  # fmt: skip
+        return [json.dumps(data, indent=2, ensure_ascii=False)], []
+    notes = ["keywords and links only: the memory service is starting (the next recall uses the model)"] if degraded else []
+    notes += [] if hits else ["no memories match"]
+    return [line for h in hits for line in hit_lines(h, explain, color)], notes

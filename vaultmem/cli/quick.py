@@ -7,7 +7,6 @@ parse, no service) goes to the typer command, which then does everything as alwa
 
 from __future__ import annotations
 
-import json
 import sys
 
 from ..recall.params import PARAMS
@@ -115,19 +114,13 @@ def run(argv: list[str]) -> bool:
 
 def answer(query: str, own: dict[str, Any], options: dict[str, Any]) -> None:
     from .. import api
-    from .hits import hit_lines
+    from .hits import recall_output
 
     memory = api.Session(own["vault"], own["agent"], wait=not own["no_wait"], say=err)
     hits = memory.recall(query, own["explain"], **options)
-    if own["as_json"]:
-        data = {"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
-                **({"degraded": memory.degraded} if memory.degraded else {})}  # fmt: skip
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-        return
-    if memory.degraded:
-        err("keywords and links only: the memory service is starting (the next recall uses the model)")
-    if not hits:
-        err("no memories match")
-    color = sys.stdout.isatty()
-    for h in hits:
-        print("\n".join(hit_lines(h, own["explain"], color)))
+    out, notes = recall_output(query, options, hits, memory.degraded, own["explain"], own["as_json"],
+                               color=sys.stdout.isatty())  # fmt: skip
+    for note in notes:
+        err(note)
+    for line in out:
+        print(line)

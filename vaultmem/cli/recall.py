@@ -10,14 +10,13 @@ from typing import Annotated, Any
 import typer
 
 from ..recall.params import Param, with_params
-from .hits import hit_lines
+from .hits import recall_output
 from .common import (
     AgentOpt,
     Command,
     JsonOpt,
     VaultsOpt,
     app,
-    echo_json,
     err,
     open_session,
 )
@@ -55,20 +54,10 @@ def recall(query: str, explain: bool, no_wait: bool, vault: list[str], agent: st
     """
     memory = open_session(vault, agent, quiet=as_json, wait=not no_wait)
     hits = memory.recall(query, explain, **options)
-    if as_json:
-        echo_json({"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
-                   **({"degraded": memory.degraded} if memory.degraded else {})})  # fmt: skip
-        return
-    if memory.degraded:
-        err("keywords and links only: the memory service is starting (the next recall uses the model)")
-    if not hits:
-        err("no memories match")
-    for h in hits:
-        _print_hit(h, explain)
-
-
-def _print_hit(h: dict, explain: bool) -> None:
-    for line in hit_lines(h, explain):  # typer.echo drops the styles when not writing to a terminal
+    out, notes = recall_output(query, options, hits, memory.degraded, explain, as_json)
+    for note in notes:
+        err(note)
+    for line in out:  # typer.echo drops the styles when not writing to a terminal
         typer.echo(line)
 
 
