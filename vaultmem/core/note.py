@@ -331,8 +331,7 @@ def _title(meta: dict, body: str, path: str, title_from: str = "filename") -> st
         m = HEADING_RE.search(strip_code(body))
         if m:
             return m.group(1).strip()
-    stem = posixpath.basename(path)
-    return stem[:-3] if stem.lower().endswith(".md") else stem
+    return file_stem(path)
 
 
 def _first(value: Any) -> Any:
@@ -533,3 +532,9 @@ def render(meta: dict[str, Any], body: str) -> str:
     if not fm and (split_frontmatter(body)[0] is not None or body.startswith("\ufeff")):
         return f"---\n---\n{body}"  # a body that looks like frontmatter (or a BOM) stays body
     return f"---\n{fm}---\n{body}" if fm else body
+
+
+def file_stem(path: str) -> str:
+    """A note's name as Obsidian shows it: the file name without ``.md``."""
+    name = posixpath.basename(path)
+    return name[:-3] if name.lower().endswith(".md") else name

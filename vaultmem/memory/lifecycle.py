@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import posixpath
 import unicodedata
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core import updates
 from ..core.links import link_target
 from ..core.mergedriver import CONFLICT
-from ..core.note import parse, set_fields
+from ..core.note import file_stem, parse, set_fields
 from ..index.chunking import chunk, plain_text
 from ..recall.timefilter import day
 
@@ -35,11 +34,6 @@ def memory_text(title: str, content: str, max_tokens: int = 256) -> str:
     return chunk(title, plain_text(f"# {title}\n\n{content.strip()}\n"), max_tokens)[0]
 
 
-def _stem(path: str) -> str:
-    name = posixpath.basename(path)
-    return name[:-3] if name.lower().endswith(".md") else name
-
-
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 
@@ -48,8 +42,8 @@ def link_to(path: str, others: Iterable[str] = ()) -> str:
     """A wiki-link to a note by its file name (how Obsidian writes links); by its path
     (``[[folder/Name]]``) when another note in ``others`` has the same file name, so the
     link cannot resolve to the wrong one."""
-    stem = _stem(path)
-    if any(o != path and _fold(_stem(o)) == _fold(stem) for o in others):
+    stem = file_stem(path)
+    if any(o != path and _fold(file_stem(o)) == _fold(stem) for o in others):
         return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
     return f"[[{stem}]]"
 

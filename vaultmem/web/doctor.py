@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import os
-import posixpath
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from ..core.errors import VaultError
 from ..core.fence import PERSON, held, provenance
 from ..core.filters import is_expired, now_utc
 from ..core.lock import WriterLock
+from ..core.note import file_stem
 from ..index import graph as graphmod
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -190,14 +190,9 @@ def _names(records: dict[str, "Record"]) -> dict[str, str]:
     """Lower-cased file name and title -> that name as written (a link resolves by either)."""
     out: dict[str, str] = {}
     for r in records.values():
-        for name in (_stem(r.path), r.title):
+        for name in (file_stem(r.path), r.title):
             out.setdefault(name.lower(), name)
     return out
-
-
-def _stem(path: str) -> str:
-    name = posixpath.basename(path)
-    return name[:-3] if name.lower().endswith(".md") else name
 
 
 def _aliases(records: dict[str, "Record"]) -> dict[str, list[str]]:
@@ -205,7 +200,7 @@ def _aliases(records: dict[str, "Record"]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for r in sorted(records.values(), key=lambda r: r.path):
         for alias in r.aliases:
-            out.setdefault(alias.lower(), []).append(_stem(r.path))
+            out.setdefault(alias.lower(), []).append(file_stem(r.path))
     return out
 
 
