@@ -6,7 +6,8 @@ and runtime folder (the user's own service is never touched), on a copy of the d
 latency   Paired in one run, each round alternating the two sides (medians over --runs rounds):
           `recall` CLI through the service vs in process (VAULTMEM_NO_SERVICE=1); `hook prompt`
           through the service vs in process; `hook prompt` when it has to start the service
-          (answered from BM25 and the graph, no model); `remember` through the service vs in
+          (answered from keywords, no model; with --base DIR paired against the checkout in DIR,
+          e.g. a worktree of an older commit); `remember` through the service vs in
           process; and the first answer after a cold start (no service; the model's and the
           runtime's files evicted from the page cache with posix_fadvise, the nearest to a
           reboot a shared machine allows) of `recall` (waits for the service) and `hook prompt`.
@@ -74,9 +75,12 @@ class Home:
             self.run("index", "--vault", str(dest), local=True)
         self.n = 0
 
-    def run(self, *args: str, local: bool = False, stdin: str | None = None) -> float:
-        """Wall seconds of one `vaultmem` command (in process with ``local``)."""
+    def run(self, *args: str, local: bool = False, stdin: str | None = None, code: Path | None = None) -> float:
+        """Wall seconds of one `vaultmem` command (in process with ``local``; of the checkout in
+        ``code`` instead of this one)."""
         env = {**self.env, **({"VAULTMEM_NO_SERVICE": "1"} if local else {})}
+        if code is not None:
+            env["PYTHONPATH"] = str(code)
         t = time.perf_counter()
         done = subprocess.run([BIN, *args], env=env, input=stdin, capture_output=True, text=True, timeout=600)
         took = time.perf_counter() - t
@@ -93,9 +97,9 @@ class Home:
         words = " ".join(random.Random(self.n).sample(WORDS, 12))
         return ["remember", "fact", f"Bench note {self.n}", f"Bench note {self.n}: {words}.", "--vault", str(self.vault)]
 
-    def hook(self, session: str, local: bool = False) -> float:
+    def hook(self, session: str, local: bool = False, code: Path | None = None) -> float:
         payload = json.dumps({"prompt": PROMPT, "session_id": session, "cwd": str(self.vault)})
-        return self.run("hook", "prompt", "--vault", str(self.vault), stdin=payload, local=local)
+        return self.run("hook", "prompt", "--vault", str(self.vault), stdin=payload, local=local, code=code)
 
     def close(self) -> None:
         subprocess.run([BIN, "service", "stop"], env=self.env, capture_output=True, timeout=120)
@@ -136,7 +140,7 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def paired(h: Home, runs: int, name: str, service, local) -> dict:
+def paired(h: Home, runs: int, name: str, service, local, labels: tuple[str, str] = ("service", "in process")) -> dict:
     """``runs`` rounds of (through the service, in process), alternating which goes first."""
     ours, theirs = [], []
     for i in range(runs):
@@ -145,11 +149,21 @@ def paired(h: Home, runs: int, name: str, service, local) -> dict:
             bucket.append(fn())
     s, l = latency_summary(ours), latency_summary(theirs)
     ratio = round(s["p50_ms"] / l["p50_ms"], 3)
-    print(f"{name}: service p50 {s['p50_ms']:.0f} ms, in process {l['p50_ms']:.0f} ms, ratio {ratio}")
+    print(f"{name}: {labels[0]} p50 {s['p50_ms']:.0f} ms, {labels[1]} {l['p50_ms']:.0f} ms, ratio {ratio}")
     return {"service": s, "in_process": l, "ratio_p50": ratio}
 
 
-def latency(runs: int, bytecode: bool = True) -> dict:
+def starting_hook(h: Home, session: str, code: Path | None = None) -> float:
+    """Wall seconds of a `hook prompt` that finds no service (it answers from keywords and starts
+    one as it exits); the service is then waited for, so the next round starts alike."""
+    h.stop()
+    took = h.hook(session, code=code)
+    assert "keyword search only" in h.last.stdout or not h.last.stdout.strip(), h.last.stdout
+    wait_ready(h)
+    return took
+
+
+def latency(runs: int, bytecode: bool = True, base: Path | None = None) -> dict:
     h = Home(bytecode)
     try:
         out: dict = {"load_before": load(), "runs": runs, "bytecode_cached": bytecode}
@@ -170,13 +184,18 @@ def latency(runs: int, bytecode: bool = True) -> dict:
                                     lambda: h.hook(f"s{next(sessions)}", local=True))  # fmt: skip
         out["remember"] = paired(h, runs, "remember", lambda: h.run(*h.remember_args()),
                                  lambda: h.run(*h.remember_args(), local=True))  # fmt: skip
-        starting = []
-        for i in range(runs):
-            h.stop()
-            starting.append(h.hook(f"cold{i}"))
-            assert "keyword search only" in h.last.stdout or not h.last.stdout.strip(), h.last.stdout
-            wait_ready(h)
-        out["hook_prompt_starting_the_service"] = latency_summary(starting)
+        if base is None:
+            starting = [starting_hook(h, f"cold{i}") for i in range(runs)]
+            out["hook_prompt_starting_the_service"] = latency_summary(starting)
+        else:  # paired, alternating, against another checkout (each side's bytecode written first)
+            starting_hook(h, "warm-ours"), starting_hook(h, "warm-base", base)
+            sessions = iter(range(10**6))
+            pair = paired(h, runs, "hook prompt that starts the service (this checkout vs --base)",
+                          lambda: starting_hook(h, f"cold{next(sessions)}"),
+                          lambda: starting_hook(h, f"cold{next(sessions)}", base), ("this checkout", "base"))  # fmt: skip
+            out["hook_prompt_starting_the_service"] = pair["service"]
+            out["hook_prompt_starting_the_service_base"] = {"base": str(base), **pair["in_process"],
+                                                            "ratio_p50": pair["ratio_p50"]}  # fmt: skip
         print(f"hook prompt that starts the service: p50 {out['hook_prompt_starting_the_service']['p50_ms']:.0f} ms")
         cold = {"recall_waits": [], "hook_prompt": [], "files_evicted": 0}
         for i in range(max(3, runs // 5)):
@@ -289,13 +308,15 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=500, help="RSS sampled every this many calls (default 500)")
     ap.add_argument("--no-bytecode", action="store_true",
                     help="latency: run the CLI with PYTHONDONTWRITEBYTECODE=1 (every call compiles vaultmem from source)")
+    ap.add_argument("--base", type=Path, help="latency: also time the hook that starts the service with the "
+                    "checkout in this folder (e.g. a git worktree of an older commit), paired")
     ap.add_argument("--reads-only", action="store_true", help="soak: no remember or edit (kept as soak_reads_only)")
     a = ap.parse_args()
     previous = RESULTS / "service.json"
     data = json.loads(previous.read_text()) if previous.exists() else {}
     data = {k: v for k, v in data.items() if k in ("latency", "soak", "soak_reads_only")}
     if a.part in ("latency", "all"):
-        data["latency"] = latency(a.runs, bytecode=not a.no_bytecode)
+        data["latency"] = latency(a.runs, bytecode=not a.no_bytecode, base=a.base)
     if a.part in ("soak", "all"):
         data["soak_reads_only" if a.reads_only else "soak"] = soak(a.calls, a.every, writes=not a.reads_only)
     print(f"wrote {write_result('service', data)}")

@@ -199,7 +199,7 @@ def test_recall_no_wait_answers_from_keywords_and_says_so(cli, vault):
     out = json.loads(done.stdout)
     assert out["degraded"] == "bm25" and out["results"] and cli.loaders() == []
     text = cli("recall", QUERY, "--vault", str(vault), "--no-wait", env={"VAULTMEM_TEST_MODEL_DELAY": "5"})
-    assert "keywords and links only" in text.stderr
+    assert "keywords only: the memory service is starting" in text.stderr
     wait_for(lambda: cli.holder(), what="the service they started as they exited")  # so the teardown stops it
 
 
@@ -377,6 +377,21 @@ def test_recall_and_the_prompt_hook_through_the_service_load_no_heavy_module(cli
     assert "advisory" in done.stdout.lower()
     heavy = eval(done.stderr.strip().splitlines()[-1].removeprefix("HEAVY "))
     assert heavy == []  # not even typer and click: a ready service answers before they are needed
+
+
+def test_a_prompt_hook_that_starts_the_service_answers_without_numpy_networkx_or_the_model(cli, vault):
+    """Issue 26: <= 300 ms when the hook has to start the service. Importing the pipeline (numpy,
+    networkx) alone took about that; the keyword answer needs neither (recall.keywords)."""
+    code = LIGHT.format(argv=["hook", "prompt", "--vault", str(vault)], stdin=hook_payload(vault))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli.env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "keyword search only while its service starts" in context(done.stdout)
+    assert "advisory locks" in context(done.stdout).lower()
+    heavy = eval(done.stderr.strip().splitlines()[-1].removeprefix("HEAVY "))
+    assert not [m for m in heavy if m.split(".")[0] in ("numpy", "networkx", "fastembed", "typer", "click")
+                or m == "vaultmem.vault"], heavy  # fmt: skip
+    wait_for(lambda: cli.holder(), what="the service it started as it exited")  # so the teardown stops it
+    assert cli.loaders() == [] or cli.loaders() == [cli.holder()["pid"]]  # the model loads in the service only
 
 
 @pytest.mark.parametrize("args", [["-k", "3", "--explain", "--no-adaptive"], ["--json", "--type", "decision", "--no-adaptive"],

@@ -47,6 +47,7 @@ def test_the_private_names_read_are_there():
     for name in ("_read_ids", "_read_weights", "_next_block", "is_active"):
         assert callable(getattr(W3LeafMatcher, name, None)), f"W3LeafMatcher.{name} is gone"
     assert callable(StructFile.close)
+    assert hasattr(whoosh_compat, "_lenfield") and whoosh_compat.LENGTHS_COLUMN is not None
     assert BufferFile.close is whoosh_compat.close_buffer_file, "the close fix is not applied"
 
 
@@ -64,6 +65,16 @@ def test_block_reads_equal_the_public_per_posting_reads(tmp_path):
         public_ids, public_tf = _public_postings(reader.postings("content", "common"))
         assert len(public_ids) == 600
         assert ids[live].tolist() == public_ids and tf[live].tolist() == pytest.approx(public_tf)
+
+
+def test_field_lengths_read_as_a_column_equal_the_per_document_reads(tmp_path):
+    ix = _index(tmp_path)
+    with ix._index().searcher() as s:
+        reader = s.reader()
+        for field in ("content", "props"):
+            column = whoosh_compat.field_lengths(reader, field)
+            assert column == [reader.doc_field_length(i, field, 0) or 0 for i in range(reader.doc_count_all())]
+        assert any(whoosh_compat.field_lengths(reader, "content"))
 
 
 def test_segment_identity_and_deletions(tmp_path):

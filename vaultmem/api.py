@@ -210,7 +210,7 @@ class Session:
 
     Calls that need the model go to the memory service (``service_call``). ``wait``: when no
     service runs, start one and wait for it (``say`` tells the user), else start it and answer
-    at once in this process: recall then from BM25 and the graph over the indexes as they are
+    at once in this process: recall then from BM25 over the indexes as they are (``recall.keywords``)
     (``degraded`` says so). An ``embedder`` given keeps every call in this process (tests).
     """
 
@@ -393,17 +393,37 @@ class Session:
         return [h.as_dict(explain) for h in reader.recall(query, **options)]
 
     def _recall_without_model(self, query: str, explain: bool, options: dict[str, Any]) -> list[dict[str, Any]]:
-        """BM25 and the graph over the indexes as they are (nothing is reindexed, the model is
-        not loaded): the answer while the service warms up."""
-        for vault in self.vaults.values():
-            vault.refresh()
-        reader: Any = self.only()
-        if len(self.named) > 1:
-            from .multi import MultiVault
+        """The answer while the service warms up, from what needs no model: BM25 over each
+        vault's indexes as they are on disk (``recall.keywords``: nothing is reindexed, and
+        neither the model nor the pipeline is loaded); the pipeline's BM25 mode in this process
+        for a call asking for more than keywords can honour. ``degraded`` says so."""
+        from .recall import keywords
 
-            reader = MultiVault(self.vaults)
         self.degraded = "bm25"
-        return [h.as_dict(explain) for h in reader.recall(query, **{**options, "mode": "bm25"})]
+        if not keywords.covers(options):
+            for vault in self.vaults.values():
+                vault.refresh()
+            reader: Any = self.only()
+            if len(self.named) > 1:
+                from .multi import MultiVault
+
+                reader = MultiVault(self.vaults)
+            return [h.as_dict(explain) for h in reader.recall(query, **{**options, "mode": "bm25"})]
+        found: list[tuple[int, str, dict[str, Any]]] = []
+        for order, (name, root) in enumerate(self.named.items()):
+            found += [(order, name, hit) for hit in keywords.recall(Path(root), query, options, explain)]
+        found.sort(key=lambda x: (-x[2]["score"], x[0], x[2]["rank"]))  # ties: the vault listed first
+        kept = found[: options.get("k") or keywords.default_k(Path(next(iter(self.named.values()))))]
+        for rank, (_, name, hit) in enumerate(kept, 1):
+            hit["rank"] = rank
+            if len(self.named) > 1:
+                hit["vault"] = name
+        if options.get("log", True):
+            for name, root in self.named.items():
+                mine = [hit["id"] for _, n, hit in kept if n == name]
+                if mine:
+                    self.log_shown(mine, "recall", Path(root))
+        return [hit for _, _, hit in kept]
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000, *, branch: str | None = None, all_branches: bool = False) -> dict[str, Any]:  # fmt: skip

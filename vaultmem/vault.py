@@ -29,23 +29,18 @@ from .core.memtypes import known_types
 from .core.lock import WatcherRunning, WriterLock
 from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
 from .core.ignore import obsidian_templates, vault_files
-from .core.store import STATE_DIR, Store, find_vault
+from .core.store import Store, find_vault
 from .index import graph as graphmod
-from .index.bm25 import SCHEMA_VERSION as BM25_VERSION
 from .index.bm25 import BM25Index
 from .index.embed import Embedder, make_embedder
 from .index.indexer import Indexer, Progress, Summary
-from .index.manifest import SCHEMA_VERSION as MANIFEST_VERSION
+from .index.layout import index_dir, index_version
 from .index.manifest import Manifest, Record
 from .index.usage import UsageStore
 from .index.vectors import VectorIndex
 from .memory import agents_md, aging, branches, context, dupes, lifecycle, ops, rules, sessions
 from .recall import params
 from .recall.pipeline import Hit, Options, Sources, make_snippet, search
-
-INDEX_DIR = "index"
-# Bump when the on-disk layout or what is indexed changes: older indexes are rebuilt on open.
-INDEX_VERSION = f"m{MANIFEST_VERSION}.b{BM25_VERSION}"
 
 
 def _link_keys(rec: Record | None) -> tuple | None:
@@ -102,7 +97,7 @@ class Vault:
 
     @property
     def index_dir(self) -> Path:
-        return self.root / STATE_DIR / INDEX_DIR
+        return index_dir(self.root)
 
     @property
     def templates_dir(self) -> Path:
@@ -186,7 +181,7 @@ class Vault:
             lock.release()
 
     def _reindex(self, paths: Iterable[str] | None, rebuild: bool, progress: Progress | None) -> Summary:
-        version = f"{INDEX_VERSION}.{self.store.title_from}"  # titles are indexed: a new setting re-indexes
+        version = index_version(self.store.title_from)
         if rebuild or self.manifest.get("index_version") not in (None, version):
             self._invalidate()
         if rebuild:

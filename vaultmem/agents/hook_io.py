@@ -99,7 +99,7 @@ def detach(args: list[str], stdin: str, log: Path | None) -> None:
 
 def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = None) -> dict[str, Any] | None:
     """`vaultmem hook prompt`: recall through the memory service (or a vault's watcher). It never
-    waits for a service to start: meanwhile it answers from BM25 and the graph, and says so."""
+    waits for a service to start: meanwhile it answers from keywords (``recall.keywords``), and says so."""
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
         from .. import api

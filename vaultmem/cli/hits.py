@@ -82,6 +82,6 @@ def recall_output(query: str, options: dict, hits: list[dict], degraded: str | N
         data = {"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
                 **({"degraded": degraded} if degraded else {})}  # fmt: skip
         return [json.dumps(data, indent=2, ensure_ascii=False)], []
-    notes = ["keywords and links only: the memory service is starting (the next recall uses the model)"] if degraded else []
+    notes = ["keywords only: the memory service is starting (the next recall uses the model)"] if degraded else []
     notes += [] if hits else ["no memories match"]
     return [line for h in hits for line in hit_lines(h, explain, color)], notes

@@ -34,8 +34,8 @@ _BACK = [
                       annotation=Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")]),
     inspect.Parameter("no_wait", inspect.Parameter.KEYWORD_ONLY, default=False,
                       annotation=Annotated[bool, typer.Option("--no-wait", help="When the memory service is not running "
-                                           "yet: start it and answer at once from keywords and links only (BM25 and the "
-                                           "graph, no model) instead of waiting for it.")]),
+                                           "yet: start it and answer at once from keywords only (BM25 over the index "
+                                           "as it is, no model) instead of waiting for it.")]),
     inspect.Parameter("vault", inspect.Parameter.KEYWORD_ONLY, default=[], annotation=VaultsOpt),
     inspect.Parameter("agent", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=AgentOpt),
     inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOpt),

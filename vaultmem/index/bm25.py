@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-import numpy as np
 from whoosh import index as windex
 from whoosh import query as wq
 from whoosh.fields import ID, TEXT, Schema
@@ -24,7 +23,11 @@ from whoosh.scoring import BM25F
 from ..core.discovery import private_dir
 from . import ownfiles
 from .analysis import analyzer
-from .whoosh_compat import deleted_docs, postings, segment_id
+from .whoosh_compat import deleted_docs, field_lengths, posting_lists, postings, segment_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: the warm-up answer (``matches``) runs without it
 
 SCHEMA_VERSION = "5"  # 4: property values (issue 27); 5: in a field of their own
 OWN_WAIT = 2.0  # seconds a reader waits for a writer to record the files of a commit it just made
@@ -35,6 +38,16 @@ B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (b
 # field -> weight of its score. Property values have a field of their own, so they never lengthen
 # ``content`` (its length normalisation is a note's text alone); weight chosen on kepano's questions.
 FIELDS = {"content": 1.0, "props": 2.0}
+
+
+def idf(weight: float, live_docs: int, df: int) -> float:
+    """A query term's weighted inverse document frequency in one field (whoosh's BM25F)."""
+    return weight * (math.log(live_docs / (df + 1)) + 1)
+
+
+def term_score(idf: float, tf, length, avgdl: float):
+    """BM25 of a term in a field of given ``length`` (floats, or numpy arrays of them)."""
+    return idf * (tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * length / avgdl))
 
 
 def _leaves(searcher):
@@ -187,6 +200,8 @@ class BM25Index:
         count live documents only, so an index updated incrementally (with deleted documents
         not yet merged away) scores exactly like one rebuilt from the files.
         """
+        import numpy as np
+
         out = np.zeros(n, dtype=np.float64)
         terms = self.terms(text)
         if not terms:
@@ -214,6 +229,8 @@ class BM25Index:
         each segment's ``scores``. The average length is over the notes that have the field (not
         whoosh's over all): a note's property block is measured against other property blocks,
         not against the many notes without one."""
+        import numpy as np
+
         total = sum(float(lengths[field][live].sum()) for _, (lengths, live, _) in leaves)
         having = sum(int(np.count_nonzero(lengths[field][live])) for _, (lengths, live, _) in leaves)
         avgdl = total / having if having else 1.0
@@ -222,11 +239,10 @@ class BM25Index:
         for segment_postings in found:
             for term, (ids, _) in segment_postings.items():
                 df[term] = df.get(term, 0) + len(ids)
-        idf = {t: weight * (math.log(live_docs / (d + 1)) + 1) for t, d in df.items()}
+        weights = {t: idf(weight, live_docs, d) for t, d in df.items()}
         for (_, (lengths, _, _)), segment_postings, segment_scores in zip(leaves, found, scores):
-            norm = K1 * ((1 - B) + B * lengths[field] / avgdl)
             for term, (ids, tf) in segment_postings.items():
-                segment_scores[ids] += idf[term] * (tf * (K1 + 1)) / (tf + norm[ids])
+                segment_scores[ids] += term_score(weights[term], tf, lengths[field][ids], avgdl)
 
     @staticmethod
     def _live_postings(reader, live: np.ndarray, field: str,
@@ -255,6 +271,8 @@ class BM25Index:
 
     def _positions(self, key: tuple, paths: list[str], index: dict[str, int]) -> np.ndarray:
         """For each document of a segment (``paths``), its position in ``index`` (-1 if not there)."""
+        import numpy as np
+
         pos = self._maps.get(key)
         if pos is None:
             pos = self._maps[key] = np.array([index.get(p, -1) for p in paths], dtype=np.int64)
@@ -270,11 +288,12 @@ class BM25Index:
     def _segment_arrays(self, reader, key: tuple) -> tuple[dict[str, np.ndarray], np.ndarray, list[str]]:
         """Per-segment field lengths (field -> array), live-document mask and paths, cached under
         the segment's key (segment and deletions)."""
+        import numpy as np
+
         cached = self._segments.get(key)
         if cached is None:
             n = reader.doc_count_all()
-            lengths = {f: np.array([reader.doc_field_length(i, f, 0) or 0 for i in range(n)], dtype=np.float64)
-                       for f in FIELDS}  # fmt: skip
+            lengths = {f: np.array(field_lengths(reader, f), dtype=np.float64) for f in FIELDS}
             live = np.ones(n, dtype=bool)
             for num in deleted_docs(reader):
                 live[num] = False
@@ -283,5 +302,59 @@ class BM25Index:
             cached = self._segments[key] = (lengths, live, paths)
         return cached
 
+    def matches(self, text: str) -> dict[str, float]:
+        """path -> BM25 score of every live note holding a term of ``text``: ``score_all``'s
+        numbers, computed without numpy (the answer given while the memory service warms up).
+        It reads the index as it is on disk and never creates, repairs or sets it aside: a
+        folder without an index, or holding a file vaultmem did not write, answers nothing."""
+        terms = self.terms(text)
+        if not terms or not self._has_toc() or ownfiles.foreign(self.folder):
+            return {}
+        with windex.open_dir(str(self.folder), schema=schema()).searcher() as searcher:
+            readers = [leaf.reader() for leaf, _ in _leaves(searcher)]
+            readers = [r for r in readers if r.doc_count_all()]  # as in score_all
+            segments = [_plain_segment(r) for r in readers]
+            live_docs = sum(len(live) for _, live in segments)
+            scores: dict[tuple[int, int], float] = {}
+            for field, weight in FIELDS.items():
+                lengths = [[length[field][i] for i in live] for length, live in segments]
+                having = sum(1 for seg in lengths for x in seg if x)
+                avgdl = sum(sum(seg) for seg in lengths) / having if having else 1.0
+                found = [_plain_postings(reader, live, field, terms) for reader, (_, live) in zip(readers, segments)]
+                df: dict[str, int] = {}
+                for segment_postings in found:
+                    for term, pairs in segment_postings.items():
+                        df[term] = df.get(term, 0) + len(pairs)
+                weights = {t: idf(weight, live_docs, d) for t, d in df.items()}
+                for s, ((length, _), segment_postings) in enumerate(zip(segments, found)):
+                    for term, pairs in segment_postings.items():
+                        for doc, tf in pairs:
+                            key = (s, doc)
+                            scores[key] = scores.get(key, 0.0) + term_score(weights[term], tf, length[field][doc], avgdl)
+            paths = [reader.column_reader("path") for reader in readers]
+            return {paths[s][doc]: score for (s, doc), score in scores.items() if score > 0}
+
     def count(self) -> int:
         return self._index().doc_count()
+
+
+def _plain_segment(reader) -> tuple[dict[str, list[float]], set[int]]:
+    """A segment's field lengths (field -> one per document) and live documents, as lists."""
+    n = reader.doc_count_all()
+    lengths = {f: [float(x) for x in field_lengths(reader, f)] for f in FIELDS}
+    dead = deleted_docs(reader)
+    return lengths, {i for i in range(n) if i not in dead}
+
+
+def _plain_postings(reader, live: set[int], field: str, terms: list[str]) -> dict[str, list[tuple[int, float]]]:
+    """``_live_postings`` as lists of (document, term frequency)."""
+    out = {}
+    for term in terms:
+        try:
+            ids, tf = posting_lists(reader.postings(field, term))
+        except TermNotFound:
+            continue
+        pairs = [(int(i), float(w)) for i, w in zip(ids, tf) if i in live]
+        if pairs:
+            out[term] = pairs
+    return out

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-import numpy as np
-
 from ..core import notedates
 from ..core.discovery import owner_only, private_dir
 from ..core.errors import VaultError
 from ..core.note import Note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: reading records needs no numpy (the warm-up answer)
 
 log = logging.getLogger("vaultmem.index")
 SCHEMA_VERSION = "3"  # 2: subject key, validity and dates of a note (issue 13); 3: Obsidian links and titles (issue 27)
@@ -268,6 +270,8 @@ class Manifest:
         """Apply one batch in a single transaction and clear the dirty flag. ``prune``: drop
         vectors no chunk uses any more (the last commit of a sync: earlier ones may hold
         vectors later notes of the same sync reuse)."""
+        import numpy as np
+
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -322,6 +326,8 @@ class Manifest:
         Rows are copied one by one into a preallocated matrix: the peak is the matrix, not
         the matrix plus every row's bytes object plus their join (at 100k chunks ~150 MB
         against ~450 MB)."""
+        import numpy as np
+
         sql = "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=? "
         if paths is None:
             n = self.db.execute("SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=?",

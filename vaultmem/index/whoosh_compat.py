@@ -4,6 +4,8 @@
   mmap, so that a closed reader's segment files are unmapped at once.
 - ``postings`` reads a posting list a block at a time through ``W3LeafMatcher``'s private
   block buffers (BM25 scoring reads whole posting lists; per posting is several times slower).
+- ``field_lengths`` reads a field's per-document lengths as one column (``LENGTHS_COLUMN``)
+  rather than one ``doc_field_length`` call per document (a fifth of the time).
 - ``segment_id`` and ``deleted_docs`` read a segment reader's identity and deletions, which
   an ``EmptyReader`` (an index without segments) does not have.
 
@@ -14,11 +16,15 @@ close fix is not applied and postings are read through the public per-posting in
 
 from __future__ import annotations
 
-import numpy as np
 import whoosh
-from whoosh.codec.whoosh3 import W3LeafMatcher
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher, _lenfield
 from whoosh.filedb.structfile import BufferFile, StructFile
 from whoosh.matching.wrappers import FilterMatcher
+from whoosh.util.numeric import byte_to_length
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 SUPPORTED = (2, 7)
 IS_SUPPORTED = tuple(whoosh.__version__[:2]) == SUPPORTED
@@ -48,6 +54,14 @@ if IS_SUPPORTED:
 
 def postings(matcher) -> tuple[np.ndarray, np.ndarray]:
     """(doc numbers, term frequencies) of a posting list, read a block at a time."""
+    import numpy as np  # here: the warm-up answer (``posting_lists``) runs without numpy
+
+    ids, weights = posting_lists(matcher)
+    return np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64)
+
+
+def posting_lists(matcher) -> tuple[list[int], list[float]]:
+    """``postings`` as plain lists."""
     if isinstance(matcher, FilterMatcher):
         matcher = matcher.child  # deleted documents are masked by the caller
     ids: list = []
@@ -64,7 +78,20 @@ def postings(matcher) -> tuple[np.ndarray, np.ndarray]:
             ids.append(matcher.id())
             weights.append(matcher.weight())
             matcher.next()
-    return np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64)
+    return ids, weights
+
+
+LENGTHS = [byte_to_length(b) if b else 0 for b in range(256)]  # whoosh stores a length as one byte
+
+
+def field_lengths(reader, field: str) -> list[int]:
+    """Every document's length in ``field`` (0 where it has none), as ``doc_field_length`` gives it."""
+    n = reader.doc_count_all()
+    perdoc = getattr(reader, "_perdoc", None)
+    if IS_SUPPORTED and hasattr(perdoc, "_cached_reader"):
+        column = perdoc._cached_reader(_lenfield(field), LENGTHS_COLUMN)
+        return [0] * n if column is None else [LENGTHS[b] for b in column]
+    return [reader.doc_field_length(i, field, 0) or 0 for i in range(n)]
 
 
 def segment_id(reader) -> str | None:

@@ -30,12 +30,9 @@ round, ``subject.py``);
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import datetime as dt
-import functools
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -44,12 +41,11 @@ import numpy as np
 
 from ..core.config import DEFAULTS
 from ..core.errors import BadInput
-from ..core.filters import Filters, is_expired, now_utc, parse_time
+from ..core.filters import Filters, now_utc, parse_time
 from ..core.timeexpr import DateRange, parse_query
 from ..index import neighbours
 from ..index.graph import outdated_by
 from ..index.bm25 import BM25Index
-from ..index.chunking import plain_text
 from ..index.embed import Embedder
 from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
@@ -57,6 +53,7 @@ from ..index.usage import Usage
 from ..index.vectors import VectorIndex
 from . import fusion, learned, subject, timefilter
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
+from .hit import Hit, make_snippet, shown_status
 from .question import content_query
 
 MODES = ("hybrid", "bm25", "vector")
@@ -74,44 +71,6 @@ TIME_BOOST = DEFAULTS["recall"]["time_boost"]  # added to the raw score of a not
 ANCHOR_WEIGHT = 0.15
 BASELINE = 0.0  # the standardised score of an average note (see fusion.standardise)
 CANDIDATE_WEIGHT = 0.5  # an unconfirmed (status: candidate) memory ranks low until confirmed
-
-
-@dataclass
-class Hit:
-    """One recall result. ``id`` is the frontmatter id, else the vault-relative path."""
-
-    id: str
-    title: str
-    path: str
-    type: str | None
-    status: str
-    score: float
-    snippet: str
-    rank: int = 0
-    tags: list[str] = field(default_factory=list)
-    importance: int = 5
-    updated: str = ""
-    via: str | None = None
-    highlights: list[str] = field(default_factory=list)
-    vault: str | None = None  # set when several vaults are searched together
-    source: str | None = None  # the frontmatter ``source``: the agent or session that wrote it
-    outdated_by: list[str] = field(default_factory=list)  # titles of active notes that may update this one
-    explain: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self, explain: bool = False) -> dict[str, Any]:
-        """The hit as a dict (fields in order; lists and ``explain`` copied): what ``asdict``
-        gives, built directly (``asdict`` deep-copies field by field, ~0.2 ms a hit)."""
-        data = {name: getattr(self, name) for name in _HIT_FIELDS}
-        for name in ("tags", "highlights", "outdated_by"):
-            data[name] = list(data[name])
-        if explain:
-            data["explain"] = copy.deepcopy(self.explain)
-        else:
-            data.pop("explain")
-        return data
-
-
-_HIT_FIELDS = tuple(f.name for f in dataclasses.fields(Hit))
 
 
 @dataclass
@@ -510,62 +469,9 @@ def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | Non
     elif parts.get("graph_via") and not (parts["bm25"] or parts["vector"]):
         via = f"linked from {parts['graph_via']}"
     explain = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items()}
-    status = "expired" if rec.status == "active" and is_expired(rec) else rec.status
     return Hit(
-        id=rec.key, title=rec.title, path=path, type=rec.type, status=status,
+        id=rec.key, title=rec.title, path=path, type=rec.type, status=shown_status(rec),
         score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
         importance=rec.importance, updated=rec.updated, via=via, highlights=highlights, source=rec.source,
         explain=explain, outdated_by=outdated_by(src.graph, src.records, path),
     )  # fmt: skip
-
-
-
-WORD_RE = re.compile(r"\w+", re.UNICODE)
-
-
-@functools.lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    from whoosh.lang.porter import stem
-
-    return stem(word.lower())
-
-
-SNIPPET_CACHE = 512  # bodies whose words are kept (each up to SNIPPET_CACHE_CHARS: the service's memory stays flat)
-SNIPPET_CACHE_CHARS = 32 << 10
-
-
-@functools.lru_cache(maxsize=SNIPPET_CACHE)
-def _snippet_words(body: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
-    """The words a snippet is cut from (the heading line and code fences left out) and each
-    word's stems; cached by body text, as the same notes come back query after query."""
-    body = plain_text(body)
-    lines = [ln.lstrip("#> ").strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("# ")]
-    lines = [ln for ln in lines if ln and not ln.startswith(("```", "~~~"))]
-    words = tuple(" ".join(lines).split())
-    return words, tuple(frozenset(_stem(w) for w in WORD_RE.findall(word)) for word in words)
-
-
-def make_snippet(body: str, terms: list[str], width: int = 32) -> tuple[str, list[str]]:
-    """The window of ``width`` words with the most query-term matches, and the matched words.
-
-    Words match when their stem equals a query term; the heading line is skipped.
-    """
-    words, stems = (_snippet_words if len(body) <= SNIPPET_CACHE_CHARS else _snippet_words.__wrapped__)(body)
-    if not words:
-        return "", []
-    wanted = set(terms)
-    hits = [not wanted.isdisjoint(s) for s in stems]
-    best, best_n = 0, -1
-    window = sum(hits[:width])
-    for start in range(0, max(1, len(words) - width + 1)):
-        if start:
-            window += hits[start + width - 1] if start + width - 1 < len(hits) else 0
-            window -= hits[start - 1]
-        if window > best_n:
-            best, best_n = start, window
-    chosen = words[best : best + width]
-    matched = sorted({w.strip(".,;:!?()[]*_`\"'").lower() for w, h in zip(chosen, hits[best:]) if h})
-    text = " ".join(chosen)
-    prefix = "… " if best > 0 else ""
-    suffix = " …" if best + width < len(words) else ""
-    return prefix + text + suffix, [m for m in matched if m]

@@ -1,0 +1,113 @@
+"""The answer given while the memory service warms up (``recall.keywords``): BM25 over the
+indexes as they are, with the pipeline's numbers and filters, without numpy, networkx or the
+model, and without ever writing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from helpers import write as note
+
+from vaultmem.core.note import parse, set_fields
+from vaultmem.index.bm25 import BM25Index
+from vaultmem.recall import keywords
+
+QUERIES = ["advisory locks job lease", "how are refunds rounded?", "pgbouncer broke", "deploy the api",
+           "pilot customer", "postgres", "D1:3 follows", "nothing-matches-this-word"]  # fmt: skip
+
+
+def both(vault, query: str) -> tuple[dict[str, float], dict[str, float]]:
+    universe, index = vault.universe()
+    numpy_scores = vault.bm25.score_all(query, index, len(universe))
+    full = {universe[i]: float(s) for i, s in enumerate(numpy_scores) if s > 0}
+    return BM25Index(vault.index_dir / "bm25").matches(query), full
+
+
+def test_keyword_scores_are_the_pipelines_bm25_numbers_on_an_incrementally_updated_index(demo):
+    demo.sync()
+    # several segments, deleted documents not merged away, a property field: live statistics only
+    for i in range(3):
+        note(demo.root, f"facts/Lease note {i}.md", f"---\nfollows: D1:{i}\n---\n# Lease note {i}\n\nadvisory locks lease {i}\n")
+        demo.sync()
+    (demo.root / "facts/Lease note 1.md").unlink()
+    path = next(p for p in demo.records() if "advisory" in (demo.root / p).read_text().lower())
+    text = (demo.root / path).read_text()
+    (demo.root / path).write_text(text + "\nMore about pgbouncer and the api deploy.\n")
+    demo.sync()
+    assert len(demo.bm25._fresh_searcher().reader().leaf_readers()) > 1  # noqa: SLF001 (the case to pin)
+    for query in QUERIES:
+        light, full = both(demo, query)
+        assert set(light) == set(full), query
+        assert all(light[p] == pytest.approx(full[p], rel=1e-12) for p in light), query
+
+
+def test_it_ranks_by_bm25_and_hides_what_recall_hides(demo):
+    demo.sync()
+    hits = keywords.recall(demo.root, "advisory locks for job leasing", {"k": 5}, explain=True)
+    scores = [h["explain"]["bm25_raw"] for h in hits]
+    assert hits and scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+    assert all(h["status"] not in ("superseded", "archived", "resolved") for h in hits)
+    every = keywords.recall(demo.root, "advisory locks for job leasing", {"k": 50, "include_resolved": True})
+    assert any(h["status"] == "superseded" for h in every)  # the superseded Redis decision matches too
+    decisions = keywords.recall(demo.root, "advisory locks for job leasing", {"k": 50, "types": ["decision"]})
+    assert decisions and {h["type"] for h in decisions} == {"decision"}
+    assert hits[0]["snippet"] and hits[0]["highlights"]
+
+
+def test_it_answers_as_the_pipelines_bm25_mode_for_plain_notes(demo):
+    """With nothing the pipeline adds on top (no links, profiles or usage to tell apart), the
+    keyword answer is the pipeline's BM25 answer."""
+    for i, words in enumerate(["harbour crane lease", "harbour crane", "harbour", "crane pier lease lease"]):
+        note(demo.root, f"facts/Plain {i}.md", f"# Plain {i}\n\n{words} tidepool\n")
+    demo.sync()
+    light = [h["path"] for h in keywords.recall(demo.root, "tidepool harbour crane lease", {"k": 4})]
+    full = [h.path for h in demo.recall("tidepool harbour crane lease", k=4, mode="bm25", adaptive=False, log=False)]
+    assert light == full
+
+
+def test_it_never_writes_and_answers_nothing_from_an_index_it_may_not_read(demo, tmp_path):
+    assert keywords.recall(tmp_path, "anything", {}) == []  # never indexed: no folder is made
+    assert not (tmp_path / ".vaultmem").exists()
+    demo.sync()
+    folder = demo.index_dir / "bm25"
+    (folder / "_MAIN_999.toc").write_bytes(b"planted by a sync")
+    assert keywords.recall(demo.root, "advisory locks", {}) == []
+    assert (folder / "_MAIN_999.toc").exists() and not folder.with_name("bm25.foreign").exists()  # left for the service
+    (folder / "_MAIN_999.toc").unlink()
+    assert keywords.recall(demo.root, "advisory locks", {})
+    demo.manifest.set("index_version", "m0.b0.file")  # an older index: the service rebuilds it
+    assert keywords.recall(demo.root, "advisory locks", {}) == []
+
+
+def test_it_covers_plain_calls_and_leaves_the_rest_to_the_pipeline():
+    assert keywords.covers({"k": 3, "log": False})
+    assert keywords.covers({p.name: p.default for p in keywords.PARAMS})  # the CLI passes every option
+    assert keywords.covers({"types": ["decision"], "since": "7d", "mode": "bm25"})
+    assert not keywords.covers({"anchor": "Project: Tidewater"})
+    assert not keywords.covers({"profile": "incident"})
+    assert not keywords.covers({"mode": "vector"})
+    assert not keywords.covers({"as_of": "2026-09-01"})
+
+
+def test_a_superseded_note_is_not_shown_even_when_it_matches_best(demo):
+    demo.sync()
+    path = "facts/Old lease rule.md"
+    note(demo.root, path, "# Old lease rule\n\ntidepool tidepool tidepool lease rule\n")
+    note(demo.root, "facts/New lease rule.md", "# New lease rule\n\ntidepool lease rule\n")
+    demo.sync()
+    assert keywords.recall(demo.root, "tidepool", {})[0]["path"] == path
+    text = set_fields((demo.root / path).read_text(), {"status": "superseded"})
+    (demo.root / path).write_text(text)
+    assert parse(text, path).status == "superseded"
+    demo.sync()
+    assert [h["path"] for h in keywords.recall(demo.root, "tidepool", {})] == ["facts/New lease rule.md"]
+
+
+def test_importing_it_loads_neither_numpy_nor_networkx_nor_the_model():
+    code = ("import sys, vaultmem.recall.keywords, vaultmem.api; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'networkx', 'fastembed', 'onnxruntime')"
+            " or m in ('vaultmem.vault', 'vaultmem.recall.pipeline')))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,91 @@
+"""The answer recall gives while the memory service warms up: BM25 over a vault's indexes as
+they are on disk, without the model, numpy or networkx, so that a prompt hook that has just
+started the service answers at once (importing the hybrid pipeline alone takes longer than this
+whole answer: benchmarks/README.md, "Always warm").
+
+In step with the pipeline where it answers: the same BM25 numbers (``BM25Index.matches`` is
+``score_all`` without numpy; a test pins them equal), the same question-word rule, the same
+filters and lifecycle visibility (``Filters``), the same ``Hit`` and snippet. Ranked by BM25
+alone: what needs the model (vectors) and what the pipeline adds on top (the link graph's
+context and expansion, profiles, importance, usage, time ranges, lifecycle redirects) waits for
+the service. A call asking for an option this answer cannot honour (``covers``) is answered by
+the pipeline in process instead. Nothing is written: an index missing, of another version or
+holding a file vaultmem did not write answers nothing (the service indexes and repairs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core import config as configmod
+from ..core.errors import BadInput, NoteParseError, VaultError
+from ..core.filters import Filters
+from ..core.note import split_frontmatter
+from ..core.store import Store
+from ..index.bm25 import BM25Index
+from ..index.layout import index_dir, index_version
+from ..index.manifest import Manifest, Record
+from .hit import Hit, make_snippet, shown_status
+from .params import PARAMS
+from .question import content_query
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+# the recall options this answer honours; any other must be at its declared default
+HONOURED = {"k", "types", "tags", "since", "scope", "include_resolved", "mode", "log", "branch", "all_branches"}
+DEFAULTS = {p.name: p.default for p in PARAMS}
+
+
+def covers(options: dict[str, Any]) -> bool:
+    """Whether the keyword answer honours every option of a call (else the pipeline answers)."""
+    if options.get("mode", "hybrid") not in ("hybrid", "bm25"):
+        return False
+    return all(value == DEFAULTS.get(name, value) or value in (None, [], ())
+               for name, value in options.items() if name not in HONOURED)  # fmt: skip
+
+
+def default_k(root: Path) -> int:
+    """How many hits a call that does not say gets: the vault's ``[recall] k``."""
+    return int(configmod.load(root)["recall"]["k"])
+
+
+def recall(root: Path, query: str, options: dict[str, Any], explain: bool = False) -> list[dict[str, Any]]:
+    """Hits (``Hit.as_dict``) of one vault for ``query``, best BM25 first, as ``options`` filter
+    them (``covers`` must hold); [] when the vault has no index this answer may read."""
+    if not query.strip():
+        raise BadInput("the query is empty")
+    config = configmod.load(root)
+    k = options.get("k") or default_k(root)
+    folder = index_dir(root)
+    if not (folder / "manifest.db").is_file():
+        return []
+    try:
+        manifest = Manifest(folder / "manifest.db", readonly=True)
+    except VaultError:
+        return []
+    try:
+        if manifest.get("index_version") != index_version(config["vault"]["title_from"]) or manifest.get("dirty"):
+            return []
+        bm25 = BM25Index(folder / "bm25")
+        scores = bm25.matches(content_query(query))
+        records = manifest.records(scores) if scores else {}
+    finally:
+        manifest.close()
+    filters = Filters.build(options.get("types") or (), options.get("tags") or (), since=options.get("since"),
+                            scope=options.get("scope"), include_hidden=bool(options.get("include_resolved")))  # fmt: skip
+    ranked = sorted((p for p, rec in records.items() if filters.match(rec)), key=lambda p: (-scores[p], p))[:k]
+    store, terms = Store(root), bm25.terms(query)
+    return [_hit(store, records[p], scores[p], rank, terms).as_dict(explain) for rank, p in enumerate(ranked, 1)]
+
+
+def _hit(store: Store, rec: Record, score: float, rank: int, terms: list[str]) -> Hit:
+    try:
+        body = split_frontmatter(store.read_text(rec.path))[1]
+    except (OSError, NoteParseError):
+        body = ""
+    snippet, highlights = make_snippet(body, terms)
+    return Hit(id=rec.key, title=rec.title, path=rec.path, type=rec.type, status=shown_status(rec), score=round(score, 4),
+               snippet=snippet, rank=rank, tags=list(rec.tags), importance=rec.importance, updated=rec.updated,
+               highlights=highlights, source=rec.source, explain={"bm25_raw": round(score, 4)})  # fmt: skip
