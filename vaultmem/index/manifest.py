@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..core import notedates
 from ..core.discovery import owner_only, private_dir
 from ..core.errors import VaultError
-from ..core.note import Note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np  # imported where used: reading records needs no numpy (the warm-up answer)
+    import numpy as np  # imported where used: reading records needs neither (the warm-up answer)
+
+    from ..core.note import Note
 
 log = logging.getLogger("vaultmem.index")
 SCHEMA_VERSION = "3"  # 2: subject key, validity and dates of a note (issue 13); 3: Obsidian links and titles (issue 27)
@@ -85,6 +85,8 @@ class Record:
 
     @classmethod
     def from_note(cls, note: Note, mtime_ns: int, size: int) -> "Record":
+        from ..core import notedates  # its time expressions compile ~25 regexes: only indexing needs them
+
         links = tuple(dict.fromkeys((link.target, link.kind) for link in note.links))
         return cls(
             note.path, note.id, note.hash, mtime_ns, size, note.title, note.type, note.status,

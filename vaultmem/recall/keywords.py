@@ -56,28 +56,51 @@ def recall(root: Path, query: str, options: dict[str, Any], explain: bool = Fals
     them (``covers`` must hold); [] when the vault has no index this answer may read."""
     if not query.strip():
         raise BadInput("the query is empty")
-    config = configmod.load(root)
-    k = options.get("k") or default_k(root)
-    folder = index_dir(root)
-    if not (folder / "manifest.db").is_file():
-        return []
-    try:
-        manifest = Manifest(folder / "manifest.db", readonly=True)
-    except VaultError:
-        return []
-    try:
-        if manifest.get("index_version") != index_version(config["vault"]["title_from"]) or manifest.get("dirty"):
-            return []
-        bm25 = BM25Index(folder / "bm25")
-        scores = bm25.matches(content_query(query))
-        records = manifest.records(scores) if scores else {}
-    finally:
-        manifest.close()
     filters = Filters.build(options.get("types") or (), options.get("tags") or (), since=options.get("since"),
                             scope=options.get("scope"), include_hidden=bool(options.get("include_resolved")))  # fmt: skip
-    ranked = sorted((p for p, rec in records.items() if filters.match(rec)), key=lambda p: (-scores[p], p))[:k]
+    k = options.get("k") or default_k(root)
+    manifest = _manifest(root)
+    if manifest is None:
+        return []
+    try:
+        bm25 = BM25Index(index_dir(root) / "bm25")
+        scores = bm25.matches(content_query(query))
+        kept = _best(manifest, scores, filters, k)
+    finally:
+        manifest.close()
     store, terms = Store(root), bm25.terms(query)
-    return [_hit(store, records[p], scores[p], rank, terms).as_dict(explain) for rank, p in enumerate(ranked, 1)]
+    return [_hit(store, rec, scores[rec.path], rank, terms).as_dict(explain) for rank, rec in enumerate(kept, 1)]
+
+
+def _manifest(root: Path) -> Manifest | None:
+    """The vault's manifest, read-only, when it is a current, clean index (else None)."""
+    path = index_dir(root) / "manifest.db"
+    if not path.is_file():
+        return None
+    try:
+        manifest = Manifest(path, readonly=True)
+    except VaultError:
+        return None
+    version = index_version(configmod.load(root)["vault"]["title_from"])
+    if manifest.get("index_version") != version or manifest.get("dirty"):
+        manifest.close()
+        return None
+    return manifest
+
+
+def _best(manifest: Manifest, scores: dict[str, float], filters: Filters, k: int) -> list[Record]:
+    """The ``k`` best-scored indexed notes ``filters`` let through, reading records a batch at a
+    time from the best down (a common word matches thousands of notes)."""
+    ranked = sorted(scores, key=lambda p: (-scores[p], p))
+    kept: list[Record] = []
+    step = max(50, 4 * k)
+    for i in range(0, len(ranked), step):
+        part = ranked[i : i + step]
+        records = manifest.records(part)
+        kept += [records[p] for p in part if p in records and filters.match(records[p])]
+        if len(kept) >= k:
+            break
+    return kept[:k]
 
 
 def _hit(store: Store, rec: Record, score: float, rank: int, terms: list[str]) -> Hit:
