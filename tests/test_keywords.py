@@ -111,3 +111,25 @@ def test_importing_it_loads_neither_numpy_nor_networkx_nor_the_model():
             " or m in ('vaultmem.vault', 'vaultmem.recall.pipeline')))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_several_vaults_answer_in_one_ranking_with_their_names(demo, open_vault, empty_vault):
+    """Raw BM25 of each vault, merged by score: the pipeline's order too (it standardises each
+    vault's raw BM25 with the moments pooled over all of them, one linear map for all)."""
+    for i in range(3):
+        note(empty_vault, f"facts/Tidepool lease {i}.md", f"# Tidepool lease {i}\n\ntidepool advisory lease {i}\n")
+    for i in range(12):
+        note(empty_vault, f"facts/Filler {i}.md", f"# Filler {i}\n\nharbour crane number {i}\n")
+    other = open_vault(empty_vault)
+    other.sync()
+    demo.sync()
+    query, roots = "tidepool advisory locks", {"demo": demo.root, "other": other.root}
+    own = [(order, name, h) for order, (name, root) in enumerate(roots.items())
+           for h in keywords.recall(root, query, {"k": 12})]  # fmt: skip
+    expected = [(name, h["path"]) for _, name, h in sorted(own, key=lambda x: (-x[2]["score"], x[0], x[2]["rank"]))][:12]
+    kept = keywords.recall_vaults(roots, query, {"k": 12})
+    assert [(name, h["path"]) for name, h in kept] == expected
+    assert {name for name, _ in kept} == {"demo", "other"}
+    assert [h["rank"] for _, h in kept] == list(range(1, 13)) and all(h["vault"] == n for n, h in kept)
+    alone = keywords.recall_vaults({"demo": demo.root}, "advisory locks", {"k": 2})
+    assert len(alone) == 2 and all(h["vault"] is None for _, h in alone)

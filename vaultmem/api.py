@@ -401,29 +401,25 @@ class Session:
 
         self.degraded = "bm25"
         if not keywords.covers(options):
-            for vault in self.vaults.values():
-                vault.refresh()
-            reader: Any = self.only()
-            if len(self.named) > 1:
-                from .multi import MultiVault
-
-                reader = MultiVault(self.vaults)
-            return [h.as_dict(explain) for h in reader.recall(query, **{**options, "mode": "bm25"})]
-        found: list[tuple[int, str, dict[str, Any]]] = []
-        for order, (name, root) in enumerate(self.named.items()):
-            found += [(order, name, hit) for hit in keywords.recall(Path(root), query, options, explain)]
-        found.sort(key=lambda x: (-x[2]["score"], x[0], x[2]["rank"]))  # ties: the vault listed first
-        kept = found[: options.get("k") or keywords.default_k(Path(next(iter(self.named.values()))))]
-        for rank, (_, name, hit) in enumerate(kept, 1):
-            hit["rank"] = rank
-            if len(self.named) > 1:
-                hit["vault"] = name
+            return self._bm25_in_process(query, explain, options)
+        kept = keywords.recall_vaults({name: Path(root) for name, root in self.named.items()}, query, options, explain)
         if options.get("log", True):
             for name, root in self.named.items():
-                mine = [hit["id"] for _, n, hit in kept if n == name]
+                mine = [hit["id"] for n, hit in kept if n == name]
                 if mine:
                     self.log_shown(mine, "recall", Path(root))
-        return [hit for _, _, hit in kept]
+        return [hit for _, hit in kept]
+
+    def _bm25_in_process(self, query: str, explain: bool, options: dict[str, Any]) -> list[dict[str, Any]]:
+        """The pipeline's BM25 mode over the indexes as they are (nothing reindexed, no model)."""
+        for vault in self.vaults.values():
+            vault.refresh()
+        reader: Any = self.only()
+        if len(self.named) > 1:
+            from .multi import MultiVault
+
+            reader = MultiVault(self.vaults)
+        return [h.as_dict(explain) for h in reader.recall(query, **{**options, "mode": "bm25"})]
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000, *, branch: str | None = None, all_branches: bool = False) -> dict[str, Any]:  # fmt: skip

@@ -72,6 +72,22 @@ def recall(root: Path, query: str, options: dict[str, Any], explain: bool = Fals
     return [_hit(store, rec, scores[rec.path], rank, terms).as_dict(explain) for rank, rec in enumerate(kept, 1)]
 
 
+def recall_vaults(roots: dict[str, Path], query: str, options: dict[str, Any],
+                  explain: bool = False) -> list[tuple[str, dict[str, Any]]]:  # fmt: skip
+    """(vault name, hit) of several vaults in one ranking by BM25 score (raw scores of different
+    vaults: comparable enough for a keyword answer; ties go to the vault listed first), ``k``
+    in all (default: the first vault's); hits carry their vault's name when there are several."""
+    found = [(order, name, hit) for order, (name, root) in enumerate(roots.items())
+             for hit in recall(root, query, options, explain)]  # fmt: skip
+    found.sort(key=lambda x: (-x[2]["score"], x[0], x[2]["rank"]))
+    kept = [(name, hit) for _, name, hit in found[: options.get("k") or default_k(next(iter(roots.values())))]]
+    for rank, (name, hit) in enumerate(kept, 1):
+        hit["rank"] = rank
+        if len(roots) > 1:
+            hit["vault"] = name
+    return kept
+
+
 def _manifest(root: Path) -> Manifest | None:
     """The vault's manifest, read-only, when it is a current, clean index (else None)."""
     path = index_dir(root) / "manifest.db"

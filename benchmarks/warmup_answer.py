@@ -1,0 +1,108 @@
+"""What the answer given while the memory service warms up costs in quality (issue 26).
+
+A prompt hook that finds no service answers from keywords (``recall.keywords``: BM25 over the
+index as it is, no numpy, networkx or model) and shows at most 3 term matches. Before, it ran
+the pipeline's BM25 mode in its own process (BM25 plus the link graph's context and expansion,
+profiles, importance, usage), which took longer than the hook's whole target. This compares
+the two on LoCoMo (protocol of ``locomo.py``: one vault per conversation, flat and linked
+shapes), by evidence recall@3 (what the hook can show) and @10, and their time per query in a
+process that has both loaded. No model: the vaults are indexed with ``[embedding] model = "none"``.
+
+    python benchmarks/warmup_answer.py                 # all 5 conversations, both shapes
+    python benchmarks/warmup_answer.py --convs 0 --turns 40
+
+Results: benchmarks/results/warmup-answer.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import WORK, fresh_usage, latency_summary, mean, write_result  # noqa: E402
+from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, evidence_of, notes_of, write_vault  # noqa: E402
+from vaultmem.recall import keywords  # noqa: E402
+from vaultmem.vault import Vault  # noqa: E402
+
+KS = (3, 10)
+NO_MODEL = '[embedding]\nmodel = "none"\n'
+
+
+def answers(vault: Vault, question: str) -> dict[str, tuple[list[str], float]]:
+    """Each side's ranked ids (top 10) and seconds."""
+    out = {}
+    start = time.perf_counter()
+    hits = keywords.recall(vault.root, question, {"k": max(KS)})
+    out["keywords"] = ([h["id"] for h in hits], time.perf_counter() - start)
+    start = time.perf_counter()
+    piped = vault.recall(question, k=max(KS), mode="bm25", log=False)
+    out["pipeline_bm25"] = ([h.id for h in piped], time.perf_counter() - start)
+    return out
+
+
+def run(sample: dict, shape: str, work: Path, turns: int) -> list[dict]:
+    root = work / shape / sample["sample_id"]
+    files = notes_of(sample, shape)
+    write_vault(root, dict(list(files.items())[:turns]) if turns else files)
+    (root / ".vaultmem.toml").write_text(NO_MODEL)
+    fresh_usage(root)
+    vault = Vault(root)
+    vault.reindex()
+    known = {r.id for r in vault.records().values() if r.id}
+    rows = []
+    for qa in sample["qa"]:
+        evidence = evidence_of(qa, known)
+        if not evidence:
+            continue
+        row: dict = {"category": qa["category"]}
+        for side, (ranked, seconds) in answers(vault, str(qa["question"])).items():
+            row[side] = {f"r@{k}": len(set(ranked[:k]) & set(evidence)) / len(evidence) for k in KS}
+            row[side]["seconds"] = seconds
+            row[side]["top3"] = ranked[:3]
+        row["same_top3"] = row["keywords"]["top3"] == row["pipeline_bm25"]["top3"]
+        rows.append(row)
+    vault.close()
+    return rows
+
+
+def summarise(rows: list[dict]) -> dict:
+    out: dict = {"n": len(rows), "same_top3": round(100 * mean(r["same_top3"] for r in rows), 1)}
+    for side in ("keywords", "pipeline_bm25"):
+        out[side] = {f"R@{k}": round(100 * mean(r[side][f"r@{k}"] for r in rows), 1) for k in KS}
+        out[side]["per_query"] = latency_summary([r[side]["seconds"] for r in rows])
+        out[side]["by_category"] = {CATEGORIES.get(c, str(c)): round(100 * mean(r[side]["r@3"] for r in rows
+                                                                                 if r["category"] == c), 1)
+                                    for c in sorted({r["category"] for r in rows})}  # fmt: skip
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--work", type=Path, default=WORK / "warmup-answer")
+    ap.add_argument("--convs", default="", help="comma-separated conversation positions (0-4)")
+    ap.add_argument("--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)")
+    args = ap.parse_args()
+    if not args.data.exists():
+        sys.exit(f"warmup_answer.py: no LoCoMo data at {args.data} (pass --data PATH)")
+    samples = json.loads(args.data.read_text())
+    if args.convs:
+        samples = [s for i, s in enumerate(samples) if str(i) in args.convs.split(",")]
+    result: dict = {"conversations": [s["sample_id"] for s in samples], "turns": args.turns or "all"}
+    for shape in ("flat", "linked"):
+        rows = [row for sample in samples for row in run(sample, shape, args.work, args.turns)]
+        result[shape] = s = summarise(rows)
+        print(f"{shape}: {s['n']} questions; R@3/R@10 keywords {s['keywords']['R@3']}/{s['keywords']['R@10']}, "
+              f"pipeline bm25 {s['pipeline_bm25']['R@3']}/{s['pipeline_bm25']['R@10']}; same top 3 in "
+              f"{s['same_top3']}%; per query p50 {s['keywords']['per_query']['p50_ms']:.1f} vs "
+              f"{s['pipeline_bm25']['per_query']['p50_ms']:.1f} ms", flush=True)  # fmt: skip
+    print(f"wrote {write_result('warmup-answer', result)}")
+
+
+if __name__ == "__main__":
+    main()
