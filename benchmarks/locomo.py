@@ -127,18 +127,28 @@ def open_vault(root: Path, embedder, extra: dict) -> Vault:
     return vault
 
 
-def run_conversation(sample: dict, shape: str, embedder, args, extra: dict, ranks: list) -> list[dict]:
-    root = args.work / shape / sample["sample_id"]
+def write_conversation(root: Path, sample: dict, shape: str, turns: int = 0) -> None:
+    """A conversation's vault in ``shape`` (only its first ``turns`` notes when given)."""
     files = notes_of(sample, shape)
-    write_vault(root, dict(list(files.items())[: args.turns]) if args.turns else files)
-    vault = open_vault(root, embedder, extra)
-    vault.reindex()
+    write_vault(root, dict(list(files.items())[:turns]) if turns else files)
+
+
+def questions(sample: dict, vault: Vault):  # type: ignore[no-untyped-def]
+    """(question, its evidence ids) of every question with evidence in the indexed ``vault``."""
     known = {r.id for r in vault.records().values() if r.id}
-    rows = []
     for qa in sample["qa"]:
         evidence = evidence_of(qa, known)
-        if not evidence:
-            continue
+        if evidence:
+            yield qa, evidence
+
+
+def run_conversation(sample: dict, shape: str, embedder, args, extra: dict, ranks: list) -> list[dict]:
+    root = args.work / shape / sample["sample_id"]
+    write_conversation(root, sample, shape, args.turns)
+    vault = open_vault(root, embedder, extra)
+    vault.reindex()
+    rows = []
+    for qa, evidence in questions(sample, vault):
         start = time.perf_counter()
         hits = vault.recall(str(qa["question"]), k=max(KS), adaptive=not args.no_adaptive)
         seconds = time.perf_counter() - start

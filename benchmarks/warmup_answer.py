@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import WORK, fresh_usage, latency_summary, mean, write_result  # noqa: E402
-from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, evidence_of, notes_of, write_vault  # noqa: E402
+from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, questions, write_conversation  # noqa: E402
 from vaultmem.recall import keywords  # noqa: E402
 from vaultmem.vault import Vault  # noqa: E402
 
@@ -47,18 +47,13 @@ def answers(vault: Vault, question: str) -> dict[str, tuple[list[str], float]]:
 
 def run(sample: dict, shape: str, work: Path, turns: int) -> list[dict]:
     root = work / shape / sample["sample_id"]
-    files = notes_of(sample, shape)
-    write_vault(root, dict(list(files.items())[:turns]) if turns else files)
+    write_conversation(root, sample, shape, turns)
     (root / ".vaultmem.toml").write_text(NO_MODEL)
     fresh_usage(root)
     vault = Vault(root)
     vault.reindex()
-    known = {r.id for r in vault.records().values() if r.id}
     rows = []
-    for qa in sample["qa"]:
-        evidence = evidence_of(qa, known)
-        if not evidence:
-            continue
+    for qa, evidence in questions(sample, vault):
         row: dict = {"category": qa["category"]}
         for side, (ranked, seconds) in answers(vault, str(qa["question"])).items():
             row[side] = {f"r@{k}": len(set(ranked[:k]) & set(evidence)) / len(evidence) for k in KS}

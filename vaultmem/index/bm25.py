@@ -249,11 +249,7 @@ class BM25Index:
                        terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """term -> (doc numbers, term frequencies) in ``field`` of the segment's live documents."""
         out = {}
-        for term in terms:
-            try:
-                ids, tf = postings(reader.postings(field, term))
-            except TermNotFound:
-                continue
+        for term, (ids, tf) in _posting_lists(reader, field, terms, postings):
             keep = live[ids]
             if keep.any():
                 out[term] = (ids[keep], tf[keep])
@@ -346,14 +342,20 @@ def _plain_segment(reader) -> tuple[dict[str, list[float]], set[int]]:
     return lengths, {i for i in range(n) if i not in dead}
 
 
+def _posting_lists(reader, field: str, terms: list[str], read):  # type: ignore[no-untyped-def]
+    """(term, ``read``'s (doc numbers, term frequencies)) of each term the field holds."""
+    for term in terms:
+        try:
+            matcher = reader.postings(field, term)
+        except TermNotFound:
+            continue
+        yield term, read(matcher)
+
+
 def _plain_postings(reader, live: set[int], field: str, terms: list[str]) -> dict[str, list[tuple[int, float]]]:
     """``_live_postings`` as lists of (document, term frequency)."""
     out = {}
-    for term in terms:
-        try:
-            ids, tf = posting_lists(reader.postings(field, term))
-        except TermNotFound:
-            continue
+    for term, (ids, tf) in _posting_lists(reader, field, terms, posting_lists):
         pairs = [(int(i), float(w)) for i, w in zip(ids, tf) if i in live]
         if pairs:
             out[term] = pairs
