@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 # the recall options this answer honours; any other must be at its declared default
-HONOURED = {"k", "types", "tags", "since", "scope", "include_resolved", "mode", "log", "branch", "all_branches"}
+HONOURED = {"k", "types", "tags", "since", "scope", "include_resolved", "mode", "log"}
 DEFAULTS = {p.name: p.default for p in PARAMS}
 
 
@@ -46,11 +46,6 @@ def covers(options: dict[str, Any]) -> bool:
                for name, value in options.items() if name not in HONOURED)  # fmt: skip
 
 
-def default_k(root: Path) -> int:
-    """How many hits a call that does not say gets: the vault's ``[recall] k``."""
-    return int(configmod.load(root)["recall"]["k"])
-
-
 def recall(root: Path, query: str, options: dict[str, Any], explain: bool = False) -> list[dict[str, Any]]:
     """Hits (``Hit.as_dict``) of one vault for ``query``, best BM25 first, as ``options`` filter
     them (``covers`` must hold); [] when the vault has no index this answer may read."""
@@ -58,8 +53,9 @@ def recall(root: Path, query: str, options: dict[str, Any], explain: bool = Fals
         raise BadInput("the query is empty")
     filters = Filters.build(options.get("types") or (), options.get("tags") or (), since=options.get("since"),
                             scope=options.get("scope"), include_hidden=bool(options.get("include_resolved")))  # fmt: skip
-    k = options.get("k") or default_k(root)
-    manifest = _manifest(root)
+    config = configmod.load(root)
+    k = options.get("k") or int(config["recall"]["k"])
+    manifest = _manifest(root, config["vault"]["title_from"])
     if manifest is None:
         return []
     try:
@@ -76,11 +72,14 @@ def recall_vaults(roots: dict[str, Path], query: str, options: dict[str, Any],
                   explain: bool = False) -> list[tuple[str, dict[str, Any]]]:  # fmt: skip
     """(vault name, hit) of several vaults in one ranking by BM25 score (raw scores of different
     vaults: comparable enough for a keyword answer; ties go to the vault listed first), ``k``
-    in all (default: the first vault's); hits carry their vault's name when there are several."""
+    in all (default: the first vault's, as ``MultiVault``); hits carry their vault's name when
+    there are several."""
+    first = next(iter(roots.values()))
+    k = options.get("k") or int(configmod.load(first)["recall"]["k"])
     found = [(order, name, hit) for order, (name, root) in enumerate(roots.items())
-             for hit in recall(root, query, options, explain)]  # fmt: skip
+             for hit in recall(root, query, {**options, "k": k}, explain)]  # fmt: skip
     found.sort(key=lambda x: (-x[2]["score"], x[0], x[2]["rank"]))
-    kept = [(name, hit) for _, name, hit in found[: options.get("k") or default_k(next(iter(roots.values())))]]
+    kept = [(name, hit) for _, name, hit in found[:k]]
     for rank, (name, hit) in enumerate(kept, 1):
         hit["rank"] = rank
         if len(roots) > 1:
@@ -88,8 +87,9 @@ def recall_vaults(roots: dict[str, Path], query: str, options: dict[str, Any],
     return kept
 
 
-def _manifest(root: Path) -> Manifest | None:
-    """The vault's manifest, read-only, when it is a current, clean index (else None)."""
+def _manifest(root: Path, title_from: str) -> Manifest | None:
+    """The vault's manifest, read-only, when it is a current, clean index of notes titled by
+    ``title_from`` (else None)."""
     path = index_dir(root) / "manifest.db"
     if not path.is_file():
         return None
@@ -97,8 +97,7 @@ def _manifest(root: Path) -> Manifest | None:
         manifest = Manifest(path, readonly=True)
     except VaultError:
         return None
-    version = index_version(configmod.load(root)["vault"]["title_from"])
-    if manifest.get("index_version") != version or manifest.get("dirty"):
+    if manifest.get("index_version") != index_version(title_from) or manifest.get("dirty"):
         manifest.close()
         return None
     return manifest
