@@ -9,8 +9,8 @@ import platform
 import resource
 import statistics
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 HERE = Path(__file__).resolve().parent
 # VAULTMEM_BENCH_DIR: results and work folders under it instead (the test suite's smoke runs)
@@ -115,7 +115,8 @@ class CachedEmbedder:
         for i in range(0, len(keys), 500):
             part = keys[i : i + 500]
             rows = self.db.execute(
-                f"SELECT h, vec FROM v WHERE model=? AND h IN ({','.join('?' * len(part))})", [self.name, *part]
+                f"SELECT h, vec FROM v WHERE model=? AND h IN ({','.join('?' * len(part))})",
+                [self.name, *part],
             )
             found.update({h: np.frombuffer(b, dtype=np.float32) for h, b in rows})
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
@@ -162,4 +163,6 @@ class ReusedEmbedder:
         self.real += sum(k in found for k in keys)
         self.stand_ins += sum(k not in found for k in keys)
         rows = [found[k] if k in found else self.pool[int(k[:12], 16) % len(self.pool)] for k in keys]
-        return np.stack(rows).astype(np.float32) if rows else np.zeros((0, self.pool.shape[1]), dtype=np.float32)
+        return (
+            np.stack(rows).astype(np.float32) if rows else np.zeros((0, self.pool.shape[1]), dtype=np.float32)
+        )

@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, write_result  # noqa: E402
-from benchmarks.synth import generate  # noqa: E402
+from benchmarks.common import WORK, write_result
+from benchmarks.synth import generate
 
 GITCONFIG = "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
 
@@ -89,22 +89,31 @@ def one_run(work: Path, notes: int, model: str, env: dict, seed: int) -> dict:
     shutil.rmtree(a / ".vaultmem")
     vaultmem("init", "--git", "--remote", str(work / "remote.git"), str(a), env=env, cwd=work)
     cfg = a / ".vaultmem.toml"
-    cfg.write_text(cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', f'model = "{model}"'))
+    cfg.write_text(
+        cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', f'model = "{model}"')
+    )
     vaultmem("sync", "--vault", str(a), env=env, cwd=work)
     subprocess.run(["git", "clone", "-q", str(work / "remote.git"), str(b)], env=env, check=True)
     vaultmem("init", str(b), env=env, cwd=work)  # the clone has the config from git
     vaultmem("sync", "--setup", "--vault", str(b), env=env, cwd=work)
     generate(ga, notes, seed)
     shutil.rmtree(ga / ".vaultmem")
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "seed"],
-                ["remote", "add", "origin", str(work / "plain.git")], ["push", "-q", "-u", "origin", "main"]):
+    for cmd in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["commit", "-qm", "seed"],
+        ["remote", "add", "origin", str(work / "plain.git")],
+        ["push", "-q", "-u", "origin", "main"],
+    ):
         subprocess.run(["git", *cmd], cwd=ga, env=env, check=True, capture_output=True)
     subprocess.run(["git", "clone", "-q", str(work / "plain.git"), str(gb)], env=env, check=True)
 
     stamp = f"run{seed}"
     changed = change_notes(a, stamp)
     change_notes(ga, stamp)
-    t_git_a = sum(run(["git", *c], ga, env) for c in (["add", "-A"], ["commit", "-qm", "changes"], ["push", "-q"]))
+    t_git_a = sum(
+        run(["git", *c], ga, env) for c in (["add", "-A"], ["commit", "-qm", "changes"], ["push", "-q"])
+    )
     t_git_b = run(["git", "pull", "-q", "--rebase"], gb, env)
     t_vm_a = vaultmem("sync", "--vault", str(a), env=env, cwd=work)
     t_vm_b = vaultmem("sync", "--vault", str(b), env=env, cwd=work)
@@ -115,7 +124,9 @@ def one_run(work: Path, notes: int, model: str, env: dict, seed: int) -> dict:
                           "--vault", str(b)], env=env, check=True, capture_output=True, text=True).stdout  # fmt: skip
     t_recall = time.perf_counter() - t
     found = probe in out
-    t_embed = embed_alone(b, changed, model if model != "default" else "sentence-transformers/all-MiniLM-L6-v2")
+    t_embed = embed_alone(
+        b, changed, model if model != "default" else "sentence-transformers/all-MiniLM-L6-v2"
+    )
     git_alone = t_git_a + t_git_b
     return {"notes_changed": len(changed), "vaultmem_push_s": round(t_vm_a, 3), "vaultmem_pull_index_s": round(t_vm_b, 3),
             "git_push_s": round(t_git_a, 3), "git_pull_s": round(t_git_b, 3), "embed_s": round(t_embed, 3),
@@ -127,7 +138,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2", help='or "none" (no vectors)')
+    ap.add_argument(
+        "--model", default="sentence-transformers/all-MiniLM-L6-v2", help='or "none" (no vectors)'
+    )
     args = ap.parse_args()
     work = WORK / "git-sync"
     work.mkdir(parents=True, exist_ok=True)

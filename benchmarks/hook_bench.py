@@ -31,11 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vaultmem.agents.hooks import RECALL_K, Floor, fit_lines, trivial, zscores  # noqa: E402
-
-from benchmarks.common import WORK, latency_summary, write_result  # noqa: E402
-from vaultmem.service import client  # noqa: E402
-from vaultmem.vault import Vault  # noqa: E402
+from benchmarks.common import WORK, latency_summary, write_result
+from vaultmem.agents.hooks import RECALL_K, Floor, fit_lines, trivial, zscores
+from vaultmem.service import client
+from vaultmem.vault import Vault
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "vaults" / "demo"
@@ -64,7 +63,11 @@ def collect(root: Path, prompts: list[dict]) -> list[dict]:
     out = []
     with Vault(root) as v:
         for p in prompts:
-            hits = [] if trivial(p["prompt"]) else [h.as_dict(True) for h in v.recall(p["prompt"], k=RECALL_K, log=False)]
+            hits = (
+                []
+                if trivial(p["prompt"])
+                else [h.as_dict(True) for h in v.recall(p["prompt"], k=RECALL_K, log=False)]
+            )
             out.append({**p, "trivial": trivial(p["prompt"]), "hits": hits})
     return out
 
@@ -101,7 +104,9 @@ def objective(m: dict) -> float:
     return f1(m) + 0.5 * (m["expected_injected"] or 0)
 
 
-AGREE_GRID = [(a, b) for a, b in itertools.product([0.2, 0.25, 0.3, 0.325, 0.35, 0.4], [0.45, 0.5, 0.55, 0.6, 1.1])]
+AGREE_GRID = [
+    (a, b) for a, b in itertools.product([0.2, 0.25, 0.3, 0.325, 0.35, 0.4], [0.45, 0.5, 0.55, 0.6, 1.1])
+]
 COSINE_GRID = [0.25, 0.3, 0.325, 0.35, 0.4, 0.45, 0.5, 0.55]
 
 
@@ -110,7 +115,9 @@ ZAGREE_GRID = list(itertools.product([0.0, 0.5, 1.0, 1.5, 2.0], [1.5, 2.0, 2.5, 
 
 def floors() -> dict[str, Floor]:
     out = {f"zagree z_bm25>={a} z_vec>={b}": Floor("zagree", z_bm25=a, z_vec=b) for a, b in ZAGREE_GRID}
-    out.update({f"agree cos>={a} (alone>={b})": Floor("agree", cos_agree=a, cos_alone=b) for a, b in AGREE_GRID})
+    out.update(
+        {f"agree cos>={a} (alone>={b})": Floor("agree", cos_agree=a, cos_alone=b) for a, b in AGREE_GRID}
+    )
     out.update({f"cosine>={c}": Floor("cosine", cos_min=c) for c in COSINE_GRID})
     out["none (top hits always)"] = Floor("cosine", cos_min=-1.0)
     return out
@@ -171,13 +178,21 @@ def _hook_once(root: Path, prompt: str, session: str, transcript: Path | None = 
     payload = json.dumps({"session_id": session, "prompt": prompt, "cwd": str(root), "hook_event_name": "UserPromptSubmit",
                           "transcript_path": str(transcript) if transcript else None})  # fmt: skip
     start = time.perf_counter()
-    subprocess.run([BIN, "hook", "prompt", "--vault", str(root)], input=payload, text=True, check=True, capture_output=True)
+    subprocess.run(
+        [BIN, "hook", "prompt", "--vault", str(root)],
+        input=payload,
+        text=True,
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 
 def _recall_once(root: Path, prompt: str) -> float:
     start = time.perf_counter()
-    subprocess.run([BIN, "recall", prompt, "--vault", str(root), "-k", str(RECALL_K)], check=True, capture_output=True)
+    subprocess.run(
+        [BIN, "recall", prompt, "--vault", str(root), "-k", str(RECALL_K)], check=True, capture_output=True
+    )
     return time.perf_counter() - start
 
 
@@ -205,7 +220,11 @@ def latency(args) -> dict:
             times, recalls, pythons = [], [], []
             try:
                 for i in range(runs):  # interleaved, so the machine's load hits all three alike
-                    times.append(_hook_once(root, prompts[i % len(prompts)], f"bench-{rep}-{i}-{time.time()}", transcript))
+                    times.append(
+                        _hook_once(
+                            root, prompts[i % len(prompts)], f"bench-{rep}-{i}-{time.time()}", transcript
+                        )
+                    )
                     if label == "with_watcher":
                         recalls.append(_recall_once(root, prompts[i % len(prompts)]))
                         pythons.append(_python_once())
@@ -217,15 +236,23 @@ def latency(args) -> dict:
             if recalls:
                 summary["cli_recall"] = latency_summary(recalls)
                 summary["python_startup"] = latency_summary(pythons)
-                summary["hook_over_cli_recall_p50"] = round(summary["p50_ms"] / summary["cli_recall"]["p50_ms"], 3)
+                summary["hook_over_cli_recall_p50"] = round(
+                    summary["p50_ms"] / summary["cli_recall"]["p50_ms"], 3
+                )
             summaries.append(summary)
             print(f"{label} run {rep + 1}: {summaries[-1]}")
         out[label] = {"runs": summaries, "p50_ms_median": statistics.median(s["p50_ms"] for s in summaries),
                       "p95_ms_median": statistics.median(s["p95_ms"] for s in summaries)}  # fmt: skip
         if label == "with_watcher":
-            out[label]["cli_recall_p50_ms_median"] = statistics.median(s["cli_recall"]["p50_ms"] for s in summaries)
-            out[label]["python_startup_p50_ms_median"] = statistics.median(s["python_startup"]["p50_ms"] for s in summaries)
-            out[label]["hook_over_cli_recall_p50_median"] = statistics.median(s["hook_over_cli_recall_p50"] for s in summaries)
+            out[label]["cli_recall_p50_ms_median"] = statistics.median(
+                s["cli_recall"]["p50_ms"] for s in summaries
+            )
+            out[label]["python_startup_p50_ms_median"] = statistics.median(
+                s["python_startup"]["p50_ms"] for s in summaries
+            )
+            out[label]["hook_over_cli_recall_p50_median"] = statistics.median(
+                s["hook_over_cli_recall_p50"] for s in summaries
+            )
     return out
 
 
@@ -248,13 +275,17 @@ def agent_transcript(agent: str) -> Path:
     return path
 
 
-def agent_payload(agent: str, root: Path, prompt: str, session: str, transcript: Path, copilot_home: Path) -> str:
+def agent_payload(
+    agent: str, root: Path, prompt: str, session: str, transcript: Path, copilot_home: Path
+) -> str:
     """The agent's own prompt payload for ``prompt`` in a new session (Copilot's names no
     transcript: it is found from the session id under $COPILOT_HOME, linked there)."""
     if agent == "claude":
         return json.dumps({"session_id": session, "prompt": prompt, "cwd": str(root), "hook_event_name": "UserPromptSubmit",
                            "transcript_path": str(transcript)})  # fmt: skip
-    raw = json.loads((AGENT_FIXTURES / agent / "prompt.json").read_text().replace("TRANSCRIPT", str(transcript)))
+    raw = json.loads(
+        (AGENT_FIXTURES / agent / "prompt.json").read_text().replace("TRANSCRIPT", str(transcript))
+    )
     raw.update({"prompt": prompt, "cwd": str(root)})
     if agent == "cursor":
         raw.update({"conversation_id": session, "workspace_roots": [str(root)]})
@@ -310,7 +341,7 @@ def agents(args) -> dict:
             run = out["agents"][agent]["runs"][-1]
             run["over_claude_p50"] = round(run["p50_ms"] / claude_p50, 3)
             print(f"run {rep + 1} {agent:<8} {run}")
-    for agent, data in out["agents"].items():
+    for data in out["agents"].values():
         data["p50_ms_median"] = statistics.median(r["p50_ms"] for r in data["runs"])
         data["p95_ms_median"] = statistics.median(r["p95_ms"] for r in data["runs"])
         data["over_claude_p50_median"] = statistics.median(r["over_claude_p50"] for r in data["runs"])
@@ -324,7 +355,9 @@ def main() -> None:
     sub.add_parser("silence")
     lat = sub.add_parser("latency")
     lat.add_argument("--runs", type=int, default=20, help="hook calls per run with a watcher")
-    lat.add_argument("--cold-runs", type=int, default=5, help="hook calls per run without a watcher (each loads the model)")
+    lat.add_argument(
+        "--cold-runs", type=int, default=5, help="hook calls per run without a watcher (each loads the model)"
+    )
     lat.add_argument("--repeat", type=int, default=3)
     ag = sub.add_parser("agents")
     ag.add_argument("--runs", type=int, default=20, help="hook calls per agent per run (with a watcher)")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import (  # noqa: E402
+from benchmarks.common import (
     WORK,
     CachedEmbedder,
     fresh_usage,
@@ -37,8 +37,8 @@ from benchmarks.common import (  # noqa: E402
     mean,
     write_result,
 )
-from vaultmem.core import config as configmod  # noqa: E402
-from vaultmem.vault import Vault  # noqa: E402
+from vaultmem.core import config as configmod
+from vaultmem.vault import Vault
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -175,7 +175,8 @@ def summarise(rows: list[dict]) -> dict:
         if sel:
             out[name] = block(sel)
     out["by_conversation_R@10"] = {
-        c: round(100 * mean(r["r@10"] for r in rows if r["conv"] == c), 1) for c in dict.fromkeys(r["conv"] for r in rows)
+        c: round(100 * mean(r["r@10"] for r in rows if r["conv"] == c), 1)
+        for c in dict.fromkeys(r["conv"] for r in rows)
     }
     out["latency"] = latency_summary([r["seconds"] for r in rows])
     return out
@@ -199,7 +200,9 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument("--dump", action="store_true", help="keep every question's ranking in .work")
     ap.add_argument("--dump-explain", action="store_true", help="with --dump: the hits' score parts too")
-    ap.add_argument("--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)")
+    ap.add_argument(
+        "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
+    )
     args = ap.parse_args()
     if not args.data.exists():
         sys.exit(f"locomo.py: no LoCoMo data at {args.data} (pass --data PATH)")

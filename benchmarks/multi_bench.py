@@ -20,12 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, write_result  # noqa: E402
-from benchmarks.scale import queries  # noqa: E402
-from benchmarks.synth import generate  # noqa: E402
-from vaultmem.core.scaffold import init_vault  # noqa: E402
-from vaultmem.multi import MultiVault  # noqa: E402
-from vaultmem.vault import Vault  # noqa: E402
+from benchmarks.common import WORK, latency_summary, write_result
+from benchmarks.scale import queries
+from benchmarks.synth import generate
+from vaultmem.core.scaffold import init_vault
+from vaultmem.multi import MultiVault
+from vaultmem.vault import Vault
 
 
 def split(big: Path, parts: int) -> dict[str, Path]:
@@ -81,7 +81,11 @@ def main() -> None:
     ap.add_argument("--notes", type=int, default=15000)
     ap.add_argument("--parts", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--model", default="", help='"none": BM25 and the graph only (a smoke run); default: the default model')
+    ap.add_argument(
+        "--model",
+        default="",
+        help='"none": BM25 and the graph only (a smoke run); default: the default model',
+    )
     args = ap.parse_args()
     big = WORK / f"synth-{args.notes}{'-' + args.model if args.model else ''}"
     meta = generate(big, args.notes)
@@ -89,7 +93,10 @@ def main() -> None:
     single = Vault(big)
     start = time.perf_counter()
     s = single.reindex()
-    print(f"single vault: {s.added} added, {s.embedded} chunks embedded in {time.perf_counter() - start:.0f} s", flush=True)
+    print(
+        f"single vault: {s.added} added, {s.embedded} chunks embedded in {time.perf_counter() - start:.0f} s",
+        flush=True,
+    )
     parts = split(big, args.parts)
     multi = MultiVault.open(parts, embedder=single.embedder)
     for v in multi.vaults.values():
@@ -98,8 +105,12 @@ def main() -> None:
     one = timed(lambda q: single.recall(q, k=10, log=False), qs, args.repeats)
     many = timed(lambda q: multi.recall(q, k=10, log=False), qs, args.repeats)
     ratio = many["median_p50_ms"] / one["median_p50_ms"]
-    print(f"single {args.notes}: p50 {one['median_p50_ms']} ms; {args.parts} vaults: p50 {many['median_p50_ms']} ms; ratio {ratio:.2f}")
-    print(f"wrote {write_result('multi-vault', {'notes': args.notes, 'parts': args.parts, 'single': one, 'multi': many, 'ratio_p50': round(ratio, 3)})}")
+    print(
+        f"single {args.notes}: p50 {one['median_p50_ms']} ms; {args.parts} vaults: p50 {many['median_p50_ms']} ms; ratio {ratio:.2f}"
+    )
+    print(
+        f"wrote {write_result('multi-vault', {'notes': args.notes, 'parts': args.parts, 'single': one, 'multi': many, 'ratio_p50': round(ratio, 3)})}"
+    )
 
 
 if __name__ == "__main__":

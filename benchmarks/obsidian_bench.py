@@ -154,18 +154,16 @@ def part_index(sample: int) -> dict:
 def embedding_rate(root: Path, sample: int) -> dict:
     """Chunks of every note (as the indexer makes them) and the default model's measured rate on
     ``sample`` of them, spread over the vault."""
-    from vaultmem.index.embed import make_embedder
+    from vaultmem.index.embed import NoEmbedder, make_embedder
     from vaultmem.index.indexer import MAX_CHUNKS, capped, note_chunks
     from vaultmem.vault import Vault
-
-    from vaultmem.index.embed import NoEmbedder
 
     vault = Vault(root, embedder=NoEmbedder())
     texts = []
     for path in vault.store.list_paths():
         try:
             note = vault.store.read(path)
-        except Exception:  # noqa: BLE001 (a parse error: not indexed either)
+        except Exception:
             continue
         texts += capped(note_chunks(note, 256), MAX_CHUNKS)
     vault.close()
@@ -287,7 +285,9 @@ def name_queries(root: Path) -> dict[str, str]:
     over the vault: query = the file name, answer = the note."""
     heading = re.compile(r"^#[ \t]+(\S.*?)[ \t]*$", re.M)
     picked = []
-    for path in sorted(p for p in root.rglob("*.md") if not any(x.startswith(".") for x in p.relative_to(root).parts)):
+    for path in sorted(
+        p for p in root.rglob("*.md") if not any(x.startswith(".") for x in p.relative_to(root).parts)
+    ):
         text = path.read_text(encoding="utf-8", errors="replace")
         m = heading.search(text)
         if m and m.group(1).strip().lower() != path.stem.lower() and len(path.stem) > 3:
@@ -326,7 +326,9 @@ def recall_scores(work: Path, props_weights: list[float]) -> dict:
         (zk / ".vaultmem.toml").write_text('[embedding]\nmodel = "none"\n')
         vault = Vault(zk, embedder=NoEmbedder())
         vault.reindex()
-        out["zettelkasten_names_bm25"] = score(vault, json.loads((work / "name_queries.json").read_text()), "bm25")
+        out["zettelkasten_names_bm25"] = score(
+            vault, json.loads((work / "name_queries.json").read_text()), "bm25"
+        )
         vault.close()
     return out
 
@@ -340,7 +342,9 @@ def props_weight_scores(vault, weights: list[float]) -> dict:
     kept, out = dict(bm25.FIELDS), {}
     for w in weights:
         bm25.FIELDS["props"] = w
-        out.update({f"kepano_{m}_props_weight_{w:g}": score(vault, KEPANO_QUESTIONS, m) for m in ("hybrid", "bm25")})
+        out.update(
+            {f"kepano_{m}_props_weight_{w:g}": score(vault, KEPANO_QUESTIONS, m) for m in ("hybrid", "bm25")}
+        )
     bm25.FIELDS.update(kept)
     return out
 
@@ -358,7 +362,11 @@ def part_recall(before: Path | None, props_weights: list[float]) -> dict:
                 copy_vault_to(name, work / dest)
         if available("zettelkasten"):
             (work / "name_queries.json").write_text(json.dumps(name_queries(work / "zettelkasten")))
-        weights = ["--props-weights", ",".join(map(str, props_weights))] if props_weights and side == "after" else []
+        weights = (
+            ["--props-weights", ",".join(map(str, props_weights))]
+            if props_weights and side == "after"
+            else []
+        )
         proc = subprocess.run([sys.executable, __file__, "--recall-scores", str(work), *weights],
                               capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"})  # fmt: skip
@@ -487,12 +495,19 @@ def main() -> None:
     ap.add_argument("--kill-at", type=float, default=0.4, help="share of the chunks embedded before the kill")
     ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument("--max-mb", type=float, default=4.8, help="longest paragraph timed by the chunking part")
-    ap.add_argument("--fixture", action="store_true",
-                    help="use the committed fixture vault (tests/fixtures/obsidian_vault) as the only vault")
+    ap.add_argument(
+        "--fixture",
+        action="store_true",
+        help="use the committed fixture vault (tests/fixtures/obsidian_vault) as the only vault",
+    )
     ap.add_argument("--chunk-times", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--recall-scores", type=Path, help=argparse.SUPPRESS)
-    ap.add_argument("--props-weights", type=lambda t: [float(x) for x in t.split(",")], default=[],
-                    help="part recall: also kepano's questions with these BM25 weights of the property field")
+    ap.add_argument(
+        "--props-weights",
+        type=lambda t: [float(x) for x in t.split(",")],
+        default=[],
+        help="part recall: also kepano's questions with these BM25 weights of the property field",
+    )
     ap.add_argument("--digest", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--scifact", type=Path, default=SCIFACT, help="SciFact corpus.jsonl (part scifact)")
     args = ap.parse_args()
@@ -509,10 +524,16 @@ def main() -> None:
         VAULTS.clear()
         VAULTS["fixture"] = (FIXTURE, "this repository", "tests/fixtures/obsidian_vault")
     if not any(available(n) for n in VAULTS):
-        sys.exit(f"obsidian_bench.py: no vault under {EXT} (set VAULTMEM_EXTVAULTS; see VAULTS for the repositories)")
+        sys.exit(
+            f"obsidian_bench.py: no vault under {EXT} (set VAULTMEM_EXTVAULTS; see VAULTS for the repositories)"
+        )
     OUT.mkdir(parents=True, exist_ok=True)
     parts = args.parts.split(",")
-    result: dict = {"vaults": {n: {"repository": r, "commit": c, "present": available(n)} for n, (_, r, c) in VAULTS.items()}}
+    result: dict = {
+        "vaults": {
+            n: {"repository": r, "commit": c, "present": available(n)} for n, (_, r, c) in VAULTS.items()
+        }
+    }
     try:
         result["load_average_start"] = os.getloadavg()
     except OSError:

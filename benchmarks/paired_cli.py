@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, write_result  # noqa: E402
-from vaultmem.service import client  # noqa: E402
+from benchmarks.common import WORK, write_result
+from vaultmem.service import client
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "vaults" / "demo"
@@ -36,7 +36,12 @@ QUERY = "why did we pick postgres advisory locks over redis for job leases?"
 def _bin(checkout: Path) -> list[str]:
     """The console entry of a checkout (before the layer folders it was vaultmem.cli_fast)."""
     entry = "vaultmem.cli_fast" if (checkout / "vaultmem" / "cli_fast.py").exists() else "vaultmem.cli.main"
-    return [sys.executable, "-P", "-c", f"import sys; sys.argv[0] = 'vaultmem'; from {entry} import main; main()"]
+    return [
+        sys.executable,
+        "-P",
+        "-c",
+        f"import sys; sys.argv[0] = 'vaultmem'; from {entry} import main; main()",
+    ]
 
 
 def _env(checkout: Path) -> dict[str, str]:
@@ -72,7 +77,9 @@ def _vault(label: str, checkout: Path, model: str) -> Path:
 
 def _with_watcher(checkout: Path, root: Path, calls: int) -> dict[str, list[float]]:
     env, vaultmem = _env(checkout), _bin(checkout)
-    watcher = subprocess.Popen([*vaultmem, "watch", "--vault", str(root)], env=env, stderr=subprocess.PIPE, text=True)
+    watcher = subprocess.Popen(
+        [*vaultmem, "watch", "--vault", str(root)], env=env, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.time() + 300
         while client.request(root, "ping", timeout=2) is None:
@@ -80,12 +87,21 @@ def _with_watcher(checkout: Path, root: Path, calls: int) -> dict[str, list[floa
                 raise SystemExit("paired_cli.py: the watcher did not start")
             time.sleep(0.2)
         _timed([*vaultmem, "recall", "warm up", "--vault", str(root), "-k", "1"], env)
-        times: dict[str, list[float]] = {"recall": [], "recall_cpu": [], "hook_prompt": [], "hook_prompt_cpu": []}
+        times: dict[str, list[float]] = {
+            "recall": [],
+            "recall_cpu": [],
+            "hook_prompt": [],
+            "hook_prompt_cpu": [],
+        }
         for i in range(calls):
             times["recall"].append(_timed([*vaultmem, "recall", QUERY, "--vault", str(root), "--json"], env))
             times["recall_cpu"].append(CPU[-1])
-            payload = json.dumps({"session_id": f"bench-{time.time()}-{i}", "prompt": QUERY, "cwd": str(root)})
-            times["hook_prompt"].append(_timed([*vaultmem, "hook", "prompt", "--vault", str(root)], env, payload))
+            payload = json.dumps(
+                {"session_id": f"bench-{time.time()}-{i}", "prompt": QUERY, "cwd": str(root)}
+            )
+            times["hook_prompt"].append(
+                _timed([*vaultmem, "hook", "prompt", "--vault", str(root)], env, payload)
+            )
             times["hook_prompt_cpu"].append(CPU[-1])
         return times
     finally:
@@ -111,7 +127,12 @@ def main() -> None:
             for kind, values in _with_watcher(checkouts[label], roots[label], args.calls).items():
                 times[label][kind] += values
             for _ in range(args.calls):
-                times[label]["list"].append(_timed([*_bin(checkouts[label]), "list", "--vault", str(roots[label])], _env(checkouts[label])))
+                times[label]["list"].append(
+                    _timed(
+                        [*_bin(checkouts[label]), "list", "--vault", str(roots[label])],
+                        _env(checkouts[label]),
+                    )
+                )
                 times[label]["list_cpu"].append(CPU[-1])
         print(f"round {r + 1}/{args.rounds} done", flush=True)
     result: dict = {"base": str(checkouts["base"]), "rounds": args.rounds, "calls": args.calls, "model": args.model or "default",
@@ -119,7 +140,9 @@ def main() -> None:
     for kind in kinds:
         med = {label: round(statistics.median(times[label][kind]) * 1000, 1) for label in checkouts}
         result[kind] = {"p50_ms": med, "ratio_this_over_base": round(med["this"] / med["base"], 3)}
-        print(f"{kind:<12} base p50 {med['base']} ms, this {med['this']} ms, ratio {result[kind]['ratio_this_over_base']}")
+        print(
+            f"{kind:<12} base p50 {med['base']} ms, this {med['this']} ms, ratio {result[kind]['ratio_this_over_base']}"
+        )
     print(f"wrote {write_result(args.name, result)}")
 
 

@@ -60,7 +60,11 @@ def _editor(path: Path, saves: int, mode: str, pause: float, seed: int, out) -> 
             before = os.stat(path)
             text = path.read_text(encoding="utf-8")
             now = os.stat(path)
-            if (now.st_ino, now.st_size, now.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns):
+            if (now.st_ino, now.st_size, now.st_mtime_ns) != (
+                before.st_ino,
+                before.st_size,
+                before.st_mtime_ns,
+            ):
                 continue
             new = text + line + "\n"
             if mode == "rename":
@@ -69,7 +73,11 @@ def _editor(path: Path, saves: int, mode: str, pause: float, seed: int, out) -> 
                 if libc.renameat2(-100, os.fsencode(tmp), -100, os.fsencode(path), 2) != 0:
                     raise OSError(ctypes.get_errno(), "renameat2")
                 gone = os.stat(tmp)
-                if (gone.st_ino, gone.st_size, gone.st_mtime_ns) != (now.st_ino, now.st_size, now.st_mtime_ns):
+                if (gone.st_ino, gone.st_size, gone.st_mtime_ns) != (
+                    now.st_ino,
+                    now.st_size,
+                    now.st_mtime_ns,
+                ):
                     overwrote += 1
                     wiped += sorted(set(tmp.read_text(encoding="utf-8").splitlines()) - set(new.splitlines()))
                 tmp.unlink()
@@ -111,12 +119,18 @@ def run(saves: int, mode: str, settle: float, pause: float, code: str, seed: int
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--saves", type=int, default=3000, help="saves by each side (default 3000)")
-    ap.add_argument("--settle", type=float, default=0.01, help="vaultmem's settle window in seconds (default 0.01)")
-    ap.add_argument("--pause", type=float, default=0.01, help="mean pause of the editor between saves (default 0.01)")
+    ap.add_argument(
+        "--settle", type=float, default=0.01, help="vaultmem's settle window in seconds (default 0.01)"
+    )
+    ap.add_argument(
+        "--pause", type=float, default=0.01, help="mean pause of the editor between saves (default 0.01)"
+    )
     ap.add_argument("--modes", default="rename", help="editor save modes, rename and/or truncate (default rename; "
                     "a truncate-and-write editor stalled longer than --settle between truncating and writing "
                     "loses its save whatever vaultmem does: the settle window's limit, not these races)")  # fmt: skip
-    ap.add_argument("--code", default=str(HERE.parent), help="checkout whose vaultmem runs (default this one)")
+    ap.add_argument(
+        "--code", default=str(HERE.parent), help="checkout whose vaultmem runs (default this one)"
+    )
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rows = [run(args.saves, m, args.settle, args.pause, str(Path(args.code).resolve()), args.seed)

@@ -33,10 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, peak_rss_mb, write_result  # noqa: E402
-from benchmarks.synth import generate  # noqa: E402
-from vaultmem.core.config import CONFIG_FILE  # noqa: E402
-from vaultmem.vault import Vault  # noqa: E402
+from benchmarks.common import WORK, latency_summary, peak_rss_mb, write_result
+from benchmarks.synth import generate
+from vaultmem.core.config import CONFIG_FILE
+from vaultmem.vault import Vault
 
 CACHE = WORK / "synth-embed-cache.sqlite"  # text sha256 -> vector of the default model
 
@@ -153,10 +153,15 @@ def main() -> None:
     ap.add_argument("--cache", action="store_true", help="index from the text-hash cache (see above)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--reconciles", type=int, default=5)
-    ap.add_argument("--keep-index", action="store_true", help="reuse an existing index (skip the build timing)")
+    ap.add_argument(
+        "--keep-index", action="store_true", help="reuse an existing index (skip the build timing)"
+    )
     ap.add_argument("--suffix", default="", help="appended to the result name (repeated runs)")
-    ap.add_argument("--fill-cache", action="store_true",
-                    help="only embed the vault's chunk texts into the cache (run once, under nice)")
+    ap.add_argument(
+        "--fill-cache",
+        action="store_true",
+        help="only embed the vault's chunk texts into the cache (run once, under nice)",
+    )
     ap.add_argument("--limit", type=int, default=0, help="with --fill-cache: embed at most this many texts")
     ap.add_argument("--serve", type=Path, help=argparse.SUPPRESS)  # internal: the fresh measuring process
     ap.add_argument("--queries", type=Path, help=argparse.SUPPRESS)
@@ -176,7 +181,11 @@ def main() -> None:
         print(f"wrote {write_result(f'scale-{args.notes}-embed', {'notes': args.notes, **filled})}")
         return
     set_model(root, args.no_vectors)
-    result: dict = {"notes": args.notes, "vectors": not args.no_vectors, "load_avg_start": round(os.getloadavg()[0], 2)}
+    result: dict = {
+        "notes": args.notes,
+        "vectors": not args.no_vectors,
+        "load_avg_start": round(os.getloadavg()[0], 2),
+    }
     qs = queries(meta)
     if not args.keep_index:
         embedder = None
@@ -242,8 +251,11 @@ def own_vectors(root: Path, paths: list[str]) -> list[bool]:
         _, indexed = manifest.vectors(DEFAULT_MODEL, [path])
         cached = [db.execute("SELECT vec FROM v WHERE model=? AND h=?",
                              (DEFAULT_MODEL, hashlib.sha256(t.encode()).hexdigest())).fetchone() for t in texts]  # fmt: skip
-        out.append(all(cached) and len(indexed) == len(texts)
-                   and all(np.array_equal(np.frombuffer(c[0], dtype=np.float32), v) for c, v in zip(cached, indexed)))
+        out.append(
+            all(cached)
+            and len(indexed) == len(texts)
+            and all(np.array_equal(np.frombuffer(c[0], dtype=np.float32), v) for c, v in zip(cached, indexed))
+        )
     manifest.close()
     return out
 

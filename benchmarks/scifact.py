@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import (  # noqa: E402
+from benchmarks.common import (
     WORK,
     fresh_usage,
     latency_summary,
@@ -31,8 +31,8 @@ from benchmarks.common import (  # noqa: E402
     recall_at,
     write_result,
 )
-from vaultmem.recall import fusion  # noqa: E402
-from vaultmem.vault import Vault  # noqa: E402
+from vaultmem.recall import fusion
+from vaultmem.vault import Vault
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
@@ -49,7 +49,9 @@ def load(data: Path, split: str, limit: int = 0):
     if limit:
         qrels = dict(list(qrels.items())[:limit])
         judged = {d for rel in qrels.values() for d in rel}
-        corpus = [d for d in corpus if d["_id"] in judged] + [d for d in corpus if d["_id"] not in judged][: len(judged)]
+        corpus = [d for d in corpus if d["_id"] in judged] + [d for d in corpus if d["_id"] not in judged][
+            : len(judged)
+        ]
     return corpus, {q: queries[q] for q in qrels}, qrels
 
 
@@ -78,11 +80,16 @@ def evaluate(vault: Vault, queries: dict[str, str], qrels, k: int = 100) -> dict
             nd.append(ndcg_at(ranked, qrels[qid], 10))
             rc.append(recall_at(ranked, qrels[qid], 100))
         out[mode] = {"ndcg@10": round(mean(nd), 4), "recall@100": round(mean(rc), 4)}
-        print(f"  {mode:<7} nDCG@10 {out[mode]['ndcg@10']:.4f}  Recall@100 {out[mode]['recall@100']:.4f}", flush=True)
+        print(
+            f"  {mode:<7} nDCG@10 {out[mode]['ndcg@10']:.4f}  Recall@100 {out[mode]['recall@100']:.4f}",
+            flush=True,
+        )
     return out
 
 
-def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | None = None, k: int = 10) -> dict:
+def through_defaults(
+    root: Path, queries: dict[str, str], qrels, extra: dict | None = None, k: int = 10
+) -> dict:
     """nDCG@10 through ``Vault.recall(text)`` as an agent calls it (k=10, adaptive scoring and
     retrieval logging on, the vault's config plus ``extra``), queries in order on a fresh usage
     store; also by half of the run, against the same queries with adaptive scoring off."""
@@ -94,7 +101,11 @@ def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | N
     on, off = [], []
     for qid, text in queries.items():
         on.append(ndcg_at([doc_id(h.path) for h in vault.recall(text, k=k)], qrels[qid], 10))
-        off.append(ndcg_at([doc_id(h.path) for h in vault.recall(text, k=k, log=False, adaptive=False)], qrels[qid], 10))
+        off.append(
+            ndcg_at(
+                [doc_id(h.path) for h in vault.recall(text, k=k, log=False, adaptive=False)], qrels[qid], 10
+            )
+        )
     vault.close()
     half = len(on) // 2
     out = {"ndcg@10": round(mean(on), 4), "adaptive_off_ndcg@10": round(mean(off), 4),
@@ -106,8 +117,10 @@ def through_defaults(root: Path, queries: dict[str, str], qrels, extra: dict | N
     return out
 
 
-BEFORE = {"recall": {"bm25_weight": 0.25, "context_weight": 0.0, "question_words": True, "combine": "sum"},
-          "adaptive": {"from_retrievals": True}}  # the settings before issue 18
+BEFORE = {
+    "recall": {"bm25_weight": 0.25, "context_weight": 0.0, "question_words": True, "combine": "sum"},
+    "adaptive": {"from_retrievals": True},
+}  # the settings before issue 18
 SUBJECT_OFF = {"recall": {"subject": False}}  # main before the question-about-a-speaker round
 SUM = {"recall": {"combine": "sum"}}  # the hand-set formula (the default)
 LEARNED = {"recall": {"combine": "learned"}}  # the learned combination (vaultmem/learned.py)
@@ -144,7 +157,10 @@ def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3, agains
     vault.close()
     out = {name: latency_summary(x) for name, x in times.items()}
     out["ratio_p50"] = round(out["now"]["p50_ms"] / out["before"]["p50_ms"], 3)
-    print(f"  paired p50 before {out['before']['p50_ms']} ms, now {out['now']['p50_ms']} ms (x{out['ratio_p50']})", flush=True)
+    print(
+        f"  paired p50 before {out['before']['p50_ms']} ms, now {out['now']['p50_ms']} ms (x{out['ratio_p50']})",
+        flush=True,
+    )
     return out
 
 
@@ -185,7 +201,10 @@ def build_timing(root: Path) -> dict:
     for i in range(0, len(texts), 256):
         emb.embed(texts[i : i + 256])
     embed_only = time.perf_counter() - start
-    print(f"  build {build:.1f} s, embedding alone {embed_only:.1f} s, ratio {build / embed_only:.3f}", flush=True)
+    print(
+        f"  build {build:.1f} s, embedding alone {embed_only:.1f} s, ratio {build / embed_only:.3f}",
+        flush=True,
+    )
     vault.close()
     return {"notes": summary.added, "chunks": len(texts), "build_s": round(build, 2),
             "embed_only_s": round(embed_only, 2), "ratio": round(build / embed_only, 3)}  # fmt: skip
@@ -235,14 +254,18 @@ def tune(vault: Vault, queries: dict[str, str], qrels) -> dict:
         return [(universe[i], float(scores[i])) for i in idx]
 
     def score(rank_fn) -> float:
-        return round(mean(ndcg_at([doc_id(p) for p, _ in rank_fn(*cached[q])], qrels[q], 10) for q in queries), 4)
+        return round(
+            mean(ndcg_at([doc_id(p) for p, _ in rank_fn(*cached[q])], qrels[q], 10) for q in queries), 4
+        )
 
     results = {"bm25": score(lambda b, v: top(b)), "vector": score(lambda b, v: top(v))}
     for w in [x / 20 for x in range(2, 15)]:
         results[f"standardised convex w={w:.2f}"] = score(lambda b, v, w=w: top(sum(fusion.hybrid(b, v, w))))
     for w in (0.3, 0.4, 0.5, 0.6):
         results[f"min-max top-100 convex w={w:.2f}"] = score(
-            lambda b, v, w=w: fusion.ranked({k: s for k, (s, _, _) in fusion.convex(top(b), top(v), w).items()})
+            lambda b, v, w=w: fusion.ranked(
+                {k: s for k, (s, _, _) in fusion.convex(top(b), top(v), w).items()}
+            )
         )
     for k in (10, 30, 60):
         results[f"rrf k={k}"] = score(lambda b, v, k=k: fusion.ranked(fusion.rrf(top(b), top(v), k=k)))
@@ -258,13 +281,22 @@ def main() -> None:
     ap.add_argument("--tune", action="store_true", help="sweep fusion settings on the train split")
     ap.add_argument("--repeats", type=int, default=5, help="latency runs over the query set")
     ap.add_argument("--skip-build-timing", action="store_true")
-    ap.add_argument("--defaults", action="store_true",
-                    help="also nDCG@10 through Vault.recall with default settings (adaptive on, logging)")
+    ap.add_argument(
+        "--defaults",
+        action="store_true",
+        help="also nDCG@10 through Vault.recall with default settings (adaptive on, logging)",
+    )
     ap.add_argument("--tag", default="", help="result file name suffix")
-    ap.add_argument("--defaults-k", type=int, default=10, help="k of the --defaults recalls (each logs k retrievals)")
-    ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help="--defaults variants to run (comma-separated)")
+    ap.add_argument(
+        "--defaults-k", type=int, default=10, help="k of the --defaults recalls (each logs k retrievals)"
+    )
+    ap.add_argument(
+        "--variants", default=",".join(DEFAULT_VARIANTS), help="--defaults variants to run (comma-separated)"
+    )
     ap.add_argument("--latency-repeats", type=int, default=3, help="passes of the paired latency runs")
-    ap.add_argument("--queries", type=int, default=0, help="only this many queries and their documents (a smoke run)")
+    ap.add_argument(
+        "--queries", type=int, default=0, help="only this many queries and their documents (a smoke run)"
+    )
     args = ap.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"scifact.py: no SciFact data at {args.data} (pass --data PATH)")
@@ -279,15 +311,24 @@ def main() -> None:
     vault = Vault(args.work)
     vault.reindex()
     if args.tune:
-        write_result("scifact-tune", {"split": "train", "queries": len(queries), "ndcg@10": tune(vault, queries, qrels)})
+        write_result(
+            "scifact-tune",
+            {"split": "train", "queries": len(queries), "ndcg@10": tune(vault, queries, qrels)},
+        )
         return
     quality = evaluate(vault, queries, qrels)
     if args.defaults:
         for name in args.variants.split(","):
-            quality[f"vault_recall_{name}"] = through_defaults(args.work, queries, qrels, DEFAULT_VARIANTS[name], args.defaults_k)
+            quality[f"vault_recall_{name}"] = through_defaults(
+                args.work, queries, qrels, DEFAULT_VARIANTS[name], args.defaults_k
+            )
         quality["paired_latency"] = paired_latency(args.work, queries, args.latency_repeats)
-        quality["paired_latency_subject_off"] = paired_latency(args.work, queries, args.latency_repeats, SUBJECT_OFF)
-        quality["paired_latency_learned_vs_sum"] = paired_latency(args.work, queries, args.latency_repeats, SUM, LEARNED)
+        quality["paired_latency_subject_off"] = paired_latency(
+            args.work, queries, args.latency_repeats, SUBJECT_OFF
+        )
+        quality["paired_latency_learned_vs_sum"] = paired_latency(
+            args.work, queries, args.latency_repeats, SUM, LEARNED
+        )
     lat = latency(vault, queries, args.repeats)
     print(f"  recall latency p50 {lat['median_p50_ms']} ms, p95 {lat['median_p95_ms']} ms", flush=True)
     vault.close()

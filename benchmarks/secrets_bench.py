@@ -34,7 +34,9 @@ DEFAULT_DATA = REPO.parent / "shared" / "data" / "scifact"
 
 def demo_notes() -> list[tuple[str, str]]:
     root = REPO / "vaults" / "demo"
-    return [(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.md"))]
+    return [
+        (p.relative_to(root).as_posix(), p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.md"))
+    ]
 
 
 def scifact_docs(data: Path) -> list[tuple[str, str]]:
@@ -65,7 +67,9 @@ def summary(ms: list[float]) -> dict[str, float]:
 
 
 def false_positives(docs: list[tuple[str, str]]) -> list[dict[str, str]]:
-    return [{"doc": ident, "kind": f.kind, "line": f.line} for ident, text in docs for f in secrets.scan(text)]
+    return [
+        {"doc": ident, "kind": f.kind, "line": f.line} for ident, text in docs for f in secrets.scan(text)
+    ]
 
 
 def import_ms() -> float:
@@ -97,9 +101,13 @@ def main() -> None:
             "with_prefilter": summary(per_note_ms(texts, args.repeats)),
             "without_prefilter": summary(per_note_ms(texts, args.repeats, prefilter=False)),
         }  # fmt: skip
-        print(f"{name}: {len(docs)} docs, {len(fps)} false positives, {result['corpora'][name]['with_prefilter']}")
+        print(
+            f"{name}: {len(docs)} docs, {len(fps)} false positives, {result['corpora'][name]['with_prefilter']}"
+        )
     positives = [text for _, text, _, _ in cases.POSITIVE]
-    missed = [name for name, text, kind, _ in cases.POSITIVE if kind not in {f.kind for f in secrets.scan(text)}]
+    missed = [
+        name for name, text, kind, _ in cases.POSITIVE if kind not in {f.kind for f in secrets.scan(text)}
+    ]
     flagged = [name for name, text in cases.NEGATIVE if secrets.scan(text)]
     result["cases"] = {"positives": len(positives), "missed": missed, "near_misses": len(cases.NEGATIVE),
                        "near_misses_flagged": flagged, **summary(per_note_ms(positives, args.repeats))}  # fmt: skip

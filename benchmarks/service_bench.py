@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import RESULTS, latency_summary, write_result  # noqa: E402
+from benchmarks.common import RESULTS, latency_summary, write_result
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "vaults" / "demo"
@@ -75,7 +75,9 @@ class Home:
             self.run("index", "--vault", str(dest), local=True)
         self.n = 0
 
-    def run(self, *args: str, local: bool = False, stdin: str | None = None, code: Path | None = None) -> float:
+    def run(
+        self, *args: str, local: bool = False, stdin: str | None = None, code: Path | None = None
+    ) -> float:
         """Wall seconds of one `vaultmem` command (in process with ``local``; of the checkout in
         ``code`` instead of this one)."""
         env = {**self.env, **({"VAULTMEM_NO_SERVICE": "1"} if local else {})}
@@ -95,7 +97,14 @@ class Home:
     def remember_args(self) -> list[str]:
         self.n += 1
         words = " ".join(random.Random(self.n).sample(WORDS, 12))
-        return ["remember", "fact", f"Bench note {self.n}", f"Bench note {self.n}: {words}.", "--vault", str(self.vault)]
+        return [
+            "remember",
+            "fact",
+            f"Bench note {self.n}",
+            f"Bench note {self.n}: {words}.",
+            "--vault",
+            str(self.vault),
+        ]
 
     def hook(self, session: str, local: bool = False, code: Path | None = None) -> float:
         payload = json.dumps({"prompt": PROMPT, "session_id": session, "cwd": str(self.vault)})
@@ -106,8 +115,10 @@ class Home:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-WORDS = ("harbour slip marina booking refund payment invoice ledger crane pier tide anchor buoy ferry dock "
-         "berth mooring keel hull mast sail rope knot chart compass beacon lighthouse gull heron otter seal").split()
+WORDS = (
+    "harbour slip marina booking refund payment invoice ledger crane pier tide anchor buoy ferry dock "
+    "berth mooring keel hull mast sail rope knot chart compass beacon lighthouse gull heron otter seal"
+).split()
 
 
 def evict_page_cache() -> int:
@@ -140,7 +151,9 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def paired(h: Home, runs: int, name: str, service, local, labels: tuple[str, str] = ("service", "in process")) -> dict:
+def paired(
+    h: Home, runs: int, name: str, service, local, labels: tuple[str, str] = ("service", "in process")
+) -> dict:
     """``runs`` rounds of (through the service, in process), alternating which goes first."""
     ours, theirs = [], []
     for i in range(runs):
@@ -196,7 +209,9 @@ def latency(runs: int, bytecode: bool = True, base: Path | None = None) -> dict:
             out["hook_prompt_starting_the_service"] = pair["service"]
             out["hook_prompt_starting_the_service_base"] = {"base": str(base), **pair["in_process"],
                                                             "ratio_p50": pair["ratio_p50"]}  # fmt: skip
-        print(f"hook prompt that starts the service: p50 {out['hook_prompt_starting_the_service']['p50_ms']:.0f} ms")
+        print(
+            f"hook prompt that starts the service: p50 {out['hook_prompt_starting_the_service']['p50_ms']:.0f} ms"
+        )
         cold = {"recall_waits": [], "hook_prompt": [], "files_evicted": 0}
         for i in range(max(3, runs // 5)):
             h.stop()
@@ -246,7 +261,9 @@ def soak(calls: int, every: int, writes: bool = True) -> dict:
     h = Home()
     try:
         h.run("service", "start")
-        os.environ.update({k: h.env[k] for k in ("HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME")})
+        os.environ.update(
+            {k: h.env[k] for k in ("HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME")}
+        )
         from vaultmem.service import client
 
         def call(op: str, args: dict) -> None:
@@ -269,9 +286,17 @@ def soak(calls: int, every: int, writes: bool = True) -> dict:
             r = rng.random() * (1.0 if writes else 0.9)
             q = rng.choice(QUERIES) + f" {rng.choice(WORDS)}"
             if r < 0.55:
-                kind, op, args = "recall", "recall", {"roots": one, "query": q, "options": {"k": 10, "log": False}}
+                kind, op, args = (
+                    "recall",
+                    "recall",
+                    {"roots": one, "query": q, "options": {"k": 10, "log": False}},
+                )
             elif r < 0.75:
-                kind, op, args = "recall2", "recall", {"roots": two, "query": q, "options": {"k": 10, "log": False}}
+                kind, op, args = (
+                    "recall2",
+                    "recall",
+                    {"roots": two, "query": q, "options": {"k": 10, "log": False}},
+                )
             elif r < 0.80:
                 kind, op, args = "wake", "wake", {"roots": one, "budget": 1500, "all_branches": True}
             elif r < 0.90:
@@ -306,11 +331,20 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15, help="paired rounds per latency measure (default 15)")
     ap.add_argument("--calls", type=int, default=10_000, help="calls in the soak (default 10000)")
     ap.add_argument("--every", type=int, default=500, help="RSS sampled every this many calls (default 500)")
-    ap.add_argument("--no-bytecode", action="store_true",
-                    help="latency: run the CLI with PYTHONDONTWRITEBYTECODE=1 (every call compiles vaultmem from source)")
-    ap.add_argument("--base", type=Path, help="latency: also time the hook that starts the service with the "
-                    "checkout in this folder (e.g. a git worktree of an older commit), paired")
-    ap.add_argument("--reads-only", action="store_true", help="soak: no remember or edit (kept as soak_reads_only)")
+    ap.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="latency: run the CLI with PYTHONDONTWRITEBYTECODE=1 (every call compiles vaultmem from source)",
+    )
+    ap.add_argument(
+        "--base",
+        type=Path,
+        help="latency: also time the hook that starts the service with the "
+        "checkout in this folder (e.g. a git worktree of an older commit), paired",
+    )
+    ap.add_argument(
+        "--reads-only", action="store_true", help="soak: no remember or edit (kept as soak_reads_only)"
+    )
     a = ap.parse_args()
     previous = RESULTS / "service.json"
     data = json.loads(previous.read_text()) if previous.exists() else {}

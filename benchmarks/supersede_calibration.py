@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import write_result  # noqa: E402
-from vaultmem.core.config import DEFAULTS  # noqa: E402
-from vaultmem.index.embed import FastEmbedder  # noqa: E402
-from vaultmem.memory.lifecycle import memory_text  # noqa: E402
+from benchmarks.common import write_result
+from vaultmem.core.config import DEFAULTS
+from vaultmem.index.embed import FastEmbedder
+from vaultmem.memory.lifecycle import memory_text
 
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "supersede_pairs.json"
 GROUPS = ("shared", "no_shared")
@@ -80,7 +80,10 @@ def score(rows: list[dict], thresholds: dict[str, float | None]) -> dict:
         else:
             fp, tn = fp + predicted, tn + (not predicted)
     return {
-        "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
         "precision": round(tp / (tp + fp), 4) if tp + fp else None,
         "recall": round(tp / (tp + fn), 4) if tp + fn else None,
     }
@@ -101,16 +104,24 @@ def choose(rows: list[dict], margin: float) -> dict:
     # smallest multiple of 0.01 strictly above the highest distinct cosine (rounded up)
     zero_fp = GRID[0] if top is None else max(GRID[0], (math.floor(top * 100 + 1e-9) + 1) / 100)
     chosen = round(zero_fp + margin, 2)
-    return {"max_distinct_cosine": None if top is None else round(top, 4),
-            "lowest_zero_fp": round(zero_fp, 2), "margin": margin, "chosen": chosen,
-            "in_sweep_range": chosen <= GRID[-1]}
+    return {
+        "max_distinct_cosine": None if top is None else round(top, 4),
+        "lowest_zero_fp": round(zero_fp, 2),
+        "margin": margin,
+        "chosen": chosen,
+        "in_sweep_range": chosen <= GRID[-1],
+    }
 
 
 def distribution(values: list[float]) -> dict:
     if not values:
         return {"n": 0}
-    return {"n": len(values), "min": round(min(values), 4), "median": round(statistics.median(values), 4),
-            "max": round(max(values), 4)}
+    return {
+        "n": len(values),
+        "min": round(min(values), 4),
+        "median": round(statistics.median(values), 4),
+        "max": round(max(values), 4),
+    }
 
 
 def fmt(x) -> str:
@@ -127,7 +138,10 @@ def main() -> None:
     pairs = load(args.pairs)
     texts = []
     for p in pairs:
-        texts += [memory_text(p["old"]["title"], p["old"]["content"]), memory_text(p["new"]["title"], p["new"]["content"])]
+        texts += [
+            memory_text(p["old"]["title"], p["old"]["content"]),
+            memory_text(p["new"]["title"], p["new"]["content"]),
+        ]
     embedder = FastEmbedder()
     start = time.perf_counter()
     vectors = embedder.embed(texts)
@@ -137,27 +151,44 @@ def main() -> None:
     for i, p in enumerate(pairs):
         cos = float(vectors[2 * i] @ vectors[2 * i + 1])
         kind = context_kind(p)
-        rows.append({"i": i, "type": p.get("type"), "label": p["label"], "context": kind,
-                     "group": "shared" if kind == "shared" else "no_shared", "cosine": round(cos, 4),
-                     "old": p["old"]["title"], "new": p["new"]["title"]})
+        rows.append(
+            {
+                "i": i,
+                "type": p.get("type"),
+                "label": p["label"],
+                "context": kind,
+                "group": "shared" if kind == "shared" else "no_shared",
+                "cosine": round(cos, 4),
+                "old": p["old"]["title"],
+                "new": p["new"]["title"],
+            }
+        )
 
     by_group = {g: [r for r in rows if r["group"] == g] for g in GROUPS}
     counts = {g: {lab: sum(r["label"] == lab for r in by_group[g]) for lab in LABELS} for g in GROUPS}
-    counts_by_context = {k: {lab: sum(r["context"] == k and r["label"] == lab for r in rows) for lab in LABELS}
-                         for k in ("shared", "disjoint", "empty")}
+    counts_by_context = {
+        k: {lab: sum(r["context"] == k and r["label"] == lab for r in rows) for lab in LABELS}
+        for k in ("shared", "disjoint", "empty")
+    }
     sweeps = {g: sweep(by_group[g]) for g in GROUPS}
     choices = {g: choose(by_group[g], args.margin) for g in GROUPS}
     chosen = {g: choices[g]["chosen"] for g in GROUPS}
     combined = {"overall": score(rows, chosen), **{g: score(by_group[g], chosen) for g in GROUPS}}
     reference = {"overall": score(rows, REFERENCE), **{g: score(by_group[g], REFERENCE) for g in GROUPS}}
     configured = {"overall": score(rows, CONFIGURED), **{g: score(by_group[g], CONFIGURED) for g in GROUPS}}
-    dists = {g: {lab: distribution([r["cosine"] for r in by_group[g] if r["label"] == lab]) for lab in LABELS}
-             for g in GROUPS}
+    dists = {
+        g: {lab: distribution([r["cosine"] for r in by_group[g] if r["label"] == lab]) for lab in LABELS}
+        for g in GROUPS
+    }
     hardest = {
-        "distinct_highest": sorted((r for r in rows if r["label"] == "distinct"), key=lambda r: -r["cosine"])[:8],
+        "distinct_highest": sorted((r for r in rows if r["label"] == "distinct"), key=lambda r: -r["cosine"])[
+            :8
+        ],
         "update_lowest": sorted((r for r in rows if r["label"] == "update"), key=lambda r: r["cosine"])[:8],
     }
-    false_positives_reference = [r for r in rows if r["label"] == "distinct" and r["cosine"] >= REFERENCE[r["group"]]]
+    false_positives_reference = [
+        r for r in rows if r["label"] == "distinct" and r["cosine"] >= REFERENCE[r["group"]]
+    ]
 
     print(f"{len(pairs)} pairs, {len(texts)} texts embedded in {embed_s:.1f}s with {embedder.name}")
     for k, c in counts_by_context.items():
@@ -166,7 +197,9 @@ def main() -> None:
         print(f"\n[{g}] sweep (predict update when cosine >= t)")
         print("     t   TP  FP  prec   recall")
         for s in sweeps[g]:
-            print(f"  {s['threshold']:.2f}  {s['tp']:>3} {s['fp']:>3}  {fmt(s['precision'])}  {fmt(s['recall'])}")
+            print(
+                f"  {s['threshold']:.2f}  {s['tp']:>3} {s['fp']:>3}  {fmt(s['precision'])}  {fmt(s['recall'])}"
+            )
     print("\ncosine distributions (min / median / max)")
     for g in GROUPS:
         for lab in LABELS:
@@ -176,19 +209,25 @@ def main() -> None:
     print("\nchosen thresholds (lowest zero-FP step + margin)")
     for g in GROUPS:
         c = choices[g]
-        print(f"  {g:<9} max distinct {c['max_distinct_cosine']}  zero-FP from {c['lowest_zero_fp']:.2f}"
-              f"  -> chosen {c['chosen']:.2f}")
+        print(
+            f"  {g:<9} max distinct {c['max_distinct_cosine']}  zero-FP from {c['lowest_zero_fp']:.2f}"
+            f"  -> chosen {c['chosen']:.2f}"
+        )
     if chosen["shared"] > chosen["no_shared"]:
         print("  WARNING: the shared-context threshold came out stricter than the no-shared one")
     for name, res, th in (("chosen", combined, chosen), ("reference", reference, REFERENCE),
                           ("shipped", configured, CONFIGURED)):  # fmt: skip
         o = res["overall"]
-        print(f"\n{name:<9} no_shared {th['no_shared']:.2f} / shared {th['shared']:.2f}: "
-              f"TP {o['tp']} FP {o['fp']} FN {o['fn']}  precision {fmt(o['precision'])}  recall {fmt(o['recall'])}")
+        print(
+            f"\n{name:<9} no_shared {th['no_shared']:.2f} / shared {th['shared']:.2f}: "
+            f"TP {o['tp']} FP {o['fp']} FN {o['fn']}  precision {fmt(o['precision'])}  recall {fmt(o['recall'])}"
+        )
         for g in GROUPS:
             s = res[g]
-            print(f"    {g:<9} TP {s['tp']:>2} FP {s['fp']:>2} FN {s['fn']:>2}  "
-                  f"precision {fmt(s['precision'])}  recall {fmt(s['recall'])}")
+            print(
+                f"    {g:<9} TP {s['tp']:>2} FP {s['fp']:>2} FN {s['fn']:>2}  "
+                f"precision {fmt(s['precision'])}  recall {fmt(s['recall'])}"
+            )
     if false_positives_reference:
         print("\nreference false positives:")
         for r in false_positives_reference:
@@ -200,28 +239,31 @@ def main() -> None:
     for r in hardest["update_lowest"][:5]:
         print(f"  {r['cosine']:.3f} [{r['group']}] {r['old']!r} -> {r['new']!r}")
 
-    path = write_result(args.name, {
-        "pairs_file": str(args.pairs),
-        "pairs": len(pairs),
-        "model": embedder.name,
-        "embed_seconds": round(embed_s, 2),
-        "rule": "predict update when cosine >= threshold of the pair's group; shared = a context entry in common "
-                "(case-insensitive exact match)",
-        "counts": counts,
-        "counts_by_context": counts_by_context,
-        "sweep": sweeps,
-        "choice": choices,
-        "chosen_thresholds": chosen,
-        "chosen_result": combined,
-        "configured_thresholds": CONFIGURED,
-        "configured_result": configured,
-        "reference_thresholds": REFERENCE,
-        "reference_result": reference,
-        "reference_false_positives": false_positives_reference,
-        "cosine_distribution": dists,
-        "hardest": hardest,
-        "rows": rows,
-    })
+    path = write_result(
+        args.name,
+        {
+            "pairs_file": str(args.pairs),
+            "pairs": len(pairs),
+            "model": embedder.name,
+            "embed_seconds": round(embed_s, 2),
+            "rule": "predict update when cosine >= threshold of the pair's group; shared = a context entry in common "
+            "(case-insensitive exact match)",
+            "counts": counts,
+            "counts_by_context": counts_by_context,
+            "sweep": sweeps,
+            "choice": choices,
+            "chosen_thresholds": chosen,
+            "chosen_result": combined,
+            "configured_thresholds": CONFIGURED,
+            "configured_result": configured,
+            "reference_thresholds": REFERENCE,
+            "reference_result": reference,
+            "reference_false_positives": false_positives_reference,
+            "cosine_distribution": dists,
+            "hardest": hardest,
+            "rows": rows,
+        },
+    )
     print(f"\nwrote {path}")
 
 

@@ -29,11 +29,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import write_result  # noqa: E402
-from benchmarks.supersede_calibration import DEFAULT_PAIRS, load  # noqa: E402
-from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, signals  # noqa: E402
-from vaultmem.index.embed import FastEmbedder  # noqa: E402
-from vaultmem.memory.lifecycle import memory_text  # noqa: E402
+from benchmarks.common import write_result
+from benchmarks.supersede_calibration import DEFAULT_PAIRS, load
+from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, signals
+from vaultmem.index.embed import FastEmbedder
+from vaultmem.memory.lifecycle import memory_text
 
 ADVERSARIAL = DEFAULT_PAIRS.parent / "supersede_adversarial.json"
 OLD_RETRACT = re.compile(
@@ -46,7 +46,9 @@ OLD_RETRACT = re.compile(
 
 def memory(side: dict, type_: str) -> Memory:
     anchor = side.get("anchor")
-    return Memory(side["title"], side["content"], type_, tuple(side.get("context") or ()), (anchor,) if anchor else ())
+    return Memory(
+        side["title"], side["content"], type_, tuple(side.get("context") or ()), (anchor,) if anchor else ()
+    )
 
 
 def before(old: Memory, new: Memory, cosine: float) -> str:
@@ -95,7 +97,9 @@ def main() -> None:
     t = time.perf_counter()
     rows: dict[str, list[dict]] = {}
     for name, pairs in sets.items():
-        vecs = embedder.embed([memory_text(p[s]["title"], p[s]["content"]) for p in pairs for s in ("old", "new")])
+        vecs = embedder.embed(
+            [memory_text(p[s]["title"], p[s]["content"]) for p in pairs for s in ("old", "new")]
+        )
         vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         rows[name] = []
         for i, p in enumerate(pairs):
@@ -107,7 +111,10 @@ def main() -> None:
                                "old": p["old"]["title"], "new": p["new"]["title"]})  # fmt: skip
     seconds = time.perf_counter() - t
     lab = rows["labelled"]
-    halves = {"calibration": [r for r in lab if r["i"] % 2 == 0], "held_out": [r for r in lab if r["i"] % 2 == 1]}
+    halves = {
+        "calibration": [r for r in lab if r["i"] % 2 == 0],
+        "held_out": [r for r in lab if r["i"] % 2 == 1],
+    }
     result = {
         "pairs_files": [str(args.pairs), str(args.adversarial)], "model": embedder.name,
         "embed_seconds": round(seconds, 1), "thresholds": vars(Thresholds()),

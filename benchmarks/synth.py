@@ -44,7 +44,10 @@ def generate(out: Path, notes: int, seed: int = 7) -> list[dict]:
     for i in range(notes):
         t = topic_of[i]
         words = topics[t]
-        body_words = [rng.choice(words) if rng.random() < 0.45 else rng.choice(COMMON) for _ in range(rng.randint(60, 160))]
+        body_words = [
+            rng.choice(words) if rng.random() < 0.45 else rng.choice(COMMON)
+            for _ in range(rng.randint(60, 160))
+        ]
         links = rng.sample(by_topic[t], k=min(len(by_topic[t]), rng.randint(1, 4)))
         project = i % n_projects
         type_ = rng.choice(TYPES)
@@ -52,12 +55,14 @@ def generate(out: Path, notes: int, seed: int = 7) -> list[dict]:
         day = 1 + (i * 7919) % 300
         title = f"Note {i} {words[i % len(words)]} {words[(i * 3) % len(words)]}"
         text = (
-            f"---\nid: n{i:07d}\ntitle: \"{title}\"\ntype: {type_}\nstatus: {status}\n"
+            f'---\nid: n{i:07d}\ntitle: "{title}"\ntype: {type_}\nstatus: {status}\n'
             f"importance: {1 + (i * 31) % 10}\ntags: [topic{t}, {type_}]\n"
             f"created: 2026-{1 + day // 31:02d}-{1 + day % 28:02d}T10:00:00Z\n"
             f"updated: 2026-{1 + day // 31:02d}-{1 + day % 28:02d}T12:00:00Z\n---\n"
             f"# {title}\n\n{' '.join(body_words)}.\n\nProject: [[Project: P{project}]]. "
-            + "Related: " + ", ".join(f"[[n{int(x.split()[1]):07d}]]" for x in links if x != f"Note {i}") + "\n"
+            + "Related: "
+            + ", ".join(f"[[n{int(x.split()[1]):07d}]]" for x in links if x != f"Note {i}")
+            + "\n"
         )
         _write(out / type_ / f"Note {i}.md", text)
         meta.append({"title": title, "path": f"{type_}/Note {i}.md", "words": body_words})

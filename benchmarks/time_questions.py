@@ -25,17 +25,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vaultmem.recall.pipeline import TIME_BOOST  # noqa: E402
-from vaultmem.recall.timefilter import parse_now  # noqa: E402
-
-from benchmarks.common import WORK, write_result  # noqa: E402
-from vaultmem.core.note import render  # noqa: E402
-from vaultmem.core.timeexpr import parse_query  # noqa: E402
-from vaultmem.vault import Vault  # noqa: E402
+from benchmarks.common import WORK, write_result
+from vaultmem.core.note import render
+from vaultmem.core.timeexpr import parse_query
+from vaultmem.recall.pipeline import TIME_BOOST
+from vaultmem.recall.timefilter import parse_now
+from vaultmem.vault import Vault
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
-FIELDS = ("id", "type", "title", "created", "date", "valid_from", "valid_until", "key", "status", "superseded_by",
-          "context")
+FIELDS = (
+    "id",
+    "type",
+    "title",
+    "created",
+    "date",
+    "valid_from",
+    "valid_until",
+    "key",
+    "status",
+    "superseded_by",
+    "context",
+)
 
 
 def build(root: Path, notes: list[dict]) -> None:
@@ -73,34 +83,50 @@ def main() -> None:
     vault.reindex()
     index_s = time.perf_counter() - start
     parsed = [parse_query(q["query"], parse_now(q["now"])) for q in questions]
-    variants = {"off": evaluate(vault, questions, time="off"),
-                f"boost {TIME_BOOST} (default)": evaluate(vault, questions, time="boost")}
+    variants = {
+        "off": evaluate(vault, questions, time="off"),
+        f"boost {TIME_BOOST} (default)": evaluate(vault, questions, time="boost"),
+    }
     for w in args.boost:
         vault.config["recall"]["time_boost"] = w
         variants[f"boost {w}"] = evaluate(vault, questions, time="boost")
     vault.config["recall"].pop("time_boost", None)
     variants["filter"] = evaluate(vault, questions, time="filter")
     vault.close()
-    print(f"{len(notes)} notes, {len(questions)} questions, indexed in {index_s:.1f}s; "
-          f"{sum(p.range is not None for p in parsed)} questions with an expression found without event notes")
+    print(
+        f"{len(notes)} notes, {len(questions)} questions, indexed in {index_s:.1f}s; "
+        f"{sum(p.range is not None for p in parsed)} questions with an expression found without event notes"
+    )
     for name, res in variants.items():
         print(f"  {name:<22} recall@5 {res['recall@5']:.3f}")
     off = variants["off"]["per_question"]
     on = variants[f"boost {TIME_BOOST} (default)"]["per_question"]
     worse = [q["query"] for q, a, b in zip(questions, off, on) if b < a]
     print("questions worse with time handling:", worse or "none")
-    path = write_result("time-questions", {
-        "vault": "tests/data/time_vault.json", "questions_file": "tests/data/time_questions.json",
-        "notes": len(notes), "questions": len(questions), "index_seconds": round(index_s, 2),
-        "metric": "recall@5 (share of a question's relevant notes in the top 5, mean)",
-        "default_boost": TIME_BOOST,
-        "variants": {k: v["recall@5"] for k, v in variants.items()},
-        "worse_with_time": worse,
-        "per_question": [{"query": q["query"], "now": q["now"], "relevant": q["relevant"],
-                          "range": p.range.as_dict() if p.range else None,
-                          **{k: v["per_question"][i] for k, v in variants.items()}}
-                         for i, (q, p) in enumerate(zip(questions, parsed))],
-    })
+    path = write_result(
+        "time-questions",
+        {
+            "vault": "tests/data/time_vault.json",
+            "questions_file": "tests/data/time_questions.json",
+            "notes": len(notes),
+            "questions": len(questions),
+            "index_seconds": round(index_s, 2),
+            "metric": "recall@5 (share of a question's relevant notes in the top 5, mean)",
+            "default_boost": TIME_BOOST,
+            "variants": {k: v["recall@5"] for k, v in variants.items()},
+            "worse_with_time": worse,
+            "per_question": [
+                {
+                    "query": q["query"],
+                    "now": q["now"],
+                    "relevant": q["relevant"],
+                    "range": p.range.as_dict() if p.range else None,
+                    **{k: v["per_question"][i] for k, v in variants.items()},
+                }
+                for i, (q, p) in enumerate(zip(questions, parsed))
+            ],
+        },
+    )
     print(f"wrote {path}")
 
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, fresh_usage, latency_summary, mean, write_result  # noqa: E402
-from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, questions, write_conversation  # noqa: E402
-from vaultmem.recall import keywords  # noqa: E402
-from vaultmem.vault import Vault  # noqa: E402
+from benchmarks.common import WORK, fresh_usage, latency_summary, mean, write_result
+from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, questions, write_conversation
+from vaultmem.recall import keywords
+from vaultmem.vault import Vault
 
 KS = (3, 10)
 NO_MODEL = '[embedding]\nmodel = "none"\n'
@@ -81,7 +81,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--work", type=Path, default=WORK / "warmup-answer")
     ap.add_argument("--convs", default="", help="comma-separated conversation positions (0-4)")
-    ap.add_argument("--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)")
+    ap.add_argument(
+        "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
+    )
     args = ap.parse_args()
     if not args.data.exists():
         sys.exit(f"warmup_answer.py: no LoCoMo data at {args.data} (pass --data PATH)")

@@ -31,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, write_result  # noqa: E402
-from benchmarks.synth import generate  # noqa: E402
-from vaultmem.service import client  # noqa: E402
-from vaultmem.vault import Vault  # noqa: E402
+from benchmarks.common import WORK, latency_summary, write_result
+from benchmarks.synth import generate
+from vaultmem.service import client
+from vaultmem.vault import Vault
 
 BIN = str(Path(sys.executable).with_name("vaultmem"))
 
@@ -169,7 +169,9 @@ def burst(args) -> dict:
         emb.embed(chunks[i : i + 256])
     embed_s = time.perf_counter() - start
     ratio = indexed_s / embed_s
-    print(f"burst of {args.files}: indexed in {indexed_s:.1f} s, embedding alone {embed_s:.1f} s, ratio {ratio:.2f}")
+    print(
+        f"burst of {args.files}: indexed in {indexed_s:.1f} s, embedding alone {embed_s:.1f} s, ratio {ratio:.2f}"
+    )
     return {"notes": args.notes, "files": args.files, "indexed_s": round(indexed_s, 2),
             "embed_only_s": round(embed_s, 2), "ratio": round(ratio, 3)}  # fmt: skip
 
@@ -237,8 +239,11 @@ def soak(args) -> dict:
                 rss.append((i + 1, mem["VmRSS"]))
                 parts.append((i + 1, mem["RssAnon"], mem["RssFile"]))
                 if (i + 1) % 500 == 0:
-                    print(f"  {i + 1} edits, rss {mem['VmRSS']} MB (anon {mem['RssAnon']}, file {mem['RssFile']}), "
-                          f"{time.perf_counter() - start:.0f} s", flush=True)
+                    print(
+                        f"  {i + 1} edits, rss {mem['VmRSS']} MB (anon {mem['RssAnon']}, file {mem['RssFile']}), "
+                        f"{time.perf_counter() - start:.0f} s",
+                        flush=True,
+                    )
             time.sleep(max(0.0, (i + 1) / args.rate - (time.perf_counter() - start)))
         deadline = time.monotonic() + 300
         while (status := client.request(root, "status")["result"])["pending"] or not status["in_sync"]:
@@ -265,9 +270,11 @@ def soak(args) -> dict:
     same = watched_hashes == rebuilt_hashes and all(
         [p for p, _ in watched[q]] == [p for p, _ in rebuilt[q]] for q in queries
     )
-    print(f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up ({args.warmup:.0%} of edits): "
-          f"trend {trend * 100:.1f}%, median of last vs first third {thirds * 100:.1f}%, first to last sample {growth * 100:.1f}%, peak {peak_growth * 100:.1f}%; "
-          f"equal to rebuild: {same}; batches the watcher could not apply: {len(errors)}")
+    print(
+        f"soak: {args.edits} edits in {duration:.0f} s, rss growth after warm-up ({args.warmup:.0%} of edits): "
+        f"trend {trend * 100:.1f}%, median of last vs first third {thirds * 100:.1f}%, first to last sample {growth * 100:.1f}%, peak {peak_growth * 100:.1f}%; "
+        f"equal to rebuild: {same}; batches the watcher could not apply: {len(errors)}"
+    )
     return {"notes": args.notes, "edits": args.edits, "steady": args.steady, "seconds": round(duration), "rss_mb": rss,
             "rss_anon_file_mb": parts,
             "warmup_fraction": args.warmup, "rss_growth_after_warmup": round(growth, 4),
@@ -303,9 +310,20 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=25.0, help="soak edits per second")
     ap.add_argument("--sample-every", type=int, default=100, help="soak: edits between memory samples")
     ap.add_argument("--warmup", type=float, default=0.3, help="soak: fraction of edits counted as warm-up")
-    ap.add_argument("--repeat", type=int, default=1, help="soak, freshness, burst: runs (the result keeps each, and medians)")
-    ap.add_argument("--steady", action="store_true", help="soak: each edit replaces the line the last one added (notes keep their size)")
-    ap.add_argument("--tag", help="write results/watch-<name>-<tag>.json (e.g. a longer soak beside the default one)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="soak, freshness, burst: runs (the result keeps each, and medians)",
+    )
+    ap.add_argument(
+        "--steady",
+        action="store_true",
+        help="soak: each edit replaces the line the last one added (notes keep their size)",
+    )
+    ap.add_argument(
+        "--tag", help="write results/watch-<name>-<tag>.json (e.g. a longer soak beside the default one)"
+    )
     args = ap.parse_args()
     defaults = {"freshness": (10000, 100), "burst": (10000, 0), "cli": (10000, 0), "soak": (2000, 10000)}
     args.notes = args.notes or defaults[args.which][0]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from helpers import HashEmbedder  # noqa: E402
+from helpers import HashEmbedder
 
-import vaultmem.vault  # noqa: E402
+import vaultmem.vault
 
 vaultmem.vault.make_embedder = lambda *a, **k: HashEmbedder()
 

@@ -88,7 +88,7 @@ class OtherSite:
         self.hits: list[str] = []
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 site.hits.append(self.path)
                 kind, body = pages.get(self.path.split("?")[0], ("text/plain", b"nothing here"))
                 self.send_response(200 if self.path.split("?")[0] in pages else 404)

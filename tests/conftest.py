@@ -13,9 +13,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "vaults" / "demo"
 MODEL_GUARD = Path(__file__).resolve().parent / "modelguard"
-NOT_NOTES = (".vaultmem", ".vaultmem-usage")  # a demo copy holds the notes only, whatever a README run left behind
-XDG = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state",
-       "XDG_DATA_HOME": ".local/share"}  # fmt: skip (XDG_RUNTIME_DIR: see _private_home)
+NOT_NOTES = (
+    ".vaultmem",
+    ".vaultmem-usage",
+)  # a demo copy holds the notes only, whatever a README run left behind
+XDG = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_CACHE_HOME": ".cache",
+    "XDG_STATE_HOME": ".local/state",
+    "XDG_DATA_HOME": ".local/share",
+}  # fmt: skip (XDG_RUNTIME_DIR: see _private_home)
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid", "GIT_COMMITTER_NAME": "Test",
                 "GIT_COMMITTER_EMAIL": "test@example.invalid"}  # fmt: skip
 
@@ -61,7 +68,9 @@ def _model_only_when_marked(request, monkeypatch):
 
         # and in its subprocesses: tests/modelguard/sitecustomize.py refuses to import fastembed
         monkeypatch.setenv("VAULTMEM_TEST_NO_MODEL", request.node.nodeid)
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(MODEL_GUARD), os.environ.get("PYTHONPATH")])))
+        monkeypatch.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(MODEL_GUARD), os.environ.get("PYTHONPATH")]))
+        )
 
         def refuse(self):
             pytest.fail(f"{request.node.nodeid} loads the real model: mark it @pytest.mark.model")

@@ -83,7 +83,9 @@ class Cluster:
     def _configure(self, root: Path) -> None:
         cfg = root / ".vaultmem.toml"
         text = cfg.read_text()
-        cfg.write_text(text.replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', f'model = "{self.model}"'))
+        cfg.write_text(
+            text.replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', f'model = "{self.model}"')
+        )
 
     def first(self, name: str) -> Path:
         """The machine that creates the vault (``vaultmem init --git --remote``)."""
@@ -118,7 +120,9 @@ class Cluster:
 
     def settle(self, name: str) -> None:
         """Wait until the clone's watcher has applied every change."""
-        wait_for(lambda: (s := self.status(name)).get("in_sync") and not s.get("pending"), what=f"{name} settled")
+        wait_for(
+            lambda: (s := self.status(name)).get("in_sync") and not s.get("pending"), what=f"{name} settled"
+        )
 
     def stop_watchers(self) -> dict[str, str]:
         logs = {}
@@ -164,5 +168,3 @@ class Cluster:
 
 
 KILL = "VAULTMEM_SYNC_KILL_AT"
-
-

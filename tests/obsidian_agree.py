@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import obsidian_ref as ref  # tests/ is on the path (pytest's rootdir conftest; obsidian_bench.py adds it)
+
 from vaultmem.index import graph as graphmod
 from vaultmem.vault import Vault
-
-import obsidian_ref as ref  # tests/ is on the path (pytest's rootdir conftest; obsidian_bench.py adds it)
 
 
 def _key(target: str | None, linkpath: str) -> str:
@@ -24,7 +24,9 @@ def _key(target: str | None, linkpath: str) -> str:
 def reference_facts(root: Path, sources: set[str]) -> set[tuple[str, str]]:
     """The reference resolver's links from ``sources``, without self links."""
     _, edges, _ = ref.analyse(str(root))
-    return {(e.source, _key(e.target, e.linkpath)) for e in edges if e.source in sources and e.target != e.source}
+    return {
+        (e.source, _key(e.target, e.linkpath)) for e in edges if e.source in sources and e.target != e.source
+    }
 
 
 def vaultmem_facts(vault: Vault) -> tuple[set[tuple[str, str]], dict[str, str]]:
@@ -50,10 +52,17 @@ def compare(root: Path) -> dict:
     theirs = reference_facts(root, sources)
     kinds = Counter("unresolved" if d.startswith("unresolved:") else "file" for _, d in theirs)
     return {
-        "notes_read": len(sources), "parse_errors": len(errors),
-        "reference_links": len(theirs), "reference_resolved": kinds["file"], "reference_unresolved": kinds["unresolved"],
-        "agree": len(mine & theirs), "only_vaultmem": sorted(mine - theirs), "only_reference": sorted(theirs - mine),
-        "attachment_nodes": sum(1 for _, d in _graph(vault, vault.catalog()).nodes(data=True) if d.get("attachment")),
+        "notes_read": len(sources),
+        "parse_errors": len(errors),
+        "reference_links": len(theirs),
+        "reference_resolved": kinds["file"],
+        "reference_unresolved": kinds["unresolved"],
+        "agree": len(mine & theirs),
+        "only_vaultmem": sorted(mine - theirs),
+        "only_reference": sorted(theirs - mine),
+        "attachment_nodes": sum(
+            1 for _, d in _graph(vault, vault.catalog()).nodes(data=True) if d.get("attachment")
+        ),
     }
 
 
@@ -66,4 +75,3 @@ def _vault(root: Path) -> Vault:
     from vaultmem.index.embed import NoEmbedder
 
     return Vault(root, embedder=NoEmbedder())
-

@@ -58,13 +58,30 @@ from urllib.parse import unquote
 # attachments too but report them separately.
 ACCEPTED_ATTACHMENT_EXTS = {
     # Bases, JSON Canvas
-    "base", "canvas",
+    "base",
+    "canvas",
     # images
-    "avif", "bmp", "gif", "jpeg", "jpg", "png", "svg", "webp",
+    "avif",
+    "bmp",
+    "gif",
+    "jpeg",
+    "jpg",
+    "png",
+    "svg",
+    "webp",
     # audio
-    "flac", "m4a", "mp3", "ogg", "wav", "webm", "3gp",
+    "flac",
+    "m4a",
+    "mp3",
+    "ogg",
+    "wav",
+    "webm",
+    "3gp",
     # video
-    "mkv", "mov", "mp4", "ogv",
+    "mkv",
+    "mov",
+    "mp4",
+    "ogv",
     # pdf
     "pdf",
 }
@@ -106,7 +123,9 @@ def list_vault(root: str):
 # Opening fence: optional indentation / blockquote '>' / list marker, then
 # >=3 backticks or tildes.  (Heuristic: CommonMark limits indentation to 3
 # spaces relative to the container; vaults often indent fences inside lists.)
-FENCE_OPEN = re.compile(r"^(?P<prefix>[ \t>]*(?:(?:[-*+]|\d+[.)])[ \t]+)?)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+FENCE_OPEN = re.compile(
+    r"^(?P<prefix>[ \t>]*(?:(?:[-*+]|\d+[.)])[ \t]+)?)(?P<fence>`{3,}|~{3,})(?P<info>.*)$"
+)
 
 
 def _blank(s: str) -> str:
@@ -233,7 +252,7 @@ def _yaml_scalar(raw: str):
     if s[0] == "[":
         return _yaml_flow_seq(s)
     # plain scalar: a ' #' starts a comment
-    s = re.split(r"\s#", s, 1)[0].rstrip()
+    s = re.split(r"\s#", s, maxsplit=1)[0].rstrip()
     return s
 
 
@@ -244,7 +263,7 @@ def _yaml_flow_seq(s: str):
     if not inner.startswith("["):
         return inner
     # find the matching close bracket
-    for i, ch in enumerate(inner):
+    for _i, ch in enumerate(inner):
         if q:
             cur += ch
             if ch == q:
@@ -276,7 +295,9 @@ def _yaml_flow_seq(s: str):
     return out
 
 
-KEY_RE = re.compile(r"""^(?P<key>"[^"]*"|'[^']*'|[^\s#'"\-][^:]*?|-[^\s][^:]*?)[ \t]*:(?:[ \t]+(?P<val>.*)|[ \t]*)$""")
+KEY_RE = re.compile(
+    r"""^(?P<key>"[^"]*"|'[^']*'|[^\s#'"\-][^:]*?|-[^\s][^:]*?)[ \t]*:(?:[ \t]+(?P<val>.*)|[ \t]*)$"""
+)
 ITEM_RE = re.compile(r"^(?P<ind>[ \t]*)-(?:[ \t]+(?P<val>.*)|[ \t]*)$")
 
 
@@ -334,9 +355,15 @@ def frontmatter_links(props):
     parses as the nested list ``[["X"]]`` - Obsidian does NOT treat it as a
     link; it is yielded with shape 'unquoted' so the caller can count it.
     """
+
     def is_unquoted_wikilink(v):
-        return isinstance(v, list) and len(v) == 1 and isinstance(v[0], list) \
-            and len(v[0]) == 1 and isinstance(v[0][0], str)
+        return (
+            isinstance(v, list)
+            and len(v) == 1
+            and isinstance(v[0], list)
+            and len(v[0]) == 1
+            and isinstance(v[0][0], str)
+        )
 
     def walk(key, v, shape):
         if isinstance(v, str):
@@ -393,15 +420,15 @@ def split_linktext(inner: str):
 @dataclass
 class Link:
     source: str
-    raw: str            # the link text as written (inside [[ ]] / ( ))
-    via: str            # wikilink | embed | mdlink | mdembed | property
-    linkpath: str       # path part, decoded, no subpath/display
+    raw: str  # the link text as written (inside [[ ]] / ( ))
+    via: str  # wikilink | embed | mdlink | mdembed | property
+    linkpath: str  # path part, decoded, no subpath/display
     subpath: str = ""
     prop: str | None = None
     target: str | None = None
-    kind: str = "unresolved"   # note | attachment | unresolved
-    candidates: int = 0        # how many files matched (ambiguity if > 1)
-    rule: str = ""             # which resolution rule fired
+    kind: str = "unresolved"  # note | attachment | unresolved
+    candidates: int = 0  # how many files matched (ambiguity if > 1)
+    rule: str = ""  # which resolution rule fired
 
 
 def extract_links(source: str, text: str, stats: Counter):
@@ -458,7 +485,7 @@ def extract_links(source: str, text: str, stats: Counter):
 class Resolver:
     def __init__(self, files):
         self.files = files
-        self.by_path = {}                 # folded path -> real path
+        self.by_path = {}  # folded path -> real path
         self.by_name = defaultdict(list)  # folded file name -> [paths]
         self.by_stem = defaultdict(list)  # folded basename of .md notes -> [paths]
         for p in files:
@@ -479,7 +506,7 @@ class Resolver:
     def resolve(self, linkpath: str, source: str):
         """Return (target or None, n_candidates, rule)."""
         if linkpath == "":
-            return source, 1, "self"          # [[#Heading]] / [[#^block]]
+            return source, 1, "self"  # [[#Heading]] / [[#^block]]
         lp = linkpath.replace("\\", "/")
         src_dir = posixpath.dirname(source)
         # Rule R: explicit relative path -> relative to the source, no fallback
@@ -489,17 +516,17 @@ class Resolver:
                 return None, 0, "relative-outside-vault"
             hit = self._exact(joined)
             return hit, int(hit is not None), "relative"
-        lp = lp.lstrip("/")                   # '/Folder/Note' = vault-absolute
+        lp = lp.lstrip("/")  # '/Folder/Note' = vault-absolute
         if not lp:
             return None, 0, "empty"
         # Files whose path ends with '/<linkpath>' (or with '.md' added)
         flp = fold(lp)
         name = flp.rsplit("/", 1)[-1]
         cands = []
-        for p in self.by_name.get(name, []):          # [[Figure 1.png]], [[Note.md]]
+        for p in self.by_name.get(name, []):  # [[Figure 1.png]], [[Note.md]]
             if fold(p).endswith("/" + flp):
                 cands.append(p)
-        for p in self.by_stem.get(name, []):          # [[Note]] -> Note.md
+        for p in self.by_stem.get(name, []):  # [[Note]] -> Note.md
             if fold(p)[:-3].endswith("/" + flp):
                 cands.append(p)
         # Rule 1: an exact vault path wins (as written, then + '.md'), even
@@ -539,9 +566,15 @@ def analyse(vault: str, exclude_templates: bool = False):
     notes, atts = list_vault(vault)
     resolver = Resolver(notes + atts)
     tfolder = templates_folder(vault)
-    stats = Counter({"fm_unquoted_wikilink_ignored": 0, "empty_wikilink": 0,
-                     "case_insensitive_matches": 0, "wikilinks_ignored_in_code": 0,
-                     "wikilinks_ignored_in_math": 0})
+    stats = Counter(
+        {
+            "fm_unquoted_wikilink_ignored": 0,
+            "empty_wikilink": 0,
+            "case_insensitive_matches": 0,
+            "wikilinks_ignored_in_code": 0,
+            "wikilinks_ignored_in_math": 0,
+        }
+    )
     edges = []
     for n in notes:
         if exclude_templates and tfolder and n.startswith(tfolder + "/"):
@@ -575,7 +608,10 @@ def analyse(vault: str, exclude_templates: bool = False):
         "notes": len(notes),
         "attachments": len(atts),
         "attachments_accepted_format": sum(
-            1 for a in atts if a.rsplit(".", 1)[-1].lower() in ACCEPTED_ATTACHMENT_EXTS and "." in a.rsplit("/", 1)[-1]),
+            1
+            for a in atts
+            if a.rsplit(".", 1)[-1].lower() in ACCEPTED_ATTACHMENT_EXTS and "." in a.rsplit("/", 1)[-1]
+        ),
         "duplicate_note_basenames": sum(1 for v in resolver.by_stem.values() if len(v) > 1),
         "edges": len(edges),
         "note_edges": kinds["note"],
@@ -596,26 +632,35 @@ def analyse(vault: str, exclude_templates: bool = False):
 def selftest():
     """Check Resolver against the fixtures observed in Obsidian 1.13.7
     (RULES.md section 4, [observed-3p]).  Pure in-memory, no files needed."""
-    R = Resolver(["Note.md", "zzzz/Note.md", "a/b/Note.md", "y.md", "Log.md",
-                  "Attachments/Figure 1.png", "Sub/My Note.md"])
+    R = Resolver(
+        [
+            "Note.md",
+            "zzzz/Note.md",
+            "a/b/Note.md",
+            "y.md",
+            "Log.md",
+            "Attachments/Figure 1.png",
+            "Sub/My Note.md",
+        ]
+    )
     checks = [
-        (R, "Note", "src.md", "Note.md"),                 # exact path wins ...
-        (R, "Note", "a/b/src.md", "Note.md"),             # ... even beside a/b/Note.md
-        (R, "b/Note", "suffix.md", "a/b/Note.md"),        # path-suffix match
-        (R, "../y", "a/x.md", "y.md"),                    # explicit relative
-        (R, "./y", "a/x.md", None),                       # relative: no name fallback
-        (R, "log", "src.md", "Log.md"),                   # case-insensitive
+        (R, "Note", "src.md", "Note.md"),  # exact path wins ...
+        (R, "Note", "a/b/src.md", "Note.md"),  # ... even beside a/b/Note.md
+        (R, "b/Note", "suffix.md", "a/b/Note.md"),  # path-suffix match
+        (R, "../y", "a/x.md", "y.md"),  # explicit relative
+        (R, "./y", "a/x.md", None),  # relative: no name fallback
+        (R, "log", "src.md", "Log.md"),  # case-insensitive
         (R, "Figure 1.png", "a/x.md", "Attachments/Figure 1.png"),
-        (R, "Figure 1", "a/x.md", None),                  # attachments need the extension
-        (R, "My Note.md", "src.md", "Sub/My Note.md"),    # markdown dest: vault-wide
+        (R, "Figure 1", "a/x.md", None),  # attachments need the extension
+        (R, "My Note.md", "src.md", "Sub/My Note.md"),  # markdown dest: vault-wide
         (R, "Sub/My Note.md", "Sub/x.md", "Sub/My Note.md"),
-        (R, "", "a/x.md", "a/x.md"),                      # [[#Heading]] = self
+        (R, "", "a/x.md", "a/x.md"),  # [[#Heading]] = self
     ]
     R2 = Resolver(["zzzz/Note.md", "a/b/Note.md", "b/Note.md", "aaaaaaaa/Note.md"])
     checks += [
-        (R2, "Note", "zzzz/src.md", "zzzz/Note.md"),      # own folder first
-        (R2, "Note", "zzzz/deep/src.md", "b/Note.md"),    # ancestors don't count
-        (R2, "Note", "src.md", "b/Note.md"),              # then shortest string
+        (R2, "Note", "zzzz/src.md", "zzzz/Note.md"),  # own folder first
+        (R2, "Note", "zzzz/deep/src.md", "b/Note.md"),  # ancestors don't count
+        (R2, "Note", "src.md", "b/Note.md"),  # then shortest string
         (Resolver(["zzzz/Note.md", "a/b/Note.md"]), "Note", "src.md", "a/b/Note.md"),
     ]
     bad = 0
@@ -633,8 +678,11 @@ def main(argv=None):
     ap.add_argument("vault", nargs="?")
     ap.add_argument("--selftest", action="store_true", help="run the built-in resolution checks")
     ap.add_argument("--json", action="store_true", help="print summary, edges and unresolved targets as JSON")
-    ap.add_argument("--exclude-templates", action="store_true",
-                    help="do not read links from notes inside the .obsidian/templates.json folder")
+    ap.add_argument(
+        "--exclude-templates",
+        action="store_true",
+        help="do not read links from notes inside the .obsidian/templates.json folder",
+    )
     args = ap.parse_args(argv)
     if args.selftest:
         return selftest()
@@ -642,16 +690,30 @@ def main(argv=None):
         ap.error("VAULT is required")
     summary, edges, unresolved = analyse(args.vault, args.exclude_templates)
     if args.json:
-        json.dump({
-            "summary": summary,
-            "edges": [
-                {"source": e.source, "target": e.target, "kind": e.kind, "raw": e.raw,
-                 "via": e.via, "linkpath": e.linkpath, "subpath": e.subpath,
-                 "prop": e.prop, "rule": e.rule, "candidates": e.candidates}
-                for e in edges
-            ],
-            "unresolved": dict(unresolved.most_common()),
-        }, sys.stdout, ensure_ascii=False, indent=1)
+        json.dump(
+            {
+                "summary": summary,
+                "edges": [
+                    {
+                        "source": e.source,
+                        "target": e.target,
+                        "kind": e.kind,
+                        "raw": e.raw,
+                        "via": e.via,
+                        "linkpath": e.linkpath,
+                        "subpath": e.subpath,
+                        "prop": e.prop,
+                        "rule": e.rule,
+                        "candidates": e.candidates,
+                    }
+                    for e in edges
+                ],
+                "unresolved": dict(unresolved.most_common()),
+            },
+            sys.stdout,
+            ensure_ascii=False,
+            indent=1,
+        )
         print()
         return 0
     for k, v in summary.items():

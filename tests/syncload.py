@@ -44,7 +44,9 @@ class Counts:
     kills: int = 0
     sync_errors: int = 0
     sync_error_lines: dict[str, int] = field(default_factory=dict)  # last line of each failed sync -> count
-    cli_timeouts: list[str] = field(default_factory=list)  # CLI writes that took over 120 s (not acknowledged)
+    cli_timeouts: list[str] = field(
+        default_factory=list
+    )  # CLI writes that took over 120 s (not acknowledged)
     errors: list[str] = field(default_factory=list)
 
 
@@ -123,7 +125,11 @@ class Load:
                 continue
             new = text + ("" if text.endswith("\n") else "\n") + line + "\n"
             now = os.stat(path)
-            if (now.st_ino, now.st_size, now.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns):
+            if (now.st_ino, now.st_size, now.st_mtime_ns) != (
+                before.st_ino,
+                before.st_size,
+                before.st_mtime_ns,
+            ):
                 continue
             if mode == "rename":
                 self._rename_save(path, new, now)
@@ -248,24 +254,37 @@ class Load:
                 self.c.vm(name, "sync", real=True)
             heads = {self.c.git(self.c.vaults[n], "rev-parse", "HEAD").strip() for n in self.names}
             remote = self.c.git(self.c.remote, "rev-parse", "main").strip()
-            if heads == {remote} and all(not self.c.git(self.c.vaults[n], "status", "--porcelain") for n in self.names):
+            if heads == {remote} and all(
+                not self.c.git(self.c.vaults[n], "status", "--porcelain") for n in self.names
+            ):
                 return
 
     def check(self) -> dict[str, list]:
         """What is missing where (every list must be empty)."""
-        lost: dict[str, list] = {"lines": [], "tags": [], "notes": [], "commits": [], "unclean": [], "errors": []}
+        lost: dict[str, list] = {
+            "lines": [],
+            "tags": [],
+            "notes": [],
+            "commits": [],
+            "unclean": [],
+            "errors": [],
+        }
         remote = self.c.git(self.c.remote, "rev-parse", "main").strip()
         for name in self.names:
             root = self.c.vaults[name]
             texts = self.c.notes(name)
             lost["lines"] += [(name, rel, line) for rel, line in self.lines
                               if line not in texts.get(rel, "") and (rel, line) not in self.overwritten]  # fmt: skip
-            tags = {rel: set(parse(texts[rel], rel).tags) for rel in {r for r, _ in self.tags} if rel in texts}
+            tags = {
+                rel: set(parse(texts[rel], rel).tags) for rel in {r for r, _ in self.tags} if rel in texts
+            }
             lost["tags"] += [(name, rel, tag) for rel, tag in self.tags if tag not in tags.get(rel, set())]
             every = "\n".join(texts.values())
             lost["notes"] += [(name, body) for body in self.remembered if body not in every]
             for sha in set(self.c.git(root, "reflog", "show", "--format=%H", "refs/heads/main").split()):
-                if subprocess.run(["git", "merge-base", "--is-ancestor", sha, remote], cwd=root, env=self.c.env).returncode:
+                if subprocess.run(
+                    ["git", "merge-base", "--is-ancestor", sha, remote], cwd=root, env=self.c.env
+                ).returncode:
                     lost["commits"].append((name, sha))
             if self.c.git(root, "status", "--porcelain"):
                 lost["unclean"].append((name, self.c.git(root, "status", "--porcelain")))

@@ -92,7 +92,9 @@ def test_adaptive_edges():
 def test_last_access_is_the_later_of_retrieval_and_write():
     u = Usage(count=1, last_access=NOW - 60 * DAY)
     assert adaptive(u, NOW, written=NOW - 30 * DAY)["recency"] == pytest.approx(0.5)
-    assert adaptive(Usage(count=1, last_access=NOW - 30 * DAY), NOW, written=NOW - 90 * DAY)["recency"] == pytest.approx(0.5)
+    assert adaptive(Usage(count=1, last_access=NOW - 30 * DAY), NOW, written=NOW - 90 * DAY)[
+        "recency"
+    ] == pytest.approx(0.5)
     assert adaptive(Usage(), NOW)["recency"] == 0.30
 
 
@@ -110,11 +112,20 @@ def test_weights_from_config():
     assert Weights.from_config(DEFAULTS["adaptive"]) == Weights()
     w = Weights.from_config({"usefulness": 0.5, "recency": 0.3, "frequency": 0.2, "base": 0.6, "floor": 0.05,
                              "importance_boost": 2.0, "recency_half_life_days": 10, "unknown_key": 1})  # fmt: skip
-    assert (w.usefulness, w.recency, w.frequency, w.base, w.floor, w.importance_boost) == (0.5, 0.3, 0.2, 0.6, 0.05, 2.0)
+    assert (w.usefulness, w.recency, w.frequency, w.base, w.floor, w.importance_boost) == (
+        0.5,
+        0.3,
+        0.2,
+        0.6,
+        0.05,
+        2.0,
+    )
     assert w.min_ratings == 3  # not given: default
     assert recency(NOW - 10 * DAY, NOW, w) == pytest.approx(0.5)
     assert blend_factor(0.5, w) == pytest.approx(0.8) and importance_factor(9, w) == 2.0
-    assert adaptive(Usage(ratings=10, useful=0, last_rating=NOW), NOW, w=w)["adaptive"] == pytest.approx(0.3 * 0.30)
+    assert adaptive(Usage(ratings=10, useful=0, last_rating=NOW), NOW, w=w)["adaptive"] == pytest.approx(
+        0.3 * 0.30
+    )
 
 
 # ------------------------------------------------------------------ in recall
@@ -123,8 +134,16 @@ def test_weights_from_config():
 @pytest.fixture
 def vault(empty_vault, open_vault):
     body = "Webhook retries are idempotent: store the event id before any side effect.\n"
-    write(empty_vault, "lessons/Alpha.md", f"---\nid: alpha001\ntype: lesson\nimportance: 5\n---\n# Alpha\n\n{body}")
-    write(empty_vault, "lessons/Beta.md", f"---\nid: beta0001\ntype: lesson\nimportance: 5\n---\n# Beta\n\n{body}")
+    write(
+        empty_vault,
+        "lessons/Alpha.md",
+        f"---\nid: alpha001\ntype: lesson\nimportance: 5\n---\n# Alpha\n\n{body}",
+    )
+    write(
+        empty_vault,
+        "lessons/Beta.md",
+        f"---\nid: beta0001\ntype: lesson\nimportance: 5\n---\n# Beta\n\n{body}",
+    )
     write(empty_vault, "lessons/Gamma.md", "---\nid: gamma001\ntype: lesson\nimportance: 8\n---\n# Gamma\n\n"
                                            "Webhook signatures must be verified.\n")  # fmt: skip
     return open_vault(empty_vault)
@@ -148,7 +167,12 @@ def test_explain_has_every_part_and_the_score_is_their_product(vault):
     hits = by_id(vault.recall("webhook", log=False))
     assert hits["gamma001"].explain["importance"] == 1.5 and hits["alpha001"].explain["importance"] == 1.0
     fresh = hits["alpha001"].explain  # just written, never rated or recalled (log=False)
-    assert (fresh["usefulness"], fresh["recency"], fresh["frequency"], fresh["adaptive"]) == (0.5, 1.0, 0.0, 0.55)
+    assert (fresh["usefulness"], fresh["recency"], fresh["frequency"], fresh["adaptive"]) == (
+        0.5,
+        1.0,
+        0.0,
+        0.55,
+    )
 
 
 def test_no_adaptive_removes_the_parts(vault):
@@ -186,6 +210,13 @@ def test_cli_explain_and_no_adaptive(vault, fake_model):
     env = {"VAULTMEM_VAULT": str(vault.root)}
     out = CliRunner().invoke(app, ["recall", "webhook idempotent", "--explain", "-k", "1"], env=env).stdout
     assert "x adaptive blend 0.865" in out
-    assert "adaptive 0.550 from usefulness 0.50 (0 ratings; neutral 0.50 until 3), recency 1.00, frequency 0.00" in out
-    out = CliRunner().invoke(app, ["recall", "webhook idempotent", "--explain", "--no-adaptive", "-k", "1"], env=env).stdout
+    assert (
+        "adaptive 0.550 from usefulness 0.50 (0 ratings; neutral 0.50 until 3), recency 1.00, frequency 0.00"
+        in out
+    )
+    out = (
+        CliRunner()
+        .invoke(app, ["recall", "webhook idempotent", "--explain", "--no-adaptive", "-k", "1"], env=env)
+        .stdout
+    )
     assert "x adaptive blend 1.000" in out and "from usefulness" not in out

@@ -23,8 +23,14 @@ AGENTS = ("gemini", "codex", "cursor", "copilot")
 WEBHOOK_IDS = {"c3er1spq", "f29d4x5j", "vhsxd4fw"}
 # the exact keys of each agent's answers (Codex refuses any other key)
 SHAPES = {
-    "gemini": {"start": ("hookSpecificOutput", "SessionStart"), "prompt": ("hookSpecificOutput", "BeforeAgent")},
-    "codex": {"start": ("hookSpecificOutput", "SessionStart"), "prompt": ("hookSpecificOutput", "UserPromptSubmit")},
+    "gemini": {
+        "start": ("hookSpecificOutput", "SessionStart"),
+        "prompt": ("hookSpecificOutput", "BeforeAgent"),
+    },
+    "codex": {
+        "start": ("hookSpecificOutput", "SessionStart"),
+        "prompt": ("hookSpecificOutput", "UserPromptSubmit"),
+    },
     "cursor": {"start": ("additional_context", None), "prompt": ("additional_context", None)},
     "copilot": {"start": ("additionalContext", None), "prompt": ("additionalContext", None)},
 }
@@ -36,7 +42,9 @@ class Agent:
     def __init__(self, name: str, vault: Path, tmp: Path, env: dict[str, str]):
         self.name, self.vault, self.env = name, vault, env
         self.transcript = tmp / f"{name}-transcript.jsonl"
-        if name == "copilot":  # only agentStop and preCompact say where it is: the others find it by session id
+        if (
+            name == "copilot"
+        ):  # only agentStop and preCompact say where it is: the others find it by session id
             env["COPILOT_HOME"] = str(tmp / "copilot-home")
             sid = json.loads((FIXTURES / name / "prompt.json").read_text())["sessionId"]
             self.transcript = tmp / "copilot-home" / "session-state" / sid / "events.jsonl"
@@ -66,7 +74,9 @@ class Agent:
 
 
 def session_fields(agent: str, session: str) -> dict[str, str]:
-    return {"copilot": {"sessionId": session}, "cursor": {"conversation_id": session}}.get(agent, {"session_id": session})
+    return {"copilot": {"sessionId": session}, "cursor": {"conversation_id": session}}.get(
+        agent, {"session_id": session}
+    )
 
 
 def ids(text: str) -> set[str]:
@@ -88,9 +98,13 @@ def test_the_whole_loop(name, demo_copy, tmp_path, env):
     (a Cursor or Copilot payload had no session, no prompt, or no transcript it could read)."""
     agent = Agent(name, demo_copy, tmp_path, env)
     start = agent.context("start", "start.json")
-    assert re.match(r"\[MEMORY [0-9a-f]{12}\]\n", start) and "# Memory for Project: Tidewater" in start  # anchor from the folder name
+    assert (
+        re.match(r"\[MEMORY [0-9a-f]{12}\]\n", start) and "# Memory for Project: Tidewater" in start
+    )  # anchor from the folder name
     prompt = agent.context("prompt", "prompt.json")
-    assert re.match(r"\[MEMORY [0-9a-f]{12}\]\nMemories for this prompt", prompt) and ids(prompt) & WEBHOOK_IDS
+    assert (
+        re.match(r"\[MEMORY [0-9a-f]{12}\]\nMemories for this prompt", prompt) and ids(prompt) & WEBHOOK_IDS
+    )
     assert not ids(prompt) & ids(start)  # what the start block showed is not injected again
     assert agent.run("prompt", "prompt.json").stdout == ""  # nor what this prompt showed
     assert agent.run("prompt", "prompt_thanks.json").stdout == ""
@@ -110,10 +124,14 @@ def test_the_whole_loop(name, demo_copy, tmp_path, env):
     assert time.monotonic() - started > returned  # the note came after the hook had returned
     text = note.read_text()
     label = adapters.ADAPTERS[name].label
-    assert "type: session_summary" in text and f"source: {label}-" in text and "[[Project: Tidewater]]" in text
+    assert (
+        "type: session_summary" in text and f"source: {label}-" in text and "[[Project: Tidewater]]" in text
+    )
     assert "The refund test for JPY bookings fails" in text and "`app/payments/refunds.py`" in text
     if name != "cursor":  # Cursor's transcript has no tool results
-        assert "`pytest -q tests/test_refunds.py` failed: FAILED tests/test_refunds.py::test_jpy_refund" in text
+        assert (
+            "`pytest -q tests/test_refunds.py` failed: FAILED tests/test_refunds.py::test_jpy_refund" in text
+        )
     assert "(shown at start)" in text  # what the hooks showed the session
 
 
@@ -130,7 +148,9 @@ def wait_for_new_note(vault: Path, before: set[Path], timeout: float = 120) -> P
 
 def test_end_waits_when_asked_and_pre_compact_checkpoints(demo_copy, tmp_path, env):
     agent = Agent("gemini", demo_copy, tmp_path, env)
-    out = json.loads(agent.run("end", "end.json", "--json").stdout)  # --json: in the foreground, what it wrote
+    out = json.loads(
+        agent.run("end", "end.json", "--json").stdout
+    )  # --json: in the foreground, what it wrote
     assert "gemini-cli-3f2a9c1b" in (demo_copy / out["summary"]["path"]).read_text()
     assert agent.run("pre-compact", "pre-compact.json").stdout == ""
     [handoff] = [p for p in (demo_copy / "handoffs").glob("*.md") if "gemini-cli-3f2a9c1b" in p.read_text()]
@@ -182,7 +202,11 @@ def test_payloads_tell_their_agent(name):
 def test_unknown_agent_is_one_line(demo_copy, env):
     done = subprocess.run([sys.executable, CLI, "hook", "prompt", "--agent", "vim", "--vault", str(demo_copy)],
                           input="{}", capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
-    assert done.returncode == 1 and done.stderr.strip().startswith("vaultmem: unknown agent 'vim'") and done.stdout == ""
+    assert (
+        done.returncode == 1
+        and done.stderr.strip().startswith("vaultmem: unknown agent 'vim'")
+        and done.stdout == ""
+    )
 
 
 def test_cursor_never_follows_up_an_aborted_turn():
@@ -193,11 +217,20 @@ def test_cursor_never_follows_up_an_aborted_turn():
 
 
 def test_hostile_payload_fields_are_ignored():
-    raw = {"sessionId": {"x": 1}, "transcriptPath": ["/etc/passwd"], "cwd": 7, "prompt": None, "source": "new"}
+    raw = {
+        "sessionId": {"x": 1},
+        "transcriptPath": ["/etc/passwd"],
+        "cwd": 7,
+        "prompt": None,
+        "source": "new",
+    }
     payload = adapters.ADAPTERS["copilot"].payload(raw, {})
     assert payload["session_id"] is None and payload["transcript_path"] is None and payload["cwd"] == "7"
     assert payload["source"] == "startup" and payload["prompt"] is None
-    assert adapters.ADAPTERS["copilot"].payload({"sessionId": "../../etc"}, {"HOME": "/h"})["transcript_path"] is None
+    assert (
+        adapters.ADAPTERS["copilot"].payload({"sessionId": "../../etc"}, {"HOME": "/h"})["transcript_path"]
+        is None
+    )
 
 
 # ---------------------------------------------------------------------- the transcripts
@@ -239,10 +272,18 @@ def test_gemini_records_are_rewritten_and_rewound(tmp_path):
     path = tmp_path / "session.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"truncated": ')
     events = transcript.read_events(path, fmt="gemini")
-    assert [(e.kind, e.text) for e in events] == [("prompt", "first request"), ("text", "final answer"), ("prompt", "third")]
+    assert [(e.kind, e.text) for e in events] == [
+        ("prompt", "first request"),
+        ("text", "final answer"),
+        ("prompt", "third"),
+    ]
     old = tmp_path / "session-old.json"  # before Gemini CLI 0.39: one JSON object
     old.write_text(json.dumps({"sessionId": "s", "messages": lines[:3]}, indent=2))
-    assert [e.text for e in transcript.read_events(old, fmt="gemini")] == ["first request", "draft", "final answer"]
+    assert [e.text for e in transcript.read_events(old, fmt="gemini")] == [
+        "first request",
+        "draft",
+        "final answer",
+    ]
 
 
 def test_transcripts_are_read_from_regular_files_only(tmp_path):
@@ -260,12 +301,18 @@ def test_a_detached_end_still_refuses_a_missing_vault_at_once(env, tmp_path):
     stdin = (FIXTURES / "codex" / "end.json").read_text()
     done = subprocess.run([sys.executable, CLI, "hook", "end", "--agent", "codex", "--vault", str(tmp_path / "nowhere")],
                           input=stdin, capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
-    assert done.returncode == 1 and done.stderr.startswith("vaultmem: no vault named or at") and done.stdout == ""
+    assert (
+        done.returncode == 1
+        and done.stderr.startswith("vaultmem: no vault named or at")
+        and done.stdout == ""
+    )
 
 
 def test_a_detached_end_logs_its_errors(demo_copy, tmp_path, env):
     (demo_copy / ".vaultmem").mkdir(exist_ok=True)
-    (demo_copy / ".vaultmem.toml").write_text("not = [valid toml\n")  # the detached process cannot open the vault
+    (demo_copy / ".vaultmem.toml").write_text(
+        "not = [valid toml\n"
+    )  # the detached process cannot open the vault
     agent = Agent("cursor", demo_copy, tmp_path, env)
     assert agent.run("end", "end.json").stdout == ""
     log = demo_copy / ".vaultmem" / "hook-end.log"

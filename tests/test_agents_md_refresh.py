@@ -21,7 +21,9 @@ def _note(root: Path, rel: str, id_: str, title: str, type_: str, imp: int = 6, 
           body: str = "Text.") -> None:  # fmt: skip
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(NOTE.format(id=id_, title=title, type=type_, imp=imp, extra=extra, body=body), encoding="utf-8")
+    path.write_text(
+        NOTE.format(id=id_, title=title, type=type_, imp=imp, extra=extra, body=body), encoding="utf-8"
+    )
 
 
 def _configure(root: Path, **values: str) -> None:
@@ -43,7 +45,9 @@ def shop(tmp_path):
     beside it the project folder ``shop/`` with a hand-written AGENTS.md."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     root = tmp_path / "vault"
-    subprocess.run([sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True
+    )
     _configure(root, model='"none"')
     _note(root, "projects/Project - Shop.md", "proj0001", "Project: Shop", "project", 8)
     _note(root, "lessons/Stripe retries.md", "less0001", "Stripe retries webhooks for three days", "lesson",
@@ -86,7 +90,9 @@ def test_maintain_lists_then_refreshes_the_configured_file_once(shop):
     out = _ok(vm("maintain", "--apply"))
     assert f"agents-md updated {agents} (1 preference, 1 lesson, 1 decision; anchor: Project: Shop)" in out
     text = agents.read_text()
-    assert text.startswith(HEAD + TAIL + "\n<!-- vaultmem:begin -->") and text.endswith("<!-- vaultmem:end -->\n")
+    assert text.startswith(HEAD + TAIL + "\n<!-- vaultmem:begin -->") and text.endswith(
+        "<!-- vaultmem:end -->\n"
+    )
     assert "- Stripe retries webhooks for three days" in text and "- Postgres over MySQL" in text
     stamp = agents.stat().st_mtime_ns
     again = json.loads(_ok(vm("maintain", "--apply", "--json")))
@@ -117,10 +123,15 @@ def test_broken_markers_stop_maintain_before_anything_changes(shop):
     _configure(root, files='["../shop/AGENTS.md"]')
     before = _files(root.parent)
     proc = vm("maintain", "--apply")
-    assert proc.returncode != 0 and proc.stderr.count("\n") == 1 and "markers are broken" in proc.stderr, proc.stderr
+    assert proc.returncode != 0 and proc.stderr.count("\n") == 1 and "markers are broken" in proc.stderr, (
+        proc.stderr
+    )
     assert _files(root.parent) == before
     _configure(root, files="[]")
-    assert "archive" in _ok(vm("maintain", "--apply")) and "status: archived" in (root / "facts/Old.md").read_text()
+    assert (
+        "archive" in _ok(vm("maintain", "--apply"))
+        and "status: archived" in (root / "facts/Old.md").read_text()
+    )
 
 
 def _leaving_link(root: Path) -> str:
@@ -179,9 +190,15 @@ def test_sync_refreshes_the_file_with_what_the_pull_brought(tmp_path):
     assert (project / "AGENTS.md").read_text() == HEAD + TAIL
     out = c.vm("laptop", "sync", real=True).stdout
     assert "in: added preferences/Cents.md" in out
-    assert f"agents-md updated {project / 'AGENTS.md'} (1 preference, 0 lesson, 0 decision; anchor: Project: Shop)" in out
+    assert (
+        f"agents-md updated {project / 'AGENTS.md'} (1 preference, 0 lesson, 0 decision; anchor: Project: Shop)"
+        in out
+    )
     text = (project / "AGENTS.md").read_text()
-    assert text.startswith(HEAD + TAIL + "\n<!-- vaultmem:begin -->") and "- Always use integer cents for money" in text
+    assert (
+        text.startswith(HEAD + TAIL + "\n<!-- vaultmem:begin -->")
+        and "- Always use integer cents for money" in text
+    )
     again = json.loads(c.vm("laptop", "sync", "--json", real=True).stdout)
     assert [(f["file"], f["changed"]) for f in again["agents_md"]] == [(str(project / "AGENTS.md"), False)]
     assert (project / "AGENTS.md").read_text() == text

@@ -37,7 +37,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def ago(days: float) -> str:
-    return (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (dt.datetime.now(dt.UTC) - dt.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def note(root: Path, rel: str, type_: str, created: str, body: str = "", importance: int = 5, title: str = "",
@@ -98,11 +98,21 @@ def test_only_the_latest_progress_per_anchor_stays_active(vault, root):
 
 def test_remember_progress_with_anchor_ages_at_once(empty_vault, fake_embedder):
     v = Vault(empty_vault, embedder=fake_embedder)
-    v.config["lifecycle"].update(supersede_no_context=1.01, supersede_shared_context=1.01)  # no similarity rule
-    now = dt.datetime.now(dt.timezone.utc)
-    first = v.remember("progress", "Progress one", "Wired the booking form.", anchor="Project: Z", now=now - dt.timedelta(days=2))
+    v.config["lifecycle"].update(
+        supersede_no_context=1.01, supersede_shared_context=1.01
+    )  # no similarity rule
+    now = dt.datetime.now(dt.UTC)
+    first = v.remember(
+        "progress",
+        "Progress one",
+        "Wired the booking form.",
+        anchor="Project: Z",
+        now=now - dt.timedelta(days=2),
+    )
     assert first["created_anchor"] == "projects/Project - Z.md" and first["superseded"] == []
-    second = v.remember("progress", "Progress two", "Shipped payments to staging.", anchor="Project: Z", now=now)
+    second = v.remember(
+        "progress", "Progress two", "Shipped payments to staging.", anchor="Project: Z", now=now
+    )
     assert [(s["id"], s["action"]) for s in second["superseded"]] == [(first["id"], "supersede")]
     m = meta(empty_vault, first["path"])
     assert (m["status"], m["superseded_by"]) == ("superseded", "[[Progress two]]")
@@ -134,10 +144,14 @@ def test_at_most_three_session_summaries_with_a_history_note(vault, root):
     # a fifth summary through remember: the oldest active one is archived at once, the
     # history note is appended to, not made again
     r = vault.remember("session_summary", "S5", "Session five about [[Project: X]].", anchor="Project: X")
-    assert [(s["id"], s["action"]) for s in r["superseded"]] == [(meta(root, "sessions/S2.md")["id"], "archive")]
+    assert [(s["id"], s["action"]) for s in r["superseded"]] == [
+        (meta(root, "sessions/S2.md")["id"], "archive")
+    ]
     assert meta(root, "sessions/S2.md")["status"] == "archived"
     updated = read(root, HISTORY)
-    assert updated == history.replace("- [[S1]]", f"- [[S2]] ({str(meta(root, 'sessions/S2.md')['created'])[:10]})\n- [[S1]]")  # newest first
+    assert updated == history.replace(
+        "- [[S1]]", f"- [[S2]] ({str(meta(root, 'sessions/S2.md')['created'])[:10]})\n- [[S1]]"
+    )  # newest first
     assert updated.count("[[S1]]") == 1 and updated.count("[[S2]]") == 1
     assert [p for p in snapshot(root) if "Session history" in p] == [HISTORY]
     assert not [a for a in vault.maintain()["actions"] if a["path"].startswith("sessions/")]
@@ -164,7 +178,9 @@ def test_expired_memories_are_archived(vault, root):
     note(root, "facts/Future promo.md", "fact", ago(5), expires="2999-01-01")
     plan = vault.maintain()
     assert kinds(plan)["facts/Old promo.md"] == "archive" and "facts/Future promo.md" not in kinds(plan)
-    assert "expired on 2020-01-01" in next(a["reason"] for a in plan["actions"] if a["path"] == "facts/Old promo.md")
+    assert "expired on 2020-01-01" in next(
+        a["reason"] for a in plan["actions"] if a["path"] == "facts/Old promo.md"
+    )
     vault.maintain(apply=True)
     assert meta(root, "facts/Old promo.md")["status"] == "archived"
     assert "status" not in meta(root, "facts/Future promo.md")
@@ -189,8 +205,15 @@ def test_low_importance_memories_nobody_recalls_are_archived(vault, root):
     assert archived(30) == {"facts/Never read.md", "facts/Read long ago.md"}
     assert archived(None) == {"facts/Never read.md", "facts/Read long ago.md"}  # default 90 days
     assert archived(200) == {"facts/Never read.md"}
-    assert archived(5) == {"facts/Never read.md", "facts/Read long ago.md", "facts/Read lately.md", "facts/New.md"}
-    reason = next(a["reason"] for a in vault.maintain(days=30)["actions"] if a["path"] == "facts/Never read.md")
+    assert archived(5) == {
+        "facts/Never read.md",
+        "facts/Read long ago.md",
+        "facts/Read lately.md",
+        "facts/New.md",
+    }
+    reason = next(
+        a["reason"] for a in vault.maintain(days=30)["actions"] if a["path"] == "facts/Never read.md"
+    )
     assert reason == "importance 2, not recalled for 30 days"
     before = snapshot(root)
     vault.maintain(apply=True, days=30)
@@ -206,7 +229,7 @@ def test_low_importance_memories_nobody_recalls_are_archived(vault, root):
 
 def test_plan_with_an_explicit_clock(vault, root):
     note(root, "facts/Dated.md", "fact", "2026-01-01T00:00:00Z", importance=2)
-    at = dt.datetime(2026, 1, 20, tzinfo=dt.timezone.utc)
+    at = dt.datetime(2026, 1, 20, tzinfo=dt.UTC)
     assert "facts/Dated.md" not in {a.path for a in aging.plan(vault, days=30, now=at)}
     assert "facts/Dated.md" in {a.path for a in aging.plan(vault, days=10, now=at)}
     assert all(a.kind == "supersede" for a in aging.plan(vault, days=10, now=at, per_anchor_only=True))
@@ -232,7 +255,9 @@ def test_cli_maintain_prints_a_plan_and_changes_files_only_with_apply(run, root)
     lines = result.stdout.splitlines()
     assert lines[-1] == "5 changes planned; run with --apply to make them"
     assert any(ln.startswith("supersede ") and "(older progress of Project: X)" in ln for ln in lines)
-    assert any(ln.startswith("archive ") and "S1" in ln and "more than 3 session summaries" in ln for ln in lines)
+    assert any(
+        ln.startswith("archive ") and "S1" in ln and "more than 3 session summaries" in ln for ln in lines
+    )
     assert snapshot(root) == before
     data = json.loads(run("maintain", "--json").stdout)
     assert data["applied"] is False and len(data["actions"]) == 5 and snapshot(root) == before

@@ -74,7 +74,9 @@ def _unit_of_target(dotted: str) -> str:
     parts = dotted.split(".")
     if (PKG / parts[0]).is_dir():
         return parts[0]
-    return unit_of(parts[:1]) if (PKG / f"{parts[0]}.py").exists() else "top"  # a name of vaultmem/__init__.py
+    return (
+        unit_of(parts[:1]) if (PKG / f"{parts[0]}.py").exists() else "top"
+    )  # a name of vaultmem/__init__.py
 
 
 MODULES = {".".join(f.relative_to(PKG).with_suffix("").parts): f for f in PKG.rglob("*.py")}
@@ -105,9 +107,17 @@ def test_the_table_points_one_way():
 
 def test_no_runtime_import_cycle_between_modules():
     def module(dotted: str) -> str:
-        return dotted if dotted in MODULES else dotted.rpartition(".")[0] if dotted.rpartition(".")[0] in MODULES else dotted
+        return (
+            dotted
+            if dotted in MODULES
+            else dotted.rpartition(".")[0]
+            if dotted.rpartition(".")[0] in MODULES
+            else dotted
+        )
 
-    runtime = {m: {module(d) for d, typing_only in deps if not typing_only} - {m} for m, deps in GRAPH.items()}
+    runtime = {
+        m: {module(d) for d, typing_only in deps if not typing_only} - {m} for m, deps in GRAPH.items()
+    }
 
     def reach(start: str) -> set[str]:
         seen, todo = set(), list(runtime.get(start, ()))
@@ -134,7 +144,10 @@ def test_command_modules_open_vaults_only_through_the_session():
         if name.split(".")[0] != "cli":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in ("Vault", "open_vault"):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
+                "Vault",
+                "open_vault",
+            ):
                 found.append((name, node.lineno))
         found += [(name, dep) for dep, typing_only in GRAPH[name] if dep == "vault" and not typing_only]
     assert found == []
@@ -144,7 +157,10 @@ def test_the_cli_and_the_library_api_import_light():
     """`vaultmem recall` through a watcher (and a hook) loads no heavy module."""
     code = "import sys, vaultmem.cli.app, vaultmem.api; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
            "('whoosh', 'numpy', 'fastembed', 'networkx', 'yaml', 'mcp', 'watchdog')))"  # fmt: skip
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        == "[]\n"
+    )
 
 
 FAST_PATH = """
@@ -210,4 +226,7 @@ def test_the_console_entry_imports_no_process_machinery():
     """The entry every hook call pays for imports no subprocess/threading (a detached `hook end`
     imports them when it runs): they cost ~16 modules on every prompt."""
     code = "import sys; from vaultmem.cli.main import main; print(sorted(m for m in ('subprocess', 'threading', 'typer') if m in sys.modules))"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        == "[]\n"
+    )

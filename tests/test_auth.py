@@ -41,7 +41,9 @@ def test_each_surface_has_its_own_token_and_new_token_replaces_it(tmp_path, monk
     fresh = auth.new_token(auth.WEB_TOKEN_FILE)
     assert fresh not in (web, mcp) and following() == fresh and auth.token() == mcp
     assert stat.S_IMODE(auth.token_path(auth.WEB_TOKEN_FILE).stat().st_mode) == 0o600
-    client = TestClient(auth.TokenGate(Starlette(routes=[Route("/", lambda request: PlainTextResponse("memory"))]), following))
+    client = TestClient(
+        auth.TokenGate(Starlette(routes=[Route("/", lambda request: PlainTextResponse("memory"))]), following)
+    )
     assert client.get("/", headers={"Authorization": f"Bearer {web}"}).status_code == 401
     assert client.get("/", headers={"Authorization": f"Bearer {fresh}"}).text == "memory"
 

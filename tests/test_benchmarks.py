@@ -49,7 +49,9 @@ def _scripts() -> list[str]:
 
 def _run(args: list[str], tmp: Path, timeout: int) -> subprocess.CompletedProcess:
     env = {**os.environ, "VAULTMEM_BENCH_DIR": str(tmp), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_every_kept_script_has_a_smoke_run():

@@ -56,13 +56,17 @@ def setup(env, monkeypatch):
     vault = tmp / "vault"
     CliRunner().invoke(app, ["init", str(vault)])
     cfg = vault / ".vaultmem.toml"
-    cfg.write_text(cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"'))
+    cfg.write_text(
+        cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"')
+    )
     monkeypatch.chdir(code)
     return code, vault
 
 
 def paths(out: str) -> list[str]:
-    return [h["path"] for h in json.loads(out)["results"] if not h["path"].startswith("projects/")]  # not the anchor
+    return [
+        h["path"] for h in json.loads(out)["results"] if not h["path"].startswith("projects/")
+    ]  # not the anchor
 
 
 def test_remote_urls_name_one_project():
@@ -75,7 +79,14 @@ def test_branch_scoping_recall_and_maintain(setup, monkeypatch):
     code, vault = setup
     git(code, "checkout", "-qb", "feature-refunds")
     commit(code, "refunds.py")
-    out = vm(vault, "remember", "decision", "Refunds use idempotency keys", "zebrarefund keys per request.", "--json")
+    out = vm(
+        vault,
+        "remember",
+        "decision",
+        "Refunds use idempotency keys",
+        "zebrarefund keys per request.",
+        "--json",
+    )
     decision = json.loads(out)["path"]
     task = json.loads(vm(vault, "remember", "progress", "Refunds half done", "zebrarefund endpoint half done.",
                          "--json", "--importance", "3", "--anchor", "Project: Shop"))["path"]  # fmt: skip
@@ -85,7 +96,9 @@ def test_branch_scoping_recall_and_maintain(setup, monkeypatch):
     assert len(paths(vm(vault, "recall", "zebrarefund", "--json"))) == 2  # on the branch: visible
 
     git(code, "checkout", "-q", "main")
-    main_note = json.loads(vm(vault, "remember", "fact", "Main fact", "zebrarefund on main.", "--json"))["path"]
+    main_note = json.loads(vm(vault, "remember", "fact", "Main fact", "zebrarefund on main.", "--json"))[
+        "path"
+    ]
     assert "branch:" not in (vault / main_note).read_text()  # the default branch: not scoped
     assert paths(vm(vault, "recall", "zebrarefund", "--json")) == [main_note]
     as_if = paths(vm(vault, "recall", "zebrarefund", "--json", "--branch", "feature-refunds"))
@@ -101,24 +114,36 @@ def test_branch_scoping_recall_and_maintain(setup, monkeypatch):
     # merge it: the decision is promoted, the task memory archived with a link in the history note
     git(code, "merge", "-q", "--no-ff", "--no-edit", "feature-refunds")
     plan = json.loads(vm(vault, "maintain", "--json"))["actions"]
-    assert {(a["kind"], a["path"]) for a in plan if "branch" in a["reason"]} == {("promote", decision), ("archive", task)}
+    assert {(a["kind"], a["path"]) for a in plan if "branch" in a["reason"]} == {
+        ("promote", decision),
+        ("archive", task),
+    }
     vm(vault, "maintain", "--apply")
     assert "branch:" not in (vault / decision).read_text() and "repo:" not in (vault / decision).read_text()
     assert "status: archived" in (vault / task).read_text()
     history = [p for p in vault.rglob("Session history*.md")]
     assert len(history) == 1 and "[[Refunds half done]]" in history[0].read_text()
-    assert paths(vm(vault, "recall", "zebrarefund", "--json")) and decision in paths(vm(vault, "recall", "zebrarefund", "--json"))
+    assert paths(vm(vault, "recall", "zebrarefund", "--json")) and decision in paths(
+        vm(vault, "recall", "zebrarefund", "--json")
+    )
 
     # a branch deleted unmerged archives its task memory, keeps its other memories scoped
     git(code, "checkout", "-qb", "spike")
     commit(code, "spike.py")
-    spike_task = json.loads(vm(vault, "remember", "progress", "Spike progress", "zebraspike tried.", "--json"))["path"]
-    spike_fact = json.loads(vm(vault, "remember", "fact", "Spike finding", "zebraspike is slow.", "--json"))["path"]
+    spike_task = json.loads(
+        vm(vault, "remember", "progress", "Spike progress", "zebraspike tried.", "--json")
+    )["path"]
+    spike_fact = json.loads(vm(vault, "remember", "fact", "Spike finding", "zebraspike is slow.", "--json"))[
+        "path"
+    ]
     git(code, "checkout", "-q", "main")
     git(code, "branch", "-qD", "spike")
     vm(vault, "maintain", "--apply")
     assert "status: archived" in (vault / spike_task).read_text()
-    assert "branch: spike" in (vault / spike_fact).read_text() and "status: active" in (vault / spike_fact).read_text()
+    assert (
+        "branch: spike" in (vault / spike_fact).read_text()
+        and "status: active" in (vault / spike_fact).read_text()
+    )
 
 
 HOOKS = Path(__file__).parent / "data" / "hooks"
@@ -130,11 +155,17 @@ def wake_ids(vault: Path, *args: str) -> set[str]:
 
 def test_wake_leaves_other_branches_out_like_recall(setup, monkeypatch):
     code, vault = setup
-    main_progress = json.loads(vm(vault, "remember", "progress", "Main progress", "zebrawake main going.", "--json"))
+    main_progress = json.loads(
+        vm(vault, "remember", "progress", "Main progress", "zebrawake main going.", "--json")
+    )
     git(code, "checkout", "-qb", "feature-wake")
     time.sleep(1.1)  # the feature's progress is the newer: without the scope it would be "the latest"
-    feat_progress = json.loads(vm(vault, "remember", "progress", "Feature progress", "zebrawake feature half done.", "--json"))
-    feat_gotcha = json.loads(vm(vault, "remember", "gotcha", "Feature gotcha", "zebrawake retries double-charge.", "--json"))
+    feat_progress = json.loads(
+        vm(vault, "remember", "progress", "Feature progress", "zebrawake feature half done.", "--json")
+    )
+    feat_gotcha = json.loads(
+        vm(vault, "remember", "gotcha", "Feature gotcha", "zebrawake retries double-charge.", "--json")
+    )
     assert note_scope((vault / feat_gotcha["path"]).read_text())[0] == "feature-wake"
     mine = {feat_progress["id"], feat_gotcha["id"]}
 
@@ -148,14 +179,18 @@ def test_wake_leaves_other_branches_out_like_recall(setup, monkeypatch):
     assert feat_gotcha["id"] in wake_ids(vault, "--all-branches")
     # the SessionStart hook: the payload's cwd decides, not the hook process's own
     git(code, "checkout", "-q", "feature-wake")
-    payload = json.dumps({"session_id": "s-wake", "cwd": str(code), "hook_event_name": "SessionStart", "source": "startup"})
+    payload = json.dumps(
+        {"session_id": "s-wake", "cwd": str(code), "hook_event_name": "SessionStart", "source": "startup"}
+    )
     monkeypatch.chdir(code.parent)  # not a code repository: without the payload's cwd nothing would be scoped
     start = CliRunner().invoke(app, ["hook", "start", "--vault", str(vault)], input=payload)
     assert start.exit_code == 0, start.output
     shown = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
     assert f"[{feat_gotcha['id']}]" in shown
     git(code, "checkout", "-q", "main")
-    start = CliRunner().invoke(app, ["hook", "start", "--vault", str(vault)], input=payload.replace("s-wake", "s-wake2"))
+    start = CliRunner().invoke(
+        app, ["hook", "start", "--vault", str(vault)], input=payload.replace("s-wake", "s-wake2")
+    )
     shown = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
     assert f"[{feat_gotcha['id']}]" not in shown and f"[{main_progress['id']}]" in shown
 
@@ -170,8 +205,14 @@ def hook(vault: Path, event: str, payload: dict) -> str:
 def test_hooks_sleep_and_checkpoint_scope_what_they_write(setup, monkeypatch):
     code, vault = setup
     git(code, "checkout", "-qb", "feature-hooks")
-    monkeypatch.chdir(code.parent)  # the hook runs elsewhere: the payload's cwd is the agent's code repository
-    base = {"session_id": "5f0c2a9e-2222", "transcript_path": str(HOOKS / "coding_session.jsonl"), "cwd": str(code)}
+    monkeypatch.chdir(
+        code.parent
+    )  # the hook runs elsewhere: the payload's cwd is the agent's code repository
+    base = {
+        "session_id": "5f0c2a9e-2222",
+        "transcript_path": str(HOOKS / "coding_session.jsonl"),
+        "cwd": str(code),
+    }
     want = ("feature-hooks", code_state(code).repo)
 
     hook(vault, "pre-compact", {**base, "hook_event_name": "PreCompact", "trigger": "auto"})
@@ -191,7 +232,19 @@ def test_hooks_sleep_and_checkpoint_scope_what_they_write(setup, monkeypatch):
     # sleep and checkpoint from the command line, in the code repository on a feature branch
     monkeypatch.chdir(code)
     git(code, "checkout", "-q", "feature-hooks")
-    slept = json.loads(vm(vault, "sleep", "--summary", "Did the hooks work", "--next", "ship it", "--source", "cli-s", "--json"))
+    slept = json.loads(
+        vm(
+            vault,
+            "sleep",
+            "--summary",
+            "Did the hooks work",
+            "--next",
+            "ship it",
+            "--source",
+            "cli-s",
+            "--json",
+        )
+    )
     assert note_scope((vault / slept["summary"]["path"]).read_text()) == want
     assert note_scope((vault / slept["handoff"]["path"]).read_text()) == want
     point = json.loads(vm(vault, "checkpoint", "half way", "--source", "cli-t", "--json"))
@@ -201,7 +254,16 @@ def test_hooks_sleep_and_checkpoint_scope_what_they_write(setup, monkeypatch):
 def test_prompt_hook_recalls_by_the_payloads_branch(setup, fake_model, monkeypatch):
     code, vault = setup
     git(code, "checkout", "-qb", "feature-prompt")
-    fact = json.loads(vm(vault, "remember", "gotcha", "Zebraprompt retries", "zebraprompt retries double charge refunds.", "--json"))
+    fact = json.loads(
+        vm(
+            vault,
+            "remember",
+            "gotcha",
+            "Zebraprompt retries",
+            "zebraprompt retries double charge refunds.",
+            "--json",
+        )
+    )
     monkeypatch.chdir(code.parent)
     payload = {"session_id": "s-prompt", "cwd": str(code), "hook_event_name": "UserPromptSubmit",
                "prompt": "why do zebraprompt retries double charge refunds?"}  # fmt: skip
@@ -229,7 +291,11 @@ def test_squash_and_rebase_merged_branches_count_as_merged(setup):
     git(code, "cherry-pick", "main..rebased")  # a rebase merge: the same patches, new hashes
     for branch in ("squashed", "rebased", "abandoned"):
         git(code, "branch", "-qD", branch)
-    plan = {a["path"]: a for a in json.loads(vm(vault, "maintain", "--json"))["actions"] if "branch" in a["reason"]}
+    plan = {
+        a["path"]: a
+        for a in json.loads(vm(vault, "maintain", "--json"))["actions"]
+        if "branch" in a["reason"]
+    }
     for branch in ("squashed", "kept-squashed", "rebased"):
         assert plan[made[branch]]["kind"] == "promote", (branch, plan.get(made[branch]))
     assert made["abandoned"] not in plan  # a decision of a branch deleted unmerged stays scoped
@@ -249,10 +315,15 @@ def test_maintain_runs_no_program_the_code_repository_configures(setup, tmp_path
     code, vault = setup
     marker = tmp_path / "ran"
     tool = tmp_path / "tool.sh"
-    tool.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat \"$1\" 2>/dev/null\nexit 0\n")
+    tool.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\ncat "$1" 2>/dev/null\nexit 0\n')
     tool.chmod(0o755)
-    for key, value in (("diff.external", str(tool)), ("diff.conv.textconv", str(tool)),
-                       ("core.fsmonitor", str(tool)), ("log.showSignature", "true"), ("gpg.program", str(tool))):
+    for key, value in (
+        ("diff.external", str(tool)),
+        ("diff.conv.textconv", str(tool)),
+        ("core.fsmonitor", str(tool)),
+        ("log.showSignature", "true"),
+        ("gpg.program", str(tool)),
+    ):
         git(code, "config", key, value)
     (code / ".gitattributes").write_text("*.py diff=conv\n")
     git(code, "add", ".gitattributes")
@@ -260,7 +331,9 @@ def test_maintain_runs_no_program_the_code_repository_configures(setup, tmp_path
     marker.unlink(missing_ok=True)
     git(code, "checkout", "-qb", "feature")
     commit(code, "feature-1.py")
-    made = json.loads(vm(vault, "remember", "decision", "Decision on feature", "zebra choice.", "--json"))["path"]
+    made = json.loads(vm(vault, "remember", "decision", "Decision on feature", "zebra choice.", "--json"))[
+        "path"
+    ]
     git(code, "checkout", "-q", "main")
     git(code, "merge", "-q", "--squash", "feature")
     git(code, "commit", "-qm", "Ship it")

@@ -61,8 +61,16 @@ def test_remember_reads_content_from_stdin_and_prints_json(run, empty_vault):
     result = run("remember", "fact", "From stdin", "-", "--link", "Other", "--anchor", "Project: X", "--json",
                  input="piped text\n")  # fmt: skip
     data = json.loads(ok(result))
-    assert set(data) == {"id", "path", "title", "type", "created_anchor", "duplicate_of", "superseded",
-                         "possible_updates"}
+    assert set(data) == {
+        "id",
+        "path",
+        "title",
+        "type",
+        "created_anchor",
+        "duplicate_of",
+        "superseded",
+        "possible_updates",
+    }
     assert data["created_anchor"] == "projects/Project - X.md"
     text = (empty_vault / data["path"]).read_text()
     assert "# From stdin\n\npiped text\n" in text and "Related: [[Other]]" in text
@@ -99,7 +107,9 @@ def test_list_with_no_match_says_so_on_stderr(run):
 
 def test_edit_set_and_add_tag(run, empty_vault):
     data = remember(run, "fact", "Editable", "x")
-    assert ok(run("edit", data["id"], "--set", "importance=8", "--add-tag", "pg")) == f"updated {data['path']}\n"
+    assert (
+        ok(run("edit", data["id"], "--set", "importance=8", "--add-tag", "pg")) == f"updated {data['path']}\n"
+    )
     shown = json.loads(ok(run("show", data["id"], "--json")))
     assert shown["importance"] == 8 and "pg" in shown["tags"]
 
@@ -204,19 +214,27 @@ def test_import_of_a_missing_file(run, tmp_path):
 
 def test_import_with_path_traversal(run, tmp_path):
     bad = tmp_path / "evil.json"
-    bad.write_text(json.dumps({"format": "vaultmem-export/1", "notes": [{"path": "../evil.md", "text": "x"}]}))
+    bad.write_text(
+        json.dumps({"format": "vaultmem-export/1", "notes": [{"path": "../evil.md", "text": "x"}]})
+    )
     assert "outside the vault" in failed(run("import", str(bad)))
     assert not (tmp_path / "evil.md").exists()
 
 
 def test_show_returns_backlinks(run, demo_copy):
     data = json.loads(ok(run("show", "yx66znwj", "--json", vault=demo_copy)))
-    assert {"gotchas/Session advisory locks leak under PgBouncer transaction pooling.md",
-            "lessons/Keep Celery tasks small and idempotent.md", "projects/Project - Tidewater.md"} <= set(data["backlinks"])
+    assert {
+        "gotchas/Session advisory locks leak under PgBouncer transaction pooling.md",
+        "lessons/Keep Celery tasks small and idempotent.md",
+        "projects/Project - Tidewater.md",
+    } <= set(data["backlinks"])
     assert ADVISORY not in data["backlinks"]
-    assert json.loads(ok(run("show", "lessons/Keep Celery tasks small and idempotent.md", "--json",
-                             vault=demo_copy)))["backlinks"] == [  # fmt: skip
-        "architecture/Background jobs with Celery and Redis.md", "bug-fixes/Celery tasks lost during deploys.md"]
+    assert json.loads(
+        ok(run("show", "lessons/Keep Celery tasks small and idempotent.md", "--json", vault=demo_copy))
+    )["backlinks"] == [  # fmt: skip
+        "architecture/Background jobs with Celery and Redis.md",
+        "bug-fixes/Celery tasks lost during deploys.md",
+    ]
 
 
 def test_version_from_the_console_entry_and_python_dash_m():

@@ -34,7 +34,9 @@ BAD = [
 def _vault(tmp_path, text: str):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     root = tmp_path / "v"
-    subprocess.run([sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True
+    )
     (root / "Note.md").write_text("---\ntitle: Note\n---\nSome text about otters.\n")
     cfg = root / ".vaultmem.toml"
     cfg.write_text(text + '\n[embedding]\nmodel = "none"\n' if "[embedding]" not in text else text.replace(

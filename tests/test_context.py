@@ -67,7 +67,11 @@ def test_hidden_memories_never_appear_and_shown_ones_are_logged(demo):
     records = {r.key: r for r in demo.records().values()}
     assert all(records[k].status == "active" for k in result["ids"])
     redis = demo.find("Use Redis locks for job leasing")
-    assert redis.status == "superseded" and redis.key not in result["ids"] and f"[{redis.key}]" not in result["text"]
+    assert (
+        redis.status == "superseded"
+        and redis.key not in result["ids"]
+        and f"[{redis.key}]" not in result["text"]
+    )
     usage = demo.usage.usage(result["ids"])
     assert all(usage[k].count == 1 for k in result["ids"])
 
@@ -81,7 +85,9 @@ def test_checkpoint_then_sleep_builds_one_handoff(demo):
     first = demo.checkpoint("refund endpoint done", source="agent-7", anchor=ANCHOR)
     second = demo.checkpoint("tests failing on currency rounding", source="agent-7", anchor=ANCHOR)
     assert first["path"] == second["path"]
-    result = demo.sleep("Added the refunds API.", next_steps="fix rounding; write docs", source="agent-7", anchor=ANCHOR)
+    result = demo.sleep(
+        "Added the refunds API.", next_steps="fix rounding; write docs", source="agent-7", anchor=ANCHOR
+    )
     assert result["handoff"]["path"] == first["path"]
     text = (demo.root / first["path"]).read_text()
     assert "refund endpoint done" in text and "currency rounding" in text

@@ -50,12 +50,25 @@ def test_adaptive_weights_are_the_config_defaults():
 def test_recall_options_and_the_embedder_use_the_config_defaults():
     opt, rc = recall.Options(), DEFAULTS["recall"]
     assert (opt.k, opt.depth, opt.bm25_weight, opt.candidates, opt.graph_decay, opt.graph_seeds) == (
-        rc["k"], rc["anchor_depth"], rc["bm25_weight"], rc["candidates"], rc["graph_decay"], rc["graph_seeds"])
-    assert (embed.DEFAULT_MODEL, embed.DEFAULT_BATCH) == (DEFAULTS["embedding"]["model"], DEFAULTS["embedding"]["batch_size"])
+        rc["k"],
+        rc["anchor_depth"],
+        rc["bm25_weight"],
+        rc["candidates"],
+        rc["graph_decay"],
+        rc["graph_seeds"],
+    )
+    assert (embed.DEFAULT_MODEL, embed.DEFAULT_BATCH) == (
+        DEFAULTS["embedding"]["model"],
+        DEFAULTS["embedding"]["batch_size"],
+    )
 
 
 def test_every_embedding_default_is_read():
     from vaultmem.index import indexer
 
-    assert set(DEFAULTS["embedding"]) == {"model", "batch_size", "max_chunks"}  # chunk size follows the model's window
+    assert set(DEFAULTS["embedding"]) == {
+        "model",
+        "batch_size",
+        "max_chunks",
+    }  # chunk size follows the model's window
     assert indexer.MAX_CHUNKS == DEFAULTS["embedding"]["max_chunks"]

@@ -52,7 +52,10 @@ def test_doctor_demo_reports_its_broken_links_with_suggestion(run, demo_copy):
     assert rep["disk"]["notes"] > 0 and rep["disk"]["total_state"] > 0
     text = run(demo_copy, "doctor")
     assert text.exit_code == 1
-    assert "broken link: relationships/Harbor Point Marina.md" in text.stdout and "did you mean [[Harbor Point Marina]]" in text.stdout
+    assert (
+        "broken link: relationships/Harbor Point Marina.md" in text.stdout
+        and "did you mean [[Harbor Point Marina]]" in text.stdout
+    )
     assert f"findings: {rep['counts']['broken_link']} broken links" in text.stdout
 
 
@@ -86,7 +89,10 @@ def test_doctor_finds_each_planted_problem(run, empty_vault):
     code, rep = doctor_json(run, v)
     assert code == 1
     assert [f["path"] for f in checks(rep, "parse_error")] == ["bad.md"]
-    assert "frontmatter" in checks(rep, "parse_error")[0]["message"] or "YAML" in checks(rep, "parse_error")[0]["message"]
+    assert (
+        "frontmatter" in checks(rep, "parse_error")[0]["message"]
+        or "YAML" in checks(rep, "parse_error")[0]["message"]
+    )
     assert checks(rep, "duplicate_id")[0]["data"]["paths"] == ["d1.md", "d2.md"]
     broken = [f for f in checks(rep, "broken_link") if f["path"] == "broken.md"]
     assert broken and broken[0]["data"]["suggestion"] == "Dup two"
@@ -106,7 +112,11 @@ def test_doctor_finds_each_planted_problem(run, empty_vault):
 def test_doctor_reports_a_candidate_until_it_is_confirmed(run, empty_vault):
     v = empty_vault
     write(v, "a.md", note("Alpha", "See [[Rule]]."))
-    write(v, "rule.md", note("Rule", "Always run migrations in a transaction. [[Alpha]]", type="rule", status="candidate"))
+    write(
+        v,
+        "rule.md",
+        note("Rule", "Always run migrations in a transaction. [[Alpha]]", type="rule", status="candidate"),
+    )
     run(v, "index")
     code, rep = doctor_json(run, v)
     assert code == 1 and rep["needs_attention"]
@@ -121,7 +131,11 @@ def test_doctor_reports_a_candidate_until_it_is_confirmed(run, empty_vault):
 def test_doctor_recorded_update_is_not_reported(run, empty_vault):
     body = "We deploy the billing service on Fly.io in the iad region with two machines."
     write(empty_vault, "u1.md", note("Deploy billing on Fly", body, type="decision"))
-    write(empty_vault, "u2.md", note("Deploy billing on Fly", body + " Always.", type="decision", supersedes='"[[u1]]"'))
+    write(
+        empty_vault,
+        "u2.md",
+        note("Deploy billing on Fly", body + " Always.", type="decision", supersedes='"[[u1]]"'),
+    )
     run(empty_vault, "index")
     _, rep = doctor_json(run, empty_vault)
     assert checks(rep, "likely_update") == []
@@ -159,13 +173,21 @@ def test_graph_commands_on_demo(run, demo_copy):
     assert any(a["path"] == proj and a["members"] > 10 for a in anchors)
     back = json.loads(run(demo_copy, "graph", "backlinks", "Project: Tidewater", "--json").stdout)
     assert "decisions/Use Postgres advisory locks for job leasing.md" in [b["path"] for b in back]
-    links = json.loads(run(demo_copy, "graph", "links", "Use Postgres advisory locks for job leasing", "--json").stdout)
+    links = json.loads(
+        run(demo_copy, "graph", "links", "Use Postgres advisory locks for job leasing", "--json").stdout
+    )
     assert {"supersedes"} <= {k for item in links for k in item["kinds"]}
-    near = json.loads(run(demo_copy, "graph", "neighbours", "Project: Tidewater", "--depth", "2", "--json").stdout)
+    near = json.loads(
+        run(demo_copy, "graph", "neighbours", "Project: Tidewater", "--depth", "2", "--json").stdout
+    )
     assert {n["hops"] for n in near} == {1, 2}
     unresolved = json.loads(run(demo_copy, "graph", "unresolved", "--json").stdout)
     assert {"target": "Harbor Point contract", "from": ["relationships/Harbor Point Marina.md"]} in unresolved
-    path = json.loads(run(demo_copy, "graph", "path", "Use Redis locks for job leasing", "Harbor Point Marina", "--json").stdout)
+    path = json.loads(
+        run(
+            demo_copy, "graph", "path", "Use Redis locks for job leasing", "Harbor Point Marina", "--json"
+        ).stdout
+    )
     assert path["hops"] >= 1 and path["path"][0]["title"] == "Use Redis locks for job leasing"
     rows = run(demo_copy, "graph", "neighbours", "Project: Tidewater", "--depth", "2").stdout
     assert "  (1 hop)" in rows and "  (2 hops)" in rows and "[1]" not in rows
@@ -180,12 +202,16 @@ def test_graph_planted_orphan_unresolved_and_no_path(run, empty_vault):
     write(empty_vault, "c.md", note("Gamma"))
     write(empty_vault, "d.md", note("Delta", "[[Nowhere]]"))  # not indexed: graph reads the files
     assert [o["path"] for o in json.loads(run(empty_vault, "graph", "orphans", "--json").stdout)] == ["c.md"]
-    assert json.loads(run(empty_vault, "graph", "unresolved", "--json").stdout) == [{"target": "Nowhere", "from": ["a.md", "d.md"]}]
+    assert json.loads(run(empty_vault, "graph", "unresolved", "--json").stdout) == [
+        {"target": "Nowhere", "from": ["a.md", "d.md"]}
+    ]
     r = run(empty_vault, "graph", "path", "Alpha", "Delta")  # only a missing note joins them: no path
     assert failed(r, 1) == "vaultmem: no chain of links joins these notes"
     assert "vaultmem: no note" in failed(run(empty_vault, "graph", "links", "Epsilon"))
     assert "unknown format" in failed(run(empty_vault, "graph", "export", "--format", "png"))
-    assert "--json asks for JSON but --format asks for dot" in failed(run(empty_vault, "graph", "export", "--format", "dot", "--json"))
+    assert "--json asks for JSON but --format asks for dot" in failed(
+        run(empty_vault, "graph", "export", "--format", "dot", "--json")
+    )
     assert not (empty_vault / ".vaultmem" / "index" / "manifest.db").exists()  # nothing was indexed
 
 
@@ -193,7 +219,9 @@ def test_graph_export_formats(run, demo_copy):
     run(demo_copy, "index")
     data = json.loads(run(demo_copy, "graph", "export", "--json").stdout)
     assert len([n for n in data["nodes"] if n["path"]]) == 68 and data["edges"]
-    sub = json.loads(run(demo_copy, "graph", "export", "--anchor", "Harbor Point Marina", "--depth", "1").stdout)
+    sub = json.loads(
+        run(demo_copy, "graph", "export", "--anchor", "Harbor Point Marina", "--depth", "1").stdout
+    )
     paths = {n["path"] for n in sub["nodes"]}
     assert "relationships/Harbor Point Marina.md" in paths and len(paths) < 20
     root = ET.fromstring(run(demo_copy, "graph", "export", "--format", "graphml").stdout)
@@ -202,9 +230,13 @@ def test_graph_export_formats(run, demo_copy):
     assert len(root.findall(f"{ns}graph/{ns}edge")) == len(data["edges"])
     dot = run(demo_copy, "graph", "export", "--format", "dot").stdout
     assert dot.startswith("digraph vaultmem {") and dot.count(" -> ") == len(data["edges"])
-    mer = run(demo_copy, "graph", "export", "--format", "mermaid", "--anchor", "Harbor Point Marina", "--depth", "1").stdout
+    mer = run(
+        demo_copy, "graph", "export", "--format", "mermaid", "--anchor", "Harbor Point Marina", "--depth", "1"
+    ).stdout
     assert mer.startswith("```mermaid\nflowchart LR\n") and mer.rstrip().endswith("```")
-    assert '["Harbor Point Marina"]' in mer and '"' not in mer.replace('["', "").replace('"]', "").replace('(["', "")
+    assert '["Harbor Point Marina"]' in mer and '"' not in mer.replace('["', "").replace('"]', "").replace(
+        '(["', ""
+    )
 
 
 def test_doctor_reports_a_running_watcher_and_leaves_reindexing_to_it(run, empty_vault, fake_embedder):
@@ -234,11 +266,16 @@ def test_doctor_moves_a_config_out_of_the_disposable_folder_and_names_pinned_set
     write(empty_vault, "b.md", note("Beta", "Back to [[Alpha]]."))
     code, rep = doctor_json(run, empty_vault)
     assert code == 1 and [f["path"] for f in checks(rep, "old_config_place")] == [".vaultmem/config.toml"]
-    assert [f["data"]["key"] for f in checks(rep, "config_not_default")] == ["recall.bm25_weight"]  # k = 10 is the default
+    assert [f["data"]["key"] for f in checks(rep, "config_not_default")] == [
+        "recall.bm25_weight"
+    ]  # k = 10 is the default
     assert "1 setting not at the default" in run(empty_vault, "doctor").stdout
     fixed = run(empty_vault, "doctor", "--fix")
     assert "fixed: moved .vaultmem/config.toml to .vaultmem.toml" in fixed.stdout
-    assert not old.exists() and (empty_vault / ".vaultmem.toml").read_text() == "[recall]\nk = 10\nbm25_weight = 0.25\n"
+    assert (
+        not old.exists()
+        and (empty_vault / ".vaultmem.toml").read_text() == "[recall]\nk = 10\nbm25_weight = 0.25\n"
+    )
     code, rep = doctor_json(run, empty_vault)
     assert code == 0 and checks(rep, "old_config_place") == []
     assert [f["path"] for f in checks(rep, "config_not_default")] == [".vaultmem.toml"]

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from helpers import write
 from typer.testing import CliRunner
+
 from vaultmem.cli.app import app
 
 VAULTMEM = [str(Path(sys.executable).with_name("vaultmem"))]  # the installed console script
@@ -74,7 +75,9 @@ def test_time_filter_with_no_note_in_its_range_returns_nothing(run, empty_vault)
     seven_notes(empty_vault, created="2026-11-20", updated="2026-11-20")
     out = run("recall", "cache in 2020", "--time", "filter", "--now", "2026-11-22", "--json")
     assert json.loads(ok(out))["results"] == []  # before: every note, outside the range, at 0.000
-    assert recall(run, "cache in 2020", "--now", "2026-11-22")[0]["id"] == "cache000"  # boost: the text decides
+    assert (
+        recall(run, "cache in 2020", "--now", "2026-11-22")[0]["id"] == "cache000"
+    )  # boost: the text decides
 
 
 def test_a_time_expression_reranks_relevant_notes_and_lifts_no_unrelated_one(run, empty_vault):
@@ -91,18 +94,26 @@ def test_a_time_expression_reranks_relevant_notes_and_lifts_no_unrelated_one(run
     lifted = {h["id"]: h["explain"]["time"] for h in hits}
     assert lifted.get("invoice0", 0) < 0.2 and lifted["ttl00000"] > 0.5, lifted
     # a query that names nothing but the time: the range alone selects
-    assert {h["id"] for h in recall(run, "what happened last week?", "--now", "2026-11-22")[:2]} == {"ttl00000", "invoice0"}
+    assert {h["id"] for h in recall(run, "what happened last week?", "--now", "2026-11-22")[:2]} == {
+        "ttl00000",
+        "invoice0",
+    }
 
 
 def test_recall_rejects_an_unknown_type_like_remember(run, empty_vault):
     seven_notes(empty_vault)
-    write(empty_vault, "notes/Standup.md", note("meet0000", "Standup", "We talked about the cache.", type="meeting"))
+    write(
+        empty_vault,
+        "notes/Standup.md",
+        note("meet0000", "Standup", "We talked about the cache.", type="meeting"),
+    )
     bad = run("recall", "cache", "--type", "bogus")
-    assert bad.exit_code == 2 and "unknown type 'bogus'" in bad.stderr and "decision" in bad.stderr, bad.output
+    assert bad.exit_code == 2 and "unknown type 'bogus'" in bad.stderr and "decision" in bad.stderr, (
+        bad.output
+    )
     assert "unknown type 'bogus'" in run("remember", "bogus", "T", "x").stderr  # the same words
     assert recall(run, "cache", "--type", "meeting")[0]["id"] == "meet0000"  # a type a note has is known
     assert recall(run, "cache", "--type", "Fact")[0]["id"] == "cache000"  # written as remember takes it
-
 
 
 # ------------------------------------------------------------------ lifecycle
@@ -140,7 +151,9 @@ def test_a_settled_conflict_drops_status_before_conflict(run, empty_vault, settl
 def test_doctor_reports_a_note_left_in_conflict(run, empty_vault):
     write(empty_vault, "facts/Cache size.md", CONFLICTED)
     result = run("doctor")
-    assert result.exit_code == 1 and "Cache size.md" in result.stdout and "conflict" in result.stdout, result.stdout
+    assert result.exit_code == 1 and "Cache size.md" in result.stdout and "conflict" in result.stdout, (
+        result.stdout
+    )
     assert "all good" not in result.stdout
     data = json.loads(run("doctor", "--json").stdout)
     assert data["counts"]["conflict"] == 1
@@ -181,7 +194,11 @@ def test_list_has_no_gap_between_id_and_type(run, empty_vault):
 
 
 def test_recall_prints_the_path_of_a_note_without_id_once(run, empty_vault):
-    write(empty_vault, "notes/No id.md", note(None, "Cache without id", "We cache pages without an id.", type="fact"))
+    write(
+        empty_vault,
+        "notes/No id.md",
+        note(None, "Cache without id", "We cache pages without an id.", type="fact"),
+    )
     out = ok(run("recall", "cache pages"))
     assert out.count("notes/No id.md") == 1, out
 
@@ -205,7 +222,9 @@ def test_delete_reads_the_answer_from_a_pipe(empty_vault):
     assert kept.returncode == 1 and "not deleted" in kept.stderr and (empty_vault / "facts/Kept.md").is_file()
     gone = _cli("delete", "del10000", input="y\n", vault=empty_vault)  # before: refused unless on a terminal
     assert gone.returncode == 0, gone.stderr
-    assert (empty_vault / ".trash/facts/Doomed.md").is_file() and not (empty_vault / "facts/Doomed.md").exists()
+    assert (empty_vault / ".trash/facts/Doomed.md").is_file() and not (
+        empty_vault / "facts/Doomed.md"
+    ).exists()
     silent = _cli("delete", "del00000", input="", vault=empty_vault)
     assert silent.returncode == 2 and "--force" in silent.stderr and (empty_vault / "facts/Kept.md").is_file()
 
@@ -224,6 +243,8 @@ def test_status_forgets_a_broken_note_once_it_is_deleted(run, empty_vault, fake_
     running = Running(empty_vault, fake_embedder)  # a watcher sees the delete as one path of a batch
     try:
         bad.unlink()
-        wait_for(lambda: "bad.md" not in running.vault.index_status(drift=False)["errors"], what="error cleared")
+        wait_for(
+            lambda: "bad.md" not in running.vault.index_status(drift=False)["errors"], what="error cleared"
+        )
     finally:
         running.stop()

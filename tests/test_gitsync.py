@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from gitcluster import KILL, Cluster, wait_for  # noqa: F401
+from gitcluster import KILL, Cluster, wait_for
 
 from vaultmem.core.note import parse
 
@@ -117,7 +117,12 @@ def test_three_clones_converge_without_losing_a_line(cluster):
     # a resolve on one side, an edit on the other; a rename against an edit; a delete against an edit
     beta = c.vm("laptop", "show", "facts/Beta.md", "--json")
     c.vm("laptop", "resolve", "seed0001")
-    change("server", "facts/Beta.md", "Third line of Beta.", "Server added to Beta after it was resolved elsewhere.")
+    change(
+        "server",
+        "facts/Beta.md",
+        "Third line of Beta.",
+        "Server added to Beta after it was resolved elsewhere.",
+    )
     (c.vaults["laptop"] / "facts/Epsilon.md").rename(c.vaults["laptop"] / "facts/Epsilon renamed.md")
     change("mate", "facts/Epsilon.md", "Second line of Epsilon.", "Mate edited Epsilon while it was renamed.")
     (c.vaults["server"] / "facts/Alpha.md").unlink()
@@ -188,18 +193,27 @@ def _assert_indexes_equal_rebuild(c: Cluster) -> None:
 def test_sync_outside_a_repo_says_how_to_make_one(tmp_path):
     c = Cluster(tmp_path)
     root = tmp_path / "plain"
-    subprocess.run([sys.executable, "-m", "vaultmem", "init", str(root)], env=c.env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "vaultmem", "init", str(root)], env=c.env, check=True, capture_output=True
+    )
     c.vaults["plain"] = root
     proc = c.vm("plain", "sync", check=False)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"vaultmem: {root} is not a git repository; make it one with: " \
-                                  f"vaultmem init --git {root} [--remote URL]"
+    assert (
+        proc.stderr.strip() == f"vaultmem: {root} is not a git repository; make it one with: "
+        f"vaultmem init --git {root} [--remote URL]"
+    )
 
 
 def test_sync_without_a_remote_commits_locally(tmp_path):
     c = Cluster(tmp_path)
     root = tmp_path / "solo"
-    subprocess.run([sys.executable, "-m", "vaultmem", "init", "--git", str(root)], env=c.env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "vaultmem", "init", "--git", str(root)],
+        env=c.env,
+        check=True,
+        capture_output=True,
+    )
     c.vaults["solo"] = root
     c._configure(root)
     c.vm("solo", "remember", "decision", "Use SQLite", "Small data.")
@@ -224,14 +238,20 @@ def test_watch_sync_every_pulls_and_indexes_in_one_burst(tmp_path, monkeypatch):
         c.clone("server")
         c.watch("server", "--sync-every", "5s")
         for i in range(30):
-            c.write("laptop", f"facts/Pulled {i}.md", f"# Pulled {i}\n\nzebrapull{i} arrived from the laptop.\n")
+            c.write(
+                "laptop", f"facts/Pulled {i}.md", f"# Pulled {i}\n\nzebrapull{i} arrived from the laptop.\n"
+            )
         c.write("server", "facts/Local.md", "# Local\n\nzebralocal written on the server.\n")
         c.vm("laptop", "sync")
-        wait_for(lambda: (c.vaults["server"] / "facts/Pulled 29.md").exists(), what="the periodic sync's pull")
+        wait_for(
+            lambda: (c.vaults["server"] / "facts/Pulled 29.md").exists(), what="the periodic sync's pull"
+        )
         c.settle("server")
         hits = json.loads(c.vm("server", "recall", "zebrapull7", "--json").stdout)["results"]
         assert hits and hits[0]["path"] == "facts/Pulled 7.md"
-        wait_for(lambda: "zebralocal" in c.git(c.remote, "log", "-p", "main"), what="the server's note pushed")
+        wait_for(
+            lambda: "zebralocal" in c.git(c.remote, "log", "-p", "main"), what="the server's note pushed"
+        )
     finally:
         logs = c.stop_watchers()
     batches = [line for line in logs["server"].splitlines() if "indexed:" in line and "30 added" in line]

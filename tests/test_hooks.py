@@ -62,7 +62,9 @@ def test_transcript_reader_skips_broken_and_unknown_lines():
 def test_transcript_reader_bounds_hostile_lines(tmp_path):
     path = tmp_path / "t.jsonl"
     good = json.dumps({"type": "user", "message": {"role": "user", "content": "fix the bug"}})
-    huge = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * (transcript.MAX_LINE + 10)}})
+    huge = json.dumps(
+        {"type": "user", "message": {"role": "user", "content": "x" * (transcript.MAX_LINE + 10)}}
+    )
     deep = "[" * 100_000 + "]" * 100_000
     path.write_text("\n".join([huge, deep, "\x00\x01 control", good]) + "\n")
     assert [e.text for e in transcript.read_events(path)] == ["fix the bug"]
@@ -106,7 +108,10 @@ def test_prompt_about_webhooks_injects_the_right_memory_and_thanks_nothing(run):
     assert ok(run("hook", "prompt", payload="prompt_thanks.json")) == ""
     # the same prompt again in the same session: what was shown is not repeated
     again = ok(run("hook", "prompt", payload="prompt_webhooks.json"))
-    assert not (ids_in(again) & ids_in(json.dumps({"hookSpecificOutput": {"hookEventName": "x", "additionalContext": text}})))
+    assert not (
+        ids_in(again)
+        & ids_in(json.dumps({"hookSpecificOutput": {"hookEventName": "x", "additionalContext": text}}))
+    )
 
 
 def ids_in(out: str) -> set[str]:
@@ -117,7 +122,9 @@ def ids_in(out: str) -> set[str]:
 
 
 def test_prompt_budget_bounds_the_block(run):
-    text = context_of(ok(run("hook", "prompt", "--budget", "90", payload="prompt_webhooks.json")), "UserPromptSubmit")
+    text = context_of(
+        ok(run("hook", "prompt", "--budget", "90", payload="prompt_webhooks.json")), "UserPromptSubmit"
+    )
     assert hooks.estimate_tokens(text) <= 90 and text.count("\n- [") == 1  # the fence and its notice take ~52
 
 
@@ -125,7 +132,9 @@ def test_memory_shown_at_start_is_not_injected_again(run):
     alone = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="other-session")))
     out = ok(run("hook", "start", payload="session_start.json"))
     start = context_of(out, "SessionStart")
-    assert start.startswith("[MEMORY ") and "# Memory for Project: Tidewater" in start  # anchor from the folder name
+    assert (
+        start.startswith("[MEMORY ") and "# Memory for Project: Tidewater" in start
+    )  # anchor from the folder name
     shown_at_start = ids_in(out)
     assert alone & shown_at_start  # without the start block, the prompt would have shown some of them
     after_start = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json")))
@@ -134,13 +143,32 @@ def test_memory_shown_at_start_is_not_injected_again(run):
 
 def test_memories_the_agent_recalled_itself_are_not_injected(run):
     assert transcript.shown_by_tools(transcript.read_events(DATA / "mcp_recall_session.jsonl")) == {
-        "c3er1spq", "f29d4x5j", "vhsxd4fw"}
-    for name in ("mcp_recall_session.jsonl", "coding_session.jsonl", "saved_session.jsonl"):  # the fast scan agrees
+        "c3er1spq",
+        "f29d4x5j",
+        "vhsxd4fw",
+    }
+    for name in (
+        "mcp_recall_session.jsonl",
+        "coding_session.jsonl",
+        "saved_session.jsonl",
+    ):  # the fast scan agrees
         path = DATA / name
-        assert transcript.shown_in_transcript(path, 1 << 20) == transcript.shown_by_tools(transcript.read_events(path))
+        assert transcript.shown_in_transcript(path, 1 << 20) == transcript.shown_by_tools(
+            transcript.read_events(path)
+        )
     fresh = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="s-a")))
     assert fresh & {"c3er1spq", "f29d4x5j", "vhsxd4fw"}  # what this prompt brings without the tool calls
-    after = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="s-b", transcript="mcp_recall_session.jsonl")))
+    after = ids_in(
+        ok(
+            run(
+                "hook",
+                "prompt",
+                payload="prompt_webhooks.json",
+                session="s-b",
+                transcript="mcp_recall_session.jsonl",
+            )
+        )
+    )
     assert not after & {"c3er1spq", "f29d4x5j", "vhsxd4fw"}
 
 
@@ -149,7 +177,9 @@ def test_prompt_goes_through_a_running_watcher(run, demo_copy, fake_embedder, mo
 
     r = Running(demo_copy, fake_embedder, serve=True)
     try:
-        monkeypatch.setattr("vaultmem.vault.Vault.__init__", lambda *a, **k: pytest.fail("recall ran in process"))
+        monkeypatch.setattr(
+            "vaultmem.vault.Vault.__init__", lambda *a, **k: pytest.fail("recall ran in process")
+        )
         text = context_of(ok(run("hook", "prompt", payload="prompt_webhooks.json")), "UserPromptSubmit")
     finally:
         monkeypatch.undo()
@@ -179,7 +209,9 @@ def test_console_script_answers_hook_prompt_through_the_watcher(demo_copy, fake_
     from helpers import Running
 
     exe = shutil.which("vaultmem", path=str(Path(sys.executable).parent))
-    payload = (DATA / "prompt_webhooks.json").read_text().replace("TRANSCRIPT", str(DATA / "coding_session.jsonl"))
+    payload = (
+        (DATA / "prompt_webhooks.json").read_text().replace("TRANSCRIPT", str(DATA / "coding_session.jsonl"))
+    )
     r = Running(demo_copy, fake_embedder, serve=True)
     try:
         done = subprocess.run([exe, "hook", "prompt", "--vault", str(demo_copy)], input=payload, text=True,
@@ -302,10 +334,21 @@ def test_setup_claude_write_merges_hooks_idempotently(empty_vault, tmp_path, mon
     data = json.loads(settings.read_text())
     assert data["model"] == "opus" and data["hooks"]["PreToolUse"] == [user_hook]
     start = data["hooks"]["SessionStart"]
-    assert start[0]["hooks"] == [{"type": "command", "command": "echo hello"}]  # the user's hook stays, bare wake goes
+    assert start[0]["hooks"] == [
+        {"type": "command", "command": "echo hello"}
+    ]  # the user's hook stays, bare wake goes
     exe = Path(sys.executable).with_name("vaultmem")  # the absolute path: the agent's PATH may not have it
-    assert start[1]["hooks"][0]["command"] == f"{exe} hook start --agent claude --vault {empty_vault.resolve()}"
-    assert set(data["hooks"]) == {"PreToolUse", "SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
+    assert (
+        start[1]["hooks"][0]["command"] == f"{exe} hook start --agent claude --vault {empty_vault.resolve()}"
+    )
+    assert set(data["hooks"]) == {
+        "PreToolUse",
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "PreCompact",
+        "SessionEnd",
+    }
     assert len(list(settings.parent.glob("settings.json.bak-*"))) == 1
     after = settings.read_text()
     out = ok(runner.invoke(app, ["setup", "claude", "--vault", str(empty_vault), "--write"]))
@@ -324,8 +367,19 @@ def test_end_summary_is_dated_by_the_transcript_linked_and_relative(run, demo_co
     """A transcript of 2026-11-20 captured later is dated 2026-11-20; a payload without cwd
     still lists files relative to the transcript's project; the summary links the anchor the
     session woke with (not an orphan), as the pre-compact handoff does."""
-    ok(run("hook", "start", "--anchor", "Project: Tidewater", payload="start_repo.json", transcript="first_hour.jsonl"))
-    out = json.loads(ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl")))
+    ok(
+        run(
+            "hook",
+            "start",
+            "--anchor",
+            "Project: Tidewater",
+            payload="start_repo.json",
+            transcript="first_hour.jsonl",
+        )
+    )
+    out = json.loads(
+        ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl"))
+    )
     path = out["summary"]["path"]
     assert Path(path).name.startswith("Session 2026-11-20 1405 ") and ";" not in path
     note = _summary(demo_copy, out)
@@ -335,14 +389,18 @@ def test_end_summary_is_dated_by_the_transcript_linked_and_relative(run, demo_co
 
 
 def test_end_summary_requests_recalls_and_fixes(run, demo_copy):
-    """"thanks!" is not a request; recalled memories are listed by id and title, never a bare
+    """ "thanks!" is not a request; recalled memories are listed by id and title, never a bare
     query; the summary says what was fixed and how."""
-    out = json.loads(ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl")))
+    out = json.loads(
+        ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl"))
+    )
     note = _summary(demo_copy, out)
     requests = note.split("## Requests")[1].split("##")[0]
     assert "- thanks!" not in requests and "1 request(s)" in note
     recalled = note.split("## Memories recalled")[1].split("##")[0].strip().splitlines()
-    assert recalled == ["- [c3er1spq] Stripe webhooks can arrive twice or out of order (recall: refund rounding)"]
+    assert recalled == [
+        "- [c3er1spq] Stripe webhooks can arrive twice or out of order (recall: refund rounding)"
+    ]
     fixed = note.split("## Fixed")[1].split("##")[0]
     assert "AssertionError: assert 100000 == 1000" in fixed and "by editing `app/refunds.py`" in fixed
     assert "1 failure(s) fixed" in note
@@ -350,7 +408,9 @@ def test_end_summary_requests_recalls_and_fixes(run, demo_copy):
 
 
 def test_end_titles_a_rule_by_the_rule_and_skips_known_rules(run, demo_copy):
-    out = json.loads(ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl")))
+    out = json.loads(
+        ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl"))
+    )
     [cand] = out["candidates"]
     assert cand["title"] == "Integer cents for money, never floats"
     text = (demo_copy / cand["path"]).read_text()
@@ -360,7 +420,9 @@ def test_end_titles_a_rule_by_the_rule_and_skips_known_rules(run, demo_copy):
     ok(run("remember", "preference", "Money is integer cents, never floats", "Amounts are ints."))
     again = json.loads(ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl",
                               session="9a8b7c6d-3333-4b3c-8d4e-0123456789ab")))  # fmt: skip
-    assert again["candidates"] == [] and [k["title"] for k in again["known"]] == ["Money is integer cents, never floats"]
+    assert again["candidates"] == [] and [k["title"] for k in again["known"]] == [
+        "Money is integer cents, never floats"
+    ]
 
 
 def test_sleep_summary_file_name_has_no_semicolon(run, demo_copy):

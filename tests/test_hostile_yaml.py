@@ -16,16 +16,22 @@ from vaultmem.core.errors import NoteParseError
 
 # "Billion laughs": nine levels of nine aliases expand to 9**9 (~387 million) strings.
 LEVELS = "abcdefghi"
-BOMB = "---\ntitle: Laughs\n" + "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
-    f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip(LEVELS, LEVELS[1:])
-) + "---\nbody [[Other]]\n"
+BOMB = (
+    "---\ntitle: Laughs\n"
+    + "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n"
+    + "".join(f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip(LEVELS, LEVELS[1:]))
+    + "---\nbody [[Other]]\n"
+)
 
 HOSTILE = {
     "bomb": (BOMB, "aliases expand to more than"),
     "self-reference": ("---\na: &a [x, *a]\n---\n", "contains it"),
     "deep flow nesting": ("---\na: " + "[" * 50_000 + "]" * 50_000 + "\n---\n", "nested deeper than"),
     "unclosed deep nesting": ("---\na: " + "{a: " * 60_000 + "\n---\n", "nested deeper than"),
-    "deep block nesting": ("---\n" + "".join(" " * i + f"k{i}:\n" for i in range(700)) + "---\n", "nested deeper than"),
+    "deep block nesting": (
+        "---\n" + "".join(" " * i + f"k{i}:\n" for i in range(700)) + "---\n",
+        "nested deeper than",
+    ),
     # libyaml composes recursively: unchecked, this one crashes the process (segmentation fault)
     "compact nested sequences": ("---\na:\n" + "- " * 120_000 + "x\n---\n", "nested deeper than"),
     "huge frontmatter": ("---\n" + "k: v\n" * 60_000 + "---\n", "frontmatter longer than"),

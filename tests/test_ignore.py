@@ -35,7 +35,9 @@ def test_junk_names(name):
     assert is_junk_name(name)
 
 
-@pytest.mark.parametrize("name", ["note.md", "Note.MD", "long.markdown", "has space.md", "v1.2.md", "日本.md"])
+@pytest.mark.parametrize(
+    "name", ["note.md", "Note.MD", "long.markdown", "has space.md", "v1.2.md", "日本.md"]
+)
 def test_note_names(name):
     assert not is_junk_name(name)
 

@@ -6,8 +6,8 @@ the research notes): tool use, results, failures, a rejected tool call, subagent
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+
 from vaultmem.cli.app import app
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
@@ -53,7 +54,11 @@ def ok(result) -> str:
 
 
 def notes(vault: Path) -> dict[str, str]:
-    return {p.relative_to(vault).as_posix(): p.read_text() for p in vault.rglob("*.md") if ".vaultmem" not in p.parts}
+    return {
+        p.relative_to(vault).as_posix(): p.read_text()
+        for p in vault.rglob("*.md")
+        if ".vaultmem" not in p.parts
+    }
 
 
 # ---------------------------------------------------------------------- claude code
@@ -67,16 +72,26 @@ def test_claude_code_sessions_become_dated_linked_summaries_once(run, data, empt
     by_session = {w["session"]: w for w in out["written"]}
     assert set(by_session) == {MAIN, LEGACY}  # the subagent files are not sessions of their own
     main = notes(empty_vault)[by_session[MAIN]["path"]]
-    assert Path(by_session[MAIN]["path"]).name == "Session 2026-03-14 0900 Add a POST orders id refund endpoint.md"
+    assert (
+        Path(by_session[MAIN]["path"]).name
+        == "Session 2026-03-14 0900 Add a POST orders id refund endpoint.md"
+    )
     assert Path(by_session[LEGACY]["path"]).name.startswith("Session 2025-11-02 1610 ")
     assert "created: '2026-03-14T09:00:02Z'" in main and "source: claude-code-7c1d9e2a" in main
     assert "anchor: '[[Project: shop_api.v2]]'" in main and out["anchors_created"] == ["Project: shop_api.v2"]
     assert "- btw refunds must be idempotent" in main  # typed while the agent was busy (queued_command)
     assert "Caveat" not in main  # isMeta lines are not requests
-    assert "`app/models.py`" in main and "migrations/0007_refunds.py" not in main  # the rejected Write changed nothing
-    assert "AssertionError: assert 12.5 == 1250 (`pytest -q tests/test_refunds.py`) by editing `app/models.py`" in main
+    assert (
+        "`app/models.py`" in main and "migrations/0007_refunds.py" not in main
+    )  # the rejected Write changed nothing
+    assert (
+        "AssertionError: assert 12.5 == 1250 (`pytest -q tests/test_refunds.py`) by editing `app/models.py`"
+        in main
+    )
     assert "## Subagents\n- Explore: Find float money handling" in main
-    assert "Find every place in app/" not in main.split("## Subagents")[0]  # the subagent's prompt is the model's
+    assert (
+        "Find every place in app/" not in main.split("## Subagents")[0]
+    )  # the subagent's prompt is the model's
     legacy = notes(empty_vault)[by_session[LEGACY]["path"]]
     assert "## Subagents\n- agent-b71d0e4" in legacy  # the 2.0.x sibling agent file
     cands = {c["title"]: c for c in out["candidates"]}
@@ -93,7 +108,9 @@ def test_claude_code_sessions_become_dated_linked_summaries_once(run, data, empt
 
 def test_a_session_captured_by_hook_end_is_not_imported_again(run, data, empty_vault):
     session = data / "claude-code" / "projects" / "-home-dev-src-shop-api-v2" / f"{MAIN}.jsonl"
-    payload = json.dumps({"session_id": MAIN, "transcript_path": str(session), "cwd": "/home/dev/src/shop_api.v2"})
+    payload = json.dumps(
+        {"session_id": MAIN, "transcript_path": str(session), "cwd": "/home/dev/src/shop_api.v2"}
+    )
     hook = CliRunner().invoke(app, ["hook", "end", "--vault", str(empty_vault)], input=payload)
     assert hook.exit_code == 0, hook.stderr
     out = json.loads(ok(run("import", "--from", "claude-code", str(session), "--json")))
@@ -113,9 +130,13 @@ def test_a_session_still_being_written_is_left_for_later(run, data, empty_vault)
 
 def test_since_and_project_choose_the_sessions(run, data):
     projects = str(data / "claude-code" / "projects")
-    out = json.loads(ok(run("import", "--from", "claude-code", projects, "--since", "2026-01-01", "--dry-run", "--json")))
+    out = json.loads(
+        ok(run("import", "--from", "claude-code", projects, "--since", "2026-01-01", "--dry-run", "--json"))
+    )
     assert [w["session"] for w in out["written"]] == [MAIN] and out["filtered"] == 1
-    other = json.loads(ok(run("import", "--from", "claude-code", projects, "--project", "/home/dev/elsewhere", "--json")))
+    other = json.loads(
+        ok(run("import", "--from", "claude-code", projects, "--project", "/home/dev/elsewhere", "--json"))
+    )
     assert other["written"] == [] and other["files"] == 0  # no project folder can be that folder's
     mine = json.loads(ok(run("import", "--from", "claude-code", projects, "--project", "/home/dev/src/shop_api.v2",
                              "--dry-run", "--json")))  # fmt: skip
@@ -183,7 +204,10 @@ def test_a_folder_with_a_bad_file_imports_the_good_ones_and_names_the_bad(run, d
 
 def test_unknown_source_and_missing_path_are_one_line_errors(run, tmp_path):
     bad = run("import", "--from", "obsidian", "x")
-    assert bad.exit_code != 0 and "not one of: claude-code, codex, rules, mcp-memory, chatgpt, claude-ai" in bad.stderr
+    assert (
+        bad.exit_code != 0
+        and "not one of: claude-code, codex, rules, mcp-memory, chatgpt, claude-ai" in bad.stderr
+    )
     missing = run("import", "--from", "claude-code", str(tmp_path / "nope"))
     assert missing.exit_code != 0 and "no such file or folder" in missing.stderr
 
@@ -203,9 +227,16 @@ def test_codex_rollouts_are_imported_defensively(run, data, empty_vault):
     by_session = {w["session"]: w for w in out["written"]}
     assert set(by_session) == {"019ce8a4-7b21-7c3d-9e5f-2a6b8c0d1e34", "5973b6c0-94b8-487b-a530-2aeb6098ae0e"}
     new = notes(empty_vault)[by_session["019ce8a4-7b21-7c3d-9e5f-2a6b8c0d1e34"]["path"]]
-    assert Path(by_session["019ce8a4-7b21-7c3d-9e5f-2a6b8c0d1e34"]["path"]).name.startswith("Session 2026-03-14 1005 Fix the failing refund test")
-    assert "AGENTS.md instructions" not in new and "environment_context" not in new  # injected context is not a request
-    assert "AssertionError: assert 12.5 == 1250 (`pytest -q tests/test_refunds.py`) by editing `app/models.py`" in new
+    assert Path(by_session["019ce8a4-7b21-7c3d-9e5f-2a6b8c0d1e34"]["path"]).name.startswith(
+        "Session 2026-03-14 1005 Fix the failing refund test"
+    )
+    assert (
+        "AGENTS.md instructions" not in new and "environment_context" not in new
+    )  # injected context is not a request
+    assert (
+        "AssertionError: assert 12.5 == 1250 (`pytest -q tests/test_refunds.py`) by editing `app/models.py`"
+        in new
+    )
     assert "anchor: '[[Project: shop_api.v2]]'" in new
     legacy = notes(empty_vault)[by_session["5973b6c0-94b8-487b-a530-2aeb6098ae0e"]["path"]]
     assert "Use uv instead of pip in the Makefile." in legacy and "created: '2025-05-07T17:24:21" in legacy
@@ -241,11 +272,19 @@ def test_rules_become_active_linked_memories_and_edits_update_them(run, data, em
     files = {Path(f["file"]).name: f for f in out["files"]}
     assert set(files) >= {"CLAUDE.md", "AGENTS.md", "GEMINI.md", "money.mdc", "sql.mdc", "core.mdc",
                           "copilot-instructions.md", "python.instructions.md", "testing.md"}  # fmt: skip
-    assert files["sql.mdc"]["scope"] == {"globs": "**/*.sql", "alwaysApply": "false"}  # not YAML, read line-wise
+    assert files["sql.mdc"]["scope"] == {
+        "globs": "**/*.sql",
+        "alwaysApply": "false",
+    }  # not YAML, read line-wise
     agents = {a["title"]: a for a in files["AGENTS.md"]["added"]}
-    thin = notes(empty_vault)[agents["Keep HTTP handlers thin; business logic lives in `app/services/`"]["path"]]
+    thin = notes(empty_vault)[
+        agents["Keep HTTP handlers thin; business logic lives in `app/services/`"]["path"]
+    ]
     assert "status: active" in thin and "source: rules:shop_api.v2/AGENTS.md" in thin
-    assert "anchor: '[[Project: shop_api.v2]]'" in thin and "From `AGENTS.md`, section “Style” of shop_api.v2." in thin
+    assert (
+        "anchor: '[[Project: shop_api.v2]]'" in thin
+        and "From `AGENTS.md`, section “Style” of shop_api.v2." in thin
+    )
     again = ok(run("import", "--from", "rules", str(project)))
     assert "nothing new" in again
     # edit AGENTS.md: one rule reworded, one removed, one added
@@ -254,17 +293,26 @@ def test_rules_become_active_linked_memories_and_edits_update_them(run, data, em
                          .replace("- Money: integer cents only.", "- Money: integer cents only, in every API.")
                          .replace("- Keep HTTP handlers thin; business logic lives in `app/services/`.\n", "")
                          + "- Never log card numbers.\n")  # fmt: skip
-    edit = json.loads(ok(run("import", "--from", "rules", str(agents_md), "--project", str(project), "--json")))
+    edit = json.loads(
+        ok(run("import", "--from", "rules", str(agents_md), "--project", str(project), "--json"))
+    )
     [row] = edit["files"]
     assert [u["old"]["title"] for u in row["updated"]] == ["Money: integer cents only"]
     assert [u["title"] for u in row["updated"]] == ["Money: integer cents only, in every API"]
-    assert [r["title"] for r in row["retired"]] == ["Keep HTTP handlers thin; business logic lives in `app/services/`"]
+    assert [r["title"] for r in row["retired"]] == [
+        "Keep HTTP handlers thin; business logic lives in `app/services/`"
+    ]
     assert [a["title"] for a in row["added"]] == ["Never log card numbers"]
     vault_now = notes(empty_vault)
     old = vault_now[agents["Money: integer cents only"]["path"]]
     assert "status: superseded" in old and "in every API" in old.split("superseded_by:")[1].splitlines()[0]
-    assert "status: archived" in vault_now[agents["Keep HTTP handlers thin; business logic lives in `app/services/`"]["path"]]
-    active = [t for t in vault_now.values() if "source: rules:shop_api.v2/AGENTS.md" in t and "status: active" in t]
+    assert (
+        "status: archived"
+        in vault_now[agents["Keep HTTP handlers thin; business logic lives in `app/services/`"]["path"]]
+    )
+    active = [
+        t for t in vault_now.values() if "source: rules:shop_api.v2/AGENTS.md" in t and "status: active" in t
+    ]
     assert len(active) == 4  # uv sync, pytest, the reworded money rule, the new one: no duplicates
 
 
@@ -286,7 +334,9 @@ def test_mcp_memory_entities_become_notes_and_relations_typed_links(run, data, e
     assert "nothing new" in ok(run("import", "--from", "mcp-memory", str(file)))
     assert notes(empty_vault) == before
     with file.open("a") as f:
-        f.write('{"type":"entity","name":"Postgres","entityType":"technology","observations":["Version 16"]}\n')
+        f.write(
+            '{"type":"entity","name":"Postgres","entityType":"technology","observations":["Version 16"]}\n'
+        )
     changed = json.loads(ok(run("import", "--from", "mcp-memory", str(file), "--json")))
     assert [u["title"] for u in changed["updated"]] == ["Postgres"] and changed["written"] == []
     assert "- Version 16" in notes(empty_vault)[titles["Postgres"]["path"]]
@@ -304,7 +354,18 @@ def test_export_to_agents_md_writes_a_marked_section_idempotently(run, data, emp
            "--anchor", "Project: shop_api.v2"))  # fmt: skip
     ok(run("remember", "decision", "Postgres over MySQL", "For JSONB.", "--anchor", "Project: shop_api.v2",
            "--importance", "8"))  # fmt: skip
-    ok(run("remember", "decision", "Minor naming choice", "x", "--anchor", "Project: shop_api.v2", "--importance", "3"))
+    ok(
+        run(
+            "remember",
+            "decision",
+            "Minor naming choice",
+            "x",
+            "--anchor",
+            "Project: shop_api.v2",
+            "--importance",
+            "3",
+        )
+    )
     target = tmp_path / "shop" / "AGENTS.md"
     target.parent.mkdir()
     head, tail = "# AGENTS.md\n\nHand-written intro.\n", "\n## Setup\n- `uv sync`\n"
@@ -313,7 +374,7 @@ def test_export_to_agents_md_writes_a_marked_section_idempotently(run, data, emp
     assert out.startswith(f"updated {target}")
     text = target.read_text()
     assert text.startswith(head) and text.endswith(tail)
-    section = text[len(head):-len(tail)]
+    section = text[len(head) : -len(tail)]
     assert "### Preferences\n- Always use integer cents for money — never floats" in section
     assert "### Lessons\n- Stripe retries webhooks for three days" in section
     assert "### Key decisions\n- Postgres over MySQL" in section and "Minor naming choice" not in section
@@ -323,7 +384,9 @@ def test_export_to_agents_md_writes_a_marked_section_idempotently(run, data, emp
     fresh = tmp_path / "CLAUDE.md"
     fresh.write_text("# Mine\n")
     ok(run("export", "--to", "agents-md", str(fresh), "--anchor", "Project: shop_api.v2"))
-    assert fresh.read_text().startswith("# Mine\n\n<!-- vaultmem:begin -->") and fresh.read_text().endswith("<!-- vaultmem:end -->\n")
+    assert fresh.read_text().startswith("# Mine\n\n<!-- vaultmem:begin -->") and fresh.read_text().endswith(
+        "<!-- vaultmem:end -->\n"
+    )
     broken = tmp_path / "B.md"
     broken.write_text("<!-- vaultmem:end -->\nx\n<!-- vaultmem:begin -->\n")
     res = run("export", "--to", "agents-md", str(broken))
@@ -358,7 +421,10 @@ def test_chatgpt_export_follows_the_current_thread_and_reads_custom_instructions
     text = notes(empty_vault)[conv["path"]]
     assert "Store `price_cents BIGINT NOT NULL`" in text  # the answer on current_node's branch
     assert "NUMERIC(12,2)" not in text  # the regenerated sibling is not the thread
-    assert {c["title"] for c in out["candidates"]} == {"Integer cents, never floats", "Use integer cents for any money examples"}
+    assert {c["title"] for c in out["candidates"]} == {
+        "Integer cents, never floats",
+        "Use integer cents for any money examples",
+    }
     assert "1 already imported" in ok(run("import", "--from", "chatgpt", str(file)))
 
 
@@ -369,7 +435,9 @@ def test_claude_ai_export_becomes_conversation_summaries(run, data, empty_vault)
     text = notes(empty_vault)[conv["path"]]
     assert conv["title"].startswith("Conversation 2026-02-20 1402 My refund totals are off by a cent")
     assert "## Outcome\nThe bug is `round(total * pct, 2)` on floats." in text
-    assert "- Thanks. Please always show money examples in cents from now on." in text  # content [] and only text
+    assert (
+        "- Thanks. Please always show money examples in cents from now on." in text
+    )  # content [] and only text
     assert [c["title"] for c in out["candidates"]] == ["Always show money examples in cents from now on"]
 
 
@@ -387,9 +455,16 @@ def test_imports_redact_secrets_and_drop_private_spans(run, tmp_path, empty_vaul
     (folder / "s1.jsonl").write_text(json.dumps(line) + "\n")
     rules = tmp_path / "app" / "AGENTS.md"
     rules.parent.mkdir()
-    rules.write_text(f"# Rules\n- Never paste {token} into chat.\n- <private>internal host db7</private>Use the staging host.\n")
+    rules.write_text(
+        f"# Rules\n- Never paste {token} into chat.\n- <private>internal host db7</private>Use the staging host.\n"
+    )
     memory = tmp_path / "memory.jsonl"
-    memory.write_text(json.dumps({"type": "entity", "name": "ci", "entityType": "service", "observations": [f"token {token}"]}) + "\n")
+    memory.write_text(
+        json.dumps(
+            {"type": "entity", "name": "ci", "entityType": "service", "observations": [f"token {token}"]}
+        )
+        + "\n"
+    )
     aged(tmp_path)
     dry = ok(run("import", "--from", "claude-code", str(tmp_path / "projects"), "--dry-run", "--json"))
     assert token not in dry
@@ -397,7 +472,9 @@ def test_imports_redact_secrets_and_drop_private_spans(run, tmp_path, empty_vaul
     ok(run("import", "--from", "rules", str(rules)))
     ok(run("import", "--from", "mcp-memory", str(memory)))
     written = notes(empty_vault)
-    assert written and all(token not in text and "Elm St" not in text and "db7" not in text for text in written.values())
+    assert written and all(
+        token not in text and "Elm St" not in text and "db7" not in text for text in written.values()
+    )
     assert all(token not in path for path in written)
     assert any("[REDACTED:" in text for text in written.values())
     assert "nothing new" in ok(run("import", "--from", "rules", str(rules)))  # redacted titles compare equal
@@ -409,7 +486,7 @@ def test_a_codex_session_captured_by_hook_end_is_not_imported_again(run, data, e
     import datetime as dt
 
     vault = open_vault(empty_vault)
-    start = dt.datetime(2026, 3, 14, 10, 5, 11, tzinfo=dt.timezone.utc)
+    start = dt.datetime(2026, 3, 14, 10, 5, 11, tzinfo=dt.UTC)
     vault.remember("session_summary", "Session 2026-03-14 1005 Fix the failing refund test", "Captured by the hook.",
                    source="codex-019ce8a4", now=start)  # fmt: skip
     vault.remember("session_summary", "Session 2026-03-14 1006 Another thread of that minute", "Another session.",

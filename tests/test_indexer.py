@@ -20,9 +20,15 @@ def touch_later(path: Path) -> None:
 
 @pytest.fixture
 def vault(empty_vault, open_vault):
-    write(empty_vault, "facts/Alpha.md", "---\nid: aaaa1111\ntype: fact\n---\n# Alpha\n\nPostgres advisory locks.\n")
+    write(
+        empty_vault,
+        "facts/Alpha.md",
+        "---\nid: aaaa1111\ntype: fact\n---\n# Alpha\n\nPostgres advisory locks.\n",
+    )
     write(empty_vault, "facts/Beta.md", "# Beta\n\nRedis keys expire. See [[Alpha]].\n")
-    write(empty_vault, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nAlways run migrations twice.\n")
+    write(
+        empty_vault, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nAlways run migrations twice.\n"
+    )
     return open_vault(empty_vault)
 
 
@@ -54,7 +60,9 @@ def test_reconcile_sees_changes_made_behind_its_back(vault, fake_embedder):
     vault.reindex()
     root = vault.root
     write(root, "facts/Delta.md", "# Delta\n\nNew note about GiST indexes.\n")
-    p = write(root, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nAlways run migrations on a snapshot.\n")
+    p = write(
+        root, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nAlways run migrations on a snapshot.\n"
+    )
     touch_later(p)
     (root / "archive").mkdir()
     os.rename(root / "facts/Beta.md", root / "archive/Beta.md")  # moved, same name (title): same chunks
@@ -221,10 +229,14 @@ def test_no_change_reconcile_builds_no_records(vault, monkeypatch):
     vault.reindex()
     asked: list[list[str]] = []
     real = Manifest.records
-    monkeypatch.setattr(Manifest, "records", lambda self, paths=None: asked.append(paths) or real(self, paths))
+    monkeypatch.setattr(
+        Manifest, "records", lambda self, paths=None: asked.append(paths) or real(self, paths)
+    )
     assert not vault.reindex().changed
     assert asked == []  # stat compared against the stored stat only
-    p = write(vault.root, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nNever run migrations twice.\n")
+    p = write(
+        vault.root, "lessons/Gamma.md", "---\ntype: lesson\n---\n# Gamma\n\nNever run migrations twice.\n"
+    )
     touch_later(p)
     os.remove(vault.root / "facts/Beta.md")
     s = vault.reindex()

@@ -29,14 +29,18 @@ def test_keyword_scores_are_the_pipelines_bm25_numbers_on_an_incrementally_updat
     demo.sync()
     # several segments, deleted documents not merged away, a property field: live statistics only
     for i in range(3):
-        note(demo.root, f"facts/Lease note {i}.md", f"---\nfollows: D1:{i}\n---\n# Lease note {i}\n\nadvisory locks lease {i}\n")
+        note(
+            demo.root,
+            f"facts/Lease note {i}.md",
+            f"---\nfollows: D1:{i}\n---\n# Lease note {i}\n\nadvisory locks lease {i}\n",
+        )
         demo.sync()
     (demo.root / "facts/Lease note 1.md").unlink()
     path = next(p for p in demo.records() if "advisory" in (demo.root / p).read_text().lower())
     text = (demo.root / path).read_text()
     (demo.root / path).write_text(text + "\nMore about pgbouncer and the api deploy.\n")
     demo.sync()
-    assert len(demo.bm25._fresh_searcher().reader().leaf_readers()) > 1  # noqa: SLF001 (the case to pin)
+    assert len(demo.bm25._fresh_searcher().reader().leaf_readers()) > 1
     for query in QUERIES:
         light, full = both(demo, query)
         assert set(light) == set(full), query
@@ -63,7 +67,10 @@ def test_it_answers_as_the_pipelines_bm25_mode_for_plain_notes(demo):
         note(demo.root, f"facts/Plain {i}.md", f"# Plain {i}\n\n{words} tidepool\n")
     demo.sync()
     light = [h["path"] for h in keywords.recall(demo.root, "tidepool harbour crane lease", {"k": 4})]
-    full = [h.path for h in demo.recall("tidepool harbour crane lease", k=4, mode="bm25", adaptive=False, log=False)]
+    full = [
+        h.path
+        for h in demo.recall("tidepool harbour crane lease", k=4, mode="bm25", adaptive=False, log=False)
+    ]
     assert light == full
 
 
@@ -74,7 +81,9 @@ def test_it_never_writes_and_answers_nothing_from_an_index_it_may_not_read(demo,
     folder = demo.index_dir / "bm25"
     (folder / "_MAIN_999.toc").write_bytes(b"planted by a sync")
     assert keywords.recall(demo.root, "advisory locks", {}) == []
-    assert (folder / "_MAIN_999.toc").exists() and not folder.with_name("bm25.foreign").exists()  # left for the service
+    assert (folder / "_MAIN_999.toc").exists() and not folder.with_name(
+        "bm25.foreign"
+    ).exists()  # left for the service
     (folder / "_MAIN_999.toc").unlink()
     assert keywords.recall(demo.root, "advisory locks", {})
     demo.manifest.set("index_version", "m0.b0.file")  # an older index: the service rebuilds it
@@ -117,7 +126,11 @@ def test_several_vaults_answer_in_one_ranking_with_their_names(demo, open_vault,
     """Raw BM25 of each vault, merged by score: the pipeline's order too (it standardises each
     vault's raw BM25 with the moments pooled over all of them, one linear map for all)."""
     for i in range(3):
-        note(empty_vault, f"facts/Tidepool lease {i}.md", f"# Tidepool lease {i}\n\ntidepool advisory lease {i}\n")
+        note(
+            empty_vault,
+            f"facts/Tidepool lease {i}.md",
+            f"# Tidepool lease {i}\n\ntidepool advisory lease {i}\n",
+        )
     for i in range(12):
         note(empty_vault, f"facts/Filler {i}.md", f"# Filler {i}\n\nharbour crane number {i}\n")
     other = open_vault(empty_vault)
@@ -126,7 +139,9 @@ def test_several_vaults_answer_in_one_ranking_with_their_names(demo, open_vault,
     query, roots = "tidepool advisory locks", {"demo": demo.root, "other": other.root}
     own = [(order, name, h) for order, (name, root) in enumerate(roots.items())
            for h in keywords.recall(root, query, {"k": 12})]  # fmt: skip
-    expected = [(name, h["path"]) for _, name, h in sorted(own, key=lambda x: (-x[2]["score"], x[0], x[2]["rank"]))][:12]
+    expected = [
+        (name, h["path"]) for _, name, h in sorted(own, key=lambda x: (-x[2]["score"], x[0], x[2]["rank"]))
+    ][:12]
     kept = keywords.recall_vaults(roots, query, {"k": 12})
     assert [(name, h["path"]) for name, h in kept] == expected
     assert {name for name, _ in kept} == {"demo", "other"}

@@ -14,10 +14,17 @@ from vaultmem.core.errors import BadInput
 from vaultmem.index import neighbours
 from vaultmem.recall import fusion, learned
 
-TOPICS = ["harbour crane operators rotate shifts at dawn", "the canteen serves fish soup on rainy days",
-          "union meetings happen every second Thursday evening", "new radios were ordered for the night team",
-          "visitors must sign in at the gate office first"]
-LONG = "\n\n".join(f"{t.capitalize()}, as the {i}th note of the log says, with more words to fill a paragraph." * 2 for i, t in enumerate(TOPICS))
+TOPICS = [
+    "harbour crane operators rotate shifts at dawn",
+    "the canteen serves fish soup on rainy days",
+    "union meetings happen every second Thursday evening",
+    "new radios were ordered for the night team",
+    "visitors must sign in at the gate office first",
+]
+LONG = "\n\n".join(
+    f"{t.capitalize()}, as the {i}th note of the log says, with more words to fill a paragraph." * 2
+    for i, t in enumerate(TOPICS)
+)
 
 
 def _vault(root: Path) -> Path:
@@ -35,7 +42,9 @@ def _vault(root: Path) -> Path:
 
 
 def _recall(root: Path, query: str, *extra: str) -> list[dict]:
-    result = CliRunner().invoke(cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", "--no-adaptive", *extra])
+    result = CliRunner().invoke(
+        cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", "--no-adaptive", *extra]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)["results"]
 
@@ -104,7 +113,9 @@ def _old_formula(root: Path, query: str, fake_embedder) -> list[str]:
         bm25, vec, _ = recall.raw_scores(src, query, "hybrid")
         b, c = fusion.hybrid(bm25, vec, DEFAULTS["recall"]["bm25_weight"])
         fused = b + c
-        total = fused + neighbours.lift(fused, neighbours.edges(src.graph, src.index), DEFAULTS["recall"]["context_weight"])
+        total = fused + neighbours.lift(
+            fused, neighbours.edges(src.graph, src.index), DEFAULTS["recall"]["context_weight"]
+        )
         keys = [src.records[p].key for p in src.universe]
     order = sorted(range(len(keys)), key=lambda i: (-total[i], src.universe[i]))
     return [keys[i] for i in order]
@@ -119,7 +130,9 @@ def test_combine_sum_ranks_exactly_as_the_old_formula(vault, fake_model, config)
         assert ids and ids == _old_formula(vault, query, fake_model)[: len(ids)]
         for h in hits:
             assert "length" not in h["explain"]
-            assert h["score"] == pytest.approx(_raw(h["explain"]) * h["explain"]["profile"] * h["explain"]["importance"], abs=2e-3)
+            assert h["score"] == pytest.approx(
+                _raw(h["explain"]) * h["explain"]["profile"] * h["explain"]["importance"], abs=2e-3
+            )
 
 
 def test_combines_rank_differently_here(vault):
@@ -133,7 +146,9 @@ def test_combines_rank_differently_here(vault):
 
 def test_a_weights_file_of_ones_own_is_used(vault):
     _weights(vault, bm25=1.0, vector=0.0, length=0.0, context=0.0)
-    _config(vault, '[recall]\ncombine = "learned"\nlearned_weights = "weights/w.json"\n')  # relative to the vault
+    _config(
+        vault, '[recall]\ncombine = "learned"\nlearned_weights = "weights/w.json"\n'
+    )  # relative to the vault
     hits = _recall(vault, "advisory locks")
     assert hits[0]["id"] == "locks"
     assert all(h["explain"]["vector"] == 0 for h in hits)
@@ -176,7 +191,9 @@ def test_a_missing_outside_huge_or_odd_weights_file_and_a_bad_switch_are_one_lin
     assert error("nope.json").startswith("vaultmem: learned weights ")
     outside = tmp_path / "w.json"
     outside.write_text(_weights(vault).read_text())  # a valid file, but not in the vault
-    assert error(str(outside)) == f"vaultmem: [recall] learned_weights: {str(outside)!r} is outside the vault\n"
+    assert (
+        error(str(outside)) == f"vaultmem: [recall] learned_weights: {str(outside)!r} is outside the vault\n"
+    )
     assert "outside the vault" in error("../w.json")
     (vault / "link.json").symlink_to(outside)
     assert "outside the vault" in error("link.json")

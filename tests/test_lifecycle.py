@@ -53,7 +53,11 @@ NEW = (
 )
 PLAIN = "# Loose idea\n\nA note without any frontmatter at all.\n"  # no frontmatter, no id
 
-OLD_PATH, NEW_PATH, PLAIN_PATH = "decisions/Cache layer.md", "decisions/Cache layer v2.md", "facts/Loose idea.md"
+OLD_PATH, NEW_PATH, PLAIN_PATH = (
+    "decisions/Cache layer.md",
+    "decisions/Cache layer v2.md",
+    "facts/Loose idea.md",
+)
 
 
 def read(root: Path, rel: str) -> str:
@@ -80,7 +84,11 @@ def root(empty_vault) -> Path:
     write(empty_vault, OLD_PATH, OLD)
     write(empty_vault, NEW_PATH, NEW)
     write(empty_vault, PLAIN_PATH, PLAIN)
-    write(empty_vault, "facts/Deploy notes.md", "---\nid: dep00001\ntype: fact\nsource: agent-a\nstatus: resolved\n---\n# Deploy notes\n\nFly.io.\n")
+    write(
+        empty_vault,
+        "facts/Deploy notes.md",
+        "---\nid: dep00001\ntype: fact\nsource: agent-a\nstatus: resolved\n---\n# Deploy notes\n\nFly.io.\n",
+    )
     return empty_vault
 
 
@@ -101,12 +109,16 @@ def test_resolve_rewrites_status_in_place_and_nothing_else(vault, root):
     assert {p for p in after if after[p] != before.get(p)} == {OLD_PATH}
     assert vault.records()[OLD_PATH].status == "resolved"  # the index follows
     again = vault.resolve(OLD_PATH)
-    assert again["changed"] is False and read(root, OLD_PATH) == OLD.replace("status: active\n", "status: resolved\n")
+    assert again["changed"] is False and read(root, OLD_PATH) == OLD.replace(
+        "status: active\n", "status: resolved\n"
+    )
 
 
 def test_resolve_appends_status_when_absent_and_adds_frontmatter_when_none(vault, root):
     vault.resolve("new00001")
-    assert read(root, NEW_PATH) == NEW.replace("source: agent-b\n---", "source: agent-b\nstatus: resolved\n---")
+    assert read(root, NEW_PATH) == NEW.replace(
+        "source: agent-b\n---", "source: agent-b\nstatus: resolved\n---"
+    )
     vault.resolve("Loose idea")  # by title: a note without frontmatter gets one, body intact
     assert read(root, PLAIN_PATH) == "---\nstatus: resolved\n---\n" + PLAIN
 
@@ -127,13 +139,18 @@ def test_resolved_memory_leaves_recall_and_reopen_brings_it_back(vault):
 
 
 def test_resolve_source_resolves_only_that_sources_active_memories(vault, root):
-    write(root, "facts/Other a.md", "---\nid: oth00001\ntype: fact\nsource: agent-a\n---\n# Other a\n\nText.\n")
+    write(
+        root, "facts/Other a.md", "---\nid: oth00001\ntype: fact\nsource: agent-a\n---\n# Other a\n\nText.\n"
+    )
     before = snapshot(root)
     done = vault.resolve_source("agent-a")
     assert sorted(d["id"] for d in done) == ["old00001", "oth00001"]
     assert all(d["changed"] and d["action"] == "resolved" for d in done)
     after = snapshot(root)
-    assert {p for p in after if after[p] != before[p]} == {OLD_PATH, "facts/Other a.md"}  # dep00001 was resolved already
+    assert {p for p in after if after[p] != before[p]} == {
+        OLD_PATH,
+        "facts/Other a.md",
+    }  # dep00001 was resolved already
     assert read(root, OLD_PATH) == OLD.replace("status: active\n", "status: resolved\n")
     assert vault.resolve_source("agent-a") == [] and snapshot(root) == after
     assert vault.resolve_source("nobody") == []
@@ -163,7 +180,11 @@ def test_a_memory_superseding_two_keeps_a_list(vault, root):
     vault.supersede(PLAIN_PATH, "new00001")
     assert meta(root, NEW_PATH)["supersedes"] == ["[[Cache layer]]", "[[Loose idea]]"]
     since = dt.date.fromisoformat(start_of(vault.records()[NEW_PATH]))
-    assert meta(root, PLAIN_PATH) == {"status": "superseded", "superseded_by": "[[Cache layer v2]]", "valid_until": since}
+    assert meta(root, PLAIN_PATH) == {
+        "status": "superseded",
+        "superseded_by": "[[Cache layer v2]]",
+        "valid_until": since,
+    }
 
 
 def test_superseded_memory_is_replaced_in_recall(vault):
@@ -362,7 +383,10 @@ def fresh(empty_vault, open_vault):
 
 
 R_OLD = ("Session cache on Redis", "We use Redis for the session cache because it is fast.")
-R_NEW = ("Session cache on Memcached", "We replaced Redis with Memcached for the session cache.")  # retracts "Redis"
+R_NEW = (
+    "Session cache on Memcached",
+    "We replaced Redis with Memcached for the session cache.",
+)  # retracts "Redis"
 
 
 def status(v: Vault, rel: str) -> str:
@@ -410,8 +434,12 @@ def test_a_retraction_of_a_word_outside_the_old_title_is_only_possible(fresh):
 def test_the_writer_naming_the_old_memory_supersedes_it(fresh):
     old = fresh.remember("fact", "Build machine", "CI runs on the shared Jenkins box.")
     other = fresh.remember("fact", "Unrelated", "Lunch is at noon.")
-    new = fresh.remember("fact", "Self-hosted runners", "CI uses GitHub runners.", supersedes=[old["id"], "Build machine"])
-    assert new["superseded"] == [{"id": old["id"], "title": "Build machine", "similarity": None, "named": True}]
+    new = fresh.remember(
+        "fact", "Self-hosted runners", "CI uses GitHub runners.", supersedes=[old["id"], "Build machine"]
+    )
+    assert new["superseded"] == [
+        {"id": old["id"], "title": "Build machine", "similarity": None, "named": True}
+    ]
     assert status(fresh, old["path"]) == "superseded" and status(fresh, other["path"]) == "active"
     with pytest.raises(BadInput, match="superseded, not active"):
         fresh.remember("fact", "Runners again", "CI uses other runners.", supersedes=[old["id"]])
@@ -453,7 +481,10 @@ def test_only_the_most_similar_candidates_are_compared(fresh, fake_embedder, can
     ab, cb = cos(R_OLD, R_NEW, fake_embedder), cos(C, R_NEW, fake_embedder)
     assert cb < ab  # both retracted by the new one, the first is the nearer one
     fresh.config["lifecycle"].update(supersede_retract_cosine=-1.0, supersede_candidates=candidates)
-    ids = {"a": fresh.remember("decision", *R_OLD, source="s1")["id"], "c": fresh.remember("decision", *C, source="s1")["id"]}
+    ids = {
+        "a": fresh.remember("decision", *R_OLD, source="s1")["id"],
+        "c": fresh.remember("decision", *C, source="s1")["id"],
+    }
     new = fresh.remember("decision", *R_NEW, source="s2")
     assert [s["id"] for s in new["superseded"]] == [ids[x] for x in expected]
 
@@ -509,7 +540,10 @@ def test_near_identical_text_is_a_duplicate_by_vector(fresh, fake_embedder):
 
 def test_a_long_near_identical_memory_is_a_duplicate(fresh):
     """Compared as the index embeds it: chunked for the embedder's window (64 tokens here)."""
-    paras = [" ".join(f"{word}{i}" for word in ("alpha", "beta", "gamma", "delta", "epsilon") * 4) + "." for i in range(3)]
+    paras = [
+        " ".join(f"{word}{i}" for word in ("alpha", "beta", "gamma", "delta", "epsilon") * 4) + "."
+        for i in range(3)
+    ]
     first = fresh.remember("lesson", "Long lesson", "\n\n".join(paras))
     again = fresh.remember("lesson", "Long lesson", "\n\n".join(p.replace(".", "!") for p in paras))
     assert again["duplicate_of"] == first["id"]
@@ -568,5 +602,9 @@ def test_a_different_decision_under_one_anchor_stays_and_is_flagged_with_the_rea
     hits = json.loads(cli("recall", "which database for the cache", "--json"))["results"]
     mine = [h for h in hits if h["id"] == old["id"]]
     assert mine and mine[0]["outdated_by"] == ["Purge the cache in the post-deploy hook"]
-    assert "may be outdated by [[Purge the cache in the post-deploy hook]]" in cli("recall", "which database for the cache")
-    assert "(may be outdated by [[Purge the cache in the post-deploy hook]])" in cli("wake", "--anchor", "Project: App")
+    assert "may be outdated by [[Purge the cache in the post-deploy hook]]" in cli(
+        "recall", "which database for the cache"
+    )
+    assert "(may be outdated by [[Purge the cache in the post-deploy hook]])" in cli(
+        "wake", "--anchor", "Project: App"
+    )

@@ -62,7 +62,11 @@ def test_links_do_not_span_lines_or_nest():
     # Obsidian's bracket grammar (docs/obsidian.md): a line break ends a link, a single "]" or
     # "[" does not, an inner "[[" starts over, and an escaped "\[[" is no link
     assert targets("[[broken\nlink]] [[ok]] [[a[b]] [[Sq]uare]] [[Nested [[Inner]] x]] \\[[esc]]") == [
-        "ok", "a[b", "Sq]uare", "Inner"]
+        "ok",
+        "a[b",
+        "Sq]uare",
+        "Inner",
+    ]
 
 
 def test_links_in_inline_code_are_not_links():

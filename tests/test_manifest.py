@@ -1,5 +1,3 @@
-
-
 def test_record_fields_follow_the_column_order():
     """``Record.from_row`` builds records by position, so the two orders must agree."""
     from dataclasses import fields

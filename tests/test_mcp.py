@@ -150,10 +150,14 @@ async def test_recall_goes_through_a_running_watcher(server, monkeypatch):
 
 async def test_vault_errors_are_mcp_tool_errors(server):
     async with Client(server) as client:
-        assert "unknown type 'musing'" in await fails(client, "remember", type="musing", title="x", content="y")
+        assert "unknown type 'musing'" in await fails(
+            client, "remember", type="musing", title="x", content="y"
+        )
         assert "no note 'no such memory'" in await fails(client, "read_note", ref="no such memory")
         assert "no note" in await fails(client, "resolve", ref="zzzzzzzz")
-        assert "no note" in await fails(client, "rate_memories", ratings=[{"id": "zzzzzzzz", "useful": False}])
+        assert "no note" in await fails(
+            client, "rate_memories", ratings=[{"id": "zzzzzzzz", "useful": False}]
+        )
         assert "describe the gap" in await fails(client, "report_gap", text="  ")
         with pytest.raises(MCPError, match="no note"):
             await client.read_resource("memory://zzzzzzzz")
@@ -206,12 +210,16 @@ async def test_write_note_creates_and_guards_replacements(server, demo_copy):
         assert created["created"] and created["title"] == "Pin the Fly CLI version"
         _, _, hits = await call(client, "recall", query="flyctl broke deploys", k=3)
         assert created["id"] in [h["id"] for h in hits["results"]]  # indexed right away
-        assert "exists" in await fails(client, "write_note", path="lessons/Pin the Fly CLI version.md", content="# x\n")
+        assert "exists" in await fails(
+            client, "write_note", path="lessons/Pin the Fly CLI version.md", content="# x\n"
+        )
 
         _, _, note = await call(client, "read_note", ref=ADVISORY)
         version = note["version"]
         edited = note["text"].replace("importance: 8", "importance: 9")
-        file.write_text(note["text"] + "\nA person edited this meanwhile.\n", encoding="utf-8")  # behind our back
+        file.write_text(
+            note["text"] + "\nA person edited this meanwhile.\n", encoding="utf-8"
+        )  # behind our back
         text = await fails(client, "write_note", path=rel, content=edited, expected_version=version)
         assert "changed since you read it" in text
         assert file.read_text(encoding="utf-8").endswith("A person edited this meanwhile.\n")
@@ -224,9 +232,13 @@ async def test_write_note_creates_and_guards_replacements(server, demo_copy):
 
         _, _, forced = await call(client, "write_note", path=rel, content=edited, overwrite=True)
         assert forced["id"] == ADVISORY and file.read_text(encoding="utf-8") == edited
-        gone = await fails(client, "write_note", path="facts/Gone.md", content="# Gone\n", expected_version=version)
+        gone = await fails(
+            client, "write_note", path="facts/Gone.md", content="# Gone\n", expected_version=version
+        )
         assert "no longer exists" in gone and not (demo_copy / "facts/Gone.md").exists()
-        assert "not a readable note" in await fails(client, "write_note", path="facts/bad.md", content="---\n: [\n---\nx\n")
+        assert "not a readable note" in await fails(
+            client, "write_note", path="facts/bad.md", content="---\n: [\n---\nx\n"
+        )
 
 
 # ---------------------------------------------------------------------- over HTTP
@@ -273,7 +285,9 @@ async def test_http_serves_on_localhost_only(empty_vault, tmp_path):
             headers = {"Authorization": f"Bearer {auth.token()}"}
         finally:
             del os.environ["VAULTMEM_HOME"]
-        transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers))
+        transport = streamable_http_client(
+            f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers)
+        )
         async with Client(transport) as client:
             _, _, stats = await call(client, "stats")
             assert stats["notes"] == 0
@@ -288,7 +302,9 @@ async def test_http_serves_on_localhost_only(empty_vault, tmp_path):
 
 
 def _stdio(root: Path) -> Client:
-    params = StdioServerParameters(command=_vaultmem(), args=["mcp", "--vault", str(root)], env=dict(os.environ))
+    params = StdioServerParameters(
+        command=_vaultmem(), args=["mcp", "--vault", str(root)], env=dict(os.environ)
+    )
     return Client(params, read_timeout_seconds=300)
 
 
@@ -301,7 +317,9 @@ async def test_agent_session_end_to_end(demo_copy):
     async with _stdio(demo_copy) as agent:
         _, text, _ = await call(agent, "wake", anchor="Project: Tidewater", budget=8000)
         assert text.startswith("[MEMORY ") and f"[{FLY}]" in text
-        _, _, hits = await call(agent, "recall", query="why did we pick postgres advisory locks over redis for job leases?", k=5)
+        _, _, hits = await call(
+            agent, "recall", query="why did we pick postgres advisory locks over redis for job leases?", k=5
+        )
         assert hits["results"][0]["id"] == ADVISORY
         _, _, new = await call(agent, "remember", type="decision", title="Deploy on Fly.io in iad with an nrt replica",
                                content="Host the API, web and workers on Fly.io with primary region iad (Ashburn) and "
@@ -312,7 +330,9 @@ async def test_agent_session_end_to_end(demo_copy):
         assert FLY in [s["id"] for s in new["superseded"]], new
         _, _, rated = await call(agent, "rate_memories", ratings=[{"id": ADVISORY, "useful": True}],
                                  source="claude-code/session-e2e")  # fmt: skip
-        assert rated["rated"] == [{"id": ADVISORY, "title": "Use Postgres advisory locks for job leasing", "useful": True}]
+        assert rated["rated"] == [
+            {"id": ADVISORY, "title": "Use Postgres advisory locks for job leasing", "useful": True}
+        ]
 
     slept = subprocess.run(
         [_vaultmem(), "sleep", "--vault", str(demo_copy), "--json", "--anchor", "Project: Tidewater",
@@ -338,7 +358,10 @@ async def test_agent_session_end_to_end(demo_copy):
 async def test_remember_with_a_key_possible_updates_and_recall_as_of(server, demo_copy):
     async with Client(server) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert "possible_updates" in tools["remember"].description and "key" in tools["remember"].input_schema["properties"]
+        assert (
+            "possible_updates" in tools["remember"].description
+            and "key" in tools["remember"].input_schema["properties"]
+        )
         assert "as_of" in tools["recall"].input_schema["properties"]
         _, _, first = await call(client, "remember", type="fact", title="Staging URL", content="staging.example.com",
                                  key="staging-url", source="agent-x")  # fmt: skip
@@ -412,15 +435,21 @@ async def test_importance_takes_numbers_and_words(server, demo_copy):
 
 
 async def test_a_near_duplicate_with_the_same_title_is_not_a_second_file(server, demo_copy):
-    long = "Tidewater marina has 42 berths. Twelve of them take boats over 15 m. The fuel dock is not a berth."
+    long = (
+        "Tidewater marina has 42 berths. Twelve of them take boats over 15 m. The fuel dock is not a berth."
+    )
     async with Client(server) as client:
-        _, _, first = await call(client, "remember", type="fact", title="Berth count", content=long, source="a/1")
+        _, _, first = await call(
+            client, "remember", type="fact", title="Berth count", content=long, source="a/1"
+        )
         _, _, again = await call(client, "remember", type="fact", title="Berth count", source="a/1",
                                  content="Tidewater marina has 42 berths. Twelve of them take boats over 15 m.")  # fmt: skip
         assert again["duplicate_of"] == first["id"] and again["text_added"] == []
         _, _, more = await call(client, "remember", type="fact", title="berth count", source="b/2",
                                 content=f"{long} Two berths are kept for visitors.")  # fmt: skip
-        assert more["duplicate_of"] == first["id"] and more["text_added"] == ["Two berths are kept for visitors."]
+        assert more["duplicate_of"] == first["id"] and more["text_added"] == [
+            "Two berths are kept for visitors."
+        ]
         assert sorted(p.name for p in demo_copy.rglob("Berth count*.md")) == ["Berth count.md"]
         is_error, text, note = await call(client, "read_note", ref="Berth count")
         assert not is_error, text
@@ -468,5 +497,7 @@ async def test_rate_memories_rates_the_known_ones_and_names_the_unknown(server):
                                                                            {"id": "nosuch99", "useful": False}])  # fmt: skip
         assert not is_error, text
         assert [r["id"] for r in done["rated"]] == [ADVISORY]
-        assert [u["id"] for u in done["unknown"]] == ["nosuch99"] and "nosuch99" in done["unknown"][0]["error"]
+        assert [u["id"] for u in done["unknown"]] == ["nosuch99"] and "nosuch99" in done["unknown"][0][
+            "error"
+        ]
     assert [r[0] for r in server.memory.vault.usage.dump()["ratings"]] == [ADVISORY]

@@ -76,13 +76,23 @@ def test_one_sided_changes_and_removals_apply():
 
 
 def test_same_lines_changed_keeps_both_versions_marked_and_sets_conflict():
-    ours = edit(BASE, ("Line two.", "Line two as A wrote it."), ("title: Cache choice", "title: Cache decision"))
-    theirs = edit(BASE, ("Line two.", "Line two as B wrote it."), ("title: Cache choice", "title: Cache pick"))
+    ours = edit(
+        BASE, ("Line two.", "Line two as A wrote it."), ("title: Cache choice", "title: Cache decision")
+    )
+    theirs = edit(
+        BASE, ("Line two.", "Line two as B wrote it."), ("title: Cache choice", "title: Cache pick")
+    )
     result = merge_notes(BASE, ours, theirs, "decisions/Cache choice.md")
     note = parse(result.text, "x.md")
     assert result.conflicts == ["body", "title"]
     assert note.meta["status"] == "conflict" and note.meta["status_before_conflict"] == "active"
-    for line in ("Line one.", "Line two as A wrote it.", "Line two as B wrote it.", "Line three.", "Cache pick"):
+    for line in (
+        "Line one.",
+        "Line two as A wrote it.",
+        "Line two as B wrote it.",
+        "Line three.",
+        "Cache pick",
+    ):
         assert line in result.text
     assert "<<<<" not in result.text and "\n====" not in result.text  # markdown, not git markers
     assert "> [!warning] vaultmem merge conflict" in result.text
@@ -112,7 +122,9 @@ def _git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
-    (tmp_path / "gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
+    (tmp_path / "gitconfig").write_text(
+        "[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n"
+    )
     root = tmp_path / "repo"
     root.mkdir()
     _git(root, "init", "-q")
@@ -149,7 +161,11 @@ def test_driver_through_a_real_git_merge(repo):
 
 def test_cli_entry_point_writes_into_ours(tmp_path):
     paths = []
-    for name, text in (("o", BASE), ("a", edit(BASE, ("Line one.", "A1"))), ("b", edit(BASE, ("Line three.", "B3")))):
+    for name, text in (
+        ("o", BASE),
+        ("a", edit(BASE, ("Line one.", "A1"))),
+        ("b", edit(BASE, ("Line three.", "B3"))),
+    ):
         paths.append(tmp_path / name)
         paths[-1].write_text(text)
     assert main([str(p) for p in paths] + ["notes/x.md"]) == 0

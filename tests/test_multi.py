@@ -29,10 +29,21 @@ def team(tmp_path, monkeypatch, fake_model):
     root = tmp_path / "vaults"
     for name in ("shared", "alice", "bob"):
         init_vault(root / name)
-    note(root / "shared", "decisions/Deploy with blue green.md",
-         "# Deploy with blue green\n\nDeploy production with blue green switching on the load balancer. Deploy deploy.\n")
-    note(root / "alice", "facts/Deploy note.md", "# Deploy note\n\nI once read about deploy scripts for production.\n")
-    note(root / "alice", "facts/Links out.md", "# Links out\n\nSee [[shared:Deploy with blue green]] and [[Deploy note]].\n")
+    note(
+        root / "shared",
+        "decisions/Deploy with blue green.md",
+        "# Deploy with blue green\n\nDeploy production with blue green switching on the load balancer. Deploy deploy.\n",
+    )
+    note(
+        root / "alice",
+        "facts/Deploy note.md",
+        "# Deploy note\n\nI once read about deploy scripts for production.\n",
+    )
+    note(
+        root / "alice",
+        "facts/Links out.md",
+        "# Links out\n\nSee [[shared:Deploy with blue green]] and [[Deploy note]].\n",
+    )
     note(root / "bob", "facts/Bob secret.md", "# Bob secret\n\nBob's private deploy token notes.\n")
     fillers = ["postgres vacuum settings", "react hooks rules", "celery retry policy", "stripe refunds flow",
                "japanese locale strings", "fly.io regions"]  # fmt: skip
@@ -86,7 +97,9 @@ def test_agent_never_sees_another_agents_vault(team, fake_embedder):
     assert "bob" not in mv.vaults
     assert all(h.vault != "bob" for h in mv.recall("Bob private deploy token", k=10))
     mv.close()
-    result = CliRunner().invoke(app, ["recall", "Bob private token", "--agent", "alice", "--json", "--mode", "bm25"])
+    result = CliRunner().invoke(
+        app, ["recall", "Bob private token", "--agent", "alice", "--json", "--mode", "bm25"]
+    )
     assert result.exit_code == 0, result.output
     assert all(r["vault"] in ("alice", "shared", "user") for r in json.loads(result.stdout)["results"])
 
@@ -105,7 +118,9 @@ def test_remember_routes_to_personal_shared_and_user_vaults(team, tmp_path):
     base = ["--agent", "alice", "--json"]
     own = json.loads(run(app, ["remember", "fact", "Alice fact", "mine", *base]).stdout)
     shared = json.loads(run(app, ["remember", "fact", "Team fact", "ours", "--shared", *base]).stdout)
-    user = json.loads(run(app, ["remember", "preference", "Tabs not spaces", "always", "--scope", "user", *base]).stdout)
+    user = json.loads(
+        run(app, ["remember", "preference", "Tabs not spaces", "always", "--scope", "user", *base]).stdout
+    )
     assert (team / "alice" / own["path"]).exists()
     assert (team / "shared" / shared["path"]).exists()
     assert (tmp_path / "home" / "user" / user["path"]).exists()
@@ -117,7 +132,9 @@ def test_remember_routes_to_personal_shared_and_user_vaults(team, tmp_path):
 def test_repeatable_vault_option_searches_named_vaults(team):
     reg = Registry()
     reg.add("s", team / "shared")
-    result = CliRunner().invoke(app, ["recall", "deploy", "--vault", "s", "--vault", str(team / "alice"), "--json", "--mode", "bm25"])
+    result = CliRunner().invoke(
+        app, ["recall", "deploy", "--vault", "s", "--vault", str(team / "alice"), "--json", "--mode", "bm25"]
+    )
     assert result.exit_code == 0, result.output
     assert {r["vault"] for r in json.loads(result.stdout)["results"]} == {"s", "alice"}
 
@@ -133,7 +150,10 @@ def test_watch_all_watches_every_registered_vault_from_one_process(team, fake_em
     reg = Registry()
     for name in ("shared", "alice"):
         reg.add(name, team / name)
-    watchers = [Watcher(Vault(p, embedder=fake_embedder), quiet=0.05, max_delay=0.3, serve=False) for p in reg.vaults.values()]
+    watchers = [
+        Watcher(Vault(p, embedder=fake_embedder), quiet=0.05, max_delay=0.3, serve=False)
+        for p in reg.vaults.values()
+    ]
     group = WatchGroup(watchers)
     assert watchers[0].housekeeping is watchers[1].housekeeping  # one garbage-collection schedule per process
     group.start()
@@ -182,7 +202,7 @@ def test_the_cli_takes_vault_id_references_like_mcp(team, monkeypatch):
     from vaultmem.cli.app import app
 
     monkeypatch.setenv("VAULTMEM_AGENT_ID", "alice")
-    run = lambda *a: CliRunner().invoke(app, list(a))  # noqa: E731
+    run = lambda *a: CliRunner().invoke(app, list(a))
     shown = run("show", "shared:Deploy with blue green", "--json")
     assert shown.exit_code == 0, shown.output
     assert "blue green switching" in json.loads(shown.stdout)["text"]
@@ -205,7 +225,10 @@ def test_supersede_across_vaults_is_refused_by_the_session(team, fake_embedder):
         session.supersede("shared:Deploy with blue green", "Deploy note")
     assert (team / "shared/decisions/Deploy with blue green.md").read_text() == before
     done = session.supersede("alice:Deploy note", "alice:Links out")
-    assert done["action"] == "superseded" and "superseded_by" in (team / "alice/facts/Deploy note.md").read_text()
+    assert (
+        done["action"] == "superseded"
+        and "superseded_by" in (team / "alice/facts/Deploy note.md").read_text()
+    )
     session.close()
     env = {"VAULTMEM_AGENT_ID": "alice"}
     r = CliRunner().invoke(app, ["supersede", "shared:Deploy with blue green", "Links out"], env=env)

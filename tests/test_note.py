@@ -90,7 +90,7 @@ def test_duplicated_key_is_set_once():
 
 
 def test_key_names_are_read_as_yaml_reads_them():
-    text = '---\n"quoted key": 1\n\'it\'\'s\': 2\nplain: 3\n---\n'
+    text = "---\n\"quoted key\": 1\n'it''s': 2\nplain: 3\n---\n"
     out = set_fields(text, {"quoted key": 10, "it's": 20})
     assert parse(out, "x.md").meta == {"quoted key": 10, "it's": 20, "plain": 3}
     assert out.count("quoted key") == 1 and out.count("it") == 1
@@ -203,7 +203,10 @@ def test_title_comes_from_frontmatter_first():
 
 def test_title_is_the_file_name_not_a_heading_by_default():
     # Obsidian names a note by its file name; "# Todo" in a body is no title (issue 27)
-    assert note("# Todo\nstuff\n", path="Math/Amortized Accounting Method.md").title == "Amortized Accounting Method"
+    assert (
+        note("# Todo\nstuff\n", path="Math/Amortized Accounting Method.md").title
+        == "Amortized Accounting Method"
+    )
 
 
 def test_title_from_heading_falls_back_to_first_h1_outside_code():
@@ -261,7 +264,7 @@ def test_dates_from_frontmatter_are_iso_strings():
 
 
 def test_missing_dates_come_from_file_times():
-    mtime = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc).timestamp()
+    mtime = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC).timestamp()
     n = note("body", mtime=mtime, ctime=mtime - 86400)
     assert (n.created, n.updated) == ("2026-01-01T03:04:05Z", "2026-01-02T03:04:05Z")
     assert note("body", mtime=mtime).created == "2026-01-02T03:04:05Z"
@@ -309,7 +312,10 @@ def test_id_and_key():
 def test_superseded_by_target_and_links():
     n = note(fm("See [[Other]].", superseded_by='"[[New Note|label]]"'))
     assert n.superseded_by == "New Note"
-    assert [(link.target, link.kind) for link in n.links] == [("New Note", "superseded_by"), ("Other", "body")]
+    assert [(link.target, link.kind) for link in n.links] == [
+        ("New Note", "superseded_by"),
+        ("Other", "body"),
+    ]
 
 
 def test_byte_order_mark_is_not_part_of_the_body():

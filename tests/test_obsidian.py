@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from obsidian_agree import compare
 from typer.testing import CliRunner
+
 from vaultmem.cli.app import app
 from vaultmem.index import graph as graphmod
-
-from obsidian_agree import compare
 
 FIXTURE = Path(__file__).parent / "fixtures" / "obsidian_vault"
 EXT = Path("/work/extvaults")
@@ -72,9 +72,18 @@ def test_real_vault_links_agree_with_the_reference_resolver(name, tmp_path):
 def test_links_to_attachments_resolve_and_are_never_broken(fx, open_vault):
     g = open_vault(fx).graph()
     linked = graphmod.attachments(g)
-    for path in ("Attachments/Figure 1.png", "Attachments/Report.pdf", "Board.canvas", "Attachments/talk.mp3",
-                 "Templates/Bases/Books.base", "Attachments/diagram.svg", "Attachments/cover.jpg"):
-        assert "Linking.md" in linked.get(path, []) or "References/Out of Control.md" in linked.get(path, []), path
+    for path in (
+        "Attachments/Figure 1.png",
+        "Attachments/Report.pdf",
+        "Board.canvas",
+        "Attachments/talk.mp3",
+        "Templates/Bases/Books.base",
+        "Attachments/diagram.svg",
+        "Attachments/cover.jpg",
+    ):
+        assert "Linking.md" in linked.get(path, []) or "References/Out of Control.md" in linked.get(
+            path, []
+        ), path
     assert g.nodes["attachment:Attachments/Figure 1.png"]["attachment"]
     unresolved = graphmod.unresolved(g)
     assert not {"Figure 1.png", "Report.pdf", "Books.base", "Board.canvas"} & set(unresolved)
@@ -109,8 +118,20 @@ def test_title_from_heading_is_a_switch(fx, open_vault):
 
 def test_notes_vaultmem_writes_keep_their_titles_and_links(empty_vault, fake_model):
     runner = CliRunner()
-    r = runner.invoke(app, ["remember", "decision", "Cache: use Redis", "We cache in Redis.",
-                            "--anchor", "Project: Tidewater", "--vault", str(empty_vault), "--json"])
+    r = runner.invoke(
+        app,
+        [
+            "remember",
+            "decision",
+            "Cache: use Redis",
+            "We cache in Redis.",
+            "--anchor",
+            "Project: Tidewater",
+            "--vault",
+            str(empty_vault),
+            "--json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     path = json.loads(r.stdout)["path"]
     from vaultmem.vault import Vault
@@ -174,7 +195,9 @@ def test_obsidian_templates_folder_is_left_out_and_doctor_says_so(fx, open_vault
 def test_every_property_is_searchable_by_value_and_link_target_name(fx, open_vault):
     v = open_vault(fx)
     hits = [h.path for h in v.recall("Kevin Kelly emergence book", mode="bm25", log=False)]
-    assert hits and hits[0] == "References/Out of Control.md"  # an empty body: author and topics are properties
+    assert (
+        hits and hits[0] == "References/Out of Control.md"
+    )  # an empty body: author and topics are properties
     hits = [h.path for h in v.recall("Kevin Kelly emergence book", mode="vector", log=False)]
     assert hits and hits[0] == "References/Out of Control.md"  # and they are in the embedded text
 
@@ -184,7 +207,7 @@ def test_properties_never_change_how_a_notes_text_scores(empty_vault, open_vault
     turns: ``session``, ``follows``): a query of their text scores them equally (the properties
     do not lengthen the text's field), and a property value still finds its note first."""
     body = "Caroline went to the support group on Tuesday and felt welcome there.\n"
-    ids = "\n".join(f"ref{i}: \"[[D{i}:{i + 3}]]\"" for i in range(12))
+    ids = "\n".join(f'ref{i}: "[[D{i}:{i + 3}]]"' for i in range(12))
     notes = {"plain.md": body, "linked.md": f"---\nsession: \"[[S1]]\"\n{ids}\n---\n{body}",
              "other.md": "Melanie painted a sunrise by the lake.\n"}  # fmt: skip
     for name, text in notes.items():
@@ -241,7 +264,9 @@ def _state(v) -> tuple:
     return notes, chunks, vectors, sorted(v.bm25.documents().items())
 
 
-def test_a_first_index_killed_midway_resumes_and_equals_a_fresh_rebuild(tmp_path, open_vault, fake_embedder, monkeypatch):
+def test_a_first_index_killed_midway_resumes_and_equals_a_fresh_rebuild(
+    tmp_path, open_vault, fake_embedder, monkeypatch
+):
     from vaultmem.index import indexer
 
     monkeypatch.setattr(indexer, "BATCH_CHUNKS", 8)
@@ -295,6 +320,7 @@ def test_index_progress_goes_to_stderr_with_json(tmp_path):
 
 def test_a_watcher_applies_a_huge_note_after_the_others_alone(empty_vault, fake_embedder):
     from helpers import write
+
     from vaultmem.index.indexer import HUGE_CHARS
     from vaultmem.service.watch import Batch, Watcher
     from vaultmem.vault import Vault
@@ -318,7 +344,9 @@ def test_the_note_page_shows_attachment_links_as_attachments_not_broken(fx, open
 
     v = open_vault(fx)
     resolver = v.graph().graph["resolver"]
-    html = markdown.render(v.store.read("Linking.md").body, lambda t: _page_target(resolver, t, "Linking.md")).html
+    html = markdown.render(
+        v.store.read("Linking.md").body, lambda t: _page_target(resolver, t, "Linking.md")
+    ).html
     assert 'class="wikilink attachment" title="attachment: Attachments/Report.pdf"' in html
     assert '"/?q=Report.pdf"' not in html and '"/?q=Figure%201"' in html  # without its extension: broken
 

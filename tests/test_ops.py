@@ -15,7 +15,7 @@ from vaultmem.core.scaffold import init_vault
 from vaultmem.memory.ops import EXPORT_FORMAT, parse_assignment
 from vaultmem.vault import Vault
 
-NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 NO_ID = "facts/Pilot marinas and their sizes.md"
 
@@ -23,8 +23,6 @@ NO_ID = "facts/Pilot marinas and their sizes.md"
 @pytest.fixture
 def vault(empty_vault, open_vault):
     return open_vault(empty_vault)
-
-
 
 
 def read(v: Vault, rel: str) -> str:
@@ -42,7 +40,7 @@ def meta(v: Vault, rel: str) -> dict:
 
 
 def stamp(days_ago: float) -> str:
-    return (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (dt.datetime.now(dt.UTC) - dt.timedelta(days=days_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -55,7 +53,9 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def test_remember_writes_a_note_with_id_in_the_type_folder(vault):
-    r = vault.remember("decision", "Use SQLite for the cache", "Because it is simple.", tags=["cache"], now=NOW)
+    r = vault.remember(
+        "decision", "Use SQLite for the cache", "Because it is simple.", tags=["cache"], now=NOW
+    )
     assert re.fullmatch(r"[0-9a-z]{8}", r["id"]) and not r["id"].isdigit()
     assert r["path"] == "decisions/Use SQLite for the cache.md"
     assert (r["type"], r["created_anchor"]) == ("decision", None)
@@ -87,7 +87,9 @@ def test_remember_links_and_anchor(vault):
     second = vault.remember("fact", "Fact two", "y", anchor="Project: Demo", now=NOW)
     assert first["created_anchor"] == "projects/Project - Demo.md"
     assert second["created_anchor"] is None
-    assert [p for p in vault.store.list_paths() if p.startswith("projects/")] == ["projects/Project - Demo.md"]
+    assert [p for p in vault.store.list_paths() if p.startswith("projects/")] == [
+        "projects/Project - Demo.md"
+    ]
     anchor = vault.find("Project: Demo")
     assert anchor.type == "project" and "anchor" in anchor.tags
     rec = vault.find(first["id"])
@@ -140,7 +142,9 @@ def test_remember_bad_input(vault, kwargs, message):
 
 
 def test_remember_importance_words_and_fields(vault):
-    r = vault.remember("fact", "T", "x", importance="high", scope="user", source="agent-1", context=["app.py"])
+    r = vault.remember(
+        "fact", "T", "x", importance="high", scope="user", source="agent-1", context=["app.py"]
+    )
     rec = vault.find(r["id"])
     assert (rec.importance, rec.scope, rec.source, rec.context) == (8, "user", "agent-1", ("app.py",))
 
@@ -257,7 +261,10 @@ def test_edit_set_and_add_tag_rewrite_only_those_keys(demo):
     demo.edit("yx66znwj", sets=["importance=9"], add_tags=["#locks", "Postgres"], now=NOW)
     expected = (
         before.replace("importance: 8\n", "importance: 9\n")
-        .replace("tags: [jobs, postgres, leasing, concurrency]", "tags: [jobs, postgres, leasing, concurrency, locks]")
+        .replace(
+            "tags: [jobs, postgres, leasing, concurrency]",
+            "tags: [jobs, postgres, leasing, concurrency, locks]",
+        )
         .replace("updated: 2026-11-06T09:12:00Z", "updated: '2026-06-01T12:00:00Z'")
     )
     assert read(demo, ADVISORY) == expected  # reviewed_by and every other byte kept
@@ -347,7 +354,9 @@ def test_stats(listing):
     assert s["by_type"] == {"fact": 2, "lesson": 2, "decision": 1}
     assert s["by_status"] == {"active": 3, "resolved": 1, "superseded": 1}
     assert s["by_importance"] == {"9": 1, "8": 1, "5": 2, "3": 1}
-    assert s["notes_bytes"] == sum(len(b) for p, b in snapshot(listing.root).items() if p.endswith(".md") and "/" in p)
+    assert s["notes_bytes"] == sum(
+        len(b) for p, b in snapshot(listing.root).items() if p.endswith(".md") and "/" in p
+    )
     assert s["index_bytes"] == 0
 
 
@@ -375,7 +384,12 @@ def test_export_import_round_trip_is_byte_identical(demo, tmp_path, fake_embedde
 def test_import_again_skips_everything(demo):
     before = snapshot(demo.root)
     result = demo.import_(demo.export())
-    assert result == {"imported": 0, "skipped_existing": len(demo.store.list_paths()), "paths": [], "usage_rows": 0}
+    assert result == {
+        "imported": 0,
+        "skipped_existing": len(demo.store.list_paths()),
+        "paths": [],
+        "usage_rows": 0,
+    }
     assert snapshot(demo.root) == before
 
 
@@ -391,7 +405,9 @@ def test_import_restores_a_note_with_broken_yaml_as_it_was(vault):
     assert read(vault, "bad.md") == "---\na: [\n---\nbody"
 
 
-@pytest.mark.parametrize("path", ["../escape.md", "a/../../escape.md", "/tmp/escape.md", ".vaultmem/x.md", "a/../b.md"])
+@pytest.mark.parametrize(
+    "path", ["../escape.md", "a/../../escape.md", "/tmp/escape.md", ".vaultmem/x.md", "a/../b.md"]
+)
 def test_import_refuses_paths_outside_or_hidden(vault, path):
     data = {"format": EXPORT_FORMAT, "notes": [{"path": "ok.md", "text": "x"}, {"path": path, "text": "x"}]}
     with pytest.raises(VaultError):

@@ -46,8 +46,14 @@ def test_rrf_and_ranked_are_deterministic():
 
 
 @given(
-    st.lists(st.tuples(st.text(min_size=1, max_size=3), st.floats(-100, 100)), max_size=20, unique_by=lambda x: x[0]),
-    st.lists(st.tuples(st.text(min_size=1, max_size=3), st.floats(-1, 1)), max_size=20, unique_by=lambda x: x[0]),
+    st.lists(
+        st.tuples(st.text(min_size=1, max_size=3), st.floats(-100, 100)),
+        max_size=20,
+        unique_by=lambda x: x[0],
+    ),
+    st.lists(
+        st.tuples(st.text(min_size=1, max_size=3), st.floats(-1, 1)), max_size=20, unique_by=lambda x: x[0]
+    ),
     st.floats(0, 1),
 )
 def test_convex_scores_stay_in_unit_interval(bm25, vec, w):
@@ -87,8 +93,16 @@ def lifecycle_vault(empty_vault, open_vault):
          "type: decision\n---\n# Old\n\nUse a lease table for job leasing.\n")  # fmt: skip
     note(empty_vault, "decisions/Middle.md", "---\nid: mid00001\nstatus: superseded\nsuperseded_by: '[[New]]'\n"
          "type: decision\n---\n# Middle\n\nUse redis locks.\n")  # fmt: skip
-    note(empty_vault, "decisions/New.md", "---\nid: new00001\ntype: decision\n---\n# New\n\nUse advisory locks.\n")
-    note(empty_vault, "bugs/Fixed.md", "---\nstatus: resolved\ntype: bug_fix\n---\n# Fixed\n\nLease table deadlock fixed.\n")
+    note(
+        empty_vault,
+        "decisions/New.md",
+        "---\nid: new00001\ntype: decision\n---\n# New\n\nUse advisory locks.\n",
+    )
+    note(
+        empty_vault,
+        "bugs/Fixed.md",
+        "---\nstatus: resolved\ntype: bug_fix\n---\n# Fixed\n\nLease table deadlock fixed.\n",
+    )
     return open_vault(empty_vault)
 
 
@@ -146,7 +160,9 @@ def test_graph_links_and_dangling_targets(demo):
     dangling = g.unresolved(G)
     assert "Refund policy for cancelled bookings" in dangling
     # a link written inside an inline code span is not an edge
-    assert "patterns/Linking conventions for memory notes.md" not in g.backlinks(G, "architecture/Booking availability model.md")
+    assert "patterns/Linking conventions for memory notes.md" not in g.backlinks(
+        G, "architecture/Booking availability model.md"
+    )
     kinds = {k for _, _, d in G.edges(data=True) for k in d["kinds"]}
     assert {"body", "frontmatter", "superseded_by"} <= kinds
 
@@ -180,7 +196,9 @@ def test_explain_parts_add_up(demo):
     for h in demo.recall("stripe webhooks", k=5):
         e = h.explain
         base = e["bm25"] + e["vector"] + e["context"] + e["graph"] + e["anchor"]
-        assert base > 0 and h.score == pytest.approx(base * e["profile"] * e["importance"] * e["blend"], abs=1e-3)
+        assert base > 0 and h.score == pytest.approx(
+            base * e["profile"] * e["importance"] * e["blend"], abs=1e-3
+        )
         assert e["blend"] == pytest.approx(0.7 + 0.3 * e["adaptive"], abs=1e-3)
     for h in demo.recall("stripe webhooks", k=5, adaptive=False):
         assert h.explain["blend"] == 1.0 and "adaptive" not in h.explain
@@ -191,7 +209,9 @@ def test_json_schema_of_recall(demo_copy, fake_model):
 
     from vaultmem.cli import app as cli
 
-    result = CliRunner().invoke(cli.app, ["recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "3", "--explain"])
+    result = CliRunner().invoke(
+        cli.app, ["recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "3", "--explain"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert set(data) == {"query", "mode", "profile", "results"}
@@ -259,14 +279,18 @@ def test_numpy_bm25_matches_whoosh_and_a_rebuild_after_deletions(demo_copy, fake
     incremental = {q: v.bm25.score_all(q, index, len(universe)) for q in queries}
     v.reindex(rebuild=True)
     for q in queries:
-        assert list(v.bm25.score_all(q, index, len(universe))) == pytest.approx(list(incremental[q]), rel=1e-12)
+        assert list(v.bm25.score_all(q, index, len(universe))) == pytest.approx(
+            list(incremental[q]), rel=1e-12
+        )
     v.close()
 
 
 def test_console_entry_fast_path_for_recall(demo_copy, fake_model, monkeypatch, capsys):
     from vaultmem.cli import app as cli
 
-    monkeypatch.setattr("sys.argv", ["vaultmem", "recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "2"])
+    monkeypatch.setattr(
+        "sys.argv", ["vaultmem", "recall", "stripe webhooks", "--vault", str(demo_copy), "--json", "-k", "2"]
+    )
     with pytest.raises(SystemExit) as done:
         cli.main()
     assert done.value.code in (0, None)
@@ -289,13 +313,18 @@ def test_score_caches_follow_the_index_object_not_its_id(tmp_path):
 
     paths = [f"n{i}.md" for i in range(6)]
     bm25 = BM25Index(tmp_path / "bm25")
-    bm25.apply([Doc(p, "h", p, "", "", "apple" if i == 0 else "cherry", "", "active") for i, p in enumerate(paths)], [])
+    bm25.apply(
+        [Doc(p, "h", p, "", "", "apple" if i == 0 else "cherry", "", "active") for i, p in enumerate(paths)],
+        [],
+    )
     vectors = VectorIndex(paths, np.eye(6, dtype=np.float32))
     for trial in range(20):
         order = paths if trial % 2 == 0 else paths[::-1]
         index = {p: i for i, p in enumerate(order)}
         assert int(np.argmax(bm25.score_all("apple", index, 6))) == index["n0.md"]
-        assert int(np.argmax(vectors.aligned_scores(np.eye(6, dtype=np.float32)[2], index, 6))) == index["n2.md"]
+        assert (
+            int(np.argmax(vectors.aligned_scores(np.eye(6, dtype=np.float32)[2], index, 6))) == index["n2.md"]
+        )
         del index
     bm25.close()
 
@@ -320,7 +349,16 @@ def test_closed_bm25_readers_unmap_their_segments_without_garbage_collection(tmp
     from vaultmem.index.bm25 import BM25Index, Doc
 
     def doc(i: int, version: int) -> Doc:
-        return Doc(f"n{i}.md", f"{i}-{version}", f"note {i}", "", "", f"apple cherry word{i} v{version}", "", "active")
+        return Doc(
+            f"n{i}.md",
+            f"{i}-{version}",
+            f"note {i}",
+            "",
+            "",
+            f"apple cherry word{i} v{version}",
+            "",
+            "active",
+        )
 
     folder = tmp_path / "bm25"
     bm25 = BM25Index(folder)

@@ -41,23 +41,33 @@ def test_best_neighbour_is_the_best_linked_score_either_way():
     assert neighbours.edges(g, index) is pairs  # cached for this index
     best = neighbours.best_neighbour(np.array([0.5, -0.2, 0.1, 0.9]), pairs)
     assert best.tolist() == [0.0, 0.5, 0.0, 0.0]  # c's only neighbour is below 0; d has none
-    assert neighbours.lift(np.array([0.5, -0.2, 0.1, 0.9]), pairs, 0.2).tolist() == pytest.approx([0, 0.1, 0, 0])
+    assert neighbours.lift(np.array([0.5, -0.2, 0.1, 0.9]), pairs, 0.2).tolist() == pytest.approx(
+        [0, 0.1, 0, 0]
+    )
     scores = np.array([0.5, -0.2, 0.1, 0.9])
-    assert neighbours.via(1, scores, pairs) == 0 and neighbours.via(3, scores, pairs) is None  # b's best is a; d has none
+    assert (
+        neighbours.via(1, scores, pairs) == 0 and neighbours.via(3, scores, pairs) is None
+    )  # b's best is a; d has none
     assert neighbours.via(1, np.array([0.5, 0.0, 0.5, 0.0]), pairs) == 2  # a tie: the later note (c)
 
 
 def _turns(root: Path) -> Path:
     (root / ".vaultmem").mkdir(parents=True)
-    (root / "t1.md").write_text("---\nid: t1\n---\nCaroline: Researching adoption agencies has been my dream.\n")
-    (root / "t2.md").write_text("---\nid: t2\nfollows: \"[[t1]]\"\n---\nMelanie: Wow, that is wonderful news!\n")
+    (root / "t1.md").write_text(
+        "---\nid: t1\n---\nCaroline: Researching adoption agencies has been my dream.\n"
+    )
+    (root / "t2.md").write_text(
+        '---\nid: t2\nfollows: "[[t1]]"\n---\nMelanie: Wow, that is wonderful news!\n'
+    )
     (root / "t3.md").write_text("---\nid: t3\n---\nMelanie: What did you do? What did it look like?\n")
     (root / "t4.md").write_text("---\nid: t4\n---\nMelanie: Pottery class on Sunday, so relaxing.\n")
     return root
 
 
 def _recall(root: Path, query: str, *extra: str) -> list[dict]:
-    result = CliRunner().invoke(cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", *extra])
+    result = CliRunner().invoke(
+        cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", *extra]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)["results"]
 

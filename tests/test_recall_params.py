@@ -17,7 +17,9 @@ from vaultmem.recall.pipeline import Options
 
 
 def _recall_cli(vault, *args: str) -> dict:
-    result = CliRunner().invoke(app, ["recall", "marina berth booking", "--vault", str(vault), "--json", *args])
+    result = CliRunner().invoke(
+        app, ["recall", "marina berth booking", "--vault", str(vault), "--json", *args]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 

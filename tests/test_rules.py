@@ -14,8 +14,8 @@ import numpy as np
 import yaml
 from helpers import HashEmbedder, Running, wait_for, write
 from typer.testing import CliRunner
-from vaultmem.cli.app import app
 
+from vaultmem.cli.app import app
 from vaultmem.vault import Vault
 
 
@@ -70,7 +70,9 @@ def index_view(v: Vault) -> tuple:
     return recs, v.bm25.documents(), v.manifest.chunk_hashes()
 
 
-def test_index_without_a_watcher_gives_the_same_files_and_index_as_a_watcher(tmp_path, fake_embedder, fake_model):
+def test_index_without_a_watcher_gives_the_same_files_and_index_as_a_watcher(
+    tmp_path, fake_embedder, fake_model
+):
     from vaultmem.core.scaffold import init_vault
 
     watched, indexed = tmp_path / "watched", tmp_path / "indexed"
@@ -82,7 +84,9 @@ def test_index_without_a_watcher_gives_the_same_files_and_index_as_a_watcher(tmp
         burst(watched)
         wait_for(lambda: len([p for p in r.paths() if p.startswith(("burst/", "facts/", "decisions/"))]) == 204,
                  what="all notes indexed")  # fmt: skip
-        wait_for(lambda: meta(watched, "decisions/Queue on Redis.md").get("status") == "superseded", what="rules")
+        wait_for(
+            lambda: meta(watched, "decisions/Queue on Redis.md").get("status") == "superseded", what="rules"
+        )
         time.sleep(1.0)  # the rewritten notes come back as file events; let them settle
         before = r.watcher.state.batches
         wait_for(lambda: r.watcher.batcher.pending == 0, what="quiet")
@@ -114,7 +118,9 @@ def test_a_burst_of_near_identical_hand_written_notes_changes_no_file(empty_vaul
     burst(source)
     before = files(source)
     embedder = NearEmbedder()
-    cos = embedder.embed(["Burst note 100 mentions the word xylophonic.", "Burst note 295 mentions the word xylophonic."])
+    cos = embedder.embed(
+        ["Burst note 100 mentions the word xylophonic.", "Burst note 295 mentions the word xylophonic."]
+    )
     assert 0.91 < float(cos[0] @ cos[1]) < 0.97
     write(empty_vault, "burst/README.md", "# About the burst\n\nNotes copied from elsewhere.\n")
     r = Running(empty_vault, embedder)
@@ -124,7 +130,9 @@ def test_a_burst_of_near_identical_hand_written_notes_changes_no_file(empty_vaul
         wait_for(lambda: sum(p.startswith("burst/b") for p in r.paths()) == 200, what="the burst indexed")
         time.sleep(1.0)  # a wrong supersede would have been written by now
         with r.watcher.mutex:
-            statuses = {rec.status for p, rec in r.vault.manifest.records().items() if p.startswith("burst/b")}
+            statuses = {
+                rec.status for p, rec in r.vault.manifest.records().items() if p.startswith("burst/b")
+            }
     finally:
         r.stop()
     after = {k: t for k, t in files(empty_vault / "burst").items() if k != "README.md"}
@@ -167,4 +175,6 @@ def test_the_key_rule_keeps_the_newest_of_a_type_and_branch(open_vault, empty_va
     assert [(d["id"], d["by"]) for d in v.reindex().superseded] == [("k1", "k2")]
     assert "status" not in meta(empty_vault, "c.md") and "status" not in meta(empty_vault, "e.md")
     write(empty_vault, "d.md", note("k4", "D", "4.", type="fact", key="K", created="2025-06-01"))
-    assert [(d["id"], d["by"]) for d in v.reindex().superseded] == [("k4", "k2")]  # an older note given the key later
+    assert [(d["id"], d["by"]) for d in v.reindex().superseded] == [
+        ("k4", "k2")
+    ]  # an older note given the key later

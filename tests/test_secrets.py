@@ -50,7 +50,13 @@ openai_legacy = "sk-" + rnd(20) + "T3BlbkFJ" + rnd(20)
 openai_proj = "sk-proj-" + rnd(74, AN + "-_") + "T3BlbkFJ" + rnd(74, AN + "-_")
 anthropic = "sk-ant-api03-" + rnd(93, AN + "-_") + "AA"
 sk_live_dash = "sk-live-" + rnd(32)
-jwt = ".".join([b64url({"alg": "HS256", "typ": "JWT"}), b64url({"sub": rnd(8, DG), "iat": 1730000000}), rnd(43, AN + "-_")])
+jwt = ".".join(
+    [
+        b64url({"alg": "HS256", "typ": "JWT"}),
+        b64url({"sub": rnd(8, DG), "iat": 1730000000}),
+        rnd(43, AN + "-_"),
+    ]
+)
 opaque, api_key, client_secret = rnd(40, AN + "-_"), rnd(32), rnd(40, AN + "~_-")
 basic_pw, pg_pw = rnd(14), "S3cr3t!" + rnd(6) + "&x"
 google, hf_tok, npm_tok = "AIza" + rnd(35, AN + "-_"), "hf_" + rnd(34, UP + LO), "npm_" + rnd(36)
@@ -71,31 +77,79 @@ POSITIVE = [
     ("github gho in code", f"`gh auth login --with-token <<< {gho}`", "github-token", [gho]),
     ("github fine-grained pat", f"GH_TOKEN={gh_pat}", "github-token", [gh_pat]),
     ("slack bot token", f"slack bot token: {slack_bot}", "slack-token", [slack_bot]),
-    ("slack webhook url", f"Alerts post to {slack_hook} today.", "slack-token", [slack_hook.rsplit("/", 1)[1]]),
-    ("stripe live key", f"Set STRIPE_SECRET_KEY to {stripe_live} in Fly secrets.", "stripe-key", [stripe_live]),
-    ("stripe long live key", f'stripe.api_key = "{stripe_long}"', "stripe-key", [stripe_long, stripe_long[-40:]]),
+    (
+        "slack webhook url",
+        f"Alerts post to {slack_hook} today.",
+        "slack-token",
+        [slack_hook.rsplit("/", 1)[1]],
+    ),
+    (
+        "stripe live key",
+        f"Set STRIPE_SECRET_KEY to {stripe_live} in Fly secrets.",
+        "stripe-key",
+        [stripe_live],
+    ),
+    (
+        "stripe long live key",
+        f'stripe.api_key = "{stripe_long}"',
+        "stripe-key",
+        [stripe_long, stripe_long[-40:]],
+    ),
     ("stripe test key", f"Test mode key {stripe_test}", "stripe-key", [stripe_test]),
     ("stripe restricted key", f"- restricted: {stripe_rk}", "stripe-key", [stripe_rk]),
     ("stripe webhook secret", f"STRIPE_WEBHOOK_SECRET={whsec}", "stripe-key", [whsec]),
     ("openai legacy key", f"OPENAI_API_KEY={openai_legacy}", "openai-key", [openai_legacy]),
-    ("openai project key", f"The agent used {openai_proj} for it.", "openai-key", [openai_proj, openai_proj[-60:]]),
-    ("anthropic key", f'export ANTHROPIC_API_KEY="{anthropic}"', "anthropic-key", [anthropic, anthropic[-50:]]),
+    (
+        "openai project key",
+        f"The agent used {openai_proj} for it.",
+        "openai-key",
+        [openai_proj, openai_proj[-60:]],
+    ),
+    (
+        "anthropic key",
+        f'export ANTHROPIC_API_KEY="{anthropic}"',
+        "anthropic-key",
+        [anthropic, anthropic[-50:]],
+    ),
     ("generic sk-live- key", f"vendor key is {sk_live_dash}", "api-key", [sk_live_dash]),
     ("jwt in prose", f"The cookie held {jwt}.", "jwt", [jwt, jwt.rsplit(".", 1)[1]]),
     ("bearer jwt header", f"Authorization: Bearer {jwt}", "jwt", [jwt]),
-    ("bearer opaque header", f'curl -H "Authorization: Bearer {opaque}" https://api.example.com', "bearer-token", [opaque]),
+    (
+        "bearer opaque header",
+        f'curl -H "Authorization: Bearer {opaque}" https://api.example.com',
+        "bearer-token",
+        [opaque],
+    ),
     ("bearer without header", f"send it as Bearer {opaque}", "bearer-token", [opaque]),
     ("basic auth header", f"Authorization: Basic {basic_hdr}", "basic-auth", [basic_hdr]),
-    ("basic-auth url", f"Clone from https://deploy:{basic_pw}@git.example.com/app.git", "basic-auth", [basic_pw]),
-    ("basic-auth url, sub-delims", f"DATABASE_URL=postgres://app:{pg_pw}@db.internal:5432/tide", "basic-auth", [pg_pw]),
+    (
+        "basic-auth url",
+        f"Clone from https://deploy:{basic_pw}@git.example.com/app.git",
+        "basic-auth",
+        [basic_pw],
+    ),
+    (
+        "basic-auth url, sub-delims",
+        f"DATABASE_URL=postgres://app:{pg_pw}@db.internal:5432/tide",
+        "basic-auth",
+        [pg_pw],
+    ),
     ("curl -u user:pass", f"curl -u admin:{pw_md} https://api.example.com/health", "basic-auth", [pw_md]),
     ("PGPASSWORD env", f"PGPASSWORD={pw_is} psql -h db -U app", "password", [pw_is]),
     ("DBPASS env", f"DBPASS={pw_md}", "password", [pw_md]),
-    (".env block", f"# .env\nDEBUG=false\nDATABASE_URL=postgres://app:{basic_pw}@db:5432/app\nSECRET_KEY={api_key}\n",
-     "basic-auth", [basic_pw, api_key]),  # fmt: skip
+    (
+        ".env block",
+        f"# .env\nDEBUG=false\nDATABASE_URL=postgres://app:{basic_pw}@db:5432/app\nSECRET_KEY={api_key}\n",
+        "basic-auth",
+        [basic_pw, api_key],
+    ),  # fmt: skip
     ("password env", "DB_PASSWORD=hunter2!" + rnd(3, DG), "password", ["hunter2!"]),
-    ("password json with spaces", '{"user": "ana", "password": "correct horse battery staple"}', "password",
-     ["correct horse battery staple"]),  # fmt: skip
+    (
+        "password json with spaces",
+        '{"user": "ana", "password": "correct horse battery staple"}',
+        "password",
+        ["correct horse battery staple"],
+    ),  # fmt: skip
     ("password yaml", f"  password: {pw_is}", "password", [pw_is]),
     ("password markdown bold", f"**Password:** {pw_md}", "password", [pw_md]),
     ("password in prose, backticks", f"The staging DB password is `{pw_is}` for now.", "password", [pw_is]),
@@ -103,21 +157,41 @@ POSITIVE = [
     ("api key env", f"API_KEY={api_key}", "high-entropy", [api_key]),
     ("x-api-key header", f"X-Api-Key: {api_key}", "high-entropy", [api_key]),
     ("client secret yaml quoted", f'client_secret: "{client_secret}"', "high-entropy", [client_secret]),
-    ("token in query string", f"GET https://api.example.com/v1/items?access_token={query_tok}&page=2", "high-entropy",
-     [query_tok]),  # fmt: skip
+    (
+        "token in query string",
+        f"GET https://api.example.com/v1/items?access_token={query_tok}&page=2",
+        "high-entropy",
+        [query_tok],
+    ),  # fmt: skip
     ("keyword-free env var", f"export PROD_HMAC={hmac_env}", "high-entropy", [hmac_env]),
     ("quoted high-entropy json", f'{{"signature": "{quoted_blob}"}}', "high-entropy", [quoted_blob]),
     ("google api key", f"maps key {google}", "google-api-key", [google]),
     ("sendgrid key", f"SENDGRID={sendgrid}", "sendgrid-key", [sendgrid]),
     ("npm token", f"//registry.npmjs.org/:_authToken={npm_tok}", "npm-token", [npm_tok]),
     ("huggingface token", f"HF token {hf_tok} pasted", "huggingface-token", [hf_tok]),
-    ("rsa private key block", f"Key for the box:\n\n```\n{rsa_pem}\n```\nRotate it.", "private-key", rsa_body + ["END RSA"]),
+    (
+        "rsa private key block",
+        f"Key for the box:\n\n```\n{rsa_pem}\n```\nRotate it.",
+        "private-key",
+        rsa_body + ["END RSA"],
+    ),
     ("openssh private key block", f"{ossh_pem}\n", "private-key", ossh_body),
     ("encrypted pkcs8 key block", f"> {pkcs8_enc}", "private-key", pkcs8_body),
-    ("truncated pem (no END)", "-----BEGIN PRIVATE KEY-----\n" + "\n".join(trunc_body) + "\n\n(paste was cut off)",
-     "private-key", trunc_body),  # fmt: skip
-    ("putty key file", "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: k\nPrivate-Lines: 3\n"
-     + "\n".join(putty_priv) + "\nPrivate-MAC: " + rnd(40, "0123456789abcdef"), "private-key", putty_priv),  # fmt: skip
+    (
+        "truncated pem (no END)",
+        "-----BEGIN PRIVATE KEY-----\n" + "\n".join(trunc_body) + "\n\n(paste was cut off)",
+        "private-key",
+        trunc_body,
+    ),  # fmt: skip
+    (
+        "putty key file",
+        "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: k\nPrivate-Lines: 3\n"
+        + "\n".join(putty_priv)
+        + "\nPrivate-MAC: "
+        + rnd(40, "0123456789abcdef"),
+        "private-key",
+        putty_priv,
+    ),  # fmt: skip
     ("two secrets, two lines", f"a: {ghp}\nb:\nSTRIPE={stripe_live}", "stripe-key", [ghp, stripe_live]),
 ]
 
@@ -177,7 +251,9 @@ NEGATIVE = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("text", "kind", "fragments"), [c[1:] for c in POSITIVE], ids=[c[0] for c in POSITIVE])
+@pytest.mark.parametrize(
+    ("text", "kind", "fragments"), [c[1:] for c in POSITIVE], ids=[c[0] for c in POSITIVE]
+)
 def test_a_secret_is_replaced_whole_by_its_kind(text, kind, fragments):
     new, findings = S.redact(text)
     assert kind in [f.kind for f in findings]
@@ -198,7 +274,7 @@ def test_the_cases_cover_twenty_kinds():
     assert len(found) >= 17
 
 
-@pytest.mark.parametrize("text", [c[1] for c in POSITIVE + NEGATIVE][:: 7])
+@pytest.mark.parametrize("text", [c[1] for c in POSITIVE + NEGATIVE][::7])
 def test_the_prefilter_changes_no_result(text):
     assert S.scan_spans(text) == S.scan_spans(text, prefilter=False)
 
@@ -210,7 +286,9 @@ GENERATORS = {
     "stripe-key": lambda: rng.choice(["sk_live_", "rk_live_", "sk_test_"]) + rnd(rng.choice([24, 34, 99])),
     "openai-key": lambda: rng.choice(["sk-proj-", "sk-svcacct-", "sk-"]) + rnd(48),
     "anthropic-key": lambda: "sk-ant-api03-" + rnd(93, AN + "-_") + "AA",
-    "jwt": lambda: ".".join([b64url({"alg": "RS256", "kid": rnd(8)}), b64url({"sub": rnd(10)}), rnd(86, AN + "-_")]),
+    "jwt": lambda: ".".join(
+        [b64url({"alg": "RS256", "kid": rnd(8)}), b64url({"sub": rnd(10)}), rnd(86, AN + "-_")]
+    ),
     "google-api-key": lambda: "AIza" + rnd(35, AN + "-_"),
 }
 CONTEXTS = ["{t}", "token {t}.", "use `{t}` here", '"{t}"', "'{t}'", "KEY={t}", '{{"k": "{t}"}}', "- {t}", "({t})",
@@ -259,7 +337,10 @@ def test_private_spans_are_dropped(text, kept):
 def test_importing_the_module_or_stripping_loads_no_detector():
     code = ("import sys; from vaultmem.core import secrets as s; s.strip_private('<private>x</private>');"
             "print('detect_secrets' in sys.modules, 'requests' in sys.modules)")  # fmt: skip
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False False\n"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        == "False False\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -290,4 +371,7 @@ def test_the_prompt_hook_path_loads_no_detector():
     (core.fence) but never loads the detector, detect-secrets or requests."""
     code = ("import sys, vaultmem.cli.main, vaultmem.agents.hook_io, vaultmem.agents.hooks; print(sorted(m for m in "
             "sys.modules if m in ('vaultmem.core.secrets', 'detect_secrets', 'requests')))")  # fmt: skip
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        == "[]\n"
+    )

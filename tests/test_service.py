@@ -46,7 +46,9 @@ class Cli:
     def holder(self) -> dict | None:
         """The lock holder (pid, version) as a client of this home sees it."""
         code = "import json; from vaultmem.service import control; print(json.dumps(control.holder()))"
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=self.env, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=self.env, check=True
+        )
         return json.loads(out.stdout)
 
     def log(self) -> str:
@@ -126,7 +128,11 @@ def test_the_readmes_first_recall_on_a_never_opened_folder_goes_through_the_serv
 def test_session_hooks_sleep_and_checkpoint_write_through_the_service(cli, vault):
     data = HERE / "data" / "hooks"
     cli("service", "start")
-    for hook, name in (("start", "session_start.json"), ("pre-compact", "pre_compact.json"), ("end", "session_end.json")):
+    for hook, name in (
+        ("start", "session_start.json"),
+        ("pre-compact", "pre_compact.json"),
+        ("end", "session_end.json"),
+    ):
         payload = (data / name).read_text().replace("TRANSCRIPT", str(data / "coding_session.jsonl"))
         done = cli("hook", hook, "--vault", str(vault), *(["--json"] if hook == "end" else []), input=payload)
     summary = json.loads(done.stdout)["summary"]
@@ -136,7 +142,9 @@ def test_session_hooks_sleep_and_checkpoint_write_through_the_service(cli, vault
                            "--json").stdout)  # fmt: skip
     assert (vault / slept["handoff"]["path"]).exists()
     info = cli.status()
-    assert info["calls"] >= 5 and cli.loaders() == [info["pid"]]  # no hook or command loaded a model of its own
+    assert info["calls"] >= 5 and cli.loaders() == [
+        info["pid"]
+    ]  # no hook or command loaded a model of its own
 
 
 def hook_logged(vault: Path) -> list[str]:
@@ -156,6 +164,7 @@ def test_the_memories_a_prompt_hook_shows_are_logged_once_with_or_without_the_se
     env = {} if served else {"VAULTMEM_NO_SERVICE": "1"}
     if served:
         cli("service", "start")
+
     def prompt() -> list[str]:
         out = context(cli("hook", "prompt", "--vault", str(vault), input=hook_payload(vault), env=env).stdout)
         return [line.split("]")[0].split("[")[1] for line in out.splitlines() if line.startswith("- [")]
@@ -168,7 +177,11 @@ def test_the_memories_a_prompt_hook_shows_are_logged_once_with_or_without_the_se
 
 
 def test_several_vaults_are_recalled_in_one_ranking_by_the_service(cli, vault, empty_vault):
-    write(empty_vault, "facts/Harbour cranes.md", "# Harbour cranes\n\nThe advisory locks of the harbour cranes.\n")
+    write(
+        empty_vault,
+        "facts/Harbour cranes.md",
+        "# Harbour cranes\n\nThe advisory locks of the harbour cranes.\n",
+    )
     out = json.loads(cli("recall", "advisory locks of the harbour cranes", "--vault", str(vault), "--vault",
                          str(empty_vault), "--json", "-k", "5").stdout)  # fmt: skip
     assert {h["vault"] for h in out["results"]} == {vault.name, empty_vault.name}
@@ -190,12 +203,16 @@ def test_a_hook_answers_at_once_while_the_service_warms_up(cli, vault):
     assert "keyword search only" in context(warming.stdout)  # answered by the service, without the model
     wait_for(lambda: cli.status().get("ready"), timeout=60, what="the model")
     warm = cli("hook", "prompt", "--vault", str(vault), input=hook_payload(vault, "s3"))
-    assert "Memories for this prompt" in context(warm.stdout) and "keyword search only" not in context(warm.stdout)
+    assert "Memories for this prompt" in context(warm.stdout) and "keyword search only" not in context(
+        warm.stdout
+    )
     assert cli.loaders() == [cli.status()["pid"]]
 
 
 def test_recall_no_wait_answers_from_keywords_and_says_so(cli, vault):
-    done = cli("recall", QUERY, "--vault", str(vault), "--no-wait", "--json", env={"VAULTMEM_TEST_MODEL_DELAY": "5"})
+    done = cli(
+        "recall", QUERY, "--vault", str(vault), "--no-wait", "--json", env={"VAULTMEM_TEST_MODEL_DELAY": "5"}
+    )
     out = json.loads(done.stdout)
     assert out["degraded"] == "bm25" and out["results"] and cli.loaders() == []
     text = cli("recall", QUERY, "--vault", str(vault), "--no-wait", env={"VAULTMEM_TEST_MODEL_DELAY": "5"})
@@ -259,7 +276,10 @@ def test_turned_off_everything_stays_in_process(cli, vault, how):
     assert "advisory locks" in done.stdout.lower() and "starting" not in done.stderr
     hook = cli("hook", "prompt", "--vault", str(vault), input=hook_payload(vault), env=env)
     assert "Memories for this prompt" in context(hook.stdout)
-    assert cli.holder() is None and not (Path(os.environ["XDG_RUNTIME_DIR"]) / f"vaultmem-{os.getuid()}" / "service.sock").exists()
+    assert (
+        cli.holder() is None
+        and not (Path(os.environ["XDG_RUNTIME_DIR"]) / f"vaultmem-{os.getuid()}" / "service.sock").exists()
+    )
     assert "not running" in cli("status", "--vault", str(vault), env=env).stdout
 
 
@@ -306,7 +326,9 @@ def test_a_killed_service_is_replaced_by_the_next_call_and_nothing_is_lost(cli, 
     assert new != pid
     files = {p.stem for p in (vault / "facts").glob("Kill test *.md")}
     assert files == set(titles)  # each written once (a retried write finds its own note a duplicate)
-    wait_for(lambda: json.loads(cli("status", "--vault", str(vault), "--json").stdout)["in_sync"], what="in sync")
+    wait_for(
+        lambda: json.loads(cli("status", "--vault", str(vault), "--json").stdout)["in_sync"], what="in sync"
+    )
     for title in titles:
         hits = json.loads(cli("recall", title.split()[-1], "--vault", str(vault), "-k", "3", "--json").stdout)
         assert title in [h["title"] for h in hits["results"]]
@@ -365,7 +387,9 @@ print('HEAVY', heavy, file=sys.stderr)
 """
 
 
-@pytest.mark.parametrize("argv", [["recall", QUERY, "--vault", "VAULT"], ["hook", "prompt", "--vault", "VAULT"]])
+@pytest.mark.parametrize(
+    "argv", [["recall", QUERY, "--vault", "VAULT"], ["hook", "prompt", "--vault", "VAULT"]]
+)
 def test_recall_and_the_prompt_hook_through_the_service_load_no_heavy_module(cli, vault, argv):
     cli("service", "start")
     argv = [str(vault) if a == "VAULT" else a for a in argv]
@@ -383,7 +407,9 @@ def test_a_prompt_hook_that_starts_the_service_answers_without_numpy_networkx_or
     """Issue 26: <= 300 ms when the hook has to start the service. Importing the pipeline (numpy,
     networkx) alone took about that; the keyword answer needs neither (recall.keywords)."""
     code = LIGHT.format(argv=["hook", "prompt", "--vault", str(vault)], stdin=hook_payload(vault))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli.env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=cli.env, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert "keyword search only while its service starts" in context(done.stdout)
     assert "advisory locks" in context(done.stdout).lower()
@@ -391,17 +417,25 @@ def test_a_prompt_hook_that_starts_the_service_answers_without_numpy_networkx_or
     assert not [m for m in heavy if m.split(".")[0] in ("numpy", "networkx", "fastembed", "typer", "click")
                 or m == "vaultmem.vault"], heavy  # fmt: skip
     wait_for(lambda: cli.holder(), what="the service it started as it exited")  # so the teardown stops it
-    assert cli.loaders() == [] or cli.loaders() == [cli.holder()["pid"]]  # the model loads in the service only
+    assert cli.loaders() == [] or cli.loaders() == [
+        cli.holder()["pid"]
+    ]  # the model loads in the service only
 
 
 @pytest.mark.parametrize("args", [["-k", "3", "--explain", "--no-adaptive"], ["--json", "--type", "decision", "--no-adaptive"],
                                   ["--no-adaptive", "-t", "gotcha", "--mode=bm25", "--vault", "VAULT"]])  # fmt: skip
 def test_recall_without_typer_answers_exactly_as_the_typer_command(cli, vault, args):
     cli("service", "start")
-    argv = [QUERY, *(str(vault) if a == "VAULT" else a for a in args), *(["--vault", str(vault)] if "VAULT" not in args else [])]
+    argv = [
+        QUERY,
+        *(str(vault) if a == "VAULT" else a for a in args),
+        *(["--vault", str(vault)] if "VAULT" not in args else []),
+    ]
     quick = cli("recall", *argv)
     code = f"from vaultmem.cli.recall import run_recall; run_recall({argv!r})"
-    typed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli.env, timeout=120)
+    typed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=cli.env, timeout=120
+    )
     assert typed.returncode == 0, typed.stderr
     assert quick.stdout == typed.stdout and quick.stderr == typed.stderr and quick.stdout
 

@@ -40,7 +40,9 @@ def ok(result) -> str:
     return result.stdout
 
 
-EXE = str(Path(sys.executable).with_name("vaultmem"))  # the vaultmem of this environment, by its absolute path
+EXE = str(
+    Path(sys.executable).with_name("vaultmem")
+)  # the vaultmem of this environment, by its absolute path
 
 
 def entry(vault: Path) -> dict:
@@ -132,7 +134,10 @@ def test_codex_and_copilot_homes_are_honoured(empty_vault, home, tmp_path, monke
 def test_unknown_agent_is_one_line(empty_vault, home):
     result = setup("vim", "--vault", str(empty_vault))
     assert result.exit_code == 2
-    assert result.stderr.strip() == "vaultmem: unknown agent 'vim'; choose one of claude, codex, cursor, gemini, copilot"
+    assert (
+        result.stderr.strip()
+        == "vaultmem: unknown agent 'vim'; choose one of claude, codex, cursor, gemini, copilot"
+    )
 
 
 def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp_path):
@@ -149,7 +154,14 @@ def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp
     assert f"merged the vaultmem server into {config}" in out
     data = json.loads(config.read_text(encoding="utf-8"))
     assert data["theme"] == "GitHub" and data["hooks"]["enabled"] is True  # Gemini's older switch stays
-    assert set(data["hooks"]) == {"enabled", "SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd"}
+    assert set(data["hooks"]) == {
+        "enabled",
+        "SessionStart",
+        "BeforeAgent",
+        "AfterAgent",
+        "PreCompress",
+        "SessionEnd",
+    }
     assert data["mcpServers"]["github"] == original["mcpServers"]["github"]
     assert data["mcpServers"]["vaultmem"] == {**entry(empty_vault), "env": {"VAULTMEM_SESSION": "me"}}
     backups = list(tmp_path.glob("settings.json.bak-*"))
@@ -263,11 +275,20 @@ def test_switching_codex_to_http_drops_the_stdio_keys(empty_vault, home, tmp_pat
     ok(setup("codex", "--vault", str(empty_vault), "--http", "--write", "--config", str(config)))
     table = tomllib.loads(config.read_text(encoding="utf-8"))["mcp_servers"]["vaultmem"]
     assert "command" not in table and "args" not in table
-    assert table["url"].startswith("http://127.0.0.1:") and table["http_headers"]["Authorization"].startswith("Bearer ")
-    assert table["startup_timeout_sec"] == 30 and table["env"] == {"VAULTMEM_SESSION": "codex"}  # the user's keys stay
+    assert table["url"].startswith("http://127.0.0.1:") and table["http_headers"]["Authorization"].startswith(
+        "Bearer "
+    )
+    assert table["startup_timeout_sec"] == 30 and table["env"] == {
+        "VAULTMEM_SESSION": "codex"
+    }  # the user's keys stay
     ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))  # and back to stdio
     table = tomllib.loads(config.read_text(encoding="utf-8"))["mcp_servers"]["vaultmem"]
-    assert table["command"] and "url" not in table and "http_headers" not in table and table["startup_timeout_sec"] == 30
+    assert (
+        table["command"]
+        and "url" not in table
+        and "http_headers" not in table
+        and table["startup_timeout_sec"] == 30
+    )
 
 
 OTHER_HOOKS = {  # a hook of the user's own in each agent's config, next to an older vaultmem one
@@ -299,14 +320,20 @@ def test_write_merges_hooks_keeping_the_users_own(agent, empty_vault, home):
     commands = [h.get("command", h.get("bash")) for _, h in mine]
     assert "./lint.sh" in commands  # the user's hook stays
     ours = [c for c in commands if c != "./lint.sh"]
-    assert len(ours) == 5 and all(c.startswith(f"{EXE} hook ") and f"--agent {agent}" in c for c in ours)  # the old one replaced
+    assert len(ours) == 5 and all(
+        c.startswith(f"{EXE} hook ") and f"--agent {agent}" in c for c in ours
+    )  # the old one replaced
     user_event = next(e for e, h in mine if h.get("command", h.get("bash")) == "./lint.sh")
-    assert [h.get("command", h.get("bash")) for e, h in mine if e == user_event][0] == "./lint.sh"  # and stays first
+    assert [h.get("command", h.get("bash")) for e, h in mine if e == user_event][
+        0
+    ] == "./lint.sh"  # and stays first
     for key, value in original.items():
         if key != "hooks":
             assert data[key] == value or key == "mcpServers"
     if agent == "gemini":  # the MCP entry lives in the same file: one write, one backup
-        assert data["mcpServers"]["github"] == {"command": "gh-mcp"} and data["mcpServers"]["vaultmem"] == entry(empty_vault)
+        assert data["mcpServers"]["github"] == {"command": "gh-mcp"} and data["mcpServers"][
+            "vaultmem"
+        ] == entry(empty_vault)
     assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
     after = path.read_text(encoding="utf-8")
     again = ok(setup(agent, "--vault", str(empty_vault), "--write"))
@@ -331,4 +358,7 @@ def test_warns_when_vaultmem_lives_in_a_temporary_environment(empty_vault, home,
     assert data["command"] == str(fake) and data["server"]["command"] == str(fake)
     assert any("temporary" in n and "install vaultmem for good" in n for n in data["notes"])
     assert agents.temporary_place("/home/me/.cache/uv/archive-v0/abc/bin/vaultmem") == "uv's cache (uvx)"
-    assert agents.temporary_place("/usr/local/bin/vaultmem") is None and agents.temporary_place("vaultmem") is None
+    assert (
+        agents.temporary_place("/usr/local/bin/vaultmem") is None
+        and agents.temporary_place("vaultmem") is None
+    )

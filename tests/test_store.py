@@ -128,7 +128,10 @@ def test_symlink_out_of_the_vault_is_not_listed(store, tmp_path):
     (store.root / "escape.md").symlink_to(write(tmp_path, "outside.md"))
     (store.root / "inside.md").symlink_to(store.root / "real.md")
     assert store.list_paths() == ["inside.md", "real.md"]
-    assert [p for p in ("escape.md", "inside.md", "real.md", "../real.md") if store.is_note(p)] == ["inside.md", "real.md"]
+    assert [p for p in ("escape.md", "inside.md", "real.md", "../real.md") if store.is_note(p)] == [
+        "inside.md",
+        "real.md",
+    ]
 
 
 # ------------------------------------------------------------------ atomic writes and the guard
@@ -320,7 +323,12 @@ def test_init_creates_state_config_readme_and_gitignore(tmp_path):
     assert (root / ".vaultmem.toml").is_file()
     assert "vaultmem" in (root / "README.md").read_text().lower()
     assert (root / ".gitignore").read_text() == ".vaultmem/\n.vaultmem-usage/\n"
-    assert created == [".vaultmem/", ".vaultmem.toml", "README.md", ".gitignore (.vaultmem/, .vaultmem-usage/ added)"]
+    assert created == [
+        ".vaultmem/",
+        ".vaultmem.toml",
+        "README.md",
+        ".gitignore (.vaultmem/, .vaultmem-usage/ added)",
+    ]
 
 
 def test_init_is_idempotent(tmp_path):
@@ -359,7 +367,11 @@ def test_config_lives_beside_the_notes_an_older_one_is_still_read(tmp_path, fake
 
     shutil.rmtree(tmp_path / ".vaultmem")
     assert config.load(tmp_path)["recall"]["k"] == 4
-    assert init_vault(tmp_path) == [".vaultmem/", "README.md", ".gitignore (.vaultmem/, .vaultmem-usage/ added)"]
+    assert init_vault(tmp_path) == [
+        ".vaultmem/",
+        "README.md",
+        ".gitignore (.vaultmem/, .vaultmem-usage/ added)",
+    ]
     assert (tmp_path / ".vaultmem.toml").read_text() == "[recall]\nk = 4\n"
 
 

@@ -76,17 +76,21 @@ def turns(tmp_path, fake_model) -> Path:
     """A linked conversation: a session note, each turn linked to it and to the turn before."""
     root = tmp_path / "v"
     (root / ".vaultmem").mkdir(parents=True)
-    (root / "s1.md").write_text("---\nid: s1\n---\nSession 1 of the conversation between Caroline and Melanie.\n")
+    (root / "s1.md").write_text(
+        "---\nid: s1\n---\nSession 1 of the conversation between Caroline and Melanie.\n"
+    )
     previous = None
     for key, who, text in TURNS:
-        meta = f"id: {key}\nsession: \"[[s1]]\"\n" + (f"follows: \"[[{previous}]]\"\n" if previous else "")
+        meta = f'id: {key}\nsession: "[[s1]]"\n' + (f'follows: "[[{previous}]]"\n' if previous else "")
         (root / f"{key}.md").write_text(f"---\n{meta}---\n{who}: {text}\n")
         previous = key
     return root
 
 
 def _recall(root: Path, query: str, *extra: str) -> list[dict]:
-    result = CliRunner().invoke(cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", "-k", "4", *extra])
+    result = CliRunner().invoke(
+        cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", "-k", "4", *extra]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)["results"]
 
@@ -101,7 +105,11 @@ def test_a_question_about_a_speaker_brings_in_their_notes_and_explain_says_why(t
         assert "question about Melanie" in e["subject_via"] and "t6" in e["subject_via"]
         assert "'What activities does they do with the kids?'" in e["subject_via"]
     assert all(e["subject"] == 0 for k, e in hits.items() if k in ("t1", "t3", "t5", "t7", "s1"))
-    text = CliRunner().invoke(cli.app, ["recall", QUESTION, "--vault", str(turns), "--explain", "-k", "4"]).output
+    text = (
+        CliRunner()
+        .invoke(cli.app, ["recall", QUESTION, "--vault", str(turns), "--explain", "-k", "4"])
+        .output
+    )
     assert "second round; rank" in text and "question about Melanie (speaker of first-round hits" in text
 
 

@@ -110,7 +110,9 @@ def test_a_rebase_an_older_version_left_interrupted_loses_nothing(cluster):
     c.git(laptop, "commit", "-qam", "local work")
     c.git(laptop, "fetch", "-q", "origin")
     env = {**c.env, "GIT_SEQUENCE_EDITOR": "sed -i 1ibreak"}
-    subprocess.run(["git", "rebase", "-i", "origin/main"], cwd=laptop, env=env, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "rebase", "-i", "origin/main"], cwd=laptop, env=env, check=True, capture_output=True
+    )
     assert (laptop / ".git" / "rebase-merge").exists()
     _replace(c, "laptop", "facts/Gamma.md", "Second line of Gamma.", "Saved while the rebase was stopped.")
     c.vm("laptop", "sync")
@@ -184,7 +186,9 @@ def test_a_remote_cannot_plant_files_vaultmem_owns(cluster, tmp_path):
     # the merge pushed leaves them out, and this clone never commits its own, .gitignore or not
     c.write("laptop", "facts/After.md", NOTE.format(id="trust010", title="After"))
     c.vm("laptop", "sync")
-    assert not [p for p in _remote_files(c) if p.startswith((".vaultmem/", ".vaultmem-usage/"))], _remote_files(c)
+    assert not [p for p in _remote_files(c) if p.startswith((".vaultmem/", ".vaultmem-usage/"))], (
+        _remote_files(c)
+    )
     assert "facts/After.md" in _remote_files(c)
 
 
@@ -201,9 +205,13 @@ def test_edit_never_cuts_a_slow_in_place_save(tmp_path):
 
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     root = tmp_path / "v"
-    subprocess.run([sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True
+    )
     cfg = root / ".vaultmem.toml"
-    cfg.write_text(cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"'))
+    cfg.write_text(
+        cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"')
+    )
     note = root / "Big.md"
     head = "---\nid: big00001\ntitle: Big\n---\n"
     note.write_text(head + "".join(f"old line {i}\n" for i in range(2000)))
@@ -247,9 +255,13 @@ def test_edit_never_cuts_a_slow_in_place_save(tmp_path):
 def _plain_vault(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     root = tmp_path / "v"
-    subprocess.run([sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True
+    )
     cfg = root / ".vaultmem.toml"
-    cfg.write_text(cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"'))
+    cfg.write_text(
+        cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"')
+    )
     (root / "Otters.md").write_text("---\ntitle: Otters\n---\nOtters hold hands while they sleep.\n")
     return root, env
 
@@ -345,7 +357,11 @@ def _save_after_the_check(monkeypatch, path: Path, save) -> list:
 
     def hooked(p):
         sig = real(p)
-        if not fired and Path(p) == path and sys._getframe(1).f_code.co_name in ("atomic_write", "remove_checked", "_sig"):
+        if (
+            not fired
+            and Path(p) == path
+            and sys._getframe(1).f_code.co_name in ("atomic_write", "remove_checked", "_sig")
+        ):
             fired.append(p)
             save()
         return sig
@@ -387,7 +403,9 @@ def test_edit_never_overwrites_a_save_landing_between_its_check_and_its_replace(
     with pytest.raises(Conflict, match="try again"):
         store.update("n.md", lambda text: text + "vaultmem's line.\n")
     assert fired
-    assert note.read_text(encoding="utf-8") == "---\nid: n0000001\ntitle: N\n---\nFirst.\nThe person's save.\n"
+    assert (
+        note.read_text(encoding="utf-8") == "---\nid: n0000001\ntitle: N\n---\nFirst.\nThe person's save.\n"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["n.md"]  # no temp or displaced file left
     monkeypatch.undo()
     store.update("n.md", lambda text: text + "vaultmem's line.\n")  # asked again: both lines

@@ -84,7 +84,8 @@ def test_bad_key_is_refused(run, empty_vault):
 def test_possible_updates_are_listed_not_applied(run, empty_vault):
     (empty_vault / ".vaultmem.toml").write_text(
         "[lifecycle]\nsupersede_shared_context = 2\nsupersede_no_context = 2\n"
-        "supersede_retract_cosine = 2\npossible_update = -1\n")  # everything similar is only "possible"
+        "supersede_retract_cosine = 2\npossible_update = -1\n"
+    )  # everything similar is only "possible"
     old = json.loads(ok(run("remember", "decision", "Cache layer", "Redis for the session cache.",
                             "--context", "app/cache.py", "--json")))  # fmt: skip
     res = json.loads(ok(run("remember", "decision", "Cache layer choice", "Memcached for the session cache now.",
@@ -120,13 +121,17 @@ def test_as_of_answers_with_what_was_true_then(run, empty_vault):
           valid_until="2026-10-19"))  # fmt: skip
     write(empty_vault, "decisions/Region fra.md", note("reg2", "Deploy region fra", "The app runs in fra.",
           type="decision", created="2026-10-19", valid_from="2026-10-19", supersedes="[[Region iad]]"))  # fmt: skip
-    ids = lambda *a: [h["id"] for h in json.loads(ok(run("recall", "deploy region app runs", "--json", *a)))["results"]]
+    ids = lambda *a: [
+        h["id"] for h in json.loads(ok(run("recall", "deploy region app runs", "--json", *a)))["results"]
+    ]
     assert ids() == ["reg2"]  # today: only the current one
     assert ids("--as-of", "2026-09-01") == ["reg1"]
     assert ids("--as-of", "2026-10-19") == ["reg2"]
     assert ids("--as-of", "2026-01-01") == []
     assert "--as-of" in failed(run("recall", "region", "--as-of", "someday"), 2)
-    past = json.loads(ok(run("recall", "deploy region app runs in September", "--now", "2026-11-22", "--json")))
+    past = json.loads(
+        ok(run("recall", "deploy region app runs in September", "--now", "2026-11-22", "--json"))
+    )
     assert past["results"][0]["id"] == "reg1"  # a question about a past period sees what was true then
     out = ok(run("recall", "deploy region", "--as-of", "2026-09-01", "--explain"))
     assert "superseded" in out.splitlines()[0] and "valid on 2026-09-01" in out
@@ -135,7 +140,11 @@ def test_as_of_answers_with_what_was_true_then(run, empty_vault):
 def test_past_valid_until_without_successor_is_expired(run, empty_vault):
     write(empty_vault, "facts/Promo.md", note("pro1", "Promo code", "SUMMER24 gives 10% off.", type="fact",
                                               valid_until="2026-01-01"))  # fmt: skip
-    write(empty_vault, "facts/Other.md", note("oth1", "Coupon policy", "Coupons stack with any promo.", type="fact"))
+    write(
+        empty_vault,
+        "facts/Other.md",
+        note("oth1", "Coupon policy", "Coupons stack with any promo.", type="fact"),
+    )
     assert [h["id"] for h in json.loads(ok(run("recall", "promo code", "--json")))["results"]] == ["oth1"]
     hits = json.loads(ok(run("recall", "promo code", "--include-resolved", "--json")))["results"]
     assert hits[0]["id"] == "pro1" and hits[0]["status"] == "expired"
@@ -159,7 +168,9 @@ def _dated_vault(root) -> None:
 
 def test_time_expression_boosts_notes_dated_in_its_range(run, empty_vault):
     _dated_vault(empty_vault)
-    top = lambda q, *a: json.loads(ok(run("recall", q, "--now", "2026-11-22", "--json", "--explain", *a)))["results"]
+    top = lambda q, *a: json.loads(ok(run("recall", q, "--now", "2026-11-22", "--json", "--explain", *a)))[
+        "results"
+    ]
     hits = top("payments progress last week")
     assert hits[0]["id"] == "p1113"
     assert hits[0]["explain"]["time_range"] == "2026-11-09..2026-11-15 (last week)"
@@ -177,7 +188,9 @@ def test_time_expression_boosts_notes_dated_in_its_range(run, empty_vault):
 
 def test_a_range_that_tells_no_notes_apart_is_left_as_text(run, empty_vault):
     _dated_vault(empty_vault)
-    hits = json.loads(ok(run("recall", "payments in 1999", "--now", "2026-11-22", "--json", "--explain")))["results"]
+    hits = json.loads(ok(run("recall", "payments in 1999", "--now", "2026-11-22", "--json", "--explain")))[
+        "results"
+    ]
     assert all("time_range" not in h["explain"] for h in hits)
 
 
@@ -191,7 +204,9 @@ def test_duplicate_ids_are_reported_and_never_resolved_silently(run, empty_vault
     assert indexed.exit_code == 0 and "duplicate id same1: facts/One.md, facts/Two.md" in indexed.stderr
     out = ok(run("status"))
     assert "duplicate id same1: facts/One.md, facts/Two.md" in out
-    assert json.loads(ok(run("status", "--json")))["duplicate_ids"] == {"same1": ["facts/One.md", "facts/Two.md"]}
+    assert json.loads(ok(run("status", "--json")))["duplicate_ids"] == {
+        "same1": ["facts/One.md", "facts/Two.md"]
+    }
     err = failed(run("show", "same1"), 2)
     assert "is used by 2 notes" in err and "facts/One.md" in err
     assert "is used by 2 notes" in failed(run("edit", "same1", "--add-tag", "x"), 2)
@@ -208,7 +223,9 @@ def test_watcher_applies_the_key_rule_to_hand_written_notes(empty_vault, fake_em
     try:
         new_text = note("ed2", "Editor now", "Neovim.", type="fact", key="user.editor", created="2026-11-01")
         write(empty_vault, "facts/Editor now.md", new_text)
-        wait_for(lambda: meta(empty_vault, "facts/Editor.md").get("status") == "superseded", what="old superseded")
+        wait_for(
+            lambda: meta(empty_vault, "facts/Editor.md").get("status") == "superseded", what="old superseded"
+        )
         old = meta(empty_vault, "facts/Editor.md")
         assert old["superseded_by"] == "[[Editor now]]" and str(old["valid_until"]) == "2026-11-01"
         assert (empty_vault / "facts/Editor now.md").read_text() == new_text  # the new note is never touched
@@ -227,7 +244,9 @@ def test_watcher_acts_on_a_hand_written_update_only_when_it_says_so(empty_vault,
     """A hand-written note that resembles an older one changes nothing, however sure the
     signals of ``remember`` would be; its own ``supersedes:`` does act."""
     calibrated = lifecycle._thresholds  # the signals would call this an update
-    monkeypatch.setattr(lifecycle, "_thresholds", lambda *a: dataclasses.replace(calibrated(*a), auto_cosine=-1.0))
+    monkeypatch.setattr(
+        lifecycle, "_thresholds", lambda *a: dataclasses.replace(calibrated(*a), auto_cosine=-1.0)
+    )
     old_text = note("rb1", "Error tracking in Rollbar", "Backend errors are reported to Rollbar.", type="decision",
                     context=["app/errors.py"], created="2026-10-01")  # fmt: skip
     write(empty_vault, "decisions/Rollbar.md", old_text)
@@ -242,7 +261,10 @@ def test_watcher_acts_on_a_hand_written_update_only_when_it_says_so(empty_vault,
         stated = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
                       context=["app/errors.py"], created="2026-11-01", supersedes="[[Rollbar]]")  # fmt: skip
         write(empty_vault, "decisions/Sentry.md", stated)
-        wait_for(lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded", what="old superseded")
+        wait_for(
+            lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded",
+            what="old superseded",
+        )
         old = meta(empty_vault, "decisions/Rollbar.md")
         assert old["superseded_by"] == "[[Sentry]]" and str(old["valid_until"]) == "2026-11-01"
         assert (empty_vault / "decisions/Sentry.md").read_text() == stated  # the new note is never touched
@@ -259,7 +281,9 @@ def test_a_watcher_process_never_supersedes_by_similarity_with_the_real_model(em
     write(empty_vault, "decisions/Rollbar.md", old_text)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("VAULTMEM_VAULT", None)
-    status = lambda: json.loads(CliRunner().invoke(app, ["status", "--json", "--vault", str(empty_vault)]).stdout or "{}")
+    status = lambda: json.loads(
+        CliRunner().invoke(app, ["status", "--json", "--vault", str(empty_vault)]).stdout or "{}"
+    )
     proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "watch", "--vault", str(empty_vault)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
@@ -306,7 +330,9 @@ def test_keys_and_signals_supersede_only_within_a_branch(open_vault, empty_vault
     assert meta(empty_vault, "b.md").get("status") is None
     # remember on a feature branch: its key and its signals stay on that branch
     v.reindex()
-    on_branch = v.remember("fact", "D", "4.", key="k", extra={"branch": "feat-x", "repo": "github.com/me/app"})
+    on_branch = v.remember(
+        "fact", "D", "4.", key="k", extra={"branch": "feat-x", "repo": "github.com/me/app"}
+    )
     assert [s["id"] for s in on_branch["superseded"]] == ["b2"]
     v.config["lifecycle"]["supersede_retract_cosine"] = -1.0
     v.remember("decision", "Error tracking in Rollbar", "Backend errors are reported to Rollbar.",
@@ -317,16 +343,28 @@ def test_keys_and_signals_supersede_only_within_a_branch(open_vault, empty_vault
 
 
 def test_list_and_show_mark_expired_notes(run, empty_vault):
-    write(empty_vault, "facts/Promo.md", note("pro1", "Promo code", "SUMMER24.", type="fact", valid_until="2026-01-01"))
+    write(
+        empty_vault,
+        "facts/Promo.md",
+        note("pro1", "Promo code", "SUMMER24.", type="fact", valid_until="2026-01-01"),
+    )
     write(empty_vault, "facts/Sale.md", note("sal1", "Sale", "Ends soon.", type="fact", expires="2026-02-01"))
-    write(empty_vault, "facts/Other.md", note("oth1", "Coupon policy", "Coupons stack with any promo.", type="fact"))
+    write(
+        empty_vault,
+        "facts/Other.md",
+        note("oth1", "Coupon policy", "Coupons stack with any promo.", type="fact"),
+    )
     rows = {r["id"]: r["status"] for r in json.loads(ok(run("list", "--status", "active", "--json")))}
     assert rows == {"pro1": "expired", "sal1": "expired", "oth1": "active"}
     assert json.loads(ok(run("show", "pro1", "--json")))["status"] == "expired"
     assert "(id sal1, expired)" in ok(run("show", "sal1"))
     assert "(expired)" not in ok(run("show", "oth1"))
     listed = ok(run("list", "--status", "active")).splitlines()
-    assert [line.endswith("(expired)") for line in sorted(listed, key=lambda l: "Coupon" in l)] == [True, True, False]
+    assert [line.endswith("(expired)") for line in sorted(listed, key=lambda l: "Coupon" in l)] == [
+        True,
+        True,
+        False,
+    ]
     assert json.loads(ok(run("show", "oth1", "--json")))["status"] == "active"
 
 

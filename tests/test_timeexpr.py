@@ -6,7 +6,7 @@ import pytest
 
 from vaultmem.core.timeexpr import DateRange, extract_dates, parse_query
 
-NOW = dt.datetime(2026, 11, 22, 15, 30, tzinfo=dt.timezone.utc)  # a Sunday
+NOW = dt.datetime(2026, 11, 22, 15, 30, tzinfo=dt.UTC)  # a Sunday
 EVENTS = {"migration": dt.date(2026, 8, 14), "postgres migration": dt.date(2026, 8, 14),
           "pilot": dt.date(2026, 9, 20)}  # fmt: skip
 
@@ -86,7 +86,8 @@ def test_unknown_event_keeps_its_words():
 def test_relative_expressions_follow_the_injected_now():
     assert parse_query("yesterday", dt.date(2024, 3, 1)).range.start == dt.date(2024, 2, 29)
     assert parse_query("last month", dt.date(2026, 1, 10)).range == DateRange(
-        dt.date(2025, 12, 1), dt.date(2025, 12, 31), "last month")
+        dt.date(2025, 12, 1), dt.date(2025, 12, 31), "last month"
+    )
     assert parse_query("in October", dt.date(2026, 2, 1)).range.start == dt.date(2025, 10, 1)
 
 
@@ -99,8 +100,10 @@ def test_range_contains_and_overlaps():
 
 
 def test_body_dates():
-    text = ("We met on 8 May 2023, again 2023-05-08 and May 8, 2023. Launch: Sept 3rd, 2024. "
-            "Not dates: 31 February 2024, 2026-13-01, version 2.10.3, 1 in 5 million.")
+    text = (
+        "We met on 8 May 2023, again 2023-05-08 and May 8, 2023. Launch: Sept 3rd, 2024. "
+        "Not dates: 31 February 2024, 2026-13-01, version 2.10.3, 1 in 5 million."
+    )
     assert extract_dates(text) == [dt.date(2023, 5, 8), dt.date(2024, 9, 3)]
     assert extract_dates("12 of October 2026") == [dt.date(2026, 10, 12)]
     assert len(extract_dates(" ".join(f"2026-01-{d:02d}" for d in range(1, 32)), limit=5)) == 5

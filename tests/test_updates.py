@@ -22,7 +22,9 @@ def test_key_words_drop_stop_words_and_plurals():
 
 def test_retracts_needs_an_old_title_word_where_a_retraction_points():
     assert retracts(OLD, NEW)  # "replaced Rollbar"
-    other = Memory("Sentry for the frontend", "The web app reports to a Sentry project with source maps.", "decision")
+    other = Memory(
+        "Sentry for the frontend", "The web app reports to a Sentry project with source maps.", "decision"
+    )
     assert not retracts(OLD, other)
     assert not retracts(OLD, Memory("x", "We replaced the logo.", "decision"))
     assert retracts(OLD, Memory("Errors in Sentry", "Rollbar is gone; errors go to Sentry.", "decision"))
@@ -56,16 +58,31 @@ def test_signals():
 
 def test_decide():
     th = Thresholds(auto_cosine=0.5, title=0.1, possible_cosine=0.4, body=0.15)
-    base = {"cosine": 0.6, "context": 1.0, "anchor": 0.0, "title": 0.0, "body": 0.2, "changed": 1.0, "retracts": 1.0}
+    base = {
+        "cosine": 0.6,
+        "context": 1.0,
+        "anchor": 0.0,
+        "title": 0.0,
+        "body": 0.2,
+        "changed": 1.0,
+        "retracts": 1.0,
+    }
     assert decide(base, th) == "auto"
     assert decide({**base, "retracts": 0.0}, th) == "possible"
     assert decide({**base, "context": 0.0}, th) == "possible"  # not related: only listed
     assert decide({**base, "context": 0.0, "title": 0.2}, th) == "auto"
     assert decide({**base, "cosine": 0.45}, th) == "possible"
     assert decide({**base, "cosine": 0.3}, th) == "no"
-    assert decide({**base, "cosine": 0.99, "retracts": 0.0, "context": 0.0}, th) == "possible"  # never similarity alone
-    assert decide({**base, "cosine": 0.42, "retracts": 0.0, "context": 0.0, "changed": 0.0}, th) == "possible"  # body
-    assert decide({**base, "cosine": 0.42, "retracts": 0.0, "context": 0.0, "changed": 0.0, "body": 0.1}, th) == "no"
+    assert (
+        decide({**base, "cosine": 0.99, "retracts": 0.0, "context": 0.0}, th) == "possible"
+    )  # never similarity alone
+    assert (
+        decide({**base, "cosine": 0.42, "retracts": 0.0, "context": 0.0, "changed": 0.0}, th) == "possible"
+    )  # body
+    assert (
+        decide({**base, "cosine": 0.42, "retracts": 0.0, "context": 0.0, "changed": 0.0, "body": 0.1}, th)
+        == "no"
+    )
 
 
 def test_judge_type_series_and_time_order():
@@ -91,4 +108,7 @@ def test_no_adversarial_distinct_pair_can_be_automatic_at_any_similarity():
         old, new = (Memory(p[s]["title"], p[s]["content"], p["type"], anchors=(p[s].get("anchor") or "",))
                     for s in ("old", "new"))  # fmt: skip
         decision = judge(old, new, 0.999).decision
-        assert decision == ("auto" if p["label"] == "update" else "possible"), (p["old"]["title"], p["new"]["title"])
+        assert decision == ("auto" if p["label"] == "update" else "possible"), (
+            p["old"]["title"],
+            p["new"]["title"],
+        )

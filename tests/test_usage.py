@@ -111,9 +111,19 @@ def test_dump_and_load_merge_without_duplicates(store, tmp_path, clock):
 
 @pytest.fixture
 def vault(empty_vault, open_vault):
-    write(empty_vault, "facts/Alpha.md", "---\nid: alpha001\ntype: fact\n---\n# Alpha\n\nPostgres advisory locks lease jobs.\n")
-    write(empty_vault, "facts/Beta.md", "---\nid: beta0001\ntype: fact\n---\n# Beta\n\nRedis keys expire. See [[Alpha]].\n")
-    write(empty_vault, "lessons/Gamma.md", "# Gamma\n\nAlways run migrations against a snapshot.\n")  # no id: key is the path
+    write(
+        empty_vault,
+        "facts/Alpha.md",
+        "---\nid: alpha001\ntype: fact\n---\n# Alpha\n\nPostgres advisory locks lease jobs.\n",
+    )
+    write(
+        empty_vault,
+        "facts/Beta.md",
+        "---\nid: beta0001\ntype: fact\n---\n# Beta\n\nRedis keys expire. See [[Alpha]].\n",
+    )
+    write(
+        empty_vault, "lessons/Gamma.md", "# Gamma\n\nAlways run migrations against a snapshot.\n"
+    )  # no id: key is the path
     return open_vault(empty_vault)
 
 
@@ -155,7 +165,9 @@ def test_an_unknown_memory_is_named_and_the_known_ones_are_rated(vault):
 def test_gaps_through_the_vault(vault):
     vault.gap("How do we rotate keys?", query="rotate keys", source="agent")
     vault.gap("how do we rotate keys?")
-    assert [(g["text"], g["count"], g["queries"]) for g in vault.gaps()] == [("How do we rotate keys?", 2, ["rotate keys"])]
+    assert [(g["text"], g["count"], g["queries"]) for g in vault.gaps()] == [
+        ("How do we rotate keys?", 2, ["rotate keys"])
+    ]
     with pytest.raises(BadInput):
         vault.gap("   ")
     assert len(vault.usage.dump()["gaps"]) == 2
@@ -173,7 +185,9 @@ def test_export_carries_usage_and_import_restores_it(vault, tmp_path, fake_embed
     init_vault(tmp_path / "restored")
     other = Vault(tmp_path / "restored", embedder=fake_embedder)
     result = other.import_(data)
-    assert data["usage"]["counts"]  # the daily counts by type and status come along (a restore keeps the history)
+    assert data["usage"][
+        "counts"
+    ]  # the daily counts by type and status come along (a restore keeps the history)
     assert result["imported"] == 3 and result["usage_rows"] == 5 + len(data["usage"]["counts"])
     assert other.usage.dump() == vault.usage.dump()
     assert other.usage.usage(KEYS) == vault.usage.usage(KEYS)
@@ -213,7 +227,9 @@ def test_reading_never_changes_a_note(demo_copy, fake_embedder):
 @pytest.fixture
 def run(vault, fake_model):
     def invoke(*args: str, root: Path | None = None, input: str | None = None):
-        return CliRunner().invoke(app, list(args), input=input, env={"VAULTMEM_VAULT": str(root or vault.root)})
+        return CliRunner().invoke(
+            app, list(args), input=input, env={"VAULTMEM_VAULT": str(root or vault.root)}
+        )
 
     return invoke
 
@@ -222,13 +238,23 @@ def test_cli_rate(run, vault, tmp_path):
     assert run("rate", "alpha001", "useful").stdout == "rated useful: alpha001  Alpha\n"
     assert run("rate", "Beta", "not-useful").stdout == "rated not useful: beta0001  Beta\n"
     batch = tmp_path / "ratings.json"
-    batch.write_text(json.dumps([{"id": "alpha001", "useful": True}, {"id": "lessons/Gamma.md", "useful": False}]))
+    batch.write_text(
+        json.dumps([{"id": "alpha001", "useful": True}, {"id": "lessons/Gamma.md", "useful": False}])
+    )
     data = json.loads(run("rate", "--batch", str(batch), "--json").stdout)
-    assert [(d["id"], d["useful"]) for d in data["rated"]] == [("alpha001", True), ("lessons/Gamma.md", False)]
+    assert [(d["id"], d["useful"]) for d in data["rated"]] == [
+        ("alpha001", True),
+        ("lessons/Gamma.md", False),
+    ]
     assert data["unknown"] == []
     assert run("rate", "--batch", "-", input=json.dumps([{"id": "beta0001", "useful": True}])).exit_code == 0
     got = vault.usage.usage(KEYS)
-    assert (got["alpha001"].useful, got["alpha001"].ratings, got["beta0001"].ratings, got["lessons/Gamma.md"].useful) == (2, 2, 2, 0)
+    assert (
+        got["alpha001"].useful,
+        got["alpha001"].ratings,
+        got["beta0001"].ratings,
+        got["lessons/Gamma.md"].useful,
+    ) == (2, 2, 2, 0)
 
 
 @pytest.mark.parametrize(
@@ -262,7 +288,10 @@ def test_cli_gap_and_gaps(run):
     assert run("gap", "How to rotate the webhook secret", "--query", "rotate secret").stdout == "recorded\n"
     run("gap", "how to rotate the webhook secret")
     run("gap", "Backups")
-    assert run("gaps").stdout == "  2x  How to rotate the webhook secret  (queries: rotate secret)\n  1x  Backups\n"
+    assert (
+        run("gaps").stdout
+        == "  2x  How to rotate the webhook secret  (queries: rotate secret)\n  1x  Backups\n"
+    )
     assert [g["count"] for g in json.loads(run("gaps", "--json").stdout)] == [2, 1]
 
 
@@ -308,7 +337,7 @@ def test_count_snapshots_once_a_day_first_one_stays(store):
 
 def test_reconcile_snapshots_counts_by_type_and_status(demo, monkeypatch):
     demo.reindex()
-    (day, counts), = demo.count_history()
+    ((day, counts),) = demo.count_history()
     assert sum(counts.values()) == 68 and counts[("decision", "superseded")] >= 1
     rec = demo.records()
     want: dict = {}
@@ -339,8 +368,9 @@ def test_deleting_the_state_folder_keeps_ratings_and_gaps(run, vault, tmp_path):
     shutil.rmtree(vault.root / ".vaultmem")
     assert run("index").exit_code == 0
     after = json.loads(run("export").stdout)["usage"]
-    assert before["ratings"] and {k: after[k] for k in ("ratings", "gaps", "retrievals")} == \
-        {k: before[k] for k in ("ratings", "gaps", "retrievals")}  # (index takes today's counts)
+    assert before["ratings"] and {k: after[k] for k in ("ratings", "gaps", "retrievals")} == {
+        k: before[k] for k in ("ratings", "gaps", "retrievals")
+    }  # (index takes today's counts)
     assert json.loads(run("gaps", "--json").stdout)[0]["text"] == "how to rotate the webhook secret"
 
 
@@ -356,7 +386,9 @@ def test_a_usage_store_in_its_old_place_is_moved_on_open(vault):
     with Vault(vault.root, embedder=vault.embedder) as again:
         assert again.usage.dump() == before
         assert again.usage.path == new and not old.exists()
-        assert oct(new.stat().st_mode & 0o777) == "0o600" and oct(new.parent.stat().st_mode & 0o777) == "0o700"
+        assert (
+            oct(new.stat().st_mode & 0o777) == "0o600" and oct(new.parent.stat().st_mode & 0o777) == "0o700"
+        )
 
 
 def test_init_keeps_the_usage_store_out_of_git(tmp_path):

@@ -28,7 +28,9 @@ def test_a_note_scores_its_best_chunk():
     assert np.allclose(index.note_scores(q), [max(sims[0], sims[1]), sims[2], max(sims[3], sims[4])])
     # a batch that gives "b" a second chunk turns pooling back on for it
     grown = index.updated(["b", "b"], m[:2], set())
-    assert np.allclose(grown.note_scores(q), [max(sims[0], sims[1]), max(sims[0], sims[1]), max(sims[3], sims[4])])
+    assert np.allclose(
+        grown.note_scores(q), [max(sims[0], sims[1]), max(sims[0], sims[1]), max(sims[3], sims[4])]
+    )
 
 
 def test_manifest_matrix_equals_the_stored_rows(empty_vault, open_vault):

@@ -39,7 +39,9 @@ def test_setup_claude_write_keeps_the_event_order(empty_vault, tmp_path, monkeyp
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
     settings = project / ".claude" / "settings.json"
-    settings.write_text(json.dumps({"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify"}]}]}}))
+    settings.write_text(
+        json.dumps({"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify"}]}]}})
+    )
     monkeypatch.chdir(project)
     r = cli("setup", "claude", "--vault", str(empty_vault), "--write")
     assert r.exit_code == 0, r.output

@@ -61,7 +61,9 @@ def test_batcher_returns_pending_immediately_on_stop():
 
 def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(monkeypatch):
     collected, young = [], []
-    monkeypatch.setattr("vaultmem.service.watch.gc.collect", lambda *gen: (young if gen else collected).append(1))
+    monkeypatch.setattr(
+        "vaultmem.service.watch.gc.collect", lambda *gen: (young if gen else collected).append(1)
+    )
     clock = [100.0]
     monkeypatch.setattr("vaultmem.service.watch.time.monotonic", lambda: clock[0])
     h = Housekeeping(every=10.0)  # the interval is a parameter; the watcher uses 60 s
@@ -85,7 +87,9 @@ def test_housekeeping_collects_when_idle_and_at_most_every_interval_when_busy(mo
 
 def test_shared_housekeeping_waits_until_every_watcher_is_idle(monkeypatch):
     collected = []
-    monkeypatch.setattr("vaultmem.service.watch.gc.collect", lambda *gen: None if gen else collected.append(1))
+    monkeypatch.setattr(
+        "vaultmem.service.watch.gc.collect", lambda *gen: None if gen else collected.append(1)
+    )
     clock = [100.0]
     monkeypatch.setattr("vaultmem.service.watch.time.monotonic", lambda: clock[0])
     h = Housekeeping(every=60.0)
@@ -289,7 +293,11 @@ def test_watched_indexes_equal_a_rebuild(running, fake_embedder):
     os.remove(root / "n/Note 4.md")
     wait_for(lambda: len(running.paths()) == 20 and "n/Note three.md" in running.paths(), what="settled")
     with running.watcher.mutex:
-        watched = (running.vault.manifest.records(), running.vault.bm25.documents(), running.vault.manifest.chunk_hashes())
+        watched = (
+            running.vault.manifest.records(),
+            running.vault.bm25.documents(),
+            running.vault.manifest.chunk_hashes(),
+        )
         q = [(h.path, h.score) for h in running.vault.recall("token7 note", k=5, log=False)]
     running.stop()
     fresh = Vault(root, embedder=fake_embedder)
@@ -326,7 +334,9 @@ def test_socket_recall_equals_in_process_recall(empty_vault, fake_embedder):
     try:
         sock = client.socket_path(empty_vault)
         assert oct(sock.stat().st_mode & 0o777) == "0o600"
-        reply = client.request(empty_vault, "recall", {"query": "advisory locks", "k": 5, "explain": True, "log": False})
+        reply = client.request(
+            empty_vault, "recall", {"query": "advisory locks", "k": 5, "explain": True, "log": False}
+        )
         assert reply["ok"]
         with r.watcher.mutex:
             local = [h.as_dict(True) for h in r.vault.recall("advisory locks", k=5, log=False)]
@@ -388,7 +398,9 @@ def test_vanished_vault_stops_the_watcher_with_a_message(tmp_path, fake_embedder
     r.watcher.close()
 
 
-def test_falls_back_to_polling_when_the_os_runs_out_of_watches(empty_vault, fake_embedder, monkeypatch, caplog):
+def test_falls_back_to_polling_when_the_os_runs_out_of_watches(
+    empty_vault, fake_embedder, monkeypatch, caplog
+):
     import errno
 
     from vaultmem.service import watch as watchmod

@@ -49,7 +49,9 @@ def test_token_is_required(served):
     for path in ("/", "/note?path=x", "/graph", "/state", "/api/graph", "/api/version", "/static/graph.js"):
         assert client.get(path).status_code == 401, path
     assert client.get("/?login=wrong", follow_redirects=False).status_code == 401
-    assert client.get(f"/?token={token}", follow_redirects=False).status_code == 401  # the token is no login link
+    assert (
+        client.get(f"/?token={token}", follow_redirects=False).status_code == 401
+    )  # the token is no login link
     assert client.post("/action", data={"path": ADVISORY, "action": "resolve"}).status_code == 401
     assert client.get("/", headers={"Authorization": f"Bearer {token}"}).status_code == 200
     login(client, token)
@@ -65,7 +67,10 @@ def test_pages_render(served):
     assert "Use Redis locks for job leasing" in r.text and ADVISORY not in r.text
     r = client.get("/note", params={"path": ADVISORY})
     assert r.status_code == 200
-    assert '<a href="/note?path=projects/Project%20-%20Tidewater.md" class="wikilink">Project: Tidewater</a>' in r.text
+    assert (
+        '<a href="/note?path=projects/Project%20-%20Tidewater.md" class="wikilink">Project: Tidewater</a>'
+        in r.text
+    )
     assert 'id="frontmatter"' in r.text and "yx66znwj" in r.text  # the id, in the frontmatter table
     assert "Use Redis locks for job leasing" in r.text.split('class="chain"')[1]  # its older version
     assert client.get("/note", params={"path": "nope.md"}).status_code == 404
@@ -102,7 +107,9 @@ def test_lifecycle_actions_write_guarded_and_same_origin_only(served):
     r = client.post("/action", data={"path": ADVISORY, "action": "supersede", "other": "No such note"})
     assert 'class="flash error"' in r.text and "no note" in r.text
     assert client.post("/action", data={"path": ADVISORY, "action": "delete"}).status_code == 400
-    evil = client.post("/action", data={"path": ADVISORY, "action": "reopen"}, headers={"Origin": "http://evil.example"})
+    evil = client.post(
+        "/action", data={"path": ADVISORY, "action": "reopen"}, headers={"Origin": "http://evil.example"}
+    )
     assert evil.status_code == 403 and "status: resolved" in (root / ADVISORY).read_text(encoding="utf-8")
 
 
@@ -110,7 +117,11 @@ def test_file_change_bumps_generation(served):
     client, state, token, root = served
     login(client, token)
     g0 = client.get("/api/version").json()["generation"]
-    write(root, "facts/Brand new fact.md", "---\ntitle: Brand new fact\ntype: fact\n---\nThe marina opens at dawn.\n")
+    write(
+        root,
+        "facts/Brand new fact.md",
+        "---\ntitle: Brand new fact\ntype: fact\n---\nThe marina opens at dawn.\n",
+    )
     deadline = time.time() + 20  # the file event arrives, then a check looks at the files
     while not state.check() and time.time() < deadline:
         time.sleep(0.1)
@@ -120,7 +131,9 @@ def test_file_change_bumps_generation(served):
     assert not (state.check() or state.check())  # its own index write is not a change: no reload loop
 
 
-def test_the_view_reads_the_vaults_change_stream_not_its_own_observer(empty_vault, fake_embedder, monkeypatch):
+def test_the_view_reads_the_vaults_change_stream_not_its_own_observer(
+    empty_vault, fake_embedder, monkeypatch
+):
     """The web view consumes the same stream of change sets as the watcher (ignored files and
     vaultmem's own state never make one); it runs no watchdog observer of its own."""
     import vaultmem.service.watch as watchmod
@@ -160,13 +173,17 @@ def _get(url: str, **headers: str) -> tuple[int, dict]:
             return None
 
     try:
-        with urllib.request.build_opener(NoRedirect).open(urllib.request.Request(url, headers=headers), timeout=60) as r:
+        with urllib.request.build_opener(NoRedirect).open(
+            urllib.request.Request(url, headers=headers), timeout=60
+        ) as r:
             return r.status, dict(r.headers)
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers)
 
 
-def test_serve_prints_a_one_time_login_link_and_new_token_rotates_the_web_token(demo_copy, tmp_path, monkeypatch):
+def test_serve_prints_a_one_time_login_link_and_new_token_rotates_the_web_token(
+    demo_copy, tmp_path, monkeypatch
+):
     """Issue 29: the token sat in the browser's history as /?token=..., never rotated, and also
     unlocked MCP over HTTP."""
     home = tmp_path / "home"
@@ -193,9 +210,15 @@ def test_serve_prints_a_one_time_login_link_and_new_token_rotates_the_web_token(
             except OSError:
                 time.sleep(0.2)
         status, headers = _get(f"{base}/state?login={code}")
-        assert status == 303 and headers["location"] == "/state" and f"{auth.COOKIE}={new}" in headers["set-cookie"]
+        assert (
+            status == 303
+            and headers["location"] == "/state"
+            and f"{auth.COOKIE}={new}" in headers["set-cookie"]
+        )
         assert _get(f"{base}/state?login={code}")[0] == 401  # the link in the history opens nothing now
-        assert _get(f"{base}/state?login={code}", Cookie=f"{auth.COOKIE}={new}")[0] == 303  # logged in: just the clean URL
+        assert (
+            _get(f"{base}/state?login={code}", Cookie=f"{auth.COOKIE}={new}")[0] == 303
+        )  # logged in: just the clean URL
         for refused in (old, mcp_token):  # the old web token, and MCP's token
             assert _get(base + "/state", Authorization=f"Bearer {refused}")[0] == 401
             assert _get(base + "/state", Cookie=f"{auth.COOKIE}={refused}")[0] == 401
@@ -217,9 +240,13 @@ def test_with_a_watcher_running_the_view_follows_its_index(empty_vault, fake_emb
     watcher = Running(empty_vault, fake_embedder, serve=True)  # answers recall on its socket
     state = ViewState(empty_vault, fake_embedder)
     try:
-        client = TestClient(make_app(state, auth.token(auth.WEB_TOKEN_FILE), poll=3600), base_url="http://127.0.0.1:8770")
+        client = TestClient(
+            make_app(state, auth.token(auth.WEB_TOKEN_FILE), poll=3600), base_url="http://127.0.0.1:8770"
+        )
         client.headers["Authorization"] = f"Bearer {auth.token(auth.WEB_TOKEN_FILE)}"
-        write(empty_vault, "facts/Beta.md", "---\ntitle: Beta\n---\nThe harbour crane is booked on Fridays.\n")
+        write(
+            empty_vault, "facts/Beta.md", "---\ntitle: Beta\n---\nThe harbour crane is booked on Fridays.\n"
+        )
         deadline = time.time() + 20
         while "facts/Beta.md" not in watcher.paths() and time.time() < deadline:
             time.sleep(0.05)
@@ -270,17 +297,25 @@ def test_confirm_a_candidate_from_its_page_and_from_the_state_page(served):
     plant_candidate(state, root)
     page = client.get("/note", params={"path": CANDIDATE}).text
     assert 'value="confirm"' in page and 'value="reopen"' not in page
-    assert 'value="confirm"' not in client.get("/note", params={"path": ADVISORY}).text  # active: nothing to confirm
+    assert (
+        'value="confirm"' not in client.get("/note", params={"path": ADVISORY}).text
+    )  # active: nothing to confirm
     listed = client.get("/state").text.split('id="candidates"')[1].split("</ul>")[0]
     assert "Always run migrations in a transaction" in listed and 'value="confirm"' in listed
     hits = client.get("/", params={"q": "schema migration transaction", "status": "candidate"}).text
     assert f'data-path="{CANDIDATE}"' in hits and '<option value="candidate" selected>' in hits
-    r = client.post("/action", data={"path": CANDIDATE, "action": "confirm", "back": "state"}, follow_redirects=False)
+    r = client.post(
+        "/action", data={"path": CANDIDATE, "action": "confirm", "back": "state"}, follow_redirects=False
+    )
     assert r.status_code == 303 and r.headers["location"].startswith("/state?done=confirmed")
     text = (root / CANDIDATE).read_text(encoding="utf-8")
     assert "status: active" in text and "status: candidate" not in text
-    assert "Always run migrations" not in client.get("/state").text.split('id="candidates"')[1].split("</ul>")[0]
-    again = client.post("/action", data={"path": CANDIDATE, "action": "confirm"})  # the library refuses: not a candidate
+    assert (
+        "Always run migrations" not in client.get("/state").text.split('id="candidates"')[1].split("</ul>")[0]
+    )
+    again = client.post(
+        "/action", data={"path": CANDIDATE, "action": "confirm"}
+    )  # the library refuses: not a candidate
     assert 'class="flash error"' in again.text and "not a candidate" in again.text
 
 
@@ -289,11 +324,18 @@ def test_state_page_draws_counts_over_time_from_the_daily_snapshots(served):
     login(client, token)
     with state.lock:
         usage = state.vault.usage
-        assert [d for d, _ in usage.count_history()] == [__import__("datetime").date.today().isoformat()]  # the reconcile took it
-        usage.snapshot_counts("2026-01-05", {("decision", "active"): 7, ("decision", "superseded"): 1, ("fact", "candidate"): 2})
+        assert [d for d, _ in usage.count_history()] == [
+            __import__("datetime").date.today().isoformat()
+        ]  # the reconcile took it
+        usage.snapshot_counts(
+            "2026-01-05", {("decision", "active"): 7, ("decision", "superseded"): 1, ("fact", "candidate"): 2}
+        )
     page = client.get("/state").text
     history = page.split('id="history"')[1].split("</div>")[0]
-    assert '<svg class="chart" id="history-status"' in history and '<svg class="chart" id="history-type"' in history
+    assert (
+        '<svg class="chart" id="history-status"' in history
+        and '<svg class="chart" id="history-type"' in history
+    )
     assert "candidate 2026-01-05: 2" in history and "decision 2026-01-05: 8" in history  # point titles
     assert history.count("<polyline") >= 4 and "2 so far" in history
     assert "2026-01-05" in history and "<script" not in history  # server-rendered, no script
@@ -314,7 +356,15 @@ def test_every_response_forbids_framing_and_allows_only_own_scripts(served):
     anonymous = client.get("/state")
     assert anonymous.status_code == 401
     login(client, token)
-    pages = ["/", "/?q=job+leasing", "/note?path=" + ADVISORY, "/graph", "/state", "/api/graph", "/static/graph.js"]
+    pages = [
+        "/",
+        "/?q=job+leasing",
+        "/note?path=" + ADVISORY,
+        "/graph",
+        "/state",
+        "/api/graph",
+        "/static/graph.js",
+    ]
     for r in [anonymous, *(client.get(p) for p in pages)]:
         assert r.headers["x-frame-options"] == "DENY", r.url
         policy = _policy(r.headers["content-security-policy"])
@@ -339,12 +389,29 @@ def test_remote_images_are_links_until_asked_for(served):
     page = client.get("/note", params={"path": REMOTE})
     body = page.text.split('id="note-body"')[1]
     assert "198.51.100.7" in body and not re.search(r"<img[^>]*198\.51\.100\.7", body)
-    assert 'class="remote-image" href="http://198.51.100.7/map.png"' in body and '<img src="data:image/png' in body
-    assert "1 remote image not loaded" in page.text and _policy(page.headers["content-security-policy"])["img-src"] == "'self' data:"
+    assert (
+        'class="remote-image" href="http://198.51.100.7/map.png"' in body
+        and '<img src="data:image/png' in body
+    )
+    assert (
+        "1 remote image not loaded" in page.text
+        and _policy(page.headers["content-security-policy"])["img-src"] == "'self' data:"
+    )
     loaded = client.get("/note", params={"path": REMOTE, "images": "load"})
-    assert re.search(r'<img src="http://198\.51\.100\.7/map\.png"[^>]*referrerpolicy="no-referrer"', loaded.text)
-    assert _policy(loaded.headers["content-security-policy"])["img-src"] == "'self' data: http: https:"  # this response only
-    assert _policy(client.get("/note", params={"path": ADVISORY, "images": "load"}).headers["content-security-policy"])["img-src"] == "'self' data:"
+    assert re.search(
+        r'<img src="http://198\.51\.100\.7/map\.png"[^>]*referrerpolicy="no-referrer"', loaded.text
+    )
+    assert (
+        _policy(loaded.headers["content-security-policy"])["img-src"] == "'self' data: http: https:"
+    )  # this response only
+    assert (
+        _policy(
+            client.get("/note", params={"path": ADVISORY, "images": "load"}).headers[
+                "content-security-policy"
+            ]
+        )["img-src"]
+        == "'self' data:"
+    )
 
 
 def test_the_note_page_shows_the_title_once(served):
@@ -353,16 +420,24 @@ def test_the_note_page_shows_the_title_once(served):
     login(client, token)
     page = client.get("/note", params={"path": ADVISORY}).text
     assert page.count(">Use Postgres advisory locks for job leasing</h1>") == 1
-    assert page.split('id="note-body">')[1].lstrip().startswith("<p>Part of")  # the body starts after the heading
+    assert (
+        page.split('id="note-body">')[1].lstrip().startswith("<p>Part of")
+    )  # the body starts after the heading
 
 
 def test_recently_changed_goes_by_the_notes_own_dates(served):
     """Issue 29: "recently changed" listed every copied note, by file time."""
     client, state, token, root = served
     login(client, token)
-    write(root, "facts/Copied yesterday.md", "---\ntitle: Copied yesterday\n---\nNo dates in here.\n")  # file time: now
+    write(
+        root, "facts/Copied yesterday.md", "---\ntitle: Copied yesterday\n---\nNo dates in here.\n"
+    )  # file time: now
     write(root, "facts/Created only.md", "---\ntitle: Created only\ncreated: 2099-01-02\n---\nA date.\n")
-    write(root, "facts/Updated too.md", "---\ntitle: Updated too\ncreated: 2001-01-01\nupdated: 2099-03-04T05:06:07Z\n---\nB.\n")
+    write(
+        root,
+        "facts/Updated too.md",
+        "---\ntitle: Updated too\ncreated: 2001-01-01\nupdated: 2099-03-04T05:06:07Z\n---\nB.\n",
+    )
     with state.lock:
         state.vault.sync_paths(["facts/Copied yesterday.md", "facts/Created only.md", "facts/Updated too.md"])
     state.bump()

@@ -65,10 +65,14 @@ def plant_history(root: Path, days: int = 5) -> None:
 
     store = UsageStore.of(root)
     try:
-        (today, counts), = store.count_history()
+        ((today, counts),) = store.count_history()
         for back in range(days, 0, -1):
             day = (dt.date.fromisoformat(today) - dt.timedelta(days=back)).isoformat()
-            earlier = {(t, st): n - n * back // (days + 2) for (t, st), n in counts.items() if st != "superseded" or back < 3}
+            earlier = {
+                (t, st): n - n * back // (days + 2)
+                for (t, st), n in counts.items()
+                if st != "superseded" or back < 3
+            }
             store.snapshot_counts(day, earlier)
     finally:
         store.close()
@@ -101,7 +105,9 @@ def test_every_page_loads_without_console_errors(site):
         browser.get(server.base + url)
         wait_for(lambda: browser.execute_script("return document.readyState") == "complete", what=name)
         if name.startswith("graph"):
-            wait_for(lambda: browser.execute_script("return window.vaultmemGraph.settled"), what="graph layout")
+            wait_for(
+                lambda: browser.execute_script("return window.vaultmemGraph.settled"), what="graph layout"
+            )
             drawn = browser.execute_script("return window.vaultmemGraph.nodes")
             assert drawn == 68 if name == "graph" else 1 < drawn < 68, drawn
         else:
@@ -153,9 +159,11 @@ def test_a_file_edited_on_disk_appears(site):
     assert "EDITED-ON-DISK" not in browser.find_element("id", "note-body").text
     text = (root / path).read_text(encoding="utf-8")
     write(root, path, text.rstrip("\n") + "\n\nEDITED-ON-DISK: the discount now ends in March.\n")
-    wait_for(on_page(lambda: "EDITED-ON-DISK" in browser.find_element("id", "note-body").text), what="the live reload")
+    wait_for(
+        on_page(lambda: "EDITED-ON-DISK" in browser.find_element("id", "note-body").text),
+        what="the live reload",
+    )
     assert severe(browser) == []
-
 
 
 def on_page(check):  # type: ignore[no-untyped-def]
@@ -182,7 +190,9 @@ def test_lifecycle_action_from_the_page(site):
     path = "gotchas/JPY is a zero-decimal currency in Stripe.md"
     browser.get(server.base + "/note?path=" + quote(path))
     browser.find_element("css selector", ".actions button[type=submit]").click()  # Resolve
-    wait_for(on_page(lambda: "resolved" in browser.find_element("css selector", ".flash").text), what="the flash")
+    wait_for(
+        on_page(lambda: "resolved" in browser.find_element("css selector", ".flash").text), what="the flash"
+    )
     assert "status: resolved" in (root / path).read_text(encoding="utf-8")
 
 
@@ -204,6 +214,7 @@ def test_confirming_a_candidate_on_its_page(site):
     browser.get_log("browser")  # drop the 404s of the looks before the server had the note
     assert "candidate" in browser.find_element("css selector", "p.meta").text
     browser.find_element("css selector", ".actions button[type=submit]").click()  # Confirm
+
     def flashed() -> bool:  # the old page may still be there, or go stale, right after the click
         try:
             return any("confirmed" in f.text for f in browser.find_elements("css selector", ".flash"))
@@ -264,7 +275,9 @@ def test_a_page_on_another_port_cannot_frame_the_note_page(site):
         wait_for(lambda: browser.execute_script("return window.framed === true"), what="the frame's load")
         browser.switch_to.frame(browser.find_element("id", "f"))
         try:
-            shown = browser.find_elements("id", "note-title") + browser.find_elements("css selector", ".actions button")
+            shown = browser.find_elements("id", "note-title") + browser.find_elements(
+                "css selector", ".actions button"
+            )
         finally:
             browser.switch_to.default_content()
         assert shown == []
@@ -329,7 +342,9 @@ def test_viewing_a_note_fetches_no_remote_image(site):
         wait_for(lambda: browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", img) == 1,
                  what="the image drawn")  # fmt: skip
         assert severe(browser) == []
-        browser.get(server.base + "/note?path=" + __import__("urllib.parse").parse.quote(path))  # plain view again
+        browser.get(
+            server.base + "/note?path=" + __import__("urllib.parse").parse.quote(path)
+        )  # plain view again
         time.sleep(0.5)
         assert host.hits == ["/map.png"]
     finally:
@@ -346,7 +361,11 @@ def test_the_note_page_shows_the_title_once_and_long_values_wrap(site):
           f"an_unusually_long_frontmatter_key_name_from_another_tool: {'x' * 90}\n"
           "---\n# Berth sensor feed\n\nThe feed posts occupancy every 30 s.\n")  # fmt: skip
     open_note(server, browser, path)
-    headings = [h for h in browser.find_elements("css selector", "h1, h2, h3") if h.text.strip() == "Berth sensor feed"]
+    headings = [
+        h
+        for h in browser.find_elements("css selector", "h1, h2, h3")
+        if h.text.strip() == "Berth sensor feed"
+    ]
     assert len(headings) == 1
     overflow = browser.execute_script("""
         var aside = document.querySelector('aside').getBoundingClientRect(), out = [];

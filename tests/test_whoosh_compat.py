@@ -73,7 +73,9 @@ def test_field_lengths_read_as_a_column_equal_the_per_document_reads(tmp_path):
         reader = s.reader()
         for field in ("content", "props"):
             column = whoosh_compat.field_lengths(reader, field)
-            assert column == [reader.doc_field_length(i, field, 0) or 0 for i in range(reader.doc_count_all())]
+            assert column == [
+                reader.doc_field_length(i, field, 0) or 0 for i in range(reader.doc_count_all())
+            ]
         assert any(whoosh_compat.field_lengths(reader, "content"))
 
 

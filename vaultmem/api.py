@@ -34,7 +34,8 @@ from .service import client, control
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every client call)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Sequence
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
     from .index.embed import Embedder
     from .index.indexer import Progress, Summary
@@ -98,14 +99,18 @@ def write_root(ref: str | None, agent: str | None, shared: bool = False, scope: 
     if agent:
         ident = identity(agent)
         if shared and ident.shared is None:
-            raise BadInput("no shared vault: register one (`vaultmem vault add shared PATH`) or set VAULTMEM_TEAM_DIR")
+            raise BadInput(
+                "no shared vault: register one (`vaultmem vault add shared PATH`) or set VAULTMEM_TEAM_DIR"
+            )
         target = ident.shared if shared else ident.user
     else:
         reg = Registry()
         name = SHARED if shared else USER
         if name not in reg.vaults:
             if shared:
-                raise BadInput("no shared vault: register one (`vaultmem vault add shared PATH`) or use --agent")
+                raise BadInput(
+                    "no shared vault: register one (`vaultmem vault add shared PATH`) or use --agent"
+                )
             return vault_root(None)
         target = reg.vaults[name]
     if not is_vault(target):  # type: ignore[arg-type]
@@ -133,7 +138,7 @@ def forward(root: Path, op: str, args: dict[str, Any]) -> Any:
     return reply["result"]
 
 
-def service_parts() -> tuple[Callable[[Path, Any], "Vault"], Callable[[dict[str, "Vault"]], "MultiVault"]]:
+def service_parts() -> tuple[Callable[[Path, Any], Vault], Callable[[dict[str, Vault]], MultiVault]]:
     """What the memory service is handed to serve vaults (it imports no facade): a Vault of a
     root with the service's embedder for it, and a MultiVault of open vaults by name."""
     from .multi import MultiVault
@@ -142,8 +147,14 @@ def service_parts() -> tuple[Callable[[Path, Any], "Vault"], Callable[[dict[str,
     return (lambda root, embedder: Vault(root, embedder)), MultiVault
 
 
-def service_call(op: str, args: dict[str, Any], *, start: bool = True, wait: bool = True,
-                 say: Callable[[str], None] | None = None) -> tuple[Any, bool]:
+def service_call(
+    op: str,
+    args: dict[str, Any],
+    *,
+    start: bool = True,
+    wait: bool = True,
+    say: Callable[[str], None] | None = None,
+) -> tuple[Any, bool]:
     """A request answered by the memory service: (result, True), or (None, False) when it is off
     or not answering. ``start``: start one when none runs (or replace one of an older version);
     ``wait``: then wait until it is ready (``say`` tells the user once), else return at once."""
@@ -176,15 +187,24 @@ class ServedVault:
     """A Vault whose ``remember`` and ``checkpoint`` go to the memory service while one runs (see
     ``Session.served``); every other attribute is the Vault's own."""
 
-    def __init__(self, vault: "Vault", session: "Session"):
+    def __init__(self, vault: Vault, session: Session):
         self._vault, self._session = vault, session
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._vault, name)
 
     def remember(self, type: str, title: str, content: str | None = None, **fields: Any) -> dict[str, Any]:
-        sent = {**fields, **({"now": fields["now"].isoformat()} if fields.get("now") is not None else {})}  # JSON: a date as text
-        args = {"root": str(self._vault.root), "type": type, "title": title, "content": content, "fields": sent}
+        sent = {
+            **fields,
+            **({"now": fields["now"].isoformat()} if fields.get("now") is not None else {}),
+        }  # JSON: a date as text
+        args = {
+            "root": str(self._vault.root),
+            "type": type,
+            "title": title,
+            "content": content,
+            "fields": sent,
+        }
         done, served = self._session.service("remember", args, start=False)
         return done if served else self._vault.remember(type, title, content, **fields)
 
@@ -214,9 +234,9 @@ class Session:
     (``degraded`` says so). An ``embedder`` given keeps every call in this process (tests).
     """
 
-    def __init__(self, refs: Sequence[str] = (), agent: str | None = None, *, embedder: "Embedder | None" = None,
-                 create: bool = False, progress: "Callable[[], Progress] | None" = None,
-                 on_indexed: "Callable[[Summary], None] | None" = None, cwd: str | Path | None = None,
+    def __init__(self, refs: Sequence[str] = (), agent: str | None = None, *, embedder: Embedder | None = None,
+                 create: bool = False, progress: Callable[[], Progress] | None = None,
+                 on_indexed: Callable[[Summary], None] | None = None, cwd: str | Path | None = None,
                  wait: bool = True, say: Callable[[str], None] | None = None):  # fmt: skip
         self.cwd = Path(cwd) if cwd else None
         self.wait, self.say = wait, say
@@ -243,7 +263,11 @@ class Session:
     def root(self) -> Path:
         """The caller's own vault: the one named, the agent's personal vault, else discovered."""
         if self._root is None:
-            self._root = vault_root(None, self.agent) if self.agent else vault_root(self.refs[0] if self.refs else None)
+            self._root = (
+                vault_root(None, self.agent)
+                if self.agent
+                else vault_root(self.refs[0] if self.refs else None)
+            )
         return self._root
 
     @property
@@ -256,7 +280,7 @@ class Session:
             self._named = found
         return self._named
 
-    def open(self, root: Path) -> "Vault":
+    def open(self, root: Path) -> Vault:
         """The open ``Vault`` of a root (one per root; every vault shares one embedding model)."""
         from .vault import Vault
 
@@ -268,20 +292,20 @@ class Session:
         return self._opened[root]
 
     @property
-    def vault(self) -> "Vault":
+    def vault(self) -> Vault:
         """The caller's own vault, open."""
         return self.open(self.root)
 
     @property
-    def vaults(self) -> dict[str, "Vault"]:
+    def vaults(self) -> dict[str, Vault]:
         """Every vault this session may read, open, by name."""
         return {name: self.open(path) for name, path in self.named.items()}
 
-    def only(self) -> "Vault":
+    def only(self) -> Vault:
         """The first (for a single-vault session, the only) vault it may read, open."""
         return self.open(next(iter(self.named.values())))
 
-    def pick(self, ref: str) -> tuple["Vault", str]:
+    def pick(self, ref: str) -> tuple[Vault, str]:
         """The vault a ``vault:id`` reference names (default: the caller's own) and the rest;
         a path-like reference must stay inside that vault."""
         prefix, sep, rest = ref.partition(":")
@@ -293,13 +317,18 @@ class Session:
         else:
             vault = self.vault
         ref = ref.strip()
-        if ref.startswith(("/", "\\", "~", ".")) or "/" in ref or "\\" in ref or ref.endswith((".md", ".markdown")):
+        if (
+            ref.startswith(("/", "\\", "~", "."))
+            or "/" in ref
+            or "\\" in ref
+            or ref.endswith((".md", ".markdown"))
+        ):
             vault.store.abspath(ref.replace("\\", "/"))
         return vault, ref
 
     # ------------------------------------------------------------------ freshness
 
-    def fresh(self, vault: "Vault | None" = None) -> "Vault":
+    def fresh(self, vault: Vault | None = None) -> Vault:
         """A vault with its indexes current: reconciled here (cheap when nothing changed), or,
         while a watcher maintains them, with this process's cached views dropped."""
         vault = vault or self.vault
@@ -345,7 +374,7 @@ class Session:
             self._cold = True  # started (or starting) without us: answer without the model meanwhile
         return result, done
 
-    def multi(self) -> "MultiVault | None":
+    def multi(self) -> MultiVault | None:
         """Every vault of the session searched together, each fresh (None for a single vault)."""
         if len(self.named) < 2:
             return None
@@ -353,7 +382,7 @@ class Session:
 
         return MultiVault({name: self.fresh(v) for name, v in self.vaults.items()})
 
-    def reader(self) -> "Vault | MultiVault":
+    def reader(self) -> Vault | MultiVault:
         """What a read that needs the indexes (wake) works on, fresh."""
         return self.multi() or self.fresh(self.only())
 
@@ -379,7 +408,9 @@ class Session:
         self.degraded = None
         named = {name: str(path) for name, path in self.named.items()}
         if len(named) == 1:
-            hits = forward(Path(next(iter(named.values()))), "recall", {"query": query, "explain": explain, **options})
+            hits = forward(
+                Path(next(iter(named.values()))), "recall", {"query": query, "explain": explain, **options}
+            )
             if hits is not None:  # a foreground `vaultmem watch` of this vault
                 return hits
         args = {"roots": named, "query": query, "explain": explain, "options": options, "wait": self.wait}
@@ -392,7 +423,9 @@ class Session:
         reader = self.multi() or self.fresh(self.only())
         return [h.as_dict(explain) for h in reader.recall(query, **options)]
 
-    def _recall_without_model(self, query: str, explain: bool, options: dict[str, Any]) -> list[dict[str, Any]]:
+    def _recall_without_model(
+        self, query: str, explain: bool, options: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         """The answer while the service warms up, from what needs no model: BM25 over each
         vault's indexes as they are on disk (``recall.keywords``: nothing is reindexed, and
         neither the model nor the pipeline is loaded); the pipeline's BM25 mode in this process
@@ -402,7 +435,9 @@ class Session:
         self.degraded = "bm25"
         if not keywords.covers(options):
             return self._bm25_in_process(query, explain, options)
-        kept = keywords.recall_vaults({name: Path(root) for name, root in self.named.items()}, query, options, explain)
+        kept = keywords.recall_vaults(
+            {name: Path(root) for name, root in self.named.items()}, query, options, explain
+        )
         if options.get("log", True):
             for name, root in self.named.items():
                 mine = [hit["id"] for n, hit in kept if n == name]
@@ -435,14 +470,14 @@ class Session:
 
     # ------------------------------------------------------------------ code branch scope
 
-    def shown(self, branch: str | None = None) -> "Callable[[Path, str], bool]":
+    def shown(self, branch: str | None = None) -> Callable[[Path, str], bool]:
         """Whether a memory (vault root, path) is shown from the working directory's code state,
         or as if on ``branch`` (``branches.shown_test``): recall's and wake's one rule."""
         from .memory import branches
 
         return branches.shown_test(self.cwd or Path.cwd(), branch)
 
-    def write_scope(self, vault: "Vault | Path", scope: str | None = None) -> dict[str, str]:
+    def write_scope(self, vault: Vault | Path, scope: str | None = None) -> dict[str, str]:
         """``branch``/``repo`` for a memory written to ``vault`` (or its root) from the working
         directory: set on a feature branch of a code repository (``branches.scope_fields``), never
         on a user-scope memory (a person's preference follows them, not a branch). Every write
@@ -467,10 +502,10 @@ class Session:
         return {(f"{self.named_of(v)}:{p}" if many else p): r
                 for v in self._opened.values() for p, r in v.new_skips().items()}  # fmt: skip
 
-    def named_of(self, vault: "Vault") -> str:
+    def named_of(self, vault: Vault) -> str:
         return next((n for n, p in self.named.items() if Path(p).resolve() == vault.root), str(vault.root))
 
-    def write_vault(self, shared: bool = False, scope: str | None = None) -> "Vault":
+    def write_vault(self, shared: bool = False, scope: str | None = None) -> Vault:
         """The vault a new memory goes to (see ``write_root``), fresh."""
         ref = self.refs[0] if len(self.refs) == 1 else None
         return self.fresh(self.open(write_root(ref, self.agent, shared, scope)))
@@ -500,7 +535,12 @@ class Session:
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
         """End a session in the caller's own vault (``Vault.sleep``), scoped like ``remember``."""
-        fields = {"next_steps": next_steps, "source": source, "anchor": anchor, "extra": self.write_scope(self.root)}
+        fields = {
+            "next_steps": next_steps,
+            "source": source,
+            "anchor": anchor,
+            "extra": self.write_scope(self.root),
+        }
         done, served = self.service("sleep", {"root": str(self.root), "summary": summary, "fields": fields})
         return done if served else self.vault.sleep(summary, **fields)
 
@@ -511,7 +551,7 @@ class Session:
         done, served = self.service("checkpoint", {"root": str(self.root), "text": text, "fields": fields})
         return done if served else self.vault.checkpoint(text, **fields)
 
-    def served(self, vault: "Vault") -> "Vault":
+    def served(self, vault: Vault) -> Vault:
         """``vault`` with its ``remember`` (the write that needs the model: duplicate and update
         checks) answered by the memory service while one runs (a hook's summary and candidates)."""
         return ServedVault(vault, self)  # type: ignore[return-value]
@@ -534,11 +574,13 @@ class Session:
             raise BadInput("a memory can only supersede another in the same vault")
         return vault.supersede(old, new)
 
-    def rate(self, ratings: Sequence[tuple[str, bool]], source: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    def rate(
+        self, ratings: Sequence[tuple[str, bool]], source: str | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
         """Ratings of memories in any of the session's vaults (``vault:id``): every memory found
         is rated (``rated``); a reference that names none, or a vault this caller may not use, is
         listed in ``unknown`` with the reason (``Vault.rate``: one bad id does not cost the others)."""
-        by_vault: dict[int, tuple["Vault", list[tuple[str, bool]], dict[str, str]]] = {}
+        by_vault: dict[int, tuple[Vault, list[tuple[str, bool]], dict[str, str]]] = {}
         unknown: list[dict[str, Any]] = []
         for ref, useful in ratings:
             try:
@@ -588,7 +630,7 @@ class Session:
             data, _ = self.service("status", {"root": str(self.root)}, start=False)
         return data if data is not None else {"pid": None, **self.vault.index_status()}
 
-    def reindex(self, rebuild: bool = False, progress: "Progress | None" = None) -> tuple[dict[str, Any], bool]:
+    def reindex(self, rebuild: bool = False, progress: Progress | None = None) -> tuple[dict[str, Any], bool]:
         """Bring the indexes in line with the files: by the running watcher when there is one,
         else here. Returns (the summary as a dict, whether the watcher did it)."""
         done = forward(self.root, "reindex", {"rebuild": rebuild})
@@ -602,7 +644,7 @@ class Session:
         for vault in self._opened.values():
             vault.close()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -36,7 +36,7 @@ class MultiVault:
         self.vaults = vaults
 
     @classmethod
-    def open(cls, named: dict[str, Path], embedder: Embedder | None = None) -> "MultiVault":
+    def open(cls, named: dict[str, Path], embedder: Embedder | None = None) -> MultiVault:
         """Open vaults sharing one embedder (the first vault's, unless one is given)."""
         opened: dict[str, Vault] = {}
         for name, path in named.items():
@@ -46,7 +46,9 @@ class MultiVault:
         return cls(opened)
 
     @classmethod
-    def for_agent(cls, agent: str, registry: Registry | None = None, embedder: Embedder | None = None) -> "MultiVault":
+    def for_agent(
+        cls, agent: str, registry: Registry | None = None, embedder: Embedder | None = None
+    ) -> MultiVault:
         """An agent's personal, shared and user vaults (those that exist)."""
         allowed = identity(agent, registry).allowed()
         return cls.open({n: p for n, p in allowed.items() if (p / STATE_DIR).is_dir()}, embedder)
@@ -65,10 +67,14 @@ class MultiVault:
         if k is None:  # the first vault's default, as for the rest of its settings
             k = int(next(iter(self.vaults.values())).config["recall"]["k"])
         stats = self._pooled_stats(query, options.get("mode", "hybrid"))
-        known = set().union(*(v.memory_types() for v in self.vaults.values())) if options.get("types") else None
+        known = (
+            set().union(*(v.memory_types() for v in self.vaults.values())) if options.get("types") else None
+        )
         hits: list[tuple[float, int, Hit]] = []
         for order, (name, vault) in enumerate(self.vaults.items()):
-            for hit in vault.recall(query, k, stats=stats, log=False, snippets=False, types_known=known, **options):
+            for hit in vault.recall(
+                query, k, stats=stats, log=False, snippets=False, types_known=known, **options
+            ):
                 hit.vault = name
                 hits.append((hit.score, order, hit))
         ranked = [h for _, _, h in sorted(hits, key=lambda x: (-x[0], x[1], x[2].rank))][:k]
@@ -166,5 +172,7 @@ class MultiVault:
             except VaultError:  # not in this vault
                 continue
         if len(found) != 1:
-            raise BadInput(f"{ref!r} names {'no note' if not found else 'notes in several vaults'}; use vault:id")
+            raise BadInput(
+                f"{ref!r} names {'no note' if not found else 'notes in several vaults'}; use vault:id"
+            )
         return found[0]

@@ -17,18 +17,19 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sqlite3
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import networkx as nx
 
 from .core import config as configmod
 from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
-from .core.links import NoteKeys, Resolver, parse_link
-from .core.memtypes import known_types
-from .core.lock import WatcherRunning, WriterLock
-from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
 from .core.ignore import obsidian_templates, vault_files
+from .core.links import NoteKeys, Resolver, parse_link
+from .core.lock import WatcherRunning, WriterLock
+from .core.memtypes import known_types
+from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
 from .core.store import Store, find_vault
 from .index import graph as graphmod
 from .index.bm25 import BM25Index
@@ -46,7 +47,6 @@ from .recall.pipeline import Hit, Options, Sources, make_snippet, search
 def _link_keys(rec: Record | None) -> tuple | None:
     """What of a record the link graph depends on."""
     return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
-
 
 
 class Vault:
@@ -91,7 +91,7 @@ class Vault:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: str | os.PathLike | None = None, embedder: Embedder | None = None) -> "Vault":
+    def open(cls, path: str | os.PathLike | None = None, embedder: Embedder | None = None) -> Vault:
         """Open the vault at ``path`` (or discover it like git; see ``store.find_vault``)."""
         return cls(find_vault(path), embedder)
 
@@ -140,7 +140,7 @@ class Vault:
         self._invalidate()  # a later use reopens everything from disk
         self._synced = False
 
-    def __enter__(self) -> "Vault":
+    def __enter__(self) -> Vault:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -174,7 +174,9 @@ class Vault:
             holder = lock.holder() or {}
             if holder.get("role") == "watch":
                 raise WatcherRunning(holder.get("pid"))
-            raise VaultError(f"timed out waiting for pid {holder.get('pid', '?')} to finish writing the indexes")
+            raise VaultError(
+                f"timed out waiting for pid {holder.get('pid', '?')} to finish writing the indexes"
+            )
         try:
             return self._reindex(paths, rebuild, progress)
         finally:
@@ -265,11 +267,15 @@ class Vault:
         if self._vectors is not None:
             rows, matrix = self.manifest.vectors(self.embedder.name, fresh)
             self._vectors = self._vectors.updated(rows, matrix, set(touched))
-        if self._graph is not None and any(_link_keys(old.get(p)) != _link_keys(fresh.get(p)) for p in touched):
+        if self._graph is not None and any(
+            _link_keys(old.get(p)) != _link_keys(fresh.get(p)) for p in touched
+        ):
             self._graph = None
         elif self._graph is not None:
             for path, rec in fresh.items():
-                self._graph.nodes[path].update(title=rec.title, type=rec.type, status=rec.status, tags=rec.tags)
+                self._graph.nodes[path].update(
+                    title=rec.title, type=rec.type, status=rec.status, tags=rec.tags
+                )
 
     def ensure_synced(self) -> None:
         """Sync once per Vault object (cheap when nothing changed)."""
@@ -320,7 +326,9 @@ class Vault:
         A type neither this vault's templates nor its notes have is refused (``types_known``:
         the types that count instead, for several vaults searched together).
         The memories returned are logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
-        known = None if not options.get("types") else self.memory_types() if types_known is None else types_known
+        known = (
+            None if not options.get("types") else self.memory_types() if types_known is None else types_known
+        )
         call = params.resolve({"k": k, **options}, self.config["recall"], known)
         if self.embedder.name == "none" and call["mode"] != "vector":
             call["mode"] = "bm25"
@@ -407,8 +415,10 @@ class Vault:
         by_id = [r for r in records.values() if r.id and r.id.lower() == ref.lower()]
         if len(by_id) > 1:
             listing = ", ".join(sorted(r.path for r in by_id)[:5])
-            raise BadInput(f"id {ref!r} is used by {len(by_id)} notes ({listing}); name one by its path, "
-                           "and give the others new ids")
+            raise BadInput(
+                f"id {ref!r} is used by {len(by_id)} notes ({listing}); name one by its path, "
+                "and give the others new ids"
+            )
         if by_id:
             return by_id[0]
         rel = ref[len(str(self.root)) + 1 :] if ref.startswith(str(self.root) + os.sep) else ref
@@ -419,8 +429,9 @@ class Vault:
         if rel.startswith("[[") and rel.endswith("]]"):
             link = parse_link(rel[2:-2])
             target = link.target if link else rel
-        resolver = Resolver((NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values()),
-                            extras=Resolver.EXTRAS)  # a reference names a note by any of its names
+        resolver = Resolver(
+            (NoteKeys(r.path, r.title, r.aliases, r.id) for r in records.values()), extras=Resolver.EXTRAS
+        )  # a reference names a note by any of its names
         matches = [r for r in records.values() if r.title.lower() == target.lower()]
         if len(matches) > 1:
             listing = ", ".join(m.key for m in matches[:5])
@@ -437,7 +448,7 @@ class Vault:
         """Notes indexed, files that could not be indexed, and whether the indexes match the
         files; read through a connection of its own, so it can answer while a batch is applied."""
         if not (self.index_dir / "manifest.db").exists():
-            self.manifest  # creates an empty one: nothing is indexed yet
+            self.manifest  # noqa: B018 -- creates an empty one: nothing is indexed yet
         manifest = Manifest(self.index_dir / "manifest.db", readonly=True)
         try:
             counts = {"notes_indexed": manifest.count(), "errors": manifest.errors(),
@@ -512,7 +523,9 @@ class Vault:
         """Refresh the files ``[agents_md]`` names for ``event`` (see ``agents_md.refresh``)."""
         return agents_md.refresh(self, self.agents_md_files(event), self.config["agents_md"]["anchor"], apply)
 
-    def rate(self, ratings: list[tuple[str, bool]], source: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    def rate(
+        self, ratings: list[tuple[str, bool]], source: str | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
         """Record usefulness ratings (id, title or path, useful?) of memories: every memory
         found is rated (``rated``); a reference that names no note, or several, is not, and is
         returned in ``unknown`` with the reason (one bad id does not cost the others)."""

@@ -16,7 +16,11 @@ CLI = [str(Path(sys.executable).with_name("vaultmem"))]  # the installed console
 
 def cli_env(**extra: str) -> dict[str, str]:
     """The environment of a CLI subprocess: offline, the test cache, no caller's vault, no memory service."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_") or k in ("VAULTMEM_CACHE", "VAULTMEM_NO_SERVICE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("VAULTMEM_") or k in ("VAULTMEM_CACHE", "VAULTMEM_NO_SERVICE")
+    }
     env["HF_HUB_OFFLINE"] = "1"
     env.update(extra)
     return env
@@ -56,6 +60,8 @@ while True:
 def fake_watcher(path: Path, uid: int) -> subprocess.Popen:
     """A process that binds ``path`` as root, becomes ``uid`` and answers every request with
     a planted recall hit: the impersonation the socket checks must defeat (needs root)."""
-    proc = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, str(path), str(uid)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FAKE_SERVER, str(path), str(uid)], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "ready"
     return proc

@@ -20,7 +20,9 @@ def small_vault(tmp_path) -> Path:
     root = tmp_path / "vault"
     init_vault(root)
     for i, title in enumerate(("Alpha", "Beta", "Gamma")):
-        (root / f"{title}.md").write_text(f"---\nid: note{i}aa\ntitle: {title}\n---\n# {title}\n\nText {i}.\n")
+        (root / f"{title}.md").write_text(
+            f"---\nid: note{i}aa\ntitle: {title}\n---\n# {title}\n\nText {i}.\n"
+        )
     return root
 
 

@@ -21,7 +21,9 @@ pytestmark = pytest.mark.model  # every vaultmem edit loads the real embedding m
 
 def _race(root, tag: str) -> list[tuple[int, str, str]]:
     """WRITERS concurrent `vaultmem edit` of one note, each setting its own key."""
-    procs = [start("edit", "note0aa", "--set", f"{tag}{i}=v{i}", "--vault", str(root)) for i in range(WRITERS)]
+    procs = [
+        start("edit", "note0aa", "--set", f"{tag}{i}=v{i}", "--vault", str(root)) for i in range(WRITERS)
+    ]
     return [(p.wait(timeout=120), *p.communicate()) for p in procs]
 
 
@@ -31,10 +33,15 @@ def _check(root, tag: str, results) -> int:
     for i, (code, out, err) in enumerate(results):
         present = f"\n{tag}{i}: v{i}\n" in text
         if code == 0:
-            assert out.startswith("updated") and present, f"writer {i} said {out!r} but its key is lost:\n{text}"
+            assert out.startswith("updated") and present, (
+                f"writer {i} said {out!r} but its key is lost:\n{text}"
+            )
             applied += 1
         else:
-            assert code == 4 and err.startswith("vaultmem: ") and "changed" in err and not present, (code, err)
+            assert code == 4 and err.startswith("vaultmem: ") and "changed" in err and not present, (
+                code,
+                err,
+            )
     assert "Text 0." in text and text.startswith("---\nid: note0aa\n")
     return applied
 

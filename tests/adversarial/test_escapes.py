@@ -25,7 +25,11 @@ def test_delete_refuses_a_trash_symlinked_out_of_the_vault(small_vault, tmp_path
     outside.mkdir()
     (small_vault / ".trash").symlink_to(outside)
     result = run("delete", "note0aa", "--force", "--vault", str(small_vault))
-    assert result.returncode != 0 and result.stderr.startswith("vaultmem: ") and "outside the vault" in result.stderr
+    assert (
+        result.returncode != 0
+        and result.stderr.startswith("vaultmem: ")
+        and "outside the vault" in result.stderr
+    )
     assert list(outside.iterdir()) == [] and (small_vault / "Alpha.md").exists()
 
 
@@ -45,9 +49,9 @@ def test_delete_into_a_real_trash_still_works(small_vault):
     result = run("delete", "note0aa", "--force", "--vault", str(small_vault))
     assert result.returncode == 0, result.stderr
     assert (small_vault / ".trash" / "Alpha.md").exists() and not (small_vault / "Alpha.md").exists()
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_state_folder_and_its_files_are_owner_only(tmp_path):
     root = tmp_path / "v"
     assert run("init", str(root)).returncode == 0
@@ -62,9 +66,9 @@ def test_state_folder_and_its_files_are_owner_only(tmp_path):
                 assert _mode(path) == 0o700, path
             elif path.name.startswith(("usage.db", "manifest.db")):
                 assert _mode(path) == 0o600, path
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_an_existing_open_state_folder_is_tightened(small_vault):
     os.chmod(small_vault / ".vaultmem", 0o755)
     assert run("index", "--vault", str(small_vault)).returncode == 0
@@ -97,7 +101,9 @@ def _long_vault(tmp_path):
 
     root = tmp_path / ("v" * (MAX_SOCKET_PATH - len(str(tmp_path)) + 5))
     init_vault(root)
-    (root / "Real.md").write_text("---\nid: real0001\ntitle: Real note\n---\nThe real answer about caching.\n")
+    (root / "Real.md").write_text(
+        "---\nid: real0001\ntitle: Real note\n---\nThe real answer about caching.\n"
+    )
     return root
 
 
@@ -192,7 +198,16 @@ def _serve_http(root, home, *extra):
     from .adversarial_helpers import start
 
     port = _free_port()
-    proc = start("mcp", "--vault", str(root), "--http", "--port", str(port), *extra, env=cli_env(VAULTMEM_HOME=str(home)))
+    proc = start(
+        "mcp",
+        "--vault",
+        str(root),
+        "--http",
+        "--port",
+        str(port),
+        *extra,
+        env=cli_env(VAULTMEM_HOME=str(home)),
+    )
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -218,9 +233,9 @@ def _post(url: str, token: str | None):
             return r.status
     except urllib.error.HTTPError as e:
         return e.code
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_mcp_http_refuses_requests_without_the_access_token(small_vault, tmp_path):
     home = tmp_path / "home"
     proc, url = _serve_http(small_vault, home)
@@ -233,9 +248,9 @@ def test_mcp_http_refuses_requests_without_the_access_token(small_vault, tmp_pat
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_mcp_http_without_token_only_when_asked_and_says_so(small_vault, tmp_path):
     proc, url = _serve_http(small_vault, tmp_path / "home", "--no-token")
     try:
@@ -250,15 +265,25 @@ def test_setup_http_writes_the_token_into_an_owner_only_agent_config(small_vault
     import json
 
     home, cfg = tmp_path / "home", tmp_path / "mcp.json"
-    cfg.write_text(json.dumps({"mcpServers": {"vaultmem": {"command": "vaultmem", "args": ["mcp"]}, "other": {"command": "x"}}}))
+    cfg.write_text(
+        json.dumps(
+            {"mcpServers": {"vaultmem": {"command": "vaultmem", "args": ["mcp"]}, "other": {"command": "x"}}}
+        )
+    )
     cfg.chmod(0o644)
     env = cli_env(VAULTMEM_HOME=str(home))
-    result = run("setup", "claude", "--http", "--write", "--config", str(cfg), "--vault", str(small_vault), env=env)
+    result = run(
+        "setup", "claude", "--http", "--write", "--config", str(cfg), "--vault", str(small_vault), env=env
+    )
     assert result.returncode == 0, result.stderr
     token = (home / "http-token").read_text().strip()
     assert token in result.stdout  # printed for agents set up by hand
     servers = json.loads(cfg.read_text())["mcpServers"]
-    assert servers["vaultmem"] == {"type": "http", "url": "http://127.0.0.1:8765/mcp", "headers": {"Authorization": f"Bearer {token}"}}
+    assert servers["vaultmem"] == {
+        "type": "http",
+        "url": "http://127.0.0.1:8765/mcp",
+        "headers": {"Authorization": f"Bearer {token}"},
+    }
     assert servers["other"] == {"command": "x"} and _mode(cfg) == 0o600
 
 

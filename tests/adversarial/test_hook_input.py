@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from .adversarial_helpers import run
 
 HOOKS = ["stop", "end", "pre-compact", "start"]

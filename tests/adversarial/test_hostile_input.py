@@ -23,8 +23,6 @@ def _plant_loops(root) -> None:
 
 # ---------------------------------------------------------------- symlink loops
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_symlink_loops_are_skipped_with_a_reason_by_every_command(small_vault):
     _plant_loops(small_vault)
     v = str(small_vault)
@@ -67,7 +65,9 @@ async def test_mcp_tools_work_beside_a_symlink_loop_and_name_it(small_vault, fak
             assert not result.is_error and "Alpha" in json.dumps(result.structured_content)
             result = await client.call_tool("read_note", {"ref": "a.md"})
             text = result.content[0].text
-            assert result.is_error and f"a.md: {LOOP_REASON}" in text, text  # the SDK prefixes "Error executing tool"
+            assert result.is_error and f"a.md: {LOOP_REASON}" in text, (
+                text
+            )  # the SDK prefixes "Error executing tool"
     finally:
         srv.memory.vault.close()
 
@@ -92,7 +92,11 @@ def test_watcher_retries_a_failing_batch_a_few_times_not_forever(small_vault, wa
 
 
 def _files(root) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if not {".vaultmem", ".vaultmem-usage"} & set(p.parts)}
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if not {".vaultmem", ".vaultmem-usage"} & set(p.parts)
+    }
 
 
 @pytest.mark.anyio
@@ -107,9 +111,13 @@ async def test_mcp_remember_refuses_control_characters_and_writes_nothing(small_
     try:
         async with Client(srv) as client:
             for _ in range(2):  # a retry leaves nothing either
-                result = await client.call_tool("remember", {"type": "fact", "title": title, "content": "text"})
+                result = await client.call_tool(
+                    "remember", {"type": "fact", "title": title, "content": "text"}
+                )
                 assert result.is_error and "control characters" in result.content[0].text
-            result = await client.call_tool("write_note", {"path": "New.md", "content": "---\ntitle: x\n---\nA\x01B\n"})
+            result = await client.call_tool(
+                "write_note", {"path": "New.md", "content": "---\ntitle: x\n---\nA\x01B\n"}
+            )
             assert result.is_error and "U+0001" in result.content[0].text
     finally:
         srv.memory.vault.close()
@@ -124,11 +132,15 @@ def test_cli_refuses_control_characters_in_titles(small_vault):
     for args in (["remember", "fact", "Bad\x01title", "text"], ["remember", "fact", "Ok", "text", "--anchor", "A\x1bB"],
                  ["edit", "note0aa", "--set", "title=New\x07title"]):  # fmt: skip
         result = run(*args, "--vault", v)
-        assert result.returncode == 2 and result.stderr.startswith("vaultmem: ") and "control characters" in result.stderr
+        assert (
+            result.returncode == 2
+            and result.stderr.startswith("vaultmem: ")
+            and "control characters" in result.stderr
+        )
     assert _files(small_vault) == before and "title: Alpha" in (small_vault / "Alpha.md").read_text()
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
     from .adversarial_helpers import run
 
@@ -140,14 +152,14 @@ def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
 
 # ---------------------------------------------------------------- huge notes
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_a_huge_note_embeds_at_most_max_chunks_and_bm25_keeps_all_of_it(small_vault):
     from .adversarial_helpers import run
 
     (small_vault / ".vaultmem.toml").write_text("[embedding]\nmax_chunks = 5\n")
     paragraphs = [f"Paragraph {i} talks about topic{i} in some detail. " * 20 for i in range(60)]
-    (small_vault / "Huge.md").write_text("---\ntitle: Huge\n---\n" + "\n\n".join(paragraphs) + "\nzebracorn at the end.\n")
+    (small_vault / "Huge.md").write_text(
+        "---\ntitle: Huge\n---\n" + "\n\n".join(paragraphs) + "\nzebracorn at the end.\n"
+    )
     result = run("index", "--vault", str(small_vault))
     assert result.returncode == 0, result.stderr
     total = 60 * 20 * 8 // 176  # words / words per chunk, roughly
@@ -173,9 +185,9 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 ---
 Boom.
 """
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_a_yaml_alias_bomb_is_skipped_with_a_reason_in_bounded_time(small_vault):
     """The 389-byte 'billion laughs' kept `vaultmem index` busy for ~6 minutes; the subprocess
     timeout (60 s, mostly model loading on a busy machine) is the bound checked here."""
@@ -184,5 +196,7 @@ def test_a_yaml_alias_bomb_is_skipped_with_a_reason_in_bounded_time(small_vault)
     (small_vault / "Bomb.md").write_text(BOMB)
     result = run("index", "--vault", str(small_vault), timeout=60)
     assert result.returncode == 0, result.stderr
-    assert "skipped Bomb.md: " in result.stderr and "aliases expand to more than" in result.stderr, result.stderr
+    assert "skipped Bomb.md: " in result.stderr and "aliases expand to more than" in result.stderr, (
+        result.stderr
+    )
     assert "3 added" in result.stdout  # the other notes are indexed as usual

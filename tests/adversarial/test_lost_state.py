@@ -48,7 +48,11 @@ def test_watcher_rebuilds_when_its_state_folder_is_deleted(small_vault, watching
     assert holder and holder["role"] == "watch", holder  # the new lock file is held: no second writer
     with w.watcher.mutex:
         assert [h.path for h in w.vault.recall("otters", mode="bm25")] == ["Delta.md"]
-        assert set(w.vault.bm25.documents()) == set(w.vault.manifest.records()) == {"Alpha.md", "Beta.md", "Gamma.md", "Delta.md"}
+        assert (
+            set(w.vault.bm25.documents())
+            == set(w.vault.manifest.records())
+            == {"Alpha.md", "Beta.md", "Gamma.md", "Delta.md"}
+        )
     assert w.error is None and w.watcher.state.rebuilds == 1
 
 

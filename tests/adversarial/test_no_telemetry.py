@@ -42,7 +42,9 @@ def make_vault(tmp_path: Path, env: dict[str, str]) -> Path:
     root = tmp_path / "vault"
     subprocess.run([*VAULTMEM, "init", str(root)], env=env, check=True, capture_output=True, timeout=60)
     for i, title in enumerate(("Alpha", "Beta", "Gamma")):
-        (root / f"{title}.md").write_text(f"---\nid: note{i}aa\ntitle: {title}\n---\n# {title}\n\nText {i}.\n")
+        (root / f"{title}.md").write_text(
+            f"---\nid: note{i}aa\ntitle: {title}\n---\n# {title}\n\nText {i}.\n"
+        )
     return root
 
 
@@ -57,7 +59,9 @@ def recall_cmd(vault: Path) -> list[str]:
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 def test_recall_leaves_no_onnxruntime_telemetry_files(tmp_path):
     env = user_env(tmp_path)
-    out = subprocess.run(recall_cmd(make_vault(tmp_path, env)), env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        recall_cmd(make_vault(tmp_path, env)), env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     assert not (tmp_path / "home" / ".cache" / "Microsoft").exists()  # deviceid, onnxruntime.db (event queue)
     assert not (tmp_path / "tmp" / ".ses").exists()  # the 1DS SDK's session file
@@ -82,7 +86,9 @@ def traced_effects(log: Path, vault: Path) -> tuple[list[str], set[str]]:
     sockets, written = [], set()
     for line in log.read_text().splitlines():
         if m := CONNECT.search(line):
-            if m.group(1) != "AF_UNIX" or not (m.group(2) or "").startswith(str(vault)):  # the watcher's socket
+            if m.group(1) != "AF_UNIX" or not (m.group(2) or "").startswith(
+                str(vault)
+            ):  # the watcher's socket
                 sockets.append(line)
         elif re.search(r"send(?:to|msg|mmsg)\(.*sin6?_port", line):
             sockets.append(line)
@@ -109,5 +115,7 @@ def test_recall_opens_no_network_socket_and_writes_only_its_own_folders(tmp_path
     allowed = (str(vault), cache, str(home / ".config" / "vaultmem"), "/dev/null", "/dev/tty")  # not TMPDIR
     sockets, written = traced_effects(log, vault)
     assert sockets == [], "\n".join(sockets[:10])
-    made_on_the_way = {str(parent) for root in allowed for parent in Path(root).parents}  # mkdir -p of the cache
+    made_on_the_way = {
+        str(parent) for root in allowed for parent in Path(root).parents
+    }  # mkdir -p of the cache
     assert sorted(p for p in written if not p.startswith(allowed) and p not in made_on_the_way) == []

@@ -8,8 +8,6 @@ from .adversarial_helpers import run
 
 
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_a_skipped_note_is_reported_once_not_on_every_recall(small_vault):
     (small_vault / "Broken.md").write_text("---\ntitle: [unclosed\n---\nBody.\n")
     v = str(small_vault)
@@ -21,9 +19,9 @@ def test_a_skipped_note_is_reported_once_not_on_every_recall(small_vault):
     assert "skipped Broken.md" in run("index", "--vault", v).stderr
     (small_vault / "Broken.md").write_bytes(b"---\ntitle: ok\n---\nBody \xff.\n")  # broken differently
     assert "skipped Broken.md" in run("recall", "Alpha", "--vault", v).stderr  # a new reason: reported again
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_sleep_and_checkpoint_default_to_the_anchor_the_session_woke_with(small_vault):
     v = str(small_vault)
     assert run("remember", "project", "Project: Otter", "The otter project.", "--vault", v).returncode == 0
@@ -33,9 +31,9 @@ def test_sleep_and_checkpoint_default_to_the_anchor_the_session_woke_with(small_
     assert run("sleep", "--summary", "Finished the otter pump wiring", "--vault", v).returncode == 0
     block = run("wake", "--anchor", "Project: Otter", "--vault", v).stdout
     assert "otter pump" in block, block  # before: written without anchor, so left out of this wake
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_sleep_defaults_to_the_only_project_anchor(small_vault):
     v = str(small_vault)
     assert run("remember", "project", "Project: Otter", "The otter project.", "--vault", v).returncode == 0
@@ -46,9 +44,9 @@ def test_sleep_defaults_to_the_only_project_anchor(small_vault):
 def test_help_shows_defaults_without_a_stray_backslash():
     out = run("recall", "--help").stdout
     assert "[default: hybrid]" in out and "\\[" not in out, out
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_human_recall_output_has_no_negative_scores(small_vault):
     import re
 
@@ -66,9 +64,9 @@ def test_readme_set_up_commands_agree_and_delete_mentions_force():
     commands = [ln for ln in setup.splitlines() if ln.startswith("python3 -m venv")]
     assert len(commands) == 2 and not any("HF_HUB_OFFLINE=1 " in c for c in commands), commands
     assert "--force" in next(ln for ln in readme.splitlines() if ln.startswith("vaultmem delete"))
+
+
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
-
-
 def test_the_default_model_loads_without_hf_hub_offline_set(tmp_path):
     import subprocess
     import sys

@@ -73,7 +73,9 @@ def test_hook_end_writes_no_secret_into_the_summary_its_title_or_its_file_name(v
     body = (vault / summary["path"]).read_text()
     assert "[REDACTED:api-key]" in body and "401" in body
     assert _leaks(vault) == []
-    assert [c["title"] for c in out["candidates"]] == ["Always use the key redacted-stripe-key for the staging shop"]
+    assert [c["title"] for c in out["candidates"]] == [
+        "Always use the key redacted-stripe-key for the staging shop"
+    ]
 
 
 @pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
@@ -92,7 +94,10 @@ def test_remember_checkpoint_and_sleep_redact_and_drop_private_spans(vault):
                      "--json", "--vault", str(vault))  # fmt: skip
     assert remembered.returncode == 0, remembered.stderr
     out = json.loads(remembered.stdout)
-    assert out["title"] == "Deploy token redacted-github-token" and set(out["redacted"]) >= {"github-token", "aws-key"}
+    assert out["title"] == "Deploy token redacted-github-token" and set(out["redacted"]) >= {
+        "github-token",
+        "aws-key",
+    }
     text = (vault / out["path"]).read_text()
     assert "[REDACTED:aws-key]" in text and "Rest stays." in text
     assert run("checkpoint", f"tried {LIVE} <private>{PRIVATE}</private>", "--source", "s1",
@@ -105,6 +110,7 @@ def test_remember_checkpoint_and_sleep_redact_and_drop_private_spans(vault):
 @pytest.mark.anyio
 async def test_mcp_writes_redact_and_drop_private_spans(small_vault, fake_embedder):
     from mcp import Client
+
     from vaultmem.agents.mcp_server import build_server
 
     srv = build_server(small_vault, fake_embedder)

@@ -35,7 +35,8 @@ from ..core.errors import BadInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, ClassVar, Mapping
+    from collections.abc import Mapping
+    from typing import Any, ClassVar
 
 HOOKS = ("start", "prompt", "stop", "pre-compact", "end")
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a session id that may name a folder
@@ -85,7 +86,9 @@ class Adapter:
 
     # ------------------------------------------------------------------ answering
 
-    def output(self, hook: str, result: dict[str, Any] | None, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    def output(
+        self, hook: str, result: dict[str, Any] | None, payload: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
         """A hook's result (Claude Code's shape) in this agent's shape; None prints nothing."""
         if result is None:
             return None
@@ -143,12 +146,16 @@ class Cursor(Adapter):
             "cwd": root or env.get("CURSOR_PROJECT_DIR") or text_or_none(raw.get("cwd")),
             # already continuing, or the user stopped the turn: a follow-up would be sent unasked
             "stop_hook_active": (isinstance(loops, int) and not isinstance(loops, bool) and loops > 0)
-                                or raw.get("status") in ("aborted", "error"),  # fmt: skip
+            or raw.get("status") in ("aborted", "error"),  # fmt: skip
         }
 
     def context(self, hook: str, text: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         # beforeSubmitPrompt documents only `continue`; Cursor 3.20 also reads `additional_context`
-        return {"continue": True, "additional_context": text} if hook == "prompt" else {"additional_context": text}
+        return (
+            {"continue": True, "additional_context": text}
+            if hook == "prompt"
+            else {"additional_context": text}
+        )
 
     def block(self, reason: str) -> dict[str, Any]:
         return {"followup_message": reason}
@@ -179,8 +186,13 @@ class Copilot(Adapter):
 
     def context(self, hook: str, text: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {"additionalContext": text}
-        if payload.get("hook_event_name"):  # the snake_case ("VS Code compatible") format: Claude Code's shape too
-            out["hookSpecificOutput"] = {"hookEventName": payload["hook_event_name"], "additionalContext": text}
+        if payload.get(
+            "hook_event_name"
+        ):  # the snake_case ("VS Code compatible") format: Claude Code's shape too
+            out["hookSpecificOutput"] = {
+                "hookEventName": payload["hook_event_name"],
+                "additionalContext": text,
+            }
         return out
 
 
@@ -202,11 +214,18 @@ def detect(raw: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
         return "cursor"
     if "sessionId" in raw or "stop_reason" in raw or "/.copilot/session-state/" in path:
         return "copilot"
-    if event in GEMINI_EVENTS or env.get("GEMINI_SESSION_ID") or env.get("GEMINI_PROJECT_DIR") or "/.gemini/tmp/" in path:
+    if (
+        event in GEMINI_EVENTS
+        or env.get("GEMINI_SESSION_ID")
+        or env.get("GEMINI_PROJECT_DIR")
+        or "/.gemini/tmp/" in path
+    ):
         return "gemini"
     if "turn_id" in raw or "/.codex/" in path or re.search(r"(^|/)rollout-[^/]*\.jsonl$", path):
         return "codex"
-    if isinstance(raw.get("timestamp"), str):  # Claude Code and Codex send none; Gemini always a transcript_path
+    if isinstance(
+        raw.get("timestamp"), str
+    ):  # Claude Code and Codex send none; Gemini always a transcript_path
         return "gemini" if "transcript_path" in raw else "copilot"
     return "claude"
 

@@ -43,18 +43,20 @@ def session_title(s: Summary, when: dt.datetime, label: str = "Session") -> str:
     """``Session 2026-11-20 1405 Fix the JPY refund test``: the session's own start time and the
     first words of its first request, fit for a file name."""
     first = topic(s.requests)
-    return f"{label} {when.astimezone(dt.timezone.utc).strftime('%Y-%m-%d %H%M')} {first or 'work session'}"
+    return f"{label} {when.astimezone(dt.UTC).strftime('%Y-%m-%d %H%M')} {first or 'work session'}"
 
 
-def write_summary(vault: "Vault", s: Summary, source: str, anchor: str | None, *, shown: list[str] | None = None,
+def write_summary(vault: Vault, s: Summary, source: str, anchor: str | None, *, shown: list[str] | None = None,
                   scope: dict[str, Any] | None = None, now: dt.datetime | None = None,
                   supersede: bool = True, age: bool = True, label: str = "Session") -> dict[str, Any]:  # fmt: skip
     """The session summary note; ``now``: when the session happened when the transcript does
     not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``."""
-    when = parse_time(s.start) or now or dt.datetime.now(dt.timezone.utc)
+    when = parse_time(s.start) or now or dt.datetime.now(dt.UTC)
     titles = {r.key: r.title for r in vault.records().values()}
     title = session_title(s, when, label)
-    body = render_summary(s, shown, titles=titles)  # remember drops private spans and redacts secrets, and says which
+    body = render_summary(
+        s, shown, titles=titles
+    )  # remember drops private spans and redacts secrets, and says which
     return vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
                           supersede=supersede, age=age)  # fmt: skip
 
@@ -63,7 +65,7 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if len(w) > 2 and w not in STOP_WORDS}
 
 
-def known_rule(vault: "Vault", title: str, sentence: str) -> Any:
+def known_rule(vault: Vault, title: str, sentence: str) -> Any:
     """The active or candidate memory that already states this rule (its words are, nearly all,
     in that memory's title), or None."""
     words = _words(title) or _words(sentence)
@@ -72,12 +74,16 @@ def known_rule(vault: "Vault", title: str, sentence: str) -> Any:
     for rec in vault.records().values():
         if rec.type in RULE_TYPES and rec.status in ("active", "candidate"):
             theirs = _words(rec.title)
-            if theirs and len(words & theirs) >= 0.8 * len(words) and len(words & theirs) >= 0.6 * len(theirs):
+            if (
+                theirs
+                and len(words & theirs) >= 0.8 * len(words)
+                and len(words & theirs) >= 0.6 * len(theirs)
+            ):
                 return rec
     return None
 
 
-def propose_rule(vault: "Vault", type_: str, sentence: str, source: str, scope: dict[str, Any] | None = None,
+def propose_rule(vault: Vault, type_: str, sentence: str, source: str, scope: dict[str, Any] | None = None,
                  now: dt.datetime | None = None, where: str = "session") -> dict[str, Any]:  # fmt: skip
     """A rule sentence as a ``status: candidate`` memory titled by the rule, the user's sentence in
     its body (user scope for preferences; others carry the branch ``scope``); when the vault

@@ -15,7 +15,8 @@ from .adapters import adapter_for
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every prompt)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
 PROMPT_BUDGET = 400
 
@@ -105,10 +106,12 @@ def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = N
         from .. import api
         from .hooks import prompt_hook
 
-        with api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False) as session:  # its code branch scopes recall
-            recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)  # noqa: E731
-            degraded = lambda: session.degraded  # noqa: E731
-            log = lambda ids: session.log_shown(ids, "hook")  # noqa: E731
+        with api.Session(
+            [vault] if vault else [], cwd=payload.get("cwd") or None, wait=False
+        ) as session:  # its code branch scopes recall
+            recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)
+            degraded = lambda: session.degraded
+            log = lambda ids: session.log_shown(ids, "hook")
             return prompt_hook(session.root, payload, recall, budget, log=log, degraded=degraded)
 
     return adapted(agent, "prompt", go)

@@ -30,7 +30,8 @@ from ..memory.projects import find_anchor
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Iterable
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
     from ..vault import Vault
     from .transcript import Event
@@ -72,7 +73,7 @@ class SessionState:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "SessionState":
+    def __enter__(self) -> SessionState:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -105,7 +106,9 @@ class SessionState:
 
     def shown_list(self, session: str) -> list[tuple[str, str]]:
         """(key, via) of what the session was shown, in order."""
-        return list(self.db.execute("SELECT key, via FROM shown WHERE session = ? ORDER BY at, rowid", (session,)))
+        return list(
+            self.db.execute("SELECT key, via FROM shown WHERE session = ? ORDER BY at, rowid", (session,))
+        )
 
     def stop_asked(self, session: str) -> bool:
         row = self.db.execute("SELECT stop_asked FROM sessions WHERE id = ?", (session,)).fetchone()
@@ -155,7 +158,7 @@ def source_name(payload: dict[str, Any]) -> str:
     return f"{payload.get('agent_label') or 'claude-code'}-{session_id(payload)[:8]}"
 
 
-def events_of(payload: dict[str, Any]) -> "list[Event]":
+def events_of(payload: dict[str, Any]) -> list[Event]:
     """The events of the payload's transcript, read in its agent's format."""
     from .transcript import read_events
 
@@ -170,8 +173,13 @@ def context_output(event: str, text: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------- relevance floor
 
 
-class Floor(namedtuple("Floor", "rule z_bm25 z_vec cos_agree cos_alone cos_min",
-                       defaults=("agree", 1.0, 2.5, 0.325, 0.55, 0.40))):
+class Floor(
+    namedtuple(
+        "Floor",
+        "rule z_bm25 z_vec cos_agree cos_alone cos_min",
+        defaults=("agree", 1.0, 2.5, 0.325, 0.55, 0.40),
+    )
+):
     """Which recall hits are worth injecting into a prompt.
 
     ``rule="agree"`` (the default): BM25 and the vectors agree: the note matches a query term and
@@ -237,10 +245,14 @@ def render_line(hit: dict[str, Any]) -> str:
 PROMPT_HEADER = "Memories for this prompt (vaultmem; ids: recall, read_note, rate_memories)"
 KEYWORD_HEADER = ("Memories matching this prompt's keywords (vaultmem, keyword search only while its service starts; "
                   "ids: recall, read_note, rate_memories)")  # fmt: skip
-KEYWORD_K = 3  # hits shown when only BM25 answered: without the vectors' agreement, fewer and only term matches
+KEYWORD_K = (
+    3  # hits shown when only BM25 answered: without the vectors' agreement, fewer and only term matches
+)
 
 
-def fit_lines(hits: list[dict[str, Any]], budget: int, header: str = PROMPT_HEADER) -> tuple[str | None, list[str]]:
+def fit_lines(
+    hits: list[dict[str, Any]], budget: int, header: str = PROMPT_HEADER
+) -> tuple[str | None, list[str]]:
     """The fenced block of hits (best first) that fits ``budget`` tokens, and the ids it holds.
     A line that does not fit is cut to the room left when at least 20 tokens remain; a memory
     from an agent or a capture that gives the agent orders is left out (``fence.held``)."""
@@ -248,7 +260,12 @@ def fit_lines(hits: list[dict[str, Any]], budget: int, header: str = PROMPT_HEAD
     ids: list[str] = []
     used = len(fence([], header)) + 1
     for hit in hits:
-        if held(hit.get("type"), hit.get("status"), hit.get("source"), f"{hit['title']}\n{hit.get('snippet') or ''}"):
+        if held(
+            hit.get("type"),
+            hit.get("status"),
+            hit.get("source"),
+            f"{hit['title']}\n{hit.get('snippet') or ''}",
+        ):
             continue
         line = render_line(hit)
         room = budget * CHARS_PER_TOKEN - used - 1
@@ -307,7 +324,7 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     return context_output("UserPromptSubmit", text)
 
 
-def start_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None, budget: int = 2000,
+def start_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None, budget: int = 2000,
                shown: Callable[[Path, str], bool] | None = None) -> dict[str, Any]:  # fmt: skip
     """SessionStart: the wake block (anchor: given, else found from the project folder; ``shown``:
     the branch scope, see ``api.Session.shown``); the memories it shows are not injected again
@@ -348,11 +365,13 @@ def stop_hook(root: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
         state.set_stop_asked(session)
     edits = sum(1 for e in events if e.kind == "tool" and e.tool in EDIT_TOOLS)
     runs = sum(1 for e in events if e.kind == "tool" and e.tool == "Bash")
-    work = ", ".join(p for p in (f"{edits} file edit(s)" if edits else "", f"{runs} command(s)" if runs else "") if p)
+    work = ", ".join(
+        p for p in (f"{edits} file edit(s)" if edits else "", f"{runs} command(s)" if runs else "") if p
+    )
     return {"decision": "block", "reason": STOP_REASON.format(work=work)}
 
 
-def project_anchor(vault: "Vault", anchor: str | None, cwd: str | None, source: str) -> str | None:
+def project_anchor(vault: Vault, anchor: str | None, cwd: str | None, source: str) -> str | None:
     """The anchor a session's notes link to: given, else the project note named like the project
     folder, else the one the session woke with (or the vault's only project), as checkpoints do."""
     from ..memory.sessions import session_anchor
@@ -360,7 +379,7 @@ def project_anchor(vault: "Vault", anchor: str | None, cwd: str | None, source: 
     return anchor or find_anchor(vault, cwd) or session_anchor(vault, None, source)
 
 
-def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
+def precompact_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
                     scope: dict[str, str] | None = None) -> dict[str, Any] | None:  # fmt: skip
     """PreCompact: a checkpoint line of the session so far in its handoff note (``scope``: the
     branch scope of a new handoff, see ``api.Session.write_scope``)."""
@@ -382,7 +401,7 @@ def precompact_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None 
     return {"checkpoint": result}
 
 
-def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
+def end_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
              scope: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     """SessionEnd: the session summary from the transcript, and each rule the user stated as a
     ``candidate`` preference or lesson (wake lists them for confirmation), unless the vault
@@ -408,4 +427,3 @@ def end_hook(vault: "Vault", payload: dict[str, Any], anchor: str | None = None,
         result = propose_rule(vault, type_, sentence, source, scope)
         out["known" if result.get("duplicate_of") else "candidates"].append(result)
     return out
-

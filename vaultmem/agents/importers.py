@@ -15,14 +15,22 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
 from ..core.filters import parse_since, parse_time
 from ..memory.projects import find_anchor
-from .capture import known_rule, propose_rule, redact_for_memory, redact_title_for_memory, session_title, write_summary
+from .capture import (
+    known_rule,
+    propose_rule,
+    redact_for_memory,
+    redact_title_for_memory,
+    session_title,
+    write_summary,
+)
 from .transcript import Summary, rule_title, summarise
 from .transcripts.history import NotATranscript, Transcript
 
@@ -30,7 +38,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
 
 ACTIVE_SECONDS = 300  # a transcript modified this recently is still being written
-CHATS = ("chatgpt", "claude-ai")  # exports of whole chat histories: conversations, never "still being written"
+CHATS = (
+    "chatgpt",
+    "claude-ai",
+)  # exports of whole chat histories: conversations, never "still being written"
 Progress = Callable[[int, int], None]
 
 
@@ -89,7 +100,7 @@ def _under(cwd: str, project: Path | None) -> bool:
     return cwd == root or cwd.startswith(root + "/")
 
 
-def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], Any], report: Report, *,
+def plan_sessions(vault: Vault, files: Iterable[Path], read: Callable[[Path], Any], report: Report, *,
                   strict: bool = False, project: Path | None = None, since: str | None = None,
                   progress: Progress | None = None, total: int = 0, now: float | None = None) -> list[Planned]:  # fmt: skip
     """Read and summarise every session; ``strict``: a file that cannot be read or is not a
@@ -98,7 +109,9 @@ def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], 
     after = parse_since(since) if since else None
     summaries = [r for r in vault.records().values() if r.type == "session_summary" and r.source]
     done = {r.source for r in summaries}
-    hooked = {(r.source, (r.created or "")[:19]) for r in summaries}  # hook end dates a summary by its session's start
+    hooked = {
+        (r.source, (r.created or "")[:19]) for r in summaries
+    }  # hook end dates a summary by its session's start
     planned: list[Planned] = []
     for path in files:
         report.files += 1
@@ -110,7 +123,11 @@ def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], 
                 continue
             read_items = read(path)
         except (NotATranscript, OSError, UnicodeDecodeError) as e:
-            reason = str(e) if isinstance(e, NotATranscript) else f"{path}: cannot be read ({getattr(e, 'strerror', None) or e})"
+            reason = (
+                str(e)
+                if isinstance(e, NotATranscript)
+                else f"{path}: cannot be read ({getattr(e, 'strerror', None) or e})"
+            )
             if strict:
                 raise BadInput(f"{reason}; nothing was imported") from None
             report.skipped.append({"path": str(path), "reason": reason})
@@ -128,7 +145,7 @@ def plan_sessions(vault: "Vault", files: Iterable[Path], read: Callable[[Path], 
 def _plan_one(t: Transcript, report: Report, done: set[str], project: Path | None,
               after: dt.datetime | None, captured: bool = False) -> Planned | None:  # fmt: skip
     source = source_of(t)
-    when = parse_time(t.start) or dt.datetime.fromtimestamp(Path(t.path).stat().st_mtime, dt.timezone.utc)
+    when = parse_time(t.start) or dt.datetime.fromtimestamp(Path(t.path).stat().st_mtime, dt.UTC)
     if not _under(t.cwd, project) or (after and (parse_time(t.end) or when) < after):
         report.filtered += 1
         return None
@@ -144,7 +161,7 @@ def _plan_one(t: Transcript, report: Report, done: set[str], project: Path | Non
     return Planned(t, s, source, when)
 
 
-def project_anchor(vault: "Vault", cwd: str) -> str | None:
+def project_anchor(vault: Vault, cwd: str) -> str | None:
     """The project note of a folder: found by the folder's name, else ``Project: <folder>``."""
     if not cwd:
         return None
@@ -153,7 +170,7 @@ def project_anchor(vault: "Vault", cwd: str) -> str | None:
     return found or (f"Project: {name}" if name else None)
 
 
-def write_sessions(vault: "Vault", planned: list[Planned], report: Report, dry_run: bool = False) -> None:
+def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run: bool = False) -> None:
     """Write (or, dry, list) each planned session's summary and its new candidate rules."""
     titles = {r.title for r in vault.records().values()}
     proposed: set[str] = set()
@@ -180,7 +197,7 @@ def _label(p: Planned) -> str:
     return "Conversation" if p.transcript.agent in CHATS else "Session"
 
 
-def _rule(vault: "Vault", report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,
+def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,
           dry_run: bool) -> None:  # fmt: skip
     if dry_run:  # what propose_rule would title it (it redacts and titles the sentence itself)
         title = redact_title_for_memory(rule_title(redact_for_memory(sentence)))
@@ -199,7 +216,7 @@ def _rule(vault: "Vault", report: Report, proposed: set[str], type_: str, senten
         report.candidates.append(row)
 
 
-def import_history(vault: "Vault", source: str, files: list[Path], read: Callable[[Path], Any], *,
+def import_history(vault: Vault, source: str, files: list[Path], read: Callable[[Path], Any], *,
                    strict: bool = False, project: str | None = None, since: str | None = None,
                    dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
     """Import agent sessions (``files``: their main transcript files); see the module's text."""
@@ -237,7 +254,7 @@ def claude_code_files(roots: list[Path], project: str | None) -> list[Path]:
     return files
 
 
-def import_agent(vault: "Vault", source: str, paths: list[str], *, project: str | None = None,
+def import_agent(vault: Vault, source: str, paths: list[str], *, project: str | None = None,
                  since: str | None = None, dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
     """``import --from claude-code|codex [PATH...]``: the agent's history (default: its own folder)."""
     notes: list[str] = []
@@ -266,5 +283,7 @@ def import_agent(vault: "Vault", source: str, paths: list[str], *, project: str 
     strict = len(roots) == 1 and roots[0].is_file()
     result = import_history(vault, source, files, read, strict=strict, project=project, since=since,
                             dry_run=dry_run, progress=progress)  # fmt: skip
-    result["notes"] = notes + ([] if files else [f"no {source} sessions found under {', '.join(map(str, roots))}"])
+    result["notes"] = notes + (
+        [] if files else [f"no {source} sessions found under {', '.join(map(str, roots))}"]
+    )
     return result

@@ -14,9 +14,10 @@ fallback. A rule's type is guessed from its words: ``lesson`` (a reason or a tra
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..core.errors import BadInput, NoteParseError
 from ..core.note import load_yaml_value
@@ -29,7 +30,10 @@ GLOBS = (".cursor/rules/**/*.mdc", ".cursor/rules/**/*.md", ".github/copilot-ins
          ".github/instructions/**/*.instructions.md", ".claude/rules/**/*.md", ".claude/CLAUDE.md")  # fmt: skip
 BULLET_RE = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-LESSON_RE = re.compile(r"\b(because|otherwise|gotcha|beware|careful|watch out|remember|note that|known issue|trap|breaks?)\b", re.I)
+LESSON_RE = re.compile(
+    r"\b(because|otherwise|gotcha|beware|careful|watch out|remember|note that|known issue|trap|breaks?)\b",
+    re.I,
+)
 NORM_RE = re.compile(r"^(?:always|never|don'?t|do not|must|should|prefer|avoid|only|use|keep|run|make sure|ensure|stop|write"
                      r"|put|add|format|represent|store|follow|treat|no)\b|\b(?:must|should|never|always|only|prefer)\b", re.I)  # fmt: skip
 
@@ -80,7 +84,9 @@ def read(path: Path, root: Path | None = None) -> InstructionFile:
     """Parse one instruction file; BadInput for one that is not readable text."""
     try:
         if path.stat().st_size > MAX_FILE:
-            raise BadInput(f"{path}: larger than {MAX_FILE >> 20} MB, not an instruction file; nothing was imported")
+            raise BadInput(
+                f"{path}: larger than {MAX_FILE >> 20} MB, not an instruction file; nothing was imported"
+            )
         data = path.read_bytes()
     except OSError as e:
         raise BadInput(f"{path}: cannot be read ({e.strerror}); nothing was imported") from None
@@ -110,7 +116,9 @@ def frontmatter(text: str) -> tuple[str, dict[str, Any]]:
     except NoteParseError:  # Cursor's `globs: **/*.sql` is not YAML
         meta = None
     if not isinstance(meta, dict):
-        meta = dict(ln.split(":", 1) for ln in head.splitlines() if ":" in ln and not ln.startswith((" ", "-")))
+        meta = dict(
+            ln.split(":", 1) for ln in head.splitlines() if ":" in ln and not ln.startswith((" ", "-"))
+        )
         meta = {k.strip(): v.strip() for k, v in meta.items()}
     keys = ("globs", "applyTo", "paths", "alwaysApply", "description")
     return body, {k: meta[k] for k in keys if meta.get(k) not in (None, "", [])}
@@ -171,6 +179,8 @@ def rules_of(body: str) -> Iterator[Rule]:
 def classify(text: str, heading: str = "") -> str:
     if LESSON_RE.search(text):
         return "lesson"
-    if NORM_RE.search(text) or re.search(r"\b(conventions?|rules?|style|guidelines?|preferences?|memories)\b", heading, re.I):
+    if NORM_RE.search(text) or re.search(
+        r"\b(conventions?|rules?|style|guidelines?|preferences?|memories)\b", heading, re.I
+    ):
         return "preference"
     return "pattern"

@@ -66,11 +66,19 @@ def read_graph(path: Path) -> tuple[dict[str, Entity], int]:
             if obj is None:
                 skipped += bool(raw is None or raw.strip())
             elif obj.get("type") == "entity" and _text(obj.get("name"), 200).strip():
-                e = entities.setdefault(_text(obj["name"], 200), Entity(_text(obj["name"], 200), _text(obj.get("entityType"), 80)))
+                e = entities.setdefault(
+                    _text(obj["name"], 200), Entity(_text(obj["name"], 200), _text(obj.get("entityType"), 80))
+                )
                 obs = obj.get("observations") if isinstance(obj.get("observations"), list) else []
-                e.observations += [t for t in (_text(o) for o in obs[:MAX_ITEMS]) if t and t not in e.observations]
-            elif obj.get("type") == "relation" and all(_text(obj.get(k), 200) for k in ("from", "to", "relationType")):
-                relations.append((_text(obj["from"], 200), _text(obj["relationType"], 80), _text(obj["to"], 200)))
+                e.observations += [
+                    t for t in (_text(o) for o in obs[:MAX_ITEMS]) if t and t not in e.observations
+                ]
+            elif obj.get("type") == "relation" and all(
+                _text(obj.get(k), 200) for k in ("from", "to", "relationType")
+            ):
+                relations.append(
+                    (_text(obj["from"], 200), _text(obj["relationType"], 80), _text(obj["to"], 200))
+                )
             else:
                 skipped += 1
     except OSError as e:
@@ -83,7 +91,7 @@ def read_graph(path: Path) -> tuple[dict[str, Entity], int]:
     return entities, skipped
 
 
-def import_graph(vault: "Vault", file: str, dry_run: bool = False) -> dict[str, Any]:
+def import_graph(vault: Vault, file: str, dry_run: bool = False) -> dict[str, Any]:
     """Write (or, dry, list) a note per entity; see the module's text."""
     path = Path(file).expanduser()
     if not path.is_file():
@@ -105,7 +113,12 @@ def import_graph(vault: "Vault", file: str, dry_run: bool = False) -> dict[str, 
                 vault.edit(old.path, content=body)
             out["updated"].append({"id": old.key, "title": e.name})
             continue
-        row = {"type": type_, "title": e.name, "observations": len(e.observations), "relations": len(e.relations)}
+        row = {
+            "type": type_,
+            "title": e.name,
+            "observations": len(e.observations),
+            "relations": len(e.relations),
+        }
         if not dry_run:
             result = vault.remember(type_, e.name, body, source=source, tags=["mcp-memory"])
             row.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))

@@ -14,7 +14,8 @@ import functools
 import inspect
 import os
 import threading
-from typing import Annotated, Any, Callable, Optional, TypeVar
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -59,17 +60,28 @@ the people you work with and with other agents.
 """
 
 Text = Annotated[str, Field(description="Free text.")]
-Ref = Annotated[str, Field(description="A memory's id (e.g. 'k7f3x9q2'), its title, or its vault-relative path.")]
-Source = Annotated[Optional[str], Field(description="Your agent or session name, e.g. 'claude-code/session-42'.")]
+Ref = Annotated[
+    str, Field(description="A memory's id (e.g. 'k7f3x9q2'), its title, or its vault-relative path.")
+]
+Source = Annotated[
+    str | None, Field(description="Your agent or session name, e.g. 'claude-code/session-42'.")
+]
 Anchor = Annotated[
-    Optional[str],
-    Field(description="An anchor note (a project root) such as 'Project: MyApp'; recall and wake work around it."),
+    str | None,
+    Field(
+        description="An anchor note (a project root) such as 'Project: MyApp'; recall and wake work around it."
+    ),
 ]
 Types = Annotated[list[str], Field(description=f"Only these memory types: {', '.join(TYPES)}.")]
 Tags = Annotated[list[str], Field(description="Only memories with all of these tags.")]
-AllBranches = Annotated[bool, Field(description="Also memories scoped to other git branches of the code "
-                                        "(by default only the current and the default branch's).")]
-Since = Annotated[Optional[str], Field(description="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
+AllBranches = Annotated[
+    bool,
+    Field(
+        description="Also memories scoped to other git branches of the code "
+        "(by default only the current and the default branch's)."
+    ),
+]
+Since = Annotated[str | None, Field(description="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
 
 
 def _field(p: Param) -> Any:
@@ -113,7 +125,7 @@ def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None
     vaults); ``embedder`` replaces the configured model, for tests."""
     refs = [] if agent else [str(vault_path)] if vault_path else []
     memory = Session(refs, agent, embedder=embedder, create=True)
-    memory.vaults  # open them now: a missing vault fails here, not on the first call
+    memory.vaults  # noqa: B018 -- open them now: a missing vault fails here, not on the first call
     server = MCPServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
     _register(server, memory)
     server.memory = memory  # type: ignore[attr-defined]  (the open vault, for serve() and tests)
@@ -154,7 +166,9 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
     @tool
     def wake(
         anchor: Anchor = None,
-        task: Annotated[Optional[str], Field(description="What this session is about; adds memories relevant to it.")] = None,
+        task: Annotated[
+            str | None, Field(description="What this session is about; adds memories relevant to it.")
+        ] = None,
         profile: Annotated[str, Field(description="default, planning, incident or handoff.")] = "default",
         budget: Annotated[int, Field(description="Maximum size of the block in tokens.")] = 2000,
         all_branches: AllBranches = False,
@@ -163,7 +177,9 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         architecture, key decisions, progress, the last session's handoff and next steps, user
         preferences and gotchas (and, with `task`, memories relevant to it). Each line carries
         the memory's id in [brackets], for recall, read_note, resolve, supersede and rate_memories."""
-        return memory.wake(anchor=anchor, task=task, profile=profile, budget=budget, all_branches=all_branches)["text"]
+        return memory.wake(
+            anchor=anchor, task=task, profile=profile, budget=budget, all_branches=all_branches
+        )["text"]
 
     @server.tool()
     @tool
@@ -183,21 +199,47 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
     @tool
     def remember(
         type: Annotated[str, Field(description=f"The memory type: {TYPE_GUIDE}.")],
-        title: Annotated[str, Field(description="A short, specific title (also the file name), e.g. 'Use SQLite for the cache'.")],
-        content: Annotated[str, Field(description="The memory itself in markdown: what, why, and how to apply it.")],
+        title: Annotated[
+            str,
+            Field(
+                description="A short, specific title (also the file name), e.g. 'Use SQLite for the cache'."
+            ),
+        ],
+        content: Annotated[
+            str, Field(description="The memory itself in markdown: what, why, and how to apply it.")
+        ],
         tags: Annotated[list[str], Field(description="Tags, e.g. ['cache', 'sqlite'].")] = [],
-        importance: Annotated[Optional[int | str], Field(description="1-10, or high / medium / low (default 5).")] = None,
+        importance: Annotated[
+            int | str | None, Field(description="1-10, or high / medium / low (default 5).")
+        ] = None,
         links: Annotated[list[str], Field(description="Titles of related notes to link to.")] = [],
         anchor: Anchor = None,
-        scope: Annotated[Optional[str], Field(description="project (default), or user for a person's preference that follows them.")] = None,
-        context: Annotated[list[str], Field(description="Files or topics the memory is about, e.g. ['app/cache.py'].")] = [],
+        scope: Annotated[
+            str | None,
+            Field(description="project (default), or user for a person's preference that follows them."),
+        ] = None,
+        context: Annotated[
+            list[str], Field(description="Files or topics the memory is about, e.g. ['app/cache.py'].")
+        ] = [],
         source: Source = None,
-        shared: Annotated[bool, Field(description="Store it in the team's shared vault instead of your own.")] = False,
-        key: Annotated[Optional[str], Field(description="Subject key naming the fact, e.g. 'deploy-target' or "
-                                            "'user.editor': a new memory with the same key and type replaces the "
-                                            "active one.")] = None,
-        supersedes: Annotated[list[str], Field(description="Ids of the memories this one replaces, when you know "
-                                               "(e.g. from recall): they are marked superseded.")] = [],
+        shared: Annotated[
+            bool, Field(description="Store it in the team's shared vault instead of your own.")
+        ] = False,
+        key: Annotated[
+            str | None,
+            Field(
+                description="Subject key naming the fact, e.g. 'deploy-target' or "
+                "'user.editor': a new memory with the same key and type replaces the "
+                "active one."
+            ),
+        ] = None,
+        supersedes: Annotated[
+            list[str],
+            Field(
+                description="Ids of the memories this one replaces, when you know "
+                "(e.g. from recall): they are marked superseded."
+            ),
+        ] = [],
     ) -> dict[str, Any]:
         """Store a new memory when something worth keeping happens: a decision and its reason, a
         gotcha, a bug fix, a user preference, a lesson, progress. One memory per call. A near-
@@ -233,10 +275,25 @@ def _note_tools(server: MCPServer, memory: Session) -> None:
     @server.tool()
     @tool
     def write_note(
-        path: Annotated[str, Field(description="Vault-relative path of a .md file, e.g. 'decisions/Use SQLite for the cache.md'.")],
-        content: Annotated[str, Field(description="The complete file: optional YAML frontmatter between --- lines, then markdown.")],
-        expected_version: Annotated[Optional[str], Field(description="The `version` read_note returned; required to replace an existing note.")] = None,
-        overwrite: Annotated[bool, Field(description="Replace an existing note without checking its version (avoid).")] = False,
+        path: Annotated[
+            str,
+            Field(
+                description="Vault-relative path of a .md file, e.g. 'decisions/Use SQLite for the cache.md'."
+            ),
+        ],
+        content: Annotated[
+            str,
+            Field(
+                description="The complete file: optional YAML frontmatter between --- lines, then markdown."
+            ),
+        ],
+        expected_version: Annotated[
+            str | None,
+            Field(description="The `version` read_note returned; required to replace an existing note."),
+        ] = None,
+        overwrite: Annotated[
+            bool, Field(description="Replace an existing note without checking its version (avoid).")
+        ] = False,
     ) -> dict[str, Any]:
         """Write a whole note file. Creates a new note, or replaces an existing one only if it is
         unchanged since you read it (pass read_note's `version` as expected_version). Prefer
@@ -248,12 +305,19 @@ def _note_tools(server: MCPServer, memory: Session) -> None:
     @tool
     def list_memories(
         types: Types = [],
-        statuses: Annotated[list[str], Field(description=f"Only these statuses: {', '.join(STATUSES)} "
-                                                        f"(default: all but {', '.join(HIDDEN_STATUSES)}).")] = [],
+        statuses: Annotated[
+            list[str],
+            Field(
+                description=f"Only these statuses: {', '.join(STATUSES)} "
+                f"(default: all but {', '.join(HIDDEN_STATUSES)})."
+            ),
+        ] = [],
         tags: Tags = [],
         since: Since = None,
-        importance: Annotated[Optional[int | str], Field(description="Minimum importance: 1-10 or high/medium/low.")] = None,
-        scope: Annotated[Optional[str], Field(description="project or user.")] = None,
+        importance: Annotated[
+            int | str | None, Field(description="Minimum importance: 1-10 or high/medium/low.")
+        ] = None,
+        scope: Annotated[str | None, Field(description="project or user.")] = None,
         limit: Annotated[int, Field(description="How many, newest first (0 = all).")] = 20,
     ) -> Annotated[CallToolResult, list[dict[str, Any]]]:
         """List memories by metadata, newest first (e.g. all decisions of the last week, every
@@ -298,8 +362,12 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
     @server.tool()
     @tool
     def rate_memories(
-        ratings: Annotated[list[Rating], Field(description="The memories you were given and whether each helped.")],
-        gap: Annotated[Optional[str], Field(description="Something you needed that memory did not have.")] = None,
+        ratings: Annotated[
+            list[Rating], Field(description="The memories you were given and whether each helped.")
+        ],
+        gap: Annotated[
+            str | None, Field(description="Something you needed that memory did not have.")
+        ] = None,
         source: Source = None,
     ) -> dict[str, Any]:
         """At the end of a task, say which recalled memories helped (useful ones rise in recall,
@@ -318,7 +386,7 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
     @tool
     def report_gap(
         text: Annotated[str, Field(description="What you needed and did not find in memory.")],
-        query: Annotated[Optional[str], Field(description="The recall query that came up short.")] = None,
+        query: Annotated[str | None, Field(description="The recall query that came up short.")] = None,
         source: Source = None,
     ) -> dict[str, Any]:
         """Record a knowledge gap: something you needed that memory did not have, so people can
@@ -336,7 +404,9 @@ def _session_tools(server: MCPServer, memory: Session) -> None:
     @server.tool()
     @tool
     def checkpoint(
-        text: Annotated[str, Field(description="What to keep now: progress, a finding, a decision in flight.")],
+        text: Annotated[
+            str, Field(description="What to keep now: progress, a finding, a decision in flight.")
+        ],
         source: Source = None,
         anchor: Anchor = None,
     ) -> dict[str, Any]:
@@ -349,7 +419,9 @@ def _session_tools(server: MCPServer, memory: Session) -> None:
     @tool
     def sleep(
         summary: Annotated[str, Field(description="What was done in this session.")],
-        next_steps: Annotated[Optional[str], Field(description="Next steps for whoever continues (';' or newlines separate them).")] = None,
+        next_steps: Annotated[
+            str | None, Field(description="Next steps for whoever continues (';' or newlines separate them).")
+        ] = None,
         source: Source = None,
         anchor: Anchor = None,
     ) -> dict[str, Any]:
@@ -361,7 +433,9 @@ def _session_tools(server: MCPServer, memory: Session) -> None:
     @server.tool()
     @tool
     def history(
-        ref: Annotated[str, Field(description="A memory's id, title or path, or a subject key such as 'deploy-target'.")],
+        ref: Annotated[
+            str, Field(description="A memory's id, title or path, or a subject key such as 'deploy-target'.")
+        ],
     ) -> dict[str, Any]:
         """The versions of a fact, oldest first, each with the days it was valid and whether it
         is current, superseded or resolved: the notes sharing its subject key and those linked
@@ -432,4 +506,3 @@ def _warm(memory: Session) -> None:
         memory.warm()
     except Exception:  # a failure here shows up, with its message, on the first tool call
         pass
-

@@ -63,11 +63,13 @@ def _body(rule: Rule, f: InstructionFile) -> str:
     return f"{rule.text}\n\nFrom {where} of {f.root.name}" + (f" (applies to {scope})" if scope else "") + "."
 
 
-def _existing(vault: "Vault", source: str) -> dict[str, "Record"]:
-    return {r.title.casefold(): r for r in vault.records().values() if r.source == source and r.status == "active"}
+def _existing(vault: Vault, source: str) -> dict[str, Record]:
+    return {
+        r.title.casefold(): r for r in vault.records().values() if r.source == source and r.status == "active"
+    }
 
 
-def plan_file(vault: "Vault", f: InstructionFile) -> dict[str, list]:
+def plan_file(vault: Vault, f: InstructionFile) -> dict[str, list]:
     """What importing ``f`` changes: unchanged rules, new ones, (old record, new rule) updates,
     and old records gone from the file."""
     old = _existing(vault, source_of(f))
@@ -92,13 +94,15 @@ def plan_file(vault: "Vault", f: InstructionFile) -> dict[str, list]:
     return plan
 
 
-def _write(vault: "Vault", f: InstructionFile, rule: Rule, anchor: str | None) -> dict[str, Any]:
+def _write(vault: Vault, f: InstructionFile, rule: Rule, anchor: str | None) -> dict[str, Any]:
     title, body = _title(rule), redact_for_memory(_body(rule, f))
     return vault.remember(rule.type, title, body, source=source_of(f), anchor=anchor,
                           tags=["imported-rule"], origin=str(f.path), scope="project", supersede=False)  # fmt: skip
 
 
-def import_rules(vault: "Vault", paths: list[str], project: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+def import_rules(
+    vault: Vault, paths: list[str], project: str | None = None, dry_run: bool = False
+) -> dict[str, Any]:
     """Import instruction files (see the module's text); returns what was added, updated,
     retired and left unchanged, per file."""
     files = gather(paths, project)
@@ -124,7 +128,7 @@ def import_rules(vault: "Vault", paths: list[str], project: str | None = None, d
     return out
 
 
-def _apply_add(vault: "Vault", f: InstructionFile, rule: Rule, anchor: str | None, dry_run: bool,
+def _apply_add(vault: Vault, f: InstructionFile, rule: Rule, anchor: str | None, dry_run: bool,
                out: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     row = {"type": rule.type, "title": _title(rule), "text": clip(redact_for_memory(rule.text), 200)}
     if dry_run:
@@ -135,7 +139,7 @@ def _apply_add(vault: "Vault", f: InstructionFile, rule: Rule, anchor: str | Non
     return {**row, "id": result["id"], "path": result["path"], "duplicate_of": result.get("duplicate_of")}
 
 
-def _apply_update(vault: "Vault", f: InstructionFile, old: "Record", rule: Rule, anchor: str | None,
+def _apply_update(vault: Vault, f: InstructionFile, old: Record, rule: Rule, anchor: str | None,
                   dry_run: bool) -> dict[str, Any]:  # fmt: skip
     row = {"old": {"id": old.key, "title": old.title}, "type": rule.type, "title": _title(rule)}
     if dry_run:

@@ -128,8 +128,17 @@ HOOK_EVENTS = {  # Claude Code event -> (vaultmem hook, matcher)
     "PreCompact": ("pre-compact", None),
     "SessionEnd": ("end", None),
 }
-TIMEOUTS = {"start": 30, "prompt": 30, "stop": 10, "pre-compact": 10, "end": 10}  # seconds; a cold prompt loads the model
-MATCHERS = {"claude": HOOK_EVENTS["SessionStart"][1], "codex": HOOK_EVENTS["SessionStart"][1]}  # on SessionStart
+TIMEOUTS = {
+    "start": 30,
+    "prompt": 30,
+    "stop": 10,
+    "pre-compact": 10,
+    "end": 10,
+}  # seconds; a cold prompt loads the model
+MATCHERS = {
+    "claude": HOOK_EVENTS["SessionStart"][1],
+    "codex": HOOK_EVENTS["SessionStart"][1],
+}  # on SessionStart
 
 
 def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str, Any]:
@@ -150,7 +159,9 @@ def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str,
         cmd = hook_command(vault, name, agent, command)
         seconds = 3 if agent == "codex" and name == "end" else TIMEOUTS[name]
         if agent == "cursor":
-            hooks[event] = [{"command": cmd, "timeout": seconds, **({"loop_limit": 1} if name == "stop" else {})}]
+            hooks[event] = [
+                {"command": cmd, "timeout": seconds, **({"loop_limit": 1} if name == "stop" else {})}
+            ]
         elif agent == "copilot":
             hooks[event] = [{"type": "command", "bash": cmd, "timeoutSec": seconds}]
         else:
@@ -158,8 +169,15 @@ def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str,
             if agent == "codex":
                 hook["timeout"] = seconds
             elif agent == "gemini":
-                hook = {"type": "command", "name": f"vaultmem-{name}", "command": cmd, "timeout": seconds * 1000}
-            group: dict[str, Any] = {"matcher": MATCHERS[agent]} if name == "start" and agent in MATCHERS else {}
+                hook = {
+                    "type": "command",
+                    "name": f"vaultmem-{name}",
+                    "command": cmd,
+                    "timeout": seconds * 1000,
+                }
+            group: dict[str, Any] = (
+                {"matcher": MATCHERS[agent]} if name == "start" and agent in MATCHERS else {}
+            )
             hooks[event] = [{**group, "hooks": [hook]}]
     return {"version": 1, "hooks": hooks} if agent in ("cursor", "copilot") else {"hooks": hooks}
 
@@ -365,7 +383,15 @@ def json_snippet(entry: dict[str, Any]) -> str:
     return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2) + "\n"
 
 
-TRANSPORT_KEYS = {"command", "args", "type", "url", "httpUrl", "headers", "http_headers"}  # switching stdio <-> HTTP drops the others
+TRANSPORT_KEYS = {
+    "command",
+    "args",
+    "type",
+    "url",
+    "httpUrl",
+    "headers",
+    "http_headers",
+}  # switching stdio <-> HTTP drops the others
 
 
 def _json_object(text: str, key: str, what: str) -> dict[str, Any]:
@@ -386,7 +412,10 @@ def merge_json(text: str, entry: dict[str, Any], name: str = SERVER_NAME) -> str
     servers = data.setdefault("mcpServers", {})
     current = servers.get(name) if isinstance(servers.get(name), dict) else {}
     other = _other_transport(entry)
-    merged = {**{k: v for k, v in current.items() if k not in other}, **entry}  # keeps e.g. an "env" the user added
+    merged = {
+        **{k: v for k, v in current.items() if k not in other},
+        **entry,
+    }  # keeps e.g. an "env" the user added
     if current == merged:
         return text
     servers[name] = merged
@@ -503,6 +532,7 @@ def _load_toml(text: str, merged: bool = False) -> dict[str, Any]:
 
 def _check_toml_merge(old: dict, new: dict, path: tuple[str, ...], entry: dict[str, Any]) -> None:
     """Everything but the one table is unchanged, and the table holds the entry."""
+
     def without(data: dict) -> dict:
         data = json.loads(json.dumps(data, default=str))
         node = data
@@ -522,7 +552,9 @@ def _check_toml_merge(old: dict, new: dict, path: tuple[str, ...], entry: dict[s
     for key in path:
         node = node.get(key, {}) if isinstance(node, dict) else {}
     if any(node.get(k) != v for k, v in entry.items()) or without(old) != without(new):
-        raise BadInput("cannot merge into the config safely (the table is defined in another form); add it by hand")
+        raise BadInput(
+            "cannot merge into the config safely (the table is defined in another form); add it by hand"
+        )
 
 
 # ---------------------------------------------------------------------- writing
@@ -534,7 +566,9 @@ def merged_text(path: Path, fmt: str, entry: dict[str, Any]) -> tuple[str, str]:
     return current, (merge_toml(current, entry) if fmt == "toml" else merge_json(current, entry))
 
 
-def write_config(path: Path, fmt: str, entry: dict[str, Any], now: dt.datetime | None = None) -> dict[str, Any]:
+def write_config(
+    path: Path, fmt: str, entry: dict[str, Any], now: dt.datetime | None = None
+) -> dict[str, Any]:
     """Merge the entry into the file, keeping a ``<file>.bak-<timestamp>`` copy of the old one.
     Nothing is written when the file already holds the entry."""
     current, new = merged_text(path, fmt, entry)
@@ -582,7 +616,9 @@ def _write_merged(path: Path, current: str, new: str, now: dt.datetime | None) -
 
 
 def _holds_token(entry: dict[str, Any]) -> bool:
-    return any(isinstance(entry.get(k), dict) and "Authorization" in entry[k] for k in ("headers", "http_headers"))
+    return any(
+        isinstance(entry.get(k), dict) and "Authorization" in entry[k] for k in ("headers", "http_headers")
+    )
 
 
 def _backup_path(path: Path, now: dt.datetime) -> Path:

@@ -26,7 +26,8 @@ from ..core.private import strip_private
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Iterator
+    from collections.abc import Iterator
+    from typing import Any
 
 MAX_BYTES = 32 << 20  # a transcript larger than this is read from its last 32 MB
 MAX_LINE = 4 << 20
@@ -58,7 +59,9 @@ class Event(SimpleNamespace):
                          ts=ts, cwd=cwd)  # fmt: skip
 
 
-def read_events(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES, fmt: str = "claude") -> list[Event]:
+def read_events(
+    path: str | os.PathLike | None, max_bytes: int = MAX_BYTES, fmt: str = "claude"
+) -> list[Event]:
     """The events of a transcript file (its last ``max_bytes``); [] when there is none. Bad
     lines are skipped. ``fmt``: the agent whose format it is (``transcripts.FORMATS``)."""
     if fmt != "claude":
@@ -160,7 +163,12 @@ def _events_of(obj: dict[str, Any], main: bool) -> Iterator[Event]:
                 yield Event("prompt", text[:MAX_EVENT_TEXT])
         return
     msg = obj.get("message")
-    if kind not in ("user", "assistant") or not isinstance(msg, dict) or obj.get("isMeta") or obj.get("isCompactSummary"):
+    if (
+        kind not in ("user", "assistant")
+        or not isinstance(msg, dict)
+        or obj.get("isMeta")
+        or obj.get("isCompactSummary")
+    ):
         return
     if kind == "user" and obj.get("isSidechain") and (main or obj.get("parentUuid") is None):
         kind = "subagent-prompt"  # the parent model's words, not the user's
@@ -195,14 +203,20 @@ def _events_of(obj: dict[str, Any], main: bool) -> Iterator[Event]:
 
 def _is_wrapper(text: str) -> bool:
     """Text Claude Code adds on the user's side (slash-command echoes, reminders, hook output)."""
-    return text.startswith("<") and re.match(r"<[a-z][\w-]*>", text) is not None or text.startswith("[Request interrupted")
+    return (
+        text.startswith("<")
+        and re.match(r"<[a-z][\w-]*>", text) is not None
+        or text.startswith("[Request interrupted")
+    )
 
 
 def _result_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(c.get("text", "") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+        return "\n".join(
+            c.get("text", "") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)
+        )
     return ""
 
 
@@ -219,7 +233,7 @@ def is_vaultmem_tool(name: str) -> bool:
 
 
 def memory_action(ev: Event) -> str | None:
-    """"save" or "recall" when a tool call writes to or reads from the memory vault."""
+    """ "save" or "recall" when a tool call writes to or reads from the memory vault."""
     if ev.kind != "tool":
         return None
     if is_vaultmem_tool(ev.tool):
@@ -238,7 +252,9 @@ SHOWN_ID_RE = re.compile(r'^- \[([^\]\s]+)\]|"id":\s*"([^"]+)"', re.M)
 def shown_by_tools(events: list[Event]) -> set[str]:
     """Memory ids the agent was shown by its own vaultmem tool calls (``wake``, ``recall``):
     the ``- [id]`` lines of a [MEMORY] block and the ``"id"`` fields of recall results."""
-    asked = {e.id for e in events if e.kind == "tool" and is_vaultmem_tool(e.tool) and memory_action(e) == "recall"}
+    asked = {
+        e.id for e in events if e.kind == "tool" and is_vaultmem_tool(e.tool) and memory_action(e) == "recall"
+    }
     out: set[str] = set()
     for e in events:
         if e.kind == "result" and e.id in asked and not e.error:
@@ -259,13 +275,17 @@ def shown_in_transcript(path: str | os.PathLike | None, max_bytes: int, fmt: str
     asked = {e.id.encode() for e in uses if e.kind == "tool" and e.id and memory_action(e) == "recall"}
     if not asked:
         return set()
-    results = [e for raw in lines if b"tool_result" in raw and any(a in raw for a in asked) for e in _parse(raw)]
+    results = [
+        e for raw in lines if b"tool_result" in raw and any(a in raw for a in asked) for e in _parse(raw)
+    ]
     return shown_by_tools(uses + results)
 
 
 def is_work(ev: Event) -> bool:
     """A file edit or a shell command that is not itself a memory call."""
-    return ev.kind == "tool" and (ev.tool in EDIT_TOOLS or (ev.tool in SHELL_TOOLS and memory_action(ev) is None))
+    return ev.kind == "tool" and (
+        ev.tool in EDIT_TOOLS or (ev.tool in SHELL_TOOLS and memory_action(ev) is None)
+    )
 
 
 def unsaved_work(events: list[Event]) -> bool:
@@ -275,6 +295,7 @@ def unsaved_work(events: list[Event]) -> bool:
 
 
 # ---------------------------------------------------------------------- rule sentences
+
 
 @functools.cache
 def _rule_res() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
@@ -329,7 +350,9 @@ def rule_sentences(text: str, feedback: bool = False) -> list[tuple[str, str]]:
         m = rule_re.match(s)
         if m:
             kind = m.group("kind").lower()
-            out.append(("lesson" if kind.startswith(("remember", "keep in mind", "note that")) else "preference", s))
+            out.append(
+                ("lesson" if kind.startswith(("remember", "keep in mind", "note that")) else "preference", s)
+            )
         elif feedback and feedback_re.match(s):
             out.append(("preference", s))
     return out
@@ -372,7 +395,10 @@ def topic(requests: list[str], n: int = 8) -> str:
     not a stated rule ("Always use cents. Fix the refund" -> "Fix the refund")."""
     sentences = [x for r in requests for x in SENTENCE_RE.split(r) if x.strip()]
     plain = [x for x in sentences if not rule_sentences(x)] or sentences
-    return next((w for w in (title_words(x, n) for x in plain) if len(w.split()) >= 2), title_words(plain[0], n) if plain else "")
+    return next(
+        (w for w in (title_words(x, n) for x in plain) if len(w.split()) >= 2),
+        title_words(plain[0], n) if plain else "",
+    )
 
 
 # ---------------------------------------------------------------------- the summary
@@ -429,7 +455,9 @@ def _error_line(text: str) -> str:
             if re.match(pattern, ln):
                 return _first_line(re.sub(r"^E\s+", "", ln), 160)
     for ln in reversed(lines):
-        if re.search(r"error|failed|exception|assert|not found|denied", ln, re.I) and not re.match(r"exit code \d+$", ln, re.I):
+        if re.search(r"error|failed|exception|assert|not found|denied", ln, re.I) and not re.match(
+            r"exit code \d+$", ln, re.I
+        ):
             return _first_line(ln, 160)
     return _first_line(lines[-1], 160) if lines else ""
 
@@ -518,7 +546,11 @@ def _failure_line(f: dict[str, Any]) -> str:
 
 def _fixed_line(f: dict[str, Any]) -> str:
     what = f["error"] or "its failure"
-    how = " by editing " + ", ".join(f"`{p}`" for p in f["fixed_by"]) if f["fixed_by"] else " (passed on a later run)"
+    how = (
+        " by editing " + ", ".join(f"`{p}`" for p in f["fixed_by"])
+        if f["fixed_by"]
+        else " (passed on a later run)"
+    )
     return f"{what} (`{f['command']}`){how}"
 
 

@@ -7,7 +7,7 @@ routing from ``api``; ``cli.py`` imports this module so its commands are part of
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 import typer.core
@@ -35,9 +35,17 @@ class McpCommand(typer.core.TyperCommand):
 @app.command(cls=McpCommand)
 def mcp(
     vault: VaultOpt = None,
-    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+    ] = False,
     port: Annotated[int, typer.Option(help="Port for --http.")] = 8765,
-    no_token: Annotated[bool, typer.Option("--no-token", help="--http without the access token: any local user could then read and write the vault.")] = False,
+    no_token: Annotated[
+        bool,
+        typer.Option(
+            "--no-token",
+            help="--http without the access token: any local user could then read and write the vault.",
+        ),
+    ] = False,
     agent: AgentOpt = None,
 ) -> None:
     """Serve the vault's memory to an agent over MCP (stdio by default; --http listens on
@@ -52,7 +60,9 @@ def mcp(
     from ..core.registry import agent_id
 
     agent = agent_id(agent)
-    root = None if agent and not vault else vault_root(vault)  # a missing vault: one line, before any protocol traffic
+    root = (
+        None if agent and not vault else vault_root(vault)
+    )  # a missing vault: one line, before any protocol traffic
     try:
         from ..agents.mcp_server import serve
     except ImportError as e:
@@ -64,7 +74,11 @@ def mcp(
 
         token = access_token()
     if http:
-        guard = f"requests need the access token in {token_path()}" if token else "NO access token: any local user can use it"
+        guard = (
+            f"requests need the access token in {token_path()}"
+            if token
+            else "NO access token: any local user can use it"
+        )
         err(f"serving {root or 'agent ' + str(agent)} on http://127.0.0.1:{port}/mcp ({guard}); Ctrl-C stops")
     serve(root, http=http, port=port, agent=agent if not vault else None, token=token)
 
@@ -73,10 +87,30 @@ def mcp(
 def setup(
     agent: Annotated[str, typer.Argument(help="claude, codex, cursor, gemini or copilot.")],
     vault: VaultOpt = None,
-    write: Annotated[bool, typer.Option("--write", help="Merge the MCP server entry and the hooks into the agent's config files (backups kept, other entries untouched).")] = False,
-    user: Annotated[bool, typer.Option("--user", help="The agent's user-level files (e.g. ~/.gemini/settings.json) instead of the project's.")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", help="The agent's MCP config file (default: its usual place).")] = None,
-    http: Annotated[bool, typer.Option("--http", help="Connect to `vaultmem mcp --http` (with your access token) instead of starting it over stdio.")] = False,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write",
+            help="Merge the MCP server entry and the hooks into the agent's config files (backups kept, other entries untouched).",
+        ),
+    ] = False,
+    user: Annotated[
+        bool,
+        typer.Option(
+            "--user",
+            help="The agent's user-level files (e.g. ~/.gemini/settings.json) instead of the project's.",
+        ),
+    ] = False,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="The agent's MCP config file (default: its usual place).")
+    ] = None,
+    http: Annotated[
+        bool,
+        typer.Option(
+            "--http",
+            help="Connect to `vaultmem mcp --http` (with your access token) instead of starting it over stdio.",
+        ),
+    ] = False,
     port: Annotated[int, typer.Option(help="Port of `vaultmem mcp --http`.")] = 8765,
     as_json: JsonOpt = False,
 ) -> None:
@@ -102,8 +136,10 @@ def setup(
     if http:
         typer.echo(f"access token for `vaultmem mcp --http` (kept in {token_path()}): {token()}")
     if result is None:
-        typer.echo(f"(nothing written; `vaultmem setup {plan.agent} --write` merges the MCP entry into {plan.config_path} "
-                   f"and the hooks into {plan.hooks_path})")
+        typer.echo(
+            f"(nothing written; `vaultmem setup {plan.agent} --write` merges the MCP entry into {plan.config_path} "
+            f"and the hooks into {plan.hooks_path})"
+        )
     elif result["changed"]:
         backup = f" (backup: {result['backup']})" if result["backup"] else ""
         typer.echo(f"merged the vaultmem server into {result['path']}{backup}")

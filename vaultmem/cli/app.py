@@ -11,27 +11,29 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from .. import api
 from ..core.errors import BadInput, NoteNotFound
 from ..core.fence import strip_escapes
+from . import recall as _recall  # noqa: F401  (importing them adds their commands)
+from . import remember as _remember  # noqa: F401
 from .common import (  # fmt: skip
     AgentOpt,
-    agents_md_line,
     AnchorOpt,
     EmbeddingBar,
-    LineProgress,
     Group,
     JsonOpt,
+    LineProgress,
     SinceOpt,
     SourceOpt,
     TagOpt,
     TypeOpt,
     VaultOpt,
     VaultsOpt,
+    agents_md_line,
     app,
     echo_json,
     err,
@@ -39,7 +41,6 @@ from .common import (  # fmt: skip
     summary_line,
     target,
 )
-from . import recall as _recall, remember as _remember  # noqa: F401  (importing them adds their commands)
 
 # ---------------------------------------------------------------------- commands
 
@@ -47,8 +48,15 @@ from . import recall as _recall, remember as _remember  # noqa: F401  (importing
 @app.command()
 def init(
     path: Annotated[Path, typer.Argument(help="Folder to make a vault (default: here).")] = Path("."),
-    git: Annotated[bool, typer.Option("--git", help="Also make it a git repository with the note merge driver (for vaultmem sync).")] = False,
-    remote: Annotated[Optional[str], typer.Option("--remote", help="With --git: the remote to sync with (added as origin).")] = None,
+    git: Annotated[
+        bool,
+        typer.Option(
+            "--git", help="Also make it a git repository with the note merge driver (for vaultmem sync)."
+        ),
+    ] = False,
+    remote: Annotated[
+        str | None, typer.Option("--remote", help="With --git: the remote to sync with (added as origin).")
+    ] = None,
 ) -> None:
     """Make a folder a vault: .vaultmem/ with its config, a README for people and agents,
     and .vaultmem/ in .gitignore. Safe to run again; never overwrites a file.
@@ -92,11 +100,15 @@ def show(
 @app.command("list")
 def list_cmd(
     type: TypeOpt = [],
-    status: Annotated[list[str], typer.Option("--status", help="Only this status (repeatable); shows hidden ones too.")] = [],
+    status: Annotated[
+        list[str], typer.Option("--status", help="Only this status (repeatable); shows hidden ones too.")
+    ] = [],
     tag: TagOpt = [],
     since: SinceOpt = None,
-    importance: Annotated[Optional[str], typer.Option(help="Minimum importance: 1-10 or high/medium/low.")] = None,
-    scope: Annotated[Optional[str], typer.Option(help="project or user.")] = None,
+    importance: Annotated[
+        str | None, typer.Option(help="Minimum importance: 1-10 or high/medium/low.")
+    ] = None,
+    scope: Annotated[str | None, typer.Option(help="project or user.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many (default 20).")] = 20,
     show_all: Annotated[bool, typer.Option("--all", help="No limit.")] = False,
     vault: VaultsOpt = [],
@@ -107,7 +119,14 @@ def list_cmd(
 
     Example: vaultmem list --type decision --since 30d
     """
-    filters = {"types": type, "statuses": status, "tags": tag, "since": since, "importance": importance, "scope": scope}
+    filters = {
+        "types": type,
+        "statuses": status,
+        "tags": tag,
+        "since": since,
+        "importance": importance,
+        "scope": scope,
+    }
     session = api.Session(vault, agent)
     rows = session.list_notes(limit=None if show_all else limit, **filters)
     for path, reason in session.new_skips().items():
@@ -119,7 +138,11 @@ def list_cmd(
     width = min(40, max(map(len, keys), default=0))  # as wide as the longest key shown, no wider
     for r, key in zip(rows, keys):
         mark = "  (expired)" if r["status"] == "expired" else ""
-        typer.echo(strip_escapes(f"{r['updated'][:10]}  {key[:width]:<{width}}  {(r['type'] or '-'):<15} {r['title']}{mark}"))
+        typer.echo(
+            strip_escapes(
+                f"{r['updated'][:10]}  {key[:width]:<{width}}  {(r['type'] or '-'):<15} {r['title']}{mark}"
+            )
+        )
     if not rows:
         err("no memories match")
 
@@ -127,8 +150,10 @@ def list_cmd(
 @app.command()
 def edit(
     ref: Annotated[str, typer.Argument(help="Id, title or path of the note.")],
-    content: Annotated[Optional[str], typer.Option(help="New body text ('-' reads standard input).")] = None,
-    set_: Annotated[list[str], typer.Option("--set", help="Set a frontmatter key: key=value (repeatable).")] = [],
+    content: Annotated[str | None, typer.Option(help="New body text ('-' reads standard input).")] = None,
+    set_: Annotated[
+        list[str], typer.Option("--set", help="Set a frontmatter key: key=value (repeatable).")
+    ] = [],
     add_tag: Annotated[list[str], typer.Option("--add-tag", help="Add a tag (repeatable).")] = [],
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
@@ -197,7 +222,9 @@ def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         echo_json(data)
         return
-    typer.echo(f"notes: {data['notes']}  ({data['notes_bytes'] / 1024:.0f} KiB; indexes {data['index_bytes'] / 1024:.0f} KiB)")
+    typer.echo(
+        f"notes: {data['notes']}  ({data['notes_bytes'] / 1024:.0f} KiB; indexes {data['index_bytes'] / 1024:.0f} KiB)"
+    )
     typer.echo(f"dates: {data['oldest'] or '-'} .. {data['newest'] or '-'}")
     for name in ("by_type", "by_status", "by_importance"):
         typer.echo(f"{name.replace('_', ' ')}: " + ", ".join(f"{k} {n}" for k, n in data[name].items()))
@@ -205,7 +232,9 @@ def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def index(
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete the indexes and build them from nothing.")] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Delete the indexes and build them from nothing.")
+    ] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -241,8 +270,10 @@ def _duplicate_ids(found: dict[str, list[str]]) -> None:
 
 @app.command()
 def resolve(
-    ref: Annotated[Optional[str], typer.Argument(help="Id, title or path of the memory.")] = None,
-    source: Annotated[Optional[str], typer.Option(help="Resolve every active memory written by this agent/session.")] = None,
+    ref: Annotated[str | None, typer.Argument(help="Id, title or path of the memory.")] = None,
+    source: Annotated[
+        str | None, typer.Option(help="Resolve every active memory written by this agent/session.")
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -251,7 +282,9 @@ def resolve(
     Example: vaultmem resolve k7f3x9q2   |   vaultmem resolve --source claude/session-42
     """
     if ref is None and source is None:
-        raise BadInput("name the memory to resolve (ID, title or path), or --source AGENT to resolve what it wrote")
+        raise BadInput(
+            "name the memory to resolve (ID, title or path), or --source AGENT to resolve what it wrote"
+        )
     if ref is not None and source is not None:
         raise BadInput("give either a memory (ID) or --source, not both")
     s = open_session(vault)
@@ -294,15 +327,22 @@ def _report(results: list[dict], as_json: bool) -> None:
         return
     for r in results:
         extra = f" by {r['by']}" if r.get("by") else ""
-        typer.echo(f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}")
+        typer.echo(
+            f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
+        )
     if not results:
         err("nothing to change")
 
 
 @app.command()
 def maintain(
-    apply: Annotated[bool, typer.Option("--apply", help="Change the files (default: only print the plan).")] = False,
-    days: Annotated[Optional[int], typer.Option(help="Archive low-importance memories not recalled for this many days (default 90).")] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Change the files (default: only print the plan).")
+    ] = False,
+    days: Annotated[
+        int | None,
+        typer.Option(help="Archive low-importance memories not recalled for this many days (default 90)."),
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -333,10 +373,12 @@ def maintain(
 
 @app.command()
 def rate(
-    ref: Annotated[Optional[str], typer.Argument(help="Id, title or path of the memory.")] = None,
-    verdict: Annotated[Optional[str], typer.Argument(help="useful or not-useful.")] = None,
-    batch: Annotated[Optional[str], typer.Option(help='JSON file (or - for stdin): [{"id": "...", "useful": true}, ...].')] = None,
-    source: Annotated[Optional[str], typer.Option(help="Agent or session giving the rating.")] = None,
+    ref: Annotated[str | None, typer.Argument(help="Id, title or path of the memory.")] = None,
+    verdict: Annotated[str | None, typer.Argument(help="useful or not-useful.")] = None,
+    batch: Annotated[
+        str | None, typer.Option(help='JSON file (or - for stdin): [{"id": "...", "useful": true}, ...].')
+    ] = None,
+    source: Annotated[str | None, typer.Option(help="Agent or session giving the rating.")] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -369,7 +411,9 @@ def _parse_ratings(ref: str | None, verdict: str | None, batch: str | None) -> l
             raise BadInput(f"cannot read {batch}: {e.strerror}") from None
         except ValueError as e:
             raise BadInput(f"--batch is not JSON ({e})") from None
-        if not isinstance(data, list) or not all(isinstance(x, dict) and "id" in x and isinstance(x.get("useful"), bool) for x in data):
+        if not isinstance(data, list) or not all(
+            isinstance(x, dict) and "id" in x and isinstance(x.get("useful"), bool) for x in data
+        ):
             raise BadInput('--batch must be a JSON list of {"id": "...", "useful": true|false}')
         return [(str(x["id"]), x["useful"]) for x in data]
     verdicts = {"useful": True, "not-useful": False, "not_useful": False, "yes": True, "no": False}
@@ -381,8 +425,8 @@ def _parse_ratings(ref: str | None, verdict: str | None, batch: str | None) -> l
 @app.command()
 def gap(
     text: Annotated[str, typer.Argument(help="What you needed and did not find in memory.")],
-    query: Annotated[Optional[str], typer.Option(help="The recall query that came up short.")] = None,
-    source: Annotated[Optional[str], typer.Option(help="Agent or session reporting it.")] = None,
+    query: Annotated[str | None, typer.Option(help="The recall query that came up short.")] = None,
+    source: Annotated[str | None, typer.Option(help="Agent or session reporting it.")] = None,
     vault: VaultOpt = None,
 ) -> None:
     """Record a knowledge gap, so people see what memory is missing.
@@ -404,7 +448,10 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         echo_json(rows)
         return
     for g in rows:
-        typer.echo(f"{g['count']:>3}x  {g['text']}" + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else ""))
+        typer.echo(
+            f"{g['count']:>3}x  {g['text']}"
+            + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else "")
+        )
     if not rows:
         typer.echo("no gaps reported")
 
@@ -412,13 +459,24 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 @app.command()
 def wake(
     anchor: AnchorOpt = None,
-    task: Annotated[Optional[str], typer.Option(help="What you are about to do: adds the memories relevant to it.")] = None,
-    profile: Annotated[str, typer.Option(help="default, planning, incident or handoff (for --task).")] = "default",
+    task: Annotated[
+        str | None, typer.Option(help="What you are about to do: adds the memories relevant to it.")
+    ] = None,
+    profile: Annotated[
+        str, typer.Option(help="default, planning, incident or handoff (for --task).")
+    ] = "default",
     budget: Annotated[int, typer.Option(help="Token budget of the block (1 token ~ 4 characters).")] = 2000,
     vault: VaultsOpt = [],
     agent: AgentOpt = None,
-    branch: Annotated[Optional[str], typer.Option("--branch", help="Memories of this code branch (default: the current and the default branch's).")] = None,
-    all_branches: Annotated[bool, typer.Option("--all-branches", help="Memories of every code branch.")] = False,
+    branch: Annotated[
+        str | None,
+        typer.Option(
+            "--branch", help="Memories of this code branch (default: the current and the default branch's)."
+        ),
+    ] = None,
+    all_branches: Annotated[
+        bool, typer.Option("--all-branches", help="Memories of every code branch.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the session-start [MEMORY] block for an agent: project brief, architecture, key
@@ -438,7 +496,10 @@ def wake(
 @app.command()
 def sleep(
     summary: Annotated[str, typer.Option(help="What was done in this session.")],
-    next_: Annotated[Optional[str], typer.Option("--next", help="Next steps for whoever continues (';' or newlines separate them).")] = None,
+    next_: Annotated[
+        str | None,
+        typer.Option("--next", help="Next steps for whoever continues (';' or newlines separate them)."),
+    ] = None,
     source: SourceOpt = None,
     anchor: AnchorOpt = None,
     vault: VaultOpt = None,
@@ -483,11 +544,20 @@ def checkpoint(
 @app.command()
 def watch(
     vault: VaultOpt = None,
-    all_vaults: Annotated[bool, typer.Option("--all", help="Watch every registered vault from this one process.")] = False,
+    all_vaults: Annotated[
+        bool, typer.Option("--all", help="Watch every registered vault from this one process.")
+    ] = False,
     agent: AgentOpt = None,
     quiet: Annotated[float, typer.Option(help="Seconds of quiet before a batch is applied.")] = 0.2,
-    max_delay: Annotated[float, typer.Option(help="Apply a batch at most this many seconds after its first change.")] = 1.0,
-    sync_every: Annotated[Optional[str], typer.Option("--sync-every", help="Also run vaultmem sync on this interval (30s, 5m, 1h); off by default.")] = None,
+    max_delay: Annotated[
+        float, typer.Option(help="Apply a batch at most this many seconds after its first change.")
+    ] = 1.0,
+    sync_every: Annotated[
+        str | None,
+        typer.Option(
+            "--sync-every", help="Also run vaultmem sync on this interval (30s, 5m, 1h); off by default."
+        ),
+    ] = None,
 ) -> None:
     """Keep the indexes in step with the files as they change, and answer recall warm.
 
@@ -566,7 +636,9 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(f"pending changes: {data['pending']}")
         typer.echo(f"last error: {data.get('last_error') or 'none'}")
     drift = ", ".join(f"{n} {k}" for k, n in data["drift"].items() if n)
-    typer.echo(f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}")
+    typer.echo(
+        f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}"
+    )
     for path, reason in data["errors"].items():
         typer.echo(f"not indexed: {path}: {reason}")
     for path in data.get("conflicts", []):
@@ -575,7 +647,9 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
 
 
-vault_app = typer.Typer(cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True)
+vault_app = typer.Typer(
+    cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True
+)
 app.add_typer(vault_app, name="vault")
 
 

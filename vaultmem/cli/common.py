@@ -12,7 +12,8 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated, Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
@@ -91,25 +92,44 @@ def _app_options(
 ) -> None:  # fmt: skip
     """Long-term memory for AI agents, kept as a vault of plain markdown files."""
 
+
 VaultOpt = Annotated[
-    Optional[str],
-    typer.Option("--vault", "-V", help="Vault folder or registered name (default: the agent's vault, $VAULTMEM_VAULT, "
-                                       "else the nearest folder above holding .vaultmem/)."),
+    str | None,
+    typer.Option(
+        "--vault",
+        "-V",
+        help="Vault folder or registered name (default: the agent's vault, $VAULTMEM_VAULT, "
+        "else the nearest folder above holding .vaultmem/).",
+    ),
 ]
 VaultsOpt = Annotated[
     list[str],
-    typer.Option("--vault", "-V", help="Vault folder or registered name; repeat to search several at once "
-                                       "(default for an agent: its own, the shared and the user's vault)."),
+    typer.Option(
+        "--vault",
+        "-V",
+        help="Vault folder or registered name; repeat to search several at once "
+        "(default for an agent: its own, the shared and the user's vault).",
+    ),
 ]
-AgentOpt = Annotated[Optional[str], typer.Option("--agent", help="Agent identity (default: $VAULTMEM_AGENT_ID).")]
+AgentOpt = Annotated[
+    str | None, typer.Option("--agent", help="Agent identity (default: $VAULTMEM_AGENT_ID).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 TypeOpt = Annotated[list[str], typer.Option("--type", "-t", help="Only this type (repeatable).")]
-TagOpt = Annotated[list[str], typer.Option("--tag", help="Only notes with this tag (repeatable: all must match).")]
-SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")]
+TagOpt = Annotated[
+    list[str], typer.Option("--tag", help="Only notes with this tag (repeatable: all must match).")
+]
+SinceOpt = Annotated[
+    str | None, typer.Option("--since", help="Updated since: 7d, 24h, 30m, 2w or a date (2026-01-01).")
+]
 
 
-AnchorOpt = Annotated[Optional[str], typer.Option(help="Anchor note, e.g. 'Project: MyApp' (default: $VAULTMEM_ANCHOR).")]
-SourceOpt = Annotated[Optional[str], typer.Option(help="Agent or session name (default: $VAULTMEM_SESSION, else session-<date>).")]
+AnchorOpt = Annotated[
+    str | None, typer.Option(help="Anchor note, e.g. 'Project: MyApp' (default: $VAULTMEM_ANCHOR).")
+]
+SourceOpt = Annotated[
+    str | None, typer.Option(help="Agent or session name (default: $VAULTMEM_SESSION, else session-<date>).")
+]
 
 
 def echo_json(data: Any) -> None:
@@ -168,7 +188,9 @@ class LineProgress:
         if done and done < total and now - self.last < self.every:
             return
         self.last = now
-        print(f"vaultmem: indexing {done}/{total} ({100 * done // max(total, 1)}%)", file=sys.stderr, flush=True)
+        print(
+            f"vaultmem: indexing {done}/{total} ({100 * done // max(total, 1)}%)", file=sys.stderr, flush=True
+        )
 
     def close(self) -> None:
         """Nothing to close (the bar's interface)."""
@@ -182,7 +204,7 @@ def summary_line(s: dict) -> str:
 
 
 def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = None, quiet: bool = False,
-                 wait: bool = True) -> "Session":  # fmt: skip
+                 wait: bool = True) -> Session:  # fmt: skip
     """The ``api.Session`` a command works through (every command opens its vaults this way):
     reindexing shows a progress bar and reports what it did on stderr, and so does waiting for
     the memory service to start (without ``wait``: it is started, not waited for)."""
@@ -199,6 +221,6 @@ def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = No
                    wait=wait, say=err)  # fmt: skip
 
 
-def target(ref: str, vault: str | None = None, agent: str | None = None) -> "tuple[Vault, str]":
+def target(ref: str, vault: str | None = None, agent: str | None = None) -> tuple[Vault, str]:
     """The vault a note reference names (``vault:id`` as in MCP, else the command's vault) and the reference."""
     return open_session(vault, agent).pick(ref)

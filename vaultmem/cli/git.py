@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -31,8 +31,10 @@ def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def
         except WatcherRunning:
             return
     if summary.changed:
-        err(f"indexed: {summary.added} added, {summary.updated} updated, {summary.moved} moved, "
-             f"{summary.removed} removed")
+        err(
+            f"indexed: {summary.added} added, {summary.updated} updated, {summary.moved} moved, "
+            f"{summary.removed} removed"
+        )
 
 
 def print_report(report, as_json: bool, refreshed: list[dict] | None = None) -> None:  # type: ignore[no-untyped-def]
@@ -44,8 +46,10 @@ def print_report(report, as_json: bool, refreshed: list[dict] | None = None) -> 
     for note in report.notes:
         err(note)
     for path, kinds in report.withheld.items():
-        err(f"not committed: {path} holds a secret ({', '.join(kinds)}); remove it, or run vaultmem sync "
-            "--allow-secrets to commit it on purpose")
+        err(
+            f"not committed: {path} holds a secret ({', '.join(kinds)}); remove it, or run vaultmem sync "
+            "--allow-secrets to commit it on purpose"
+        )
     if report.committed:
         typer.echo(f"committed {report.committed}: {report.message.splitlines()[0]}")
     words = {"A": "added", "M": "changed", "D": "removed", "R": "renamed", "C": "copied", "T": "changed"}
@@ -65,10 +69,24 @@ def print_report(report, as_json: bool, refreshed: list[dict] | None = None) -> 
 @app.command()
 def sync(
     vault: VaultOpt = None,
-    message: Annotated[Optional[str], typer.Option("--message", "-m", help="Commit message (a list of the changed memories is added).")] = None,
+    message: Annotated[
+        str | None,
+        typer.Option("--message", "-m", help="Commit message (a list of the changed memories is added)."),
+    ] = None,
     no_push: Annotated[bool, typer.Option("--no-push", help="Commit and pull, but do not push.")] = False,
-    setup: Annotated[bool, typer.Option("--setup", help="Register the note merge driver (.gitattributes, repo git config) first.")] = False,
-    allow_secrets: Annotated[bool, typer.Option("--allow-secrets", help="Commit notes holding a secret (API key, token, password) on purpose; without it they are left out and named.")] = False,
+    setup: Annotated[
+        bool,
+        typer.Option(
+            "--setup", help="Register the note merge driver (.gitattributes, repo git config) first."
+        ),
+    ] = False,
+    allow_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--allow-secrets",
+            help="Commit notes holding a secret (API key, token, password) on purpose; without it they are left out and named.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Share the vault through git: commit changed notes (the message lists the memories added,
@@ -105,7 +123,7 @@ def merge_driver(
     base: Annotated[str, typer.Argument(help="%O: the common ancestor's version.")],
     ours: Annotated[str, typer.Argument(help="%A: this side's version; the result is written here.")],
     theirs: Annotated[str, typer.Argument(help="%B: the other side's version.")],
-    path: Annotated[Optional[str], typer.Argument(help="%P: the note's path in the repository.")] = None,
+    path: Annotated[str | None, typer.Argument(help="%P: the note's path in the repository.")] = None,
 ) -> None:
     """The git merge driver for notes (git calls it; registered by `vaultmem sync --setup`).
 
@@ -115,4 +133,3 @@ def merge_driver(
 
     code = main([base, ours, theirs, *([path] if path else [])])
     raise typer.Exit(code)
-

@@ -31,9 +31,14 @@ def hit_lines(h: dict, explain: bool, color: bool = True) -> list[str]:
     h = {**h, **{k: strip_escapes(str(h[k])) for k in ("title", "id", "path", "snippet", "via") if h.get(k)}}
     head = style(f"{h['rank']:>2}. {h['title']}", "bold", color=color)
     state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
-    lines = [f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}" + (f"  ({h['via']})" if h.get("via") else "")]
+    lines = [
+        f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}"
+        + (f"  ({h['via']})" if h.get("via") else "")
+    ]
     where = f"{h['vault']}:" if h.get("vault") else ""
-    place = f"{where}{h['path']}" if h["id"] == h["path"] else f"{where}{h['id']}  {where}{h['path']}"  # no id: the path once
+    place = (
+        f"{where}{h['path']}" if h["id"] == h["path"] else f"{where}{h['id']}  {where}{h['path']}"
+    )  # no id: the path once
     lines.append(style(f"    {place}", "dim", color=color))
     if h.get("outdated_by"):
         lines.append("    may be outdated by " + ", ".join(f"[[{t}]]" for t in h["outdated_by"]))
@@ -59,7 +64,11 @@ def explain_lines(e: dict) -> list[str]:
     if "time_range" in e:
         lines.append(f"      + time {e.get('time', 0.0):.3f}: dates {e['time_range']}")
     if "first_round_rank" in e:
-        came = f"rank {e['first_round_rank']} in the first round" if e["first_round_rank"] else "not in the first round"
+        came = (
+            f"rank {e['first_round_rank']} in the first round"
+            if e["first_round_rank"]
+            else "not in the first round"
+        )
         lines.append(f"      + subject {e.get('subject', 0.0):.3f} (second round; {came})"
                      f"{': ' + e['subject_via'] if e.get('subject_via') else ''}")  # fmt: skip
     if "as_of" in e:
@@ -82,6 +91,8 @@ def recall_output(query: str, options: dict, hits: list[dict], degraded: str | N
         data = {"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
                 **({"degraded": degraded} if degraded else {})}  # fmt: skip
         return [json.dumps(data, indent=2, ensure_ascii=False)], []
-    notes = ["keywords only: the memory service is starting (the next recall uses the model)"] if degraded else []
+    notes = (
+        ["keywords only: the memory service is starting (the next recall uses the model)"] if degraded else []
+    )
     notes += [] if hits else ["no memories match"]
     return [line for h in hits for line in hit_lines(h, explain, color)], notes

@@ -11,8 +11,9 @@ process, is ``api.Session``'s job.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -22,14 +23,25 @@ from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
 hook_app = typer.Typer(
     help="Agent hooks (Claude Code, Gemini CLI, Codex CLI, Cursor, Copilot CLI): read the hook's JSON on stdin, "
-         "print the agent's JSON.",
+    "print the agent's JSON.",
     **APP_SETTINGS,
 )
 app.add_typer(hook_app, name="hook")
 
 BudgetOpt = Annotated[int, typer.Option(help="Token budget of the context added (1 token ~ 4 characters).")]
-AnchorOpt = Annotated[Optional[str], typer.Option(help="Anchor note (default: $VAULTMEM_ANCHOR, else the project note named like the project folder).")]
-HookAgentOpt = Annotated[Optional[str], typer.Option("--agent", help="The agent running the hook: claude, gemini, codex, cursor or copilot (default: told by the payload).")]
+AnchorOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Anchor note (default: $VAULTMEM_ANCHOR, else the project note named like the project folder)."
+    ),
+]
+HookAgentOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        help="The agent running the hook: claude, gemini, codex, cursor or copilot (default: told by the payload).",
+    ),
+]
 
 
 def _run(fn: Callable[[], dict[str, Any] | None]) -> None:
@@ -53,7 +65,9 @@ def _session(vault: str | None, payload: dict[str, Any] | None = None) -> api.Se
 
 
 @hook_app.command("prompt")
-def hook_prompt(vault: VaultOpt = None, budget: BudgetOpt = PROMPT_BUDGET, agent: HookAgentOpt = None) -> None:
+def hook_prompt(
+    vault: VaultOpt = None, budget: BudgetOpt = PROMPT_BUDGET, agent: HookAgentOpt = None
+) -> None:
     """UserPromptSubmit (Gemini: BeforeAgent, Cursor: beforeSubmitPrompt, Copilot:
     userPromptSubmitted): print the few memories relevant to the prompt (as the agent's
     additional context), nothing below the relevance floor, nothing this session was already shown.
@@ -133,7 +147,9 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
 
         with _session(vault, payload) as session:
             fresh = session.fresh()
-            result = end_hook(session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh))
+            result = end_hook(
+                session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh)
+            )
         return result if as_json else None
 
     def run() -> dict[str, Any] | None:
@@ -157,7 +173,7 @@ def _end_args(vault: str | None, anchor: str | None, agent: str) -> list[str]:
     return args + (["--vault", vault] if vault else []) + (["--anchor", anchor] if anchor else [])
 
 
-def _end_log(vault: str | None) -> "Path | None":
+def _end_log(vault: str | None) -> Path | None:
     """Where a detached `hook end` writes its errors: ``<vault>/.vaultmem/hook-end.log`` (a
     missing vault is an error here, before detaching)."""
     from ..core.discovery import STATE_DIR

@@ -10,7 +10,6 @@ from typing import Annotated, Any
 import typer
 
 from ..recall.params import Param, with_params
-from .hits import recall_output
 from .common import (
     AgentOpt,
     Command,
@@ -20,6 +19,7 @@ from .common import (
     err,
     open_session,
 )
+from .hits import recall_output
 
 
 def _option(p: Param) -> Any:
@@ -27,8 +27,13 @@ def _option(p: Param) -> Any:
     return Annotated[p.type, typer.Option(*p.cli_flags, help=p.help)]
 
 
-_FRONT = [inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY,
-                            annotation=Annotated[str, typer.Argument(help="What you want to remember, in your own words.")])]
+_FRONT = [
+    inspect.Parameter(
+        "query",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=Annotated[str, typer.Argument(help="What you want to remember, in your own words.")],
+    )
+]
 _BACK = [
     inspect.Parameter("explain", inspect.Parameter.KEYWORD_ONLY, default=False,
                       annotation=Annotated[bool, typer.Option("--explain", help="Show the parts of each score.")]),

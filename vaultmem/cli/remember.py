@@ -4,7 +4,7 @@ memory service it builds only its own command (like ``recall``), not the other ~
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,19 +16,27 @@ from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json
 def remember(
     type: Annotated[str, typer.Argument(help="Memory type: decision, fact, lesson, gotcha, bug_fix, ...")],
     title: Annotated[str, typer.Argument(help="Title (also the file name).")],
-    content: Annotated[Optional[str], typer.Argument(help="Body text; '-' reads standard input.")] = None,
+    content: Annotated[str | None, typer.Argument(help="Body text; '-' reads standard input.")] = None,
     tag: Annotated[list[str], typer.Option("--tag", help="A tag to give the memory (repeatable).")] = [],
-    importance: Annotated[Optional[str], typer.Option(help="1-10 or high/medium/low.")] = None,
+    importance: Annotated[str | None, typer.Option(help="1-10 or high/medium/low.")] = None,
     link: Annotated[list[str], typer.Option("--link", help="Link to another note (repeatable).")] = [],
-    anchor: Annotated[Optional[str], typer.Option(help="Anchor note to link to; created if missing.")] = None,
-    scope: Annotated[Optional[str], typer.Option(help="project (default) or user.")] = None,
-    context: Annotated[list[str], typer.Option("--context", help="File or topic it is about (repeatable).")] = [],
-    source: Annotated[Optional[str], typer.Option(help="Agent or session writing it.")] = None,
+    anchor: Annotated[str | None, typer.Option(help="Anchor note to link to; created if missing.")] = None,
+    scope: Annotated[str | None, typer.Option(help="project (default) or user.")] = None,
+    context: Annotated[
+        list[str], typer.Option("--context", help="File or topic it is about (repeatable).")
+    ] = [],
+    source: Annotated[str | None, typer.Option(help="Agent or session writing it.")] = None,
     shared: Annotated[bool, typer.Option("--shared", help="Write to the team's shared vault.")] = False,
-    key: Annotated[Optional[str], typer.Option(help="Subject key (e.g. deploy-target): replaces the active memory "
-                                               "of the same key and type.")] = None,
-    supersedes: Annotated[list[str], typer.Option("--supersedes", help="A memory (id, title or path) this one "
-                                                  "replaces (repeatable).")] = [],
+    key: Annotated[
+        str | None,
+        typer.Option(
+            help="Subject key (e.g. deploy-target): replaces the active memory of the same key and type."
+        ),
+    ] = None,
+    supersedes: Annotated[
+        list[str],
+        typer.Option("--supersedes", help="A memory (id, title or path) this one replaces (repeatable)."),
+    ] = [],
     vault: VaultOpt = None,
     agent: AgentOpt = None,
     as_json: JsonOpt = False,
@@ -58,13 +66,17 @@ def remember(
         typer.echo(f"created anchor {result['created_anchor']}")
     typer.echo(f"{result['id']}  {result['path']}")
     for old in result["superseded"]:
-        how = f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
+        how = (
+            f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
+        )
         how = f"same key {old['key']}" if old.get("key") else "named" if old.get("named") else how
         action = "archived" if old.get("action") == "archive" else "superseded"
         typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
     for old in result.get("possible_updates", []):
-        typer.echo(f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "
-                   f"shown as may be outdated); if it is: vaultmem supersede {old['id']} {result['id']}")
+        typer.echo(
+            f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "
+            f"shown as may be outdated); if it is: vaultmem supersede {old['id']} {result['id']}"
+        )
 
 
 def run_remember(argv: list[str]) -> None:

@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -19,7 +19,7 @@ service_app = typer.Typer(cls=Group, no_args_is_help=True,
                                "vault's indexes warm. Calls start it when needed; it exits when idle.")  # fmt: skip
 app.add_typer(service_app, name="service")
 
-IdleOpt = Annotated[Optional[float], typer.Option("--idle-exit", help="Seconds without a call before it exits (0: never; default [service] idle_exit).")]  # fmt: skip
+IdleOpt = Annotated[float | None, typer.Option("--idle-exit", help="Seconds without a call before it exits (0: never; default [service] idle_exit).")]  # fmt: skip
 UNIT_NAME, AGENT_LABEL = "vaultmem.service", "dev.vaultmem.service"
 
 
@@ -36,7 +36,9 @@ def run(idle_exit: IdleOpt = None) -> None:
     from ..core.registry import Registry
     from ..service.daemon import Service
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s vaultmem[%(process)d]: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s vaultmem[%(process)d]: %(message)s"
+    )
     idle = control.settings()["idle_exit"] if idle_exit is None else idle_exit
     if idle < 0:
         raise BadInput("--idle-exit must be >= 0")
@@ -53,7 +55,9 @@ def start() -> None:
     Example: vaultmem service start
     """
     if not control.enabled():
-        err(f"note: calls stay in their own process while {control.ENV_OFF} is set or [service] enabled = false")
+        err(
+            f"note: calls stay in their own process while {control.ENV_OFF} is set or [service] enabled = false"
+        )
     info = control.ensure(wait=True, say=err)
     if info is None:
         raise BadInput(f"the memory service did not start; see {control.log_path()}")
@@ -98,7 +102,11 @@ def status(as_json: JsonOpt = False) -> None:
 def describe() -> dict[str, Any]:
     """The service's state as `service status` and `status` show it."""
     info = control.ping()
-    base = {"enabled": control.enabled(), "socket": str(client.service_socket()), "log": str(control.log_path())}
+    base = {
+        "enabled": control.enabled(),
+        "socket": str(client.service_socket()),
+        "log": str(control.log_path()),
+    }
     if info is None:
         held = control.holder()
         return {**base, "running": held is not None, **({"pid": held.get("pid")} if held else {})}

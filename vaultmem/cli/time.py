@@ -12,7 +12,9 @@ from .common import JsonOpt, VaultOpt, app, echo_json
 
 @app.command()
 def history(
-    ref: Annotated[str, typer.Argument(help="Id, title or path of a memory, or a subject key (deploy-target).")],
+    ref: Annotated[
+        str, typer.Argument(help="Id, title or path of a memory, or a subject key (deploy-target).")
+    ],
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

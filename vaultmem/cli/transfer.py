@@ -9,7 +9,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -23,8 +23,19 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="List what would be w
 
 @app.command()
 def export(
-    file: Annotated[Optional[str], typer.Argument(help="With --to agents-md: the file to write (default: ./AGENTS.md; CLAUDE.md works the same).")] = None,
-    to: Annotated[Optional[str], typer.Option("--to", help="agents-md: the project's confirmed preferences, lessons and key decisions into a marked section of AGENTS.md.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="With --to agents-md: the file to write (default: ./AGENTS.md; CLAUDE.md works the same)."
+        ),
+    ] = None,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="agents-md: the project's confirmed preferences, lessons and key decisions into a marked section of AGENTS.md.",
+        ),
+    ] = None,
     anchor: AnchorOpt = None,
     dry_run: DryRunOpt = False,
     vault: VaultOpt = None,
@@ -76,15 +87,37 @@ class Progress:
     def close(self) -> None:
         if self.tty and self.done:
             print("", file=sys.stderr)
-        print(f"vaultmem: {self.done} {self.what} file(s) done in {time.monotonic() - self.start:.1f} s", file=sys.stderr)
+        print(
+            f"vaultmem: {self.done} {self.what} file(s) done in {time.monotonic() - self.start:.1f} s",
+            file=sys.stderr,
+        )
 
 
 @app.command("import")
 def import_cmd(
-    paths: Annotated[Optional[list[str]], typer.Argument(help="A file written by `vaultmem export` ('-': standard input); with --from: what to import (default: the agent's own folder, ~/.claude/projects or ~/.codex).")] = None,
-    source: Annotated[Optional[str], typer.Option("--from", help="claude-code, codex (session histories), rules (CLAUDE.md, AGENTS.md, GEMINI.md, .cursor/rules, copilot instructions) mcp-memory (the MCP memory server's memory.jsonl), chatgpt or claude-ai (an export's conversations.json).")] = None,
-    project: Annotated[Optional[str], typer.Option("--project", help="Only sessions run in this folder (or below it); for rules, the project the files belong to.")] = None,
-    since: Annotated[Optional[str], typer.Option("--since", help="Only sessions active since: 7d, 2w or a date (2026-01-01).")] = None,
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="A file written by `vaultmem export` ('-': standard input); with --from: what to import (default: the agent's own folder, ~/.claude/projects or ~/.codex)."
+        ),
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="claude-code, codex (session histories), rules (CLAUDE.md, AGENTS.md, GEMINI.md, .cursor/rules, copilot instructions) mcp-memory (the MCP memory server's memory.jsonl), chatgpt or claude-ai (an export's conversations.json).",
+        ),
+    ] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            help="Only sessions run in this folder (or below it); for rules, the project the files belong to.",
+        ),
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only sessions active since: 7d, 2w or a date (2026-01-01).")
+    ] = None,
     dry_run: DryRunOpt = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
@@ -174,7 +207,10 @@ def render_import(r: dict[str, Any]) -> list[str]:
         lines.append("; ".join(said))
     lines += [f"  skipped {s['reason']}" for s in r["skipped"][:10]]
     if r["anchors_created"]:
-        lines.append(f"{'would create' if r['dry_run'] else 'created'} project note(s): " + ", ".join(r["anchors_created"]))
+        lines.append(
+            f"{'would create' if r['dry_run'] else 'created'} project note(s): "
+            + ", ".join(r["anchors_created"])
+        )
     if not r["written"] and r["already_imported"]:
         lines.append("nothing new: every session here is already in the vault")
     lines += r.get("notes", [])

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NamedTuple, Optional
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
@@ -17,7 +17,13 @@ from .common import Group, JsonOpt, VaultOpt, app, echo_json, err, open_session
 @app.command()
 def doctor(
     vault: VaultOpt = None,
-    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories, move the config out of .vaultmem/) and print each.")] = False,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories, move the config out of .vaultmem/) and print each.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """One health report: unreadable notes, duplicate ids, broken links (with the closest
@@ -62,7 +68,11 @@ def _finding_count(check: str, n: int) -> str:
     if check == "config_not_default":
         return f"{n} setting{'s' if n != 1 else ''} not at the default"
     word = check.replace("_", " ")
-    return f"{n} {word}" if n == 1 or check in ("index_drift", "watcher", "old_config_place") else _plural(n, word)
+    return (
+        f"{n} {word}"
+        if n == 1 or check in ("index_drift", "watcher", "old_config_place")
+        else _plural(n, word)
+    )
 
 
 def render_report(report: Any) -> str:
@@ -78,7 +88,10 @@ def render_report(report: Any) -> str:
     out.append("findings: " + (", ".join(_finding_count(k, n) for k, n in counts.items()) or "none"))
     for f in report.findings:
         where = f"{f.path}: " if f.path else ""
-        out.append(f"  [{f.severity}] {f.check.replace('_', ' ')}: {where}{f.message}" + (f" ({f.hint})" if f.hint else ""))
+        out.append(
+            f"  [{f.severity}] {f.check.replace('_', ' ')}: {where}{f.message}"
+            + (f" ({f.hint})" if f.hint else "")
+        )
         for kind, paths in (f.data.get("sample") or {}).items():
             for p in paths:
                 out.append(f"      {kind}: {p}")
@@ -88,11 +101,15 @@ def render_report(report: Any) -> str:
 
 # ---------------------------------------------------------------------- graph
 
-graph_app = typer.Typer(cls=Group, help="The link graph: links, backlinks, paths, orphans, exports.", no_args_is_help=True)
+graph_app = typer.Typer(
+    cls=Group, help="The link graph: links, backlinks, paths, orphans, exports.", no_args_is_help=True
+)
 app.add_typer(graph_app, name="graph")
 
 NoteArg = Annotated[str, typer.Argument(help="A note: id, title, alias, path or [[link]].")]
-DepthOpt = Annotated[int, typer.Option("--depth", "-d", min=0, max=10, help="Hops to follow (either direction).")]
+DepthOpt = Annotated[
+    int, typer.Option("--depth", "-d", min=0, max=10, help="Hops to follow (either direction).")
+]
 
 
 class _Graph(NamedTuple):
@@ -166,7 +183,9 @@ def graph_backlinks(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = Fa
 
 
 @graph_app.command("neighbours")
-def graph_neighbours(note: NoteArg, depth: DepthOpt = 1, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+def graph_neighbours(
+    note: NoteArg, depth: DepthOpt = 1, vault: VaultOpt = None, as_json: JsonOpt = False
+) -> None:
     """Notes within --depth hops of a note, following links either way, nearest first.
 
     Example: vaultmem graph neighbours "Project: Tidewater" --depth 2
@@ -241,14 +260,17 @@ def graph_anchors(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     from ..web import graphview
 
     g = _graph(vault).g
-    items = [{**graphview.node_info(g, a), "members": len(graphview.neighbours(g, a, 1))} for a in graphmod.anchors(g)]
+    items = [
+        {**graphview.node_info(g, a), "members": len(graphview.neighbours(g, a, 1))}
+        for a in graphmod.anchors(g)
+    ]
     echo_json(items) if as_json else _rows(items, "members")
 
 
 @graph_app.command("export")
 def graph_export(
     fmt: Annotated[str, typer.Option("--format", "-f", help="json, graphml, dot or mermaid.")] = "json",
-    anchor: Annotated[Optional[str], typer.Option("--anchor", help="Only this note's neighbourhood.")] = None,
+    anchor: Annotated[str | None, typer.Option("--anchor", help="Only this note's neighbourhood.")] = None,
     depth: DepthOpt = 2,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
@@ -278,9 +300,20 @@ def graph_export(
 def serve(
     vault: VaultOpt = None,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 8770,
-    open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
-    poll: Annotated[float, typer.Option(help="Seconds between checks for changes (file events, index writes of a watcher).")] = 2.0,
-    new_token: Annotated[bool, typer.Option("--new-token", help="Replace the web view's access token first: browsers log in again; the old token is refused, also by servers already running.")] = False,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the page in the default browser.")
+    ] = False,
+    poll: Annotated[
+        float,
+        typer.Option(help="Seconds between checks for changes (file events, index writes of a watcher)."),
+    ] = 2.0,
+    new_token: Annotated[
+        bool,
+        typer.Option(
+            "--new-token",
+            help="Replace the web view's access token first: browsers log in again; the old token is refused, also by servers already running.",
+        ),
+    ] = False,
 ) -> None:
     """A local web view of the vault on 127.0.0.1: search, notes, the graph and the memory
     state. Prints a one-time login link (opening it sets a session cookie and drops the code

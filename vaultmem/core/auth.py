@@ -15,9 +15,10 @@ import hmac
 import os
 import secrets
 import threading
+from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from .registry import home
 

@@ -23,7 +23,12 @@ if TYPE_CHECKING:  # pragma: no cover
 # The one place each default is written: adaptive.Weights, recall.Options, embed.DEFAULT_MODEL/_BATCH
 # and the commented config file `vaultmem init` writes (CONFIG_TEXT) all read them from here.
 DEFAULTS: dict[str, Any] = {
-    "vault": {"templates_dir": "templates", "exclude": ["/README.md"], "title_from": "filename", "alias_links": False},
+    "vault": {
+        "templates_dir": "templates",
+        "exclude": ["/README.md"],
+        "title_from": "filename",
+        "alias_links": False,
+    },
     "folders": dict(FOLDERS),
     "embedding": {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
@@ -45,10 +50,19 @@ DEFAULTS: dict[str, Any] = {
         "learned_weights": "",  # a weights file of one's own ("": the shipped one)
     },
     "adaptive": {
-        "usefulness": 0.60, "recency": 0.25, "frequency": 0.15, "min_ratings": 3,
-        "negative_half_life_days": 90.0, "recency_half_life_days": 30.0, "recency_floor": 0.30,
-        "frequency_saturation": 50, "floor": 0.35, "base": 0.70,
-        "high_importance": 8, "importance_boost": 1.5, "from_retrievals": False,
+        "usefulness": 0.60,
+        "recency": 0.25,
+        "frequency": 0.15,
+        "min_ratings": 3,
+        "negative_half_life_days": 90.0,
+        "recency_half_life_days": 30.0,
+        "recency_floor": 0.30,
+        "frequency_saturation": 50,
+        "floor": 0.35,
+        "base": 0.70,
+        "high_importance": 8,
+        "importance_boost": 1.5,
+        "from_retrievals": False,
     },  # fmt: skip
     "lifecycle": {
         "supersede_shared_context": 0.91,
@@ -81,8 +95,10 @@ RANGES: dict[str, tuple[float, float]] = {
     "lifecycle.supersede_shared_context": COSINE, "lifecycle.supersede_no_context": COSINE, "lifecycle.duplicate": COSINE,
     "lifecycle.archive_max_importance": (0, 10),
 }  # fmt: skip
-CHOICES: dict[str, tuple[str, ...]] = {"recall.combine": ("sum", "learned"),
-                                       "agents_md.refresh_on": ("maintain", "sync")}  # a list: each item
+CHOICES: dict[str, tuple[str, ...]] = {
+    "recall.combine": ("sum", "learned"),
+    "agents_md.refresh_on": ("maintain", "sync"),
+}  # a list: each item
 OPEN_SECTIONS = ("folders",)  # tables of the user's own keys (type -> folder), text values
 
 CONFIG_FILE = ".vaultmem.toml"  # in the vault's root folder
@@ -273,7 +289,11 @@ def _check_value(name: str, default: Any, value: Any) -> str | None:
             return f"{shown}: must be a {'whole number' if whole else 'number'}"
         low, high = RANGES.get(name, (0, float("inf")))
         if not (low <= value <= high):  # also false for nan
-            return f"{shown}: must be between {low:g} and {high:g}" if high != float("inf") else f"{shown}: must be {low:g} or more"
+            return (
+                f"{shown}: must be between {low:g} and {high:g}"
+                if high != float("inf")
+                else f"{shown}: must be {low:g} or more"
+            )
         return None
     if isinstance(default, str):
         if not isinstance(value, str):
@@ -282,7 +302,7 @@ def _check_value(name: str, default: Any, value: Any) -> str | None:
         return f"{shown}: must be one of {', '.join(choices)}" if choices and value not in choices else None
     if isinstance(default, list):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return f"{shown}: must be a list of text, e.g. [\"drafts/\"]"
+            return f'{shown}: must be a list of text, e.g. ["drafts/"]'
         choices = CHOICES.get(name)
         if choices and not set(value) <= set(choices):
             return f"{shown}: each item must be one of {', '.join(choices)}"

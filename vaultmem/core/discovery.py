@@ -7,7 +7,9 @@ from pathlib import Path
 
 from .errors import VaultError, VaultNotFound
 
-STATE_DIR = ".vaultmem"  # disposable: indexes, sockets, locks (everything in it can be rebuilt from the files)
+STATE_DIR = (
+    ".vaultmem"  # disposable: indexes, sockets, locks (everything in it can be rebuilt from the files)
+)
 USAGE_DIR = ".vaultmem-usage"  # durable: usage data the files cannot give back (ratings, retrievals, gaps)
 _ROOTS = (STATE_DIR, USAGE_DIR)
 

@@ -63,17 +63,29 @@ def provenance(type_: str | None, status: str | None, source: str | None) -> str
 def _orders() -> list[re.Pattern[str]]:
     """The order patterns, compiled on first use (the prompt hook only needs them with hits)."""
     return [
-        re.compile(r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}\b(?:previous|prior|above|earlier|preceding|"
-                   r"all|any|other|system)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|directions|guidelines|messages)\b",
-                   re.I),  # fmt: skip
-        re.compile(r"(?:^|\n|\]|>)\s*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:|\b(?:system|developer)\s+(?:prompt|message)\s*:", re.M),
-        re.compile(r"</?\s*(?:system|additionalContext|instructions?|im_start|im_end)\s*>|\[/?INST\]|<\|im_(?:start|end)\|>",
-                   re.I),  # fmt: skip
-        re.compile(r"(?:^|[.!?:>\]\n]\s*|\b(?:hey|dear|attention)\s+)(?:assistant|AI|agent|claude|model|LLM|codex|copilot)\b"
-                   r"\s*[,:]\s*(?:you\s+(?:must|should|will|are\s+to)"
-                   r"|(?:now\s+)?(?:run|execute|ignore|delete|send|upload|curl|exfiltrate|reveal|print)\b)", re.I),  # fmt: skip
+        re.compile(
+            r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}\b(?:previous|prior|above|earlier|preceding|"
+            r"all|any|other|system)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|directions|guidelines|messages)\b",
+            re.I,
+        ),  # fmt: skip
+        re.compile(
+            r"(?:^|\n|\]|>)\s*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:|\b(?:system|developer)\s+(?:prompt|message)\s*:",
+            re.M,
+        ),
+        re.compile(
+            r"</?\s*(?:system|additionalContext|instructions?|im_start|im_end)\s*>|\[/?INST\]|<\|im_(?:start|end)\|>",
+            re.I,
+        ),  # fmt: skip
+        re.compile(
+            r"(?:^|[.!?:>\]\n]\s*|\b(?:hey|dear|attention)\s+)(?:assistant|AI|agent|claude|model|LLM|codex|copilot)\b"
+            r"\s*[,:]\s*(?:you\s+(?:must|should|will|are\s+to)"
+            r"|(?:now\s+)?(?:run|execute|ignore|delete|send|upload|curl|exfiltrate|reveal|print)\b)",
+            re.I,
+        ),  # fmt: skip
         re.compile(r"\b(?:you\s+are\s+now|from\s+now\s+on\s+you|new\s+instructions?\s*:)", re.I),
-        re.compile(r"\b(?:run|execute)\b[^.\n]{0,60}\bwithout\s+(?:asking|telling|confirmation|permission)\b", re.I),
+        re.compile(
+            r"\b(?:run|execute)\b[^.\n]{0,60}\bwithout\s+(?:asking|telling|confirmation|permission)\b", re.I
+        ),
     ]
 
 

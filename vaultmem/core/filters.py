@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import BadInput
 from .memtypes import normalize_type
@@ -14,11 +15,11 @@ from .note import IMPORTANCE_WORDS
 HIDDEN_STATUSES = ("resolved", "superseded", "archived")
 DURATION_RE = re.compile(r"^(\d+)\s*([mhdw])$")
 UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-EPOCH = dt.datetime.min.replace(tzinfo=dt.timezone.utc)  # sorts before any parsed time
+EPOCH = dt.datetime.min.replace(tzinfo=dt.UTC)  # sorts before any parsed time
 
 
 def now_utc() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def parse_since(value: str | None, now: dt.datetime | None = None) -> dt.datetime | None:
@@ -31,7 +32,7 @@ def parse_since(value: str | None, now: dt.datetime | None = None) -> dt.datetim
         try:
             return (now or now_utc()) - dt.timedelta(**{UNITS[m.group(2)]: int(m.group(1))})
         except OverflowError:  # 99999999d reaches before year 1
-            return dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+            return dt.datetime.min.replace(tzinfo=dt.UTC)
     parsed = parse_time(text)
     if parsed is None:
         raise BadInput(f"--since: {value!r} is not a duration (7d, 24h) or a date (2026-01-01)")
@@ -49,7 +50,7 @@ def parse_time(text: str | None) -> dt.datetime | None:
             value = dt.datetime.combine(dt.date.fromisoformat(str(text).strip()[:10]), dt.time())
         except ValueError:
             return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def parse_importance(value: str | int | None) -> int | None:
@@ -92,7 +93,7 @@ class Filters:
         cls, types: Iterable[str] = (), tags: Iterable[str] = (), statuses: Iterable[str] = (),
         since: str | None = None, scope: str | None = None, importance: str | int | None = None,
         include_hidden: bool = False,
-    ) -> "Filters":  # fmt: skip
+    ) -> Filters:  # fmt: skip
         if scope not in (None, "project", "user"):
             raise BadInput(f"--scope: {scope!r} is not 'project' or 'user'")
         return cls(
@@ -132,7 +133,9 @@ class Filters:
 
     @property
     def restrictive(self) -> bool:
-        return bool(self.types or self.tags or self.statuses or self.since or self.scope or self.min_importance)
+        return bool(
+            self.types or self.tags or self.statuses or self.since or self.scope or self.min_importance
+        )
 
 
 def _has_tag(tags: Iterable[str], wanted: str) -> bool:

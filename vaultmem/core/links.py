@@ -15,8 +15,9 @@ import posixpath
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 from urllib.parse import unquote
 
 # [[target]]: no line break, a single "]" does not end it, an inner "[[" starts over, "\[[" is no link

@@ -11,8 +11,8 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .discovery import private_dir
 from .errors import Conflict, VaultError

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the CLI's fast paths import this module)
+TYPE_CHECKING = (
+    False  # typing.TYPE_CHECKING without importing typing (the CLI's fast paths import this module)
+)
 if TYPE_CHECKING:  # pragma: no cover
     import datetime as dt
     from typing import Any

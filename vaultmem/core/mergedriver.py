@@ -83,11 +83,13 @@ def _render_hunks(text: str, path: str) -> str:
     out: list[str] = []
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
-        nl = line[len(bare):] or "\n"
+        nl = line[len(bare) :] or "\n"
         if bare == start:
-            out.append(f"{_sep(out)}> [!warning] vaultmem merge conflict: both sides changed these lines of "
-                       f"{path}. Keep what is right, delete the rest and these notices, then set the status.{nl}"
-                       f">{nl}> **{LABEL_A}:**{nl}{nl}")
+            out.append(
+                f"{_sep(out)}> [!warning] vaultmem merge conflict: both sides changed these lines of "
+                f"{path}. Keep what is right, delete the rest and these notices, then set the status.{nl}"
+                f">{nl}> **{LABEL_A}:**{nl}{nl}"
+            )
         elif bare == mid:
             out.append(f"{_sep(out)}> **{LABEL_B}:**{nl}{nl}")
         elif bare == end:
@@ -115,8 +117,8 @@ def _when(meta: dict) -> dt.datetime:
     try:
         value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        return dt.datetime.min.replace(tzinfo=dt.timezone.utc)
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return dt.datetime.min.replace(tzinfo=dt.UTC)
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def _union(*values: Any) -> list[str]:
@@ -177,11 +179,15 @@ def _plain(value: Any) -> Any:
 
 
 def _meta_conflict_block(keys: list[str], ours: dict, theirs: dict, nl: str) -> str:
-    lines = [f"> [!warning] vaultmem merge conflict: both sides set these frontmatter values; "
-             f"the note keeps {LABEL_A}'s.{nl}"]
+    lines = [
+        f"> [!warning] vaultmem merge conflict: both sides set these frontmatter values; "
+        f"the note keeps {LABEL_A}'s.{nl}"
+    ]
     for key in keys:
-        lines.append(f"> - `{key}`: {LABEL_A} `{_value_text(ours.get(key, MISSING))}`, "
-                     f"{LABEL_B} `{_value_text(theirs.get(key, MISSING))}`{nl}")
+        lines.append(
+            f"> - `{key}`: {LABEL_A} `{_value_text(ours.get(key, MISSING))}`, "
+            f"{LABEL_B} `{_value_text(theirs.get(key, MISSING))}`{nl}"
+        )
     return "".join(lines)
 
 
@@ -241,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp.write_bytes(result.text.encode("utf-8", "surrogateescape"))
     os.replace(tmp, ours_p)
     if result.conflicts:
-        print(f"vaultmem: {path}: merged with conflicts marked in the note ({', '.join(result.conflicts)})",
-              file=sys.stderr)
+        print(
+            f"vaultmem: {path}: merged with conflicts marked in the note ({', '.join(result.conflicts)})",
+            file=sys.stderr,
+        )
     return 0 if result.clean else 1

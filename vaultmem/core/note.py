@@ -28,7 +28,14 @@ HEADING_RE = re.compile(r"^#[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t\r]*$", re.M)  # "# C#
 URL_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://\S+")
 INLINE_TAG_RE = re.compile(r"(?<![\w/&#\[])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
 
-STATUSES = ("active", "resolved", "superseded", "archived", "candidate", "conflict")  # conflict: a git merge kept both sides
+STATUSES = (
+    "active",
+    "resolved",
+    "superseded",
+    "archived",
+    "candidate",
+    "conflict",
+)  # conflict: a git merge kept both sides
 SCOPES = ("project", "user")
 ORIGINS = ("planning", "investigation", "implementation", "mixed")
 IMPORTANCE_WORDS = {"high": 8, "medium": 5, "low": 2}
@@ -168,7 +175,10 @@ def load_yaml_value(fm: str, path: str) -> Any:
     except yaml.YAMLError as e:
         reason = str(e).splitlines()[0] if str(e) else "invalid YAML"
         raise NoteParseError(path, f"bad YAML frontmatter ({reason})") from None
-    except (RecursionError, UnicodeEncodeError) as e:  # deep block nesting (pure-Python loader), lone surrogates
+    except (
+        RecursionError,
+        UnicodeEncodeError,
+    ) as e:  # deep block nesting (pure-Python loader), lone surrogates
         raise NoteParseError(path, f"bad YAML frontmatter ({type(e).__name__})") from None
     return data
 
@@ -216,7 +226,7 @@ def iso(value: Any) -> str | None:
         return None
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
+            value = value.replace(tzinfo=dt.UTC)
         return value.isoformat().replace("+00:00", "Z")
     if isinstance(value, dt.date):
         return value.isoformat()
@@ -225,7 +235,7 @@ def iso(value: Any) -> str | None:
 
 def from_timestamp(ts: float) -> str:
     """A POSIX timestamp as an ISO 8601 UTC string (seconds precision)."""
-    return dt.datetime.fromtimestamp(int(ts), dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return dt.datetime.fromtimestamp(int(ts), dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def as_list(value: Any) -> list[str]:
@@ -313,7 +323,12 @@ def _property_values(value: Any) -> list[str]:
 def property_text(meta: dict) -> str:
     """The values of a note's other properties as text for search (``author: "[[Kevin
     Kelly]]"`` gives ``Kevin Kelly``), at most MAX_PROPERTY_WORDS words."""
-    values = [v for k, value in meta.items() if str(k).lower() not in OWN_PROPERTIES for v in _property_values(value)]
+    values = [
+        v
+        for k, value in meta.items()
+        if str(k).lower() not in OWN_PROPERTIES
+        for v in _property_values(value)
+    ]
     words = " ".join(values).split()
     return " ".join(words[:MAX_PROPERTY_WORDS])
 

@@ -22,7 +22,7 @@ def _iso(value: Any) -> str | None:
     if value is None or value == "" or isinstance(value, bool):
         return None
     if isinstance(value, dt.datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)).isoformat()
+        return (value if value.tzinfo else value.replace(tzinfo=dt.UTC)).isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
     text = str(value).strip()

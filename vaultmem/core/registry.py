@@ -80,7 +80,9 @@ class Registry:
         if not path.exists() and not create:
             raise BadInput(f"{path} does not exist; pass --create to make a new vault there")
         if name in self.data["vaults"] and Path(self.data["vaults"][name]["path"]) != path:
-            raise BadInput(f"a vault named {name!r} is already registered at {self.data['vaults'][name]['path']}")
+            raise BadInput(
+                f"a vault named {name!r} is already registered at {self.data['vaults'][name]['path']}"
+            )
         from .scaffold import init_vault
 
         init_vault(path)

@@ -22,7 +22,9 @@ def init_vault(root: Path) -> list[str]:
     """Create what a vault needs; existing files are never overwritten. Returns created paths."""
     if root.exists() and not root.is_dir():
         raise VaultError(f"{root} exists and is not a folder")
-    if not root.exists():  # a vault folder vaultmem makes is its owner's alone; an existing one keeps its mode
+    if (
+        not root.exists()
+    ):  # a vault folder vaultmem makes is its owner's alone; an existing one keeps its mode
         root.mkdir(parents=True, mode=0o700)
         root.chmod(0o700)  # mkdir's mode is filtered by the umask
     created: list[str] = []

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable, Iterator
 from functools import cache
 from types import SimpleNamespace
-from typing import Callable, Iterator, NamedTuple
+from typing import NamedTuple
 
 # Values after a secret keyword or in a header (API_KEY=..., token: ..., Bearer ...).
 KW_MIN_LEN = 12
@@ -55,7 +56,7 @@ class Span(NamedTuple):
 
 RawSpan = tuple[int, int, str]
 
-from .private import strip_private  # noqa: E402,F401  (part of this module's interface)
+from .private import strip_private  # noqa: E402  (part of this module's interface)
 
 # --------------------------------------------------------------------------- detect-secrets
 
@@ -65,9 +66,29 @@ def _ds() -> SimpleNamespace:
     """detect-secrets' plugins and heuristics, imported on first use (~140 ms)."""
     from detect_secrets.filters.heuristic import is_sequential_string, is_templated_secret
     from detect_secrets.plugins import (
-        artifactory, aws, azure_storage_key, basic_auth, cloudant, discord, github_token, gitlab_token,
-        high_entropy_strings, ibm_cloud_iam, ibm_cos_hmac, jwt, mailchimp, npm, openai, pypi_token,
-        sendgrid, slack, softlayer, square_oauth, stripe, telegram_token, twilio,
+        artifactory,
+        aws,
+        azure_storage_key,
+        basic_auth,
+        cloudant,
+        discord,
+        github_token,
+        gitlab_token,
+        high_entropy_strings,
+        ibm_cloud_iam,
+        ibm_cos_hmac,
+        jwt,
+        mailchimp,
+        npm,
+        openai,
+        pypi_token,
+        sendgrid,
+        slack,
+        softlayer,
+        square_oauth,
+        stripe,
+        telegram_token,
+        twilio,
     )  # fmt: skip
 
     tok, first_word = _extend(_TOKEN_TAIL), _first_word
@@ -162,7 +183,9 @@ def _is_alphabet(v: str) -> bool:
     return len(v) >= 10 and all(a < b for a, b in zip(v, v[1:]))
 
 
-def _token_like(v: str, min_len: int = KW_MIN_LEN, min_entropy: float = KW_MIN_ENTROPY, quoted: bool = False) -> bool:
+def _token_like(
+    v: str, min_len: int = KW_MIN_LEN, min_entropy: float = KW_MIN_ENTROPY, quoted: bool = False
+) -> bool:
     """A random-looking token: long enough, letters with digits (or long mixed case), entropic."""
     if len(v) < min_len or _is_placeholder(v, quoted) or _PATHLIKE.match(v):
         return False
@@ -224,7 +247,11 @@ _SUPPLEMENT: list[tuple[str, re.Pattern[str], list[tuple[str, ...]]]] = [
     ("anthropic-key", re.compile(_NB + r"sk-ant-[A-Za-z0-9_\-]{20,}"), [("sk-ant-",)]),
     ("openai-key", re.compile(_NB + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}"), [("sk-",)]),
     ("openai-key", re.compile(_NB + r"sk-[A-Za-z0-9]{32,}(?![A-Za-z0-9_\-])"), [("sk-",)]),
-    ("api-key", re.compile(_NB + r"[sr]k-(?:live|test|prod)-[A-Za-z0-9_\-]{16,}"), [("k-live-", "k-test-", "k-prod-")]),
+    (
+        "api-key",
+        re.compile(_NB + r"[sr]k-(?:live|test|prod)-[A-Za-z0-9_\-]{16,}"),
+        [("k-live-", "k-test-", "k-prod-")],
+    ),
     ("stripe-key", re.compile(_NB + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"), [("k_live_", "k_test_")]),
     ("stripe-key", re.compile(_NB + r"whsec_[0-9A-Za-z]{24,}"), [("whsec_",)]),
     ("github-token", re.compile(_NB + r"github_pat_[A-Za-z0-9_]{40,}"), [("github_pat_",)]),
@@ -240,7 +267,9 @@ _CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user)[ \t=]+[\"']?([^\s:\"'@/\[]+):([^
 _PEM_BEGIN = re.compile(
     r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----|---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----"
 )
-_PEM_BODY_LINE = re.compile(r"\n?[ \t>]*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment): .*|)[ \t]*(?=\n|$)")
+_PEM_BODY_LINE = re.compile(
+    r"\n?[ \t>]*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment): .*|)[ \t]*(?=\n|$)"
+)
 _PEM_END = re.compile(r"-{4,5} ?END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
 _PUTTY = re.compile(r"PuTTY-User-Key-File-\d: .*")
 _PUTTY_END = re.compile(r"Private-MAC: [0-9a-fA-F]+")
@@ -278,7 +307,10 @@ def _private_keys(text: str, out: list[RawSpan]) -> None:
         if m.start() < taken:
             continue
         end = _after(end_starts, m.end())
-        if end is not None and bisect.bisect_left(newlines, end) - bisect.bisect_left(newlines, m.end()) <= 200:
+        if (
+            end is not None
+            and bisect.bisect_left(newlines, end) - bisect.bisect_left(newlines, m.end()) <= 200
+        ):
             taken = ends[end]
         elif (body_end := _pem_body_end(text, m.end())) is not None:
             taken = body_end - 1 if text[body_end - 1] == "\n" else body_end
@@ -290,7 +322,13 @@ def _private_keys(text: str, out: list[RawSpan]) -> None:
     for m in _PUTTY.finditer(text):
         mac = _after(mac_starts, m.end())
         blank = _after(blank_lines, m.end())
-        out.append((m.start(), mac_ends[mac] if mac is not None else blank if blank is not None else len(text), "private-key"))
+        out.append(
+            (
+                m.start(),
+                mac_ends[mac] if mac is not None else blank if blank is not None else len(text),
+                "private-key",
+            )
+        )
 
 
 # <name containing a keyword> (:|=|:=|=>| is ) <value>; matching starts at the keyword (fast)
@@ -472,7 +510,10 @@ def _plugin_spans(text: str, plugin: object, post: Post | None) -> list[tuple[in
             s, e = m.span(groups[0]) if groups else m.span()
             if not rx.groups:  # Artifactory's pattern takes the delimiters around the token
                 frag = text[s:e]
-                s, e = s + len(frag) - len(frag.lstrip(' \t\n=:"')), e - (len(frag) - len(frag.rstrip(' \t\n"')))
+                s, e = (
+                    s + len(frag) - len(frag.lstrip(' \t\n=:"')),
+                    e - (len(frag) - len(frag.rstrip(' \t\n"'))),
+                )
             if post is not None:
                 if (r := post(text, m, s, e)) is None:
                     continue
@@ -546,7 +587,9 @@ def scan_spans(text: str, prefilter: bool = True) -> list[Span]:
     spans = _merge(_raw_spans(text, prefilter))
     newlines = [i for i, c in enumerate(text) if c == "\n"] if len(spans) > 2 else None
     return [
-        Span(s, e, k, (bisect.bisect_left(newlines, s) if newlines is not None else text.count("\n", 0, s)) + 1)
+        Span(
+            s, e, k, (bisect.bisect_left(newlines, s) if newlines is not None else text.count("\n", 0, s)) + 1
+        )
         for s, e, k in spans
     ]
 

@@ -15,8 +15,9 @@ import secrets
 import tempfile
 import time
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from .discovery import STATE_DIR, find_vault  # noqa: F401  (re-exported)
 from .errors import BadInput, Conflict, NoteParseError, VaultError
@@ -40,7 +41,9 @@ def check_title(title: str, what: str = "a title") -> str:
     terminals); BadInput naming the first bad character otherwise."""
     bad = CONTROL_RE.search(title) or re.search(r"[\t\r\n\u2028\u2029]", title)
     if bad:
-        raise BadInput(f"{what} cannot contain control characters or line breaks (found U+{ord(bad.group()):04X}); nothing was written")
+        raise BadInput(
+            f"{what} cannot contain control characters or line breaks (found U+{ord(bad.group()):04X}); nothing was written"
+        )
     return title
 
 
@@ -51,7 +54,9 @@ def check_text(rel: str, text: str, before: str = "") -> None:
     bad = next((m for m in CONTROL_RE.finditer(text) if m.group() not in known), None)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1
-        raise BadInput(f"{rel}: text contains the control character U+{ord(bad.group()):04X} (line {line}); nothing was written")
+        raise BadInput(
+            f"{rel}: text contains the control character U+{ord(bad.group()):04X} (line {line}); nothing was written"
+        )
 
 
 def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
@@ -173,7 +178,9 @@ def atomic_write(path: Path, text: str | bytes, *, create_only: bool = False, un
     tmp = _write_temp(path.parent, path.name, data, _file_mode(path), durable)
     try:
         if unchanged is not None and _signature(path) != unchanged:
-            raise BeingWritten(f"{label or path.name}: the note is being written, try again; nothing was written")
+            raise BeingWritten(
+                f"{label or path.name}: the note is being written, try again; nothing was written"
+            )
         if unchanged is not None and not create_only:
             _replace_checked(tmp, path, unchanged, label or path.name)
         elif create_only:
@@ -245,9 +252,13 @@ def _settle_exchange(tmp: str, path: Path, unchanged, ours, label: str) -> None:
             os.unlink(tmp)
             if placed is ours:
                 return
-            raise BeingWritten(f"{label}: the note was saved meanwhile (kept); nothing was written, try again")
+            raise BeingWritten(
+                f"{label}: the note was saved meanwhile (kept); nothing was written, try again"
+            )
         if not _put_back(tmp, path):  # the path is free again: the displaced file went back
-            raise BeingWritten(f"{label}: the note was saved meanwhile (kept); nothing was written, try again")
+            raise BeingWritten(
+                f"{label}: the note was saved meanwhile (kept); nothing was written, try again"
+            )
         expect, placed = placed, out
     kept = _keep_beside(tmp, path)
     raise BeingWritten(f"{label}: the note kept changing while it was replaced; the version taken off it "
@@ -302,7 +313,9 @@ def remove_checked(path: Path, unchanged, label: str = "") -> None:
         os.link(aside, path)
     except FileExistsError:  # saved again meanwhile: both saves stay
         kept = _keep_beside(str(aside), path)
-        raise BeingWritten(f"{label}: the note was saved meanwhile; the earlier save is kept as {kept.name}") from None
+        raise BeingWritten(
+            f"{label}: the note was saved meanwhile; the earlier save is kept as {kept.name}"
+        ) from None
     os.unlink(aside)
     raise BeingWritten(f"{label}: the note was saved meanwhile (kept); nothing was removed, try again")
 
@@ -433,7 +446,9 @@ class Store:
         can never both pass the check against the same old text."""
         self.update(rel, lambda _: text, expected_hash)
 
-    def update(self, rel: str, change: Callable[[str], str], expected_hash: str | None = None) -> tuple[str, str]:
+    def update(
+        self, rel: str, change: Callable[[str], str], expected_hash: str | None = None
+    ) -> tuple[str, str]:
         """Read-modify-write one note under its lock: ``change(text)`` gives the new text.
 
         With ``expected_hash`` (the hash of the text the caller read), refuses (Conflict)
@@ -452,7 +467,9 @@ class Store:
                 check_text(rel, new, text)
                 settled = wait_settled(full, rel)  # an editor saving in place: never cut its save
                 if self.read_text(rel) != text:  # an editor that ignores the lock saved meanwhile
-                    raise Conflict(f"{rel} changed on disk while it was being updated; nothing was written, try again")
+                    raise Conflict(
+                        f"{rel} changed on disk while it was being updated; nothing was written, try again"
+                    )
                 atomic_write(full, new, unchanged=settled, label=rel)
             return text, new
 
@@ -480,7 +497,9 @@ class Store:
                 current.mkdir()
             resolved = current.resolve()
             if resolved != self.root and self.root not in resolved.parents:
-                raise VaultError(f"{self.relpath_lexical(current)} leads outside the vault; not writing there")
+                raise VaultError(
+                    f"{self.relpath_lexical(current)} leads outside the vault; not writing there"
+                )
             if not resolved.is_dir():
                 raise VaultError(f"{self.relpath_lexical(current)} is not a folder")
             current = resolved

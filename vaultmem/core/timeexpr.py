@@ -15,8 +15,8 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name and name != "May"})
@@ -74,7 +74,11 @@ def _month_range(year: int, month: int) -> tuple[dt.date, dt.date]:
 
 def _past_month(today: dt.date, month: int, strictly_before: bool = False) -> tuple[dt.date, dt.date]:
     """The most recent ``month`` that has begun (before the current month if ``strictly_before``)."""
-    year = today.year if month < today.month or (month == today.month and not strictly_before) else today.year - 1
+    year = (
+        today.year
+        if month < today.month or (month == today.month and not strictly_before)
+        else today.year - 1
+    )
     return _month_range(year, month)
 
 
@@ -169,15 +173,22 @@ def _relative(m: re.Match, kind: str, today: dt.date) -> tuple[dt.date, dt.date]
         unit = g["unit2"].lower()
         if unit == "week":
             start, end = _week(today)
-            return (start, today) if kind == "this" else (start - dt.timedelta(days=7), start - dt.timedelta(days=1))
+            return (
+                (start, today)
+                if kind == "this"
+                else (start - dt.timedelta(days=7), start - dt.timedelta(days=1))
+            )
         if unit == "month":
             if kind == "this":
                 return today.replace(day=1), today
             prev = today.replace(day=1) - dt.timedelta(days=1)
             return _month_range(prev.year, prev.month)
         if unit == "year":
-            return (dt.date(today.year, 1, 1), today) if kind == "this" else (
-                dt.date(today.year - 1, 1, 1), dt.date(today.year - 1, 12, 31))
+            return (
+                (dt.date(today.year, 1, 1), today)
+                if kind == "this"
+                else (dt.date(today.year - 1, 1, 1), dt.date(today.year - 1, 12, 31))
+            )
         if unit == "weekend":
             saturday = today - dt.timedelta(days=(today.weekday() - 5) % 7 or 7)
             return saturday, saturday + dt.timedelta(days=1)
@@ -197,8 +208,11 @@ RELATIVE = [
     ("today", r"(?:earlier\s+)?today|this\s+(?:morning|afternoon|evening)|tonight"),
     ("yesterday", r"yesterday(?:\s+(?:morning|afternoon|evening))?|last\s+night"),
     ("ago", NUM + r"\s+" + UNIT + r"\s+ago"),
-    ("past_n", r"(?:in\s+|over\s+|during\s+|within\s+|from\s+)?the\s+(?:last|past|previous)\s+"
-               r"(?:" + NUM + r"\s+)?" + UNIT),
+    (
+        "past_n",
+        r"(?:in\s+|over\s+|during\s+|within\s+|from\s+)?the\s+(?:last|past|previous)\s+"
+        r"(?:" + NUM + r"\s+)?" + UNIT,
+    ),
     ("past_n", r"(?:the\s+)?(?:last|past)\s+" + NUM.replace("|an?|", "|") + r"\s+" + UNIT),
     ("last", r"(?:earlier\s+)?(?:last|previous)\s+(?P<unit2>week(?:end)?|month|year)"),
     ("this", r"(?:earlier\s+|later\s+)?this\s+(?P<unit2>week|month|year)"),
@@ -213,7 +227,9 @@ OPEN_BEFORE = {"before", "until", "till", "up to", "prior to", "by"}
 STOP = {"and", "or", "but", "did", "do", "does", "we", "i", "you", "they", "was", "were", "is", "are", "what",
         "which", "who", "how", "when", "why", "where", "that", "this", "to", "for", "of", "in", "on", "with",
         "has", "have", "had", "it", "there", "then", "about", "any", "anything"}  # fmt: skip
-EVENT_TAIL = r"(?:\s+(?:started|began|ended|finished|happened|went\s+live|launched|shipped|landed|was\s+done))?"
+EVENT_TAIL = (
+    r"(?:\s+(?:started|began|ended|finished|happened|went\s+live|launched|shipped|landed|was\s+done))?"
+)
 EVENT = (r"(?P<eprep>since|after|before|until|prior\s+to)\s+(?:the|our|my)\s+"
          r"(?P<event>[a-z0-9][\w-]*(?:\s+[a-z0-9][\w-]*){0,2})")  # fmt: skip
 BOUNDARY_L, BOUNDARY_R = r"(?<![\w-])", r"(?![\w-])"
@@ -253,7 +269,9 @@ def _find_point(text: str, today: dt.date) -> tuple[re.Match, tuple[dt.date, dt.
     return best
 
 
-def _open(prep: str | None, days: tuple[dt.date, dt.date], today: dt.date) -> tuple[dt.date | None, dt.date | None]:
+def _open(
+    prep: str | None, days: tuple[dt.date, dt.date], today: dt.date
+) -> tuple[dt.date | None, dt.date | None]:
     prep = " ".join((prep or "").lower().split())
     if prep in OPEN_AFTER:
         return (days[0] if prep != "after" else days[1] + dt.timedelta(days=1)), today
@@ -265,17 +283,17 @@ def _open(prep: str | None, days: tuple[dt.date, dt.date], today: dt.date) -> tu
 def _between(text: str, today: dt.date) -> TimeQuery | None:
     """``between X and Y`` / ``from X to Y`` where X and Y are both date expressions."""
     for m in BETWEEN.finditer(text):
-        rest = text[m.end():]
+        rest = text[m.end() :]
         for sep in SEPARATOR.finditer(rest):
             a = _find_point(rest[: sep.start()], today)
             if not a or a[0].start() != 0 or a[0].end() != sep.start():
                 continue
-            b = _find_point(rest[sep.end():], today)
+            b = _find_point(rest[sep.end() :], today)
             if not b or b[0].start() != 0:
                 continue
             start, end = min(a[1][0], b[1][0]), max(a[1][1], b[1][1])
             stop = m.end() + sep.end() + b[0].end()
-            return TimeQuery(_clean(text, m.start(), stop), DateRange(start, end, text[m.start():stop]))
+            return TimeQuery(_clean(text, m.start(), stop), DateRange(start, end, text[m.start() : stop]))
     return None
 
 
@@ -295,7 +313,7 @@ def _event(text: str, today: dt.date, events: EventResolver | None) -> TimeQuery
             tail = re.match(EVENT_TAIL, text[end:], re.IGNORECASE)
             end += tail.end() if tail else 0
             start, until = _open(m.group("eprep"), (when, when), today)
-            return TimeQuery(_clean(text, m.start(), end), DateRange(start, until, text[m.start():end]))
+            return TimeQuery(_clean(text, m.start(), end), DateRange(start, until, text[m.start() : end]))
     return None
 
 

@@ -28,8 +28,8 @@ memory older than the old one. Measured on the labelled pairs by ``benchmarks/su
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 SIGNALS = ("cosine", "context", "anchor", "title", "body", "changed", "retracts")
 SERIES_TYPES = frozenset({"session_summary"})
@@ -107,7 +107,12 @@ class Memory:
 def _key_words_of(words: list[str]) -> list[str]:
     """The key words of a run of words, in order (see ``key_words``); a possessive is not what
     is retracted ("instead of Stripe's receipt emails" retracts the emails)."""
-    return [k for w in words if not w.lower().rstrip(".,;:!?").endswith(("'s", "\u2019s")) for k in sorted(key_words(w))]
+    return [
+        k
+        for w in words
+        if not w.lower().rstrip(".,;:!?").endswith(("'s", "\u2019s"))
+        for k in sorted(key_words(w))
+    ]
 
 
 def retracts(old: Memory, new: Memory) -> bool:
@@ -120,7 +125,10 @@ def retracts(old: Memory, new: Memory) -> bool:
     text = f"{new.title} {new.content}"
     after = (_key_words_of(words)[:WINDOW] for m in RETRACT_BEFORE.finditer(text)
              if (words := text[m.end() :].split()[: 4 * WINDOW]) and words[0].lower() not in CIRCUMSTANCE)  # fmt: skip
-    before = (_key_words_of(text[: m.start()].split()[-4 * WINDOW :])[-WINDOW:] for m in RETRACT_AFTER.finditer(text))
+    before = (
+        _key_words_of(text[: m.start()].split()[-4 * WINDOW :])[-WINDOW:]
+        for m in RETRACT_AFTER.finditer(text)
+    )
     return any(old_words.intersection(words) for side in (after, before) for words in side)
 
 

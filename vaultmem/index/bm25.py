@@ -10,9 +10,9 @@ import logging
 import math
 import shutil
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 from whoosh import index as windex
 from whoosh import query as wq
@@ -159,8 +159,9 @@ class BM25Index:
             for path in deletes:
                 writer.delete_by_term("path", path)
             for d in upserts:
-                writer.update_document(path=d.path, hash=d.hash, content=d.content, props=d.props, type=d.type,
-                                       status=d.status)
+                writer.update_document(
+                    path=d.path, hash=d.hash, content=d.content, props=d.props, type=d.type, status=d.status
+                )
         except BaseException:
             writer.cancel()
             raise
@@ -207,7 +208,9 @@ class BM25Index:
         if not terms:
             return out
         readers = [leaf.reader() for leaf, _ in _leaves(self._fresh_searcher())]
-        readers = [r for r in readers if r.doc_count_all()]  # an index without segments reads as an EmptyReader
+        readers = [
+            r for r in readers if r.doc_count_all()
+        ]  # an index without segments reads as an EmptyReader
         keys = [self._segment_key(r) for r in readers]
         self._forget_other_segments(set(keys), index)
         leaves = [(reader, self._segment_arrays(reader, key)) for reader, key in zip(readers, keys)]
@@ -223,8 +226,15 @@ class BM25Index:
             out[where[hit]] = segment_scores[hit]
         return out
 
-    def _add_field(self, field: str, weight: float, terms: list[str], leaves: list, live_docs: int,
-                   scores: list[np.ndarray]) -> None:
+    def _add_field(
+        self,
+        field: str,
+        weight: float,
+        terms: list[str],
+        leaves: list,
+        live_docs: int,
+        scores: list[np.ndarray],
+    ) -> None:
         """Add one field's weighted BM25 (its own document frequencies and average length) to
         each segment's ``scores``. The average length is over the notes that have the field (not
         whoosh's over all): a note's property block is measured against other property blocks,
@@ -245,8 +255,9 @@ class BM25Index:
                 segment_scores[ids] += term_score(weights[term], tf, lengths[field][ids], avgdl)
 
     @staticmethod
-    def _live_postings(reader, live: np.ndarray, field: str,
-                       terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    def _live_postings(
+        reader, live: np.ndarray, field: str, terms: list[str]
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """term -> (doc numbers, term frequencies) in ``field`` of the segment's live documents."""
         out = {}
         for term, (ids, tf) in _posting_lists(reader, field, terms, postings):
@@ -316,7 +327,10 @@ class BM25Index:
                 lengths = [[length[field][i] for i in live] for length, live in segments]
                 having = sum(1 for seg in lengths for x in seg if x)
                 avgdl = sum(sum(seg) for seg in lengths) / having if having else 1.0
-                found = [_plain_postings(reader, live, field, terms) for reader, (_, live) in zip(readers, segments)]
+                found = [
+                    _plain_postings(reader, live, field, terms)
+                    for reader, (_, live) in zip(readers, segments)
+                ]
                 df: dict[str, int] = {}
                 for segment_postings in found:
                     for term, pairs in segment_postings.items():
@@ -326,7 +340,9 @@ class BM25Index:
                     for term, pairs in segment_postings.items():
                         for doc, tf in pairs:
                             key = (s, doc)
-                            scores[key] = scores.get(key, 0.0) + term_score(weights[term], tf, length[field][doc], avgdl)
+                            scores[key] = scores.get(key, 0.0) + term_score(
+                                weights[term], tf, length[field][doc], avgdl
+                            )
             paths = [reader.column_reader("path") for reader in readers]
             return {paths[s][doc]: score for (s, doc), score in scores.items() if score > 0}
 
@@ -352,7 +368,9 @@ def _posting_lists(reader, field: str, terms: list[str], read):  # type: ignore[
         yield term, read(matcher)
 
 
-def _plain_postings(reader, live: set[int], field: str, terms: list[str]) -> dict[str, list[tuple[int, float]]]:
+def _plain_postings(
+    reader, live: set[int], field: str, terms: list[str]
+) -> dict[str, list[tuple[int, float]]]:
     """``_live_postings`` as lists of (document, term frequency)."""
     out = {}
     for term, (ids, tf) in _posting_lists(reader, field, terms, posting_lists):

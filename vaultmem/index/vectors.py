@@ -28,7 +28,7 @@ class VectorIndex:
         self._pos = np.zeros(0, dtype=np.int64)
         self._pos_for: dict | None = None
 
-    def updated(self, row_paths: list[str], matrix: np.ndarray, removed: set[str]) -> "VectorIndex":
+    def updated(self, row_paths: list[str], matrix: np.ndarray, removed: set[str]) -> VectorIndex:
         """A new index with the rows of ``removed`` paths dropped and the given rows put in
         (each path's rows replace its old ones); rows stay grouped in path order."""
         replaced = removed | set(row_paths)
@@ -38,7 +38,9 @@ class VectorIndex:
         if len(row_paths):
             parts.append(np.asarray(matrix, dtype=np.float32))
         if not rows:
-            return VectorIndex([], np.zeros((0, self.matrix.shape[1] if self.matrix.ndim == 2 else 0), dtype=np.float32))
+            return VectorIndex(
+                [], np.zeros((0, self.matrix.shape[1] if self.matrix.ndim == 2 else 0), dtype=np.float32)
+            )
         stacked = np.concatenate(parts) if len(parts) > 1 else parts[0]
         order = sorted(range(len(rows)), key=lambda i: rows[i])  # stable: chunk order kept
         return VectorIndex([rows[i] for i in order], stacked[order])

@@ -42,24 +42,28 @@ class Action:
     anchor: str | None = None  # the anchor's path (archived session summaries)
 
 
-def _when(rec: "Record") -> dt.datetime:
+def _when(rec: Record) -> dt.datetime:
     return parse_time(rec.created) or parse_time(rec.updated) or EPOCH
 
 
-def _by_anchor(vault: "VaultState", type_: str, only: str | None) -> dict[str, list["Record"]]:
+def _by_anchor(vault: VaultState, type_: str, only: str | None) -> dict[str, list[Record]]:
     g = vault.graph()
     records = vault.records()
     anchors = [only] if only else graphmod.anchors(g)
     groups: dict[str, list[Record]] = {}
     for anchor in anchors:
         near = set(g.successors(anchor)) | set(g.predecessors(anchor)) if anchor in g else set()
-        members = [records[p] for p in near if p in records and records[p].type == type_ and records[p].status == "active"]
+        members = [
+            records[p]
+            for p in near
+            if p in records and records[p].type == type_ and records[p].status == "active"
+        ]
         if members:
             groups[anchor] = sorted(members, key=lambda r: (_when(r), r.path), reverse=True)
     return groups
 
 
-def plan(vault: "VaultState", anchor: str | None = None, days: int | None = None, now: dt.datetime | None = None,
+def plan(vault: VaultState, anchor: str | None = None, days: int | None = None, now: dt.datetime | None = None,
          per_anchor_only: bool = False) -> list[Action]:  # fmt: skip
     """What the aging rules would change (``anchor``: only that anchor's progress/summaries)."""
     cfg = vault.config["lifecycle"]
@@ -82,7 +86,7 @@ def plan(vault: "VaultState", anchor: str | None = None, days: int | None = None
     return sorted(actions.values(), key=lambda a: (a.kind, a.path))
 
 
-def _expired_and_unused(vault: "VaultState", days: int | None, now: dt.datetime) -> list[Action]:
+def _expired_and_unused(vault: VaultState, days: int | None, now: dt.datetime) -> list[Action]:
     cfg = vault.config["lifecycle"]
     days = int(cfg["archive_after_days"] if days is None else days)
     limit = int(cfg["archive_max_importance"])
@@ -101,7 +105,7 @@ def _expired_and_unused(vault: "VaultState", days: int | None, now: dt.datetime)
     return out
 
 
-def apply(vault: "VaultState", actions: list[Action], now: dt.datetime | None = None) -> list[dict[str, Any]]:
+def apply(vault: VaultState, actions: list[Action], now: dt.datetime | None = None) -> list[dict[str, Any]]:
     """Carry out planned actions with guarded writes; returns what was done."""
     records = vault.records()
     paths = vault.store.list_paths() if actions else []
@@ -119,16 +123,21 @@ def apply(vault: "VaultState", actions: list[Action], now: dt.datetime | None = 
                 histories.setdefault(a.anchor, []).append(a.path)
         done.append(asdict(a))
     for anchor, archived in histories.items():
-        touched.add(_record_history(vault, records[anchor], [records[p] for p in archived], now or now_utc(), paths))
+        touched.add(
+            _record_history(vault, records[anchor], [records[p] for p in archived], now or now_utc(), paths)
+        )
     vault.sync_paths(sorted(touched))
     return done
 
 
-def _record_history(vault: "VaultState", anchor: "Record", archived: list["Record"], now: dt.datetime,
+def _record_history(vault: VaultState, anchor: Record, archived: list[Record], now: dt.datetime,
                     paths: list[str]) -> str:  # fmt: skip
     """Add links to archived session summaries to the anchor's "Session history" note."""
     title = f"Session history: {anchor.title}"
-    lines = [f"- {link_to(r.path, paths)} ({(r.created or '')[:10]})" for r in sorted(archived, key=_when, reverse=True)]
+    lines = [
+        f"- {link_to(r.path, paths)} ({(r.created or '')[:10]})"
+        for r in sorted(archived, key=_when, reverse=True)
+    ]
     existing = next((r for r in vault.catalog().values() if r.title == title and HISTORY_TAG in r.tags), None)
     if existing is None:
         from ..core.store import new_id
@@ -137,7 +146,11 @@ def _record_history(vault: "VaultState", anchor: "Record", archived: list["Recor
         taken = {r.id for r in vault.catalog().values() if r.id}
         meta = {"id": new_id(taken), "title": title, "type": "fact", "tags": [HISTORY_TAG],
                 "anchor": link_to(anchor.path, paths), "created": stamp, "updated": stamp}  # fmt: skip
-        body = f"# {title}\n\nArchived session summaries of {link_to(anchor.path, paths)}, newest first:\n\n" + "\n".join(lines) + "\n"
+        body = (
+            f"# {title}\n\nArchived session summaries of {link_to(anchor.path, paths)}, newest first:\n\n"
+            + "\n".join(lines)
+            + "\n"
+        )
         folder = vault.config["folders"].get("session_summary", "sessions")
         return vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
 
@@ -148,7 +161,11 @@ def _record_history(vault: "VaultState", anchor: "Record", archived: list["Recor
         newline = "\r\n" if "\r\n" in text else "\n"
         block = newline.join(new_lines) + newline
         at = text.find(newline + "- [[")  # newest first: above the entries already listed
-        return text[: at + len(newline)] + block + text[at + len(newline) :] if at >= 0 else text.rstrip("\r\n") + newline + block
+        return (
+            text[: at + len(newline)] + block + text[at + len(newline) :]
+            if at >= 0
+            else text.rstrip("\r\n") + newline + block
+        )
 
     vault.store.update(existing.path, add)
     return existing.path

@@ -16,9 +16,12 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: recall's fast path imports this module
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Iterable
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
-_BRANCH_NAME = re.compile(r"[^\s\x00-\x1f\x7f~^:?*\[\\-][^\s\x00-\x1f\x7f~^:?*\[\\]*")  # git check-ref-format, roughly
+_BRANCH_NAME = re.compile(
+    r"[^\s\x00-\x1f\x7f~^:?*\[\\-][^\s\x00-\x1f\x7f~^:?*\[\\]*"
+)  # git check-ref-format, roughly
 TASK_TYPES = ("progress", "handoff", "session_summary", "commitment")
 PROMOTE_IMPORTANCE = 7
 
@@ -120,11 +123,16 @@ def branch_fate(top: Path, branch: str, default: str) -> str:
     last = tip or _last_tip(top, branch)
     if last and any(_landed_as_patches(top, last, ref) for ref in (default, f"origin/{default}")):
         return "merged"
-    if tip is not None or _git(top, "rev-parse", "-q", "--verify", f"refs/remotes/origin/{branch}") is not None:
+    if (
+        tip is not None
+        or _git(top, "rev-parse", "-q", "--verify", f"refs/remotes/origin/{branch}") is not None
+    ):
         return "open"
     # a branch merged and then deleted: its name is in a merge commit's message on the default branch
     log = _git(top, "log", default, "--merges", "--format=%s", "-n", "500") or ""
-    return "merged" if re.search(rf"(?:branch|from \S+/) ?'?{re.escape(branch)}'?(?:\s|$)", log) else "deleted"
+    return (
+        "merged" if re.search(rf"(?:branch|from \S+/) ?'?{re.escape(branch)}'?(?:\s|$)", log) else "deleted"
+    )
 
 
 def _last_tip(top: Path, branch: str) -> str | None:
@@ -144,7 +152,9 @@ def _landed_as_patches(top: Path, tip: str, ref: str) -> bool:
     base = _git(top, "merge-base", ref, tip)
     if base is None or base == tip:
         return False
-    landed = _patch_ids(top, _git(top, "log", "-p", "--no-merges", "--format=commit %H", "-n", "500", f"{base}..{ref}"))
+    landed = _patch_ids(
+        top, _git(top, "log", "-p", "--no-merges", "--format=commit %H", "-n", "500", f"{base}..{ref}")
+    )
     if not landed:
         return False
     squashed = _patch_ids(top, _git(top, "diff", base, tip))
@@ -219,11 +229,17 @@ def shown_test(cwd: Path, branch: str | None = None,
 _BRANCH_LINE = re.compile(r"^branch:", re.M)
 
 
-def filter_hits(hits: list[dict[str, Any]], roots: dict[str, Path], shown: Callable[[Path, str], bool]) -> list[dict[str, Any]]:
+def filter_hits(
+    hits: list[dict[str, Any]], roots: dict[str, Path], shown: Callable[[Path, str], bool]
+) -> list[dict[str, Any]]:
     """Recall hits without other branches' memories (``roots``: vault name -> folder;
     ``shown``: see ``shown_test``)."""
     default_root = next(iter(roots.values()))
-    return [hit for hit in hits if "path" not in hit or shown(roots.get(hit.get("vault", ""), default_root), hit["path"])]
+    return [
+        hit
+        for hit in hits
+        if "path" not in hit or shown(roots.get(hit.get("vault", ""), default_root), hit["path"])
+    ]
 
 
 class BranchAction(namedtuple("BranchAction", "path kind branch reason")):
@@ -236,7 +252,9 @@ class BranchAction(namedtuple("BranchAction", "path kind branch reason")):
     reason: str
 
 
-def plan(records: Iterable[Any], scopes: dict[str, tuple[str | None, str | None]], state: CodeState) -> list[BranchAction]:
+def plan(
+    records: Iterable[Any], scopes: dict[str, tuple[str | None, str | None]], state: CodeState
+) -> list[BranchAction]:
     """For memories of this project's branches that were merged or deleted: promote decisions
     and high-importance memories of a merged branch (the scope is removed), archive the rest;
     a branch deleted unmerged archives its task memory (and keeps the rest scoped)."""

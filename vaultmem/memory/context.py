@@ -12,9 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..core.fence import PERSON, fence, held, one_line, provenance
 from ..core.filters import EPOCH, is_expired, now_utc, parse_time
@@ -55,16 +56,20 @@ class Line:
 
     def render(self) -> str:
         """One line of the block: id, title, type and origin, text; every part one safe line."""
-        flag = f" (may be outdated by {', '.join(f'[[{one_line(t)}]]' for t in self.outdated_by)})" if self.outdated_by else ""
+        flag = (
+            f" (may be outdated by {', '.join(f'[[{one_line(t)}]]' for t in self.outdated_by)})"
+            if self.outdated_by
+            else ""
+        )
         return (f"- [{one_line(self.id)}] **{one_line(self.title)}** ({one_line(self.type or 'note')}; "
                 f"{self.origin}){flag}: {one_line(self.text)}")  # fmt: skip
 
 
-def _when(rec: "Record") -> dt.datetime:
+def _when(rec: Record) -> dt.datetime:
     return parse_time(rec.updated) or parse_time(rec.created) or EPOCH
 
 
-def _made(rec: "Record") -> dt.datetime:
+def _made(rec: Record) -> dt.datetime:
     """When a memory was written (for "the latest progress / session / handoff")."""
     return parse_time(rec.created) or parse_time(rec.updated) or EPOCH
 
@@ -72,7 +77,11 @@ def _made(rec: "Record") -> dt.datetime:
 def _summary(body: str, words: int = SUMMARY_WORDS) -> str:
     """The first ``words`` words of a note's body, without its heading and markup."""
     lines = [ln.strip() for ln in plain_text(body).splitlines()]
-    kept = [ln.lstrip("#>-* ").strip() for ln in lines if ln and not ln.startswith("# ") and not ln.startswith("```")]
+    kept = [
+        ln.lstrip("#>-* ").strip()
+        for ln in lines
+        if ln and not ln.startswith("# ") and not ln.startswith("```")
+    ]
     parts = " ".join(kept).split()
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
@@ -86,7 +95,7 @@ def _next_steps(body: str) -> str | None:
     return "; ".join(i for i in items if i) or None
 
 
-def _pick(vault: "VaultState", anchor: str | None) -> tuple[list["Record"], "Record | None"]:
+def _pick(vault: VaultState, anchor: str | None) -> tuple[list[Record], Record | None]:
     """Active, unexpired memories (around the anchor when there is one) and the anchor itself."""
     records = vault.records()
     live = [r for r in records.values() if r.status == "active" and not is_expired(r)]
@@ -99,7 +108,7 @@ def _pick(vault: "VaultState", anchor: str | None) -> tuple[list["Record"], "Rec
     return [r for r in live if r.path in near or r.scope == "user"], records[path]
 
 
-def _section_of(rec: "Record") -> str | None:
+def _section_of(rec: Record) -> str | None:
     if rec.scope == "user" or rec.type == "preference":
         return "User Preferences"
     return {
@@ -108,9 +117,11 @@ def _section_of(rec: "Record") -> str | None:
     }.get(rec.type or "")  # fmt: skip
 
 
-def _candidates(vault: "VaultState", keep: Callable[[str], bool]) -> list["Record"]:
+def _candidates(vault: VaultState, keep: Callable[[str], bool]) -> list[Record]:
     """Unconfirmed memories (rules captured from sessions), newest first."""
-    found = [r for r in vault.records().values() if r.status == "candidate" and not is_expired(r) and keep(r.path)]
+    found = [
+        r for r in vault.records().values() if r.status == "candidate" and not is_expired(r) and keep(r.path)
+    ]
     return sorted(found, key=lambda r: -_made(r).timestamp())[:MAX_CANDIDATES]
 
 
@@ -118,7 +129,7 @@ Shown = Callable[[Path, str], bool]
 LATEST_TYPES = ("progress", "session_summary", "handoff")
 
 
-def collect(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default",
+def collect(vault: VaultState, anchor: str | None = None, task: str | None = None, profile: str = "default",
             shown: Shown | None = None) -> list[Line]:  # fmt: skip
     """Every candidate line, in block order (before budget fitting); ``shown(root, path)``
     leaves out what the block may not show (other code branches' memories), before the latest
@@ -131,7 +142,7 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
 
     graph, records = vault.graph(), vault.records()
 
-    def add(section: str, rec: "Record", text: str | None = None) -> None:
+    def add(section: str, rec: Record, text: str | None = None) -> None:
         text = text if text is not None else _summary(body(rec.path))
         if held(rec.type, rec.status, rec.source, f"{rec.title}\n{text}"):
             return  # orders to the agent from an agent or a capture: doctor lists it for a person
@@ -163,12 +174,19 @@ def collect(vault: "VaultState", anchor: str | None = None, task: str | None = N
         for rec in sorted(by_section.get(section, []), key=lambda r: (-r.importance, -_when(r).timestamp())):
             add(section, rec)
     for rec in _candidates(vault, keep):
-        add("Candidates to Confirm", rec, f"{_summary(body(rec.path), 25)} (confirm: `vaultmem confirm {rec.key}`)")
+        add(
+            "Candidates to Confirm",
+            rec,
+            f"{_summary(body(rec.path), 25)} (confirm: `vaultmem confirm {rec.key}`)",
+        )
     if task and task.strip():
         seen = {ln.id for ln in lines}
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
-            if hit.id not in seen and keep(hit.path) and not held(hit.type, hit.status, hit.source,
-                                                                     f"{hit.title}\n{hit.snippet}"):
+            if (
+                hit.id not in seen
+                and keep(hit.path)
+                and not held(hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}")
+            ):
                 lines.append(Line("Relevant to Current Task", hit.id, hit.title, hit.type, hit.importance,
                                   hit.updated, hit.snippet, provenance(hit.type, hit.status, hit.source),
                                   tuple(hit.outdated_by)))  # fmt: skip
@@ -198,7 +216,7 @@ def render(lines: list[Line], header: str) -> str:
     return fence(out, header) + "\n"
 
 
-def wake(vault: "VaultState", anchor: str | None = None, task: str | None = None, profile: str = "default",
+def wake(vault: VaultState, anchor: str | None = None, task: str | None = None, profile: str = "default",
          budget: int = 2000, log: bool = True, shown: Shown | None = None) -> dict[str, Any]:  # fmt: skip
     """The [MEMORY] block and its parts; memories shown are logged as retrieved (``shown``: see
     ``collect``)."""

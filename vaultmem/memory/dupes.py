@@ -34,11 +34,11 @@ class Merge:
     into: str  # the note that keeps both
 
 
-def _key(rec: "Record") -> tuple[str, str]:
+def _key(rec: Record) -> tuple[str, str]:
     return (rec.type or "", " ".join(rec.title.lower().split()))
 
 
-def plan(vault: "VaultState") -> list[Merge]:
+def plan(vault: VaultState) -> list[Merge]:
     """Groups of active notes with one type and one title, each folded into its oldest."""
     groups: dict[tuple[str, str], list[Record]] = {}
     for rec in vault.records().values():
@@ -58,7 +58,7 @@ def _body(text: str) -> str:
     return body if fm is not None else text
 
 
-def merge_one(vault: "VaultState", m: Merge, paths: list[str]) -> None:
+def merge_one(vault: VaultState, m: Merge, paths: list[str]) -> None:
     """Fold ``m.path`` into ``m.into`` (guarded writes), then mark it superseded."""
     records = vault.records()
     keep, dup = records[m.into], records[m.path]
@@ -68,18 +68,20 @@ def merge_one(vault: "VaultState", m: Merge, paths: list[str]) -> None:
                and keep_note.meta.get(k) != v}  # fmt: skip
     body = _body(dup_note.text).strip()
     title_line = f"# {dup.title}"
-    body = body[len(title_line):].strip() if body.startswith(title_line) else body
+    body = body[len(title_line) :].strip() if body.startswith(title_line) else body
     text = set_fields(keep_note.text, updates)
     if body and body not in _body(keep_note.text):
         nl = "\r\n" if "\r\n" in text else "\n"
-        text = text.rstrip("\r\n") + f"{nl}{nl}## Also remembered ({dup.source or dup.path}){nl}{nl}{body}{nl}"
+        text = (
+            text.rstrip("\r\n") + f"{nl}{nl}## Also remembered ({dup.source or dup.path}){nl}{nl}{body}{nl}"
+        )
     if text != keep_note.text:
         vault.store.replace(keep.path, text, content_hash(keep_note.text))
     vault.sync_paths([keep.path])
     mark_superseded(vault, vault.records()[dup.path], vault.records()[keep.path], paths)
 
 
-def apply(vault: "VaultState", merges: list[Merge]) -> list[dict[str, Any]]:
+def apply(vault: VaultState, merges: list[Merge]) -> list[dict[str, Any]]:
     paths = vault.store.list_paths() if merges else []
     for m in merges:
         merge_one(vault, m, paths)
@@ -87,18 +89,17 @@ def apply(vault: "VaultState", merges: list[Merge]) -> list[dict[str, Any]]:
     return [as_action(vault, m) for m in merges]
 
 
-def as_action(vault: "VaultState", m: Merge) -> dict[str, Any]:
+def as_action(vault: VaultState, m: Merge) -> dict[str, Any]:
     rec = vault.records()[m.path]
     into = vault.records()[m.into]
     return {"kind": "merge", "path": m.path, "id": rec.key, "title": rec.title,
             "reason": f"near-duplicate of {into.key} ({m.into}); its text is kept there"}  # fmt: skip
 
 
-
 # ---------------------------------------------------------------- on remember
 
 
-def same_title(title: str, similar: list[tuple["Record", float | None]]) -> "Record | None":
+def same_title(title: str, similar: list[tuple[Record, float | None]]) -> Record | None:
     """Of the similar active memories ``remember`` found (same type and branch scope, each
     close enough to be an update), the one with the new memory's title: the same memory again."""
     wanted = " ".join(title.lower().split())
@@ -113,14 +114,14 @@ def _words(text: str) -> str:
     return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
 
 
-def new_sentences(vault: "VaultState", rec: "Record", content: str) -> list[str]:
+def new_sentences(vault: VaultState, rec: Record, content: str) -> list[str]:
     """The sentences of ``content`` whose words the note ``rec`` does not already have in a row
     (case, spacing and punctuation aside)."""
     have = _words(plain_text(vault.body(rec.path)))
     return [s.strip() for s in _sentences(plain_text(content)) if _words(s) not in have]
 
 
-def add_text(vault: "VaultState", rec: "Record", sentences: list[str], source: str | None, stamp: str) -> None:
+def add_text(vault: VaultState, rec: Record, sentences: list[str], source: str | None, stamp: str) -> None:
     """Append what a repeated memory adds to the existing note, under a heading as ``merge_one``
     does; ``stamp``: its new ``updated`` time."""
 

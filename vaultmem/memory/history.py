@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
 
 
-def _supersede_links(vault: "Vault", rec: "Record", records: dict[str, "Record"]) -> list[tuple[str, str]]:
+def _supersede_links(vault: Vault, rec: Record, records: dict[str, Record]) -> list[tuple[str, str]]:
     """(kind, path) of the notes ``rec`` supersedes or is superseded by."""
     resolver = vault.graph().graph["resolver"]
     out = []
@@ -33,11 +33,11 @@ def _supersede_links(vault: "Vault", rec: "Record", records: dict[str, "Record"]
     return out
 
 
-def _neighbours(vault: "Vault", rec: "Record", records: dict[str, "Record"]) -> list[str]:
+def _neighbours(vault: Vault, rec: Record, records: dict[str, Record]) -> list[str]:
     return [path for _, path in _supersede_links(vault, rec, records)]
 
 
-def _behind(vault: "Vault", paths: set[str], records: dict[str, "Record"]) -> dict[str, int]:
+def _behind(vault: Vault, paths: set[str], records: dict[str, Record]) -> dict[str, int]:
     """How many notes of the chain each note replaces, directly or not: orders versions
     written in the same second (a loop of supersedes cannot make this run forever)."""
     older: dict[str, set[str]] = {p: set() for p in paths}
@@ -58,7 +58,7 @@ def _behind(vault: "Vault", paths: set[str], records: dict[str, "Record"]) -> di
     return counts
 
 
-def chain(vault: "Vault", ref: str, today: dt.date | None = None) -> dict[str, Any]:
+def chain(vault: Vault, ref: str, today: dt.date | None = None) -> dict[str, Any]:
     """The versions of the fact ``ref`` names (a note reference or a subject key)."""
     records = vault.records()
     key = subject_key({"key": ref})
@@ -81,27 +81,42 @@ def chain(vault: "Vault", ref: str, today: dt.date | None = None) -> dict[str, A
     behind = _behind(vault, seen, records)
     versions = sorted((records[p] for p in seen),
                       key=lambda r: (_start(r) or dt.date.min, r.created, behind[r.path], r.path))  # fmt: skip
-    return {"ref": ref, "key": next((r.subject for r in versions if r.subject), None),
-            "versions": _dated(versions, today or dt.date.today())}
+    return {
+        "ref": ref,
+        "key": next((r.subject for r in versions if r.subject), None),
+        "versions": _dated(versions, today or dt.date.today()),
+    }
 
 
-def _start(rec: "Record") -> dt.date | None:
+def _start(rec: Record) -> dt.date | None:
     return day(rec.valid_from) or day(rec.created)
 
 
-def _dated(versions: list["Record"], today: dt.date) -> list[dict[str, Any]]:
+def _dated(versions: list[Record], today: dt.date) -> list[dict[str, Any]]:
     out = []
     for i, rec in enumerate(versions):
         following = versions[i + 1] if i + 1 < len(versions) else None
-        until = day(rec.valid_until) or (_start(following) if following and rec.status == "superseded" else None)
+        until = day(rec.valid_until) or (
+            _start(following) if following and rec.status == "superseded" else None
+        )
         if rec.status == "active" and until is not None and until <= today and following is None:
             state = "expired"
         elif rec.status == "active" and following is None:
             state = "current"
         else:
             state = rec.status
-        out.append({"id": rec.key, "title": rec.title, "path": rec.path, "type": rec.type, "status": rec.status,
-                    "state": state, "valid_from": _iso(_start(rec)), "valid_until": _iso(until)})
+        out.append(
+            {
+                "id": rec.key,
+                "title": rec.title,
+                "path": rec.path,
+                "type": rec.type,
+                "status": rec.status,
+                "state": state,
+                "valid_from": _iso(_start(rec)),
+                "valid_until": _iso(until),
+            }
+        )
     return out
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import unicodedata
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..core import updates
 from ..core.links import link_target
@@ -48,7 +49,7 @@ def link_to(path: str, others: Iterable[str] = ()) -> str:
     return f"[[{stem}]]"
 
 
-def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: tuple[str, ...] = (),
+def change(vault: VaultState, rec: Record, updates: dict[str, Any], remove: tuple[str, ...] = (),
            unchanged: bool = False) -> bool:  # fmt: skip
     """A guarded, atomic frontmatter change of one note; True if the file changed. With
     ``unchanged``, refused (Conflict) if the file is no longer the text ``rec`` was read from."""
@@ -59,11 +60,18 @@ def change(vault: "VaultState", rec: "Record", updates: dict[str, Any], remove: 
     return new != old
 
 
-def _result(rec: "Record", action: str, changed: bool, **extra: Any) -> dict[str, Any]:
-    return {"id": rec.key, "path": rec.path, "title": rec.title, "action": action, "changed": changed, **extra}
+def _result(rec: Record, action: str, changed: bool, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": rec.key,
+        "path": rec.path,
+        "title": rec.title,
+        "action": action,
+        "changed": changed,
+        **extra,
+    }
 
 
-def resolve(vault: "VaultState", ref: str) -> dict[str, Any]:
+def resolve(vault: VaultState, ref: str) -> dict[str, Any]:
     """Mark a memory resolved (done, fixed, no longer relevant)."""
     rec = vault.find(ref)
     changed = change(vault, rec, {"status": "resolved"})
@@ -71,7 +79,7 @@ def resolve(vault: "VaultState", ref: str) -> dict[str, Any]:
     return _result(rec, "resolved", changed)
 
 
-def resolve_source(vault: "VaultState", source: str) -> list[dict[str, Any]]:
+def resolve_source(vault: VaultState, source: str) -> list[dict[str, Any]]:
     """Resolve every active memory written by one agent or session."""
     done = []
     for rec in vault.catalog().values():
@@ -81,19 +89,21 @@ def resolve_source(vault: "VaultState", source: str) -> list[dict[str, Any]]:
     return done
 
 
-def reopen(vault: "VaultState", ref: str) -> dict[str, Any]:
+def reopen(vault: VaultState, ref: str) -> dict[str, Any]:
     """Make a resolved, superseded or archived memory active again (a superseded one loses
     its ``valid_until``, and the note that superseded it its ``supersedes`` link to it)."""
     rec = vault.find(ref)
     # a superseded memory is current again: its end of validity (set by supersede) goes too
     remove = ("superseded_by", "valid_until") if rec.status == "superseded" else ("superseded_by",)
-    withdrawn = _withdraw_declarations(vault, rec) if rec.status == "superseded" else []  # first: see memory.rules
+    withdrawn = (
+        _withdraw_declarations(vault, rec) if rec.status == "superseded" else []
+    )  # first: see memory.rules
     changed = change(vault, rec, {"status": "active"}, remove=remove)
     vault.sync_paths([rec.path, *withdrawn])
     return _result(rec, "reopened", changed)
 
 
-def _withdraw_declarations(vault: "VaultState", rec: "Record") -> list[str]:
+def _withdraw_declarations(vault: VaultState, rec: Record) -> list[str]:
     """Take ``rec`` out of the ``supersedes:`` of the notes that name it (else the rule of
     ``memory.rules`` would supersede it again); the paths changed."""
     graph = vault.graph()
@@ -101,12 +111,18 @@ def _withdraw_declarations(vault: "VaultState", rec: "Record") -> list[str]:
         return []
     resolver = graph.graph["resolver"]
     out = []
-    for path in [p for p in graph.predecessors(rec.path) if "supersedes" in graph.edges[p, rec.path]["kinds"]]:
+    for path in [
+        p for p in graph.predecessors(rec.path) if "supersedes" in graph.edges[p, rec.path]["kinds"]
+    ]:
 
         def drop(text: str, path: str = path) -> str:
             value = parse(text, path).meta.get("supersedes")
             items = [value] if isinstance(value, str) else list(value or [])
-            keep = [v for v in items if not (isinstance(v, str) and resolver.resolve(link_target(v) or "", path) == rec.path)]
+            keep = [
+                v
+                for v in items
+                if not (isinstance(v, str) and resolver.resolve(link_target(v) or "", path) == rec.path)
+            ]
             if len(keep) == len(items):
                 return text
             return set_fields(text, {"supersedes": keep[0] if len(keep) == 1 else keep} if keep else {},
@@ -118,7 +134,7 @@ def _withdraw_declarations(vault: "VaultState", rec: "Record") -> list[str]:
     return out
 
 
-def confirm(vault: "VaultState", ref: str) -> dict[str, Any]:
+def confirm(vault: VaultState, ref: str) -> dict[str, Any]:
     """Make a ``candidate`` memory (a rule captured from a session) active; only candidates."""
     rec = vault.find(ref)
     if rec.status != "candidate":
@@ -130,7 +146,7 @@ def confirm(vault: "VaultState", ref: str) -> dict[str, Any]:
     return _result(rec, "confirmed", changed)
 
 
-def mark_superseded(vault: "VaultState", old: "Record", new: "Record", paths: Iterable[str] | None = None) -> bool:
+def mark_superseded(vault: VaultState, old: Record, new: Record, paths: Iterable[str] | None = None) -> bool:
     """Write both sides of a supersession: ``superseded_by`` on old, ``supersedes`` on new.
 
     ``paths``: every note path of the vault (listed when not given), to tell apart notes
@@ -161,13 +177,13 @@ def _day(iso: str | None) -> dt.date | None:
     return dt.date.fromisoformat(iso) if iso else None
 
 
-def start_of(rec: "Record") -> str | None:
+def start_of(rec: Record) -> str | None:
     """The day a memory became true: its ``valid_from``, else the day it was created."""
     when = day(rec.valid_from) or day(rec.created)
     return when.isoformat() if when else None
 
 
-def _refuse_loop(old: "Record", new: "Record", records: dict[str, "Record"]) -> None:
+def _refuse_loop(old: Record, new: Record, records: dict[str, Record]) -> None:
     """BadInput when ``new`` is already (through its ``superseded_by`` chain) replaced by
     ``old``: superseding ``old`` by it would take both out of recall."""
     from ..core.errors import BadInput
@@ -186,7 +202,7 @@ def _refuse_loop(old: "Record", new: "Record", records: dict[str, "Record"]) -> 
         current = records[nxt]
 
 
-def supersede(vault: "VaultState", old_ref: str, new_ref: str) -> dict[str, Any]:
+def supersede(vault: VaultState, old_ref: str, new_ref: str) -> dict[str, Any]:
     """Mark OLD as replaced by NEW."""
     records = vault.catalog()
     old, new = vault.find(old_ref, records), vault.find(new_ref, records)
@@ -203,8 +219,8 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def similar_active(vault: "VaultState", type_: str, text: str, limit: int,
-                   branch: tuple[str | None, str | None] | None = None) -> list[tuple["Record", float]]:  # fmt: skip
+def similar_active(vault: VaultState, type_: str, text: str, limit: int,
+                   branch: tuple[str | None, str | None] | None = None) -> list[tuple[Record, float]]:  # fmt: skip
     """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first;
     with ``branch``, only those in that branch scope (see ``branch_scope``)."""
     if vault.embedder.name == "none":
@@ -220,10 +236,12 @@ def similar_active(vault: "VaultState", type_: str, text: str, limit: int,
     pool.sort(key=lambda x: -x[1])
     if branch is None:
         return pool[:limit]
-    return list(itertools.islice(((r, c) for r, c in pool if branch_scope(vault, r.path) == branch), limit))  # read lazily
+    return list(
+        itertools.islice(((r, c) for r, c in pool if branch_scope(vault, r.path) == branch), limit)
+    )  # read lazily
 
 
-def branch_scope(vault: "VaultState", path: str) -> tuple[str | None, str | None]:
+def branch_scope(vault: VaultState, path: str) -> tuple[str | None, str | None]:
     """A note's branch scope: (``branch``, ``repo``) of its frontmatter; (None, None), the
     default branch, for a note without ``branch`` (or one that cannot be read)."""
     from ..core.notedates import note_scope
@@ -235,8 +253,8 @@ def branch_scope(vault: "VaultState", path: str) -> tuple[str | None, str | None
     return (branch, repo) if branch else (None, None)
 
 
-def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None, exclude: str | None = None,
-             branch: tuple[str | None, str | None] = (None, None)) -> list["Record"]:  # fmt: skip
+def same_key(vault: VaultState, type_: str, key: str | None, scope: str | None, exclude: str | None = None,
+             branch: tuple[str | None, str | None] = (None, None)) -> list[Record]:  # fmt: skip
     """The active memories of a type, scope and branch scope with the subject ``key`` (oldest first)."""
     from ..core.notedates import subject_key
 
@@ -250,14 +268,16 @@ def same_key(vault: "VaultState", type_: str, key: str | None, scope: str | None
     return sorted(found, key=lambda r: (r.created, r.path))
 
 
-def check_new(vault: "VaultState", type_: str, title: str, content: str, context: list[str],
+def check_new(vault: VaultState, type_: str, title: str, content: str, context: list[str],
               source: str | None, anchor: str | None = None, *,
-              branch: tuple[str | None, str | None] = (None, None)) -> tuple["Record | None", list, list]:  # fmt: skip
+              branch: tuple[str | None, str | None] = (None, None)) -> tuple[Record | None, list, list]:  # fmt: skip
     """(an existing duplicate or None, active memories the new one supersedes, likely
     updates it does not supersede on its own), each with its cosine similarity. Only notes
     in the same ``branch`` scope count."""
     cfg = vault.config["lifecycle"]
-    text = memory_text(title, content, getattr(vault.embedder, "max_tokens", 256))  # chunked as the indexer does
+    text = memory_text(
+        title, content, getattr(vault.embedder, "max_tokens", 256)
+    )  # chunked as the indexer does
     # the same text, as remember writes it or without the heading (a body merely ending
     # with the new text is a different memory)
     same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
@@ -286,7 +306,7 @@ def _anchors(anchor: str | None) -> tuple[str, ...]:
     return (target.lower(),) if target else ()
 
 
-def _memory(vault: "VaultState", rec: "Record") -> updates.Memory:
+def _memory(vault: VaultState, rec: Record) -> updates.Memory:
     body = plain_text(vault.body(rec.path))
     anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")  # anchor: a frontmatter link
     return updates.Memory(rec.title, body, rec.type, rec.context, anchors, rec.created)
@@ -304,7 +324,7 @@ def _thresholds(cfg: dict) -> updates.Thresholds:
     )
 
 
-def supersede_old(vault: "VaultState", old: "Record", new: "Record", every: list[str]) -> dict[str, Any] | None:
+def supersede_old(vault: VaultState, old: Record, new: Record, every: list[str]) -> dict[str, Any] | None:
     """Mark ``old`` superseded by ``new`` (``valid_until`` from the day ``new`` became true),
     changing only the old note; None if it changed meanwhile (left for the next batch)."""
     from ..core.errors import Conflict

@@ -9,7 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, Conflict, NoteParseError
 from ..core.filters import EPOCH, Filters, is_expired, now_utc, parse_time
@@ -41,7 +42,7 @@ def _stamp(now: dt.datetime) -> str:
     return now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def _template_parts(vault: "VaultState", type_: str, title: str, now: dt.datetime) -> tuple[dict, str]:
+def _template_parts(vault: VaultState, type_: str, title: str, now: dt.datetime) -> tuple[dict, str]:
     text = load_template(type_, vault.templates_dir)
     if text is None:
         return {}, ""
@@ -54,7 +55,7 @@ def _template_parts(vault: "VaultState", type_: str, title: str, now: dt.datetim
 
 
 def remember(
-    vault: "VaultState", type: str, title: str, content: str | None = None, *, tags: Iterable[str] = (),
+    vault: VaultState, type: str, title: str, content: str | None = None, *, tags: Iterable[str] = (),
     importance: int | str | None = None, links: Iterable[str] = (), anchor: str | None = None,
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
@@ -99,7 +100,9 @@ def remember(
                                                   branch=branch)  # fmt: skip
         # an active memory under an active one's title is that one (never "Title 2.md"); a candidate
         # is never merged into a memory nobody confirmed it for
-        repeated = None if duplicate or status != "active" else dupes.same_title(title, [*replaced, *possible])
+        repeated = (
+            None if duplicate or status != "active" else dupes.same_title(title, [*replaced, *possible])
+        )
         duplicate = duplicate or repeated
         if duplicate is not None and not (key and duplicate.subject != key.casefold()):
             added = dupes.new_sentences(vault, duplicate, content) if repeated else []
@@ -128,7 +131,11 @@ def remember(
     if possible:
         every = vault.store.list_paths()
         meta["may_update"] = [link_to(r.path, every) for r, _ in possible]
-    body = f"# {title}\n\n{content.strip()}\n" if content and content.strip() else template_body or f"# {title}\n"
+    body = (
+        f"# {title}\n\n{content.strip()}\n"
+        if content and content.strip()
+        else template_body or f"# {title}\n"
+    )
     if links:
         body += "\nRelated: " + ", ".join(f"[[{link}]]" for link in links) + "\n"
     folder = vault.config["folders"].get(type_, type_)
@@ -156,7 +163,11 @@ def _round(value: float | None) -> float | None:
 def _superseded(rec: Record, how: float | str | None, key: str | None) -> dict[str, Any]:
     """One memory remember superseded: by the same ``key`` (None), ``named`` by the writer, or
     a retraction of its words (the pair's similarity)."""
-    out: dict[str, Any] = {"id": rec.key, "title": rec.title, "similarity": _round(how) if isinstance(how, float) else None}
+    out: dict[str, Any] = {
+        "id": rec.key,
+        "title": rec.title,
+        "similarity": _round(how) if isinstance(how, float) else None,
+    }
     if how is None:
         out["key"] = key
     elif how == "named":
@@ -164,7 +175,7 @@ def _superseded(rec: Record, how: float | str | None, key: str | None) -> dict[s
     return out
 
 
-def _named(vault: "VaultState", refs: Iterable[str]) -> list[Record]:
+def _named(vault: VaultState, refs: Iterable[str]) -> list[Record]:
     """The memories a writer says the new one replaces: each must exist and be active."""
     out: list[Record] = []
     for ref in refs:
@@ -188,7 +199,7 @@ def _key(key: str | None) -> str | None:
     return text
 
 
-def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str], sentences: list[str] | None = None,
+def _merge_duplicate(vault: VaultState, rec: Record, tags: Iterable[str], sentences: list[str] | None = None,
                      source: str | None = None) -> dict[str, Any]:  # fmt: skip
     """A memory that is already there: report it, merging any new tags and ``sentences`` into it."""
     new_tags = list(dict.fromkeys(t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags))
@@ -204,19 +215,22 @@ def _merge_duplicate(vault: "VaultState", rec: Record, tags: Iterable[str], sent
             "text_added": sentences}  # fmt: skip
 
 
-def age_anchor(vault: "VaultState", anchor: str, now: dt.datetime | None = None) -> list[dict]:
+def age_anchor(vault: VaultState, anchor: str, now: dt.datetime | None = None) -> list[dict]:
     """Apply an anchor's aging rules (its progress notes and session summaries kept bounded)."""
     return _age_anchor(vault, "session_summary", anchor, now or now_utc())
 
 
-def _age_anchor(vault: "VaultState", type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
+def _age_anchor(vault: VaultState, type_: str, anchor: str | None, now: dt.datetime) -> list[dict]:
     """Storing a progress note or session summary applies the aging rules of its anchor."""
     if not anchor or type_ not in ("progress", "session_summary"):
         return []
     path = vault.find(anchor, vault.records()).path
     actions = aging.plan(vault, anchor=path, now=now, per_anchor_only=True)
     aging.apply(vault, actions, now)
-    return [{"id": a.id, "title": a.title, "similarity": None, "reason": a.reason, "action": a.kind} for a in actions]
+    return [
+        {"id": a.id, "title": a.title, "similarity": None, "reason": a.reason, "action": a.kind}
+        for a in actions
+    ]
 
 
 def _new_meta(catalog: dict[str, Record], type_: str, title: str, defaults: dict, now: dt.datetime) -> dict:
@@ -252,7 +266,9 @@ def _importance_value(value: int | str, flag: str = "--importance") -> int | str
     raise BadInput(f"{flag}: {value!r} is not 1-10 or high/medium/low")
 
 
-def _ensure_anchor(vault: "VaultState", anchor: str, catalog: dict[str, Record], now: dt.datetime) -> str | None:
+def _ensure_anchor(
+    vault: VaultState, anchor: str, catalog: dict[str, Record], now: dt.datetime
+) -> str | None:
     """Create the anchor note when no note by that name exists; returns its path if created."""
     from ..core.errors import NoteNotFound
 
@@ -266,7 +282,7 @@ def _ensure_anchor(vault: "VaultState", anchor: str, catalog: dict[str, Record],
     return result["path"]
 
 
-def show(vault: "VaultState", ref: str) -> dict[str, Any]:
+def show(vault: VaultState, ref: str) -> dict[str, Any]:
     """A note's metadata, text and links: ``links`` (targets as written) and ``backlinks``
     (paths of the notes linking to it), read from the files (no index needed)."""
     records = vault.catalog()
@@ -286,7 +302,7 @@ def _record_dict(rec: Record) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def list_notes(vault: "VaultState", *, types: Iterable[str] = (), statuses: Iterable[str] = (),
+def list_notes(vault: VaultState, *, types: Iterable[str] = (), statuses: Iterable[str] = (),
                tags: Iterable[str] = (), since: str | None = None, importance: str | None = None,
                scope: str | None = None, limit: int | None = 20) -> list[dict[str, Any]]:  # fmt: skip
     """Notes matching the filters, newest first (by ``updated``)."""
@@ -319,7 +335,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     return key, value
 
 
-def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Iterable[str] = (),
+def edit(vault: VaultState, ref: str, *, content: str | None = None, sets: Iterable[str] = (),
          add_tags: Iterable[str] = (), now: dt.datetime | None = None,
          expected_hash: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Change a note's body and/or frontmatter keys, under the note's lock and applied to its
@@ -347,7 +363,11 @@ def edit(vault: "VaultState", ref: str, *, content: str | None = None, sets: Ite
         new = _replace_body(text, rec.title, content) if content is not None else text
         if updates or new != text:
             updates.setdefault("updated", _stamp(now or now_utc()))
-        settled = ("status_before_conflict",) if str(updates.get("status", "conflict")).lower() != "conflict" else ()
+        settled = (
+            ("status_before_conflict",)
+            if str(updates.get("status", "conflict")).lower() != "conflict"
+            else ()
+        )
         return set_fields(new, updates, settled)  # a new status settles a merge conflict
 
     old, new = vault.store.update(rec.path, change, expected_hash or None)
@@ -363,7 +383,7 @@ def _replace_body(text: str, title: str, content: str) -> str:
     return (opener + fm + closer + new_body) if fm is not None else new_body
 
 
-def write_note(vault: "VaultState", path: str, content: str, expected_version: str | None = None,
+def write_note(vault: VaultState, path: str, content: str, expected_version: str | None = None,
                overwrite: bool = False) -> dict[str, Any]:  # fmt: skip
     """Create a whole note file, or replace one only if it is unchanged since it was read
     (``expected_version``: its ``content_hash`` then) or with ``overwrite``; then index it.
@@ -372,19 +392,25 @@ def write_note(vault: "VaultState", path: str, content: str, expected_version: s
     rel = vault.store.relpath(vault.store.abspath(clean.title(path) or path))
     content = _scrub_note(content, rel, clean)
     if not vault.store.is_note(rel):
-        raise BadInput(f"{rel}: not a note path (only .md files outside dot-folders, templates and ignored paths)")
+        raise BadInput(
+            f"{rel}: not a note path (only .md files outside dot-folders, templates and ignored paths)"
+        )
     try:
         parse(content, rel)
     except NoteParseError as e:
         raise BadInput(f"content is not a readable note: {e.reason}") from None
     created = not os.path.lexists(vault.root / rel)
     if created and expected_version is not None:
-        raise Conflict(f"{rel} no longer exists (moved or deleted since you read it); find it again with recall")
+        raise Conflict(
+            f"{rel} no longer exists (moved or deleted since you read it); find it again with recall"
+        )
     if created:
         vault.store.create(rel, content)
     else:
         if not overwrite and expected_version is None:
-            raise Conflict(f"{rel} exists; read_note it and pass its version as expected_version (or overwrite=true)")
+            raise Conflict(
+                f"{rel} exists; read_note it and pass its version as expected_version (or overwrite=true)"
+            )
 
         def replace(text: str) -> str:  # checked under the note's lock
             current = content_hash(text)
@@ -417,21 +443,29 @@ def _scrub_note(content: str, rel: str, clean: Scrubber) -> str:
     return opener + new_fm + closer + (clean.text(body) or body)
 
 
-def delete(vault: "VaultState", ref: str) -> dict[str, Any]:
+def delete(vault: VaultState, ref: str) -> dict[str, Any]:
     """Move a note to the vault's ``.trash/`` folder; nothing is destroyed."""
     rec = vault.find(ref)
     return {"id": rec.key, "path": rec.path, "trashed_to": vault.store.trash(rec.path)}
 
 
-def stats(vault: "VaultState") -> dict[str, Any]:
+def stats(vault: VaultState) -> dict[str, Any]:
     """Counts by type, status and importance, the date range and disk use."""
     records = vault.catalog()
     by: dict[str, dict[str, int]] = {"type": {}, "status": {}, "importance": {}}
     for r in records.values():
-        for name, value in (("type", r.type or "(none)"), ("status", r.status), ("importance", str(r.importance))):
+        for name, value in (
+            ("type", r.type or "(none)"),
+            ("status", r.status),
+            ("importance", str(r.importance)),
+        ):
             by[name][value] = by[name].get(value, 0) + 1
     times = sorted(t for r in records.values() for t in [parse_time(r.created)] if t)
-    index_bytes = sum(p.stat().st_size for p in vault.index_dir.rglob("*") if p.is_file()) if vault.index_dir.exists() else 0
+    index_bytes = (
+        sum(p.stat().st_size for p in vault.index_dir.rglob("*") if p.is_file())
+        if vault.index_dir.exists()
+        else 0
+    )
     return {
         "notes": len(records),
         "by_type": dict(sorted(by["type"].items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -444,7 +478,7 @@ def stats(vault: "VaultState") -> dict[str, Any]:
     }
 
 
-def export(vault: "VaultState") -> dict[str, Any]:
+def export(vault: VaultState) -> dict[str, Any]:
     """Every note's exact text, by path (a lossless backup); ``skipped``: files that could not be
     read, with why (reported by the caller, never silently dropped)."""
     notes, skipped = [], []
@@ -457,9 +491,13 @@ def export(vault: "VaultState") -> dict[str, Any]:
             "skipped": skipped}  # fmt: skip
 
 
-def import_(vault: "VaultState", data: dict[str, Any]) -> dict[str, Any]:
+def import_(vault: VaultState, data: dict[str, Any]) -> dict[str, Any]:
     """Write notes from an export; notes whose id (or, without id, path) exists are skipped."""
-    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT or not isinstance(data.get("notes"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != EXPORT_FORMAT
+        or not isinstance(data.get("notes"), list)
+    ):
         raise BadInput(f"not a vaultmem export (expected format {EXPORT_FORMAT!r})")
     entries = [_import_entry(vault, item) for item in data["notes"]]  # all checked before any write
     catalog = vault.catalog()
@@ -486,7 +524,7 @@ def import_(vault: "VaultState", data: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _import_entry(vault: "VaultState", item: Any) -> tuple[str, str]:
+def _import_entry(vault: VaultState, item: Any) -> tuple[str, str]:
     """(path, text) of one export entry; BadInput/VaultError for anything that is not a note
     path inside the vault (absolute, ``..``, hidden folders such as ``.vaultmem/``)."""
     path = item.get("path") if isinstance(item, dict) else None
@@ -503,4 +541,15 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-__all__ = ["age_anchor", "remember", "show", "list_notes", "edit", "write_note", "delete", "stats", "export", "import_"]
+__all__ = [
+    "age_anchor",
+    "remember",
+    "show",
+    "list_notes",
+    "edit",
+    "write_note",
+    "delete",
+    "stats",
+    "export",
+    "import_",
+]

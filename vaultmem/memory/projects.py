@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .state import VaultState
 
 
-def find_anchor(vault: "VaultState", cwd: str | None) -> str | None:
+def find_anchor(vault: VaultState, cwd: str | None) -> str | None:
     """The project note that names the project folder (``Project: <folder>`` or a project note
     whose title or alias is the folder's name, ignoring case, dashes and underscores)."""
     if not cwd:

@@ -18,7 +18,8 @@ which only the writer of a memory is told about (see ``lifecycle.check_new``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..core.links import NoteKeys, Resolver
 from .lifecycle import branch_scope, supersede_old
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .state import VaultState
 
 
-def apply(vault: "VaultState", changed: Iterable[str], records: dict[str, "Record"]) -> list[dict[str, Any]]:
+def apply(vault: VaultState, changed: Iterable[str], records: dict[str, Record]) -> list[dict[str, Any]]:
     """Apply both rules for the ``changed`` paths against every indexed record; the
     supersessions written (``lifecycle._result`` dicts with ``rule``)."""
     changed = sorted(set(changed) & records.keys())
@@ -38,12 +39,12 @@ def apply(vault: "VaultState", changed: Iterable[str], records: dict[str, "Recor
     return done
 
 
-def same_key(vault: "VaultState", changed: list[str], records: dict[str, "Record"]) -> list[dict[str, Any]]:
+def same_key(vault: VaultState, changed: list[str], records: dict[str, Record]) -> list[dict[str, Any]]:
     """The subject-key rule: the newest active note of a key group supersedes the others."""
     if not any(records[p].subject for p in changed):
         return []
     every = list(records)
-    groups: dict[tuple, list["Record"]] = {}
+    groups: dict[tuple, list[Record]] = {}
     for rec in records.values():
         if rec.subject and rec.status == "active":
             groups.setdefault((rec.subject, rec.type or "", rec.scope), []).append(rec)
@@ -62,7 +63,7 @@ def same_key(vault: "VaultState", changed: list[str], records: dict[str, "Record
     return done
 
 
-def declared(vault: "VaultState", changed: list[str], records: dict[str, "Record"],
+def declared(vault: VaultState, changed: list[str], records: dict[str, Record],
              gone: set[str] = frozenset()) -> list[dict[str, Any]]:  # fmt: skip
     """The declared rule: an active note's ``supersedes:`` targets that are active become
     superseded by it, whether the declaring note or its target is the one that changed (so
@@ -94,7 +95,7 @@ def _norm(name: str) -> str:
     return name[:-3] if name.endswith(".md") else name
 
 
-def _names(r: "Record") -> set[str]:
+def _names(r: Record) -> set[str]:
     """What a link may call a note: its path, file name, title, aliases and id (normalised)."""
     path = _norm(r.path)
     return {path, path.rsplit("/", 1)[-1], _norm(r.title or ""), (r.id or "").strip().lower(),
@@ -107,17 +108,22 @@ def _may_name(target: str, names: set[str]) -> bool:
     return t in names or ("/" in t and any(n.endswith("/" + t) for n in names if "/" in n))
 
 
-def _resolver(targets: list[str], records: dict[str, "Record"]) -> Resolver:
+def _resolver(targets: list[str], records: dict[str, Record]) -> Resolver:
     """A ``Resolver`` over only the notes these targets could name: it resolves them as one over
     every note would, without indexing every note's names on each sync."""
     wanted = {_norm(t) for t in targets}
     suffixes = tuple("/" + t for t in wanted if "/" in t)
-    def could(r: "Record") -> bool:
+
+    def could(r: Record) -> bool:
         path = r.path.lower()
         stem = path.rsplit("/", 1)[-1]
-        if (stem[:-3] if stem.endswith(".md") else stem) in wanted or (r.title or "").strip().lower() in wanted:
+        if (stem[:-3] if stem.endswith(".md") else stem) in wanted or (
+            r.title or ""
+        ).strip().lower() in wanted:
             return True
-        if (r.id or "").strip().lower() in wanted or (r.aliases and any(_norm(a) in wanted for a in r.aliases)):
+        if (r.id or "").strip().lower() in wanted or (
+            r.aliases and any(_norm(a) in wanted for a in r.aliases)
+        ):
             return True
         return bool(suffixes) and (_norm(path) in wanted or _norm(path).endswith(suffixes))
 

@@ -38,11 +38,11 @@ ANCHORS_FILE = "session-anchors.json"  # in .vaultmem/: the anchor each recent s
 KEEP_SESSIONS = 100
 
 
-def _anchors_path(vault: "VaultState") -> Path:
+def _anchors_path(vault: VaultState) -> Path:
     return vault.root / STATE_DIR / ANCHORS_FILE
 
 
-def _recorded(vault: "VaultState") -> dict[str, list[str]]:
+def _recorded(vault: VaultState) -> dict[str, list[str]]:
     """session -> [anchor, date of the wake], oldest first."""
     try:
         data = json.loads(_anchors_path(vault).read_text(encoding="utf-8"))
@@ -50,10 +50,14 @@ def _recorded(vault: "VaultState") -> dict[str, list[str]]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)}
+    return {
+        k: v
+        for k, v in data.items()
+        if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+    }
 
 
-def record_anchor(vault: "VaultState", anchor: str | None, source: str | None = None) -> None:
+def record_anchor(vault: VaultState, anchor: str | None, source: str | None = None) -> None:
     """Remember the anchor a session woke with, so its checkpoint and sleep default to it."""
     if not anchor:
         return
@@ -64,7 +68,7 @@ def record_anchor(vault: "VaultState", anchor: str | None, source: str | None = 
     atomic_write(_anchors_path(vault), json.dumps(dict(list(data.items())[-KEEP_SESSIONS:]), indent=1) + "\n")
 
 
-def _anchor(anchor: str | None, vault: "VaultState | None" = None, session: str | None = None) -> str | None:
+def _anchor(anchor: str | None, vault: VaultState | None = None, session: str | None = None) -> str | None:
     """The anchor a session writes under: given, else $VAULTMEM_ANCHOR, else the one the
     session woke with, else the vault's only project note."""
     chosen = anchor or os.environ.get("VAULTMEM_ANCHOR") or None
@@ -80,22 +84,26 @@ def _anchor(anchor: str | None, vault: "VaultState | None" = None, session: str 
     return projects[0].title if len(projects) == 1 else None
 
 
-def session_anchor(vault: "VaultState", anchor: str | None, source: str | None = None) -> str | None:
+def session_anchor(vault: VaultState, anchor: str | None, source: str | None = None) -> str | None:
     """The anchor a session's notes link to (see ``_anchor``)."""
     return _anchor(anchor, vault, session_name(source))
 
 
-def _session_lock(vault: "VaultState", session: str) -> "contextlib.AbstractContextManager[None]":
+def _session_lock(vault: VaultState, session: str) -> contextlib.AbstractContextManager[None]:
     """The lock one session's handoff is found or created under (across processes)."""
     return named_lock(vault.root / STATE_DIR / "locks", f"session {session}")
 
 
-def _handoff_of(vault: "VaultState", session: str) -> "Record | None":
-    handoffs = [r for r in vault.catalog().values() if r.type == "handoff" and r.source == session and r.status == "active"]
+def _handoff_of(vault: VaultState, session: str) -> Record | None:
+    handoffs = [
+        r
+        for r in vault.catalog().values()
+        if r.type == "handoff" and r.source == session and r.status == "active"
+    ]
     return max(handoffs, key=lambda r: (r.created, r.path), default=None)
 
 
-def _append(vault: "VaultState", rec: "Record", heading: str, lines: list[str]) -> None:
+def _append(vault: VaultState, rec: Record, heading: str, lines: list[str]) -> None:
     """Append lines under a ``## heading`` of a note (adding the heading if missing), under
     the note's lock (concurrent checkpoints of one session all land)."""
     block = "\n".join(lines)
@@ -104,7 +112,7 @@ def _append(vault: "VaultState", rec: "Record", heading: str, lines: list[str]) 
         m = re.search(rf"^## {re.escape(heading)}\s*$", text, re.M)
         if not m:
             return f"{text.rstrip()}\n\n## {heading}\n{block}\n"
-        nxt = re.search(r"^#{1,2} ", text[m.end():], re.M)
+        nxt = re.search(r"^#{1,2} ", text[m.end() :], re.M)
         at = m.end() + nxt.start() if nxt else len(text)
         head = text[:at].rstrip("\n")
         return f"{head}\n{block}\n" + (f"\n{text[at:]}" if nxt else "")
@@ -112,15 +120,15 @@ def _append(vault: "VaultState", rec: "Record", heading: str, lines: list[str]) 
     vault.store.update(rec.path, append)
 
 
-def _new_handoff(vault: "VaultState", session: str, anchor: str | None, body: str,
-                 extra: dict[str, Any] | None = None) -> "Record":  # fmt: skip
+def _new_handoff(vault: VaultState, session: str, anchor: str | None, body: str,
+                 extra: dict[str, Any] | None = None) -> Record:  # fmt: skip
     stamp = now_utc().strftime("%Y-%m-%d %H%M")
     result = ops.remember(vault, "handoff", f"Handoff {stamp} {session}", body, source=session, anchor=anchor,
                           tags=["handoff"], extra=extra)  # fmt: skip
     return vault.find(result["path"], vault.catalog())
 
 
-def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor: str | None = None,
+def checkpoint(vault: VaultState, text: str, source: str | None = None, anchor: str | None = None,
                extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Append a timestamped line to the current session's handoff note (``extra``: more
     frontmatter for a new handoff, e.g. the branch scope)."""
@@ -134,7 +142,9 @@ def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor
     with _session_lock(vault, session):  # two first checkpoints at once: one handoff
         rec = _handoff_of(vault, session)
         if rec is None:
-            rec = _new_handoff(vault, session, anchor, f"Work in progress in {session}.\n\n## Checkpoints\n{line}", extra)
+            rec = _new_handoff(
+                vault, session, anchor, f"Work in progress in {session}.\n\n## Checkpoints\n{line}", extra
+            )
         else:
             _append(vault, rec, "Checkpoints", [line])
     vault.sync_paths([rec.path])
@@ -142,7 +152,7 @@ def checkpoint(vault: "VaultState", text: str, source: str | None = None, anchor
             **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
 
 
-def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, source: str | None = None,
+def sleep(vault: VaultState, summary: str, next_steps: str | None = None, source: str | None = None,
           anchor: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Write the session summary (and finish the handoff when there are next steps); ``extra``:
     more frontmatter for the notes it creates (e.g. the branch scope)."""
@@ -163,7 +173,10 @@ def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, sour
         with _session_lock(vault, session):
             rec = _handoff_of(vault, session)
             if rec is None:
-                body = f"Handoff from {session}; summary in {link_to(result['path'])}.\n\n## Next steps\n" + "\n".join(steps)
+                body = (
+                    f"Handoff from {session}; summary in {link_to(result['path'])}.\n\n## Next steps\n"
+                    + "\n".join(steps)
+                )
                 rec = _new_handoff(vault, session, anchor, body, extra)
             else:
                 _append(vault, rec, "Next steps", steps)
@@ -173,7 +186,7 @@ def sleep(vault: "VaultState", summary: str, next_steps: str | None = None, sour
     return out
 
 
-def _retire_old_handoffs(vault: "VaultState", current: "Record", anchor: str | None) -> list[str]:
+def _retire_old_handoffs(vault: VaultState, current: Record, anchor: str | None) -> list[str]:
     """Older active handoffs of the same anchor (or of no anchor) are superseded by ``current``."""
     records = vault.catalog()
     target = None
@@ -184,7 +197,9 @@ def _retire_old_handoffs(vault: "VaultState", current: "Record", anchor: str | N
         if rec.type != "handoff" or rec.status != "active" or rec.path == current.path:
             continue
         links = {t for t, _ in rec.links}
-        linked = bool(target) and any(vault.graph().graph["resolver"].resolve(t, rec.path) == target for t in links)
+        linked = bool(target) and any(
+            vault.graph().graph["resolver"].resolve(t, rec.path) == target for t in links
+        )
         if linked or (not anchor and not links):
             mark_superseded(vault, rec, current)
             old.append(rec.key)

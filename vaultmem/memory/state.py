@@ -7,8 +7,9 @@ import ``Vault``, so the facade depends on its parts and not the other way round
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -26,8 +27,8 @@ class VaultState(Protocol):
 
     root: Path
     config: dict[str, Any]
-    store: "Store"
-    embedder: "Embedder"
+    store: Store
+    embedder: Embedder
 
     @property
     def index_dir(self) -> Path: ...
@@ -36,25 +37,25 @@ class VaultState(Protocol):
     def templates_dir(self) -> Path: ...
 
     @property
-    def usage(self) -> "UsageStore": ...
+    def usage(self) -> UsageStore: ...
 
-    def records(self) -> dict[str, "Record"]:
+    def records(self) -> dict[str, Record]:
         """Indexed metadata of every note, by path (after a sync)."""
         ...
 
-    def catalog(self) -> dict[str, "Record"]:
+    def catalog(self) -> dict[str, Record]:
         """Metadata of every note straight from the files (no index needed)."""
         ...
 
-    def graph(self) -> "nx.DiGraph":
+    def graph(self) -> nx.DiGraph:
         """The link graph of the indexed notes."""
         ...
 
-    def build_graph(self, records: Iterable["Record"]) -> "nx.DiGraph":
+    def build_graph(self, records: Iterable[Record]) -> nx.DiGraph:
         """The link graph of these notes under the vault's link settings."""
         ...
 
-    def vectors(self) -> "VectorIndex": ...
+    def vectors(self) -> VectorIndex: ...
 
     def universe(self) -> tuple[list[str], dict[str, int]]:
         """Every indexed note in a fixed order and each one's position."""
@@ -64,7 +65,7 @@ class VaultState(Protocol):
         """A note's markdown body without frontmatter ("" when unreadable)."""
         ...
 
-    def find(self, ref: str, records: dict[str, "Record"] | None = None) -> "Record":
+    def find(self, ref: str, records: dict[str, Record] | None = None) -> Record:
         """A note by id, path, title, alias or file name."""
         ...
 
@@ -72,6 +73,6 @@ class VaultState(Protocol):
         """Index notes just written (a running watcher does it itself)."""
         ...
 
-    def recall(self, query: str, k: int = 10, **options: Any) -> list["Hit"]:
+    def recall(self, query: str, k: int = 10, **options: Any) -> list[Hit]:
         """Hybrid recall over the vault."""
         ...

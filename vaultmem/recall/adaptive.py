@@ -45,7 +45,7 @@ class Weights:
     from_retrievals: bool = _DEFAULT["from_retrievals"]
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "Weights":
+    def from_config(cls, cfg: dict) -> Weights:
         known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
@@ -79,7 +79,9 @@ def adaptive(u: Usage, now: float, written: float | None = None, w: Weights = We
         "recency": recency(last, now, w),
         "frequency": frequency(u.count, w),
     }
-    total = w.usefulness * parts["usefulness"] + w.recency * parts["recency"] + w.frequency * parts["frequency"]
+    total = (
+        w.usefulness * parts["usefulness"] + w.recency * parts["recency"] + w.frequency * parts["frequency"]
+    )
     parts["adaptive"] = max(w.floor, total)
     return parts
 

@@ -10,7 +10,7 @@ the hybrid score is the convex combination ``w * bm25 + (1 - w) * vector``. On t
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -55,7 +55,11 @@ Stats = tuple[float, float]  # (mean, standard deviation)
 
 def moments(scores: np.ndarray) -> tuple[int, float, float]:
     """(count, mean, mean of squares): what pooled statistics over several vaults need."""
-    return int(scores.size), float(scores.mean()) if scores.size else 0.0, float((scores**2).mean()) if scores.size else 0.0
+    return (
+        int(scores.size),
+        float(scores.mean()) if scores.size else 0.0,
+        float((scores**2).mean()) if scores.size else 0.0,
+    )
 
 
 def pooled(parts: Sequence[tuple[int, float, float]]) -> Stats:

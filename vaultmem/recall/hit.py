@@ -68,7 +68,9 @@ def _stem(word: str) -> str:
     return stem(word.lower())
 
 
-SNIPPET_CACHE = 512  # bodies whose words are kept (each up to SNIPPET_CACHE_CHARS: the service's memory stays flat)
+SNIPPET_CACHE = (
+    512  # bodies whose words are kept (each up to SNIPPET_CACHE_CHARS: the service's memory stays flat)
+)
 SNIPPET_CACHE_CHARS = 32 << 10
 
 
@@ -77,7 +79,11 @@ def _snippet_words(body: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ..
     """The words a snippet is cut from (the heading line and code fences left out) and each
     word's stems; cached by body text, as the same notes come back query after query."""
     body = plain_text(body)
-    lines = [ln.lstrip("#> ").strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("# ")]
+    lines = [
+        ln.lstrip("#> ").strip()
+        for ln in body.splitlines()
+        if ln.strip() and not ln.lstrip().startswith("# ")
+    ]
     lines = [ln for ln in lines if ln and not ln.startswith(("```", "~~~"))]
     words = tuple(" ".join(lines).split())
     return words, tuple(frozenset(_stem(w) for w in WORD_RE.findall(word)) for word in words)

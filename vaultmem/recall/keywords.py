@@ -65,7 +65,9 @@ def recall(root: Path, query: str, options: dict[str, Any], explain: bool = Fals
     finally:
         manifest.close()
     store, terms = Store(root), bm25.terms(query)
-    return [_hit(store, rec, scores[rec.path], rank, terms).as_dict(explain) for rank, rec in enumerate(kept, 1)]
+    return [
+        _hit(store, rec, scores[rec.path], rank, terms).as_dict(explain) for rank, rec in enumerate(kept, 1)
+    ]
 
 
 def recall_vaults(roots: dict[str, Path], query: str, options: dict[str, Any],

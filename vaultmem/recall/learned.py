@@ -75,7 +75,9 @@ def _load(path: str, mtime_ns: int) -> Model:
             raise ValueError(f"larger than {MAX_BYTES} bytes")
         data = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise BadInput(f"learned weights {path}: cannot read ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+        raise BadInput(
+            f"learned weights {path}: cannot read ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        ) from None
     return parse(data, path)
 
 

@@ -16,7 +16,8 @@ from ..core.memtypes import TYPES, normalize_type
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the fast path imports this module
 if TYPE_CHECKING:  # pragma: no cover
     import inspect
-    from typing import Any, Callable, Iterable
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
 
 class Param:
@@ -85,7 +86,9 @@ def check_types(types: Iterable[str], known: Iterable[str]) -> None:
             raise BadInput(f"--type: unknown type {written!r}; known types: {', '.join(sorted(known))}")
 
 
-def resolve(options: dict[str, Any], config: dict[str, Any], types: Iterable[str] | None = None) -> dict[str, Any]:
+def resolve(
+    options: dict[str, Any], config: dict[str, Any], types: Iterable[str] | None = None
+) -> dict[str, Any]:
     """Every vault-level option with its value: given, else its config default, else its default.
     ``types``: the memory types the vault knows (then an unknown ``types`` option is refused)."""
     check_names(options)
@@ -111,7 +114,9 @@ def with_params(annotate: Callable[[Param], Any], before: list[inspect.Parameter
 
     def decorate(fn: Callable) -> Callable:
         declared = [
-            inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default, annotation=annotate(p))
+            inspect.Parameter(
+                p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default, annotation=annotate(p)
+            )
             for p in PARAMS
             if keep(p)
         ]

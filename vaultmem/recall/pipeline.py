@@ -33,8 +33,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -44,9 +45,9 @@ from ..core.errors import BadInput
 from ..core.filters import Filters, now_utc, parse_time
 from ..core.timeexpr import DateRange, parse_query
 from ..index import neighbours
-from ..index.graph import outdated_by
 from ..index.bm25 import BM25Index
 from ..index.embed import Embedder
+from ..index.graph import outdated_by
 from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
 from ..index.usage import Usage
@@ -67,7 +68,9 @@ PROFILES: dict[str, dict[str, float]] = {
 RECENT_TYPES = {"handoff": ("handoff", "progress", "session_summary")}
 GRAPH_WEIGHT = 0.3
 TIME_MODES = ("boost", "filter", "off")
-TIME_BOOST = DEFAULTS["recall"]["time_boost"]  # added to the raw score of a note dated in a query's time range
+TIME_BOOST = DEFAULTS["recall"][
+    "time_boost"
+]  # added to the raw score of a note dated in a query's time range
 ANCHOR_WEIGHT = 0.15
 BASELINE = 0.0  # the standardised score of an average note (see fusion.standardise)
 CANDIDATE_WEIGHT = 0.5  # an unconfirmed (status: candidate) memory ranks low until confirmed
@@ -86,7 +89,9 @@ class Options:
     bm25_weight: float = DEFAULTS["recall"]["bm25_weight"]
     context_weight: float = DEFAULTS["recall"]["context_weight"]  # neighbour context (neighbours.py)
     question_words: bool = DEFAULTS["recall"]["question_words"]  # True: BM25 scores question words too
-    subject: bool = DEFAULTS["recall"]["subject"]  # a question about a speaker gets a second round (subject.py)
+    subject: bool = DEFAULTS["recall"][
+        "subject"
+    ]  # a question about a speaker gets a second round (subject.py)
     candidates: int = DEFAULTS["recall"]["candidates"]
     combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
     learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
@@ -102,7 +107,7 @@ class Options:
     as_of: dt.date | None = None  # only notes valid on that day, superseded or not
 
     @classmethod
-    def build(cls, call: dict[str, Any], config: dict[str, Any], root: Any, **extra: Any) -> "Options":
+    def build(cls, call: dict[str, Any], config: dict[str, Any], root: Any, **extra: Any) -> Options:
         """The options of one call: ``call`` holds every declared recall parameter (``params.resolve``),
         the vault's ``[recall]`` section tunes the rest, ``extra`` sets fields no caller declares."""
         rc = config["recall"]
@@ -152,9 +157,16 @@ class Sources:
 
 
 def _parts() -> dict[str, float]:
-    return {"bm25": 0.0, "bm25_raw": 0.0, "vector": 0.0, "vector_raw": 0.0, "context": 0.0, "graph": 0.0, "anchor": 0.0,
-            "subject": 0.0}
-
+    return {
+        "bm25": 0.0,
+        "bm25_raw": 0.0,
+        "vector": 0.0,
+        "vector_raw": 0.0,
+        "context": 0.0,
+        "graph": 0.0,
+        "anchor": 0.0,
+        "subject": 0.0,
+    }
 
 
 def raw_scores(src: Sources, query: str, mode: str, question_words: bool = False,
@@ -183,7 +195,9 @@ def _raw_scores(src: Sources, query: str, mode: str, question_words: bool,
     return bm25, src.vectors().aligned_scores(qvec, src.index, n), qvec
 
 
-def _retrieve(src: Sources, query: str, opt: Options, allowed: set[str] | None, vector_query: str | None = None):
+def _retrieve(
+    src: Sources, query: str, opt: Options, allowed: set[str] | None, vector_query: str | None = None
+):
     """Score every note with BM25 and/or vectors, fuse, and keep the top candidates.
 
     Returns (path -> parts, query vector or None).
@@ -228,7 +242,11 @@ def _combine(src: Sources, opt: Options, bm25: np.ndarray, vec: np.ndarray,
     if opt.combine == "sum" or opt.mode != "hybrid":
         weight = {"hybrid": opt.bm25_weight, "bm25": 1.0, "vector": 0.0}[opt.mode]
         b_part, v_part = fusion.hybrid(bm25, vec, weight, opt.stats)
-        return {"bm25": b_part, "vector": v_part, "context": neighbours.lift(b_part + v_part, pairs, opt.context_weight)}
+        return {
+            "bm25": b_part,
+            "vector": v_part,
+            "context": neighbours.lift(b_part + v_part, pairs, opt.context_weight),
+        }
     b_stats, v_stats = opt.stats if opt.stats is not None else (None, None)
     return learned.parts(learned.load(opt.learned_weights or None), fusion.standardise(bm25, b_stats),
                          fusion.standardise(vec, v_stats), _sizes(src), pairs)  # fmt: skip
@@ -322,7 +340,7 @@ def _graph(src: Sources, scored: dict[str, dict[str, float]], opt: Options,
     if best <= 0:
         return
     seeds = {p: _base(parts) - BASELINE for p, parts in top if _base(parts) - BASELINE >= 0.5 * best}
-    for path, (value, seed, hops) in expand(src.graph, seeds, opt.graph_decay, 1).items():
+    for path, (value, seed, _hops) in expand(src.graph, seeds, opt.graph_decay, 1).items():
         if not ok(path):
             continue
         parts = scored.setdefault(path, parts_of(path))
@@ -350,7 +368,9 @@ def resolve_anchor(graph: nx.DiGraph, records: dict[str, Record], anchor: str) -
     return path
 
 
-def time_query(src: Sources, query: str, opt: Options, now: dt.datetime) -> tuple[str, DateRange | None, set[str]]:
+def time_query(
+    src: Sources, query: str, opt: Options, now: dt.datetime
+) -> tuple[str, DateRange | None, set[str]]:
     """(the text to search, the time range in use or None, the notes dated in it).
 
     A range is used only when it tells notes apart: some but not all of the vault's notes
@@ -381,7 +401,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     records = src.records
     near: dict[str, float] = {}
     if opt.anchor:
-        near = anchor_weights(src.graph, resolve_anchor(src.graph, src.records, opt.anchor), opt.depth, opt.graph_decay)
+        near = anchor_weights(
+            src.graph, resolve_anchor(src.graph, src.records, opt.anchor), opt.depth, opt.graph_decay
+        )
 
     def candidate(path: str) -> bool:
         rec = records.get(path)
@@ -404,7 +426,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     # a question about a past period also sees what was true then and has been superseded since
     past = inside if span is not None and span.end is not None and span.end < now.date() else set()
     _lifecycle(src, scored, opt, past)
-    _graph(src, scored, opt, parts_of, lambda p: candidate(p) and (opt.filters.visible(records[p]) or p in past))
+    _graph(
+        src, scored, opt, parts_of, lambda p: candidate(p) and (opt.filters.visible(records[p]) or p in past)
+    )
     stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
     # the rest of the query names something (a keyword some note has): then the range re-ranks the
     # notes with evidence only; otherwise ("decisions last week") the range is what selects
@@ -413,7 +437,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     final = {}
     for path, parts in scored.items():
         rec = records[path]
-        parts["profile"] = _profile(rec, opt.profile, now) * (CANDIDATE_WEIGHT if rec.status == "candidate" else 1.0)
+        parts["profile"] = _profile(rec, opt.profile, now) * (
+            CANDIDATE_WEIGHT if rec.status == "candidate" else 1.0
+        )
         parts["importance"] = importance_factor(rec.importance, opt.weights)
         parts["blend"] = 1.0
         if opt.adaptive:
@@ -432,13 +458,18 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             parts["as_of"] = opt.as_of.isoformat()  # type: ignore[assignment]
         if opt.combine == "sum":  # the weight the parts were made with: a caller reads z back from them
             parts["bm25_weight"] = opt.bm25_weight
-        raw = _base(parts) + parts.get("time", 0.0)  # multipliers lift what stands out; never a below-average score
+        raw = _base(parts) + parts.get(
+            "time", 0.0
+        )  # multipliers lift what stands out; never a below-average score
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
         if relevant or dated:  # a note without evidence is never a hit, not even to fill k
             final[path] = parts["score"]
     ranked = fusion.ranked(final)[: opt.k]
     terms = src.bm25.terms(query)
-    return [_hit(src, path, scored[path], i + 1, terms if opt.snippets else None) for i, (path, _) in enumerate(ranked)]
+    return [
+        _hit(src, path, scored[path], i + 1, terms if opt.snippets else None)
+        for i, (path, _) in enumerate(ranked)
+    ]
 
 
 def _time_share(parts: dict[str, float], named: bool, best: float) -> float:

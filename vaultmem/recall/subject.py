@@ -15,8 +15,8 @@ is spread over several notes. Measured in benchmarks/README.md (LoCoMo, multi-ho
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 WEIGHT = 0.05  # lift of a named speaker's own notes (standardised score units; an average note is 0)
 LIST_WEIGHT = 0.2  # added to WEIGHT when the question asks for several things
@@ -62,7 +62,12 @@ def is_list(question: str) -> bool:
     if not re.match(r"\s*(what|which)\b", text):
         return False
     for word in re.findall(r"[a-z'’-]+", text)[1:4]:  # a plural right after the question word
-        if len(word) > 3 and word.endswith("s") and not word.endswith(("'s", "’s", "ss")) and word not in NOT_PLURAL:
+        if (
+            len(word) > 3
+            and word.endswith("s")
+            and not word.endswith(("'s", "’s", "ss"))
+            and word not in NOT_PLURAL
+        ):
             return True
     return False
 

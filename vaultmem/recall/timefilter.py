@@ -12,7 +12,7 @@ documents) are not events.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Collection, Iterable
+from collections.abc import Collection, Iterable
 
 from ..core.errors import BadInput
 from ..core.timeexpr import DateRange, EventResolver
@@ -27,7 +27,7 @@ def day(value: str | None) -> dt.date | None:
     text = str(value).strip()
     try:
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return (when.astimezone(dt.timezone.utc) if when.tzinfo else when).date()
+        return (when.astimezone(dt.UTC) if when.tzinfo else when).date()
     except ValueError:
         try:
             return dt.date.fromisoformat(text[:10])
@@ -54,9 +54,9 @@ def parse_now(value: object) -> dt.datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     if isinstance(value, dt.date):
-        return dt.datetime.combine(value, dt.time(12), dt.timezone.utc)
+        return dt.datetime.combine(value, dt.time(12), dt.UTC)
     text = str(value).strip()
     try:
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -64,7 +64,7 @@ def parse_now(value: object) -> dt.datetime | None:
         raise BadInput(f"--now: {value!r} is not a date or a datetime") from None
     if len(text) == 10:
         when = when.replace(hour=12)
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
 
 
 def points(rec: Record) -> list[dt.date]:
@@ -106,6 +106,7 @@ def valid_on(rec: Record, when: dt.date) -> bool:
 
 def event_resolver(records: Collection[Record], today: dt.date) -> EventResolver:
     """A resolver for named events over the vault's typed, dated notes."""
+
     def resolve(name: str) -> dt.date | None:
         wanted = key_words(name)
         if not wanted:

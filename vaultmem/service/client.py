@@ -22,9 +22,9 @@ import struct
 import sys
 from pathlib import Path
 
-from ..core.version import VERSION as __version__
 from ..core.discovery import STATE_DIR
 from ..core.errors import VaultError
+from ..core.version import VERSION as __version__
 
 SOCKET_NAME = "vaultmem.sock"
 SERVICE_SOCKET = "service.sock"
@@ -122,7 +122,7 @@ def send(path: Path, message: dict, timeout: float) -> dict | None:
                 break
             parts.append(chunk)
         data = b"".join(parts)
-    except socket.timeout:  # it runs but did not answer: asking again (or elsewhere) could do the work twice
+    except TimeoutError:  # it runs but did not answer: asking again (or elsewhere) could do the work twice
         raise VaultError(f"no answer from {path} within {timeout:g} s") from None
     except OSError:  # nobody listens, or the server went away mid-request (killed): no answer
         return None

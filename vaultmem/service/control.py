@@ -19,14 +19,15 @@ import sys
 import time
 from pathlib import Path
 
-from ..core.version import VERSION as __version__
 from ..core.errors import BadInput, VaultError
 from ..core.registry import home
+from ..core.version import VERSION as __version__
 from . import client
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every client call imports this module)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
 ENV_OFF = "VAULTMEM_NO_SERVICE"
 DEFAULTS: dict[str, Any] = {"enabled": True, "idle_exit": 1800}

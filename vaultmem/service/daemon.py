@@ -20,16 +20,17 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
-from ..core.version import VERSION as __version__
 from ..core import config as configmod
 from ..core.discovery import STATE_DIR, find_vault
 from ..core.errors import VaultError
+from ..core.version import VERSION as __version__
 from ..index.embed import make_embedder
 from ..memory import branches
 from . import client, control
@@ -133,7 +134,9 @@ class Service:
         self._last_call = time.monotonic()
         self._lock = threading.Lock()  # entries, embedders, counters
         self._opening: dict[Path, threading.Lock] = {}
-        self.server = SocketServer(None, self._ops(), nullcontext, path=client.service_socket(), versioned=True)
+        self.server = SocketServer(
+            None, self._ops(), nullcontext, path=client.service_socket(), versioned=True
+        )
 
     # ------------------------------------------------------------------ life
 
@@ -214,7 +217,9 @@ class Service:
                 return found
             if found is not None:
                 self._drop(root, "its watcher stopped")
-            find_vault(root)  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
+            find_vault(
+                root
+            )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
             found = self._open(root)
             with self._lock:
                 self.entries[root] = found
@@ -231,7 +236,9 @@ class Service:
             log.info("%s: %s; serving it read-only", root, e)
             return Entry(root, vault, None)
         entry = Entry(root, vault, watcher)
-        entry.thread = threading.Thread(target=self._watch, args=(entry,), name=f"watch-{root.name}", daemon=True)
+        entry.thread = threading.Thread(
+            target=self._watch, args=(entry,), name=f"watch-{root.name}", daemon=True
+        )
         entry.thread.start()
         log.info("serving %s", root)
         return entry
@@ -246,7 +253,9 @@ class Service:
     def _drop_dead(self) -> None:
         for root, found in list(self.entries.items()):
             if not found.alive:
-                self._drop(root, "the vault is gone" if not (root / STATE_DIR).is_dir() else "its watcher stopped")
+                self._drop(
+                    root, "the vault is gone" if not (root / STATE_DIR).is_dir() else "its watcher stopped"
+                )
 
     def _drop(self, root: Path, why: str) -> None:
         with self._lock:
@@ -312,7 +321,9 @@ class Service:
         """Hits as dicts; without ``wait`` while the model loads, from BM25 and the graph only
         (``degraded``: "bm25")."""
         options = dict(args.get("options") or {})
-        degraded = not args.get("wait", True) and not self.ready.is_set() and options.get("mode", "hybrid") != "bm25"
+        degraded = (
+            not args.get("wait", True) and not self.ready.is_set() and options.get("mode", "hybrid") != "bm25"
+        )
         if degraded:
             options["mode"] = "bm25"
         with self.reading(args["roots"]) as reader:

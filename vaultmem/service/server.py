@@ -12,8 +12,10 @@ import os
 import socket
 import socketserver
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Callable, ContextManager
+from typing import Any
 
 from ..core.discovery import STATE_DIR, private_dir
 from ..core.errors import VaultError
@@ -76,7 +78,7 @@ class SocketServer:
     UNGUARDED = ("ping", "status", "stop")  # answered even while a batch is being applied
     ANY_VERSION = ("ping", "stop")
 
-    def __init__(self, root: Path | None, ops: dict[str, Handler], guard: Callable[[], ContextManager[Any]],
+    def __init__(self, root: Path | None, ops: dict[str, Handler], guard: Callable[[], AbstractContextManager[Any]],
                  path: Path | None = None, versioned: bool = False):  # fmt: skip
         self.path = path or socket_path(root)  # type: ignore[arg-type]
         self.ops = ops

@@ -19,10 +19,11 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -152,7 +153,9 @@ class Batcher:
             while True:
                 has = bool(self._batch.paths or self._batch.full)
                 now = time.monotonic()
-                ready = not self._held and (now - self._last >= self.quiet or now - self._first >= self.max_delay)
+                ready = not self._held and (
+                    now - self._last >= self.quiet or now - self._first >= self.max_delay
+                )
                 if has and (stop.is_set() or ready):
                     batch, self._batch = self._batch, Batch()
                     return batch
@@ -384,7 +387,9 @@ class Watcher:
             log.warning("config not reloaded, the settings in use stay: %s", e)
             return
         if pending:
-            log.warning("config reloaded; [%s] changed and applies when vaultmem watch restarts", "], [".join(pending))
+            log.warning(
+                "config reloaded; [%s] changed and applies when vaultmem watch restarts", "], [".join(pending)
+            )
         else:
             log.info("config reloaded")
 
@@ -444,7 +449,8 @@ class Watcher:
         huge = {p for p in batch.paths if self._size(p) >= HUGE_CHARS}
         paths = sorted(batch.paths - huge)
         return [Batch(set(paths[i : i + self.SLICE])) for i in range(0, len(paths), self.SLICE)] + [
-            Batch({p}) for p in sorted(huge)]
+            Batch({p}) for p in sorted(huge)
+        ]
 
     def _size(self, path: str) -> int:
         try:

@@ -22,16 +22,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..core.errors import BadInput, VaultError
 from ..core.lock import WriterLock
 from ..core.note import split_frontmatter
 from ..core.store import STATE_DIR
 from . import treemerge, worktree
-from .errors import GitError, NotARepo  # noqa: F401  (re-exported)
+from .errors import GitError, NotARepo
 from .threeway import NOTE_SUFFIXES, is_owned
 
 DRIVER = "vaultmem"
@@ -87,7 +87,9 @@ class Git:
         """Many objects in one ``git cat-file --batch`` (contents in the order asked; None: missing)."""
         if not specs:
             return []
-        out = self.run("cat-file", "--batch", input=("\n".join(specs) + "\n").encode("utf-8", "surrogateescape")).stdout
+        out = self.run(
+            "cat-file", "--batch", input=("\n".join(specs) + "\n").encode("utf-8", "surrogateescape")
+        ).stdout
         found: list[bytes | None] = []
         i = 0
         for _ in specs:
@@ -121,7 +123,12 @@ def driver_command() -> str:
 
 def driver_config() -> list[str]:
     """``-c`` options that register the driver for one git command."""
-    return ["-c", f"merge.{DRIVER}.name=vaultmem note merge", "-c", f"merge.{DRIVER}.driver={driver_command()}"]
+    return [
+        "-c",
+        f"merge.{DRIVER}.name=vaultmem note merge",
+        "-c",
+        f"merge.{DRIVER}.driver={driver_command()}",
+    ]
 
 
 # ---------------------------------------------------------------- set-up
@@ -151,7 +158,7 @@ def setup(root: Path) -> list[str]:
     return changed
 
 
-def stage_notes(git: "Git") -> None:
+def stage_notes(git: Git) -> None:
     """Stage every change in the vault except what vaultmem owns (``.vaultmem/``, the usage
     store ``.vaultmem-usage/``, at any depth), which is never committed whatever .gitignore
     says: it is taken out of the index, so a repository that tracked it stops tracking it
@@ -227,8 +234,10 @@ class Syncer:
         self.allow_secrets = allow_secrets  # commit notes holding a secret, on purpose
         top = repo_top(self.root)
         if top is None:
-            raise NotARepo(f"{self.root} is not a git repository; make it one with: "
-                           f"vaultmem init --git {self.root} [--remote URL]")
+            raise NotARepo(
+                f"{self.root} is not a git repository; make it one with: "
+                f"vaultmem init --git {self.root} [--remote URL]"
+            )
         self.top = top.resolve()
         state = self.root / STATE_DIR
         state.mkdir(exist_ok=True)
@@ -263,10 +272,14 @@ class Syncer:
             lock.unlink(missing_ok=True)
             report.notes.append("removed a stale .git/index.lock left by an interrupted sync")
         if self._rebasing():
-            report.notes.append("finishing an interrupted rebase: your files are kept as they are and committed")
+            report.notes.append(
+                "finishing an interrupted rebase: your files are kept as they are and committed"
+            )
             self._leave_rebase()
         elif (self.gitdir / "MERGE_HEAD").exists():
-            report.notes.append("finishing an interrupted merge: your files are kept as they are and committed")
+            report.notes.append(
+                "finishing an interrupted merge: your files are kept as they are and committed"
+            )
             self.git.run("merge", "--quit")
             self.git.run("reset", "-q")
 
@@ -279,16 +292,32 @@ class Syncer:
         head_name = _read_text(folder / "head-name")
         stash = _read_text(folder / "autostash")
         if not head_name.startswith("refs/heads/"):
-            raise GitError("an interrupted rebase of a detached HEAD is in progress; finish it with "
-                           f"git rebase --continue or --abort in {self.top}")
-        files = treemerge.snapshot(self.git, self.gitdir, self._sha("HEAD") or "", "vaultmem sync: files during an interrupted rebase\n")
+            raise GitError(
+                "an interrupted rebase of a detached HEAD is in progress; finish it with "
+                f"git rebase --continue or --abort in {self.top}"
+            )
+        files = treemerge.snapshot(
+            self.git,
+            self.gitdir,
+            self._sha("HEAD") or "",
+            "vaultmem sync: files during an interrupted rebase\n",
+        )
         branch = self._sha(head_name)
         self.git.run("rebase", "--quit")
         self.git.run("symbolic-ref", "HEAD", head_name)
         self.git.run("reset", "-q")  # the index follows the branch; the files do not move
-        merged = treemerge.merge_commits(self.git, self.gitdir, branch, files, "vaultmem sync: recover an interrupted rebase\n")
+        merged = treemerge.merge_commits(
+            self.git, self.gitdir, branch, files, "vaultmem sync: recover an interrupted rebase\n"
+        )
         self._move_files(files, merged.commit, f"your files are in commit {files[:10]}")
-        self.git.run("update-ref", "-m", "vaultmem sync: recover an interrupted rebase", head_name, merged.commit, branch)
+        self.git.run(
+            "update-ref",
+            "-m",
+            "vaultmem sync: recover an interrupted rebase",
+            head_name,
+            merged.commit,
+            branch,
+        )
         self.git.run("reset", "-q")
         if stash:
             self._move_files(f"{stash}^1", stash, f"your stashed changes are in commit {stash[:10]}")
@@ -337,7 +366,9 @@ class Syncer:
     def _staged_rows(self, has_head: bool) -> list[tuple[str, str]]:
         """(A/M/D/R, vault-relative path) of every staged change to a note."""
         if has_head:
-            rows = _name_status(self.git.text("diff", "--cached", "--relative", "--name-status", "-M", "-z", "HEAD"))
+            rows = _name_status(
+                self.git.text("diff", "--cached", "--relative", "--name-status", "-M", "-z", "HEAD")
+            )
         else:
             rows = [("A", p) for p in self.git.text("ls-files", "-z").split("\0") if p]
         return [(c, p) for c, p in rows if p.lower().endswith(NOTE_SUFFIXES)]
@@ -366,7 +397,9 @@ class Syncer:
         before = self._texts([f"HEAD:./{p}" for p in modified]) if modified else []
         after = self._texts([f":./{p}" for c, p in notes if c != "D"])
         after_by = dict(zip([p for c, p in notes if c != "D"], after))
-        kinds: dict[str, list[str]] = {k: [] for k in ("added", "changed", "resolved", "superseded", "removed")}
+        kinds: dict[str, list[str]] = {
+            k: [] for k in ("added", "changed", "resolved", "superseded", "removed")
+        }
         old_status = dict(zip(modified, (_status(t) for t in before)))
         for change, path in notes:
             label = f"{_title(after_by.get(path, ''), path)} ({path})"
@@ -426,8 +459,10 @@ class Syncer:
                 break
             if attempt == self.ATTEMPTS - 1:
                 err = result.stderr.decode(errors="replace").strip().splitlines()
-                raise GitError(f"push to {remote} failed: {err[-1] if err else 'unknown error'}; "
-                               "your notes are committed locally, run vaultmem sync again")
+                raise GitError(
+                    f"push to {remote} failed: {err[-1] if err else 'unknown error'}; "
+                    "your notes are committed locally, run vaultmem sync again"
+                )
         if fetched and fetched != old:
             report.incoming = [row for row in _name_status(self.git.text(
                 "diff", "--no-ext-diff", "--no-textconv", "--relative", "--name-status", "-M", "-z",
@@ -441,7 +476,9 @@ class Syncer:
         merged = treemerge.merge_commits(self.git, self.gitdir, head, fetched, message)
         _step("merged")
         if merged.refused:
-            shown = ", ".join(merged.refused[:3]) + (f" and {len(merged.refused) - 3} more" if len(merged.refused) > 3 else "")
+            shown = ", ".join(merged.refused[:3]) + (
+                f" and {len(merged.refused) - 3} more" if len(merged.refused) > 3 else ""
+            )
             report.notes.append(f"refused {len(merged.refused)} path(s) vaultmem owns from {remote}/{branch} "
                                 f"({shown}): never checked out; the merge leaves them out")  # fmt: skip
         moved = worktree.move(self.git, self.top, head, merged.commit)
@@ -460,7 +497,7 @@ class Syncer:
         return merged.commit
 
     def _vault_rel(self, path: str) -> str:
-        return path[len(self.prefix):]
+        return path[len(self.prefix) :]
 
     def _sha(self, ref: str) -> str | None:
         return self.git.text("rev-parse", "-q", "--verify", ref, check=False) or None
@@ -552,6 +589,7 @@ def start_sync_loops(watchers: list, every: float, stop) -> list:  # type: ignor
     The watcher's batcher is held during a sync, so everything a pull brings reaches the
     indexer as one burst.
     """
+
     def loop(w) -> None:  # type: ignore[no-untyped-def]
         while not stop.wait(every):
             try:
@@ -565,10 +603,17 @@ def start_sync_loops(watchers: list, every: float, stop) -> list:  # type: ignor
                 log.warning("%s: not committed: %s holds a secret (%s)", w.root.name, path, ", ".join(kinds))
             came = len(report.incoming)
             if report.committed or came or report.conflicts:
-                log.info("%s: synced (%s committed, %d notes came in, %d conflicts kept)", w.root.name,
-                         report.committed or "nothing", came, len(report.conflicts))
+                log.info(
+                    "%s: synced (%s committed, %d notes came in, %d conflicts kept)",
+                    w.root.name,
+                    report.committed or "nothing",
+                    came,
+                    len(report.conflicts),
+                )
 
-    threads = [threading.Thread(target=loop, args=(w,), name=f"sync-{w.root.name}", daemon=True) for w in watchers]
+    threads = [
+        threading.Thread(target=loop, args=(w,), name=f"sync-{w.root.name}", daemon=True) for w in watchers
+    ]
     for t in threads:
         t.start()
     return threads

@@ -9,8 +9,8 @@ changed on both sides keeps this side's version (the other stays in its commit).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..core.discovery import STATE_DIR, USAGE_DIR
 from ..core.mergedriver import merge_lines, merge_notes

@@ -33,7 +33,7 @@ class TreeMerge:
 class TempIndex:
     """A private index file under the git dir (never the repository's own index)."""
 
-    def __init__(self, git: "Git", gitdir):
+    def __init__(self, git: Git, gitdir):
         self.git = git
         self.path = gitdir / "vaultmem-sync.index"
         self.path.unlink(missing_ok=True)
@@ -55,7 +55,7 @@ class TempIndex:
         self.path.unlink(missing_ok=True)
 
 
-def snapshot(git: "Git", gitdir, parent: str, message: str) -> str:
+def snapshot(git: Git, gitdir, parent: str, message: str) -> str:
     """A commit (child of ``parent``) of the working tree as it is, without what vaultmem owns,
     made in a private index: the repository's index and branch are not touched."""
     index = TempIndex(git, gitdir)
@@ -64,12 +64,16 @@ def snapshot(git: "Git", gitdir, parent: str, message: str) -> str:
         index.run("add", "-A", "--", ":/")
         index.drop_owned()
         tree = index.run("write-tree").stdout.decode().strip()
-        return git.run("commit-tree", tree, "-p", parent, "-F", "-", input=message.encode()).stdout.decode().strip()
+        return (
+            git.run("commit-tree", tree, "-p", parent, "-F", "-", input=message.encode())
+            .stdout.decode()
+            .strip()
+        )
     finally:
         index.close()
 
 
-def merge_commits(git: "Git", gitdir, ours: str, theirs: str, message: str) -> TreeMerge:
+def merge_commits(git: Git, gitdir, ours: str, theirs: str, message: str) -> TreeMerge:
     """A commit holding both ``ours`` and ``theirs`` (``theirs`` itself when ours is already in
     it and it holds nothing vaultmem owns), never a working-tree operation."""
     index = TempIndex(git, gitdir)
@@ -90,19 +94,23 @@ def merge_commits(git: "Git", gitdir, ours: str, theirs: str, message: str) -> T
         parents = ["-p", theirs] if fast_forward else ["-p", ours, "-p", theirs]
         if fast_forward:
             message = "vaultmem sync: leave out paths vaultmem owns\n"
-        result.commit = git.run("commit-tree", tree, *parents, "-F", "-", input=message.encode()).stdout.decode().strip()
+        result.commit = (
+            git.run("commit-tree", tree, *parents, "-F", "-", input=message.encode()).stdout.decode().strip()
+        )
         return result
     finally:
         index.close()
 
 
-def _merge_tree(git: "Git", ours: str, theirs: str) -> tuple[str, dict[str, dict[int, tuple[str, str]]]]:
+def _merge_tree(git: Git, ours: str, theirs: str) -> tuple[str, dict[str, dict[int, tuple[str, str]]]]:
     """git's tree merge: (tree, conflicted path -> {stage: (mode, blob)})."""
     proc = git.run(*NO_DRIVER, "merge-tree", "--write-tree", "-z", "--no-messages",
                    "--allow-unrelated-histories", ours, theirs, check=False)  # fmt: skip
     if proc.returncode not in (0, 1):
         msg = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise GitError(f"git merge-tree failed: {msg[-1] if msg else proc.returncode} (git 2.38 or newer is needed)")
+        raise GitError(
+            f"git merge-tree failed: {msg[-1] if msg else proc.returncode} (git 2.38 or newer is needed)"
+        )
     parts = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
     tree, conflicted = parts[0], {}
     for row in parts[1:]:
@@ -114,7 +122,7 @@ def _merge_tree(git: "Git", ours: str, theirs: str) -> tuple[str, dict[str, dict
     return tree, conflicted
 
 
-def _resolve(git: "Git", index: TempIndex, conflicted: dict[str, dict[int, tuple[str, str]]]) -> list[str]:
+def _resolve(git: Git, index: TempIndex, conflicted: dict[str, dict[int, tuple[str, str]]]) -> list[str]:
     """Resolve each conflicted path in the temporary index; returns those with marked blocks."""
     shas = sorted({sha for stages in conflicted.values() for _, sha in stages.values()})
     blobs = dict(zip(shas, git.blobs(shas)))
@@ -135,10 +143,9 @@ def _resolve(git: "Git", index: TempIndex, conflicted: dict[str, dict[int, tuple
     return marked
 
 
-def _stage(git: "Git", index: TempIndex, path: str, data: bytes | None, mode: str) -> None:
+def _stage(git: Git, index: TempIndex, path: str, data: bytes | None, mode: str) -> None:
     if data is None:
         index.run("update-index", "--force-remove", "--", path)
         return
     sha = git.run("hash-object", "-w", "--no-filters", "--stdin", input=data).stdout.decode().strip()
     index.run("update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}")
-

@@ -48,7 +48,7 @@ class Change:
     new: str | None
 
 
-def changes(git: "Git", old: str, new: str) -> list[Change]:
+def changes(git: Git, old: str, new: str) -> list[Change]:
     """Files that differ between two commits (plumbing: no diff drivers, no renames)."""
     out = git.run("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", old, new).stdout
     parts = out.decode("utf-8", "surrogateescape").split("\0")
@@ -57,13 +57,17 @@ def changes(git: "Git", old: str, new: str) -> list[Change]:
         if not parts[i].startswith(":"):
             break
         old_mode, new_mode, a, b, _ = parts[i][1:].split(" ")
-        rows.append(Change(parts[i + 1], old_mode, new_mode, None if a == zero else a, None if b == zero else b))
+        rows.append(
+            Change(parts[i + 1], old_mode, new_mode, None if a == zero else a, None if b == zero else b)
+        )
     return rows
 
 
-def move(git: "Git", top: Path, old: str, new: str) -> Moved:
+def move(git: Git, top: Path, old: str, new: str) -> Moved:
     """Bring the files of the work tree at ``top`` from commit ``old`` to ``new`` (see above)."""
-    rows = [c for c in changes(git, old, new) if not is_owned(c.path) and "160000" not in (c.old_mode, c.new_mode)]
+    rows = [
+        c for c in changes(git, old, new) if not is_owned(c.path) and "160000" not in (c.old_mode, c.new_mode)
+    ]
     shas = sorted({s for c in rows for s in (c.old, c.new) if s})
     blobs = dict(zip(shas, git.blobs(shas)))
     done = Moved()

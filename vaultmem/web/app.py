@@ -91,9 +91,13 @@ class Login:
             given = [v for k, v in query if k == LOGIN]
             if given:
                 rest = urlencode([(k, v) for k, v in query if k != LOGIN])
-                location = [(b"location", (quote(scope["path"]) + ("?" + rest if rest else "")).encode("latin-1"))]
+                location = [
+                    (b"location", (quote(scope["path"]) + ("?" + rest if rest else "")).encode("latin-1"))
+                ]
                 if self.logins.spend(given[0]):
-                    cookie = f"{auth.COOKIE}={auth.expected_now(self.expected)}; HttpOnly; SameSite=Strict; Path=/"
+                    cookie = (
+                        f"{auth.COOKIE}={auth.expected_now(self.expected)}; HttpOnly; SameSite=Strict; Path=/"
+                    )
                     return await _reply(send, 303, location + [(b"set-cookie", cookie.encode())])
                 if auth.allowed(scope, self.expected):
                     return await _reply(send, 303, location)
@@ -103,7 +107,9 @@ class Login:
         await self.app(scope, receive, send)
 
 
-def make_app(state: ViewState, token: auth.Expected, poll: float = 2.0, logins: auth.Logins | None = None) -> Any:
+def make_app(
+    state: ViewState, token: auth.Expected, poll: float = 2.0, logins: auth.Logins | None = None
+) -> Any:
     """The web view of ``state``'s vault, behind ``token`` (or the ``auth.TokenFile`` that says
     it); browsers log in with codes ``logins`` minted."""
     views = Views(state)
@@ -115,7 +121,11 @@ def make_app(state: ViewState, token: auth.Expected, poll: float = 2.0, logins: 
         Route("/api/graph", views.graph_data),
         Route("/api/version", views.version),
         Route("/action", views.action, methods=["POST"]),
-        Mount("/static", app=StaticFiles(directory=str(resources.files("vaultmem.web").joinpath("static"))), name="static"),
+        Mount(
+            "/static",
+            app=StaticFiles(directory=str(resources.files("vaultmem.web").joinpath("static"))),
+            name="static",
+        ),
     ]
 
     @contextlib.asynccontextmanager
@@ -125,7 +135,7 @@ def make_app(state: ViewState, token: auth.Expected, poll: float = 2.0, logins: 
                 await asyncio.sleep(poll)
                 try:
                     await asyncio.to_thread(state.check)
-                except Exception as e:  # noqa: BLE001  (a failed check must not stop live updates)
+                except Exception as e:
                     state.last_error = str(e)
 
         await asyncio.to_thread(state.watch_files)
@@ -151,8 +161,14 @@ class Views:
 
     def _page(self, title: str, active: str, content: str, scripts: tuple[str, ...] = (), status: int = 200,
               policy: dict[str, str] = CSP) -> HTMLResponse:  # fmt: skip
-        html = pages.page(title, active, content, vault=self.vault, generation=self.state.generation, scripts=scripts)
-        return HTMLResponse(html, status_code=status, headers={"cache-control": "no-store", "content-security-policy": csp(policy)})
+        html = pages.page(
+            title, active, content, vault=self.vault, generation=self.state.generation, scripts=scripts
+        )
+        return HTMLResponse(
+            html,
+            status_code=status,
+            headers={"cache-control": "no-store", "content-security-policy": csp(policy)},
+        )
 
     def search(self, request: Request) -> Response:
         p = dict(request.query_params)
@@ -182,7 +198,9 @@ class Views:
             records = self.vault.records()
             rec = records.get(path)
             if rec is None:
-                return self._page("Not found", "", pages.error_page(f"no note {path!r} in this vault"), status=404)
+                return self._page(
+                    "Not found", "", pages.error_page(f"no note {path!r} in this vault"), status=404
+                )
             try:
                 parsed = self.vault.store.read(path)
             except (NoteParseError, OSError) as e:
@@ -205,7 +223,11 @@ class Views:
         with self.state.lock:
             types = sorted({r.type for r in self.vault.records().values() if r.type})
             n = len(self.vault.records())
-        info = f"anchor {p['anchor']}, depth {p.get('depth', '2')}" if p.get("anchor") else f"whole vault ({n} notes)"
+        info = (
+            f"anchor {p['anchor']}, depth {p.get('depth', '2')}"
+            if p.get("anchor")
+            else f"whole vault ({n} notes)"
+        )
         content = pages.graph_page(p, types, pages.graph_api_url(p), info)
         return self._page("Graph", "graph", content, scripts=("graph.js",))
 
@@ -259,7 +281,11 @@ class Views:
         if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
             return Response("vaultmem: cross-origin write refused\n", status_code=403)
         form = await request.form()
-        path, kind, other = str(form.get("path", "")), str(form.get("action", "")), str(form.get("other", "")).strip()
+        path, kind, other = (
+            str(form.get("path", "")),
+            str(form.get("action", "")),
+            str(form.get("other", "")).strip(),
+        )
         if kind not in SAFE_ACTIONS:
             return Response("vaultmem: unknown action\n", status_code=400)
         try:

@@ -62,7 +62,11 @@ class Finding:
         return SEVERITY.get(self.check, "info")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "severity": self.severity, **{k: v for k, v in asdict(self).items() if k != "check"}}
+        return {
+            "check": self.check,
+            "severity": self.severity,
+            **{k: v for k, v in asdict(self).items() if k != "check"},
+        }
 
 
 @dataclass
@@ -92,7 +96,7 @@ class Report:
                 "index": self.index, "watcher": self.watcher, "disk": self.disk}  # fmt: skip
 
 
-def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
+def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
     """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``)."""
     parse_errors: dict[str, str] = {}
     records = vault.catalog(errors=parse_errors)
@@ -138,7 +142,7 @@ def diagnose(vault: "Vault", today: dt.date | None = None) -> Report:
 # ---------------------------------------------------------------------- checks over the notes
 
 
-def secrets_in_notes(vault: "Vault", records: dict[str, "Record"]) -> list[Finding]:
+def secrets_in_notes(vault: Vault, records: dict[str, Record]) -> list[Finding]:
     """Notes whose text or file name holds a secret (kind and line, never the value). A person's
     file is reported, not rewritten: writes through vaultmem are redacted before they land."""
     from ..core.secrets import scan
@@ -158,7 +162,7 @@ def secrets_in_notes(vault: "Vault", records: dict[str, "Record"]) -> list[Findi
     return out
 
 
-def held_memories(vault: "Vault", records: dict[str, "Record"]) -> list[Finding]:
+def held_memories(vault: Vault, records: dict[str, Record]) -> list[Finding]:
     """Memories from an agent or a capture that give the agent orders: kept, never injected by
     the hooks or wake until a person rewrites them or makes them their own (``fence.held``)."""
     out = []
@@ -176,7 +180,7 @@ def held_memories(vault: "Vault", records: dict[str, "Record"]) -> list[Finding]
     return out
 
 
-def duplicate_ids(records: dict[str, "Record"]) -> list[Finding]:
+def duplicate_ids(records: dict[str, Record]) -> list[Finding]:
     by_id: dict[str, list[str]] = {}
     for r in records.values():
         if r.id:
@@ -186,7 +190,7 @@ def duplicate_ids(records: dict[str, "Record"]) -> list[Finding]:
             for key, paths in sorted(by_id.items()) if len(paths) > 1]  # fmt: skip
 
 
-def _names(records: dict[str, "Record"]) -> dict[str, str]:
+def _names(records: dict[str, Record]) -> dict[str, str]:
     """Lower-cased file name and title -> that name as written (a link resolves by either)."""
     out: dict[str, str] = {}
     for r in records.values():
@@ -195,7 +199,7 @@ def _names(records: dict[str, "Record"]) -> dict[str, str]:
     return out
 
 
-def _aliases(records: dict[str, "Record"]) -> dict[str, list[str]]:
+def _aliases(records: dict[str, Record]) -> dict[str, list[str]]:
     """Lower-cased alias -> file names of the notes that have it."""
     out: dict[str, list[str]] = {}
     for r in sorted(records.values(), key=lambda r: r.path):
@@ -239,7 +243,7 @@ class Suggester:
         return close[0] if close else None
 
 
-def broken_links(g: nx.DiGraph, records: dict[str, "Record"]) -> list[Finding]:
+def broken_links(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
     """Links to a note that does not exist (links to attachments are not broken), each with a
     fix: ``[[Note|Alias]]`` when the target is another note's alias (Obsidian resolves no bare
     alias), else the closest existing name."""
@@ -267,17 +271,24 @@ def empty_anchors(g: nx.DiGraph) -> list[Finding]:
     for a in graphmod.anchors(g):
         members = [n for n in set(g.successors(a)) | set(g.predecessors(a)) if not g.nodes[n].get("dangling")]
         if not members:
-            out.append(Finding("empty_anchor", a, "anchor with no member notes", "link memories to it or drop the anchor tag"))
+            out.append(
+                Finding(
+                    "empty_anchor",
+                    a,
+                    "anchor with no member notes",
+                    "link memories to it or drop the anchor tag",
+                )
+            )
     return out
 
 
-def _successor(rec: "Record", g: nx.DiGraph) -> str | None:
+def _successor(rec: Record, g: nx.DiGraph) -> str | None:
     if not rec.superseded_by:
         return None
     return g.graph["resolver"].resolve(rec.superseded_by, rec.path)
 
 
-def supersede_chains(records: dict[str, "Record"], g: nx.DiGraph) -> list[Finding]:
+def supersede_chains(records: dict[str, Record], g: nx.DiGraph) -> list[Finding]:
     """Chains of ``superseded_by`` that loop, or whose newest note is resolved."""
     out, seen_loops = [], set()
     for start in sorted(p for p, r in records.items() if r.superseded_by):
@@ -298,13 +309,17 @@ def supersede_chains(records: dict[str, "Record"], g: nx.DiGraph) -> list[Findin
     return out
 
 
-def likely_updates(vault: "Vault", records: dict[str, "Record"], g: nx.DiGraph) -> list[Finding]:
+def likely_updates(vault: Vault, records: dict[str, Record], g: nx.DiGraph) -> list[Finding]:
     """Active memories of one type so similar that one is probably an update of the other,
     without a supersede link between them (cosine of their first chunks, with the thresholds
     ``remember`` uses to auto-supersede)."""
     cfg = vault.config["lifecycle"]
     shared_t, plain_t = float(cfg["supersede_shared_context"]), float(cfg["supersede_no_context"])
-    active = {p: r for p, r in records.items() if r.status == "active" and r.type and r.type not in SKIP_UPDATE_TYPES}
+    active = {
+        p: r
+        for p, r in records.items()
+        if r.status == "active" and r.type and r.type not in SKIP_UPDATE_TYPES
+    }
     if len(active) < 2 or not (vault.index_dir / "manifest.db").exists():
         return []
     rows, matrix = vault.manifest.vectors(vault.embedder.name, active)
@@ -323,7 +338,13 @@ def likely_updates(vault: "Vault", records: dict[str, "Record"], g: nx.DiGraph) 
             sims = m[lo : lo + 512] @ m.T
             for i, j in zip(*np.nonzero(sims >= shared_t)):
                 a, b = paths[lo + i], paths[j]
-                if a >= b or g.has_edge(a, b) and _supersede_edge(g, a, b) or g.has_edge(b, a) and _supersede_edge(g, b, a):
+                if (
+                    a >= b
+                    or g.has_edge(a, b)
+                    and _supersede_edge(g, a, b)
+                    or g.has_edge(b, a)
+                    and _supersede_edge(g, b, a)
+                ):
                     continue
                 ra, rb = active[a], active[b]
                 shared = bool({c.lower() for c in ra.context} & {c.lower() for c in rb.context})
@@ -379,7 +400,7 @@ def config_findings(root: Path) -> list[Finding]:
     return out
 
 
-def exclude_findings(vault: "Vault") -> list[Finding]:
+def exclude_findings(vault: Vault) -> list[Finding]:
     """``[vault] exclude`` patterns that hide every note (``["*"]``): recall would find nothing."""
     from ..core.ignore import IgnoreRules
 
@@ -395,7 +416,7 @@ def exclude_findings(vault: "Vault") -> list[Finding]:
                     {"hidden": hidden})]  # fmt: skip
 
 
-def index_state(vault: "Vault", records: dict[str, "Record"], parse_errors: dict[str, str]) -> dict[str, Any]:
+def index_state(vault: Vault, records: dict[str, Record], parse_errors: dict[str, str]) -> dict[str, Any]:
     """The indexes against the files: counts of new, changed and removed notes and a sample."""
     from ..index.manifest import Manifest
 
@@ -421,14 +442,19 @@ def index_state(vault: "Vault", records: dict[str, "Record"], parse_errors: dict
             "sample": {"new": new[:SAMPLE], "changed": changed[:SAMPLE], "removed": removed[:SAMPLE]}}  # fmt: skip
 
 
-def watcher_state(vault: "Vault") -> dict[str, Any]:
+def watcher_state(vault: Vault) -> dict[str, Any]:
     """Whether a watcher keeps this vault's indexes, and whether it answers."""
     from ..service.client import request
 
     reply = request(vault.root, "status", {"drift": False}, timeout=5.0)
     if reply and reply.get("ok"):
         r = reply["result"]
-        return {"state": "running", "pid": r.get("pid"), "pending": r.get("pending"), "last_error": r.get("last_error")}
+        return {
+            "state": "running",
+            "pid": r.get("pid"),
+            "pending": r.get("pending"),
+            "last_error": r.get("last_error"),
+        }
     holder = WriterLock(vault.lock_path).holder() if vault.lock_path.exists() else None
     if holder and holder.get("role") == "watch":
         return {"state": "not answering", "pid": holder.get("pid")}
@@ -437,7 +463,7 @@ def watcher_state(vault: "Vault") -> dict[str, Any]:
 
 def _tree_size(path: str) -> int:
     total = 0
-    for folder, dirs, files in os.walk(path):  # does not follow symlinks
+    for folder, _dirs, files in os.walk(path):  # does not follow symlinks
         for name in files:
             try:
                 total += os.lstat(os.path.join(folder, name)).st_size
@@ -446,7 +472,7 @@ def _tree_size(path: str) -> int:
     return total
 
 
-def disk_use(vault: "Vault") -> dict[str, int]:
+def disk_use(vault: Vault) -> dict[str, int]:
     """Bytes used by the notes and by each part of ``.vaultmem/`` and ``.vaultmem-usage/``."""
     notes = sum(st.size for st in map(vault.store.stat, vault.store.list_paths()) if st is not None)
     out = {"notes": notes}
@@ -454,7 +480,11 @@ def disk_use(vault: "Vault") -> dict[str, int]:
         if not state.is_dir() or state.is_symlink():
             continue
         for entry in sorted(os.scandir(state), key=lambda e: e.name):
-            size = _tree_size(entry.path) if entry.is_dir(follow_symlinks=False) else entry.stat(follow_symlinks=False).st_size
+            size = (
+                _tree_size(entry.path)
+                if entry.is_dir(follow_symlinks=False)
+                else entry.stat(follow_symlinks=False).st_size
+            )
             out[f"{state.name}/{entry.name}"] = size
     trash = vault.root / ".trash"
     if trash.is_dir():
@@ -466,7 +496,7 @@ def disk_use(vault: "Vault") -> dict[str, int]:
 # ---------------------------------------------------------------------- repairs
 
 
-def fix(vault: "Vault", report: Report, today: dt.date | None = None) -> list[str]:
+def fix(vault: Vault, report: Report, today: dt.date | None = None) -> list[str]:
     """Apply the safe repairs the report calls for; returns one line per change."""
     from ..core.lock import WatcherRunning
     from ..memory import aging
@@ -482,7 +512,9 @@ def fix(vault: "Vault", report: Report, today: dt.date | None = None) -> list[st
     if report.index["drift_total"]:
         try:
             s = vault.reindex()
-            done.append(f"reindexed: {s.added} added, {s.updated} updated, {s.moved} moved, {s.removed} dropped")
+            done.append(
+                f"reindexed: {s.added} added, {s.updated} updated, {s.moved} moved, {s.removed} dropped"
+            )
         except WatcherRunning as e:
             done.append(f"not reindexed: {e} (the watcher reconciles the indexes itself)")
     expired = [f for f in report.findings if f.check == "expired"]
@@ -491,6 +523,8 @@ def fix(vault: "Vault", report: Report, today: dt.date | None = None) -> list[st
         records = vault.records()
         actions = [aging.Action("archive", f.path, records[f.path].key, records[f.path].title,
                                 f"expired on {f.data['expires']}") for f in expired if f.path in records]  # fmt: skip
-        for a in aging.apply(vault, actions, dt.datetime.combine(today, dt.time(), dt.timezone.utc) if today else None):
+        for a in aging.apply(
+            vault, actions, dt.datetime.combine(today, dt.time(), dt.UTC) if today else None
+        ):
             done.append(f"archived {a['path']} ({a['reason']})")
     return done

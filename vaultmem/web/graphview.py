@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import networkx as nx
 
@@ -31,7 +32,9 @@ def links(g: nx.DiGraph, path: str) -> list[dict[str, Any]]:
 
 def backlinks(g: nx.DiGraph, path: str) -> list[dict[str, Any]]:
     """Notes that link to ``path``."""
-    return [{**node_info(g, n), "kinds": list(g.edges[n, path]["kinds"])} for n in graphmod.backlinks(g, path)]
+    return [
+        {**node_info(g, n), "kinds": list(g.edges[n, path]["kinds"])} for n in graphmod.backlinks(g, path)
+    ]
 
 
 def neighbours(g: nx.DiGraph, path: str, depth: int) -> list[dict[str, Any]]:
@@ -42,7 +45,9 @@ def neighbours(g: nx.DiGraph, path: str, depth: int) -> list[dict[str, Any]]:
 
 def notes_view(g: nx.DiGraph) -> nx.Graph:
     """The undirected graph of notes only (dangling targets do not connect notes)."""
-    return nx.subgraph_view(g, filter_node=lambda n: not g.nodes[n].get("dangling")).to_undirected(as_view=True)
+    return nx.subgraph_view(g, filter_node=lambda n: not g.nodes[n].get("dangling")).to_undirected(
+        as_view=True
+    )
 
 
 def path(g: nx.DiGraph, a: str, b: str) -> list[str] | None:
@@ -80,7 +85,12 @@ def to_data(g: nx.DiGraph, only: Iterable[str] | None = None) -> dict[str, Any]:
     ``only``: just these nodes and the edges between them (no copy of the graph is made)."""
     nodes = sorted(g.nodes if only is None else set(only))
     index = {n: i for i, n in enumerate(nodes)}
-    edges = [[i, index[b], list(d["kinds"])] for i, a in enumerate(nodes) for b, d in sorted(g.adj[a].items()) if b in index]
+    edges = [
+        [i, index[b], list(d["kinds"])]
+        for i, a in enumerate(nodes)
+        for b, d in sorted(g.adj[a].items())
+        if b in index
+    ]
     return {"nodes": [{**node_info(g, n), "id": n, "degree": g.degree(n)} for n in nodes], "edges": edges}
 
 
@@ -107,7 +117,7 @@ def _dot_quote(text: str) -> str:
 def to_dot(g: nx.DiGraph) -> str:
     lines = ["digraph vaultmem {", "  node [shape=box];"]
     for n, d in sorted(g.nodes(data=True)):
-        style = ', style=dashed' if d.get("dangling") else ""
+        style = ", style=dashed" if d.get("dangling") else ""
         lines.append(f"  {_dot_quote(n)} [label={_dot_quote(d.get('title') or n)}{style}];")
     for a, b, d in sorted(g.edges(data=True)):
         kinds = [k for k in d["kinds"] if k != "body"]

@@ -14,8 +14,9 @@ from elsewhere (the page's Content-Security-Policy blocks remote loads too); wit
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from html import escape
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
 from markdown_it import MarkdownIt
@@ -49,7 +50,11 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         if attachment:  # an image, pdf, canvas...: a file of the vault, not a page of this view
             tok.attrs = {"class": "wikilink attachment", "title": "attachment: " + path[len(ATTACHMENT) :]}
         elif path is None:
-            tok.attrs = {"href": "/?q=" + quote(link.target), "class": "wikilink broken", "title": "no such note"}
+            tok.attrs = {
+                "href": "/?q=" + quote(link.target),
+                "class": "wikilink broken",
+                "title": "no such note",
+            }
         else:
             tok.attrs = {"href": "/note?path=" + quote(path), "class": "wikilink"}
         text = state.push("text", "", 0)

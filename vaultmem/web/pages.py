@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from html import escape
 from importlib import resources
 from string import Template
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.memtypes import TYPES
@@ -31,11 +32,17 @@ def type_colour(type_: str | None) -> str:
 
 
 def _template() -> Template:
-    return Template(resources.files("vaultmem.web").joinpath("templates/base.html").read_text(encoding="utf-8"))
+    return Template(
+        resources.files("vaultmem.web").joinpath("templates/base.html").read_text(encoding="utf-8")
+    )
 
 
-def page(title: str, active: str, content: str, *, vault: Any, generation: int, scripts: Iterable[str] = ()) -> str:
-    nav = "".join(f'<a href="{href}" class="{"on" if key == active else ""}">{label}</a>' for href, label, key in NAV)
+def page(
+    title: str, active: str, content: str, *, vault: Any, generation: int, scripts: Iterable[str] = ()
+) -> str:
+    nav = "".join(
+        f'<a href="{href}" class="{"on" if key == active else ""}">{label}</a>' for href, label, key in NAV
+    )
     return _template().substitute(
         title=escape(title), page=active, main_class="wide" if active == "graph" else "", nav=nav, content=content, generation=generation,
         vault_name=escape(vault.root.name), vault_path=escape(str(vault.root)),
@@ -52,18 +59,27 @@ def note_link(path: str, title: str | None = None) -> str:
 
 
 def badges(type_: str | None, status: str) -> str:
-    c = type_colour(type_)  # the type's colour as a tint and a dot; the text stays dark (light hues read badly)
+    c = type_colour(
+        type_
+    )  # the type's colour as a tint and a dot; the text stays dark (light hues read badly)
     t = f'<span class="badge" style="background:{c}1f;color:var(--fg)"><i style="background:{c}"></i>{escape(type_ or "note")}</span>'
     return t + (f'<span class="badge {escape(status)}">{escape(status)}</span>' if status != "active" else "")
 
 
 def flash(message: str | None, error: bool = False) -> str:
-    return f'<div class="flash{" error" if error else ""}" role="status">{escape(message)}</div>' if message else ""
+    return (
+        f'<div class="flash{" error" if error else ""}" role="status">{escape(message)}</div>'
+        if message
+        else ""
+    )
 
 
 def _select(name: str, options: Iterable[str], chosen: str, blank: str | None = None) -> str:
     opts = [f'<option value="">{escape(blank)}</option>'] if blank is not None else []
-    opts += [f'<option value="{escape(o)}"{" selected" if o == chosen else ""}>{escape(o)}</option>' for o in options]
+    opts += [
+        f'<option value="{escape(o)}"{" selected" if o == chosen else ""}>{escape(o)}</option>'
+        for o in options
+    ]
     return f'<select name="{name}">{"".join(opts)}</select>'
 
 
@@ -135,11 +151,13 @@ def _value(v: Any) -> str:
 
 def frontmatter_table(meta: dict[str, Any]) -> str:
     rows = "".join(f"<tr><td>{escape(str(k))}</td><td>{_value(v)}</td></tr>" for k, v in meta.items())
-    return f'<table class="fm" id="frontmatter">{rows}</table>' if rows else '<p class="meta">no frontmatter</p>'
+    return (
+        f'<table class="fm" id="frontmatter">{rows}</table>' if rows else '<p class="meta">no frontmatter</p>'
+    )
 
 
 def _when(ts: float | None) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if ts else "never"
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "never"
 
 
 def remote_images_bar(path: str, count: int, loaded: bool) -> str:
@@ -157,11 +175,17 @@ def remote_images_bar(path: str, count: int, loaded: bool) -> str:
 
 def note_page(rec: Any, meta: dict, html_body: str, backlinks: list[dict], chain: list[tuple[str, str, str]],
               usage: Any, message: str | None = None, error: bool = False, remote: tuple[int, bool] = (0, False)) -> str:  # fmt: skip
-    back = "".join(f"<li>{note_link(b['path'], b['title'])}</li>" for b in backlinks) or '<li class="meta">none</li>'
+    back = (
+        "".join(f"<li>{note_link(b['path'], b['title'])}</li>" for b in backlinks)
+        or '<li class="meta">none</li>'
+    )
     chain_html = (
-        "".join(f'<li class="{"current" if p == rec.path else ""}">{note_link(p, t)} <span class="meta">{escape(s)}</span></li>'
-                for p, t, s in chain)  # fmt: skip
-        if len(chain) > 1 else '<li class="meta">no other versions</li>'
+        "".join(
+            f'<li class="{"current" if p == rec.path else ""}">{note_link(p, t)} <span class="meta">{escape(s)}</span></li>'
+            for p, t, s in chain
+        )  # fmt: skip
+        if len(chain) > 1
+        else '<li class="meta">no other versions</li>'
     )
     u = usage
     usage_html = (
@@ -177,9 +201,23 @@ def note_page(rec: Any, meta: dict, html_body: str, backlinks: list[dict], chain
     if rec.status == "candidate":  # a memory captured from a session, waiting for a person's yes
         acts = [action("confirm", "Confirm"), action("resolve", "Resolve", cls="plain")]
     else:
-        acts = [action("resolve", "Resolve") if rec.status == "active" else action("reopen", "Reopen", cls="plain")]
-    acts.append(action("supersede", "Superseded by", '<input name="other" placeholder="newer note: title or id" required>', "plain"))
-    acts += [action("rate-useful", "Useful", cls="plain"), action("rate-not-useful", "Not useful", cls="plain")]
+        acts = [
+            action("resolve", "Resolve")
+            if rec.status == "active"
+            else action("reopen", "Reopen", cls="plain")
+        ]
+    acts.append(
+        action(
+            "supersede",
+            "Superseded by",
+            '<input name="other" placeholder="newer note: title or id" required>',
+            "plain",
+        )
+    )
+    acts += [
+        action("rate-useful", "Useful", cls="plain"),
+        action("rate-not-useful", "Not useful", cls="plain"),
+    ]
     return (
         flash(message, error)
         + f'<h1 id="note-title">{escape(rec.title)}</h1><p class="meta">{badges(rec.type, rec.status)} {escape(rec.path)}</p>'
@@ -256,8 +294,12 @@ def history_chart(history: list[tuple[str, dict[tuple[str, str], int]]], by: str
         parts.append(f'<text x="{w - right}" y="{h - 4}" text-anchor="end">{days[-1].isoformat()}</text>')
     for name in sorted(series, key=lambda k: -max(series[k].values())):
         c = escape(colour(name))
-        pts = [(x(d), y(series[name].get(d.isoformat(), 0)), d, series[name].get(d.isoformat(), 0)) for d in days]
-        parts.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="{" ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in pts)}"/>')
+        pts = [
+            (x(d), y(series[name].get(d.isoformat(), 0)), d, series[name].get(d.isoformat(), 0)) for d in days
+        ]
+        parts.append(
+            f'<polyline fill="none" stroke="{c}" stroke-width="2" points="{" ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in pts)}"/>'
+        )
         parts += [f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2.5" fill="{c}"><title>{escape(name)} {d.isoformat()}: {n}</title></circle>'
                   for px, py, d, n in pts]  # fmt: skip
     legend = "".join(f'<span><i style="background:{escape(colour(k))}"></i>{escape(k)} {series[k].get(history[-1][0], 0)}</span>'
@@ -291,7 +333,10 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
         f'<input type="hidden" name="back" value="state"><button class="plain" type="submit">Confirm</button></form></li>'
         for r in candidates
     ) or '<li class="meta">none waiting</li>'  # fmt: skip
-    gap_html = "".join(f"<li>{escape(g['text'])} <span class=\"meta\">×{g['count']}</span></li>" for g in gaps) or '<li class="meta">none reported</li>'
+    gap_html = (
+        "".join(f'<li>{escape(g["text"])} <span class="meta">×{g["count"]}</span></li>' for g in gaps)
+        or '<li class="meta">none reported</li>'
+    )
     finds = "".join(
         f'<li><span class="sev-{f.severity}">{escape(f.check.replace("_", " "))}</span> '
         f'{note_link(f.path) if f.path else ""} {escape(f.message)}</li>' for f in report.findings[:200]
@@ -300,7 +345,11 @@ def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[s
         f'<li>{note_link(f.path)} <span class="meta">{escape(f.message)}</span></li>'
         for f in report.findings if f.check == "held"
     ) or '<li class="meta">none held</li>'  # fmt: skip
-    more = f'<p class="meta">and {len(report.findings) - 200} more: run vaultmem doctor</p>' if len(report.findings) > 200 else ""
+    more = (
+        f'<p class="meta">and {len(report.findings) - 200} more: run vaultmem doctor</p>'
+        if len(report.findings) > 200
+        else ""
+    )
     summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in report.counts().items() if n) or "all good"
     return (
         '<h1>Memory state</h1><div class="cols"><div>'

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import socket
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..core import auth
 from ..index.embed import Embedder
@@ -40,7 +40,9 @@ def run(root: Path, port: int = 8770, open_browser: bool = False, poll: float = 
     sock = bind(port)
     if new_token:
         auth.new_token(auth.WEB_TOKEN_FILE)
-        announce(f"new web view token in {auth.token_path(auth.WEB_TOKEN_FILE)}: the old one and its sessions are refused")
+        announce(
+            f"new web view token in {auth.token_path(auth.WEB_TOKEN_FILE)}: the old one and its sessions are refused"
+        )
     state = ViewState(root, embedder)
     logins = auth.Logins()
     url = f"http://{HOST}:{sock.getsockname()[1]}/?{LOGIN}={logins.mint()}"

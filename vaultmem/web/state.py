@@ -73,7 +73,11 @@ class ViewState:
         store = self.vault.store
         for path in store.list_paths():
             st = store.stat(path)
-            h.update(f"{path}\0{st.mtime_ns if st else 0}\0{st.size if st else 0}\n".encode("utf-8", "surrogatepass"))
+            h.update(
+                f"{path}\0{st.mtime_ns if st else 0}\0{st.size if st else 0}\n".encode(
+                    "utf-8", "surrogatepass"
+                )
+            )
         return h.hexdigest()
 
     def _index_signature(self) -> tuple:

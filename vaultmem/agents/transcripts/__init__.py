@@ -15,12 +15,27 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from ..transcript import MAX_BYTES, MAX_LINE, Event, _tail, load_line, memory_action, shown_by_tools
 
-MEMORY_TOOLS = ("list_memories", "rate_memories", "report_gap", "write_note", "read_note", "checkpoint", "supersede",
-                "remember", "history", "resolve", "recall", "sleep", "stats", "wake")  # fmt: skip; longest first
+MEMORY_TOOLS = (
+    "list_memories",
+    "rate_memories",
+    "report_gap",
+    "write_note",
+    "read_note",
+    "checkpoint",
+    "supersede",
+    "remember",
+    "history",
+    "resolve",
+    "recall",
+    "sleep",
+    "stats",
+    "wake",
+)  # fmt: skip; longest first
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 
 
@@ -125,7 +140,9 @@ def shown(path: str | os.PathLike | None, fmt: str, max_bytes: int) -> set[str]:
 def shell_event(args: dict[str, Any], call_id: str) -> Event:
     """A shell tool call as the ``Bash`` event the summariser reads."""
     command = args.get("command")
-    return Event("tool", tool="Bash", input={"command": command if isinstance(command, str) else ""}, id=call_id)
+    return Event(
+        "tool", tool="Bash", input={"command": command if isinstance(command, str) else ""}, id=call_id
+    )
 
 
 def edit_event(tool: str, args: dict[str, Any], call_id: str) -> Event:

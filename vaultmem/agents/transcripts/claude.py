@@ -12,15 +12,15 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ..transcript import iter_lines, line_events, load_line
 from .history import NotATranscript, Transcript
 
 AGENT = "claude-code"
 LINE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation", "progress",
-              "attachment", "custom-title", "summary", "result"}  # fmt: skip
+              "attachment", "custom-title", "result"}  # fmt: skip
 
 
 def default_root() -> Path:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..transcript import MAX_BYTES, Event, _tail
 from . import as_object, memory_tool, objects, patch_events, texts
@@ -48,7 +49,12 @@ def line_events(obj: dict[str, Any]) -> Iterator[Event]:
     kind = payload.get("type")
     if obj.get("type") == "event_msg":
         message = payload.get("message")
-        if kind == "user_message" and isinstance(message, str) and message.strip() and not message.lstrip().startswith(WRAPPER):
+        if (
+            kind == "user_message"
+            and isinstance(message, str)
+            and message.strip()
+            and not message.lstrip().startswith(WRAPPER)
+        ):
             yield Event("prompt", message.strip())
         return
     if obj.get("type") != "response_item":
@@ -90,7 +96,9 @@ def _message_texts(payload: dict[str, Any]) -> list[str]:
 
 def _call(name: str, args: dict[str, Any], call_id: str) -> Iterator[Event]:
     if name in ("exec_command", "shell", "container.exec", "local_shell"):
-        yield Event("tool", tool="Bash", input={"command": _command(args.get("cmd", args.get("command")))}, id=call_id)
+        yield Event(
+            "tool", tool="Bash", input={"command": _command(args.get("cmd", args.get("command")))}, id=call_id
+        )
     elif name == "apply_patch":
         yield from patch_events(args.get("input", args.get("patch")), call_id)
     else:
@@ -102,7 +110,11 @@ def _command(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        if len(value) == 3 and value[1] in ("-lc", "-c") and os.path.basename(value[0]) in ("bash", "sh", "zsh"):
+        if (
+            len(value) == 3
+            and value[1] in ("-lc", "-c")
+            and os.path.basename(value[0]) in ("bash", "sh", "zsh")
+        ):
             return value[2]
         return shlex.join(value)
     return ""

@@ -14,14 +14,21 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..transcript import MAX_BYTES, Event, _tail
-from . import edit_event, shell_event, as_object, memory_tool, objects, patch_events, texts
+from . import as_object, edit_event, memory_tool, objects, patch_events, shell_event, texts
 
 EXIT_CODE = re.compile(r"exit code (-?\d+)>?\s*$", re.I)
 SHELLS = {"bash", "shell", "powershell", "zsh"}
-EDITS = {"edit": "Edit", "str_replace_editor": "Edit", "str_replace": "Edit", "create": "Write", "write": "Write"}
+EDITS = {
+    "edit": "Edit",
+    "str_replace_editor": "Edit",
+    "str_replace": "Edit",
+    "create": "Write",
+    "write": "Write",
+}
 
 
 def read_events_log(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
@@ -43,7 +50,9 @@ def line_events(obj: dict[str, Any]) -> Iterator[Event]:
         requests = data.get("toolRequests")
         for req in requests if isinstance(requests, list) else []:
             if isinstance(req, dict) and isinstance(req.get("name"), str):
-                yield from _call(req["name"], as_object(req.get("arguments")), str(req.get("toolCallId") or ""))
+                yield from _call(
+                    req["name"], as_object(req.get("arguments")), str(req.get("toolCallId") or "")
+                )
     elif kind == "tool.execution_complete":
         text = texts(data.get("result"))
         error = data.get("error")

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..transcript import MAX_BYTES, Event, _tail
-from . import edit_event, shell_event, memory_tool, objects, patch_events
+from . import edit_event, memory_tool, objects, patch_events, shell_event
 
 QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 EDITS = {"StrReplace": "Edit", "Edit": "Edit", "MultiEdit": "Edit", "Delete": "Edit", "Write": "Write"}
@@ -65,7 +66,9 @@ def _call(name: str, inp: Any, call_id: str) -> Iterator[Event]:
     elif name in EDITS:
         yield edit_event(EDITS[name], args, call_id)
     elif name == "CallDynamicTool":
-        server = " ".join(str(args.get(k) or "") for k in ("namespace", "server", "serverName", "providerIdentifier"))
+        server = " ".join(
+            str(args.get(k) or "") for k in ("namespace", "server", "serverName", "providerIdentifier")
+        )
         tool = str(args.get("toolName") or args.get("name") or "")
         yield Event("tool", tool=memory_tool(f"{server}.{tool}" if "vaultmem" in server else tool) or name,
                     input=args.get("arguments") if isinstance(args.get("arguments"), dict) else args, id=call_id)  # fmt: skip

@@ -15,8 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ...core.errors import BadInput
 from ..transcript import MAX_EVENT_TEXT, Event
@@ -62,7 +63,7 @@ def _iso(epoch: Any) -> str:
     if not isinstance(epoch, (int, float)) or isinstance(epoch, bool):
         return ""
     try:
-        return dt.datetime.fromtimestamp(float(epoch), dt.timezone.utc).isoformat().replace("+00:00", "Z")
+        return dt.datetime.fromtimestamp(float(epoch), dt.UTC).isoformat().replace("+00:00", "Z")
     except (OverflowError, OSError, ValueError):
         return ""
 
@@ -85,7 +86,9 @@ def _thread(conv: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     node = conv.get("current_node")
     if node not in mapping:  # no current node: the last leaf
-        node = next((k for k, v in reversed(mapping.items()) if isinstance(v, dict) and not v.get("children")), None)
+        node = next(
+            (k for k, v in reversed(mapping.items()) if isinstance(v, dict) and not v.get("children")), None
+        )
     chain: list[dict[str, Any]] = []
     seen: set[str] = set()
     while isinstance(node, str) and node in mapping and node not in seen and len(seen) < MAX_NODES:
@@ -124,7 +127,11 @@ def _chatgpt_one(path: Path, conv: dict[str, Any]) -> Transcript | None:
                 t.events.append(Event("prompt", text.strip()[:MAX_EVENT_TEXT], tool="feedback", ts=ts))
             continue
         meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
-        if msg.get("weight") == 0 or meta.get("is_visually_hidden_from_conversation") or role not in ("user", "assistant"):
+        if (
+            msg.get("weight") == 0
+            or meta.get("is_visually_hidden_from_conversation")
+            or role not in ("user", "assistant")
+        ):
             continue
         if role == "assistant" and msg.get("recipient") not in (None, "all"):
             continue  # a call to a tool
@@ -147,7 +154,11 @@ def read_claude_ai(path: Path) -> list[Transcript]:
 
 def _claude_text(msg: dict[str, Any]) -> str:
     blocks = msg.get("content") if isinstance(msg.get("content"), list) else []
-    texts = [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    texts = [
+        b["text"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
     if texts:
         return "\n".join(texts).strip()
     return msg["text"].strip() if isinstance(msg.get("text"), str) else ""
@@ -157,7 +168,9 @@ def _claude_one(path: Path, conv: dict[str, Any]) -> Transcript | None:
     messages = conv.get("chat_messages")
     if not isinstance(messages, list):
         return None
-    t = Transcript("claude-ai", str(conv.get("uuid") or f"{path.stem}-{conv.get('created_at')}")[:200], str(path))
+    t = Transcript(
+        "claude-ai", str(conv.get("uuid") or f"{path.stem}-{conv.get('created_at')}")[:200], str(path)
+    )
     t.title = conv["name"][:200] if isinstance(conv.get("name"), str) else ""
     t.known = 1
     for msg in messages:
@@ -166,5 +179,7 @@ def _claude_one(path: Path, conv: dict[str, Any]) -> Transcript | None:
         sender, text = msg.get("sender"), _claude_text(msg)
         ts = msg.get("created_at") if isinstance(msg.get("created_at"), str) else ""
         if text and sender in ("human", "user", "assistant"):
-            t.events.append(Event("text" if sender == "assistant" else "prompt", text[:MAX_EVENT_TEXT], ts=ts))
+            t.events.append(
+                Event("text" if sender == "assistant" else "prompt", text[:MAX_EVENT_TEXT], ts=ts)
+            )
     return t

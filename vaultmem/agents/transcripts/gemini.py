@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..transcript import MAX_BYTES, Event, _tail
 from . import as_object, memory_tool, objects, texts

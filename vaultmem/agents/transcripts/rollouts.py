@@ -20,8 +20,9 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..transcript import MAX_EVENT_TEXT, Event, _clip_output, load_line, stream_lines
 from .history import NotATranscript, Transcript
@@ -56,7 +57,11 @@ def rollout_files(root: Path) -> tuple[list[Path], list[Path]]:
     if root.is_file():
         files = [root]
     else:
-        files = sorted(p for p in root.rglob("rollout-*.jsonl*") if p.is_file() and p.name.endswith((".jsonl", ".jsonl.zst")))
+        files = sorted(
+            p
+            for p in root.rglob("rollout-*.jsonl*")
+            if p.is_file() and p.name.endswith((".jsonl", ".jsonl.zst"))
+        )
     plain = {str(p) for p in files if p.name.endswith(".jsonl")}
     files = [p for p in files if not (p.name.endswith(".zst") and str(p)[:-4] in plain)]
     if zstd_available():
@@ -193,7 +198,13 @@ def _calls(item: dict[str, Any], ts: str) -> Iterator[Event]:
     if item.get("type") == "local_shell_call":
         action = item.get("action")
         args, name = (action if isinstance(action, dict) else {}), "shell"
-    patch = args if isinstance(args, str) else (args.get("input") or args.get("patch")) if isinstance(args, dict) else None
+    patch = (
+        args
+        if isinstance(args, str)
+        else (args.get("input") or args.get("patch"))
+        if isinstance(args, dict)
+        else None
+    )
     if name == "apply_patch" and isinstance(patch, str):
         for f in dict.fromkeys(PATCH_FILE_RE.findall(patch)):
             yield Event("tool", tool="Edit", input={"file_path": f.strip()}, id=call, ts=ts)
@@ -246,7 +257,13 @@ def _output_text(output: Any) -> str:
             return output
         if isinstance(data, dict) and isinstance(data.get("output"), str):
             return data["output"]
-    return output if isinstance(output, str) else _texts(output.get("content")) if isinstance(output, dict) else ""
+    return (
+        output
+        if isinstance(output, str)
+        else _texts(output.get("content"))
+        if isinstance(output, dict)
+        else ""
+    )
 
 
 def _output(st: _State, call: str, output: Any, ts: str) -> None:
