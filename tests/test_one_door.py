@@ -132,7 +132,9 @@ def test_watch_runs_the_service_in_the_foreground(cli, vault):  # noqa: F811
     proc = subprocess.Popen([EXE, "watch", "--vault", str(vault)], env=cli.env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        wait_for(lambda: cli.status().get("ready") and cli.status().get("vaults"), what="the foreground service")
+        wait_for(
+            lambda: cli.status().get("ready") and cli.status().get("vaults"), what="the foreground service"
+        )
         assert cli.status()["pid"] == proc.pid
         assert ADVISORY in ids(cli, vault, QUERY)
         assert cli.loaders() == [proc.pid]

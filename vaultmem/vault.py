@@ -30,7 +30,8 @@ from .core.links import NoteKeys, Resolver, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.memtypes import known_types
 from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
-from .core.store import Store, find_vault
+from .core.scaffold import ignore_state
+from .core.store import STATE_DIR, Store, find_vault
 from .index import graph as graphmod
 from .index.bm25 import BM25Index
 from .index.embed import Embedder, make_embedder
@@ -55,6 +56,8 @@ class Vault:
     def __init__(self, root: Path, embedder: Embedder | None = None):
         self.root = Path(root).resolve()
         self.config = configmod.load(self.root)
+        if not (self.root / STATE_DIR).exists():  # a folder never init-ed: its state stays out of git
+            ignore_state(self.root)
         vcfg = self.config["vault"]
         if vcfg["title_from"] not in TITLE_FROM:
             raise BadInput(f"[vault] title_from = {vcfg['title_from']!r}: use one of {', '.join(TITLE_FROM)}")
@@ -242,11 +245,31 @@ class Vault:
         except WatcherRunning:
             if paths is None:
                 self.refresh()
+            else:
+                self._indexed_by_owner(paths)
             return None
 
     def sync_paths(self, paths: Iterable[str]) -> None:
-        """Index notes this process just wrote (a running watcher does it itself)."""
+        """Index notes this process just wrote: here, or, while the memory service keeps the
+        indexes, by the service before this returns (read-your-writes: the next call of any
+        client sees them)."""
         self.sync(paths)
+
+    def _indexed_by_owner(self, paths: list[str]) -> None:
+        """Ask the process that keeps the indexes (the memory service) to index ``paths`` now,
+        then read its indexes afresh; without an answer, only the latter (it indexes them
+        itself, a moment later)."""
+        from .service import client
+
+        try:
+            reply = client.call("sync", {"root": str(self.root), "paths": paths}, timeout=120)
+        except VaultError:
+            reply = None
+        done = (reply or {}).get("result") if (reply or {}).get("ok") else None
+        if done is not None and not done.get("superseded"):
+            self._refresh(set(paths))
+        else:
+            self.refresh()
 
     def _invalidate(self) -> None:
         self._records = self._graph = self._vectors = self._index = None

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -41,6 +41,7 @@ from .common import (  # fmt: skip
     summary_line,
     target,
 )
+from .hits import skipped_notes
 
 # ---------------------------------------------------------------------- commands
 
@@ -129,8 +130,8 @@ def list_cmd(
     }
     session = api.Session(vault, agent)
     rows = session.list_notes(limit=None if show_all else limit, **filters)
-    for path, reason in session.new_skips().items():
-        err(f"skipped {path}: {reason}")
+    for line in skipped_notes(session.skips(), session.told):
+        err(line)
     if as_json:
         echo_json(rows)
         return
@@ -255,12 +256,14 @@ def index(
     else:
         embedded = summary["embedded_chunks"]
         typer.echo(summary_line(summary) + (f", {embedded} chunks embedded" if embedded else ""))
-        for path, reason in summary["errors"].items():
-            err(f"skipped {path}: {reason}")
         for path, (done, total) in summary.get("capped", {}).items():
             typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
                        "keyword search covers all of its text")  # fmt: skip
-        _duplicate_ids(open_session(vault).vault.index_status(drift=False).get("duplicate_ids", {}))
+    if not as_json:  # every note the indexes could not read, whoever indexed them
+        state = open_session(vault).vault.index_status(drift=False)
+        for line in skipped_notes(state["errors"], set()):
+            err(line)
+        _duplicate_ids(state.get("duplicate_ids", {}))
 
 
 def _duplicate_ids(found: dict[str, list[str]]) -> None:
@@ -559,16 +562,18 @@ def watch(
         ),
     ] = None,
 ) -> None:
-    """Keep the indexes in step with the files as they change, and answer recall warm.
+    """Run the memory service in the foreground for these vaults: it keeps their indexes in
+    step with the files and answers every command warm. When the service already runs, this
+    says so, has it serve the vaults (and sync them, with --sync-every) and follows it.
 
-    Runs in the foreground; Ctrl-C or SIGTERM stops it after applying pending changes.
+    Ctrl-C or SIGTERM stops it after applying pending changes (a followed service keeps running).
     Example: vaultmem watch --vault ~/memory      vaultmem watch --all --sync-every 5m
     """
     import logging
     import signal
     import threading
 
-    from ..service.watch import Watcher, WatchGroup
+    from ..service import control
 
     logging.basicConfig(level=logging.INFO, format="vaultmem: %(message)s", stream=sys.stderr)
     if all_vaults:
@@ -579,39 +584,71 @@ def watch(
             raise BadInput("no registered vaults (see `vaultmem vault add NAME PATH`)")
     else:
         roots = [api.vault_root(vault, agent)]
-    session = api.Session()  # one model for every vault in this process
-    watchers = []
-    for root in roots:
-        v = session.open(root)
-
-        def report(batch: dict, root: Path = root) -> None:
-            if batch["added"] or batch["updated"] or batch["moved"] or batch["removed"]:
-                err(f"{root.name}: indexed: {summary_line(batch)}")
-
-        watchers.append(Watcher(v, quiet=quiet, max_delay=max_delay, on_batch=report))
-    group = WatchGroup(watchers)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     every = None
     if sync_every:
         from ..sync.git import parse_interval
 
         every = parse_interval(sync_every)
-    group.start()
-    if every:
-        from ..sync.git import start_sync_loops
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.is_set():
+        info = control.ping()
+        if info is not None and control.outdated(info.get("version", "0")):
+            control.stop()  # an older install's service: this one takes over
+            info = None
+        if info is not None:
+            if _follow(info, roots, every, stop):
+                return
+        elif _serve(roots, every, quiet, max_delay, stop):
+            return
+        stop.wait(0.2)  # the followed service ended, or another took the lock first: look again
 
-        start_sync_loops(watchers, every, stop)
-    for w in watchers:
-        err(f"watching {w.root} (pid {os.getpid()}){' by polling' if w.state.polling else ''}")
-    err("Ctrl-C stops")
-    group.wait(stop)
-    for root, error in group.errors.items():
-        err(f"{root}: {error}")
+
+def _follow(info: dict, roots: list[Path], every: float | None, stop: Any) -> bool:
+    """Have the running service serve ``roots`` and follow it until ``stop`` (True) or until it
+    ends (False)."""
+    from ..service import client, control
+
+    reply = client.call("open", {"roots": [str(r) for r in roots], "sync_every": every})
+    if reply is None or reply.get("code") == "version":
+        return False
+    if not reply.get("ok"):
+        raise api.RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
+    for root in roots:
+        err(f"the memory service (pid {info['pid']}) serves {root}; following it (log: {control.log_path()})")
+    err("Ctrl-C stops following; `vaultmem service stop` stops the service")
+    while not stop.wait(1.0):
+        now = control.ping()
+        if now is None or now.get("pid") != info["pid"]:
+            err(f"the memory service (pid {info['pid']}) stopped")
+            return False
+    return True
+
+
+def _serve(roots: list[Path], every: float | None, quiet: float, max_delay: float, stop: Any) -> bool:
+    """The memory service in this process for ``roots`` until ``stop``; False when another one
+    took the service lock first (then it is followed)."""
+    import threading
+
+    from ..service.daemon import Service
+
+    service = Service(*api.service_parts(), idle_exit=0, quiet=quiet, max_delay=max_delay)
+    service.foreground = True
+    service.after_sync = api.sync_served
+
+    def opened() -> None:  # once the model is loaded and the vaults are open
+        service.opened.wait()
+        for root in roots:
+            err(f"watching {root} (pid {os.getpid()}: the memory service, in the foreground)")
+        err("Ctrl-C stops")
+
+    threading.Thread(target=opened, daemon=True).start()
+    threading.Thread(target=lambda: (stop.wait(), service.stop_event.set()), daemon=True).start()
+    if not service.run(roots, sync_every=every):
+        return False
     err("stopped")
-    if group.errors:
-        raise typer.Exit(1)
+    return True
 
 
 @app.command()
@@ -630,7 +667,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         return
     for line in status_lines(service):
         typer.echo(line)
-    typer.echo(f"watcher: {'running, pid ' + str(data['pid']) if data.get('pid') else 'not running'}")
+    typer.echo(f"indexed by: {_keeper(data)}")
     typer.echo(f"notes indexed: {data['notes_indexed']}")
     if data.get("pid"):
         typer.echo(f"pending changes: {data['pending']}")
@@ -645,6 +682,13 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
     for key, paths in data.get("duplicate_ids", {}).items():
         typer.echo(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
+
+
+def _keeper(data: dict) -> str:
+    """Who keeps a vault's indexes, as status and doctor say it."""
+    if data.get("by") == "service" and data.get("pid"):
+        return f"the memory service, pid {data['pid']}"
+    return "each command in its own process (the memory service does not serve this vault)"
 
 
 vault_app = typer.Typer(
