@@ -183,6 +183,16 @@ def service_call(
     return reply["result"], True
 
 
+def keeper_status(root: Path) -> dict[str, Any] | None:
+    """The memory service's status of ``root`` when it serves the vault, asked whether or not
+    this client works through it (``VAULTMEM_NO_SERVICE``): status tells who keeps the indexes."""
+    info = control.ping()
+    if info is None or str(Path(root).resolve()) not in info.get("vaults", []):
+        return None
+    reply = client.call("status", {"root": str(root)})
+    return reply["result"] if reply and reply.get("ok") else None
+
+
 def is_vault_name(name: str) -> bool:
     """Whether a prefix names some vault (registered, or an agent folder of the team)."""
     reg = Registry()
@@ -671,8 +681,11 @@ class Session:
     def status(self) -> dict[str, Any]:
         """Who keeps the indexes (``by``: "service", with its pid, pending changes and last
         error; pid None when each command does), notes indexed, errors and drift."""
-        return self.door("status", {"root": str(self.root)},
-                         lambda: {"pid": None, "by": None, **self.vault.index_status()}, start=False)  # fmt: skip
+
+        def here() -> dict[str, Any]:
+            return keeper_status(self.root) or {"pid": None, "by": None, **self.vault.index_status()}
+
+        return self.door("status", {"root": str(self.root)}, here, start=False)
 
     def reindex(self, rebuild: bool = False, progress: Progress | None = None) -> tuple[dict[str, Any], bool]:
         """Bring the indexes in line with the files: by the memory service when it runs, else
