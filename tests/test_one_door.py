@@ -160,3 +160,40 @@ def test_a_folder_never_initialised_keeps_its_state_out_of_git(cli, tmp_path, ba
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-uall"], capture_output=True,
                             text=True, check=True).stdout  # fmt: skip
     assert ".vaultmem" not in status.replace(".gitignore", ""), status
+
+
+def test_recall_brings_k_hits_when_other_branches_memories_rank_first(
+    tmp_path, monkeypatch, backend, fake_model
+):
+    """Before: the branch filter ran on the client after the top k were chosen, so two memories
+    of another branch ranking first left recall -k 2 with nothing."""
+    from gitcluster import git_env
+    from typer.testing import CliRunner
+
+    from vaultmem.cli.app import app
+
+    for k, v in git_env(tmp_path).items():
+        monkeypatch.setenv(k, v)
+    code = tmp_path / "code"
+    code.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(code)], check=True)
+    (code / "README").write_text("x")
+    subprocess.run(["git", "-C", str(code), "add", "README"], check=True)
+    subprocess.run(["git", "-C", str(code), "commit", "-qm", "seed"], check=True)
+    root = tmp_path / "vault"
+    CliRunner().invoke(app, ["init", str(root)])
+    monkeypatch.chdir(code)
+
+    def vm(*args: str) -> str:
+        done = CliRunner().invoke(app, [*args, "--vault", str(root)])
+        assert done.exit_code == 0, done.output
+        return done.stdout
+
+    subprocess.run(["git", "-C", str(code), "checkout", "-qb", "feature-x"], check=True)
+    for i in range(2):  # the best matches, scoped to feature-x
+        vm("remember", "fact", f"Zebra crossing {i}", "zebra zebra zebra crossing crossing.")
+    subprocess.run(["git", "-C", str(code), "checkout", "-q", "main"], check=True)
+    for i in range(2):  # weaker matches, on main
+        vm("remember", "fact", f"Main note {i}", "a zebra was seen once.")
+    hits = json.loads(vm("recall", "zebra crossing", "-k", "2", "--json", "--no-adaptive"))["results"]
+    assert len(hits) == 2 and all(h["title"].startswith("Main note") for h in hits)

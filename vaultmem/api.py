@@ -447,27 +447,24 @@ class Session:
 
     def recall(self, query: str, explain: bool = False, *, branch: str | None = None, all_branches: bool = False,
                **options: Any) -> list[dict[str, Any]]:  # fmt: skip
-        """Hits as dicts: across several vaults in this process; for one vault from its running
-        watcher when there is one, else in this process. ``options``: ``Vault.recall``'s.
-
-        Memories scoped to a code branch other than the current or the default branch of the
-        working directory's repository are left out unless ``branch`` names theirs or
-        ``all_branches`` (see ``branches``). Hits left out are not replaced: asking for more
-        would log retrievals of memories nobody was shown."""
-        from .memory import branches
-
-        hits = self._recall(query, explain, **options)
-        if all_branches:
-            return hits
-        return branches.filter_hits(hits, self.named, self.shown(branch))
-
-    def _recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
+        """Hits as dicts, from every vault of the session in one ranking (``options``:
+        ``Vault.recall``'s). Memories scoped to a code branch other than the current or the
+        default branch of the working directory's repository are left out where the index is
+        (so k hits still come back) unless ``branch`` names theirs or ``all_branches`` (see
+        ``branches``). ``degraded`` and ``skipped`` say how it was answered."""
         self.degraded, self.skipped = None, {}
         if self.backend == KEYWORDS and options.get("mode", "hybrid") != "bm25":
-            return self._recall_without_model(query, explain, options)
+            from .memory import branches
+
+            hits = self._recall_without_model(query, explain, options)
+            return hits if all_branches else branches.filter_hits(hits, self.named, self.shown(branch))
         args = {"roots": {name: str(path) for name, path in self.named.items()}, "query": query,
-                "explain": explain, "options": options, "wait": self.wait}  # fmt: skip
-        done = self.door("recall", args, lambda: self._recall_here(query, explain, options))
+                "explain": explain, "options": options, "wait": self.wait, "cwd": str(self.cwd or Path.cwd()),
+                "branch": branch, "all_branches": all_branches}  # fmt: skip
+        shown = None if all_branches else self.shown(branch)
+        done = self.door(
+            "recall", args, lambda: self._recall_here(query, explain, {**options, "shown": shown})
+        )
         self.degraded, self.skipped = done["degraded"], done["skipped"]
         return done["hits"]
 

@@ -343,11 +343,14 @@ class Vault:
     # ------------------------------------------------------------------ recall
 
     def recall(self, query: str, k: int | None = None, *, log: bool = True, stats: tuple | None = None,
-               snippets: bool = True, types_known: Iterable[str] | None = None, **options: Any) -> list[Hit]:  # fmt: skip
+               snippets: bool = True, types_known: Iterable[str] | None = None,
+               shown: Callable[[Path, str], bool] | None = None, **options: Any) -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall/pipeline.py`` for how scores are made. ``options``: the
         declared recall parameters (``recall/params.py``; unset ones take the vault's config).
         A type neither this vault's templates nor its notes have is refused (``types_known``:
         the types that count instead, for several vaults searched together).
+        ``shown(root, path)``: only memories it lets through are hits (other code branches'
+        memories are left out where the index is, so recall still brings k).
         The memories returned are logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
         known = (
             None if not options.get("types") else self.memory_types() if types_known is None else types_known
@@ -355,7 +358,8 @@ class Vault:
         call = params.resolve({"k": k, **options}, self.config["recall"], known)
         if self.embedder.name == "none" and call["mode"] != "vector":
             call["mode"] = "bm25"
-        opt = Options.build(call, self.config, self.root, stats=stats, snippets=snippets)
+        mine = (lambda path: shown(self.root, path)) if shown is not None else None
+        opt = Options.build(call, self.config, self.root, stats=stats, snippets=snippets, shown=mine)
         hits = search(self.sources(), query, opt)
         if log and hits:
             self.usage.log_retrievals([h.id for h in hits], "recall")

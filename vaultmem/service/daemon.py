@@ -375,6 +375,8 @@ class Service:
         degraded = not args["wait"] and not self.ready.is_set() and options.get("mode", "hybrid") != "bm25"
         if degraded:
             options["mode"] = "bm25"
+        if not args["all_branches"]:  # other code branches' memories: left out here, where the index is
+            options["shown"] = branches.shown_test(Path(args["cwd"]), args["branch"])
         with self.reading(args["roots"]) as reader:
             hits = [h.as_dict(args["explain"]) for h in reader.recall(args["query"], **options)]
         skipped = self.skipped(args["roots"])

@@ -67,56 +67,25 @@ def _typed(op: str, name: str, value: Any, kind: type | tuple[type, ...]) -> Any
     return value
 
 
-OPTIONAL_STR = (str, type(None))
+BRANCH = {"cwd": (str, "/"), "branch": (str, None), "all_branches": (bool, False)}  # code branch scope
+FIELDS = {"fields": (dict, {})}  # the operation's own keyword arguments (``Vault``'s)
 DECLARED = (
     Op("ping", {}, "pid, version, ready, started, calls, idle_exit, log, vaults", NONE, any_version=True),
     Op("stop", {}, "pid", NONE, any_version=True),
     Op("open", {"roots": list}, "the roots served", NONE, optional={"sync_every": (float, None)}),
-    Op(
-        "recall",
-        {"roots": Roots, "query": str},
-        "hits (Hit.as_dict), degraded, skipped (path -> reason)",
-        optional={"explain": (bool, False), "options": (dict, {}), "wait": (bool, True)},
-    ),  # fmt: skip
-    Op(
-        "wake",
-        {"roots": Roots},
-        "the [MEMORY] block: text, sections, ids",
-        optional={
-            "anchor": (str, None),
-            "task": (str, None),
-            "profile": (str, "default"),
-            "budget": (int, 2000),
-            "cwd": (str, "/"),
-            "branch": (str, None),
-            "all_branches": (bool, False),
-        },
-    ),  # fmt: skip
-    Op(
-        "remember",
-        {"root": str, "type": str, "title": str},
-        "the note written (id, path, ...)",
-        WRITE,
-        optional={"content": (str, None), "fields": (dict, {})},
-    ),  # fmt: skip
-    Op(
-        "edit",
-        {"root": str, "ref": str},
-        "the edit's result (path, changed)",
-        WRITE,
-        optional={"fields": (dict, {})},
-    ),
-    Op(
-        "sleep",
-        {"root": str, "summary": str},
-        "summary, handoff, superseded",
-        WRITE,
-        optional={"fields": (dict, {})},
-    ),  # fmt: skip
-    Op("checkpoint", {"root": str, "text": str}, "id, path, line", WRITE, optional={"fields": (dict, {})}),
+    Op("recall", {"roots": Roots, "query": str}, "hits (Hit.as_dict), degraded, skipped (path -> reason)",
+       optional={"explain": (bool, False), "options": (dict, {}), "wait": (bool, True), **BRANCH}),
+    Op("wake", {"roots": Roots}, "the [MEMORY] block: text, tokens, budget, ids, sections",
+       optional={"anchor": (str, None), "task": (str, None), "profile": (str, "default"), "budget": (int, 2000),
+                 **BRANCH}),
+    Op("remember", {"root": str, "type": str, "title": str}, "the note written (id, path, ...)", WRITE,
+       optional={"content": (str, None), **FIELDS}),
+    Op("edit", {"root": str, "ref": str}, "path, changed", WRITE, optional=FIELDS),
+    Op("sleep", {"root": str, "summary": str}, "summary, handoff, superseded", WRITE, optional=FIELDS),
+    Op("checkpoint", {"root": str, "text": str}, "id, path, line", WRITE, optional=FIELDS),
     Op("shown", {"root": str, "ids": list, "via": str}, "nothing", READ),
     Op("status", {"root": str}, "watcher status and index status", NONE, optional={"drift": (bool, True)}),
     Op("reindex", {"root": str}, "the index summary", WRITE, optional={"rebuild": (bool, False)}),
     Op("sync", {"root": str, "paths": list}, "the index summary of those paths", WRITE),
-)
+)  # fmt: skip
 OPS: dict[str, Op] = {op.name: op for op in DECLARED}
