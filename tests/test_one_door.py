@@ -197,3 +197,27 @@ def test_recall_brings_k_hits_when_other_branches_memories_rank_first(
         vm("remember", "fact", f"Main note {i}", "a zebra was seen once.")
     hits = json.loads(vm("recall", "zebra crossing", "-k", "2", "--json", "--no-adaptive"))["results"]
     assert len(hits) == 2 and all(h["title"].startswith("Main note") for h in hits)
+
+
+def test_remember_fields_are_declared_once(empty_vault, fake_embedder):
+    """The CLI options, the MCP tool's arguments and the operation's keywords of `remember` are
+    the one declaration (``memory.fields``)."""
+    import inspect
+
+    import anyio
+
+    from vaultmem.agents.mcp_server import build_server
+    from vaultmem.cli.remember import remember as cli_remember
+    from vaultmem.memory import ops
+    from vaultmem.memory.fields import FIELDS
+
+    declared = [f.name for f in FIELDS]
+    options = [n for n in inspect.signature(cli_remember).parameters if n not in ("type", "title", "content")]
+    assert options == [*declared, "vault", "agent", "as_json"]
+    own = set(inspect.signature(ops.remember).parameters)
+    assert {f.name for f in FIELDS if f.name != "shared"} <= own
+    assert "shared" not in own  # where the memory goes is the session's
+    tools = anyio.run(build_server(str(empty_vault), embedder=fake_embedder).list_tools)
+    schema = next(t for t in tools if t.name == "remember").input_schema["properties"]
+    assert list(schema) == ["type", "title", "content", *declared]
+    assert all(schema[f.name]["description"] == f.help for f in FIELDS)
