@@ -330,26 +330,23 @@ class Session:
         """The first (for a single-vault session, the only) vault it may read, open."""
         return self.open(next(iter(self.named.values())))
 
+    def pick_root(self, ref: str) -> tuple[Path, str]:
+        """The root of the vault a ``vault:id`` reference names (default: the caller's own) and
+        the rest, without opening the vault."""
+        prefix, sep, rest = ref.partition(":")
+        if sep and rest and prefix in self.named:
+            return Path(self.named[prefix]).resolve(), rest.strip()
+        if sep and rest and prefix and " " not in prefix and self.agent and is_vault_name(prefix):
+            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
+                           f"(only {', '.join(self.named)})")  # fmt: skip
+        return Path(self.root).resolve(), ref.strip()
+
     def pick(self, ref: str) -> tuple[Vault, str]:
         """The vault a ``vault:id`` reference names (default: the caller's own) and the rest;
         a path-like reference must stay inside that vault."""
-        prefix, sep, rest = ref.partition(":")
-        if sep and rest and prefix in self.named:
-            vault, ref = self.vaults[prefix], rest
-        elif sep and rest and prefix and " " not in prefix and self.agent and is_vault_name(prefix):
-            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
-                           f"(only {', '.join(self.named)})")  # fmt: skip
-        else:
-            vault = self.vault
-        ref = ref.strip()
-        if (
-            ref.startswith(("/", "\\", "~", "."))
-            or "/" in ref
-            or "\\" in ref
-            or ref.endswith((".md", ".markdown"))
-        ):
-            vault.store.abspath(ref.replace("\\", "/"))
-        return vault, ref
+        root, ref = self.pick_root(ref)
+        vault = self.open(root)
+        return vault, vault.checked_ref(ref)
 
     # ------------------------------------------------------------------ freshness
 
@@ -543,12 +540,32 @@ class Session:
         return {} if scope == USER else scope_fields(self.cwd or Path.cwd(), root)
 
     def list_notes(self, limit: int | None = 20, **filters: Any) -> list[dict[str, Any]]:
-        """Notes matching the filters, newest first (read from the files: no reindex needed)."""
-        if len(self.named) > 1:
-            from .multi import MultiVault
+        """Notes matching the filters, newest first (read from the files: no reindex needed);
+        ``skipped``: the notes left out because they cannot be read."""
+        args = {"roots": {n: str(p) for n, p in self.named.items()}, "limit": limit, "filters": filters}
 
-            return MultiVault(self.vaults).list_notes(limit=limit, **filters)
-        return self.only().list_notes(limit=limit, **filters)
+        def here() -> dict[str, Any]:
+            reader: Any = self.only()
+            if len(self.named) > 1:
+                from .multi import MultiVault
+
+                reader = MultiVault(self.vaults)
+            return {"rows": reader.list_notes(limit=limit, **filters), "skipped": self.skips()}
+
+        done = self.door("list", args, here, start=False)
+        self.skipped = done["skipped"]
+        return done["rows"]
+
+    def show(self, ref: str) -> dict[str, Any]:
+        """A note by reference (``vault:id``; ``Vault.show``)."""
+        root, rest = self.pick_root(ref)
+        return self.door(
+            "show", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].show(rest), start=False
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """The caller's own vault's counts (``Vault.stats``)."""
+        return self.door("stats", {"root": str(self.root)}, lambda: self.vault.stats(), start=False)
 
     def skips(self) -> dict[str, str]:
         """Notes the vaults read so far left out because they cannot be read, with the reason
@@ -580,9 +597,9 @@ class Session:
     def edit(self, ref: str, **fields: Any) -> dict[str, Any]:
         """Change the note a reference names (``vault:id``, default: the caller's own vault;
         ``fields``: ``Vault.edit``'s), through the memory service while one runs."""
-        vault, ref = self.pick(ref)
-        return self.door("edit", {"root": str(vault.root), "ref": ref, "fields": fields},
-                         lambda: vault.edit(ref, **fields))  # fmt: skip
+        root, rest = self.pick_root(ref)
+        return self.door("edit", {"root": str(root), "ref": rest, "fields": fields},
+                         lambda: self.pick(ref)[0].edit(rest, **fields))  # fmt: skip
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
@@ -611,12 +628,14 @@ class Session:
     # ------------------------------------------------------------------ a memory by reference (``vault:id``)
 
     def resolve(self, ref: str) -> dict[str, Any]:
-        vault, ref = self.pick(ref)
-        return vault.resolve(ref)
+        root, rest = self.pick_root(ref)
+        return self.door("resolve", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].resolve(rest),
+                         start=False)  # fmt: skip
 
     def reopen(self, ref: str) -> dict[str, Any]:
-        vault, ref = self.pick(ref)
-        return vault.reopen(ref)
+        root, rest = self.pick_root(ref)
+        return self.door("reopen", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].reopen(rest),
+                         start=False)  # fmt: skip
 
     def supersede(self, old: str, new: str) -> dict[str, Any]:
         """OLD replaced by NEW; both must be in one vault."""

@@ -433,6 +433,18 @@ class Vault:
         known = self.index_errors() if self.skipped and (self.index_dir / "manifest.db").exists() else {}
         return {p: r for p, r in self.skipped.items() if known.get(p) != r}
 
+    def checked_ref(self, ref: str) -> str:
+        """A note reference as given, refused (BadInput) when it is path-like and leads outside
+        the vault (every front end, in process or through the service, asks here)."""
+        if (
+            ref.startswith(("/", "\\", "~", "."))
+            or "/" in ref
+            or "\\" in ref
+            or ref.endswith((".md", ".markdown"))
+        ):
+            self.store.abspath(ref.replace("\\", "/"))
+        return ref
+
     def find(self, ref: str, records: dict[str, Record] | None = None) -> Record:
         """A note by id, vault-relative path, title, alias or file name."""
         records = records if records is not None else self.catalog()

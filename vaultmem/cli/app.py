@@ -17,9 +17,9 @@ import typer
 
 from .. import api
 from ..core.errors import BadInput, NoteNotFound
-from ..core.fence import strip_escapes
 from . import recall as _recall  # noqa: F401  (importing them adds their commands)
 from . import remember as _remember  # noqa: F401
+from . import render
 from .common import (  # fmt: skip
     AgentOpt,
     AnchorOpt,
@@ -88,14 +88,9 @@ def show(
 
     Example: vaultmem show k7f3x9q2
     """
-    v, ref = target(ref, vault)
-    data = v.show(ref)
-    if as_json:
-        echo_json(data)
-    else:
-        expired = ", expired" if data["status"] == "expired" else ""
-        typer.echo(strip_escapes(f"# {data['path']}  (id {data['id']}{expired})\n"))
-        typer.echo(strip_escapes(data["text"].rstrip("\n")))  # a note's text never drives the terminal
+    data = open_session(vault).show(ref)
+    for line in render.show_lines(data, as_json):
+        typer.echo(line)
 
 
 @app.command("list")
@@ -130,20 +125,10 @@ def list_cmd(
     }
     session = api.Session(vault, agent)
     rows = session.list_notes(limit=None if show_all else limit, **filters)
-    for line in skipped_notes(session.skips(), session.told):
+    for line in skipped_notes(session.skipped, session.told):
         err(line)
-    if as_json:
-        echo_json(rows)
-        return
-    keys = [f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"] for r in rows]
-    width = min(40, max(map(len, keys), default=0))  # as wide as the longest key shown, no wider
-    for r, key in zip(rows, keys):
-        mark = "  (expired)" if r["status"] == "expired" else ""
-        typer.echo(
-            strip_escapes(
-                f"{r['updated'][:10]}  {key[:width]:<{width}}  {(r['type'] or '-'):<15} {r['title']}{mark}"
-            )
-        )
+    for line in render.list_lines(rows, as_json):
+        typer.echo(line)
     if not rows:
         err("no memories match")
 
@@ -164,8 +149,8 @@ def edit(
     Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
     """
     session = open_session(vault)
-    v, picked = session.pick(ref)
     if content is None and not set_ and not add_tag:
+        v, picked = session.pick(ref)
         rec = v.find(picked)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
@@ -175,10 +160,8 @@ def edit(
     if content == "-":
         content = sys.stdin.read()
     result = session.edit(ref, content=content, sets=set_, add_tags=add_tag)
-    if as_json:
-        echo_json(result)
-    else:
-        typer.echo(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")
+    for line in render.edit_lines(result, as_json):
+        typer.echo(line)
 
 
 @app.command()
@@ -219,16 +202,8 @@ def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem stats --json
     """
-    data = open_session(vault).vault.stats()
-    if as_json:
-        echo_json(data)
-        return
-    typer.echo(
-        f"notes: {data['notes']}  ({data['notes_bytes'] / 1024:.0f} KiB; indexes {data['index_bytes'] / 1024:.0f} KiB)"
-    )
-    typer.echo(f"dates: {data['oldest'] or '-'} .. {data['newest'] or '-'}")
-    for name in ("by_type", "by_status", "by_importance"):
-        typer.echo(f"{name.replace('_', ' ')}: " + ", ".join(f"{k} {n}" for k, n in data[name].items()))
+    for line in render.stats_lines(open_session(vault).stats(), as_json):
+        typer.echo(line)
 
 
 @app.command()
@@ -325,14 +300,8 @@ def reopen(
 
 
 def _report(results: list[dict], as_json: bool) -> None:
-    if as_json:
-        echo_json(results)
-        return
-    for r in results:
-        extra = f" by {r['by']}" if r.get("by") else ""
-        typer.echo(
-            f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
-        )
+    for line in render.report_lines(results, as_json):
+        typer.echo(line)
     if not results:
         err("nothing to change")
 

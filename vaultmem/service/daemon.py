@@ -403,7 +403,7 @@ class Service:
 
     def _edit(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
-            return vault.edit(args["ref"], **args["fields"])
+            return vault.edit(vault.checked_ref(args["ref"]), **args["fields"])
 
     def _sleep(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
@@ -438,6 +438,35 @@ class Service:
         with self.entry(args["root"]).writing() as vault:
             summary = vault.sync(paths)
         return summary.as_dict() if summary is not None else None
+
+    def _show(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).reading() as vault:
+            return vault.show(vault.checked_ref(args["ref"]))
+
+    def _list(self, args: dict) -> dict[str, Any]:
+        """Notes matching the filters, newest first, read from the files (as in process), and the
+        notes left out because they cannot be read."""
+        entries = {name: self.entry(root) for name, root in args["roots"].items()}
+        with self.reading(args["roots"]) as reader:
+            for found in entries.values():
+                found.vault.skipped.clear()
+            rows = reader.list_notes(limit=args["limit"], **args["filters"])
+        many = len(entries) > 1
+        skipped = {(f"{name}:{path}" if many else path): reason for name, found in entries.items()
+                   for path, reason in found.vault.skipped.items()}  # fmt: skip
+        return {"rows": rows, "skipped": skipped}
+
+    def _stats(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).reading() as vault:
+            return vault.stats()
+
+    def _resolve(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.resolve(vault.checked_ref(args["ref"]))
+
+    def _reopen(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.reopen(vault.checked_ref(args["ref"]))
 
     # ------------------------------------------------------------------ git sync
 

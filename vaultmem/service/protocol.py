@@ -87,5 +87,11 @@ DECLARED = (
     Op("status", {"root": str}, "watcher status and index status", NONE, optional={"drift": (bool, True)}),
     Op("reindex", {"root": str}, "the index summary", WRITE, optional={"rebuild": (bool, False)}),
     Op("sync", {"root": str, "paths": list}, "the index summary of those paths", WRITE),
+    Op("show", {"root": str, "ref": str}, "the note: path, id, metadata, text, links, backlinks"),
+    Op("list", {"roots": Roots}, "rows (newest first), skipped (path -> reason)",
+       optional={"limit": (int, None), "filters": (dict, {})}),
+    Op("stats", {"root": str}, "counts by type, status and importance, dates, disk use"),
+    Op("resolve", {"root": str, "ref": str}, "action, changed, id, title", WRITE),
+    Op("reopen", {"root": str, "ref": str}, "action, changed, id, title", WRITE),
 )  # fmt: skip
 OPS: dict[str, Op] = {op.name: op for op in DECLARED}
