@@ -221,3 +221,52 @@ def test_remember_fields_are_declared_once(empty_vault, fake_embedder):
     schema = next(t for t in tools if t.name == "remember").input_schema["properties"]
     assert list(schema) == ["type", "title", "content", *declared]
     assert all(schema[f.name]["description"] == f.help for f in FIELDS)
+
+
+FAST = [["show", ADVISORY], ["show", ADVISORY, "--json"], ["list", "-n", "5"], ["list", "--type", "decision", "--json"],
+        ["stats"], ["stats", "--json"], ["resolve", ADVISORY], ["reopen", ADVISORY, "--json"],
+        ["edit", ADVISORY, "--add-tag", "leases", "--set", "importance=7"], ["wake", "--budget", "300"],
+        ["show", "zzzzzzzz"], ["list", "--since", "yesterday"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", FAST, ids=[" ".join(a) for a in FAST])
+def test_commands_without_typer_answer_exactly_as_the_typer_commands(cli, vault, argv):  # noqa: F811
+    """`show`, `list`, `stats`, `edit`, `resolve`, `reopen` and `wake` through a ready service
+    skip typer (``cli/fast.py``) and the heavy libraries, and print what the typer command prints."""
+    import sys
+
+    serve(cli, vault)
+    args = [*argv, "--vault", str(vault)]
+    fast = cli(*args, check=False)
+    if argv[0] in ("resolve", "reopen", "edit"):  # the typer command then changes it back and again
+        undo = {"resolve": ["reopen", ADVISORY], "reopen": ["resolve", ADVISORY]}.get(argv[0])
+        if undo:
+            cli(*undo, "--vault", str(vault))
+        else:
+            cli("edit", ADVISORY, "--set", "importance=8", "--set", "tags=[jobs, postgres, leasing, concurrency]",
+                "--vault", str(vault))  # fmt: skip
+    code = "import sys; from vaultmem.cli.app import main; sys.argv = ['vaultmem', *sys.argv[1:]]; main()"
+    typed = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=cli.env,
+                           timeout=120)  # fmt: skip
+    import re
+
+    def same(out: str) -> str:  # a [MEMORY] block's fence is new each time
+        return re.sub(r"MEMORY [0-9a-f]+", "MEMORY fence", out)
+
+    assert (fast.returncode, same(fast.stdout), fast.stderr) == (
+        typed.returncode,
+        same(typed.stdout),
+        typed.stderr,
+    )
+    light = (
+        "import sys; from vaultmem.cli.main import main; sys.argv = ['vaultmem', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('HEAVY', sorted(m for m in sys.modules if m.split('.')[0] in ('whoosh', 'numpy', 'networkx', "
+        "'typer', 'click', 'fastembed') or m == 'vaultmem.vault'), file=sys.stderr)"
+    )
+    env = {k: v for k, v in cli.env.items() if not k.startswith("VAULTMEM_TEST_")}
+    env["PYTHONPATH"] = str(HERE.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", light, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.stderr.strip().splitlines()[-1] == "HEAVY []", done.stderr

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..recall.params import Param
 
 FIELDS: tuple[Param, ...] = (
-    Param("tags", list[str], "Tags to give the memory, e.g. cache, sqlite (repeatable).", [], flags=("--tag",)),
+    Param("tags", list[str], "A tag to give the memory, e.g. cache (repeatable: one per tag).", [], flags=("--tag",)),
     Param("importance", int | str | None, "1-10, or high / medium / low (default 5)."),
     Param("links", list[str], "Titles of related notes to link to (repeatable).", [], flags=("--link",)),
     Param("anchor", str | None, "The anchor note to link to, e.g. 'Project: MyApp'; created if missing."),
