@@ -250,13 +250,15 @@ class Session:
     keywords only. ``wait``: when no service runs, start one and wait for it (``say`` tells the
     user), else start it and answer at once: recall then from BM25 over the indexes as they are
     (``recall.keywords``; ``degraded`` says so), everything else in this process. An
-    ``embedder`` given keeps every call in this process (tests).
+    ``embedder`` given keeps every call in this process (tests); ``backend`` given is taken as
+    decided (the CLI's fast paths have just found a ready service).
     """
 
     def __init__(self, refs: Sequence[str] = (), agent: str | None = None, *, embedder: Embedder | None = None,
                  create: bool = False, progress: Callable[[], Progress] | None = None,
                  on_indexed: Callable[[Summary], None] | None = None, cwd: str | Path | None = None,
-                 wait: bool = True, say: Callable[[str], None] | None = None):  # fmt: skip
+                 wait: bool = True, say: Callable[[str], None] | None = None,
+                 backend: str | None = None):  # fmt: skip
         self.cwd = Path(cwd) if cwd else None
         self.wait, self.say = wait, say
         self.use_service = embedder is None
@@ -267,7 +269,7 @@ class Session:
         self.told: set[str] = (
             set()
         )  # the notes a front end already named as skipped (``cli.hits.skipped_notes``)
-        self._backend: str | None = None  # SERVICE, PROCESS or KEYWORDS, once decided
+        self._backend = backend  # SERVICE, PROCESS or KEYWORDS, once decided (a fast path that pinged knows)
         self._attached: set[Path] = set()
         self.refs = [r for r in refs if r]
         self.agent = agent_id(agent) if not self.refs or len(self.refs) > 1 else None

@@ -117,11 +117,11 @@ def _edits(opts: dict[str, Any]) -> bool:
 
 
 def _session(opts: dict[str, Any]) -> Any:
-    from ..api import Session
+    from ..api import SERVICE, Session
 
     vault = opts.get("vault")
     refs = vault if isinstance(vault, list) else [vault] if vault else []
-    return Session(refs, opts.get("agent"), say=err)
+    return Session(refs, opts.get("agent"), say=err, backend=SERVICE)  # run() found it ready
 
 
 def _print(lines: list[str]) -> None:
