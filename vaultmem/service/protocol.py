@@ -15,12 +15,9 @@ Wire form: one JSON object per line each way; a request ``{"op", "args", "versio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.errors import BadInput
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any
 
 NONE, READ, WRITE = "none", "read", "write"
 Roots = dict  # vault name -> root path (several vaults are searched as one)
@@ -35,7 +32,7 @@ class Op:
     args: dict[str, type | tuple[type, ...]]
     result: str
     gate: str = READ
-    optional: dict[str, tuple[type | tuple[type, ...], Any]] = field(default_factory=dict)
+    optional: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name -> (JSON type(s), default)
     any_version: bool = False
 
     def check(self, args: Any) -> dict[str, Any]:
@@ -67,8 +64,14 @@ def _typed(op: str, name: str, value: Any, kind: type | tuple[type, ...]) -> Any
     return value
 
 
-BRANCH = {"cwd": (str, "/"), "branch": (str, None), "all_branches": (bool, False)}  # code branch scope
-FIELDS = {"fields": (dict, {})}  # the operation's own keyword arguments (``Vault``'s)
+BRANCH: dict[str, tuple[Any, Any]] = {
+    "cwd": (str, "/"),
+    "branch": (str, None),
+    "all_branches": (bool, False),
+}  # code branch scope
+FIELDS: dict[str, tuple[Any, Any]] = {
+    "fields": (dict, {})
+}  # the operation's own keyword arguments (``Vault``'s)
 DECLARED = (
     Op("ping", {}, "pid, version, ready, started, calls, idle_exit, log, vaults", NONE, any_version=True),
     Op("stop", {}, "pid", NONE, any_version=True),
