@@ -270,3 +270,29 @@ def test_commands_without_typer_answer_exactly_as_the_typer_commands(cli, vault,
         [sys.executable, "-c", light, *args], capture_output=True, text=True, env=env, timeout=120
     )
     assert done.stderr.strip().splitlines()[-1] == "HEAVY []", done.stderr
+
+
+def test_watch_sync_every_refreshes_agents_md_like_sync(tmp_path):
+    """Before: `watch --sync-every` skipped the [agents_md] refresh `vaultmem sync` does after a
+    pull. The sync loop now runs in the service with the same post-sync steps."""
+    from gitcluster import Cluster
+    from test_agents_md_refresh import HEAD, TAIL, _configure, _note
+
+    c = Cluster(tmp_path)
+    try:
+        laptop = c.first("laptop")
+        desk = c.clone("desk")
+        project = tmp_path / "shop"
+        project.mkdir()
+        (project / "AGENTS.md").write_text(HEAD + TAIL)
+        _configure(laptop, files='["../shop/AGENTS.md"]', refresh_on='["sync"]')
+        c.watch("laptop", "--sync-every", "5s")
+        _note(desk, "projects/Project - Shop.md", "proj0001", "Project: Shop", "project", 8)
+        _note(desk, "preferences/Cents.md", "pref0001", "Always use integer cents for money", "preference",
+              extra="anchor: '[[Project: Shop]]'\n")  # fmt: skip
+        c.vm("desk", "sync", real=True)
+        wait_for(lambda: "integer cents" in (project / "AGENTS.md").read_text(), timeout=120,
+                 what="the periodic sync's AGENTS.md refresh")  # fmt: skip
+        assert (project / "AGENTS.md").read_text().startswith(HEAD + TAIL + "\n<!-- vaultmem:begin -->")
+    finally:
+        c.stop_watchers()
