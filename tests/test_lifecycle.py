@@ -396,7 +396,7 @@ def status(v: Vault, rel: str) -> str:
 def test_similarity_alone_never_supersedes_it_flags(fresh, fake_embedder):
     """B is very like A (0.77 here, the SQLite/purge decisions were 0.54 with the real model)
     but retracts none of A's own words: A stays, and is shown as possibly outdated."""
-    assert cos(A, B, fake_embedder) > 0.7
+    assert cos(A, B, fake_embedder) > 0.6  # (embedded without the "# title" heading since issue 36)
     old = fresh.remember("decision", *A, context=["app/cache.py"], source="s1")
     new = fresh.remember("decision", *B, context=["app/cache.py"], source="s2")
     assert new["superseded"] == [] and status(fresh, old["path"]) == "active"
