@@ -275,12 +275,18 @@ def _ensure_anchor(
     from ..core.errors import NoteNotFound
     from ..core.store import safe_filename
 
+    title = _title_of(anchor)
     try:
         return None, vault.find(link_target(anchor) or anchor, catalog).path
     except NoteNotFound:
         pass
+    except BadInput:  # two anchors of one name (made on two clones, not yet folded): the first
+        same = sorted((r for r in catalog.values() if r.title.casefold() == title.casefold()),
+                      key=lambda r: (r.status != "active", len(r.path), r.path))  # fmt: skip
+        if not same:
+            raise
+        return None, same[0].path
     folder = existing_folder(vault.root, vault.config["folders"].get("project", "project"))
-    title = _title_of(anchor)
     path = (
         f"{folder.strip('/')}/{safe_filename(title)}.md"
         if folder.strip("/")
