@@ -138,7 +138,7 @@ def test_at_most_three_session_summaries_with_a_history_note(vault, root):
     history = read(root, HISTORY)
     m = meta(root, HISTORY)
     assert m["title"] == "Session history: Project: X" and m["tags"] == ["session-history"]
-    assert m["anchor"] == "[[Project - X]]"
+    assert m["anchor"] == "[[Project - X|Project: X]]"
     assert history.count("[[S1]]") == 1
 
     # a fifth summary through remember: the oldest active one is archived at once, the

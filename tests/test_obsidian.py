@@ -453,8 +453,8 @@ def test_type_folders_match_existing_ones_case_insensitively(empty_vault, fake_m
 
 def test_links_of_an_older_vaultmem_are_reported_and_only_its_own_rewritten(empty_vault, fake_model):
     """Notes as vaultmem wrote them before: ``anchor: '[[Project: MyApp]]'`` (the title, which
-    Obsidian does not resolve). doctor and graph unresolved say so; maintain lists the rewrite and
-    changes nothing; doctor --fix rewrites vaultmem's property links and leaves a person's."""
+    Obsidian does not resolve). doctor and graph unresolved say so and change nothing (the dry
+    run); doctor --fix rewrites vaultmem's property links and leaves a person's."""
     import obsidian_ref as ref
     from helpers import write
 
@@ -468,11 +468,9 @@ def test_links_of_an_older_vaultmem_are_reported_and_only_its_own_rewritten(empt
     assert {f["path"] for f in report["findings"] if f["check"] == "obsidian_unresolved"} == {
         "decisions/Use Go.md"
     }
-    plan = json.loads(_cli(empty_vault, "maintain", "--json"))
-    assert [(a["kind"], a["path"], a["key"]) for a in plan["actions"] if a["kind"] == "relink"] == [
-        ("relink", "decisions/Use Go.md", "anchor")
-    ]
-    assert (empty_vault / "decisions/Use Go.md").read_text(encoding="utf-8") == before  # a dry run
+    assert (empty_vault / "decisions/Use Go.md").read_text(
+        encoding="utf-8"
+    ) == before  # reports change nothing
     fixed = json.loads(_cli(empty_vault, "doctor", "--fix", "--json"))
     assert any("relinked decisions/Use Go.md" in line for line in fixed["fixed"])
     after = (empty_vault / "decisions/Use Go.md").read_text(encoding="utf-8")

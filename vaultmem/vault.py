@@ -39,7 +39,7 @@ from .index.layout import index_dir, index_version
 from .index.manifest import Manifest, Record
 from .index.usage import UsageStore
 from .index.vectors import VectorIndex
-from .memory import agents_md, aging, branches, context, dupes, lifecycle, ops, relink, rules, sessions
+from .memory import agents_md, aging, branches, context, dupes, lifecycle, ops, rules, sessions
 from .recall import params
 from .recall.pipeline import Hit, Options, Sources, make_snippet, search
 
@@ -505,10 +505,6 @@ class Vault:
         planned += [dupes.as_action(self, m) for m in merges]
         if apply:
             done += dupes.apply(self, merges)
-        relinks = relink.plan(self)  # vaultmem's own links in the form Obsidian resolves
-        planned += [relink.as_action(r) for r in relinks]
-        if apply:
-            done += relink.apply(self, relinks)
         state = branches.code_state(code_dir) if code_dir is not None else None
         if state is not None:
             moved = branches.maintain(self, state, apply)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SEVERITY = {
     "parse_error": "error", "duplicate_id": "error", "supersede_loop": "error", "conflict": "error",
     "index_drift": "warning",
-    "broken_link": "warning", "obsidian_unresolved": "warning", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
+    "broken_link": "warning", "obsidian_unresolved": "info", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
     "obsidian_templates": "info",
