@@ -42,9 +42,9 @@ def _fold(text: str) -> str:
 PROJECT_PREFIX_RE = re.compile(r"^\s*project\s*(?::|-|\u2013|\u2014)\s*", re.I)
 SEPARATORS_RE = re.compile(r"[\s\-_.:]+")
 SERIES_TYPES = ("session_summary", "handoff", "progress")  # a project's own record of its sessions
-OTHER_PROJECT_COS = (
-    0.6  # another project's memory is injected only this close to the prompt (and a term match)
-)
+# another project's memory is injected only this close to the prompt, and with a term match
+# (benchmarks/project_scope.py: at 0.6 a third of the prompt hook's lines came from other projects)
+OTHER_PROJECT_COS = 0.7
 MAX_HOPS = 3
 
 
