@@ -174,3 +174,29 @@ def test_an_anchor_file_already_there_is_that_anchor(cli, empty_vault):
                          "--json"))  # fmt: skip
     assert out["created_anchor"] is None
     assert [p.name for p in (empty_vault / "projects").iterdir()] == ["Project - Sync.md"]
+
+
+def _prompt(cli, cwd: Path, prompt: str) -> str:
+    payload = {
+        "session_id": f"p-{cwd.name}",
+        "cwd": str(cwd),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    out = cli("hook", "prompt", stdin=json.dumps(payload))
+    return wake_block(out) if out.strip() else ""
+
+
+def test_the_prompt_hook_finds_the_project_from_a_subfolder_and_leaves_unknown_folders_alone(cli, tmp_path):
+    cli("remember", "decision", "Webhook retry queue uses Redis", "The webhook retry queue runs on Redis streams.",
+        "--anchor", "Project: Alpha")  # fmt: skip
+    cli("sleep", "--summary", "Webhook retry queue: moved the retry queue for webhooks to SQS.",
+        "--anchor", "Project: Beta", "--source", "beta")  # fmt: skip
+    prompt = "how does the webhook retry queue work?"
+    inside = _prompt(cli, tmp_path / "alpha" / "backend" / "src", prompt)  # deep in Alpha's folder
+    assert "Webhook retry queue uses Redis" in inside and "SQS" not in inside
+    start = wake_block(cli("hook", "start", stdin=json.dumps({"session_id": "s9", "hook_event_name": "SessionStart",
+                                                              "cwd": str(tmp_path / "alpha" / "backend")})))  # fmt: skip
+    assert "Memory for Project: Alpha" in start and "SQS" not in start
+    elsewhere = _prompt(cli, tmp_path / "scratch", prompt)  # no project the vault knows: as before
+    assert "Webhook retry queue uses Redis" in elsewhere and "SQS" in elsewhere

@@ -3,6 +3,7 @@ and the AGENTS.md export link a folder's memories to)."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -13,17 +14,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def find_anchor(vault: VaultState, cwd: str | None) -> str | None:
     """The project note that names the project folder (``Project: <folder>`` or a project note
-    whose title or alias is the folder's name, ignoring case, dashes and underscores)."""
+    whose title or alias is the folder's name, ignoring case, dashes and underscores); the
+    folder's parents are tried next (up to PARENTS: ``src/shop/backend`` is in ``shop``)."""
     if not cwd:
         return None
-    name = _fold(Path(cwd).name)
-    if not name:
-        return None
-    for rec in vault.records().values():
-        if rec.type != "project" or rec.status != "active":
-            continue
-        if any(_fold(re.sub(r"^project:\s*", "", n, flags=re.I)) == name for n in (rec.title, *rec.aliases)):
-            return rec.title
+    projects = [r for r in vault.records().values() if r.type == "project" and r.status == "active"]
+    path = Path(cwd)
+    for folder in [path, *list(path.parents)[:PARENTS]]:
+        name = _fold(folder.name)
+        for rec in projects if name else ():
+            if any(
+                _fold(re.sub(r"^project:\s*", "", n, flags=re.I)) == name for n in (rec.title, *rec.aliases)
+            ):
+                return rec.title
     return None
 
 
@@ -152,14 +155,46 @@ def _head(path: Path) -> dict[str, str]:
     return fields
 
 
-def hit_project(fields: dict[str, str]) -> str | None:
-    """The project key of a hit's note from its frontmatter fields: its anchor's names (only a
-    name that reads as a project, ``Project: X``, or the project note itself)."""
+def hit_project(fields: dict[str, str], known: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
+    """The project key of a hit's note from its frontmatter fields: the project note itself, or
+    its anchor's name when that is a project (``Project: X``, or a ``known`` project's name)."""
     if fields.get("type") == "project":
         return project_key(fields.get("title"))
     for name in anchor_names(fields.get("anchor", "").replace("''", "'")):
-        if PROJECT_PREFIX_RE.match(name):
+        if PROJECT_PREFIX_RE.match(name) or project_key(name) in known:
             return project_key(name)
+    return None
+
+
+PROJECT_FOLDER = "projects"  # where anchors are made (core.memtypes.FOLDERS)
+PARENTS = 4  # a working folder's project may be this many folders up (src/app/backend)
+
+
+def known_projects(roots) -> set[str]:  # type: ignore[no-untyped-def]
+    """The project keys of the anchor notes in the vaults' ``projects/`` folder (any case)."""
+    keys: set[str] = set()
+    for root in roots:
+        try:
+            folders = [e.path for e in os.scandir(root) if e.is_dir() and e.name.casefold() == PROJECT_FOLDER]
+            for folder in folders:
+                keys.update(
+                    k
+                    for e in os.scandir(folder)
+                    if e.name.endswith(".md") and (k := project_key(e.name[:-3]))
+                )
+        except OSError:
+            continue
+    return keys
+
+
+def folder_project(cwd: str, known: set[str]) -> str | None:
+    """The project of a working folder: the key of the folder, or of one of its PARENTS
+    parents, that names a known project; None when none does."""
+    path = Path(cwd)
+    for folder in [path, *list(path.parents)[:PARENTS]]:
+        key = project_key(folder.name)
+        if key and key in known:
+            return key
     return None
 
 
@@ -167,15 +202,18 @@ def scope_hits(hits: list[dict], roots: dict[str, Path], cwd: str | None) -> lis
     """Prompt hits by the project rule: the working folder's project's memories, the user's and
     those of no project; another project's only when close to the prompt (``OTHER_PROJECT_COS``
     and a term match), labelled with its project, and never its sessions or candidates."""
-    mine = project_key(Path(cwd).name) if cwd else None
-    if not hits or not roots:
+    if not hits or not roots or not cwd:
+        return hits
+    known = known_projects(roots.values())
+    mine = folder_project(cwd, known)
+    if mine is None:  # a folder of no project the vault knows: nothing to tell apart
         return hits
     default_root = next(iter(roots.values()))
     out = []
     for hit in hits:
         root = roots.get(hit.get("vault") or "", default_root)
         fields = _head(Path(root) / hit["path"]) if hit.get("path") else {}
-        project = hit_project(fields)
+        project = hit_project(fields, known)
         if fields.get("scope") == "user" or project is None or project == mine:
             out.append(hit)
             continue
