@@ -146,6 +146,7 @@ def test_an_anchor_made_on_two_clones_is_folded_by_maintain(cli, empty_vault):
         encoding="utf-8",
     )
     cli("remember", "decision", "Push after each commit", "Less drift.", "--anchor", "Project: Sync")
+    cli("sleep", "--summary", "Set up the sync timer.", "--anchor", "Project: Sync")  # aging finds its anchor
     assert sorted(p.name for p in (empty_vault / "projects").iterdir()) == [
         "Project - Sync 2.md",
         "Project - Sync.md",

@@ -148,7 +148,7 @@ def remember(
             mark_superseded(vault, rec, new)
     finally:  # the new note is indexed even if an old one changed meanwhile (Conflict)
         vault.sync_paths(touched)
-    aged = _age_anchor(vault, type_, anchor, now) if age else []
+    aged = _age_anchor(vault, type_, anchor_path or anchor, now) if age else []
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
             "superseded": [_superseded(r, c, key) for r, c in replaced] + aged,
@@ -224,7 +224,11 @@ def _age_anchor(vault: VaultState, type_: str, anchor: str | None, now: dt.datet
     """Storing a progress note or session summary applies the aging rules of its anchor."""
     if not anchor or type_ not in ("progress", "session_summary"):
         return []
-    path = vault.find(anchor, vault.records()).path
+    records = vault.records()
+    try:
+        path = vault.find(anchor, records).path
+    except BadInput:  # an anchor made on two clones, not yet folded
+        path = _first_named(records, _title_of(anchor)).path
     actions = aging.plan(vault, anchor=path, now=now, per_anchor_only=True)
     aging.apply(vault, actions, now)
     return [
@@ -281,11 +285,7 @@ def _ensure_anchor(
     except NoteNotFound:
         pass
     except BadInput:  # two anchors of one name (made on two clones, not yet folded): the first
-        same = sorted((r for r in catalog.values() if r.title.casefold() == title.casefold()),
-                      key=lambda r: (r.status != "active", len(r.path), r.path))  # fmt: skip
-        if not same:
-            raise
-        return None, same[0].path
+        return None, _first_named(catalog, title).path
     folder = existing_folder(vault.root, vault.config["folders"].get("project", "project"))
     path = (
         f"{folder.strip('/')}/{safe_filename(title)}.md"
@@ -298,6 +298,16 @@ def _ensure_anchor(
     result = remember(vault, "project", title, f"Anchor note for {title}.", tags=["anchor"], now=now)
     catalog.update(vault.catalog())
     return result["path"], result["path"]
+
+
+def _first_named(records: dict[str, Record], title: str) -> Record:
+    """Of several notes titled ``title`` (an anchor made on two clones), the active one at the
+    shortest path: the one ``maintain`` folds the others into."""
+    same = sorted((r for r in records.values() if r.title.casefold() == title.casefold()),
+                  key=lambda r: (r.status != "active", len(r.path), r.path))  # fmt: skip
+    if not same:
+        raise BadInput(f"--anchor: no note called {title!r}")
+    return same[0]
 
 
 def _title_of(anchor: str) -> str:
