@@ -201,3 +201,14 @@ def test_the_prompt_hook_finds_the_project_from_a_subfolder_and_leaves_unknown_f
     assert "Memory for Project: Alpha" in start and "SQS" not in start
     elsewhere = _prompt(cli, tmp_path / "scratch", prompt)  # no project the vault knows: as before
     assert "Webhook retry queue uses Redis" in elsewhere and "SQS" in elsewhere
+
+
+def test_wake_shows_no_loose_note_of_no_project_and_nothing_of_another(cli):
+    cli("remember", "fact", "Redis cluster has three nodes", "One per zone.", "--anchor", "Cache layer")
+    cli(
+        "remember", "fact", "Invoices are numbered per year", "INV-2026-0001."
+    )  # no anchor, linked from nowhere
+    cli("remember", "decision", "Use Go for the CLI", "Single static binary.", "--anchor", "Project: Alpha")
+    text = cli("wake", "--anchor", "Cache layer", "--task", "redis cluster nodes", "--budget", "4000")
+    assert "Redis cluster has three nodes" in text
+    assert "Invoices" not in text and "Use Go for the CLI" not in text

@@ -111,12 +111,15 @@ def _pick(
     near = neighbourhood(vault.graph(), path, int(vault.config["recall"]["anchor_depth"]))
     scope = projects.Scope(vault)
     mine = scope.of(path)
+    whole = records[path].type == "project"  # a project's anchor: all of it; another note: around it
 
     def ours(rec: Record) -> bool:
-        return rec.scope == "user" or scope.of(rec.path) == mine
+        return rec.scope == "user" or (mine is not None and scope.of(rec.path) == mine)
 
     def shown(rec: Record) -> bool:  # a note of no project shows when linked from the anchor
-        return ours(rec) or (rec.path in near and scope.of(rec.path) is None and rec.type not in LATEST_TYPES)
+        if ours(rec) and (whole or rec.path in near or rec.scope == "user"):
+            return True
+        return rec.path in near and scope.of(rec.path) is None and rec.type not in LATEST_TYPES
 
     return [r for r in live if shown(r)], records[path], ours
 
