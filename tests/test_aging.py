@@ -116,7 +116,7 @@ def test_remember_progress_with_anchor_ages_at_once(empty_vault, fake_embedder):
     assert [(s["id"], s["action"]) for s in second["superseded"]] == [(first["id"], "supersede")]
     m = meta(empty_vault, first["path"])
     assert (m["status"], m["superseded_by"]) == ("superseded", "[[Progress two]]")
-    assert meta(empty_vault, second["path"])["supersedes"] == "[[Progress one]]"
+    assert meta(empty_vault, second["path"])["supersedes"] == ["[[Progress one]]"]
     hits = v.recall("booking form", k=3, log=False)
     assert hits[0].id == second["id"] and hits[0].via == f"supersedes {first['id']}"
     v.close()

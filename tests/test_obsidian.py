@@ -436,12 +436,17 @@ def test_notes_vaultmem_writes_have_one_importance_type_and_no_title_heading(
     _written_by_vaultmem(empty_vault, tmp_path)
     notes = [p for p in empty_vault.rglob("*.md") if ".vaultmem" not in p.parts and p.name != "README.md"]
     assert len(notes) >= 10
+    kinds: dict[str, set[str]] = {}
     for p in notes:
         text = p.read_text(encoding="utf-8")
         meta = yaml.safe_load(text.split("---")[1])
         assert isinstance(meta.get("importance", 5), int), (p, meta.get("importance"))
+        for key, value in meta.items():
+            kinds.setdefault(key, set()).add(type(value).__name__)
         body = text.split("---", 2)[2].lstrip("\n")
         assert not body.startswith(f"# {meta['title']}"), p  # Obsidian shows the title itself
+    assert {k: v for k, v in kinds.items() if len(v) > 1} == {}  # one type per property (Obsidian warns)
+    assert kinds["supersedes"] == {"list"} and kinds["importance"] == {"int"}
 
 
 def test_type_folders_match_existing_ones_case_insensitively(empty_vault, fake_model):

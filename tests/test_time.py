@@ -57,7 +57,7 @@ def test_same_key_and_type_supersedes_whatever_the_source(run, empty_vault):
     assert f"superseded {first['id']}  Deploy target  (same key Deploy-Target)" in out
     old, new = meta(empty_vault, first["path"]), meta(empty_vault, out.splitlines()[0].split("  ")[1])
     assert old["status"] == "superseded" and old["superseded_by"] == "[[Where we deploy]]"
-    assert new["key"] == "Deploy-Target" and new["supersedes"] == "[[Deploy target]]"
+    assert new["key"] == "Deploy-Target" and new["supersedes"] == ["[[Deploy target]]"]
     assert str(old["valid_until"]) == str(new["valid_from"]) == new["created"][:10]
     hist = ok(run("history", "deploy-target"))
     assert "2 version(s)" in hist

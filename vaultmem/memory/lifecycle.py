@@ -170,7 +170,7 @@ def mark_superseded(vault: VaultState, old: Record, new: Record, paths: Iterable
     links = [current] if isinstance(current, str) else list(current or [])
     starting = {"valid_from": since} if since and not new.valid_from else {}
     if link_target(to_old) not in {link_target(v) for v in links if isinstance(v, str)}:
-        value = to_old if not links else [*links, to_old]
+        value = [*links, to_old]  # always a list: one property type across notes (Obsidian)
         changed |= change(vault, new, {"supersedes": value, **starting})
     elif starting:
         changed |= change(vault, new, starting)
