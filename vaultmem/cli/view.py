@@ -27,7 +27,7 @@ def doctor(
     as_json: JsonOpt = False,
 ) -> None:
     """One health report: unreadable notes, duplicate ids, broken links (with the closest
-    title), orphans, empty anchors, supersede chains that loop or end in a resolved note,
+    title), links Obsidian does not resolve (only vaultmem finds them, by title or id), orphans, empty anchors, supersede chains that loop or end in a resolved note,
     memories that look like unrecorded updates, candidates, notes left in a merge conflict,
     expired notes, index drift, the
     watcher, disk use, and the config (still in .vaultmem/; settings that differ from the
