@@ -212,3 +212,21 @@ def test_wake_shows_no_loose_note_of_no_project_and_nothing_of_another(cli):
     text = cli("wake", "--anchor", "Cache layer", "--task", "redis cluster nodes", "--budget", "4000")
     assert "Redis cluster has three nodes" in text
     assert "Invoices" not in text and "Use Go for the CLI" not in text
+
+
+def test_doctor_fix_drops_the_possible_updates_an_older_vaultmem_wrote_across_projects(cli, empty_vault):
+    """A vault written before: Beta's anchor 'may update' Alpha's (the issue's grep), so wake
+    for Alpha said "may be outdated by [[Project: Beta]]". doctor reports it; --fix drops it."""
+    two_projects(cli)
+    beta = empty_vault / "projects" / "Project - Beta.md"
+    text = beta.read_text(encoding="utf-8")
+    beta.write_text(text.replace("---\n", "---\nmay_update: ['[[Project - Alpha]]']\n", 1), encoding="utf-8")
+    assert "may be outdated by" in cli("wake", "--anchor", "Project: Alpha")
+    report = json.loads(CliRunner().invoke(app, ["doctor", "--json", "--vault", str(empty_vault)]).stdout)
+    assert [f["path"] for f in report["findings"] if f["check"] == "stray_possible_update"] == [
+        "projects/Project - Beta.md"
+    ]
+    assert "may_update" in meta(beta)  # reporting changes nothing
+    CliRunner().invoke(app, ["doctor", "--fix", "--vault", str(empty_vault)])
+    assert "may_update" not in meta(beta)
+    assert "may be outdated by" not in cli("wake", "--anchor", "Project: Alpha")

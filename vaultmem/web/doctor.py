@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SEVERITY = {
     "parse_error": "error", "duplicate_id": "error", "supersede_loop": "error", "conflict": "error",
     "index_drift": "warning",
-    "broken_link": "warning", "obsidian_unresolved": "info", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
+    "broken_link": "warning", "obsidian_unresolved": "info", "stray_possible_update": "info", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
     "obsidian_templates": "info",
@@ -106,6 +106,7 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
     findings += duplicate_ids(records)
     findings += broken_links(g, records)
     findings += obsidian_unresolved(g, records)
+    findings += stray_possible_updates(g, records)
     findings += [Finding("orphan", p, "no links in or out", "link it from an anchor or related note")
                  for p in graphmod.orphans(g)]  # fmt: skip
     findings += empty_anchors(g)
@@ -281,6 +282,16 @@ def obsidian_unresolved(g: nx.DiGraph, records: dict[str, Record]) -> list[Findi
                                f"write [[{stem}|{target}]]; --fix rewrites vaultmem's own links "
                                "(anchor, may_update, supersedes, superseded_by)", {"target": target}))  # fmt: skip
     return out
+
+
+def stray_possible_updates(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
+    """``may_update`` entries an older vaultmem wrote against the project rule (between anchors,
+    session summaries or handoffs, or across projects)."""
+    from ..memory.relink import stray_updates
+
+    return [Finding("stray_possible_update", src, f"may_update names [[{target}]], which it cannot update "
+                    "(another project, or an anchor, session summary or handoff)", "--fix drops the entry",
+                    {"target": target}) for src, target in stray_updates(records, g.graph["resolver"])]  # fmt: skip
 
 
 def empty_anchors(g: nx.DiGraph) -> list[Finding]:
@@ -534,7 +545,7 @@ def fix(vault: Vault, report: Report, today: dt.date | None = None) -> list[str]
             )
         except WatcherRunning as e:
             done.append(f"not reindexed: {e} (the watcher reconciles the indexes itself)")
-    if any(f.check == "obsidian_unresolved" for f in report.findings):
+    if any(f.check in ("obsidian_unresolved", "stray_possible_update") for f in report.findings):
         from ..memory import relink
 
         vault.ensure_synced()
