@@ -1,5 +1,8 @@
-"""The project of a folder: the active project note named like it (the anchor that hooks, importers
-and the AGENTS.md export link a folder's memories to)."""
+"""Projects: the project of a folder (the active project note named like it, the anchor that hooks,
+importers and the AGENTS.md export link a folder's memories to) and the project rule (issue 36):
+which project a memory belongs to, and what wake, the start hook and the prompt hook show of
+another project's memories (``Scope``, ``scope_hits``). The prompt hook imports this module: it
+stays light (no YAML, no typing)."""
 
 from __future__ import annotations
 
