@@ -208,7 +208,8 @@ def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence
             report.candidates.append({"type": type_, "title": title, "source": p.source})
         proposed.add(title.casefold())
         return
-    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}")
+    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}",
+                          anchor=p.anchor)  # fmt: skip
     row = {"id": result["id"], "type": result["type"], "title": result["title"], "path": result["path"]}
     if result.get("duplicate_of"):
         report.known_rules.append({**row, "duplicate_of": result["duplicate_of"]})
