@@ -1,0 +1,171 @@
+"""A vault is data however it arrives (issue 39): what a teammate pushes, a copied folder or a torn
+disk holds never runs code, never writes outside the vault, and never breaks recall for good.
+
+Through the real CLI in subprocesses (``run``), with this test's private HOME and state folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import struct
+from pathlib import Path
+
+import pytest
+
+from .adversarial_helpers import cli_env, run
+
+BM25 = Path(".vaultmem/index/bm25")
+
+
+class Payload:
+    """A pickle that, when loaded, creates the file ``marker`` (os.system runs ``touch``)."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _indexed(root: Path) -> Path:
+    """``root`` indexed by this user's vaultmem (keywords only); its BM25 folder."""
+    done = run("index", "--vault", str(root), env=cli_env(VAULTMEM_NO_SERVICE="1"))
+    assert done.returncode == 0, done.stderr
+    return root / BM25
+
+
+def _forge_record(folder: Path) -> None:
+    """What an attacker writes beside the files: a record naming each one with its size, time
+    stamp and hash, as vaultmem's own record did."""
+    out = {}
+    for p in sorted(folder.iterdir()):
+        if p.is_file() and "WRITELOCK" not in p.name:
+            st = p.stat()
+            out[p.name] = [st.st_size, st.st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest()]
+    folder.with_name(folder.name + ".files.json").write_text(json.dumps(out))
+
+
+def _plant_toc(folder: Path, marker: Path) -> None:
+    """A newer table of contents whose segment list is the payload, plus a matching record."""
+    from whoosh.filedb.filestore import FileStorage
+    from whoosh.index import TOC
+
+    from vaultmem.index.bm25 import schema
+
+    TOC(schema(), Payload(marker), 999).write(FileStorage(str(folder)), "MAIN")
+    _forge_record(folder)
+
+
+def _plant_segment(folder: Path, marker: Path) -> None:
+    """A segment file rewritten in place: its directory pickle replaced by the payload, same size
+    and time stamp (the old record still matches it by size and time)."""
+    seg = next(p for p in folder.iterdir() if p.suffix == ".seg")
+    st = seg.stat()
+    data = bytearray(seg.read_bytes())
+    (offset,) = struct.unpack(">q", data[:8])
+    evil = pickle.dumps(Payload(marker), 2)
+    data[offset : offset + len(evil)] = evil
+    seg.write_bytes(bytes(data))
+    os.utime(seg, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _keywords_recall(root: Path, marker: Path) -> None:
+    """`recall --vault` and `hook prompt` run nothing planted, and answer."""
+    env = cli_env(VAULTMEM_NO_SERVICE="1")
+    done = run("recall", "alpha", "--vault", str(root), "--json", env=env)
+    assert not marker.exists(), "the planted payload ran"
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert [h["path"] for h in json.loads(done.stdout)["results"]][:1] == ["Alpha.md"]
+    payload = json.dumps({"session_id": "s1", "prompt": "what about alpha text", "cwd": str(root)})
+    hook = run("hook", "prompt", "--vault", str(root), input=payload, env=env)
+    assert hook.returncode == 0 and "Traceback" not in hook.stderr, hook.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("plant", [_plant_toc, _plant_segment], ids=["toc", "segment"])
+def test_a_planted_index_never_runs_its_payload(small_vault, tmp_path, plant):
+    """Before: a pickled table of contents with a forged record (or a segment rewritten at the
+    same size and time) ran its payload on `recall --vault`; now it is set aside and rebuilt."""
+    marker = tmp_path / "pwned"
+    plant(_indexed(small_vault), marker)
+    _keywords_recall(small_vault, marker)
+    assert (small_vault / ".vaultmem/index/bm25.foreign").is_dir()  # set aside, for a look
+
+
+def test_the_keyword_answer_never_opens_a_planted_index(small_vault, tmp_path):
+    """The keyword answer (``recall.keywords``, used while the service starts) reads the index as
+    it is: a planted one answers nothing and runs nothing."""
+    from vaultmem.recall import keywords
+
+    marker = tmp_path / "pwned"
+    _plant_toc(_indexed(small_vault), marker)
+    assert keywords.recall(small_vault, "alpha", {}) == []
+    assert not marker.exists()
+
+
+def test_an_index_written_by_another_user_is_not_trusted(small_vault, tmp_path, monkeypatch):
+    """The same files and record, but the record was signed with another user's key (their
+    state folder): set aside and rebuilt, as any index this user's vaultmem did not write."""
+    folder = _indexed(small_vault)
+    from vaultmem.index import ownfiles
+
+    marker = tmp_path / "pwned"
+    with monkeypatch.context() as other:
+        other.setenv("XDG_STATE_HOME", str(tmp_path / "other-user-state"))
+        _plant_toc(folder, marker)
+        ownfiles.record(folder)  # the other user's vaultmem vouches for the files with its own key
+    _keywords_recall(small_vault, marker)
+
+
+def test_a_torn_index_is_set_aside_rebuilt_and_said(small_vault):
+    """Before: zero-filled segment files of the same size and time made recall, index and
+    hook prompt exit 1 with a raw UnpicklingError while doctor said all was well."""
+    folder = _indexed(small_vault)
+    for seg in folder.iterdir():
+        if seg.suffix == ".seg" or seg.name.endswith(".toc"):
+            st = seg.stat()
+            seg.write_bytes(b"\0" * st.st_size)
+            os.utime(seg, ns=(st.st_atime_ns, st.st_mtime_ns))
+    env = cli_env(VAULTMEM_NO_SERVICE="1")
+    doctor = run("doctor", "--vault", str(small_vault), "--json", env=env)
+    findings = json.loads(doctor.stdout)["findings"]
+    assert any(f["check"] == "index" and "bm25" in f["message"] for f in findings), findings
+    done = run("recall", "alpha", "--vault", str(small_vault), "--json", env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert [h["path"] for h in json.loads(done.stdout)["results"]][:1] == ["Alpha.md"]
+    assert done.stderr.count("set aside") == 1, done.stderr
+    again = run("recall", "alpha", "--vault", str(small_vault), env=env)
+    assert again.returncode == 0 and "set aside" not in again.stderr
+    assert run("index", "--vault", str(small_vault), env=env).returncode == 0
+
+
+def test_a_deeply_nested_record_is_set_aside(small_vault):
+    """Before: RecursionError from json.loads of the record."""
+    folder = _indexed(small_vault)
+    folder.with_name("bm25.files.json").write_text("[" * 200_000 + "]" * 200_000)
+    env = cli_env(VAULTMEM_NO_SERVICE="1")
+    done = run("recall", "alpha", "--vault", str(small_vault), "--json", env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert [h["path"] for h in json.loads(done.stdout)["results"]][:1] == ["Alpha.md"]
+
+
+def test_the_prompt_hook_keyword_path_never_runs_a_planted_index(small_vault, tmp_path):
+    """`hook prompt` with no service running answers from keywords at once (while the service it
+    starts loads the model): that path read the planted index too."""
+    tests = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in cli_env().items() if k != "VAULTMEM_NO_SERVICE"}
+    env |= {"PYTHONPATH": os.pathsep.join([str(tests / "service_site"), str(tests)]),
+            "VAULTMEM_TEST_MODEL_DELAY": "3"}  # fmt: skip
+    marker = tmp_path / "pwned"
+    _plant_toc(_indexed(small_vault), marker)
+    payload = json.dumps({"session_id": "s1", "prompt": "what about alpha text", "cwd": str(small_vault)})
+    try:
+        hook = run("hook", "prompt", "--vault", str(small_vault), input=payload, env=env)
+        assert not marker.exists(), "the planted payload ran"
+        assert hook.returncode == 0 and "Traceback" not in hook.stderr, hook.stderr
+    finally:
+        run("service", "stop", env=env, timeout=60)
+    assert not marker.exists()
