@@ -66,7 +66,7 @@ def refresh_agents_md(root: Path, event: str) -> list[dict[str, Any]]:
     from .core.config import load
     from .memory.agents_md import wanted
 
-    if not wanted(load(root)["agents_md"], event):
+    if not wanted(load(root)["agents_md"], event, root):
         return []
     with Session([str(root)]) as session:
         return session.vault.refresh_agents_md(event)
