@@ -255,3 +255,47 @@ def test_a_file_outside_is_refreshed_once_its_person_keeps_it(tmp_path):
     c.vm("desk", "sync", real=True)
     c.vm("laptop", "sync", real=True)
     assert "Wrap at 100 columns" not in claude.read_text()
+
+
+# ---------------------------------------------------------------- a huge note (Low)
+
+ADDRESS_SPACE = (
+    400 << 20
+)  # bytes: `recall` of this vault runs in ~120 MB; the whole-body snippet took ~55x the note
+
+
+def test_recall_of_a_huge_note_costs_little_memory(tmp_path):
+    """Before: the snippet scanned the whole body (a 23 MB note: 1.25 GB and 31 s per recall on
+    this machine, benchmarks/README.md); an 8 MB note then needed more than 400 MB of address
+    space. Now the snippet is cut from a window around the query's words."""
+    import random
+    import resource
+    import subprocess
+
+    from vaultmem.core.scaffold import init_vault
+
+    from .adversarial_helpers import CLI
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    cfg = root / ".vaultmem.toml"
+    cfg.write_text(
+        cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"')
+    )
+    rng = random.Random(1)
+    words = "alpha beta gamma delta river stone cloud paper window garden harbour crane".split()
+    lines = [" ".join(rng.choice(words) for _ in range(12)) + ".\n" for _ in range(110_000)]
+    lines.insert(len(lines) // 2, "The advisory locks of the harbour cranes lease jobs.\n")
+    (root / "Huge log.md").write_text("---\ntitle: Huge log\n---\n# Huge log\n\n" + "".join(lines))
+    env = cli_env(VAULTMEM_NO_SERVICE="1")
+    assert run("index", "--vault", str(root), env=env, timeout=300).returncode == 0
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+    done = subprocess.run([*CLI, "recall", "advisory locks", "--vault", str(root), "--json"], env=env,
+                          capture_output=True, text=True, timeout=300, preexec_fn=limited)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    hit = json.loads(done.stdout)["results"][0]
+    assert hit["path"] == "Huge log.md" and "advisory locks" in hit["snippet"], hit
+    assert len(hit["snippet"].split()) <= 40
