@@ -299,3 +299,16 @@ def test_recall_of_a_huge_note_costs_little_memory(tmp_path):
     hit = json.loads(done.stdout)["results"][0]
     assert hit["path"] == "Huge log.md" and "advisory locks" in hit["snippet"], hit
     assert len(hit["snippet"].split()) <= 40
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the folder to another user")
+def test_an_index_folder_another_user_owns_is_set_aside(small_vault):
+    """The files and a record this user's vaultmem signed, but the folder now belongs to
+    another user (uid 65534), who could rewrite it at will: set aside and rebuilt."""
+    folder = _indexed(small_vault)
+    for p in (folder, *folder.iterdir()):
+        os.chown(p, 65534, 65534)
+    done = run("recall", "alpha", "--vault", str(small_vault), "--json", env=cli_env(VAULTMEM_NO_SERVICE="1"))
+    assert done.returncode == 0 and "set aside" in done.stderr, done.stderr
+    assert (small_vault / ".vaultmem/index/bm25.foreign").is_dir()
+    assert [h["path"] for h in json.loads(done.stdout)["results"]][:1] == ["Alpha.md"]
