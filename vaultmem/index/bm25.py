@@ -140,7 +140,9 @@ class BM25Index:
             time.sleep(0.1)  # a writer that just committed records its files right after
         if not bad:
             return False
-        self._set_aside(bad, "not written by this user's vaultmem, or changed since: planted or torn")
+        why = ("its record is unsigned (an older vaultmem wrote it, or it was planted)" if ownfiles.legacy(self.folder)
+               else "not written by this user's vaultmem, or changed since: planted or torn")  # fmt: skip
+        self._set_aside(bad, why)
         return True
 
     def _set_aside(self, bad: list[str], why: str) -> None:

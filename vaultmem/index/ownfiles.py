@@ -78,6 +78,20 @@ def _read(folder: Path) -> dict[str, list] | None:
         return None
 
 
+def legacy(folder: Path) -> bool:
+    """Whether the record is an unsigned one an older vaultmem wrote (name -> [size, time, hash])."""
+    try:
+        path = record_path(folder)
+        data = json.loads(path.read_bytes()) if path.stat().st_size <= MAX_RECORD else None
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (
+        isinstance(data, dict)
+        and bool(data)
+        and all(isinstance(v, list) and len(v) == 3 for v in data.values())
+    )
+
+
 def _valid(entry: object) -> bool:
     return (isinstance(entry, list) and len(entry) == 4 and all(isinstance(x, int) for x in entry[:3])
             and isinstance(entry[3], str))  # fmt: skip
