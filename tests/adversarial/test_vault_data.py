@@ -312,3 +312,42 @@ def test_an_index_folder_another_user_owns_is_set_aside(small_vault):
     assert done.returncode == 0 and "set aside" in done.stderr, done.stderr
     assert (small_vault / ".vaultmem/index/bm25.foreign").is_dir()
     assert [h["path"] for h in json.loads(done.stdout)["results"]][:1] == ["Alpha.md"]
+
+
+# ---------------------------------------------------------------- a large chat export (Medium 7)
+
+
+def test_an_import_reads_the_vaults_catalogue_once_not_per_conversation(empty_vault, tmp_path, monkeypatch):
+    """Before: every conversation written rebuilt the catalogue (a listing and a stat of every
+    note), so a 10k-conversation export was quadratic. Now the import is a batch: the vault is
+    listed a bounded number of times whatever the number of conversations (30 here)."""
+    from typer.testing import CliRunner
+
+    from benchmarks.import_bench import chatgpt_export
+    from vaultmem.cli.app import app
+    from vaultmem.core.store import Store
+
+    cfg = empty_vault / ".vaultmem.toml"
+    cfg.write_text(
+        cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"')
+    )
+    export = tmp_path / "conversations.json"
+    chatgpt_export(export, 30)
+    listings = []
+    real = Store.list_paths
+
+    def counted(self, *args, **kwargs):
+        listings.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "list_paths", counted)
+    result = CliRunner().invoke(
+        app, ["import", "--from", "chatgpt", str(export), "--vault", str(empty_vault), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["written"]) == 30
+    assert len(listings) <= 10, f"the vault was listed {len(listings)} times for 30 conversations"
+    again = CliRunner().invoke(
+        app, ["import", "--from", "chatgpt", str(export), "--vault", str(empty_vault), "--json"]
+    )
+    assert json.loads(again.stdout)["written"] == []  # resumable: what is in the vault is not written again
