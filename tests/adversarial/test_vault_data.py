@@ -155,10 +155,15 @@ def test_a_deeply_nested_record_is_set_aside(small_vault):
 def test_the_prompt_hook_keyword_path_never_runs_a_planted_index(small_vault, tmp_path):
     """`hook prompt` with no service running answers from keywords at once (while the service it
     starts loads the model): that path read the planted index too."""
+    from .adversarial_helpers import wait_for
+
     tests = Path(__file__).resolve().parent.parent
     env = {k: v for k, v in cli_env().items() if k != "VAULTMEM_NO_SERVICE"}
     env |= {"PYTHONPATH": os.pathsep.join([str(tests / "service_site"), str(tests)]),
             "VAULTMEM_TEST_MODEL_DELAY": "3"}  # fmt: skip
+    config = Path(env["XDG_CONFIG_HOME"]) / "vaultmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[service]\nidle_exit = 20\n")  # a service the teardown missed does not linger
     marker = tmp_path / "pwned"
     _plant_toc(_indexed(small_vault), marker)
     payload = json.dumps({"session_id": "s1", "prompt": "what about alpha text", "cwd": str(small_vault)})
@@ -167,6 +172,8 @@ def test_the_prompt_hook_keyword_path_never_runs_a_planted_index(small_vault, tm
         assert not marker.exists(), "the planted payload ran"
         assert hook.returncode == 0 and "Traceback" not in hook.stderr, hook.stderr
     finally:
+        status = lambda: json.loads(run("service", "status", "--json", env=env).stdout or "{}")
+        wait_for(lambda: status().get("pid"), timeout=60, what="the service the hook started")
         run("service", "stop", env=env, timeout=60)
     assert not marker.exists()
 

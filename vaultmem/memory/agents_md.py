@@ -50,6 +50,7 @@ LOCAL_FILE = "agents_md.json"  # in the user's config folder: {"vaults": {vault:
 PIPE_TO_SHELL = re.compile(
     r"\b(?:curl|wget|iwr|irm|invoke-webrequest)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b", re.I
 )
+HELD_SCAN = 1 << 16  # characters of a note's text the hold-back reads (its title, then its start)
 log = logging.getLogger("vaultmem.agents_md")
 
 
@@ -92,7 +93,7 @@ def holds(vault: VaultState, rec: Record) -> str | None:
         text = vault.store.read_text(rec.path)
     except (OSError, NoteParseError, UnicodeDecodeError):
         text = ""
-    text = f"{rec.title}\n{text}"
+    text = f"{rec.title}\n{text[:HELD_SCAN]}"
     found = instruction_shaped(text)
     if found is None and (m := PIPE_TO_SHELL.search(text)):
         found = one_line(m.group(0))[:80]
