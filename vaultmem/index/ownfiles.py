@@ -102,11 +102,12 @@ def record(folder: Path) -> None:
     sign the record; a file already recorded with the same size and times keeps its hash (none
     is hashed twice)."""
     old = _read(folder) or {}
-    out = {}
+    out: dict[str, list] = {}
     for name, st in sorted(_listing(folder).items()):
         prev = old.get(name)
-        same = prev is not None and prev[:3] == _stamp(st)
-        out[name] = prev if same else [*_stamp(st), file_sha256(folder / name)]
+        out[name] = (
+            prev if prev is not None and prev[:3] == _stamp(st) else [*_stamp(st), file_sha256(folder / name)]
+        )
     body = _body(out)
     data = {"v": VERSION, "files": out, "mac": ownkey.sign(body)}
     atomic_write(record_path(folder), json.dumps(data, separators=(",", ":")))
