@@ -467,6 +467,17 @@ class Syncer:
             report.incoming = [row for row in _name_status(self.git.text(
                 "diff", "--no-ext-diff", "--no-textconv", "--relative", "--name-status", "-M", "-z",
                 old or _EMPTY_TREE, fetched, check=False)) if row[1].lower().endswith(NOTE_SUFFIXES)]  # fmt: skip
+            self._mark_incoming(report, old, fetched)
+
+    def _mark_incoming(self, report: SyncReport, old: str | None, fetched: str) -> None:
+        """Notes the fetched commits changed are data until the person confirms them
+        (``core.provenance``): shown with their author, held back when they give orders."""
+        from ..core import provenance
+
+        marked = provenance.mark_range(self.root, old, fetched)
+        if marked:
+            report.notes.append(f"{len(marked)} note(s) came from other machines and stay unconfirmed (shown "
+                                "as data, held back when they give the agent orders): vaultmem confirm ID")  # fmt: skip
 
     def _merge(self, report: SyncReport, fetched: str, remote: str, branch: str) -> str:
         """Merge ``fetched`` aside, bring the files over, move the branch; returns the commit
