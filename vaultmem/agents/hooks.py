@@ -240,8 +240,11 @@ def render_line(hit: dict[str, Any], trust: Trust | None = None) -> str:
     """One hit as one safe line: id, title, type and where it came from, snippet."""
     synced = trust.label(hit.get("path")) if trust else None
     origin = provenance(hit.get("type"), hit.get("status"), hit.get("source"), synced)
-    return (f"- [{one_line(str(hit['id']))}] **{one_line(str(hit['title']))}** ({one_line(hit.get('type') or 'note')}; "
-            f"{origin}): {one_line(str(hit.get('snippet') or ''))}")  # fmt: skip
+    from ..core.secrets import redact  # here: detect-secrets loads only for a text that may hold a secret
+
+    title, snippet = (redact(str(hit.get(k) or ""))[0] for k in ("title", "snippet"))  # never a secret verbatim
+    return (f"- [{one_line(str(hit['id']))}] **{one_line(title)}** ({one_line(hit.get('type') or 'note')}; "
+            f"{origin}): {one_line(snippet)}")  # fmt: skip
 
 
 PROMPT_HEADER = "Memories for this prompt (vaultmem; ids: recall, read_note, rate_memories)"

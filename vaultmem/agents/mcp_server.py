@@ -30,6 +30,7 @@ from ..core.filters import HIDDEN_STATUSES
 from ..core.memtypes import TYPES
 from ..core.note import STATUSES, content_hash
 from ..core.provenance import Trust
+from ..core.secrets import redact
 from ..index.embed import Embedder
 from ..recall.params import Param, with_params
 
@@ -453,7 +454,8 @@ def _as_data(hit: dict[str, Any], trust: Trust | None = None) -> dict[str, Any] 
     synced = trust.label(hit.get("path")) if trust else None
     if held(hit.get("type"), hit.get("status"), hit.get("source"), text, synced):
         return None
-    return {**hit, "title": one_line(str(hit.get("title", ""))), "snippet": one_line(str(hit.get("snippet") or "")),
+    return {**hit, "title": one_line(redact(str(hit.get("title", "")))[0]),
+            "snippet": one_line(redact(str(hit.get("snippet") or ""))[0]),
             "origin": provenance(hit.get("type"), hit.get("status"), hit.get("source"), synced)}  # fmt: skip
 
 

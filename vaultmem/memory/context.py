@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import provenance as who
 from ..core.fence import PERSON, fence, held, one_line, provenance
 from ..core.filters import EPOCH, is_expired, now_utc, parse_time
+from ..core.secrets import redact
 from ..index.chunking import plain_text
 from ..index.graph import neighbourhood, outdated_by
 
@@ -150,7 +151,7 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
         synced = trust.label(rec.path)
         if held(rec.type, rec.status, rec.source, f"{rec.title}\n{text}\n{body(rec.path)}", synced):
             return  # orders to the agent not from this machine's person: doctor lists it for a person
-        lines.append(Line(section, rec.key, rec.title, rec.type, rec.importance, rec.updated, text,
+        lines.append(Line(section, rec.key, redact(rec.title)[0], rec.type, rec.importance, rec.updated, redact(text)[0],
                           provenance(rec.type, rec.status, rec.source, synced), tuple(outdated_by(graph, records, rec.path))))  # fmt: skip
 
     by_section: dict[str, list[Record]] = {}
@@ -191,8 +192,8 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
                 and keep(hit.path)
                 and not held(hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}", trust.label(hit.path))
             ):
-                lines.append(Line("Relevant to Current Task", hit.id, hit.title, hit.type, hit.importance,
-                                  hit.updated, hit.snippet, provenance(hit.type, hit.status, hit.source, trust.label(hit.path)),
+                lines.append(Line("Relevant to Current Task", hit.id, redact(hit.title)[0], hit.type, hit.importance,
+                                  hit.updated, redact(hit.snippet)[0], provenance(hit.type, hit.status, hit.source, trust.label(hit.path)),
                                   tuple(hit.outdated_by)))  # fmt: skip
     return lines
 
