@@ -93,9 +93,10 @@ def _in_repo(root: Path) -> bool:
 
 def last_authors(root: Path, revs: list[str]) -> dict[str, str]:
     """Vault-relative note path -> the author email of the newest commit in ``revs`` that
-    changed it (merges, which change nothing themselves, are skipped by ``git log``)."""
+    added or changed it (merges, which change nothing themselves, are skipped by ``git log``;
+    deletions are not authorship)."""
     out = _git(root, "-c", "core.quotePath=false", "log", "--format=%x01%ae", "--name-only", "-z",
-               "--relative", "--no-renames", *revs, "--", ".")  # fmt: skip
+               "--relative", "--no-renames", "--diff-filter=d", *revs, "--", ".")  # fmt: skip
     found: dict[str, str] = {}
     author = ""
     for token in (out or "").split("\0"):
