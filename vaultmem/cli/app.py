@@ -17,7 +17,7 @@ import typer
 
 from .. import api
 from ..core.errors import BadInput, NoteNotFound
-from ..core.fence import strip_escapes
+from ..core.fence import printable, strip_escapes
 from . import recall as _recall  # noqa: F401  (importing them adds their commands)
 from . import remember as _remember  # noqa: F401
 from .common import (  # fmt: skip
@@ -328,7 +328,7 @@ def _report(results: list[dict], as_json: bool) -> None:
     for r in results:
         extra = f" by {r['by']}" if r.get("by") else ""
         typer.echo(
-            f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
+            printable(f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}")
         )
     if not results:
         err("nothing to change")

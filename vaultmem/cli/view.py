@@ -9,6 +9,7 @@ import typer
 
 from ..api import vault_root
 from ..core.errors import BadInput
+from ..core.fence import printable
 from .common import Group, JsonOpt, VaultOpt, app, echo_json, err, open_session
 
 # ---------------------------------------------------------------------- doctor
@@ -147,7 +148,7 @@ def _rows(items: list[dict], extra: str | None = None) -> None:
         else:
             tail = ""
         where = it["path"] or "missing note"
-        typer.echo(f"{it['title']}  ({where}){tail}")
+        typer.echo(printable(f"{it['title']}  ({where}){tail}"))
     if not items:
         typer.echo("(none)")
 
@@ -210,7 +211,7 @@ def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt 
     if as_json:
         echo_json({"path": items, "hops": len(items) - 1 if chain else None})
     elif chain:
-        typer.echo("\n-> ".join(f"{it['title']}  ({it['path']})" for it in items))
+        typer.echo("\n-> ".join(printable(f"{it['title']}  ({it['path']})") for it in items))
     else:
         err("no chain of links joins these notes")
     if not chain:
@@ -245,7 +246,7 @@ def graph_unresolved(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         echo_json([{"target": t, "from": src} for t, src in sorted(items.items())])
         return
     for target, sources in sorted(items.items()):
-        typer.echo(f"[[{target}]]  <- {', '.join(sources)}")
+        typer.echo(printable(f"[[{target}]]  <- {', '.join(sources)}"))
     if not items:
         typer.echo("(none)")
 
