@@ -184,12 +184,13 @@ def _end_log(vault: str | None) -> Path | None:
 
 @app.command()
 def confirm(
-    ref: Annotated[str, typer.Argument(help="Id, title or path of a candidate memory.")],
+    ref: Annotated[str, typer.Argument(help="Id, title or path of a candidate or unconfirmed synced memory.")],
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Confirm a candidate memory (a rule captured from a session): it becomes active and
-    recall stops ranking it low. Editing its `status:` to active does the same.
+    recall stops ranking it low. Editing its `status:` to active does the same. A note a
+    teammate or a sync brought (shown "unconfirmed") is vouched for: it counts as yours.
 
     Example: vaultmem confirm k7f3x9q2
     """
