@@ -46,11 +46,16 @@ def read(root: Path) -> dict[str, Any]:
 
 
 def _write(root: Path, data: dict[str, Any]) -> None:
+    """Replace the record atomically; a vault this user cannot write keeps the old one (a
+    read-only vault is read as it is: nothing new is marked, nothing is lost)."""
     path = _path(root)
-    path.parent.mkdir(exist_ok=True)
     tmp = path.with_name(f".{RECORD}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        tmp.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def label(entry: dict[str, Any] | None) -> str | None:
