@@ -177,7 +177,7 @@ def edit(
     if as_json:
         echo_json(result)
     else:
-        typer.echo(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")
+        typer.echo(printable(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}"))
 
 
 @app.command()
@@ -197,7 +197,7 @@ def delete(
         err("not deleted")
         raise typer.Exit(1)
     result = v.delete(rec.path)
-    typer.echo(f"moved {result['path']} to {result['trashed_to']}")
+    typer.echo(printable(f"moved {result['path']} to {result['trashed_to']}"))
 
 
 def _confirmed(question: str) -> bool:
@@ -359,7 +359,7 @@ def maintain(
         echo_json(result)
         return
     for a in result["actions"]:
-        typer.echo(f"{a['kind']:<9} {a['id']}  {a['title']}  ({a['reason']})")
+        typer.echo(printable(f"{a['kind']:<9} {a['id']}  {a['title']}  ({a['reason']})"))
     for f in result["agents_md"]:
         typer.echo(f"agents-md {agents_md_line(f, apply)}")
     files = sum(f["changed"] for f in result["agents_md"])
@@ -394,7 +394,7 @@ def rate(
         echo_json(done)
     else:
         for r in done["rated"]:
-            typer.echo(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
+            typer.echo(printable(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}"))
     for u in done["unknown"]:
         err(f"not rated: {u['error']}")
     if done["unknown"]:
@@ -513,11 +513,11 @@ def sleep(
     if as_json:
         echo_json(result)
         return
-    typer.echo(f"session summary {result['summary']['id']}  {result['summary']['path']}")
+    typer.echo(printable(f"session summary {result['summary']['id']}  {result['summary']['path']}"))
     if result["handoff"]:
-        typer.echo(f"handoff {result['handoff']['id']}  {result['handoff']['path']}")
+        typer.echo(printable(f"handoff {result['handoff']['id']}  {result['handoff']['path']}"))
     for old in result["summary"]["superseded"]:
-        typer.echo(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}")
+        typer.echo(printable(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}"))
     for key in result["superseded"]:
         typer.echo(f"superseded older handoff {key}")
 
@@ -538,7 +538,7 @@ def checkpoint(
     if as_json:
         echo_json(result)
     else:
-        typer.echo(f"{result['id']}  {result['path']}  {result['line']}")
+        typer.echo(printable(f"{result['id']}  {result['path']}  {result['line']}"))
 
 
 @app.command()
@@ -640,11 +640,11 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}"
     )
     for path, reason in data["errors"].items():
-        typer.echo(f"not indexed: {path}: {reason}")
+        typer.echo(printable(f"not indexed: {path}: {reason}"))
     for path in data.get("conflicts", []):
-        typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
+        typer.echo(printable(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)"))
     for key, paths in data.get("duplicate_ids", {}).items():
-        typer.echo(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
+        typer.echo(printable(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)"))
 
 
 vault_app = typer.Typer(

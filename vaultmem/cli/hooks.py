@@ -19,6 +19,7 @@ import typer
 
 from .. import api
 from ..agents.hook_io import MAX_PAYLOAD, PROMPT_BUDGET, adapted, detach, hook_output, prompt
+from ..core.fence import printable
 from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
 hook_app = typer.Typer(
@@ -199,4 +200,4 @@ def confirm(
     if as_json:
         echo_json(result)
     else:
-        typer.echo(f"confirmed {result['id']}  {result['title']}")
+        typer.echo(printable(f"confirmed {result['id']}  {result['title']}"))

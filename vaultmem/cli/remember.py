@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from .. import api
+from ..core.fence import printable
 from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json
 
 
@@ -58,20 +59,20 @@ def remember(
         return
     if result["duplicate_of"]:
         added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
-        typer.echo(f"already remembered as {result['id']}  {result['path']}{added}")
+        typer.echo(printable(f"already remembered as {result['id']}  {result['path']}{added}"))
         if result.get("text_added"):
             typer.echo(f"added to it: {' '.join(result['text_added'])}")
         return
     if result["created_anchor"]:
         typer.echo(f"created anchor {result['created_anchor']}")
-    typer.echo(f"{result['id']}  {result['path']}")
+    typer.echo(printable(f"{result['id']}  {result['path']}"))
     for old in result["superseded"]:
         how = (
             f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
         )
         how = f"same key {old['key']}" if old.get("key") else "named" if old.get("named") else how
         action = "archived" if old.get("action") == "archive" else "superseded"
-        typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
+        typer.echo(printable(f"{action} {old['id']}  {old['title']}  ({how})"))
     for old in result.get("possible_updates", []):
         typer.echo(
             f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "

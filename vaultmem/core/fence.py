@@ -38,13 +38,16 @@ def strip_escapes(text: str) -> str:
     return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", "", _ESCAPES.sub("", text))
 
 
-def printable(text: str) -> str:
+def printable(text: str, keep: str = "") -> str:
     """``text`` safe to print on a terminal on one line: each control character (the ESC of an
     escape sequence such as OSC 52, BEL, newline, C1) and bidi control shown as a visible
-    ``\\x1b`` / ``\\u202e`` instead of acting."""
-    return _TERMINAL_UNSAFE.sub(
-        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text
-    )
+    ``\\x1b`` / ``\\u202e`` instead of acting; the characters in ``keep`` (a newline) stay."""
+
+    def show(m: re.Match[str]) -> str:
+        c = m[0]
+        return c if c in keep else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+    return _TERMINAL_UNSAFE.sub(show, text)
 
 
 def one_line(text: str) -> str:
