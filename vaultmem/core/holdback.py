@@ -54,46 +54,75 @@ _LEAD = r"(?:^|[.!?:;>\]\n]\s*|\b(?:hey|hi|dear|attention|note\s+to(?:\s+the)?|h
 _LEAD_MD = r"(?:[-*>#]+\s*)?(?:\*\*|__)?"
 
 
+# "ai" alone is in "wait" and "said": the address needs its punctuation
+_AI = ("ai,", "ai:", "ai;", "ai!", "ai -", "ai –", "ai —", "ai**", "ai ,", "ai :", "ai、")
+_AGENT_TRIGGERS = ("assist", "asistent", "ki,", "ki:", "ia,", "ia:", "agent", "claude", "model", "llm", "codex",
+                   "copilot", "gemini", "gpt", *_AI)  # fmt: skip
+
+
+class _Order:
+    """One order pattern, compiled the first time a text holds one of its ``triggers`` (lower
+    case): a prompt hook whose memories hold none compiles nothing (compiling all: ~20 ms)."""
+
+    def __init__(self, triggers: tuple[str, ...], pattern: str, flags: int = 0):
+        self.triggers, self.pattern, self.flags = triggers, pattern, flags
+        self._rx: re.Pattern[str] | None = None
+
+    def search(self, flat: str, lower: str) -> re.Match[str] | None:
+        if not any(t in lower for t in self.triggers):
+            return None
+        if self._rx is None:
+            self._rx = re.compile(self.pattern, self.flags)
+        return self._rx.search(flat)
+
+
 @cache
-def _orders() -> list[re.Pattern[str]]:
-    """The order patterns, compiled on first use (the prompt hook only needs them with hits)."""
+def _orders() -> list[_Order]:
+    """The order patterns (each compiled on first use)."""
     i, m = re.I, re.I | re.M
     return [
         # overriding earlier instructions
-        re.compile(
+        _Order(
+            ("ignor", "disregard", "forget", "overrid", "bypass", "skip"),
             r"\b(?:ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,30}\b(?:previous|prior|above|earlier|"
             r"preceding|all|any|other|system|your)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|directions|"
             r"guidelines|messages|guardrails|safety)\b",
             i,
         ),
-        re.compile(
+        _Order(
+            ("ignorier", "vergiss", "missacht", "ignor", "oubli", "olvida", "omite"),
             r"\b(?:ignoriere|vergiss|missachte)\b[^.\n]{0,40}\b(?:anweisungen|instruktionen|regeln|vorgaben)\b"
             r"|\b(?:ignore[rz]?|oublie[rz]?)\b[^.\n]{0,40}\b(?:instructions|consignes|règles)\b"
             r"|\b(?:ignora|olvida|omite)\b[^.\n]{0,40}\b(?:instrucciones|indicaciones|reglas)\b",
             i,
         ),
-        re.compile(
-            r"(?:忽略|无视|忘记|忘掉|無視|忽視)[^。\n]{0,20}(?:指令|指示|说明|規則|规则|提示|命令|インストラクション)"
+        _Order(
+            ("忽略", "无视", "忘记", "忘掉", "無視", "忽視"),
+            r"(?:忽略|无视|忘记|忘掉|無視|忽視)[^。\n]{0,20}(?:指令|指示|说明|規則|规则|提示|命令|インストラクション)",
         ),
-        re.compile(r"(?:指示|命令|ルール|インストラクション)[^。\n]{0,20}(?:を?無視|を?忘れ)"),
+        _Order(("無視", "忘れ"), r"(?:指示|命令|ルール|インストラクション)[^。\n]{0,20}(?:を?無視|を?忘れ)"),
         # chat-role and prompt-format markers
-        re.compile(
+        _Order(
+            ("system", "assistant", "developer"),
             r"(?:^|\n|\]|>)\s*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:|\b(?:system|developer)\s+(?:prompt|message)\s*:",
             re.M,
         ),
-        re.compile(
+        _Order(
+            ("#",),
             r"^\s{0,3}#{1,6}\s*(?:system|assistant|developer|system\s+prompt|system\s+message|instructions?"
             r"\s+(?:for|to)\s+(?:the\s+)?(?:assistant|agent|AI|model)|systemanweisung|système|sistema|"
             r"系统|システム)\s*:?\s*#*\s*$",
             m,
         ),
-        re.compile(
+        _Order(
+            ("<", "[inst", "[/inst"),
             r"</?\s*(?:system|additionalContext|instructions?|im_start|im_end)\s*>|\[/?INST\]|<\|im_(?:start|end)\|>"
             r"|<\|(?:system|assistant|user|endoftext)\|>",
             i,
         ),
         # an order addressed to the assistant
-        re.compile(
+        _Order(
+            _AGENT_TRIGGERS,
             _LEAD
             + _LEAD_MD
             + _AGENT
@@ -104,7 +133,8 @@ def _orders() -> list[re.Pattern[str]]:
             r"tu\s+dois|debes|tienes\s+que|(?:now\s+|jetzt\s+|maintenant\s+|ahora\s+)?" + _DO + r"\b)",
             i,
         ),
-        re.compile(
+        _Order(
+            ("assistant", "agent", "model", "llm", *_AI),
             r"\b(?:to|for)\s+(?:the\s+)?(?:assistant|agent|AI|model|LLM)\s*:\s*(?:"
             + _PLEASE
             + r"\s+)?"
@@ -112,17 +142,47 @@ def _orders() -> list[re.Pattern[str]]:
             + r"\b",
             i,
         ),
-        re.compile(
+        _Order(
+            (
+                "助手",
+                "助理",
+                "人工智能",
+                "模型",
+                "智能体",
+                "アシスタント",
+                "エージェント",
+                "クロード",
+                "claude",
+                *_AI,
+            ),
             r"(?:助手|助理|人工智能|AI|模型|智能体|アシスタント|エージェント|クロード|Claude)\s*[，,：:、]\s*"
             r"(?:请|請|务必|必须|立即|马上|今すぐ|必ず)?\s*(?:运行|執行|执行|删除|发送|上传|忽略|下载|安装|打开|"
-            r"実行|削除|送信|無視|アップロード|ダウンロード|インストール)"
+            r"実行|削除|送信|無視|アップロード|ダウンロード|インストール)",
         ),
-        re.compile(
+        _Order(
+            ("アシスタント", "エージェント", *_AI),
             r"(?:アシスタント|エージェント|AI)(?:は|よ)?[、,].{0,40}?(?:を)?(?:実行|削除|送信|無視|アップロード)"
-            r"(?:して|しろ|せよ|しなさい|してください)"
+            r"(?:して|しろ|せよ|しなさい|してください)",
         ),
         # a new role or new instructions
-        re.compile(
+        _Order(
+            (
+                "you are now",
+                "from now on",
+                "instruction",
+                "your new",
+                "du bist",
+                "ab jetzt",
+                "ab sofort",
+                "anweisung",
+                "tu es",
+                "désormais",
+                "dorénavant",
+                "à partir",
+                "ahora",
+                "desde ahora",
+                "instrucci",
+            ),
             r"\b(?:you\s+are\s+now|from\s+now\s+on\s+(?:you|always|never|ignore|run)|new\s+instructions?\s*:|"
             r"your\s+new\s+(?:task|instructions?|role)\s+(?:is|are)|"
             r"du\s+bist\s+(?:jetzt|ab\s+sofort|nun)|ab\s+(?:jetzt|sofort)\s+(?:musst|sollst|wirst)\s+du|"
@@ -132,11 +192,13 @@ def _orders() -> list[re.Pattern[str]]:
             r"nuevas?\s+instrucciones?\s*:)",
             i,
         ),
-        re.compile(
-            r"(?:你现在是|从现在(?:开始|起)[，,]?你|新的?指令[：:]|あなたは(?:今から|これから)|今後は?あなたは|新しい指示[：:])"
+        _Order(
+            ("你现在是", "从现在", "指令", "あなたは", "今後", "新しい指示"),
+            r"(?:你现在是|从现在(?:开始|起)[，,]?你|新的?指令[：:]|あなたは(?:今から|これから)|今後は?あなたは|新しい指示[：:])",
         ),
         # a command to run without asking, or before every answer
-        re.compile(
+        _Order(
+            ("without", "before", "at the start", "ohne", "sans", "sin "),
             r"\b(?:run|execute|exec|call|send|upload|delete)\b(?:[^.\n]|\.\S){0,60}\bwithout\s+(?:asking|telling|"
             r"confirmation|confirming|permission|approval|notifying)\b"
             r"|\b(?:before|at\s+the\s+start\s+of)\s+(?:any|every|each)\s+(?:task|answer|response|reply|session|"
@@ -146,8 +208,9 @@ def _orders() -> list[re.Pattern[str]]:
             r"|\bsin\s+(?:preguntar|pedir\s+permiso|confirmaci[oó]n|avisar)\b",
             i,
         ),
-        re.compile(
-            r"(?:不要|无需|不必|無需)(?:询问|詢問|确认|確認|告诉|告訴)|(?:確認|許可)(?:せず|なしで|を取らずに)|ユーザーに(?:聞かず|言わず)"
+        _Order(
+            ("不要", "无需", "不必", "無需", "確認", "許可", "ユーザーに"),
+            r"(?:不要|无需|不必|無需)(?:询问|詢問|确认|確認|告诉|告訴)|(?:確認|許可)(?:せず|なしで|を取らずに)|ユーザーに(?:聞かず|言わず)",
         ),
     ]
 
@@ -155,8 +218,9 @@ def _orders() -> list[re.Pattern[str]]:
 def instruction_shaped(text: str) -> str | None:
     """The passage of ``text`` that addresses the agent with orders, or None."""
     flat = plain(text)
-    for rx in _orders():
-        m = rx.search(flat)
+    lower = flat.lower()
+    for order in _orders():
+        m = order.search(flat, lower)
         if m:
             return " ".join(m.group(0).split())[:80]
     return None
