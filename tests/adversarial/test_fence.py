@@ -227,3 +227,12 @@ def test_history_graph_resolve_and_reopen_never_send_escapes_to_the_terminal(cli
     for out in outs:
         assert "\x1b" not in out and "\x07" not in out, out
     assert all("Clip \\x1b]52;c;" in out for out in outs)
+
+
+def test_doctor_never_sends_a_file_names_escapes_to_the_terminal(cli, vault):
+    """Before: doctor's text report printed the OSC 52 sequence of a note's file name."""
+    (vault / f"Leak {OSC52}.md").write_text(
+        "---\ntitle: Leak\n---\ntoken = ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n"
+    )
+    out = cli("doctor", codes=(0, 1))
+    assert "holds a secret" in out and "Leak \\x1b]52;c;" in out and "\x1b" not in out and "\x07" not in out

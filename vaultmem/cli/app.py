@@ -449,8 +449,9 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         return
     for g in rows:
         typer.echo(
-            f"{g['count']:>3}x  {g['text']}"
-            + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else "")
+            printable(
+                f"{g['count']:>3}x  {g['text']}" + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else "")
+            )
         )
     if not rows:
         typer.echo("no gaps reported")

@@ -50,8 +50,8 @@ def doctor(
         echo_json({**report.as_dict(), "fixed": changes})
     else:
         for line in changes:
-            typer.echo(f"fixed: {line}")
-        typer.echo(render_report(report))
+            typer.echo(printable(f"fixed: {line}"))
+        typer.echo(printable(render_report(report), keep="\n"))  # paths and titles never drive the terminal
     if report.needs_attention:
         raise typer.Exit(1)
 
