@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ def label(entry: dict[str, Any] | None) -> str | None:
     """The origin a marked note is shown with, or None (not marked)."""
     if not entry:
         return None
-    author = " ".join(str(entry.get("author") or "unknown").split())[:60]
+    author = re.sub(r"[^\w.@+-]", "", str(entry.get("author") or ""))[:60] or "unknown"  # an address, never prose
     who = "teammate's note" if entry.get("teammate", True) else "synced note"
     return f"{who} ({author}), unconfirmed"
 
