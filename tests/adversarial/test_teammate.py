@@ -82,6 +82,9 @@ def test_a_note_a_teammate_committed_and_pulled_by_hand_is_theirs(cluster):
     c.vm("mallory", "sync", env=MALLORY)
     c.git(c.vaults["victim"], "pull", "-q", "--no-rebase", "origin", "main")
     c.vm("victim", "index")
+    prompt = _prompt(c, "lint build linter runs before the build system env")  # before any wake
+    assert "Lint** (gotcha; teammate's note (mallory@example.com), unconfirmed)" in prompt
+    assert "collect.example.org" not in prompt
     wake = _wake(c)
     assert "collect.example.org" not in wake and "Build**" not in wake
     assert "Lint** (gotcha; teammate's note (mallory@example.com), unconfirmed)" in wake

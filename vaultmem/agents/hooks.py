@@ -26,7 +26,7 @@ from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
 from ..core.fence import fence, held, one_line, provenance
 from ..core.private import strip_private
-from ..core.provenance import Trust
+from ..core.provenance import Trust, refresh_if_moved
 from ..memory.projects import find_anchor
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
@@ -320,6 +320,7 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
         seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL,
                                                           payload.get("transcript_format") or "claude")  # fmt: skip
         fresh = [h for h in hits if h["id"] not in seen]
+        refresh_if_moved(root)  # a note pulled by hand since the last look is marked before it is shown
         text, ids = fit_lines(fresh, budget, KEYWORD_HEADER if keywords_only else PROMPT_HEADER, Trust(root))
         if text is None:
             state.touch(session)

@@ -63,7 +63,9 @@ def label(entry: dict[str, Any] | None) -> str | None:
     """The origin a marked note is shown with, or None (not marked)."""
     if not entry:
         return None
-    author = re.sub(r"[^\w.@+-]", "", str(entry.get("author") or ""))[:60] or "unknown"  # an address, never prose
+    author = (
+        re.sub(r"[^\w.@+-]", "", str(entry.get("author") or ""))[:60] or "unknown"
+    )  # an address, never prose
     who = "teammate's note" if entry.get("teammate", True) else "synced note"
     return f"{who} ({author}), unconfirmed"
 
@@ -126,6 +128,50 @@ def _mark(root: Path, data: dict[str, Any], authors: dict[str, str], via: str, m
         teammate = author.strip().lower() != me
         if (all_ or teammate) and (root / path).is_file():
             data["notes"][path] = {"author": author, "teammate": teammate, "via": via}
+
+
+def _git_dir(root: Path) -> Path | None:
+    """The repository's git folder (a worktree's ``.git`` file followed), or None."""
+    for folder in (root, *root.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return dot
+        if dot.is_file():
+            text = dot.read_text(encoding="utf-8", errors="replace").strip()
+            return (folder / text[8:]).resolve() if text.startswith("gitdir: ") else None
+    return None
+
+
+def _head_sha(root: Path) -> str | None:
+    """HEAD's commit read from the files (no git process): a loose or packed ref, or None."""
+    try:
+        gitdir = _git_dir(root)
+        if gitdir is None:
+            return None
+        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        common = gitdir / "commondir"
+        dirs = [gitdir, (gitdir / common.read_text().strip()).resolve()] if common.is_file() else [gitdir]
+        for d in dirs:
+            if (d / ref).is_file():
+                return (d / ref).read_text(encoding="utf-8").strip()
+            if (d / "packed-refs").is_file():
+                for line in (d / "packed-refs").read_text(encoding="utf-8").splitlines():
+                    if line.endswith(" " + ref):
+                        return line.split(" ", 1)[0]
+    except OSError:
+        return None
+    return None
+
+
+def refresh_if_moved(root: Path) -> None:
+    """``refresh`` only when HEAD (read from the files: no git process) is not the record's:
+    the prompt hook's check, so a note pulled by hand is marked before it is injected."""
+    head = _head_sha(root)
+    if head and read(root).get("head") != head:
+        refresh(root)
 
 
 def refresh(root: Path) -> None:
