@@ -7,9 +7,10 @@ as written elsewhere, unconfirmed. The record, ``<vault>/.vaultmem-usage/provena
 
 * every note ``vaultmem sync`` brings in (``mark_range`` over the fetched commits), whoever
   committed it (a teammate, or you on another machine: a synced file is data until confirmed);
-* every note whose last commit's author is not this machine's ``git config user.email``, found
-  by ``refresh`` whenever the repository's HEAD moved since the record was written (a
-  ``git pull`` by hand, a clone).
+* every note whose last commit's author is not this machine's git identity (``git var
+  GIT_AUTHOR_IDENT``: ``user.email`` or ``GIT_AUTHOR_EMAIL``), found by ``refresh`` whenever the
+  repository's HEAD moved since the record was written (a ``git pull`` by hand, a clone):
+  ``wake`` and ``hook start`` call it, ``hook prompt`` when HEAD, read from the files, moved.
 
 A mark stays until the person confirms the note (``vaultmem confirm``: ``confirm`` here), or
 until the note is gone; new commits by others mark it again. Marked notes are injected as data,
