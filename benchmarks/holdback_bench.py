@@ -119,7 +119,12 @@ def main() -> None:
     args = ap.parse_args()
     sets = {"set": load(SET), "held_out": load(HELD_OUT)}
     result: dict = {"sets": {k: len(v) for k, v in sets.items()}, "before_commit": args.before}
-    for name, detect in (("before", old_detector(args.before)), ("after", instruction_shaped)):
+    try:
+        before = [("before", old_detector(args.before))]
+    except subprocess.CalledProcessError:  # a checkout without that commit (shallow): this tree only
+        print(f"commit {args.before} not found: measuring this tree only")
+        before = []
+    for name, detect in (*before, ("after", instruction_shaped)):
         result[name] = {k: score(rows, detect) for k, rows in sets.items()}
         result[name]["corpora"] = corpus_holds(detect, args.data)
         for which in sets:
