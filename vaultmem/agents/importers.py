@@ -227,7 +227,8 @@ def import_history(vault: Vault, source: str, files: list[Path], read: Callable[
     root = Path(os.path.abspath(os.path.expanduser(project))) if project else None
     planned = plan_sessions(vault, files, read, report, strict=strict, project=root, since=since,
                             progress=progress, total=len(files))  # fmt: skip
-    write_sessions(vault, planned, report, dry_run)
+    with vault.batch():  # the catalogue is kept, not rebuilt for every note written
+        write_sessions(vault, planned, report, dry_run)
     return report.as_dict()
 
 

@@ -41,7 +41,7 @@ SEVERITY = {
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
     "obsidian_templates": "info",
-    "exclude_hides_all": "error",
+    "exclude_hides_all": "error", "index": "error",
 }  # fmt: skip
 SAMPLE = 10  # paths shown per drift kind
 MAX_SUGGEST = 5000  # broken link targets that get a closest-name suggestion (Suggester: bounded per target)
@@ -128,6 +128,7 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
         counts = ", ".join(f"{n} {k}" for k, n in index["drift"].items() if n)
         findings.append(Finding("index_drift", None, f"indexes differ from the files ({counts})",
                                 "--fix (or vaultmem index) reconciles them", {"sample": index["sample"]}))  # fmt: skip
+    findings += index_files(vault)
     findings += config_findings(vault.root)
     if vault.obsidian_templates:
         findings.append(Finding("obsidian_templates", vault.obsidian_templates + "/",
@@ -478,6 +479,22 @@ def index_state(vault: Vault, records: dict[str, Record], parse_errors: dict[str
             "sample": {"new": new[:SAMPLE], "changed": changed[:SAMPLE], "removed": removed[:SAMPLE]}}  # fmt: skip
 
 
+def index_files(vault: Vault) -> list[Finding]:
+    """The keyword index's files that this user's vaultmem did not write or that changed since
+    (planted, torn by a crash), every file re-hashed (``ownfiles.foreign(deep=True)``)."""
+    from ..index import ownfiles
+
+    folder = vault.index_dir / "bm25"
+    bad = ownfiles.foreign(folder, deep=True)
+    if not bad:
+        return []
+    shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+    return [Finding("index", f"{folder.relative_to(vault.root).as_posix()}/",
+                    f"keyword index (bm25): {len(bad)} files not written by this user's vaultmem or changed since "
+                    f"(torn or planted): {shown}", "--fix (or vaultmem index --rebuild) sets it aside and rebuilds it",
+                    {"files": bad})]  # fmt: skip
+
+
 def watcher_state(vault: Vault) -> dict[str, Any]:
     """Who keeps this vault's indexes: the memory service (``by``: "service", asked for its
     pending changes and last error), nobody (each command indexes for itself), or a process
@@ -548,9 +565,10 @@ def fix(vault: Vault, report: Report, today: dt.date | None = None) -> list[str]
         if old.exists() and not new.exists():
             os.rename(old, new)
             done.append(f"moved {LEGACY_CONFIG} to {CONFIG_FILE}")
-    if report.index["drift_total"]:
+    rebuild = any(f.check == "index" for f in report.findings)
+    if report.index["drift_total"] or rebuild:
         try:
-            s = vault.reindex()
+            s = vault.reindex(rebuild=rebuild)
             done.append(
                 f"reindexed: {s.added} added, {s.updated} updated, {s.moved} moved, {s.removed} dropped"
             )
