@@ -245,7 +245,9 @@ def render_line(hit: dict[str, Any], trust: Trust | None = None) -> str:
     origin = provenance(hit.get("type"), hit.get("status"), hit.get("source"), synced)
     from ..core.secrets import redact  # here: detect-secrets loads only for a text that may hold a secret
 
-    title, snippet = (redact(str(hit.get(k) or ""))[0] for k in ("title", "snippet"))  # never a secret verbatim
+    title, snippet = (
+        redact(str(hit.get(k) or ""))[0] for k in ("title", "snippet")
+    )  # never a secret verbatim
     return (f"- [{one_line(str(hit['id']))}] **{one_line(title)}** ({one_line(hit.get('type') or 'note')}; "
             f"{origin}): {one_line(snippet)}")  # fmt: skip
 

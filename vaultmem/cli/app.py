@@ -367,7 +367,9 @@ def rate(
         echo_json(done)
     else:
         for r in done["rated"]:
-            typer.echo(printable(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}"))
+            typer.echo(
+                printable(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
+            )
     for u in done["unknown"]:
         err(f"not rated: {u['error']}")
     if done["unknown"]:
@@ -423,7 +425,8 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     for g in rows:
         typer.echo(
             printable(
-                f"{g['count']:>3}x  {g['text']}" + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else "")
+                f"{g['count']:>3}x  {g['text']}"
+                + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else "")
             )
         )
     if not rows:
@@ -650,7 +653,11 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     for path, reason in data["errors"].items():
         typer.echo(printable(f"not indexed: {path}: {reason}"))
     for path in data.get("conflicts", []):
-        typer.echo(printable(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)"))
+        typer.echo(
+            printable(
+                f"merge conflict: {path} (both versions kept in the note; settle it and set its status)"
+            )
+        )
     for key, paths in data.get("duplicate_ids", {}).items():
         typer.echo(printable(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)"))
 

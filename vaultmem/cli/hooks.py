@@ -188,7 +188,9 @@ def _end_log(vault: str | None) -> Path | None:
 
 @app.command()
 def confirm(
-    ref: Annotated[str, typer.Argument(help="Id, title or path of a candidate or unconfirmed synced memory.")],
+    ref: Annotated[
+        str, typer.Argument(help="Id, title or path of a candidate or unconfirmed synced memory.")
+    ],
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -65,6 +65,8 @@ def report_lines(results: list[dict[str, Any]], json_out: bool = False) -> list[
     for r in results:
         extra = f" by {r['by']}" if r.get("by") else ""
         out.append(  # a title never drives the terminal
-            printable(f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}")
+            printable(
+                f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
+            )
         )
     return out

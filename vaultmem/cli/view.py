@@ -255,7 +255,9 @@ def graph_unresolved(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     for target, sources in sorted(items.items()):
         typer.echo(printable(f"[[{target}]]  <- {', '.join(sources)}"))
     for target, sources in obsidian.items():
-        typer.echo(printable(f"[[{target}]]  <- {', '.join(sources)}  (not resolved in Obsidian: no such file name)"))
+        typer.echo(
+            printable(f"[[{target}]]  <- {', '.join(sources)}  (not resolved in Obsidian: no such file name)")
+        )
     if not items and not obsidian:
         typer.echo("(none)")
 

@@ -218,7 +218,9 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
                 hit.id not in seen
                 and keep(hit.path)
                 and not (other and not _clears_bar(hit, rec))
-                and not held(hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}", trust.label(hit.path))
+                and not held(
+                    hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}", trust.label(hit.path)
+                )
             ):
                 title = f"{hit.title} (from {_project_name(vault, rec)})" if other else hit.title
                 lines.append(Line("Relevant to Current Task", hit.id, redact(title)[0], hit.type, hit.importance,

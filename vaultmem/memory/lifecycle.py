@@ -151,7 +151,9 @@ def confirm(vault: VaultState, ref: str) -> dict[str, Any]:
             return _result(rec, "confirmed", False)
         from ..core.errors import BadInput
 
-        raise BadInput(f"{rec.key} is {rec.status}, not a candidate nor an unconfirmed synced note; nothing to confirm")
+        raise BadInput(
+            f"{rec.key} is {rec.status}, not a candidate nor an unconfirmed synced note; nothing to confirm"
+        )
     changed = change(vault, rec, {"status": "active"})
     vault.sync_paths([rec.path])
     return _result(rec, "confirmed", changed)

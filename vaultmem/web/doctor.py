@@ -178,7 +178,9 @@ def held_memories(vault: Vault, records: dict[str, Record]) -> list[Finding]:
         if provenance(rec.type, rec.status, rec.source, synced) == PERSON:
             continue
         try:
-            reason = held(rec.type, rec.status, rec.source, f"{rec.title}\n{vault.store.read(path).body}", synced)
+            reason = held(
+                rec.type, rec.status, rec.source, f"{rec.title}\n{vault.store.read(path).body}", synced
+            )
         except (OSError, VaultError):
             continue
         if reason:
