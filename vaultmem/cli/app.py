@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -155,16 +156,17 @@ def edit(
         list[str], typer.Option("--set", help="Set a frontmatter key: key=value (repeatable).")
     ] = [],
     add_tag: Annotated[list[str], typer.Option("--add-tag", help="Add a tag (repeatable).")] = [],
+    remove_tag: Annotated[list[str], typer.Option("--remove-tag", help="Remove a tag (repeatable).")] = [],
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Change a note (guarded: refuses if the file changed meanwhile). With no flags, opens $EDITOR.
 
-    Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
+    Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres --remove-tag draft
     """
     session = open_session(vault)
     v, picked = session.pick(ref)
-    if content is None and not set_ and not add_tag:
+    if content is None and not set_ and not add_tag and not remove_tag:
         rec = v.find(picked)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
@@ -173,11 +175,15 @@ def edit(
             raise BadInput(f"cannot run editor {editor!r}: {e.strerror}") from None
     if content == "-":
         content = sys.stdin.read()
-    result = session.edit(ref, content=content, sets=set_, add_tags=add_tag)
+    result = session.edit(
+        ref, content=content, sets=set_, add_tags=add_tag, remove_tags=remove_tag, record=True
+    )
     if as_json:
         echo_json(result)
     else:
         typer.echo(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")
+        if result.get("undo"):
+            typer.echo(f"undo: vaultmem undo {result['undo']}")
 
 
 @app.command()
@@ -198,6 +204,7 @@ def delete(
         raise typer.Exit(1)
     result = v.delete(rec.path)
     typer.echo(f"moved {result['path']} to {result['trashed_to']}")
+    typer.echo(f"undo: vaultmem restore {shlex.quote(result['trashed_to'])}")
 
 
 def _confirmed(question: str) -> bool:
@@ -330,8 +337,25 @@ def _report(results: list[dict], as_json: bool) -> None:
         typer.echo(
             f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
         )
+    hints = [_undo_hint(r) for r in results if r["changed"]]
+    if any(hints):
+        typer.echo("undo: " + "; ".join(h for h in hints if h))
     if not results:
         err("nothing to change")
+
+
+def _undo_hint(r: dict) -> str | None:
+    """The command that takes one lifecycle change back."""
+    key = shlex.quote(str(r["id"]))
+    if r["action"] in ("resolved", "superseded"):
+        return f"vaultmem reopen {key}"
+    if r["action"] == "confirmed":
+        return f"vaultmem edit {key} --set status=candidate"
+    if r["action"] == "reopened" and r.get("was") == "superseded" and r.get("was_superseded_by"):
+        return f"vaultmem supersede {key} {shlex.quote(str(r['was_superseded_by']))}"
+    if r["action"] == "reopened" and r.get("was"):
+        return f"vaultmem edit {key} --set status={r['was']}"
+    return None
 
 
 @app.command()
@@ -342,6 +366,10 @@ def maintain(
     days: Annotated[
         int | None,
         typer.Option(help="Archive low-importance memories not recalled for this many days (default 90)."),
+    ] = None,
+    undo: Annotated[
+        str | None,
+        typer.Option("--undo", help="Take back one --apply (its batch id; `vaultmem undo` lists them)."),
     ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
@@ -354,7 +382,21 @@ def maintain(
 
     Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
     """
-    result = open_session(vault).vault.maintain(apply=apply, days=days, code_dir=Path.cwd())
+    from ..memory import undo as undomod
+
+    v = open_session(vault).vault
+    if undo is not None:
+        from .undo import report_undo
+
+        report_undo(undomod.undo(v, undomod.find(v, undo, "maintain")), as_json)
+        return
+    if not apply:
+        result = v.maintain(apply=False, days=days, code_dir=Path.cwd())
+    else:
+        with undomod.recording(v, "maintain", "maintain") as batch:
+            batch.watch(v.agents_md_files("maintain"))
+            result = v.maintain(apply=True, days=days, code_dir=Path.cwd())
+        result["undo"] = None if batch.empty() else batch.id
     if as_json:
         echo_json(result)
         return
@@ -369,6 +411,8 @@ def maintain(
         typer.echo(f"{len(result['actions']) + files} changes planned; run with --apply to make them")
     else:
         typer.echo(f"applied {result['done'] + files} changes")
+        if result.get("undo"):
+            typer.echo(f"undo: vaultmem maintain --undo {result['undo']}")
 
 
 @app.command()
@@ -716,4 +760,5 @@ from . import hooks as cli_hooks  # noqa: E402,F401  (hook ..., confirm)
 from . import service as cli_service  # noqa: E402,F401  (service ...)
 from . import time as cli_time  # noqa: E402,F401  (history)
 from . import transfer as cli_transfer  # noqa: E402,F401  (export, import)
+from . import undo as cli_undo  # noqa: E402,F401  (restore, undo)
 from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)

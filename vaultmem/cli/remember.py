@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from .. import api
+from ..core.errors import BadInput
 from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json
 
 
@@ -50,6 +51,8 @@ def remember(
     """
     if content == "-":
         content = sys.stdin.read()
+    if content is not None and not content.strip():
+        raise BadInput("the memory's text is empty: give it text (or leave it out for the type's template)")
     result = api.Session([vault] if vault else [], agent).remember(
         type, title, content, shared=shared, scope=scope, tags=tag, importance=importance, links=link,
         anchor=anchor, context=context, source=source, key=key, supersedes=supersedes)  # fmt: skip
@@ -77,6 +80,9 @@ def remember(
             f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "
             f"shown as may be outdated); if it is: vaultmem supersede {old['id']} {result['id']}"
         )
+    undo = [f"vaultmem delete --force {result['id']}"]
+    undo += [f"vaultmem reopen {old['id']}" for old in result["superseded"]]
+    typer.echo("undo: " + "; ".join(undo))
 
 
 def run_remember(argv: list[str]) -> None:
