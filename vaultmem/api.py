@@ -402,7 +402,10 @@ class Session:
         hits = self._recall(query, explain, **options)
         if all_branches:
             return hits
-        return branches.filter_hits(hits, self.named, self.shown(branch))
+        kept = branches.filter_hits(hits, self.named, self.shown(branch))
+        for rank, hit in enumerate(kept, 1):  # numbered as shown: 1, 2, 3, never 1, 3, 4
+            hit["rank"] = rank
+        return kept
 
     def _recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
         self.degraded = None

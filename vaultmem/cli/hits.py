@@ -92,7 +92,12 @@ def recall_output(query: str, options: dict, hits: list[dict], degraded: str | N
                 **({"degraded": degraded} if degraded else {})}  # fmt: skip
         return [json.dumps(data, indent=2, ensure_ascii=False)], []
     notes = (
-        ["keywords only: the memory service is starting (the next recall uses the model)"] if degraded else []
+        [
+            "keywords only: the memory service is starting (the next recall uses the model); "
+            "scores relative to the best match"
+        ]
+        if degraded
+        else []
     )
     notes += [] if hits else ["no memories match"]
     return [line for h in hits for line in hit_lines(h, explain, color)], notes
