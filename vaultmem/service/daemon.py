@@ -41,6 +41,14 @@ log = logging.getLogger("vaultmem.service")
 DEFAULT_MODEL = configmod.DEFAULTS["embedding"]["model"]
 
 
+def _vectors_pending(reader: Any) -> bool:
+    """Whether one vault's first index holds no vectors yet (``Watcher.keywords_first``); several
+    vaults are recalled in full (a vault without vectors yet adds its keyword hits)."""
+    if hasattr(reader, "vaults"):
+        return False
+    return bool(reader.embedder.name != "none" and reader.manifest.get("model") == "none")
+
+
 @dataclass
 class Entry:
     """One vault the service serves: its open Vault and, unless another process writes its
@@ -206,8 +214,9 @@ class Service:
                 self.embedders[key] = make_embedder(model, int(batch_size))
             return self.embedders[key]
 
-    def entry(self, root: str | Path) -> Entry:
-        """The served vault at ``root``, opened (and watched) on first use."""
+    def entry(self, root: str | Path, keywords_first: bool = False) -> Entry:
+        """The served vault at ``root``, opened (and watched) on first use; ``keywords_first``:
+        a first index without vectors, filled in behind (a recall of this vault alone)."""
         root = Path(root).resolve()
         with self._lock:
             opening = self._opening.setdefault(root, threading.Lock())
@@ -220,16 +229,17 @@ class Service:
             find_vault(
                 root
             )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
-            found = self._open(root)
+            found = self._open(root, keywords_first)
             with self._lock:
                 self.entries[root] = found
             return found
 
-    def _open(self, root: Path) -> Entry:
+    def _open(self, root: Path, keywords_first: bool = False) -> Entry:
         emb = configmod.load(root)["embedding"]
         vault = self.make_vault(root, self.embedder(emb["model"], emb["batch_size"]))
         watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, serve=False)
         watcher.housekeeping = self.housekeeping
+        watcher.keywords_first = keywords_first
         try:
             watcher.start()
         except VaultError as e:  # another process writes its indexes: serve it read-only
@@ -272,7 +282,7 @@ class Service:
     def reading(self, roots: dict[str, str]) -> Iterator[Any]:
         """One vault (one root) or a MultiVault (several), current, for one call; several are
         taken in a fixed order so two calls never wait on each other crosswise."""
-        entries = {name: self.entry(path) for name, path in roots.items()}
+        entries = {name: self.entry(path, keywords_first=len(roots) == 1) for name, path in roots.items()}
         if not entries:
             raise VaultError("no vaults named")
         with ExitStack() as stack:
@@ -327,8 +337,11 @@ class Service:
         if degraded:
             options["mode"] = "bm25"
         with self.reading(args["roots"]) as reader:
+            filling = not degraded and _vectors_pending(reader) and options.get("mode", "hybrid") != "bm25"
+            if filling:
+                options["mode"] = "bm25"
             hits = [h.as_dict(bool(args.get("explain"))) for h in reader.recall(args["query"], **options)]
-        return {"hits": hits, "degraded": "bm25" if degraded else None}
+        return {"hits": hits, "degraded": "bm25" if degraded else "first-index" if filling else None}
 
     def _wake(self, args: dict) -> dict[str, Any]:
         shown = None
