@@ -15,7 +15,9 @@ def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli
     vault = ["--vault", str(demo_copy)]
     first = cli("recall", QUERY, *vault)
     assert "keywords first: this vault's first index" in first.stderr, first.stderr
-    assert first.stdout.splitlines()[0].startswith(" 1. Use Postgres advisory locks for job leasing"), first.stdout
+    assert first.stdout.splitlines()[0].startswith(" 1. Use Postgres advisory locks for job leasing"), (
+        first.stdout
+    )
     deadline = time.monotonic() + 120
     while True:  # later recalls answer at once (keywords) until the vectors are in, then hybrid
         later = json.loads(cli("recall", QUERY, "--json", *vault).stdout)
@@ -23,11 +25,16 @@ def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli
             break
         assert later["degraded"] == "first-index"
         time.sleep(0.5)
-    assert not later.get("degraded") and later["results"][0]["title"] == "Use Postgres advisory locks for job leasing"
+    assert (
+        not later.get("degraded")
+        and later["results"][0]["title"] == "Use Postgres advisory locks for job leasing"
+    )
     db = sqlite3.connect(demo_copy / ".vaultmem" / "index" / "manifest.db")
     try:
         model = db.execute("SELECT value FROM state WHERE key='model'").fetchone()[0]
-        chunks, vectors = (db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("chunks", "embeddings"))
+        chunks, vectors = (
+            db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("chunks", "embeddings")
+        )
     finally:
         db.close()
     assert model != "none" and chunks >= 68 and vectors >= 1
