@@ -165,3 +165,24 @@ def test_remember_refuses_an_empty_body(run, empty_vault):
     result = run("remember", "fact", "Blank body", "-", input="  \n")
     assert result.exit_code == 2
     assert not any("body" in p.lower() for p in notes(empty_vault))
+
+
+def test_export_to_agents_md_sleep_and_vault_add_say_how_to_undo(run, empty_vault, tmp_path):
+    ok(run("remember", "preference", "Tabs in Go", "Indent Go files with tabs.", "--anchor", "Project: Shop"))
+    agents_md = tmp_path / "AGENTS.md"
+    agents_md.write_text("# Agents\n\nOur own text.\n", encoding="utf-8")
+    out = ok(run("export", "--to", "agents-md", str(agents_md), "--anchor", "Project: Shop"))
+    assert "vaultmem:begin" in agents_md.read_text()
+    run_line(run, undo_line(out))
+    assert agents_md.read_text() == "# Agents\n\nOur own text.\n"
+
+    before = notes(empty_vault)
+    out = ok(run("sleep", "--summary", "Added refunds", "--next", "write docs", "--anchor", "Project: Shop"))
+    for part in undo_line(out).split("; "):
+        run_line(run, part)
+    assert notes(empty_vault) == before
+
+    out = ok(run("vault", "add", "scratch", str(tmp_path / "scratch"), "--create"))
+    assert undo_line(out) == "vaultmem vault remove scratch"
+    run_line(run, undo_line(out))
+    assert "scratch" not in ok(run("vault", "list"))

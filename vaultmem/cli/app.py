@@ -564,6 +564,11 @@ def sleep(
         typer.echo(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}")
     for key in result["superseded"]:
         typer.echo(f"superseded older handoff {key}")
+    made = [result["summary"]["id"]] + ([result["handoff"]["id"]] if result["handoff"] else [])
+    undo = [f"vaultmem delete --force {key}" for key in made]
+    undo += [f"vaultmem reopen {old['id']}" for old in result["summary"]["superseded"]]
+    undo += [f"vaultmem reopen {key}" for key in result["superseded"]]
+    typer.echo("undo: " + "; ".join(undo))
 
 
 @app.command()
@@ -710,6 +715,7 @@ def vault_add(
     from ..core.registry import Registry
 
     typer.echo(f"{name} -> {Registry().add(name, path, create)}")
+    typer.echo(f"undo: vaultmem vault remove {shlex.quote(name)}")
 
 
 @vault_app.command("list")
@@ -738,7 +744,9 @@ def vault_remove(name: Annotated[str, typer.Argument(help="Registered name.")]) 
     """
     from ..core.registry import Registry
 
-    typer.echo(f"forgot {name} (files kept at {Registry().remove(name)})")
+    kept = Registry().remove(name)
+    typer.echo(f"forgot {name} (files kept at {kept})")
+    typer.echo(f"undo: vaultmem vault add {shlex.quote(name)} {shlex.quote(str(kept))}")
 
 
 def main() -> None:

@@ -199,3 +199,5 @@ def confirm(
         echo_json(result)
     else:
         typer.echo(f"confirmed {result['id']}  {result['title']}")
+        if result.get("changed"):
+            typer.echo(f"undo: vaultmem edit {result['id']} --set status=candidate")

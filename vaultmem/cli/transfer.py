@@ -59,15 +59,23 @@ def export(
         return
     if to not in TARGETS:
         raise BadInput(f"--to: {to!r} is not one of: {', '.join(TARGETS)}")
+    from ..memory import undo as undomod
     from ..memory.agents_md import export as to_agents_md
 
-    result = to_agents_md(open_session(vault).vault, file or "AGENTS.md", anchor, dry_run)
+    v = open_session(vault).vault
+    target = Path(file or "AGENTS.md").expanduser()
+    with undomod.recording(v, "export", str(target.resolve())) as batch:
+        batch.watch([target / "AGENTS.md" if target.is_dir() else target])
+        result = to_agents_md(v, file or "AGENTS.md", anchor, dry_run)
+    result["undo"] = None if batch.empty() else batch.id
     if as_json:
         echo_json(result)
     elif dry_run:
         typer.echo(result["section"])
     else:
         typer.echo(agents_md_line(result))
+        if result["undo"]:
+            typer.echo(f"undo: vaultmem undo {result['undo']}")
 
 
 class Progress:
