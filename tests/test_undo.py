@@ -186,3 +186,9 @@ def test_export_to_agents_md_sleep_and_vault_add_say_how_to_undo(run, empty_vaul
     assert undo_line(out) == "vaultmem vault remove scratch"
     run_line(run, undo_line(out))
     assert "scratch" not in ok(run("vault", "list"))
+
+
+def test_init_and_checkpoint_say_how_to_undo(run, empty_vault, tmp_path):
+    assert undo_line(ok(run("init", str(tmp_path / "new"))))
+    out = ok(run("checkpoint", "refunds endpoint done", "--anchor", "Project: Shop"))
+    assert "take that line out of" in undo_line(out)

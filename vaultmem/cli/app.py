@@ -76,6 +76,8 @@ def init(
     for item in created:
         typer.echo(f"created {item}")
     typer.echo(f"vault ready at {path.resolve()}" if created else f"{path.resolve()} is already a vault")
+    if created:
+        typer.echo("undo: delete what was created above (your notes are never touched)")
 
 
 @app.command()
@@ -588,6 +590,9 @@ def checkpoint(
         echo_json(result)
     else:
         typer.echo(f"{result['id']}  {result['path']}  {result['line']}")
+        typer.echo(
+            f"undo: take that line out of {shlex.quote(result['path'])} (vaultmem edit {result['id']} opens it)"
+        )
 
 
 @app.command()

@@ -152,6 +152,7 @@ def install(
         return
     atomic_write(path, text)
     typer.echo(f"wrote {path}; now: {then}")
+    typer.echo(f"undo: rm {shlex.quote(str(path))}")
 
 
 def unit_file(platform: str | None = None) -> tuple[Path, str, str]:
