@@ -157,6 +157,13 @@ def test_lifecycle_and_remember_say_how_to_undo(run, empty_vault):
     assert undo_line(out) == f"vaultmem delete --force {new}"
     run_line(run, undo_line(out))
     assert not any("Deploy target" in p for p in notes(empty_vault))
+    before = notes(empty_vault)
+    out = ok(
+        run("remember", "fact", "Region", "iad.", "--anchor", "Project: Harbour")
+    )  # creates the anchor too
+    for part in undo_line(out).split("; "):
+        run_line(run, part)
+    assert notes(empty_vault) == before
 
 
 def test_remember_refuses_an_empty_body(run, empty_vault):

@@ -3,6 +3,7 @@ memory service it builds only its own command (like ``recall``), not the other ~
 
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import Annotated
 
@@ -81,6 +82,8 @@ def remember(
             f"shown as may be outdated); if it is: vaultmem supersede {old['id']} {result['id']}"
         )
     undo = [f"vaultmem delete --force {result['id']}"]
+    if result["created_anchor"]:
+        undo.append(f"vaultmem delete --force {shlex.quote(result['created_anchor'])}")
     undo += [f"vaultmem reopen {old['id']}" for old in result["superseded"]]
     typer.echo("undo: " + "; ".join(undo))
 
