@@ -18,6 +18,11 @@ def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli
     assert first.stdout.splitlines()[0].startswith(" 1. Use Postgres advisory locks for job leasing"), (
         first.stdout
     )
+    made = cli(
+        "remember", "fact", "Otters nap at noon", "The harbour otters nap at noon.", *vault
+    )  # meanwhile
+    assert "facts/Otters nap at noon.md" in made.stdout
+    assert cli("wake", "--budget", "300", *vault).stdout.startswith("[MEMORY ")
     deadline = time.monotonic() + 120
     while True:  # later recalls answer at once (keywords) until the vectors are in, then hybrid
         later = json.loads(cli("recall", QUERY, "--json", *vault).stdout)
@@ -37,6 +42,6 @@ def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli
         )
     finally:
         db.close()
-    assert model != "none" and chunks >= 68 and vectors >= 1
+    assert model != "none" and chunks >= 69 and vectors >= 1
     status = json.loads(cli("status", "--json", *vault).stdout)
-    assert status["in_sync"] and status["notes_indexed"] == 68
+    assert status["in_sync"] and status["notes_indexed"] == 69

@@ -25,6 +25,10 @@ from .embed import Embedder
 from .manifest import Manifest, Record
 
 Progress = Callable[[int, int], None]
+VECTORS, PENDING = (
+    "vectors",
+    "pending",
+)  # manifest state of a keyword-first index (``Watcher.keywords_first``)
 PROGRESS_STEP = 16  # chunks embedded between progress reports (~1 s on 2 busy cores)
 MAX_CHUNKS: int = DEFAULTS["embedding"]["max_chunks"]  # chunks embedded per note (256: ~40k words)
 
@@ -246,7 +250,10 @@ class Indexer:
         started = time.perf_counter()
         summary = Summary()
         paths = None if paths is None else list(paths)
-        fresh_model = self.manifest.get("model") not in (None, self.embedder.name)
+        pending = self.manifest.get(VECTORS) == PENDING  # a keyword-first index: vectors to fill in
+        fresh_model = self.manifest.get("model") not in (None, self.embedder.name) or (
+            pending and paths is None
+        )
         if fresh_model and paths is None and self.manifest.count():
             # everything is re-indexed, over several commits: a run stopped midway must find
             # the rest unindexed, not indexed with vectors of the old model
@@ -263,8 +270,10 @@ class Indexer:
         if batch.cleared:  # `status` stops listing a broken file once it is deleted
             self.manifest.clear_errors(batch.cleared)
         if batch.upserts or batch.deletes or batch.errors:
-            self._apply(batch, progress, summary)
+            self._apply(batch, progress, summary, prune=not pending)  # keep vectors filled in ahead
             summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
+        if pending and paths is None and self.embedder.name != "none":
+            self.manifest.set(VECTORS, None)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -283,7 +292,7 @@ class Indexer:
         return {"new": len(on_disk.keys() - known.keys() - errors.keys()), "changed": changed,
                 "removed": len(known.keys() - on_disk.keys())}  # fmt: skip
 
-    def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary) -> None:
+    def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary, prune: bool = True) -> None:
         """Index the batch in commits of at most BATCH_CHUNKS chunks / BATCH_NOTES notes, huge
         notes last and each alone: a run stopped midway keeps what it committed (the next one
         starts from there), and recall waits for one commit at a time, never for a huge note
@@ -316,7 +325,7 @@ class Indexer:
             self.manifest.set("dirty", "1")
             self.bm25.apply((bm25_doc(n) for n in notes), deletes)
             self.manifest.commit_batch(records, rows, vectors, deletes, batch.errors if first else {},
-                                       self.embedder.name, prune=last)  # fmt: skip
+                                       self.embedder.name, prune=last and prune)  # fmt: skip
             if not texts:
                 report(len(notes))
 

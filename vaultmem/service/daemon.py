@@ -46,7 +46,9 @@ def _vectors_pending(reader: Any) -> bool:
     vaults are recalled in full (a vault without vectors yet adds its keyword hits)."""
     if hasattr(reader, "vaults"):
         return False
-    return bool(reader.embedder.name != "none" and reader.manifest.get("model") == "none")
+    from ..index.indexer import PENDING, VECTORS
+
+    return bool(reader.embedder.name != "none" and reader.manifest.get(VECTORS) == PENDING)
 
 
 @dataclass

@@ -374,9 +374,11 @@ class Watcher:
 
     def _apply_keywords(self) -> None:
         """A vault's first index without vectors (BM25, manifest, links: seconds, where the
-        vectors of a few hundred notes take a minute on a busy machine); its next full batch
-        sees the model changed and indexes again with vectors (``Indexer.sync``)."""
+        vectors of a few hundred notes take a minute on a busy machine), marked pending: the
+        next full batch indexes everything again with vectors (``Indexer.sync``), whatever
+        batches of a few paths came between."""
         from ..index.embed import NoEmbedder
+        from ..index.indexer import PENDING, VECTORS
 
         model, self.vault.embedder = self.vault.embedder, NoEmbedder()
         try:
@@ -384,6 +386,7 @@ class Watcher:
         finally:
             self.vault.embedder = model
             self.vault.refresh()
+        self.vault.manifest.set(VECTORS, PENDING)  # until a full sync with the model: any batch before it
 
     def _stopping(self, done: int, total: int) -> None:
         if self.stop_event.is_set():
