@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
 from ..core.store import atomic_write
-from .projects import find_anchor
+from .projects import find_anchor, project_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
@@ -34,7 +34,10 @@ KEY_IMPORTANCE = 7
 
 
 def _links_to(rec: Record, anchor: str) -> bool:
-    return any(t.casefold() == anchor.casefold() for t, _ in rec.links)
+    """Whether a memory links to the anchor: by its title (``[[Project: X]]``) or its file name
+    (``[[Project - X|Project: X]]``), as ``projects.project_key`` compares them."""
+    key = project_key(anchor)
+    return any(t.casefold() == anchor.casefold() or (key and project_key(t) == key) for t, _ in rec.links)
 
 
 def _key_decision(rec: Record) -> bool:
