@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,13 +28,32 @@ GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.inv
                 "GIT_COMMITTER_EMAIL": "test@example.invalid"}  # fmt: skip
 
 
+SHORT_RUNTIME: list[Path] = []  # runtime folders made outside a too-long temp folder; removed at the end
+
+
+def _runtime_dir(home: Path) -> Path:
+    """``home/run``; when a socket path in it would be too long (a long TMPDIR or --basetemp),
+    a short private folder of this run's own (mkdtemp in /tmp, removed when the run ends), so
+    the service never falls back to the machine-wide /tmp/vaultmem-UID the user's own uses."""
+    from vaultmem.service.client import MAX_SOCKET_PATH
+
+    run = home / "run"
+    if len(os.fsencode(str(run / f"vaultmem-{os.getuid()}"))) + 20 <= MAX_SOCKET_PATH:
+        return run
+    SHORT_RUNTIME.append(Path(tempfile.mkdtemp(prefix="vmt-", dir="/tmp")))
+    return SHORT_RUNTIME[-1]
+
+
 def _private_home(mp: pytest.MonkeyPatch, home: Path) -> None:
-    """HOME and every XDG folder (the runtime folder too) inside ``home``; no vaultmem setting
+    """HOME and every XDG folder (the runtime folder too) inside ``home``, the temp folder this
+    run's own (``home``'s parent, in this process and its children); no vaultmem setting
     from the caller's shell; no memory service (the service tests turn it back on)."""
     mp.setenv("HOME", str(home))
     for var, sub in XDG.items():
         mp.setenv(var, str(home / sub))
-    mp.setenv("XDG_RUNTIME_DIR", str(home / "run"))
+    mp.setenv("XDG_RUNTIME_DIR", str(_runtime_dir(home)))
+    mp.setenv("TMPDIR", str(home.parent))  # --basetemp outside TMPDIR: temp files stay in the run's folder
+    mp.setattr(tempfile, "tempdir", str(home.parent))
     mp.setenv("VAULTMEM_NO_SERVICE", "1")
     for var in ("VAULTMEM_HOME", "VAULTMEM_TEAM_DIR", "VAULTMEM_AGENT_ID", "VAULTMEM_VAULT"):
         mp.delenv(var, raising=False)
@@ -47,6 +67,8 @@ def _session_home(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         _private_home(mp, tmp_path_factory.mktemp("session-home"))
         yield
+    for folder in SHORT_RUNTIME:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

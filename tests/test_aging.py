@@ -263,7 +263,7 @@ def test_cli_maintain_prints_a_plan_and_changes_files_only_with_apply(run, root)
     assert data["applied"] is False and len(data["actions"]) == 5 and snapshot(root) == before
 
     result = run("maintain", "--apply")
-    assert result.exit_code == 0 and result.stdout.splitlines()[-1] == "applied 5 changes"
+    assert result.exit_code == 0 and result.stdout.splitlines()[-2] == "applied 5 changes"
     after = snapshot(root)
     assert set(before) <= set(after) and set(after) - set(before) == {HISTORY}  # nothing deleted
     assert meta(root, "facts/Old promo.md")["status"] == "archived"

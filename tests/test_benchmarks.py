@@ -36,6 +36,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "hook_bench": (["latency", "--runs", "2", "--cold-runs", "1", "--repeat", "1"], True, False),
     "watch_bench": (["freshness", "--notes", "50", "--edits", "3"], True, False),
     "service_bench": (["soak", "--calls", "20", "--every", "10"], True, False),
+    "first_recall": (["--runs", "1"], True, False),
     "time_questions": ([], True, False),
     "supersede_calibration": ([], True, False),
     "supersede_v2": (["--limit", "6"], True, False),

@@ -8,6 +8,7 @@ are separate and ``result.output`` is both, interleaved.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,9 @@ def test_init_then_again(tmp_path, run):
 
 def test_remember_prints_id_and_path(run, empty_vault):
     out = ok(run("remember", "decision", "Use SQLite", "Because.", "--tag", "db", "--importance", "high"))
-    note_id, path = out.rstrip("\n").split("  ")
+    first, undo = out.rstrip("\n").split("\n")
+    note_id, path = first.split("  ")
+    assert undo == f"undo: vaultmem delete --force {note_id}"
     assert path == "decisions/Use SQLite.md" and len(note_id) == 8
     assert "Because." in (empty_vault / path).read_text()
 
@@ -110,7 +113,8 @@ def test_list_with_no_match_says_so_on_stderr(run):
 def test_edit_set_and_add_tag(run, empty_vault):
     data = remember(run, "fact", "Editable", "x")
     assert (
-        ok(run("edit", data["id"], "--set", "importance=8", "--add-tag", "pg")) == f"updated {data['path']}\n"
+        ok(run("edit", data["id"], "--set", "importance=8", "--add-tag", "pg")).splitlines()[0]
+        == f"updated {data['path']}"
     )
     shown = json.loads(ok(run("show", data["id"], "--json")))
     assert shown["importance"] == 8 and "pg" in shown["tags"]
@@ -125,7 +129,9 @@ def test_edit_content_from_stdin(run, empty_vault):
 
 def test_delete_with_force(run, empty_vault):
     data = remember(run, "fact", "Doomed", "x")
-    assert ok(run("delete", data["id"], "--force")) == f"moved {data['path']} to .trash/{data['path']}\n"
+    assert ok(run("delete", data["id"], "--force")) == (
+        f"moved {data['path']} to .trash/{data['path']}\nundo: vaultmem restore {shlex.quote('.trash/' + data['path'])}\n"
+    )
     assert (empty_vault / ".trash" / data["path"]).is_file()
 
 
@@ -149,7 +155,7 @@ def test_export_import_round_trip(run, demo_copy, tmp_path, empty_vault):
     backup = tmp_path / "backup.json"
     backup.write_text(exported, encoding="utf-8")
     count = len(json.loads(exported)["notes"])
-    assert ok(run("import", str(backup))) == f"imported {count}, skipped 0 already present\n"
+    assert ok(run("import", str(backup))).splitlines()[0] == f"imported {count}, skipped 0 already present"
     assert (empty_vault / ADVISORY).read_bytes() == (demo_copy / ADVISORY).read_bytes()
     again = json.loads(ok(run("import", "-", "--json", input=exported)))
     assert (again["imported"], again["skipped_existing"]) == (0, count)

@@ -250,3 +250,19 @@ def test_status_forgets_a_broken_note_once_it_is_deleted(run, empty_vault, fake_
         )
     finally:
         running.stop()
+
+
+# ------------------------------------------------------------------ init (issue 38)
+
+
+def test_init_adds_no_readme_note_to_an_obsidian_vault_and_copies_no_docs(tmp_path):
+    obsidian = tmp_path / "obsidian"
+    (obsidian / ".obsidian").mkdir(parents=True)
+    (obsidian / "Daily.md").write_text("# Daily\n", encoding="utf-8")
+    out = ok(CliRunner().invoke(app, ["init", str(obsidian)]))
+    assert not (obsidian / "README.md").exists() and "README" not in out  # Obsidian would show it as a note
+    plain = tmp_path / "plain"
+    ok(CliRunner().invoke(app, ["init", str(plain)]))
+    readme = (plain / "README.md").read_text(encoding="utf-8")
+    assert len(readme) < 1000 and "vaultmem --help" in readme  # a pointer that cannot go stale
+    assert "status:" not in readme  # no copy of the format's documentation

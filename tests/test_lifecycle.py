@@ -307,10 +307,14 @@ def ok(result) -> str:
 
 
 def test_cli_resolve_and_reopen(run, root):
-    assert ok(run("resolve", "old00001")) == "resolved: old00001  Cache layer\n"
+    assert (
+        ok(run("resolve", "old00001")) == "resolved: old00001  Cache layer\nundo: vaultmem reopen old00001\n"
+    )
     assert read(root, OLD_PATH) == OLD.replace("status: active\n", "status: resolved\n")
     assert ok(run("resolve", "old00001")) == "already resolved: old00001  Cache layer\n"
-    assert ok(run("reopen", "old00001")) == "reopened: old00001  Cache layer\n"
+    assert ok(run("reopen", "old00001")) == (
+        "reopened: old00001  Cache layer\nundo: vaultmem edit old00001 --set status=resolved\n"
+    )
     assert read(root, OLD_PATH) == OLD
 
 
@@ -324,7 +328,7 @@ def test_cli_resolve_source(run, root):
 
 def test_cli_supersede(run, root):
     out = ok(run("supersede", "old00001", "new00001"))
-    assert out == "superseded by new00001: old00001  Cache layer\n"
+    assert out == "superseded by new00001: old00001  Cache layer\nundo: vaultmem reopen old00001\n"
     assert meta(root, OLD_PATH)["superseded_by"] == "[[Cache layer v2]]"
     assert meta(root, NEW_PATH)["supersedes"] == ["[[Cache layer]]"]
     hits = json.loads(ok(run("recall", "redis", "--mode", "bm25", "--json")))["results"]

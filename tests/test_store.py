@@ -245,6 +245,7 @@ def test_trash_keeps_folders_and_makes_names_unique(store):
         write(store.root, "decisions/sub/Note.md", "x")
         store.trash("decisions/sub/Note.md")
     assert files(store.root) == [
+        ".trash/.vaultmem-trash.jsonl",  # where each came from and when (vaultmem restore)
         ".trash/decisions/sub/Note 2.md",
         ".trash/decisions/sub/Note 3.md",
         ".trash/decisions/sub/Note.md",

@@ -2,6 +2,8 @@
 
 import os
 import pwd
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import XDG, copy_notes
@@ -35,3 +37,53 @@ def test_test_modules_import_their_helpers_as_ci_runs_them():
            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
            if re.match(r"\s*(from tests[. ]|import tests\b|from \. import|from \.\w)", line)]  # fmt: skip
     assert bad == []
+
+
+def test_the_service_folder_is_this_runs_own():
+    """The runtime folder the service would use is the one the suite set (never the
+    machine-wide fallback /tmp/vaultmem-UID), short enough for its socket; the temp folder is
+    this run's own."""
+    import tempfile
+
+    from vaultmem.service import client
+
+    folder = client.runtime_dir()
+    assert folder.parent == Path(os.environ["XDG_RUNTIME_DIR"]), folder
+    assert len(os.fsencode(str(client.service_socket()))) <= 107
+    base = Path(os.environ["HOME"]).parent
+    assert Path(tempfile.gettempdir()) == Path(os.environ["TMPDIR"]) == base
+    record = os.environ.get("VAULTMEM_TEST_RECORD")
+    if record:  # the run below: where it put them, to check they are gone after it
+        Path(record).write_text(os.environ["XDG_RUNTIME_DIR"], encoding="utf-8")
+
+
+def _inner_pytest(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    here = Path(__file__).resolve().parent
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=here.parent, env={**os.environ, **env}, capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+
+
+def test_a_long_tmpdir_leaves_nothing_outside_the_runs_folder(tmp_path):
+    """With a TMPDIR too long for a socket, the runtime folder used to fall back to the
+    machine-wide /tmp/vaultmem-UID (and a service test left its socket there)."""
+    long_tmp = tmp_path / ("t" * 60) / ("u" * 60)
+    long_tmp.mkdir(parents=True)
+    record = tmp_path / "runtime.txt"
+    done = _inner_pytest(tmp_path, f"{Path(__file__)}::test_the_service_folder_is_this_runs_own",
+                         env={"TMPDIR": str(long_tmp), "VAULTMEM_TEST_RECORD": str(record)})  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    used = Path(record.read_text(encoding="utf-8"))
+    assert not used.exists() or used.is_relative_to(long_tmp)  # a short folder of its own: removed after
+
+
+def test_a_basetemp_outside_tmpdir_is_the_runs_temp_folder(tmp_path):
+    """`--basetemp` outside TMPDIR: a test that places a command in its tmp_path and expects it
+    seen as temporary (setup's warning) failed; the run's temp folder is its basetemp."""
+    other = tmp_path / "tmpdir"
+    other.mkdir()
+    done = _inner_pytest(tmp_path, f"{Path(__file__).parent / 'test_setup.py'}::test_warns_when_vaultmem_lives_in_a_temporary_environment",
+                         f"{Path(__file__)}::test_the_service_folder_is_this_runs_own",
+                         f"--basetemp={tmp_path / 'bt'}", env={"TMPDIR": str(other)})  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert not any(other.iterdir())  # nothing written to the TMPDIR outside the run's folder

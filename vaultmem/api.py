@@ -456,7 +456,10 @@ class Session:
             from .memory import branches
 
             hits = self._recall_without_model(query, explain, options)
-            return hits if all_branches else branches.filter_hits(hits, self.named, self.shown(branch))
+            kept = hits if all_branches else branches.filter_hits(hits, self.named, self.shown(branch))
+            for rank, hit in enumerate(kept, 1):  # numbered as shown: 1, 2, 3, never 1, 3, 4
+                hit["rank"] = rank
+            return kept
         args = {"roots": {name: str(path) for name, path in self.named.items()}, "query": query,
                 "explain": explain, "options": options, "wait": self.wait, "cwd": str(self.cwd or Path.cwd()),
                 "branch": branch, "all_branches": all_branches}  # fmt: skip

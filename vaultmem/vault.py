@@ -51,6 +51,21 @@ def _link_keys(rec: Record | None) -> tuple | None:
     return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
 
 
+def _suggest(ref: str, records: Iterable[Record]) -> str:
+    """``; did you mean ...`` with up to 3 titles that hold every word of ``ref`` or are close to it."""
+    import difflib
+
+    titles = {r.title: r.key for r in records if r.title}
+    words = ref.casefold().split()
+    found = sorted((t for t in titles if words and all(w in t.casefold() for w in words)), key=len)
+    if not found:  # best first
+        folded = {t.casefold(): t for t in titles}
+        found = [folded[m] for m in difflib.get_close_matches(ref.casefold(), folded, n=3, cutoff=0.6)]
+    if not found:
+        return ""
+    return "; did you mean: " + ", ".join(f"{t!r} ({titles[t]})" for t in found[:3]) + "?"
+
+
 class Vault:
     """One vault: its files, its configuration and its derived indexes."""
 
@@ -515,7 +530,7 @@ class Vault:
             for candidate in (rel, rel + ".md"):
                 if self.store.is_note(candidate) and (self.root / candidate).is_file():
                     self.store.read(candidate)  # raises the parse error that kept it out
-            raise NoteNotFound(f"no note {ref!r} in {self.root}")
+            raise NoteNotFound(f"no note {ref!r} in {self.root}{_suggest(target, records.values())}")
         return records[path]
 
     def index_status(self, drift: bool = True) -> dict[str, Any]:

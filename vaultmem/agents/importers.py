@@ -281,7 +281,7 @@ def import_agent(vault: Vault, source: str, paths: list[str], *, project: str | 
         files, zst = [f for fs, _ in found for f in fs], [f for _, zs in found for f in zs]
         read = rollouts.read_rollout
         notes += [f"{len(zst)} compressed rollout(s) (.jsonl.zst) skipped: install zstandard "
-                 "(pip install 'vaultmem[codex]') to read them"] if zst else []  # fmt: skip
+                 "(pip install 'vaultmem-md[codex]') to read them"] if zst else []  # fmt: skip
     strict = len(roots) == 1 and roots[0].is_file()
     result = import_history(vault, source, files, read, strict=strict, project=project, since=since,
                             dry_run=dry_run, progress=progress)  # fmt: skip

@@ -338,7 +338,7 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
     why = temporary_place(command)
     if why:
         notes.append(f"the vaultmem running now ({command}) lives in {why}, which may be gone when the agent runs it: "
-                     "install vaultmem for good (`uv tool install vaultmem` or `pipx install vaultmem`) and run "
+                     "install vaultmem for good (`uv tool install vaultmem-md` or `pipx install vaultmem-md`) and run "
                      "setup again from there")  # fmt: skip
     if agent in NOTES:
         notes.append(NOTES[agent])

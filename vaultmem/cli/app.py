@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,8 @@ def init(
     for item in created:
         typer.echo(f"created {item}")
     typer.echo(f"vault ready at {path.resolve()}" if created else f"{path.resolve()} is already a vault")
+    if created:
+        typer.echo("undo: delete what was created above (your notes are never touched)")
 
 
 @app.command()
@@ -142,15 +145,16 @@ def edit(
         list[str], typer.Option("--set", help="Set a frontmatter key: key=value (repeatable).")
     ] = [],
     add_tag: Annotated[list[str], typer.Option("--add-tag", help="Add a tag (repeatable).")] = [],
+    remove_tag: Annotated[list[str], typer.Option("--remove-tag", help="Remove a tag (repeatable).")] = [],
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Change a note (guarded: refuses if the file changed meanwhile). With no flags, opens $EDITOR.
 
-    Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
+    Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres --remove-tag draft
     """
     session = open_session(vault)
-    if content is None and not set_ and not add_tag:
+    if content is None and not set_ and not add_tag and not remove_tag:
         v, picked = session.pick(ref)
         rec = v.find(picked)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
@@ -160,7 +164,9 @@ def edit(
             raise BadInput(f"cannot run editor {editor!r}: {e.strerror}") from None
     if content == "-":
         content = sys.stdin.read()
-    result = session.edit(ref, content=content, sets=set_, add_tags=add_tag)
+    result = session.edit(
+        ref, content=content, sets=set_, add_tags=add_tag, remove_tags=remove_tag, record=True
+    )
     for line in render.edit_lines(result, as_json):
         typer.echo(line)
 
@@ -183,6 +189,7 @@ def delete(
         raise typer.Exit(1)
     result = v.delete(rec.path)
     typer.echo(printable(f"moved {result['path']} to {result['trashed_to']}"))
+    typer.echo(f"undo: vaultmem restore {shlex.quote(result['trashed_to'])}")
 
 
 def _confirmed(question: str) -> bool:
@@ -316,6 +323,10 @@ def maintain(
         int | None,
         typer.Option(help="Archive low-importance memories not recalled for this many days (default 90)."),
     ] = None,
+    undo: Annotated[
+        str | None,
+        typer.Option("--undo", help="Take back one --apply (its batch id; `vaultmem undo` lists them)."),
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -327,7 +338,21 @@ def maintain(
 
     Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
     """
-    result = open_session(vault).vault.maintain(apply=apply, days=days, code_dir=Path.cwd())
+    from ..memory import undo as undomod
+
+    v = open_session(vault).vault
+    if undo is not None:
+        from .undo import report_undo
+
+        report_undo(undomod.undo(v, undomod.find(v, undo, "maintain")), as_json)
+        return
+    if not apply:
+        result = v.maintain(apply=False, days=days, code_dir=Path.cwd())
+    else:
+        with undomod.recording(v, "maintain", "maintain") as batch:
+            batch.watch(v.agents_md_files("maintain"))
+            result = v.maintain(apply=True, days=days, code_dir=Path.cwd())
+        result["undo"] = None if batch.empty() else batch.id
     if as_json:
         echo_json(result)
         return
@@ -342,6 +367,8 @@ def maintain(
         typer.echo(f"{len(result['actions']) + files} changes planned; run with --apply to make them")
     else:
         typer.echo(f"applied {result['done'] + files} changes")
+        if result.get("undo"):
+            typer.echo(f"undo: vaultmem maintain --undo {result['undo']}")
 
 
 @app.command()
@@ -497,6 +524,11 @@ def sleep(
         typer.echo(printable(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}"))
     for key in result["superseded"]:
         typer.echo(f"superseded older handoff {key}")
+    made = [result["summary"]["id"]] + ([result["handoff"]["id"]] if result["handoff"] else [])
+    undo = [f"vaultmem delete --force {key}" for key in made]
+    undo += [f"vaultmem reopen {old['id']}" for old in result["summary"]["superseded"]]
+    undo += [f"vaultmem reopen {key}" for key in result["superseded"]]
+    typer.echo("undo: " + "; ".join(undo))
 
 
 @app.command()
@@ -516,6 +548,9 @@ def checkpoint(
         echo_json(result)
     else:
         typer.echo(printable(f"{result['id']}  {result['path']}  {result['line']}"))
+        typer.echo(
+            f"undo: take that line out of {shlex.quote(result['path'])} (vaultmem edit {result['id']} opens it)"
+        )
 
 
 @app.command()
@@ -688,6 +723,7 @@ def vault_add(
     from ..core.registry import Registry
 
     typer.echo(f"{name} -> {Registry().add(name, path, create)}")
+    typer.echo(f"undo: vaultmem vault remove {shlex.quote(name)}")
 
 
 @vault_app.command("list")
@@ -716,7 +752,9 @@ def vault_remove(name: Annotated[str, typer.Argument(help="Registered name.")]) 
     """
     from ..core.registry import Registry
 
-    typer.echo(f"forgot {name} (files kept at {Registry().remove(name)})")
+    kept = Registry().remove(name)
+    typer.echo(f"forgot {name} (files kept at {kept})")
+    typer.echo(f"undo: vaultmem vault add {shlex.quote(name)} {shlex.quote(str(kept))}")
 
 
 def main() -> None:
@@ -738,4 +776,5 @@ from . import hooks as cli_hooks  # noqa: E402,F401  (hook ..., confirm)
 from . import service as cli_service  # noqa: E402,F401  (service ...)
 from . import time as cli_time  # noqa: E402,F401  (history)
 from . import transfer as cli_transfer  # noqa: E402,F401  (export, import)
+from . import undo as cli_undo  # noqa: E402,F401  (restore, undo)
 from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)

@@ -26,7 +26,7 @@ SPECS: dict[str, tuple[int, dict[str, tuple[str, str]]]] = {
     "stats": (0, {**VAULT, **JSON}),
     "resolve": (1, {**VAULT, **JSON}),
     "reopen": (1, {**VAULT, **JSON}),
-    "edit": (1, {**VAULT, **JSON, "--set": ("set_", "list"), "--add-tag": ("add_tag", "list"),
+    "edit": (1, {**VAULT, **JSON, "--set": ("set_", "list"), "--add-tag": ("add_tag", "list"), "--remove-tag": ("remove_tag", "list"),
                  "--content": ("content", "str")}),
     "list": (0, {**VAULTS, **AGENT, **JSON, "--type": ("type", "list"), "-t": ("type", "list"),
                  "--status": ("status", "list"), "--tag": ("tag", "list"), "--since": ("since", "str"),
@@ -113,7 +113,10 @@ def run(argv: list[str]) -> bool:
 
 def _edits(opts: dict[str, Any]) -> bool:
     """An edit this path can make: something to change, no body from standard input."""
-    return bool(opts.get("set_") or opts.get("add_tag") or opts.get("content")) and opts.get("content") != "-"
+    return (
+        bool(opts.get("set_") or opts.get("add_tag") or opts.get("remove_tag") or opts.get("content"))
+        and opts.get("content") != "-"
+    )
 
 
 def _session(opts: dict[str, Any]) -> Any:
@@ -161,7 +164,7 @@ def _edit(args: list[str], opts: dict[str, Any]) -> int:
     from .render import edit_lines
 
     result = _session(opts).edit(args[0], content=opts.get("content"), sets=opts.get("set_", []),
-                                 add_tags=opts.get("add_tag", []))  # fmt: skip
+                                 add_tags=opts.get("add_tag", []), remove_tags=opts.get("remove_tag", []), record=True)  # fmt: skip
     _print(edit_lines(result, bool(opts.get("as_json"))))
     return 0
 

@@ -83,6 +83,14 @@ def _ratings(e: dict) -> str:
     return f" ({n} rating{'s' if n != 1 else ''}{counted})"
 
 
+DEGRADED = {
+    "bm25": "keywords only: the memory service is starting (the next recall uses the model); "
+    "scores relative to the best match",
+    "first-index": "keywords first: this vault's first index; its vectors are being filled in behind "
+    "(the next recalls use them)",
+}
+
+
 def recall_output(query: str, options: dict, hits: list[dict], degraded: str | None, explain: bool, as_json: bool,
                   color: bool = True) -> tuple[list[str], list[str]]:  # fmt: skip
     """What `vaultmem recall` prints, for both of its paths (typer and ``quick``): the lines for
@@ -91,9 +99,7 @@ def recall_output(query: str, options: dict, hits: list[dict], degraded: str | N
         data = {"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
                 **({"degraded": degraded} if degraded else {})}  # fmt: skip
         return [json.dumps(data, indent=2, ensure_ascii=False)], []
-    notes = (
-        ["keywords only: the memory service is starting (the next recall uses the model)"] if degraded else []
-    )
+    notes = [DEGRADED.get(degraded, DEGRADED["bm25"])] if degraded else []
     notes += [] if hits else ["no memories match"]
     return [line for h in hits for line in hit_lines(h, explain, color)], notes
 

@@ -206,3 +206,5 @@ def confirm(
         echo_json(result)
     else:
         typer.echo(printable(f"confirmed {result['id']}  {result['title']}"))
+        if result.get("changed"):
+            typer.echo(f"undo: vaultmem edit {result['id']} --set status=candidate")

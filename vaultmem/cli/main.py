@@ -42,6 +42,16 @@ def prompt_args(argv: list[str]) -> tuple[str | None, int, str | None] | None:
 
 
 def main() -> None:
+    try:
+        _main()
+    except BrokenPipeError:  # `vaultmem recall ... | head -1`: the reader left; end quietly like git does
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        sys.exit(141)
+
+
+def _main() -> None:
     argv = sys.argv[1:]
     if argv == ["--version"]:
         from .. import __version__

@@ -106,6 +106,8 @@ def run(argv: list[str]) -> bool:
     except VaultError as e:
         err(str(e))
         sys.exit(e.exit_code)
+    except BrokenPipeError:  # `vaultmem recall ... | head`: the console entry ends quietly
+        raise
     except OSError as e:
         err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         sys.exit(1)

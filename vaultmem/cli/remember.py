@@ -4,12 +4,14 @@ memory service it builds only its own command (like ``recall``), not the other ~
 from __future__ import annotations
 
 import inspect
+import shlex
 import sys
 from typing import Annotated, Any
 
 import typer
 
 from .. import api
+from ..core.errors import BadInput
 from ..core.fence import printable
 from ..memory.fields import FIELDS
 from ..recall.params import Param, with_params
@@ -62,6 +64,8 @@ def remember(type: str, title: str, content: str | None, vault: str | None, agen
     """
     if content == "-":
         content = sys.stdin.read()
+    if content is not None and not content.strip():
+        raise BadInput("the memory's text is empty: give it text (or leave it out for the type's template)")
     result = api.Session([vault] if vault else [], agent).remember(type, title, content, **fields)
     if as_json:
         echo_json(result)
@@ -87,6 +91,11 @@ def remember(type: str, title: str, content: str | None, vault: str | None, agen
             f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "
             f"shown as may be outdated); if it is: vaultmem supersede {old['id']} {result['id']}"
         )
+    undo = [f"vaultmem delete --force {result['id']}"]
+    if result["created_anchor"]:
+        undo.append(f"vaultmem delete --force {shlex.quote(result['created_anchor'])}")
+    undo += [f"vaultmem reopen {old['id']}" for old in result["superseded"]]
+    typer.echo("undo: " + "; ".join(undo))
 
 
 def run_remember(argv: list[str]) -> None:

@@ -4,6 +4,7 @@ typer-free path through the service (``cli/fast.py``), so both print the same.""
 from __future__ import annotations
 
 import json
+import shlex
 
 from ..core.fence import printable, strip_escapes
 
@@ -44,7 +45,8 @@ def list_lines(rows: list[dict[str, Any]], json_out: bool = False) -> list[str]:
 def edit_lines(result: dict[str, Any], json_out: bool = False) -> list[str]:
     if json_out:
         return as_json(result)
-    return [printable(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")]
+    out = [printable(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")]
+    return out + ([f"undo: vaultmem undo {result['undo']}"] if result.get("undo") else [])
 
 
 def stats_lines(data: dict[str, Any], json_out: bool = False) -> list[str]:
@@ -58,9 +60,12 @@ def stats_lines(data: dict[str, Any], json_out: bool = False) -> list[str]:
 
 
 def report_lines(results: list[dict[str, Any]], json_out: bool = False) -> list[str]:
-    """``resolve``, ``reopen``, ``supersede``: what changed."""
+    """``resolve``, ``reopen``, ``supersede``: what changed (and, on a line of its own, how
+    to take it back; ``was``/``was_superseded_by``: what reopen found, for that line only)."""
     if json_out:
-        return as_json(results)
+        return as_json(
+            [{k: v for k, v in r.items() if k not in ("was", "was_superseded_by")} for r in results]
+        )
     out = []
     for r in results:
         extra = f" by {r['by']}" if r.get("by") else ""
@@ -69,4 +74,19 @@ def report_lines(results: list[dict[str, Any]], json_out: bool = False) -> list[
                 f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
             )
         )
-    return out
+    hints = [h for h in (undo_hint(r) for r in results if r["changed"]) if h]
+    return out + (["undo: " + "; ".join(hints)] if hints else [])
+
+
+def undo_hint(r: dict[str, Any]) -> str | None:
+    """The command that takes one lifecycle change back."""
+    key = shlex.quote(str(r["id"]))
+    if r["action"] in ("resolved", "superseded"):
+        return f"vaultmem reopen {key}"
+    if r["action"] == "confirmed":
+        return f"vaultmem edit {key} --set status=candidate"
+    if r["action"] == "reopened" and r.get("was") == "superseded" and r.get("was_superseded_by"):
+        return f"vaultmem supersede {key} {shlex.quote(str(r['was_superseded_by']))}"
+    if r["action"] == "reopened" and r.get("was"):
+        return f"vaultmem edit {key} --set status={r['was']}"
+    return None

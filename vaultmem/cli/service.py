@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -151,31 +152,25 @@ def install(
         return
     atomic_write(path, text)
     typer.echo(f"wrote {path}; now: {then}")
+    typer.echo(f"undo: rm {shlex.quote(str(path))}")
 
 
-def unit_file() -> tuple[Path, str, str]:
-    """(where, what, how to enable) of the login service for this platform."""
-    exe = shutil.which("vaultmem") or f"{sys.executable} -m vaultmem"
-    command = f"{exe} service run --idle-exit 0"
-    if sys.platform == "darwin":
+def unit_file(platform: str | None = None) -> tuple[Path, str, str]:
+    """(where, what, how to enable) of the login service for this platform (``platform``:
+    ``sys.platform`` unless given)."""
+    exe = shutil.which("vaultmem")
+    argv = [exe] if exe else [sys.executable, "-m", "vaultmem"]
+    argv += ["service", "run", "--idle-exit", "0"]
+    command = shlex.join(argv)
+    if (platform or sys.platform) == "darwin":
+        import plistlib
+
         path = Path.home() / "Library" / "LaunchAgents" / f"{AGENT_LABEL}.plist"
-        args = "".join(f"\n        <string>{a}</string>" for a in command.split())
-        log = control.log_path()
-        text = f"""<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<plist version="1.0">
-<dict>
-    <key>Label</key><string>{AGENT_LABEL}</string>
-    <key>ProgramArguments</key>
-    <array>{args}
-    </array>
-    <key>RunAtLoad</key><true/>
-    <key>StandardOutPath</key><string>{log}</string>
-    <key>StandardErrorPath</key><string>{log}</string>
-</dict>
-</plist>
-"""
-        return path, text, f"launchctl load {path}"
+        log = str(control.log_path())
+        agent = {"Label": AGENT_LABEL, "ProgramArguments": argv, "RunAtLoad": True,
+                 "StandardOutPath": log, "StandardErrorPath": log}  # fmt: skip
+        text = plistlib.dumps(agent, sort_keys=False).decode("utf-8")  # escaped: any path, any character
+        return path, text, f"launchctl load {shlex.quote(str(path))}"
     config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     path = config / "systemd" / "user" / UNIT_NAME
     text = f"""[Unit]

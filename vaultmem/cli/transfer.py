@@ -70,6 +70,7 @@ def export(
     if to not in TARGETS:
         raise BadInput(f"--to: {to!r} is not one of: {', '.join(TARGETS)}")
     from ..memory import agents_md
+    from ..memory import undo as undomod
 
     v = open_session(vault).vault
     if keep is False:
@@ -77,7 +78,11 @@ def export(
             f"forgot {agents_md.keep(v.root, file or 'AGENTS.md', False)}: no longer refreshed on this machine"
         )
         return
-    result = agents_md.export(v, file or "AGENTS.md", anchor, dry_run)
+    target = Path(file or "AGENTS.md").expanduser()
+    with undomod.recording(v, "export", str(target.resolve())) as batch:
+        batch.watch([target / "AGENTS.md" if target.is_dir() else target])
+        result = agents_md.export(v, file or "AGENTS.md", anchor, dry_run)
+    result["undo"] = None if batch.empty() else batch.id
     if keep and not dry_run:
         err(
             f"kept {agents_md.keep(v.root, file or 'AGENTS.md')}: maintain --apply and sync refresh it on this machine"
@@ -88,6 +93,8 @@ def export(
         typer.echo(printable(result["section"], keep="\n"))
     else:
         typer.echo(agents_md_line(result))
+        if result["undo"]:
+            typer.echo(f"undo: vaultmem undo {result['undo']}")
 
 
 class Progress:
@@ -139,32 +146,61 @@ def import_cmd(
         str | None, typer.Option("--since", help="Only sessions active since: 7d, 2w or a date (2026-01-01).")
     ] = None,
     dry_run: DryRunOpt = False,
+    undo: Annotated[
+        str | None,
+        typer.Option(
+            "--undo", help="Take back one import: its batch id, or its source (the newest import from it)."
+        ),
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Restore notes from an export (notes whose id exists are skipped); or, with --from, start
     from what you already have: agent session histories become dated session summaries and
     candidate rules, instruction files active rules, the MCP memory graph notes and links.
-    Running an import again adds nothing new.
+    Running an import again adds nothing new. Each import is recorded as a dated batch:
+    --undo BATCH (or --undo SOURCE) removes exactly what it wrote.
 
-    Example: vaultmem import --from claude-code --project ~/src/shop      vaultmem import --from rules AGENTS.md
+    Example: vaultmem import --from claude-code --project ~/src/shop      vaultmem import --undo claude-code
     """
+    from ..memory import undo as undomod
+
     paths = paths or []
-    if source is None:
-        _restore(paths, vault, as_json)
+    v = open_session(vault).vault
+    if undo is not None:
+        from .undo import report_undo
+
+        if paths or source:
+            raise BadInput("--undo takes no files and no --from (give the batch id or the source to --undo)")
+        report_undo(undomod.undo(v, undomod.find(v, undo, "import")), as_json)
         return
-    if source not in SOURCES:
+    if source is not None and source not in SOURCES:
         raise BadInput(f"--from: {source!r} is not one of: {', '.join(SOURCES)}")
-    result = _run_import(source, paths, project, since, dry_run, vault)
+    label = source or (
+        str(Path(paths[0]).expanduser().resolve()) if len(paths) == 1 and paths[0] != "-" else "-"
+    )
+    with undomod.recording(v, "import", label) as batch:
+        if source is None:
+            result = _restore(paths, v)
+        else:
+            result = _run_import(source, paths, project, since, dry_run, v)
+    result["undo"] = None if batch.empty() else batch.id
     if as_json:
         echo_json(result)
-    else:
-        for line in render_import(result):
-            typer.echo(printable(line))
+        return
+    lines = (
+        render_import(result)
+        if source
+        else [f"imported {result['imported']}, skipped {result['skipped_existing']} already present"]
+    )
+    for line in lines:
+        typer.echo(printable(line))
+    if result["undo"]:
+        typer.echo(f"undo: vaultmem import --undo {result['undo']}")
 
 
 def _run_import(source: str, paths: list[str], project: str | None, since: str | None, dry_run: bool,
-                vault: str | None) -> dict[str, Any]:  # fmt: skip
+                v: Any) -> dict[str, Any]:  # fmt: skip
     if source in ("rules", "mcp-memory") and since:
         raise BadInput(f"--since applies to session histories, not to --from {source}")
     if source == "mcp-memory":
@@ -173,7 +209,7 @@ def _run_import(source: str, paths: list[str], project: str | None, since: str |
         from ..agents.mcp_memory import import_graph
 
         progress = Progress("MCP memory")
-        result = import_graph(open_session(vault).vault, paths[0], dry_run)
+        result = import_graph(v, paths[0], dry_run)
         progress(1, 1)
         progress.close()
         return result
@@ -181,14 +217,14 @@ def _run_import(source: str, paths: list[str], project: str | None, since: str |
         from ..agents.rules_import import import_rules
 
         progress = Progress("instruction")
-        result = import_rules(open_session(vault).vault, paths or ["."], project, dry_run)
+        result = import_rules(v, paths or ["."], project, dry_run)
         progress(len(result["files"]), len(result["files"]))
         progress.close()
         return result
     from ..agents.importers import import_agent
 
     progress = Progress(f"{source} session")
-    result = import_agent(open_session(vault).vault, source, paths, project=project, since=since, dry_run=dry_run,
+    result = import_agent(v, source, paths, project=project, since=since, dry_run=dry_run,
                           progress=progress)  # fmt: skip
     progress.close()  # an error instead is its one line
     return result
@@ -237,7 +273,7 @@ def render_import(r: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _restore(paths: list[str], vault: str | None, as_json: bool) -> None:
+def _restore(paths: list[str], v: Any) -> dict[str, Any]:
     """``vaultmem import FILE``: restore a backup written by ``vaultmem export``."""
     if len(paths) != 1:
         raise BadInput("give the backup file to restore (or --from SOURCE to import from another tool)")
@@ -249,8 +285,4 @@ def _restore(paths: list[str], vault: str | None, as_json: bool) -> None:
         raise BadInput(f"cannot read {file}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BadInput(f"{file} is not JSON ({e})") from None
-    result = open_session(vault).vault.import_(data)
-    if as_json:
-        echo_json(result)
-    else:
-        typer.echo(f"imported {result['imported']}, skipped {result['skipped_existing']} already present")
+    return v.import_(data)

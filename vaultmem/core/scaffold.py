@@ -1,4 +1,5 @@
-"""Creating a vault: ``.vaultmem/``, its config ``.vaultmem.toml``, a README for people and agents, .gitignore
+"""Creating a vault: ``.vaultmem/``, its config ``.vaultmem.toml``, a short README pointing to the
+docs (none in an Obsidian vault, which would show it as a note), .gitignore
 (the disposable ``.vaultmem/`` and the per-machine usage store ``.vaultmem-usage/`` stay out of git)."""
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def init_vault(root: Path) -> list[str]:
     if not state.is_dir():
         created.append(f"{STATE_DIR}/")
     private_dir(state)  # owner-only, also when an older vaultmem made it 0755
-    for rel, text in ((CONFIG_FILE, CONFIG_TEXT), ("README.md", vault_readme())):
+    # an Obsidian vault shows a README.md as one of its notes: none there
+    readme = () if (root / ".obsidian").is_dir() else (("README.md", vault_readme()),)
+    for rel, text in ((CONFIG_FILE, CONFIG_TEXT), *readme):
         if rel == CONFIG_FILE and (root / LEGACY_CONFIG).exists():
             continue  # a vault made before keeps its config where it is
         if not (root / rel).exists():

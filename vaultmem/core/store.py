@@ -30,6 +30,8 @@ ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 UNSAFE_CHARS_RE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f]')
 WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 MAX_NAME = 120
+TRASH = ".trash"  # where deleted notes go (Obsidian's own trash folder)
+TRASH_LOG = ".vaultmem-trash.jsonl"  # in .trash/: each trashed note's origin and date (for restore)
 MAX_NAME_BYTES = 180  # file names are limited to 255 bytes; leave room for " 2.md" and temp names
 
 
@@ -337,6 +339,7 @@ class Store:
         self.title_from = title_from
         self.rules = IgnoreRules(self.root, exclude)
         self.folder_types = {k.strip("/").lower(): v for k, v in (folder_types or {}).items()}
+        self.recorder: Recorder | None = None  # hears every write (``memory.undo``: a command's undo record)
 
     @property
     def state_dir(self) -> Path:
@@ -437,6 +440,8 @@ class Store:
         """Write a new note; never replaces an existing file. Returns the path used."""
         check_text(rel, text)
         atomic_write(self.abspath(rel), text, create_only=True)
+        if self.recorder is not None:
+            self.recorder.created(rel, text)
         return rel
 
     def replace(self, rel: str, text: str, expected_hash: str) -> None:
@@ -471,6 +476,8 @@ class Store:
                         f"{rel} changed on disk while it was being updated; nothing was written, try again"
                     )
                 atomic_write(full, new, unchanged=settled, label=rel)
+                if self.recorder is not None:
+                    self.recorder.changed(rel, text, new)
             return text, new
 
     def unique_path(self, folder: str, title: str) -> str:
@@ -510,18 +517,43 @@ class Store:
         return os.path.relpath(path, self.root).replace(os.sep, "/")
 
     def trash(self, rel: str) -> str:
-        """Move a note into the vault's ``.trash/`` folder (as Obsidian does); returns its new path."""
+        """Move a note into the vault's ``.trash/`` folder (as Obsidian does); returns its new path.
+        Where it came from and when is kept in ``.trash/`` 's log (``TRASH_LOG``) for ``restore``."""
         self.abspath(rel)
         parent = self.abspath(posixpath.dirname(rel) or ".")
         src = parent / posixpath.basename(rel)  # a symlinked note: move the link, not its target
-        dest_dir = self.folder(posixpath.join(".trash", self.relpath(parent)))
+        dest_dir = self.folder(posixpath.join(TRASH, self.relpath(parent)))
         dest, n = dest_dir / src.name, 2
         while os.path.lexists(dest):
             dest, n = dest_dir / f"{src.stem} {n}{src.suffix}", n + 1
         os.replace(src, dest)
         fsync_dir(src.parent)
         fsync_dir(dest_dir)
-        return dest.relative_to(self.root).as_posix()
+        moved = dest.relative_to(self.root).as_posix()
+        self._log_trash(moved, f"{self.relpath(parent)}/{src.name}".removeprefix("./"))
+        if self.recorder is not None:
+            self.recorder.trashed(rel, moved)
+        return moved
+
+    def _log_trash(self, moved: str, origin: str) -> None:
+        """One line in the trash log: the trashed path, where it was, when (UTC)."""
+        import json
+
+        line = json.dumps(
+            {"trashed": moved, "from": origin, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        )
+        with open(self.root / TRASH / TRASH_LOG, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+class Recorder:
+    """What hears a store's writes (``Store.recorder``): new notes, rewrites, notes trashed."""
+
+    def created(self, rel: str, text: str) -> None: ...
+
+    def changed(self, rel: str, old: str, new: str) -> None: ...
+
+    def trashed(self, rel: str, moved: str) -> None: ...
 
 
 def _fold(name: str) -> str:

@@ -25,6 +25,10 @@ from .embed import Embedder
 from .manifest import Manifest, Record
 
 Progress = Callable[[int, int], None]
+VECTORS, PENDING = (
+    "vectors",
+    "pending",
+)  # manifest state of a keyword-first index (``Watcher.keywords_first``)
 PROGRESS_STEP = 16  # chunks embedded between progress reports (~1 s on 2 busy cores)
 MAX_CHUNKS: int = DEFAULTS["embedding"]["max_chunks"]  # chunks embedded per note (256: ~40k words)
 
@@ -117,6 +121,25 @@ def note_chunks(note: Note, max_tokens: int) -> list[str]:
     return chunk(note.title, props or body, max_tokens)
 
 
+def chunk_texts(notes: list[Note], embedder: Embedder, max_chunks: int,
+                summary: Summary) -> tuple[dict[str, list[str]], dict[str, str]]:  # fmt: skip
+    """Chunk hashes per path and the text of each chunk (nothing without an embedder)."""
+    if embedder.name == "none":
+        return {}, {}
+    max_tokens = getattr(embedder, "max_tokens", 256)
+    chunk_rows: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    for note in notes:
+        pieces = note_chunks(note, max_tokens)
+        if len(pieces) > max_chunks > 0:
+            summary.capped[note.path] = (max_chunks, len(pieces))
+            pieces = capped(pieces, max_chunks)
+        hashes = [chunk_hash(p) for p in pieces]
+        chunk_rows[note.path] = hashes
+        texts.update(zip(hashes, pieces))
+    return chunk_rows, texts
+
+
 @dataclass
 class _Batch:
     upserts: list[Note] = field(default_factory=list)
@@ -206,21 +229,7 @@ class Indexer:
     # ------------------------------------------------------------------ embed
 
     def _chunks(self, notes: list[Note], summary: Summary) -> tuple[dict[str, list[str]], dict[str, str]]:
-        """Chunk hashes per path and the text of each chunk (nothing without an embedder)."""
-        if self.embedder.name == "none":
-            return {}, {}
-        max_tokens = getattr(self.embedder, "max_tokens", 256)
-        chunk_rows: dict[str, list[str]] = {}
-        texts: dict[str, str] = {}
-        for note in notes:
-            pieces = note_chunks(note, max_tokens)
-            if len(pieces) > self.max_chunks > 0:
-                summary.capped[note.path] = (self.max_chunks, len(pieces))
-                pieces = capped(pieces, self.max_chunks)
-            hashes = [chunk_hash(p) for p in pieces]
-            chunk_rows[note.path] = hashes
-            texts.update(zip(hashes, pieces))
-        return chunk_rows, texts
+        return chunk_texts(notes, self.embedder, self.max_chunks, summary)
 
     def _embed(
         self, missing: list[str], texts: dict[str, str], report: Callable[[int], None]
@@ -241,7 +250,10 @@ class Indexer:
         started = time.perf_counter()
         summary = Summary()
         paths = None if paths is None else list(paths)
-        fresh_model = self.manifest.get("model") not in (None, self.embedder.name)
+        pending = self.manifest.get(VECTORS) == PENDING  # a keyword-first index: vectors to fill in
+        fresh_model = self.manifest.get("model") not in (None, self.embedder.name) or (
+            pending and paths is None
+        )
         if fresh_model and paths is None and self.manifest.count():
             # everything is re-indexed, over several commits: a run stopped midway must find
             # the rest unindexed, not indexed with vectors of the old model
@@ -258,8 +270,10 @@ class Indexer:
         if batch.cleared:  # `status` stops listing a broken file once it is deleted
             self.manifest.clear_errors(batch.cleared)
         if batch.upserts or batch.deletes or batch.errors:
-            self._apply(batch, progress, summary)
+            self._apply(batch, progress, summary, prune=not pending)  # keep vectors filled in ahead
             summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
+        if pending and paths is None and self.embedder.name != "none":
+            self.manifest.set(VECTORS, None)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -278,7 +292,7 @@ class Indexer:
         return {"new": len(on_disk.keys() - known.keys() - errors.keys()), "changed": changed,
                 "removed": len(known.keys() - on_disk.keys())}  # fmt: skip
 
-    def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary) -> None:
+    def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary, prune: bool = True) -> None:
         """Index the batch in commits of at most BATCH_CHUNKS chunks / BATCH_NOTES notes, huge
         notes last and each alone: a run stopped midway keeps what it committed (the next one
         starts from there), and recall waits for one commit at a time, never for a huge note
@@ -302,6 +316,7 @@ class Indexer:
             first, last = i == 0, i == len(parts) - 1 or not parts
             rows = {n.path: chunk_rows[n.path] for n in notes if n.path in chunk_rows}
             todo = list(dict.fromkeys(h for hashes in rows.values() for h in hashes if h in missing))
+            todo.sort(key=lambda h: len(texts[h]))  # a model call pads to its longest text: like with like
             vectors = self._embed(todo, texts, report)
             missing.difference_update(todo)
             summary.embedded += len(todo)
@@ -310,7 +325,7 @@ class Indexer:
             self.manifest.set("dirty", "1")
             self.bm25.apply((bm25_doc(n) for n in notes), deletes)
             self.manifest.commit_batch(records, rows, vectors, deletes, batch.errors if first else {},
-                                       self.embedder.name, prune=last)  # fmt: skip
+                                       self.embedder.name, prune=last and prune)  # fmt: skip
             if not texts:
                 report(len(notes))
 
@@ -347,3 +362,28 @@ class Indexer:
         self.bm25.apply((bm25_doc(n) for n in notes), stale)
         self.manifest.set("dirty", None)
         return len(set(stale) | set(missing))
+
+
+def prefill(store: Store, manifest: Manifest, embedder: Embedder, max_chunks: int = MAX_CHUNKS,
+            progress: Progress | None = None) -> int:  # fmt: skip
+    """Embed the chunks of every note that have no stored vector of ``embedder`` and keep the
+    vectors (``Manifest.store_vectors``), without touching what is indexed: the service fills
+    a first index's vectors in behind its keyword answers, and the sync that follows finds
+    them stored (``cached_chunks``) and embeds nothing. Returns the chunks embedded."""
+    if embedder.name == "none":
+        return 0
+    notes = []
+    for path in store.list_paths():
+        try:
+            notes.append(store.read(path))
+        except (NoteParseError, OSError):
+            continue  # the sync reports it
+    _, texts = chunk_texts(notes, embedder, max_chunks, Summary())
+    cached = manifest.cached_chunks(embedder.name, texts)
+    missing = sorted((h for h in texts if h not in cached), key=lambda h: len(texts[h]))
+    for i in range(0, len(missing), PROGRESS_STEP):
+        part = missing[i : i + PROGRESS_STEP]
+        manifest.store_vectors(embedder.name, dict(zip(part, embedder.embed([texts[h] for h in part]))))
+        if progress:
+            progress(min(i + PROGRESS_STEP, len(missing)), len(missing))
+    return len(missing)

@@ -262,6 +262,17 @@ class Manifest:
             found.update(row[0] for row in self.db.execute(q, (model, *part)))
         return found
 
+    def store_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        """Keep vectors of chunk hashes (``indexer.prefill``: embedded ahead of the sync that
+        uses them; a vector no chunk uses is pruned by that sync)."""
+        import numpy as np
+
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
+                [(model, h, v.astype(np.float32).tobytes()) for h, v in vectors.items()],
+            )
+
     def commit_batch(
         self,
         upserts: list[Record],

@@ -105,7 +105,7 @@ def reopen(vault: VaultState, ref: str) -> dict[str, Any]:
     )  # first: see memory.rules
     changed = change(vault, rec, {"status": "active"}, remove=remove)
     vault.sync_paths([rec.path, *withdrawn])
-    return _result(rec, "reopened", changed)
+    return _result(rec, "reopened", changed, was=rec.status, was_superseded_by=rec.superseded_by)
 
 
 def _withdraw_declarations(vault: VaultState, rec: Record) -> list[str]:

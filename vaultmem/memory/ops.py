@@ -405,11 +405,19 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
 
 def edit(vault: VaultState, ref: str, *, content: str | None = None, sets: Iterable[str] = (),
-         add_tags: Iterable[str] = (), now: dt.datetime | None = None,
-         expected_hash: str | None = None) -> dict[str, Any]:  # fmt: skip
+         add_tags: Iterable[str] = (), remove_tags: Iterable[str] = (), now: dt.datetime | None = None,
+         expected_hash: str | None = None, record: bool = False) -> dict[str, Any]:  # fmt: skip
     """Change a note's body and/or frontmatter keys, under the note's lock and applied to its
     current text (so concurrent edits of different keys all land); with ``expected_hash``,
-    refuses if the file changed since the caller read it."""
+    refuses if the file changed since the caller read it. ``record``: keep the text before as
+    an undo batch (``undo``: its id, when the note changed)."""
+    if record:
+        from . import undo
+
+        with undo.recording(vault, "edit", ref) as batch:
+            done = edit(vault, ref, content=content, sets=sets, add_tags=add_tags, remove_tags=remove_tags,
+                        now=now, expected_hash=expected_hash)  # fmt: skip
+        return {**done, "undo": None if batch.empty() else batch.id}
     rec = vault.find(ref)
     given: dict[str, Any] = dict(parse_assignment(s) for s in sets)
     if "id" in given:
@@ -423,12 +431,15 @@ def edit(vault: VaultState, ref: str, *, content: str | None = None, sets: Itera
 
     def change(text: str) -> str:
         updates = dict(given)
-        if add_tags:
+        if add_tags or remove_tags:
             current = as_list(parse(text, rec.path).meta.get("tags"))  # the frontmatter's own list
             for tag in (t.lstrip("#").strip() for t in add_tags):
-                if tag and tag.lower() not in {c.lower() for c in current}:
+                if tag and tag.lower() not in {str(c).lower() for c in current}:
                     current.append(tag)
-            updates["tags"] = current
+            gone = {t.lstrip("#").strip().lower() for t in remove_tags}
+            kept = [c for c in current if str(c).lstrip("#").lower() not in gone]
+            if kept != as_list(parse(text, rec.path).meta.get("tags")):
+                updates["tags"] = kept
         new = _replace_body(text, rec.title, content) if content is not None else text
         if updates or new != text:
             updates.setdefault("updated", _stamp(now or now_utc()))

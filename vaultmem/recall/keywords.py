@@ -75,15 +75,18 @@ def recall_vaults(roots: dict[str, Path], query: str, options: dict[str, Any],
     """(vault name, hit) of several vaults in one ranking by BM25 score (raw scores of different
     vaults: comparable enough for a keyword answer; ties go to the vault listed first), ``k``
     in all (default: the first vault's, as ``MultiVault``); hits carry their vault's name when
-    there are several."""
+    there are several, and a score relative to the best hit's (1.0; ``bm25_raw`` in explain)."""
     first = next(iter(roots.values()))
     k = options.get("k") or int(configmod.load(first)["recall"]["k"])
     found = [(order, name, hit) for order, (name, root) in enumerate(roots.items())
              for hit in recall(root, query, {**options, "k": k}, explain)]  # fmt: skip
     found.sort(key=lambda x: (-x[2]["score"], x[0], x[2]["rank"]))
     kept = [(name, hit) for _, name, hit in found[:k]]
+    top = kept[0][1]["score"] if kept else 0.0
     for rank, (name, hit) in enumerate(kept, 1):
         hit["rank"] = rank
+        if top > 0:  # raw BM25 (31.892) means nothing to a reader: the best hit is 1 (--explain: the raw)
+            hit["score"] = round(hit["score"] / top, 4)
         if len(roots) > 1:
             hit["vault"] = name
     return kept

@@ -6,7 +6,8 @@ their wire form are declared in ``protocol``.
 
 Trust: the client talks only to a socket in a folder owned by this user with mode 0700
 (nobody else can have created it there), and only to a server running as this user
-(``SO_PEERCRED``). Anything else is treated as "no watcher" (with a warning on stderr).
+(``peer_uid``: SO_PEERCRED, LOCAL_PEERCRED or getpeereid). Anything else is treated as "no
+watcher" (with a warning on stderr).
 """
 
 from __future__ import annotations
@@ -62,10 +63,52 @@ def private_folder_problem(folder: Path) -> str | None:
     return None
 
 
+UNKNOWN_PEER = -1  # no way to ask on this system: never this user, so the peer is not trusted
+SOL_LOCAL, LOCAL_PEERCRED = 0, 1  # macOS <sys/un.h>: struct xucred {u_int version; uid_t uid; ...}
+
+
 def peer_uid(sock: socket.socket) -> int:
-    """The uid of the process at the other end of a unix socket (SO_PEERCRED; Linux)."""
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    """The uid of the process at the other end of a unix socket: ``SO_PEERCRED`` (Linux),
+    ``LOCAL_PEERCRED`` (macOS), ``getpeereid`` (the BSDs, macOS); ``UNKNOWN_PEER`` where none
+    answers (the peer is then not trusted, and everything runs in the calling process)."""
+    for way in (_so_peercred, _local_peercred, _getpeereid):
+        try:
+            uid = way(sock)
+        except (OSError, AttributeError, ValueError, struct.error):
+            uid = None
+        if uid is not None:
+            return uid
+    return UNKNOWN_PEER
+
+
+def _so_peercred(sock: socket.socket) -> int | None:
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
     return struct.unpack("3i", creds)[1]
+
+
+def _local_peercred(sock: socket.socket) -> int | None:
+    if sys.platform != "darwin":
+        return None
+    creds = sock.getsockopt(SOL_LOCAL, LOCAL_PEERCRED, struct.calcsize("IIh16I") + 8)
+    version, uid = struct.unpack_from("II", creds)
+    return uid if version == 0 else None  # XUCRED_VERSION
+
+
+def _getpeereid(sock: socket.socket) -> int | None:
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    fn = getattr(libc, "getpeereid", None)
+    if fn is None:  # glibc has none (Linux answers SO_PEERCRED)
+        return None
+    uid, gid = ctypes.c_uint32(), ctypes.c_uint32()
+    if fn(sock.fileno(), ctypes.byref(uid), ctypes.byref(gid)) != 0:
+        return None
+    return uid.value
 
 
 def _warn(message: str) -> None:
@@ -90,8 +133,11 @@ def send(path: Path, message: dict, timeout: float) -> dict | None:
     sock.settimeout(timeout)
     try:
         sock.connect(str(path))
-        if peer_uid(sock) != os.getuid():
-            _warn(f"the process serving {path} runs as uid {peer_uid(sock)}, not as you")
+        uid = peer_uid(sock)
+        if uid != os.getuid():
+            _warn(f"cannot tell which user runs the process serving {path} (this system answers neither "
+                  "SO_PEERCRED nor getpeereid)" if uid == UNKNOWN_PEER else
+                  f"the process serving {path} runs as uid {uid}, not as you")  # fmt: skip
             return None
         sock.sendall(json.dumps(message).encode() + b"\n")
         parts: list[bytes] = []

@@ -42,6 +42,16 @@ log = logging.getLogger("vaultmem.service")
 DEFAULT_MODEL = configmod.DEFAULTS["embedding"]["model"]
 
 
+def _vectors_pending(reader: Any) -> bool:
+    """Whether one vault's first index holds no vectors yet (``Watcher.keywords_first``); several
+    vaults are recalled in full (a vault without vectors yet adds its keyword hits)."""
+    if hasattr(reader, "vaults"):
+        return False
+    from ..index.indexer import PENDING, VECTORS
+
+    return bool(reader.embedder.name != "none" and reader.manifest.get(VECTORS) == PENDING)
+
+
 @dataclass
 class Entry:
     """One vault the service serves: its open Vault and, unless another process writes its
@@ -237,8 +247,9 @@ class Service:
                 self.embedders[key] = make_embedder(model, int(batch_size))
             return self.embedders[key]
 
-    def entry(self, root: str | Path) -> Entry:
-        """The served vault at ``root``, opened (and watched) on first use."""
+    def entry(self, root: str | Path, keywords_first: bool = False) -> Entry:
+        """The served vault at ``root``, opened (and watched) on first use; ``keywords_first``:
+        a first index without vectors, filled in behind (a recall of this vault alone)."""
         root = Path(root).resolve()
         with self._lock:
             opening = self._opening.setdefault(root, threading.Lock())
@@ -252,7 +263,7 @@ class Service:
             find_vault(
                 root
             )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
-            found = self._open_entry(root)
+            found = self._open_entry(root, keywords_first)
             with self._lock:
                 self.entries[root] = found
             return found
@@ -272,13 +283,14 @@ class Service:
                 "%s: [%s] changed and applies when the service restarts", found.root, "], [".join(pending)
             )
 
-    def _open_entry(self, root: Path) -> Entry:
+    def _open_entry(self, root: Path, keywords_first: bool = False) -> Entry:
         stat = _config_stat(root)
         emb = configmod.load(root)["embedding"]
         vault = self.make_vault(root, self.embedder(emb["model"], emb["batch_size"]))
         report = _reporter(root) if self.foreground else None
         watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, on_batch=report)
         watcher.housekeeping = self.housekeeping
+        watcher.keywords_first = keywords_first
         try:
             watcher.start()
         except VaultError as e:  # another process writes its indexes: serve it read-only
@@ -321,7 +333,7 @@ class Service:
     def reading(self, roots: dict[str, str]) -> Iterator[Any]:
         """One vault (one root) or a MultiVault (several), current, for one call; several are
         taken in a fixed order so two calls never wait on each other crosswise."""
-        entries = {name: self.entry(path) for name, path in roots.items()}
+        entries = {name: self.entry(path, keywords_first=len(roots) == 1) for name, path in roots.items()}
         if not entries:
             raise VaultError("no vaults named")
         with ExitStack() as stack:
@@ -378,9 +390,16 @@ class Service:
         if not args["all_branches"]:  # other code branches' memories: left out here, where the index is
             options["shown"] = branches.shown_test(Path(args["cwd"]), args["branch"])
         with self.reading(args["roots"]) as reader:
+            filling = not degraded and _vectors_pending(reader) and options.get("mode", "hybrid") != "bm25"
+            if filling:
+                options["mode"] = "bm25"
             hits = [h.as_dict(args["explain"]) for h in reader.recall(args["query"], **options)]
         skipped = self.skipped(args["roots"])
-        return {"hits": hits, "degraded": "bm25" if degraded else None, "skipped": skipped}
+        return {
+            "hits": hits,
+            "degraded": "bm25" if degraded else "first-index" if filling else None,
+            "skipped": skipped,
+        }
 
     def skipped(self, roots: dict[str, str]) -> dict[str, str]:
         """The notes of these vaults their indexes could not read (``vault:path`` for several)."""

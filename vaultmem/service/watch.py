@@ -333,6 +333,8 @@ class Watcher:
         self.on_batch = on_batch
         self.housekeeping = Housekeeping()
         self._failures = 0  # batches failed in a row
+        self.keywords_first = False  # the service: a first index answers from keywords, vectors follow
+        self._fill = False  # a first index's vectors are still to be embedded (``_fill_vectors``)
         self._config_timer: threading.Timer | None = None
         self._config_timer_lock = threading.Lock()
 
@@ -351,10 +353,59 @@ class Watcher:
             self.stream.start()
             self.state.polling = self.stream.polling
             with self.gate.write():
-                self._apply(Batch(full=True))
+                if self.keywords_first and self._first_index():
+                    self._apply_keywords()
+                    self._fill = True
+                    self.batcher.add(full=True)  # the run loop fills the vectors in behind
+                else:
+                    self._apply(Batch(full=True))
         except BaseException:
             self.close()
             raise
+
+    def _first_index(self) -> bool:
+        """Whether nothing of this vault is indexed yet and its notes want vectors."""
+        return self.vault.embedder.name != "none" and self.vault.manifest.count() == 0
+
+    def _apply_keywords(self) -> None:
+        """A vault's first index without vectors (BM25, manifest, links: seconds, where the
+        vectors of a few hundred notes take a minute on a busy machine), marked pending: the
+        next full batch indexes everything again with vectors (``Indexer.sync``), whatever
+        batches of a few paths came between."""
+        from ..index.embed import NoEmbedder
+        from ..index.indexer import PENDING, VECTORS
+
+        model, self.vault.embedder = self.vault.embedder, NoEmbedder()
+        try:
+            self._apply(Batch(full=True))
+        finally:
+            self.vault.embedder = model
+            self.vault.refresh()
+        self.vault.manifest.set(VECTORS, PENDING)  # until a full sync with the model: any batch before it
+
+    def _stopping(self, done: int, total: int) -> None:
+        if self.stop_event.is_set():
+            raise InterruptedError("stopping")
+
+    def _fill_vectors(self) -> None:
+        """Embed a first index's chunks outside the gate, on a connection of its own (recall
+        answers from keywords meanwhile); the full batch that follows finds them stored and
+        takes the gate only to index (seconds). A failure leaves the embedding to that batch."""
+        from ..index.indexer import prefill
+        from ..index.manifest import Manifest
+
+        try:
+            manifest = Manifest(self.vault.index_dir / "manifest.db")
+            try:
+                n = prefill(
+                    self.vault.store, manifest, self.vault.embedder, self.vault.max_chunks, self._stopping
+                )
+            finally:
+                manifest.close()
+        except Exception as e:
+            log.warning("%s: vectors not filled in ahead (%s); the next batch embeds them", self.root.name, e)
+            return
+        log.info("%s: %d chunks embedded behind the keyword-first index", self.root.name, n)
 
     def _is_candidate(self, rel: str) -> bool:
         return not self.vault.store.rules.ignored(rel)
@@ -399,6 +450,9 @@ class Watcher:
                     raise VaultError(f"the vault folder {self.root} disappeared; stopping")
                 if self._state_lost():
                     self._rebuild_state()
+                if self._fill:
+                    self._fill = False
+                    self._fill_vectors()
                 for part in self._slices(batch):
                     with self.gate.write():  # released between slices so recall is never held long
                         self._apply(part)

@@ -53,6 +53,15 @@ log = logging.getLogger("vaultmem.sync")
 # ---------------------------------------------------------------- running git
 
 
+def git_message(text: str) -> str:
+    """What git said, whole: its ``fatal:``/``error:`` lines (and the ``ssh:`` one naming the
+    cause), else every line joined; never a sentence cut at a line break."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [line for line in lines if line.startswith(("fatal:", "error:", "ssh:"))]
+    message = "; ".join(said or [" ".join(lines)])
+    return message if len(message) <= 400 else message[:399] + "…"
+
+
 class Git:
     """Runs ``git`` in one folder; records the child's pid so a killed sync can be recovered."""
 
@@ -74,8 +83,8 @@ class Git:
         out, err = proc.communicate(input)
         result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
         if check and proc.returncode != 0:
-            msg = (err or out).decode(errors="replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(proc.returncode)}")
+            msg = git_message((err or out).decode(errors="replace"))
+            raise GitError(f"git {args[0]} failed: {msg or 'exit ' + str(proc.returncode)}")
         return result
 
     def text(self, *args: str, check: bool = True) -> str:

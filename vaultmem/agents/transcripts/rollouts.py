@@ -10,7 +10,7 @@ fill in when a rollout has no user messages among them. A command failed when it
 (``metadata.exit_code``, ``Exit code: N``, ``Process exited with code N``, ``exec_command_end``,
 an MCP ``isError``); when it does not say, its result is left unknown (neither failed nor fixed).
 Compressed rollouts (``.jsonl.zst``, after 7 idle days) are read when the ``zstandard`` module is
-installed (``pip install vaultmem[codex]``); a plain file wins over its compressed twin.
+installed (``pip install 'vaultmem-md[codex]'``); a plain file wins over its compressed twin.
 """
 
 from __future__ import annotations

@@ -1,0 +1,201 @@
+"""Undo for every command that changes files (issue 38), through the CLI: restore from the
+trash, edit --remove-tag, import --undo, maintain --undo, and the undo line each prints."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers import write
+from typer.testing import CliRunner
+
+from vaultmem.cli.app import app
+
+
+@pytest.fixture
+def run(empty_vault, fake_model):
+    env = {"VAULTMEM_VAULT": str(empty_vault)}
+    return lambda *args, input=None: CliRunner().invoke(app, list(args), env=env, input=input)
+
+
+def ok(result) -> str:
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result.stdout
+
+
+def undo_line(out: str) -> str:
+    lines = [line for line in out.splitlines() if line.startswith("undo: ")]
+    assert len(lines) == 1, out
+    return lines[0].removeprefix("undo: ")
+
+
+def run_line(run, line: str) -> str:
+    """Run the command an undo line names (``vaultmem ...``)."""
+    import shlex
+
+    first = line.split("; ")[0]
+    return ok(run(*shlex.split(first)[1:]))
+
+
+def notes(root: Path) -> set[str]:
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    }
+
+
+def test_delete_says_how_to_undo_and_restore_brings_the_note_back(run, empty_vault):
+    out = ok(run("remember", "fact", "Berths", "The marina has 42 berths.", "--json"))
+    made = json.loads(out)
+    text = (empty_vault / made["path"]).read_text()
+    deleted = ok(run("delete", made["id"], "--force"))
+    assert not (empty_vault / made["path"]).exists()
+    listing = ok(run("restore"))
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  " + made["id"] + "  Berths", listing, re.M), listing
+    assert f"-> {made['path']}" in listing
+    run_line(run, undo_line(deleted))  # vaultmem restore .trash/...
+    assert (empty_vault / made["path"]).read_text() == text
+    assert ok(run("recall", "berths", "--json")).count(made["id"]) >= 1
+    assert "the trash is empty" in run("restore").stderr
+
+
+def test_restore_refuses_to_overwrite(run, empty_vault):
+    made = json.loads(ok(run("remember", "fact", "Berths", "The marina has 42 berths.", "--json")))
+    ok(run("delete", made["id"], "--force"))
+    write(empty_vault, made["path"], "# Berths\n\nA new note at the old place.\n")
+    result = run("restore", made["id"])
+    assert result.exit_code != 0 and "exists; not overwriting" in result.stderr, result.output
+    assert "A new note at the old place" in (empty_vault / made["path"]).read_text()
+    assert ok(run("restore", made["id"], "--to", "facts/Berths again.md"))
+    assert "42 berths" in (empty_vault / "facts/Berths again.md").read_text()
+
+
+def test_restore_by_title_of_an_unknown_note_says_so(run):
+    result = run("restore", "nothing like this")
+    assert result.exit_code == 3 and "no note 'nothing like this' in .trash/" in result.stderr
+
+
+def test_edit_remove_tag_and_its_undo(run, empty_vault):
+    made = json.loads(ok(run("remember", "fact", "Berths", "42 berths.", "--tag", "marina", "--tag", "draft",
+                             "--json")))  # fmt: skip
+    path = empty_vault / made["path"]
+    before = path.read_text()
+    out = ok(run("edit", made["id"], "--remove-tag", "draft", "--add-tag", "docks"))
+    tags = re.search(r"^tags: (.*)$", path.read_text(), re.M).group(1)  # type: ignore[union-attr]
+    assert "draft" not in tags and "marina" in tags and "docks" in tags
+    run_line(run, undo_line(out))
+    assert path.read_text() == before
+
+
+def test_import_undo_removes_exactly_what_one_import_wrote(run, empty_vault, tmp_path):
+    other = tmp_path / "other"
+    ok(run("init", str(other)))
+    env_other = ["--vault", str(other)]
+    for title in ("Alpha fact", "Beta fact"):
+        ok(run("remember", "fact", title, f"{title} body text.", *env_other))
+    backup = tmp_path / "backup.json"
+    backup.write_text(ok(run("export", *env_other)))
+    mine = json.loads(ok(run("remember", "fact", "Mine", "My own note.", "--json")))["path"]
+    before = notes(empty_vault)
+    out = ok(run("import", str(backup)))
+    assert len(notes(empty_vault)) == len(before) + 2
+    line = undo_line(out)
+    assert re.fullmatch(r"vaultmem import --undo import-\d{8}-\d{6}-[0-9a-f]{4}", line), line
+    listed = ok(run("undo"))
+    assert line.split()[-1] in listed and str(backup.resolve()) in listed and "2 created" in listed
+    undone = run_line(run, line)
+    assert "2 removed" in undone
+    assert notes(empty_vault) == before and (empty_vault / mine).exists()
+    again = run("import", "--undo", line.split()[-1])
+    assert again.exit_code == 2 and "already undone" in again.stderr
+
+
+def test_import_undo_by_source_keeps_a_note_changed_since(run, empty_vault, tmp_path):
+    backup = tmp_path / "b.json"
+    backup.write_text(json.dumps({"format": "vaultmem-export/1", "notes": [
+        {"path": "facts/One.md", "text": "---\nid: one00000\ntitle: One\ntype: fact\n---\n# One\n\nFirst.\n"},
+        {"path": "facts/Two.md", "text": "---\nid: two00000\ntitle: Two\ntype: fact\n---\n# Two\n\nSecond.\n"}]}))  # fmt: skip
+    ok(run("import", str(backup)))
+    ok(run("edit", "one00000", "--content", "First, and edited by hand since."))
+    result = run("import", "--undo", str(backup))
+    assert result.exit_code == 0, result.output
+    assert "kept facts/One.md: changed since" in result.stderr
+    assert (empty_vault / "facts/One.md").exists() and not (empty_vault / "facts/Two.md").exists()
+
+
+def test_maintain_apply_says_how_to_undo_and_undo_restores(run, empty_vault):
+    for day in range(1, 5):
+        write(empty_vault, f"sessions/S{day}.md", f"---\nid: s{day}000000\ntitle: S{day}\ntype: session_summary\n"
+              f"anchor: '[[Project: Shop]]'\ncreated: 2026-11-0{day}T10:00:00Z\nupdated: 2026-11-0{day}T10:00:00Z\n"
+              f"---\n# S{day}\n\nSession {day}.\n")  # fmt: skip
+    write(
+        empty_vault, "projects/Project - Shop.md", "---\ntitle: 'Project: Shop'\ntype: project\n---\n# Shop\n"
+    )
+    ok(run("index"))
+    before = {p: (empty_vault / p).read_text() for p in notes(empty_vault)}
+    out = ok(run("maintain", "--apply"))
+    assert "applied" in out, out
+    after = {p: (empty_vault / p).read_text() for p in notes(empty_vault)}
+    assert after != before
+    line = undo_line(out)
+    assert line.startswith("vaultmem maintain --undo maintain-")
+    ok(run(*line.split()[1:]))
+    assert {p: (empty_vault / p).read_text() for p in notes(empty_vault)} == before
+
+
+def test_lifecycle_and_remember_say_how_to_undo(run, empty_vault):
+    a = json.loads(ok(run("remember", "fact", "Editor", "Vim.", "--json")))["id"]
+    out = ok(run("resolve", a))
+    assert undo_line(out) == f"vaultmem reopen {a}"
+    out = ok(run("reopen", a))
+    assert undo_line(out) == f"vaultmem edit {a} --set status=resolved"
+    out = ok(run("remember", "fact", "Deploy target", "Fly.io."))
+    new = out.split()[0]
+    assert undo_line(out) == f"vaultmem delete --force {new}"
+    run_line(run, undo_line(out))
+    assert not any("Deploy target" in p for p in notes(empty_vault))
+    before = notes(empty_vault)
+    out = ok(
+        run("remember", "fact", "Region", "iad.", "--anchor", "Project: Harbour")
+    )  # creates the anchor too
+    for part in undo_line(out).split("; "):
+        run_line(run, part)
+    assert notes(empty_vault) == before
+
+
+def test_remember_refuses_an_empty_body(run, empty_vault):
+    result = run("remember", "fact", "Empty body", "")
+    assert result.exit_code == 2 and "text is empty" in result.stderr
+    result = run("remember", "fact", "Blank body", "-", input="  \n")
+    assert result.exit_code == 2
+    assert not any("body" in p.lower() for p in notes(empty_vault))
+
+
+def test_export_to_agents_md_sleep_and_vault_add_say_how_to_undo(run, empty_vault, tmp_path):
+    ok(run("remember", "preference", "Tabs in Go", "Indent Go files with tabs.", "--anchor", "Project: Shop"))
+    agents_md = tmp_path / "AGENTS.md"
+    agents_md.write_text("# Agents\n\nOur own text.\n", encoding="utf-8")
+    out = ok(run("export", "--to", "agents-md", str(agents_md), "--anchor", "Project: Shop"))
+    assert "vaultmem:begin" in agents_md.read_text()
+    run_line(run, undo_line(out))
+    assert agents_md.read_text() == "# Agents\n\nOur own text.\n"
+
+    before = notes(empty_vault)
+    out = ok(run("sleep", "--summary", "Added refunds", "--next", "write docs", "--anchor", "Project: Shop"))
+    for part in undo_line(out).split("; "):
+        run_line(run, part)
+    assert notes(empty_vault) == before
+
+    out = ok(run("vault", "add", "scratch", str(tmp_path / "scratch"), "--create"))
+    assert undo_line(out) == "vaultmem vault remove scratch"
+    run_line(run, undo_line(out))
+    assert "scratch" not in ok(run("vault", "list"))
+
+
+def test_init_and_checkpoint_say_how_to_undo(run, empty_vault, tmp_path):
+    assert undo_line(ok(run("init", str(tmp_path / "new"))))
+    out = ok(run("checkpoint", "refunds endpoint done", "--anchor", "Project: Shop"))
+    assert "take that line out of" in undo_line(out)

@@ -1,0 +1,120 @@
+"""``vaultmem restore`` (a note back from .trash/) and ``vaultmem undo`` (take back what one
+recorded command wrote: an import, ``maintain --apply``, an edit)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from ..core.fence import strip_escapes
+from .common import JsonOpt, VaultOpt, app, echo_json, err, open_session
+
+
+@app.command()
+def restore(
+    ref: Annotated[
+        str | None,
+        typer.Argument(help="The trashed note: its path, old path, id or title (none: list the trash)."),
+    ] = None,
+    to: Annotated[
+        str | None, typer.Option("--to", help="Restore it to this path instead of where it was.")
+    ] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the notes in the vault's .trash/ with the date each was deleted, or bring one back
+    to where it was (never over an existing file).
+
+    Example: vaultmem restore      vaultmem restore k7f3x9q2      vaultmem restore "Use SQLite" --to decisions/sqlite.md
+    """
+    from ..memory import trash
+
+    v = open_session(vault).vault
+    if ref is None:
+        rows = trash.entries(v)
+        if as_json:
+            echo_json(rows)
+            return
+        for r in rows:
+            typer.echo(strip_escapes(f"{r['trashed'][:19].replace('T', ' ')}  {r['id'] or '-':<8}  {r['title']}  "
+                                     f"({r['path']} -> {r['restores_to']})"))  # fmt: skip
+        if not rows:
+            err("the trash is empty")
+        return
+    result = trash.restore(v, ref, to)
+    if as_json:
+        echo_json(result)
+        return
+    typer.echo(strip_escapes(f"restored {result['path']} to {result['restored_to']}"))
+    typer.echo(f"undo: vaultmem delete {_quote(result['id'] or result['restored_to'])}")
+
+
+@app.command()
+def undo(
+    batch: Annotated[
+        str | None, typer.Argument(help="A batch id (none: list the recorded batches, newest first).")
+    ] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Take back exactly what one recorded command wrote (an import, maintain --apply, an edit):
+    notes it created go to .trash/, notes it changed get their text back; a note changed since
+    is kept and named.
+
+    Example: vaultmem undo      vaultmem undo import-20261127-171502-3f9a
+    """
+    v = open_session(vault).vault
+    if batch is None:
+        list_batches(v, None, as_json)
+        return
+    from ..memory import undo as undomod
+
+    report_undo(undomod.undo(v, undomod.find(v, batch)), as_json)
+
+
+def list_batches(v: Any, kind: str | None, as_json: bool) -> None:
+    """The recorded batches (of ``kind``), newest first, one line each."""
+    from ..memory import undo as undomod
+
+    rows = undomod.batches(v, kind)
+    if as_json:
+        echo_json([{k: r.get(k) for k in ("id", "kind", "source", "at", "undone")} | counts(r) for r in rows])
+        return
+    for r in rows:
+        n = counts(r)
+        state = f"  (undone {r['undone']})" if r.get("undone") else ""
+        typer.echo(strip_escapes(f"{r['id']}  {r.get('at', '')}  {r.get('source') or r.get('kind')}: "
+                                 f"{n['created']} created, {n['changed']} changed, {n['trashed']} trashed{state}"))  # fmt: skip
+    if not rows:
+        err("nothing recorded to undo")
+
+
+def counts(r: dict[str, Any]) -> dict[str, int]:
+    return {k: len(r.get(k) or {}) for k in ("created", "changed", "trashed")} | {
+        "files": len(r.get("files") or {})
+    }
+
+
+def report_undo(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        echo_json(result)
+        return
+    for r in result["removed"]:
+        typer.echo(
+            strip_escapes(f"removed {r['path']}" + (f" (to {r['trashed_to']})" if r["trashed_to"] else ""))
+        )
+    for path in result["restored"]:
+        typer.echo(strip_escapes(f"restored {path}"))
+    for s in result["skipped"]:
+        err(strip_escapes(f"kept {s['path']}: {s['reason']}"))
+    typer.echo(f"undid {result['id']}: {len(result['removed'])} removed, {len(result['restored'])} restored, "
+               f"{len(result['skipped'])} kept")  # fmt: skip
+    if result["removed"]:
+        typer.echo("the removed notes are in .trash/ (vaultmem restore brings one back)")
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)

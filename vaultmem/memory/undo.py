@@ -1,0 +1,226 @@
+"""Undo records: what one command wrote (an import, ``maintain --apply``, an edit), kept as a
+dated batch in ``.vaultmem/undo/<id>.json``, and ``undo`` that takes exactly that back.
+
+A batch lists the notes it created (with their hash), rewrote (the text before and the hash
+after), trashed, and files outside the vault it rewrote (AGENTS.md). Undo changes a file only
+while it is still as the batch left it: a note edited since is kept and named, never lost.
+Notes the batch created go to ``.trash/`` (``vaultmem restore`` brings them back). A record is
+read only if this user wrote it (a planted file is never followed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import secrets
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import BadInput, Conflict, NoteNotFound
+from ..core.note import content_hash
+from ..core.store import Recorder, atomic_write
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .state import VaultState
+
+UNDO_DIR = "undo"  # under the vault's .vaultmem/
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+class Batch(Recorder):
+    """One command's writes, as they happen (``Store.recorder``)."""
+
+    def __init__(self, kind: str, source: str = ""):
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+        self.id = f"{kind}-{stamp}-{secrets.token_hex(2)}"
+        self.kind, self.source, self.at = kind, source, _now()
+        self.made: dict[str, str] = {}  # path -> hash of the text written
+        self.rewrote: dict[str, dict[str, Any]] = {}  # path -> {"before": text, "after": hash}
+        self.binned: dict[str, str] = {}  # path -> where it went in .trash/
+        self.files: dict[str, dict[str, Any]] = {}  # a file outside the vault -> {"before", "after"}
+        self._watched: dict[Path, str | None] = {}
+
+    def created(self, rel: str, text: str) -> None:
+        self.made[rel] = content_hash(text)
+
+    def changed(self, rel: str, old: str, new: str) -> None:
+        if rel in self.made:  # written and rewritten by the same command: undo removes it
+            self.made[rel] = content_hash(new)
+        else:
+            self.rewrote.setdefault(rel, {"before": old})["after"] = content_hash(new)
+
+    def trashed(self, rel: str, moved: str) -> None:
+        self.binned[rel] = moved
+
+    def watch(self, paths: Sequence[Path]) -> None:
+        """Files outside the vault this command may rewrite (AGENTS.md): their text now."""
+        for path in paths:
+            self._watched[Path(path)] = _read(Path(path))
+
+    def settle(self) -> None:
+        """Note the watched files that changed."""
+        for path, before in self._watched.items():
+            after = _read(path)
+            if after != before:
+                self.files[str(path)] = {
+                    "before": before,
+                    "after": None if after is None else content_hash(after),
+                }
+
+    def empty(self) -> bool:
+        return not (self.made or self.rewrote or self.binned or self.files)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "source": self.source, "at": self.at, "undone": None,
+                "created": self.made, "changed": self.rewrote, "trashed": self.binned,
+                "files": self.files}  # fmt: skip
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def folder(vault: VaultState) -> Path:
+    return vault.store.state_dir / UNDO_DIR
+
+
+@contextmanager
+def recording(vault: VaultState, kind: str, source: str = "") -> Iterator[Batch]:
+    """Record what ``vault``'s store writes meanwhile as one batch (saved when anything was
+    written, also when the command fails half way: what it wrote can still be undone)."""
+    batch = Batch(kind, source)
+    before, vault.store.recorder = vault.store.recorder, batch
+    try:
+        yield batch
+    finally:
+        vault.store.recorder = before
+        batch.settle()
+        if not batch.empty():
+            save(vault, batch.as_dict())
+
+
+def save(vault: VaultState, record: dict[str, Any]) -> None:
+    where = folder(vault)
+    where.mkdir(parents=True, exist_ok=True)
+    atomic_write(where / f"{record['id']}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+
+
+def load(path: Path) -> dict[str, Any] | None:
+    """A record this user wrote (a regular file of ours), else None."""
+    try:
+        st = os.lstat(path)
+        if not path.is_file() or path.is_symlink() or st.st_uid != os.getuid():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("id"), str) else None
+
+
+def batches(vault: VaultState, kind: str | None = None) -> list[dict[str, Any]]:
+    """Every recorded batch (of ``kind``), newest first."""
+    found = [load(p) for p in sorted(folder(vault).glob("*.json"))] if folder(vault).is_dir() else []
+    rows = [r for r in found if r and (kind is None or r.get("kind") == kind)]
+    return sorted(rows, key=lambda r: (str(r.get("at")), r["id"]), reverse=True)
+
+
+def find(vault: VaultState, ref: str, kind: str | None = None) -> dict[str, Any]:
+    """The batch ``ref`` names: its id, or a source (the newest batch from it not undone yet)."""
+    rows = batches(vault, kind)
+    for r in rows:
+        if r["id"] == ref:
+            return r
+    wanted = {ref, str(Path(ref).expanduser().resolve())}
+    for r in rows:
+        if not r.get("undone") and str(r.get("source")) in wanted:
+            return r
+    what = f"{kind} batch" if kind else "batch"
+    known = ", ".join(f"{r['id']} ({r.get('source') or r['kind']})" for r in rows[:5]) or "none recorded"
+    raise NoteNotFound(f"no {what} {ref!r} to undo (recent: {known}; `vaultmem undo` lists them)")
+
+
+def undo(vault: VaultState, record: dict[str, Any]) -> dict[str, Any]:
+    """Take one batch back, file by file, where each is still as the batch left it."""
+    if record.get("undone"):
+        raise BadInput(f"batch {record['id']} was already undone on {record['undone']}")
+    done: dict[str, list] = {"removed": [], "restored": [], "skipped": []}
+    touched: list[str] = []
+    for rel, before in reversed(list(record.get("changed", {}).items())):
+        _put_back(vault, rel, before, done, touched)
+    for rel, digest in record.get("created", {}).items():
+        _remove(vault, rel, digest, done, touched)
+    for rel, moved in record.get("trashed", {}).items():
+        _untrash(vault, rel, moved, done, touched)
+    for name, before in record.get("files", {}).items():
+        _put_back_file(Path(name), before, done)
+    vault.sync_paths(touched)
+    save(vault, {**record, "undone": _now()})
+    return {"id": record["id"], "kind": record.get("kind"), "source": record.get("source"), **done}
+
+
+def _current(vault: VaultState, rel: str) -> str | None:
+    try:
+        return vault.store.read_text(rel) if os.path.lexists(vault.store.abspath(rel)) else None
+    except OSError:
+        return None
+
+
+def _put_back(vault: VaultState, rel: str, before: dict, done: dict, touched: list[str]) -> None:
+    text = _current(vault, rel)
+    if text is None:
+        done["skipped"].append({"path": rel, "reason": "gone since"})
+    elif content_hash(text) != before.get("after"):
+        done["skipped"].append({"path": rel, "reason": "changed since; kept as it is"})
+    else:
+        try:
+            vault.store.update(rel, lambda _: str(before["before"]), before["after"])
+        except Conflict:
+            done["skipped"].append({"path": rel, "reason": "changed since; kept as it is"})
+            return
+        done["restored"].append(rel)
+        touched.append(rel)
+
+
+def _remove(vault: VaultState, rel: str, digest: str, done: dict, touched: list[str]) -> None:
+    text = _current(vault, rel)
+    if text is None:
+        done["skipped"].append({"path": rel, "reason": "gone since"})
+    elif content_hash(text) != digest:
+        done["skipped"].append({"path": rel, "reason": "changed since; kept as it is"})
+    else:
+        done["removed"].append({"path": rel, "trashed_to": vault.store.trash(rel)})
+        touched.append(rel)
+
+
+def _untrash(vault: VaultState, rel: str, moved: str, done: dict, touched: list[str]) -> None:
+    from .trash import restore_path
+
+    try:
+        restore_path(vault, moved, rel)
+    except (BadInput, Conflict, NoteNotFound) as e:
+        done["skipped"].append({"path": rel, "reason": str(e)})
+        return
+    done["restored"].append(rel)
+    touched.append(rel)
+
+
+def _put_back_file(path: Path, before: dict, done: dict) -> None:
+    text = _read(path)
+    now = None if text is None else content_hash(text)
+    if now != before.get("after"):
+        done["skipped"].append({"path": str(path), "reason": "changed since; kept as it is"})
+    elif before.get("before") is None:
+        path.unlink()
+        done["removed"].append({"path": str(path), "trashed_to": None})
+    else:
+        atomic_write(path, before["before"])
+        done["restored"].append(str(path))
