@@ -63,8 +63,10 @@ class Entry:
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
-        """The vault, current, for one call (the watcher's batches wait meanwhile)."""
+        """The vault, current, for one call: the changes its watcher has seen applied first, its
+        batches waiting meanwhile."""
         if self.watcher is not None:
+            self.watcher.flush()
             with self.watcher.gate.read():
                 yield self.vault
         else:
@@ -75,6 +77,7 @@ class Entry:
     @contextmanager
     def writing(self) -> Iterator[Any]:
         if self.watcher is not None:
+            self.watcher.flush()
             with self.watcher.gate.write():
                 yield self.vault
         else:
