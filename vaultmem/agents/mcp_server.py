@@ -96,6 +96,18 @@ _QUERY = inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY,
                            annotation=Annotated[str, Field(description="What you want to know, as a question in your own words.")])  # fmt: skip
 
 
+def _returns(kind: Any) -> Callable[[Callable], Callable]:
+    """Give a function whose signature ``with_params`` built its return type as a type (not as
+    text), so the MCP server returns its structured result as it is."""
+
+    def decorate(fn: Callable) -> Callable:
+        fn.__signature__ = inspect.signature(fn).replace(return_annotation=kind)  # type: ignore[attr-defined]
+        fn.__annotations__["return"] = kind
+        return fn
+
+    return decorate
+
+
 _REMEMBER = [
     inspect.Parameter("type", inspect.Parameter.KEYWORD_ONLY,
                       annotation=Annotated[str, Field(description=f"The memory type: {TYPE_GUIDE}.")]),
@@ -212,6 +224,7 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
 
     @server.tool()
     @tool
+    @_returns(dict[str, Any])  # its structured result unwrapped, as before its fields were declared once
     @with_params(_field, _REMEMBER, [], params=FIELDS)
     def remember(type: str, title: str, content: str, **fields: Any) -> dict[str, Any]:
         """Store a new memory when something worth keeping happens: a decision and its reason, a

@@ -73,8 +73,10 @@ class Entry:
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
-        """The vault, current, for one call (the watcher's batches wait meanwhile)."""
+        """The vault, current, for one call: the changes its watcher has seen applied first, its
+        batches waiting meanwhile."""
         if self.watcher is not None:
+            self.watcher.flush()
             with self.watcher.gate.read():
                 yield self.vault
         else:
@@ -85,6 +87,7 @@ class Entry:
     @contextmanager
     def writing(self) -> Iterator[Any]:
         if self.watcher is not None:
+            self.watcher.flush()
             with self.watcher.gate.write():
                 yield self.vault
         else:

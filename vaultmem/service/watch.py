@@ -530,6 +530,16 @@ class Watcher:
         if self.on_batch:
             self.on_batch(self.state.last_batch)
 
+    def flush(self) -> None:
+        """Apply the changes seen so far now, not after the quiet period: a call about to read
+        or write the vault sees every file written before it (an editor's save included)."""
+        batch = self.batcher.drain()
+        if batch is None:
+            return
+        for part in self._slices(batch):
+            with self.gate.write():
+                self._apply(part)
+
     def stop(self) -> None:
         self.stop_event.set()
         self.batcher.wake()
