@@ -1,15 +1,19 @@
 """Talking to the memory service (and to a running ``vaultmem watch``) over a unix socket
 (light: stdlib only).
 
-The per-user service listens on ``service.sock`` in the user's private runtime folder
-(``runtime_dir``); a foreground ``vaultmem watch`` on ``<vault>/.vaultmem/vaultmem.sock``.
+The per-user service listens on ``service-KEY.sock`` in the user's private runtime folder
+(``runtime_dir``), KEY a short hash of what tells this user's homes and installs apart
+(``service_key``): two HOMEs or two installs on one account each have their own service and never
+use or stop the other's. A foreground ``vaultmem watch`` listens on
+``<vault>/.vaultmem/vaultmem.sock``.
 
 Protocol: one JSON object per line each way; a request ``{"op": ..., "args": {...}}`` gets
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}``.
 
-Trust: the client talks only to a socket in a folder owned by this user with mode 0700
-(nobody else can have created it there), and only to a server running as this user
-(``SO_PEERCRED``). Anything else is treated as "no watcher" (with a warning on stderr).
+Trust: the client talks only to a socket in a folder owned by this user with mode 0700 that is
+no symlink (nobody else can have created it there), and only to a server running as this user
+(``SO_PEERCRED``). Anything else is treated as "no watcher" (with a one-line warning on stderr,
+once per process).
 """
 
 from __future__ import annotations
@@ -27,8 +31,22 @@ from ..core.errors import VaultError
 from ..core.version import VERSION as __version__
 
 SOCKET_NAME = "vaultmem.sock"
-SERVICE_SOCKET = "service.sock"
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
+LONGEST_NAME = 20  # a folder this much under MAX_SOCKET_PATH still fits "/service-<12 hex>.sock" in 107 bytes
+_WARNED: set[str] = set()
+
+
+def service_key() -> str:
+    """12 hex digits naming this user's service of this home and install: a hash of HOME,
+    vaultmem's config folder, this package's folder and the Python environment running it
+    (``sys.prefix``: a venv; not the interpreter's name, which may be python or python3)."""
+    import hashlib
+
+    from ..core.registry import home
+
+    package = Path(__file__).resolve().parent.parent
+    parts = (str(Path.home()), str(home()), str(package), sys.prefix)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 
 
 def runtime_dir() -> Path:
@@ -41,14 +59,14 @@ def runtime_dir() -> Path:
             base = tempfile.gettempdir()
         if base:
             folder = Path(base) / f"vaultmem-{os.getuid()}"
-            if len(os.fsencode(str(folder))) + 20 <= MAX_SOCKET_PATH:
+            if len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH:
                 return folder
     return Path("/tmp") / f"vaultmem-{os.getuid()}"
 
 
 def service_socket() -> Path:
-    """Where the per-user memory service listens."""
-    return runtime_dir() / SERVICE_SOCKET
+    """Where this user's memory service of this home and install listens."""
+    return runtime_dir() / f"service-{service_key()}.sock"
 
 
 def socket_path(root: Path) -> Path:
@@ -62,6 +80,15 @@ def socket_path(root: Path) -> Path:
     return runtime_dir() / f"{digest}.sock"
 
 
+def runtime_problem() -> str | None:
+    """Why the runtime folder cannot be used (None when it is private or not there yet: then
+    whoever needs it creates it)."""
+    folder = runtime_dir()
+    if not os.path.lexists(folder):
+        return None
+    return private_folder_problem(folder)
+
+
 def private_folder_problem(folder: Path) -> str | None:
     """Why ``folder`` cannot hold this user's socket (None when it can): it must be a real
     folder (no symlink) owned by this user that nobody else can enter (mode 0700)."""
@@ -69,6 +96,8 @@ def private_folder_problem(folder: Path) -> str | None:
         st = os.lstat(folder)
     except FileNotFoundError:
         return f"{folder} does not exist"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{folder} is a symlink"
     if not stat.S_ISDIR(st.st_mode):
         return f"{folder} is not a folder"
     if st.st_uid != os.getuid():
@@ -80,12 +109,43 @@ def private_folder_problem(folder: Path) -> str | None:
 
 def peer_uid(sock: socket.socket) -> int:
     """The uid of the process at the other end of a unix socket (SO_PEERCRED; Linux)."""
+    return peer_credentials(sock)[1]
+
+
+def peer_credentials(sock: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of a unix socket (SO_PEERCRED; Linux): for a
+    listening server, the process that called ``listen``."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
+    pid, uid, _ = struct.unpack("3i", creds)
+    return pid, uid
+
+
+def service_peer(timeout: float = 2.0) -> tuple[int, int] | None:
+    """(pid, uid) of the process listening on the service socket; None when none listens there
+    or the folder is not private."""
+    path = service_socket()
+    if not os.path.lexists(path) or private_folder_problem(path.parent):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        return peer_credentials(sock)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+
+
+def warn_once(message: str) -> None:
+    """One line on stderr, once per process for each message."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        print(f"vaultmem: warning: {message}", file=sys.stderr)
 
 
 def _warn(message: str) -> None:
-    print(f"vaultmem: warning: {message}; not using it", file=sys.stderr)
+    warn_once(f"{message}; not using it")
 
 
 def request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0) -> dict | None:
