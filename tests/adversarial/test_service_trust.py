@@ -247,6 +247,50 @@ def test_two_homes_get_two_services_and_stop_leaves_the_other(homes, runtime, sm
     assert str(small_vault) in b.status()["vaults"]
 
 
+def _other_install(tmp_path: Path) -> str:
+    """The Python of another install on the same account: a second venv (another ``sys.prefix``)
+    that sees this one's packages."""
+    venv = tmp_path / "other-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    site = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    import site as here
+
+    Path(site, "vaultmem_other.pth").write_text(
+        f"import site; site.addsitedir({here.getsitepackages()[0]!r})\n"
+    )
+    return python
+
+
+def test_an_older_other_install_keeps_its_own_service_and_neither_stops_the_other(homes, runtime, small_vault,
+                                                                                  tmp_path):  # fmt: skip
+    svc = homes("home", runtime=runtime)
+    python = _other_install(tmp_path)
+    older = {**svc.env, "VAULTMEM_TEST_VERSION": "0.0.9"}
+
+    def other(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([python, "-m", "vaultmem", *args], capture_output=True, text=True, env=older,
+                              timeout=180)  # fmt: skip
+
+    try:
+        assert other("service", "start").returncode == 0
+        theirs = json.loads(other("service", "status", "--json").stdout)
+        assert theirs["version"] == "0.0.9"
+        recalled = svc("recall", "Alpha", "--vault", str(small_vault))  # the newer install's client
+        assert recalled.returncode == 0 and "Alpha" in recalled.stdout
+        mine = svc.status()
+        assert mine["running"] and mine["pid"] != theirs["pid"], "one install used the other's service"
+        os.kill(theirs["pid"], 0)  # the older install's service was not replaced
+        assert svc("service", "stop").returncode == 0
+        after = json.loads(other("service", "status", "--json").stdout)
+        assert after["running"] and after["pid"] == theirs["pid"], (
+            "stopping one install's service stopped the other"
+        )
+    finally:
+        other("service", "stop")
+
+
 # ---------------------------------------------------------------- issue 39 Low: the listener
 
 
