@@ -116,7 +116,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         error = sys.exc_info()[1]
         if isinstance(error, OSError):  # the client went away or stalled: nothing to repair
-            log.info("a client connection ended early: %s", type(error).__name__)
+            log.debug("a client connection ended early: %s", type(error).__name__)
             return
         super().handle_error(request, client_address)
 
