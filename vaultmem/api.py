@@ -355,7 +355,10 @@ class Session:
         service started and watching this session's vaults (then this process loads no model and
         writes no index); else, with ``model``, the indexes reconciled and the model loaded here.
         True when the service serves them."""
-        _, served = self.service("open", {"roots": [str(p) for p in self.named.values()]})
+        roots = [str(p) for p in self.named.values()]
+        served = False  # the service opens only vaults: a folder never init-ed is opened here, on first use
+        if all(is_vault(Path(p)) for p in roots):
+            _, served = self.service("open", {"roots": roots})
         if served:
             self._attached.update(Path(p).resolve() for p in self.named.values())
             return True
