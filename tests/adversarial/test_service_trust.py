@@ -227,6 +227,29 @@ def test_stop_never_kills_a_process_that_only_holds_the_lock(homes, runtime):
         holder.wait()
 
 
+def test_stop_still_ends_a_hung_service_of_its_own(running):
+    """The checks above do not spare the real service: one that cannot answer (stopped) is
+    recognised by the socket's peer credentials and killed."""
+    pid = running.status()["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        done = running("service", "stop")
+        assert done.returncode == 0 and f"pid {pid}" in done.stdout, done
+        wait_for(
+            lambda: not Path(f"/proc/{pid}").exists() or "Z" in _state(pid), what="the hung service gone"
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
 # ---------------------------------------------------------------- issue 34: one key per install and user
 
 
