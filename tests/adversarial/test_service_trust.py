@@ -451,5 +451,8 @@ def test_open_refuses_what_is_not_a_vault_list(running, small_vault, tmp_path):
     assert not (plain / ".vaultmem").exists(), "a folder that is no vault was opened as one"
     reply = _raw(sock, {"op": "open", "args": {"roots": "qq"}, "version": version})
     assert reply and not reply["ok"] and reply["code"] == 2 and "list" in reply["error"], reply
+    for bad in ({"op": "recall", "args": ["q"]}, {"op": ["ping"], "args": {}}, ["ping"]):
+        reply = _raw(sock, {**bad, "version": version} if isinstance(bad, dict) else bad)
+        assert reply and not reply["ok"] and reply["code"] == 2, (bad, reply)
     reply = _raw(sock, {"op": "open", "args": {"roots": [str(small_vault)]}, "version": version})
     assert reply and reply["ok"] and reply["result"] == [str(small_vault.resolve())], reply

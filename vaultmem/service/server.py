@@ -73,6 +73,8 @@ class _RequestHandler(socketserver.StreamRequestHandler):
         try:
             req = json.loads(line)
             op, args = req["op"], req.get("args") or {}
+            if not isinstance(op, str) or not isinstance(args, dict):
+                raise TypeError('a request is {"op": NAME, "args": {...}}')
             result = self.server.dispatch(op, args, req.get("version"))  # type: ignore[attr-defined]
             reply = {"ok": True, "result": result}
         except VersionMismatch as e:
