@@ -178,9 +178,12 @@ def test_stop_never_kills_the_pid_a_planted_lock_names(homes, shared_tmp, victim
 @pytest.mark.parametrize("how", HOW)
 def test_recall_beside_a_planted_lock_answers_at_once(homes, shared_tmp, victim, small_vault, tmp_path, how):
     svc = homes("home", tmpdir=shared_tmp)
-    folder, _, lock = svc.paths()
+    folder, sock, lock = svc.paths()
     plant(folder, how, tmp_path)
-    with planted_lock(lock, victim.pid):
+    planted = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # and a socket where the service's goes
+    planted.bind(str(sock))
+    planted.listen(1)
+    with planted_lock(lock, victim.pid), planted:
         began = time.monotonic()
         done = svc("recall", "Alpha", "--vault", str(small_vault))
         took = time.monotonic() - began

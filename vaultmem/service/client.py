@@ -137,15 +137,16 @@ def service_peer(timeout: float = 2.0) -> tuple[int, int] | None:
         sock.close()
 
 
-def warn_once(message: str) -> None:
-    """One line on stderr, once per process for each message."""
-    if message not in _WARNED:
-        _WARNED.add(message)
+def warn_once(message: str, about: str | None = None) -> None:
+    """One line on stderr, once per process for each message (or each thing it is ``about``)."""
+    key = about or message
+    if key not in _WARNED:
+        _WARNED.add(key)
         print(f"vaultmem: warning: {message}", file=sys.stderr)
 
 
-def _warn(message: str) -> None:
-    warn_once(f"{message}; not using it")
+def _warn(message: str, about: str | None = None) -> None:
+    warn_once(f"{message}; not using it", about)
 
 
 def request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0) -> dict | None:
@@ -165,7 +166,7 @@ def send(path: Path, message: dict, timeout: float) -> dict | None:
         return None
     problem = private_folder_problem(path.parent)
     if problem:
-        _warn(f"the socket {path}: {problem}")
+        _warn(f"the socket {path}: {problem}", str(path.parent))
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)

@@ -210,7 +210,7 @@ def ensure(wait: bool, say: Callable[[str], None] | None = None) -> dict[str, An
     process gives meanwhile (on two cores it would nearly double that answer's time)."""
     problem = client.runtime_problem()
     if problem:  # at once, once per process; the caller works without the service
-        client.warn_once(blocked_message(problem))
+        client.warn_once(blocked_message(problem), str(client.runtime_dir()))
         return None
     info = ping()
     if info is not None and outdated(info.get("version", "0")):
