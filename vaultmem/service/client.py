@@ -13,7 +13,8 @@ Protocol: one JSON object per line each way; a request ``{"op": ..., "args": {..
 Trust: the client talks only to a socket in a folder owned by this user with mode 0700 that is
 no symlink (nobody else can have created it there), and only to a server running as this user
 (``SO_PEERCRED``). Anything else is treated as "no watcher" (with a one-line warning on stderr,
-once per process).
+once per process). A runtime folder another user created first is replaced by a spare one in
+the user's state folder (``runtime_dir``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,43 @@ def service_key() -> str:
 
 def runtime_dir() -> Path:
     """This user's private runtime folder: ``$XDG_RUNTIME_DIR/vaultmem-UID``, else the temp
-    folder's (also when the runtime folder's path is too long for a socket in it)."""
+    folder's (also when the runtime folder's path is too long for a socket in it). When that
+    folder exists but is not this user's private folder (another user created it first), a
+    spare one in the user's state folder replaces it, for good (``spare_dir``)."""
+    shared = _shared_runtime_dir()
+    spare = spare_dir()
+    if spare is None:
+        return shared
+    if os.path.lexists(spare):
+        return spare if private_folder_problem(spare) is None else shared
+    problem = os.path.lexists(shared) and private_folder_problem(shared)
+    if not problem:
+        return shared
+    try:
+        spare.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        spare.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return shared
+    if private_folder_problem(spare) is not None:
+        return shared
+    warn_once(f"not using {shared} ({problem}); the memory service uses {spare} instead", str(shared))
+    return spare
+
+
+def spare_dir() -> Path | None:
+    """The spare runtime folder: ``run`` in vaultmem's state folder (``$XDG_STATE_HOME/vaultmem``,
+    else ``~/.local/state/vaultmem``; ``~/Library/Logs/vaultmem`` on macOS); None when its path is
+    too long for a socket."""
+    if sys.platform == "darwin":
+        state = Path.home() / "Library" / "Logs" / "vaultmem"
+    else:
+        state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "vaultmem"
+    folder = state / f"run-{os.getuid()}"
+    return folder if len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH else None
+
+
+def _shared_runtime_dir() -> Path:
+    """``$XDG_RUNTIME_DIR/vaultmem-UID``, else the temp folder's."""
     for base in (os.environ.get("XDG_RUNTIME_DIR"), None):
         if base is None:  # here, not at the top: tempfile costs ~5 ms of every client call
             import tempfile

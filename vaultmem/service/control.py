@@ -7,8 +7,9 @@ version there.
 
 Trust: the runtime folder must be this user's own real folder, mode 0700 (with
 ``XDG_RUNTIME_DIR`` unset it is in the shared temp folder, where another user could create it
-first): anything else is refused at once with one line naming it, and calls work in their own
-process. A pid is signalled only when it is this user's service of this install: the process
+first): anything else is replaced by a spare folder in the user's state folder
+(``client.runtime_dir``), or, when none can be made, refused at once with one line naming it,
+and calls work in their own process. A pid is signalled only when it is this user's service of this install: the process
 listening on the service socket (its peer credentials), or a process of this user running
 ``vaultmem service run`` with the lock file open. Clients start it detached (a new
 session, stdin from /dev/null, stdout and stderr appended to ``service.log`` in the user's
