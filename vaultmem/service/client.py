@@ -1,14 +1,10 @@
-"""Talking to the memory service (and to a running ``vaultmem watch``) over a unix socket
-(light: stdlib only).
+"""Talking to the memory service over a unix socket (light: stdlib only).
 
-The per-user service listens on ``service-KEY.sock`` in the user's private runtime folder
-(``runtime_dir``), KEY a short hash of what tells this user's homes and installs apart
-(``service_key``): two HOMEs or two installs on one account each have their own service and never
-use or stop the other's. A foreground ``vaultmem watch`` listens on
-``<vault>/.vaultmem/vaultmem.sock``.
-
-Protocol: one JSON object per line each way; a request ``{"op": ..., "args": {...}}`` gets
-``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}``.
+The per-user service (``vaultmem watch`` is the same service in the foreground) listens on
+``service-KEY.sock`` in the user's private runtime folder (``runtime_dir``), KEY a short hash of
+what tells this user's homes and installs apart (``service_key``): two HOMEs or two installs on
+one account each have their own service and never use or stop the other's. The operations and
+their wire form are declared in ``protocol``.
 
 Trust: the client talks only to a socket in a folder owned by this user with mode 0700 that is
 no symlink (nobody else can have created it there), and only to a server running as this user
@@ -27,11 +23,9 @@ import struct
 import sys
 from pathlib import Path
 
-from ..core.discovery import STATE_DIR
 from ..core.errors import VaultError
 from ..core.version import VERSION as __version__
 
-SOCKET_NAME = "vaultmem.sock"
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 LONGEST_NAME = 20  # a folder this much under MAX_SOCKET_PATH still fits "/service-<12 hex>.sock" in 107 bytes
 _WARNED: set[str] = set()
@@ -106,17 +100,6 @@ def service_socket() -> Path:
     return runtime_dir() / f"service-{service_key()}.sock"
 
 
-def socket_path(root: Path) -> Path:
-    """``<vault>/.vaultmem/vaultmem.sock``, or a private runtime folder when that is too long."""
-    path = root / STATE_DIR / SOCKET_NAME
-    if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
-        return path
-    import hashlib
-
-    digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return runtime_dir() / f"{digest}.sock"
-
-
 def runtime_problem() -> str | None:
     """Why the runtime folder cannot be used (None when it is private or not there yet: then
     whoever needs it creates it)."""
@@ -184,11 +167,6 @@ def warn_once(message: str, about: str | None = None) -> None:
 
 def _warn(message: str, about: str | None = None) -> None:
     warn_once(f"{message}; not using it", about)
-
-
-def request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0) -> dict | None:
-    """Send one request to the vault's watcher; None when no trusted watcher answers."""
-    return send(socket_path(root), {"op": op, "args": args or {}}, timeout)
 
 
 def call(op: str, args: dict | None = None, timeout: float = 600.0) -> dict | None:
