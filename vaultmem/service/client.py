@@ -29,13 +29,21 @@ from ..core.version import VERSION as __version__
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 LONGEST_NAME = 20  # a folder this much under MAX_SOCKET_PATH still fits "/service-<12 hex>.sock" in 107 bytes
 _WARNED: set[str] = set()
+KEY_ENV = "VAULTMEM_SERVICE_KEY"
 
 
 def service_key() -> str:
     """12 hex digits naming this user's service of this home and install: a hash of HOME,
     vaultmem's config folder, this package's folder and the Python environment running it
-    (``sys.prefix``: a venv; not the interpreter's name, which may be python or python3)."""
+    (``sys.prefix``: a venv; not the interpreter's name, which may be python or python3).
+    ``VAULTMEM_SERVICE_KEY`` (up to 12 letters, digits or dashes) names one on purpose: the
+    tests share one service among test homes with it."""
     import hashlib
+    import re
+
+    chosen = os.environ.get(KEY_ENV, "")
+    if re.fullmatch(r"[0-9A-Za-z-]{1,12}", chosen):
+        return chosen
 
     from ..core.registry import home
 
