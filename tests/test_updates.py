@@ -94,7 +94,22 @@ def test_judge_type_series_and_time_order():
     assert judge(OLD, older, 0.7).decision == "possible"
     s_old = Memory("Session", "Worked on Rollbar.", "session_summary", ("app/errors.py",))
     s_new = Memory("Session", "Replaced Rollbar with Sentry.", "session_summary", ("app/errors.py",))
-    assert judge(s_old, s_new, 0.99).decision == "possible"
+    assert judge(s_old, s_new, 0.99).decision == "no"  # session summaries never update one another
+
+
+def test_anchors_sessions_and_handoffs_are_never_updates_of_one_another():
+    """Issue 36: a project's anchor was marked a possible update of another's."""
+    alpha = Memory("Project: Alpha", "Anchor note for Project: Alpha.", "project")
+    beta = Memory("Project: Beta", "Anchor note for Project: Beta.", "project")
+    assert judge(alpha, beta, 0.95).decision == "no"
+    h_old = Memory("Handoff 1", "Next steps: ship.", "handoff")
+    h_new = Memory("Handoff 2", "Next steps: ship it now instead.", "handoff")
+    assert judge(h_old, h_new, 0.95).decision == "no"
+    # a project note under an anchor is a memory like any other (tests/data/supersede_pairs.json)
+    p_old = Memory("Tidewater: beta in June", "Public beta in June.", "project", anchors=("tidewater",))
+    p_new = Memory("Tidewater beta moved to September", "The beta slipped from June to September.", "project",
+                   anchors=("tidewater",))  # fmt: skip
+    assert judge(p_old, p_new, 0.8).decision != "no"
 
 
 def test_no_adversarial_distinct_pair_can_be_automatic_at_any_similarity():

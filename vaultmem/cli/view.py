@@ -9,6 +9,7 @@ import typer
 
 from ..api import vault_root
 from ..core.errors import BadInput
+from ..core.fence import printable
 from .common import Group, JsonOpt, VaultOpt, app, echo_json, err, open_session
 
 # ---------------------------------------------------------------------- doctor
@@ -21,13 +22,13 @@ def doctor(
         bool,
         typer.Option(
             "--fix",
-            help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories, move the config out of .vaultmem/) and print each.",
+            help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories, rewrite vaultmem's own links Obsidian does not resolve, move the config out of .vaultmem/) and print each.",
         ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """One health report: unreadable notes, duplicate ids, broken links (with the closest
-    title), orphans, empty anchors, supersede chains that loop or end in a resolved note,
+    title), links Obsidian does not resolve (only vaultmem finds them, by title or id), orphans, empty anchors, supersede chains that loop or end in a resolved note,
     memories that look like unrecorded updates, candidates, notes left in a merge conflict,
     expired notes, index drift, the
     watcher, disk use, and the config (still in .vaultmem/; settings that differ from the
@@ -49,8 +50,8 @@ def doctor(
         echo_json({**report.as_dict(), "fixed": changes})
     else:
         for line in changes:
-            typer.echo(f"fixed: {line}")
-        typer.echo(render_report(report))
+            typer.echo(printable(f"fixed: {line}"))
+        typer.echo(printable(render_report(report), keep="\n"))  # paths and titles never drive the terminal
     if report.needs_attention:
         raise typer.Exit(1)
 
@@ -150,7 +151,7 @@ def _rows(items: list[dict], extra: str | None = None) -> None:
         else:
             tail = ""
         where = it["path"] or "missing note"
-        typer.echo(f"{it['title']}  ({where}){tail}")
+        typer.echo(printable(f"{it['title']}  ({where}){tail}"))
     if not items:
         typer.echo("(none)")
 
@@ -213,7 +214,7 @@ def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt 
     if as_json:
         echo_json({"path": items, "hops": len(items) - 1 if chain else None})
     elif chain:
-        typer.echo("\n-> ".join(f"{it['title']}  ({it['path']})" for it in items))
+        typer.echo("\n-> ".join(printable(f"{it['title']}  ({it['path']})") for it in items))
     else:
         err("no chain of links joins these notes")
     if not chain:
@@ -236,20 +237,28 @@ def graph_orphans(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 @graph_app.command("unresolved")
 def graph_unresolved(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """Links to notes that do not exist, with the notes that hold them.
+    """Links to notes that do not exist, and links Obsidian does not resolve (vaultmem finds
+    their note by its title or id; Obsidian by file name), with the notes that hold them.
 
     Example: vaultmem graph unresolved
     """
     from ..index import graph as graphmod
+    from ..memory.relink import obsidian_unresolved
 
-    g = _graph(vault).g
-    items = graphmod.unresolved(g)
+    graph = _graph(vault)
+    items = graphmod.unresolved(graph.g)
+    obsidian = obsidian_unresolved(graph.records, graph.g.graph["resolver"])
     if as_json:
-        echo_json([{"target": t, "from": src} for t, src in sorted(items.items())])
+        echo_json([{"target": t, "from": src} for t, src in sorted(items.items())]
+                  + [{"target": t, "from": src, "obsidian_only": True} for t, src in obsidian.items()])  # fmt: skip
         return
     for target, sources in sorted(items.items()):
-        typer.echo(f"[[{target}]]  <- {', '.join(sources)}")
-    if not items:
+        typer.echo(printable(f"[[{target}]]  <- {', '.join(sources)}"))
+    for target, sources in obsidian.items():
+        typer.echo(
+            printable(f"[[{target}]]  <- {', '.join(sources)}  (not resolved in Obsidian: no such file name)")
+        )
+    if not items and not obsidian:
         typer.echo("(none)")
 
 

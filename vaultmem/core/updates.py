@@ -22,7 +22,9 @@ shared context entry or anchor, or title key words in common) and they are at le
 as a possible update. Everything else that is similar (``possible_cosine``) and related, shares
 words or says something changed is a ``possible`` update: returned to the writer and shown on
 the older note, never applied. Never automatic: different types, session summaries, or a new
-memory older than the old one. Measured on the labelled pairs by ``benchmarks/supersede_v2.py``.
+memory older than the old one. Never even possible: anchors (project notes), session summaries
+and handoffs (``NEVER_UPDATES``); the project rule (``memory.projects``) is the caller's.
+Measured on the labelled pairs by ``benchmarks/supersede_v2.py``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from dataclasses import dataclass
 
 SIGNALS = ("cosine", "context", "anchor", "title", "body", "changed", "retracts")
 SERIES_TYPES = frozenset({"session_summary"})
+# a project's anchor (a project note under no other note), its session summaries and handoffs:
+# records of their own, never updates of one another
+NEVER_UPDATES = frozenset({"project", "session_summary", "handoff"})
 STOPWORDS = frozenset("""a an the and or but of to in on at by for from with without into onto is are was were be
 been being it its this that these those as we our us i you they them he she his her their there here not no now
 so then than too very can could will would should may might must do does did done has have had use used uses
@@ -167,10 +172,18 @@ def decide(sig: dict[str, float], th: Thresholds = Thresholds()) -> str:
     return "no"
 
 
+def is_record_of_its_own(m: Memory) -> bool:
+    """An anchor (a ``project`` note with no anchor of its own), a session summary or a handoff."""
+    return m.type in NEVER_UPDATES and (m.type != "project" or not m.anchors)
+
+
 def judge(old: Memory, new: Memory, cosine: float, th: Thresholds = Thresholds()) -> Verdict:
     """Decide whether ``new`` updates ``old``. Different types, session summaries and a new
-    memory older than the old one are at most ``possible``."""
+    memory older than the old one are at most ``possible``; anchors (project notes), session
+    summaries and handoffs are never updates of one another (``no``)."""
     sig = signals(old, new, cosine)
+    if is_record_of_its_own(old) or is_record_of_its_own(new):
+        return Verdict("no", sig)
     decision = decide(sig, th)
     never = old.type != new.type or new.type in SERIES_TYPES
     older = bool(old.when and new.when and new.when < old.when)
