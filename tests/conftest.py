@@ -55,7 +55,8 @@ def _private_home(mp: pytest.MonkeyPatch, home: Path) -> None:
     mp.setenv("TMPDIR", str(home.parent))  # --basetemp outside TMPDIR: temp files stay in the run's folder
     mp.setattr(tempfile, "tempdir", str(home.parent))
     mp.setenv("VAULTMEM_NO_SERVICE", "1")
-    for var in ("VAULTMEM_HOME", "VAULTMEM_TEAM_DIR", "VAULTMEM_AGENT_ID", "VAULTMEM_VAULT"):
+    for var in ("VAULTMEM_HOME", "VAULTMEM_TEAM_DIR", "VAULTMEM_AGENT_ID", "VAULTMEM_VAULT",
+                "VAULTMEM_SERVICE_KEY"):  # fmt: skip
         mp.delenv(var, raising=False)
     for var, value in GIT_IDENTITY.items():  # the real ~/.gitconfig is out of reach
         mp.setenv(var, value)
@@ -161,6 +162,8 @@ def empty_vault(tmp_path) -> Path:
 # ---------------------------------------------------------------- both backends
 
 SERVICE_SITE = Path(__file__).resolve().parent / "service_site"
+# a service's address names its HOME: the module's service serves every test home under this key
+MODULE_SERVICE_KEY = "tests"
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +180,7 @@ def module_service(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k != "VAULTMEM_NO_SERVICE"}
     env.update(XDG_RUNTIME_DIR=str(run), XDG_STATE_HOME=str(home / "state"), XDG_CONFIG_HOME=str(home / "config"),
                PYTHONPATH=os.pathsep.join([str(SERVICE_SITE), str(SERVICE_SITE.parent)]),
-               VAULTMEM_TEST_MODEL_DELAY="0")  # fmt: skip
+               VAULTMEM_TEST_MODEL_DELAY="0", VAULTMEM_SERVICE_KEY=MODULE_SERVICE_KEY)  # fmt: skip
     env.pop("VAULTMEM_TEST_NO_MODEL", None)
     proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "service", "run", "--idle-exit", "0"], env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -186,6 +189,7 @@ def module_service(tmp_path_factory):
     def ready() -> bool:
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("XDG_RUNTIME_DIR", str(run))
+            mp.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)
             from vaultmem.service import control
 
             info = control.ping()
@@ -208,5 +212,6 @@ def backend(request, monkeypatch):
     a real memory service (``module_service``): the service is invisible when both pass alike."""
     if request.param == "service":
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(request.getfixturevalue("module_service")))
+        monkeypatch.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)  # each test's HOME: one service
         monkeypatch.delenv("VAULTMEM_NO_SERVICE", raising=False)
     return request.param

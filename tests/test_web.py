@@ -40,7 +40,8 @@ def login(client, token):
     r = client.get(f"/graph?login={client.logins.mint()}&depth=1", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == "/graph?depth=1"
     cookie = r.headers["set-cookie"]
-    assert f"{auth.COOKIE}={token}" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert cookie.startswith("vaultmem_session_8770=") and token not in cookie  # a session, not the token
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     return client
 
 
@@ -210,18 +211,13 @@ def test_serve_prints_a_one_time_login_link_and_new_token_rotates_the_web_token(
             except OSError:
                 time.sleep(0.2)
         status, headers = _get(f"{base}/state?login={code}")
-        assert (
-            status == 303
-            and headers["location"] == "/state"
-            and f"{auth.COOKIE}={new}" in headers["set-cookie"]
-        )
+        assert status == 303 and headers["location"] == "/state" and new not in headers["set-cookie"]
+        session = headers["set-cookie"].split(";")[0]  # vaultmem_session_PORT=<random id>
         assert _get(f"{base}/state?login={code}")[0] == 401  # the link in the history opens nothing now
-        assert (
-            _get(f"{base}/state?login={code}", Cookie=f"{auth.COOKIE}={new}")[0] == 303
-        )  # logged in: just the clean URL
+        assert _get(f"{base}/state?login={code}", Cookie=session)[0] == 303  # logged in: just the clean URL
         for refused in (old, mcp_token):  # the old web token, and MCP's token
             assert _get(base + "/state", Authorization=f"Bearer {refused}")[0] == 401
-            assert _get(base + "/state", Cookie=f"{auth.COOKIE}={refused}")[0] == 401
+            assert _get(base + "/state", Cookie=f"{session.split('=')[0]}={refused}")[0] == 401
         req = urllib.request.Request(base + "/state", headers={"Authorization": f"Bearer {new}"})
         assert "Memory state" in urllib.request.urlopen(req, timeout=60).read().decode()
         newer = auth.new_token(auth.WEB_TOKEN_FILE)  # `serve --new-token` elsewhere: this server follows

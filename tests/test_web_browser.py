@@ -238,7 +238,7 @@ def test_the_token_is_required(site, tmp_path):
         other.get(server.login_url("/state"))
         assert other.current_url == server.base + "/state"  # the code left the address bar
         assert other.find_element("tag name", "h1").text == "Memory state"
-        cookie = other.get_cookie("vaultmem_session")
+        cookie = other.get_cookie(f"vaultmem_session_{server.base.rsplit(':', 1)[1]}")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     finally:
         other.quit()

@@ -380,7 +380,11 @@ class Session:
         writes no index); else, with ``model``, the indexes reconciled and the model loaded here.
         True when the service serves them."""
         roots = [str(p) for p in self.named.values()]
-        if self.door("open", {"roots": roots}, lambda: None) is not None:
+        # the service opens only vaults: a folder never init-ed is opened on its first call
+        if (
+            all(is_vault(Path(p)) for p in roots)
+            and self.door("open", {"roots": roots}, lambda: None) is not None
+        ):
             self._attached.update(Path(p).resolve() for p in roots)
             return True
         if model:

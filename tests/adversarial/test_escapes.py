@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -126,10 +127,10 @@ def _planted_runtime_folder(tmp_path, mode: int):
 @needs_root
 def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
     root, env, planted = _planted_runtime_folder(tmp_path, 0o777)
-    from vaultmem.service.client import SERVICE_SOCKET
+    from vaultmem.service.client import service_socket
 
     env.pop("VAULTMEM_NO_SERVICE", None)  # the client looks for the memory service there
-    sock = planted / SERVICE_SOCKET
+    sock = planted / service_socket().name
     server = fake_watcher(sock, NOBODY)
     try:
         result = run("recall", "caching", "--vault", str(root), env=env)
@@ -144,9 +145,10 @@ def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 @needs_root
 def test_recall_ignores_a_server_running_as_another_user(small_vault):
+    from vaultmem.service.client import service_socket
     from vaultmem.service.control import private_runtime_dir
 
-    sock = private_runtime_dir() / "service.sock"
+    sock = private_runtime_dir() / service_socket().name
     server = fake_watcher(sock, NOBODY)
     env = cli_env()
     env.pop("VAULTMEM_NO_SERVICE", None)  # the client asks the memory service's socket
@@ -160,10 +162,22 @@ def test_recall_ignores_a_server_running_as_another_user(small_vault):
 
 
 @needs_root
-def test_watch_refuses_to_serve_from_a_folder_it_does_not_own(tmp_path):
-    root, env, _ = _planted_runtime_folder(tmp_path, 0o700)
-    result = run("watch", "--vault", str(root), env=env, timeout=60)
-    assert result.returncode != 0 and "owned by uid 65534" in result.stderr, result
+def test_watch_never_serves_from_a_folder_it_does_not_own(tmp_path):
+    """It serves from the spare folder in the user's state folder instead (issue 39 High 3)."""
+    from .adversarial_helpers import start, wait_for
+
+    root, env, planted = _planted_runtime_folder(tmp_path, 0o700)
+    (root / ".vaultmem.toml").write_text('[embedding]\nmodel = "none"\n')  # BM25 only: no model
+    spare = Path(env["XDG_STATE_HOME"]) / "vaultmem" / f"run-{os.getuid()}"
+    proc = start("watch", "--vault", str(root), env=env)
+    try:
+        wait_for(lambda: list(spare.glob("*.sock")) or proc.poll() is not None, timeout=60, what="the socket")
+        assert proc.poll() is None and list(spare.glob("*.sock")) and not list(planted.iterdir())
+        assert _mode(spare) == 0o700
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "owned by uid 65534" in err, err
 
 
 # ---------------------------------------------------------------- the MCP HTTP server

@@ -59,6 +59,7 @@ def start() -> None:
         err(
             f"note: calls stay in their own process while {control.ENV_OFF} is set or [service] enabled = false"
         )
+    control.check_folder()
     info = control.ensure(wait=True, say=err)
     if info is None:
         raise BadInput(f"the memory service did not start; see {control.log_path()}")
@@ -108,6 +109,9 @@ def describe() -> dict[str, Any]:
         "socket": str(client.service_socket()),
         "log": str(control.log_path()),
     }
+    problem = client.runtime_problem()
+    if problem:
+        base["blocked"] = control.blocked_message(problem)
     if info is None:
         held = control.holder()
         return {**base, "running": held is not None, **({"pid": held.get("pid")} if held else {})}
@@ -116,6 +120,8 @@ def describe() -> dict[str, Any]:
 
 def status_lines(data: dict[str, Any]) -> list[str]:
     off = "" if data["enabled"] else f" (turned off: {control.ENV_OFF} or [service] enabled = false)"
+    if data.get("blocked"):
+        return [f"memory service: not running: {data['blocked']}"]
     if not data["running"]:
         return [f"memory service: not running{off}; the next call that needs it starts it" if not off
                 else f"memory service: not running{off}"]  # fmt: skip

@@ -1,12 +1,12 @@
 """Who may talk to vaultmem's HTTP surfaces (the MCP HTTP server, the web view).
 
 Anything that listens on 127.0.0.1 is reachable by every local user, so each request must carry
-the user's access token: an ``Authorization: Bearer <token>`` header (agents) or the session
-cookie a browser got on its first visit. Each surface has its own token (``http-token`` for MCP
-over HTTP, ``web-token`` for the web view), generated once per user, kept owner-only (0600 in a
-0700 folder) in vaultmem's config folder, compared in constant time, and replaced by
-``new_token``. A browser logs in with a one-time code (``Logins``), so the address it keeps in
-its history opens nothing.
+the user's access token in an ``Authorization: Bearer <token>`` header (agents), or (the web
+view) a browser session cookie, which is not the token (``vaultmem.web.sessions``). Each surface
+has its own token (``http-token`` for MCP over HTTP, ``web-token`` for the web view), generated
+once per user, kept owner-only (0600 in a 0700 folder) in vaultmem's config folder, compared in
+constant time, and replaced by ``new_token``. A browser logs in with a one-time code
+(``Logins``), so the address it keeps in its history opens nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from .registry import home
 
 TOKEN_FILE = "http-token"  # MCP over HTTP
 WEB_TOKEN_FILE = "web-token"  # the web view (`vaultmem serve`)
-COOKIE = "vaultmem_session"
 
 Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
@@ -128,15 +127,23 @@ def matches(given: str | None, expected: str) -> bool:
 
 
 def presented(headers: list[tuple[bytes, bytes]]) -> str | None:
-    """The token a request carries: a bearer header, else the session cookie."""
+    """The token a request carries in its bearer header (a cookie never carries the token)."""
     for name, value in headers:
         if name.lower() == b"authorization":
             scheme, _, rest = value.decode("latin-1").partition(" ")
             if scheme.lower() == "bearer":
                 return rest.strip()
-    for name, value in headers:
-        if name.lower() == b"cookie":
-            morsel = SimpleCookie(value.decode("latin-1")).get(COOKIE)
+    return None
+
+
+def cookie(headers: list[tuple[bytes, bytes]], name: str) -> str | None:
+    """The value of the cookie ``name`` a request carries (None without one)."""
+    for key, value in headers:
+        if key.lower() == b"cookie":
+            try:
+                morsel = SimpleCookie(value.decode("latin-1")).get(name)
+            except Exception:  # a malformed Cookie header carries no session
+                continue
             if morsel is not None:
                 return morsel.value
     return None
@@ -160,8 +167,11 @@ class TokenGate:
     def __init__(self, app: ASGIApp, expected: Expected):
         self.app, self.expected = app, expected
 
+    def allows(self, scope: Scope) -> bool:
+        return allowed(scope, self.expected)
+
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] in ("http", "websocket") and not allowed(scope, self.expected):
+        if scope["type"] in ("http", "websocket") and not self.allows(scope):
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return

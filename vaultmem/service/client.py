@@ -1,13 +1,16 @@
 """Talking to the memory service over a unix socket (light: stdlib only).
 
 The per-user service (``vaultmem watch`` is the same service in the foreground) listens on
-``service.sock`` in the user's private runtime folder (``runtime_dir``). The operations and
+``service-KEY.sock`` in the user's private runtime folder (``runtime_dir``), KEY a short hash of
+what tells this user's homes and installs apart (``service_key``): two HOMEs or two installs on
+one account each have their own service and never use or stop the other's. The operations and
 their wire form are declared in ``protocol``.
 
-Trust: the client talks only to a socket in a folder owned by this user with mode 0700
-(nobody else can have created it there), and only to a server running as this user
+Trust: the client talks only to a socket in a folder owned by this user with mode 0700 that is
+no symlink (nobody else can have created it there), and only to a server running as this user
 (``peer_uid``: SO_PEERCRED, LOCAL_PEERCRED or getpeereid). Anything else is treated as "no
-watcher" (with a warning on stderr).
+watcher" (with a one-line warning on stderr, once per process). A runtime folder another user
+created first is replaced by a spare one in the user's state folder (``runtime_dir``).
 """
 
 from __future__ import annotations
@@ -23,13 +26,71 @@ from pathlib import Path
 from ..core.errors import VaultError
 from ..core.version import VERSION as __version__
 
-SERVICE_SOCKET = "service.sock"
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
+LONGEST_NAME = 20  # a folder this much under MAX_SOCKET_PATH still fits "/service-<12 hex>.sock" in 107 bytes
+_WARNED: set[str] = set()
+KEY_ENV = "VAULTMEM_SERVICE_KEY"
+
+
+def service_key() -> str:
+    """12 hex digits naming this user's service of this home and install: a hash of HOME,
+    vaultmem's config folder, this package's folder and the Python environment running it
+    (``sys.prefix``: a venv; not the interpreter's name, which may be python or python3).
+    ``VAULTMEM_SERVICE_KEY`` (up to 12 letters, digits or dashes) names one on purpose: the
+    tests share one service among test homes with it."""
+    import hashlib
+    import re
+
+    chosen = os.environ.get(KEY_ENV, "")
+    if re.fullmatch(r"[0-9A-Za-z-]{1,12}", chosen):
+        return chosen
+
+    from ..core.registry import home
+
+    package = Path(__file__).resolve().parent.parent
+    parts = (str(Path.home()), str(home()), str(package), sys.prefix)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 
 
 def runtime_dir() -> Path:
     """This user's private runtime folder: ``$XDG_RUNTIME_DIR/vaultmem-UID``, else the temp
-    folder's (also when the runtime folder's path is too long for a socket in it)."""
+    folder's (also when the runtime folder's path is too long for a socket in it). When that
+    folder exists but is not this user's private folder (another user created it first), a
+    spare one in the user's state folder replaces it, for good (``spare_dir``)."""
+    shared = _shared_runtime_dir()
+    spare = spare_dir()
+    if spare is None:
+        return shared
+    if os.path.lexists(spare):
+        return spare if private_folder_problem(spare) is None else shared
+    problem = os.path.lexists(shared) and private_folder_problem(shared)
+    if not problem:
+        return shared
+    try:
+        spare.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        spare.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return shared
+    if private_folder_problem(spare) is not None:
+        return shared
+    warn_once(f"not using {shared} ({problem}); the memory service uses {spare} instead", str(shared))
+    return spare
+
+
+def spare_dir() -> Path | None:
+    """The spare runtime folder: ``run`` in vaultmem's state folder (``$XDG_STATE_HOME/vaultmem``,
+    else ``~/.local/state/vaultmem``; ``~/Library/Logs/vaultmem`` on macOS); None when its path is
+    too long for a socket."""
+    if sys.platform == "darwin":
+        state = Path.home() / "Library" / "Logs" / "vaultmem"
+    else:
+        state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "vaultmem"
+    folder = state / f"run-{os.getuid()}"
+    return folder if len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH else None
+
+
+def _shared_runtime_dir() -> Path:
+    """``$XDG_RUNTIME_DIR/vaultmem-UID``, else the temp folder's."""
     for base in (os.environ.get("XDG_RUNTIME_DIR"), None):
         if base is None:  # here, not at the top: tempfile costs ~5 ms of every client call
             import tempfile
@@ -37,14 +98,23 @@ def runtime_dir() -> Path:
             base = tempfile.gettempdir()
         if base:
             folder = Path(base) / f"vaultmem-{os.getuid()}"
-            if len(os.fsencode(str(folder))) + 20 <= MAX_SOCKET_PATH:
+            if len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH:
                 return folder
     return Path("/tmp") / f"vaultmem-{os.getuid()}"
 
 
 def service_socket() -> Path:
-    """Where the per-user memory service listens."""
-    return runtime_dir() / SERVICE_SOCKET
+    """Where this user's memory service of this home and install listens."""
+    return runtime_dir() / f"service-{service_key()}.sock"
+
+
+def runtime_problem() -> str | None:
+    """Why the runtime folder cannot be used (None when it is private or not there yet: then
+    whoever needs it creates it)."""
+    folder = runtime_dir()
+    if not os.path.lexists(folder):
+        return None
+    return private_folder_problem(folder)
 
 
 def private_folder_problem(folder: Path) -> str | None:
@@ -54,6 +124,8 @@ def private_folder_problem(folder: Path) -> str | None:
         st = os.lstat(folder)
     except FileNotFoundError:
         return f"{folder} does not exist"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{folder} is a symlink"
     if not stat.S_ISDIR(st.st_mode):
         return f"{folder} is not a folder"
     if st.st_uid != os.getuid():
@@ -111,8 +183,48 @@ def _getpeereid(sock: socket.socket) -> int | None:
     return uid.value
 
 
-def _warn(message: str) -> None:
-    print(f"vaultmem: warning: {message}; not using it", file=sys.stderr)
+def peer_credentials(sock: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of a unix socket (both from SO_PEERCRED on
+    Linux; elsewhere the pid is ``UNKNOWN_PEER``): for a listening server, the process that called
+    ``listen``."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is not None:
+        try:
+            creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+            pid, uid, _ = struct.unpack("3i", creds)
+            return pid, uid
+        except OSError:
+            pass
+    return UNKNOWN_PEER, peer_uid(sock)  # elsewhere the pid is not known: nothing is signalled by it
+
+
+def service_peer(timeout: float = 2.0) -> tuple[int, int] | None:
+    """(pid, uid) of the process listening on the service socket; None when none listens there
+    or the folder is not private."""
+    path = service_socket()
+    if not os.path.lexists(path) or private_folder_problem(path.parent):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        return peer_credentials(sock)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+
+
+def warn_once(message: str, about: str | None = None) -> None:
+    """One line on stderr, once per process for each message (or each thing it is ``about``)."""
+    key = about or message
+    if key not in _WARNED:
+        _WARNED.add(key)
+        print(f"vaultmem: warning: {message}", file=sys.stderr)
+
+
+def _warn(message: str, about: str | None = None) -> None:
+    warn_once(f"{message}; not using it", about)
 
 
 def call(op: str, args: dict | None = None, timeout: float = 600.0) -> dict | None:
@@ -127,7 +239,7 @@ def send(path: Path, message: dict, timeout: float) -> dict | None:
         return None
     problem = private_folder_problem(path.parent)
     if problem:
-        _warn(f"the socket {path}: {problem}")
+        _warn(f"the socket {path}: {problem}", str(path.parent))
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)

@@ -1,8 +1,17 @@
 """Finding, starting and stopping the per-user memory service (light: stdlib only).
 
-One service per user: it holds an exclusive ``flock`` on ``service.lock`` in the user's private
-runtime folder for its whole life (a second one started at the same moment finds the lock
-taken and exits), and writes its pid and version there. Clients start it detached (a new
+One service per user, home and install (``client.service_key``): it holds an exclusive
+``flock`` on ``service-KEY.lock`` in the user's private runtime folder for its whole life (a
+second one started at the same moment finds the lock taken and exits), and writes its pid and
+version there.
+
+Trust: the runtime folder must be this user's own real folder, mode 0700 (with
+``XDG_RUNTIME_DIR`` unset it is in the shared temp folder, where another user could create it
+first): anything else is replaced by a spare folder in the user's state folder
+(``client.runtime_dir``), or, when none can be made, refused at once with one line naming it,
+and calls work in their own process. A pid is signalled only when it is this user's service of this install: the process
+listening on the service socket (its peer credentials), or a process of this user running
+``vaultmem service run`` with the lock file open. Clients start it detached (a new
 session, stdin from /dev/null, stdout and stderr appended to ``service.log`` in the user's
 state folder) and never wait for it unless asked to.
 
@@ -31,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ENV_OFF = "VAULTMEM_NO_SERVICE"
 DEFAULTS: dict[str, Any] = {"enabled": True, "idle_exit": 1800}
-LOCK_NAME, LOG_NAME = "service.lock", "service.log"
+LOG_NAME = "service.log"
 LOG_KEEP = 1 << 20  # a log larger than this is moved to service.log.1 when a service starts
 WAIT_READY = 60.0  # seconds a caller that waits gives a starting service to load the model
 START_GRACE = 5.0  # seconds a just-spawned service has to take its lock before it counts as failed
@@ -87,7 +96,23 @@ def log_path() -> Path:
 
 
 def lock_path() -> Path:
-    return client.runtime_dir() / LOCK_NAME
+    return client.runtime_dir() / f"service-{client.service_key()}.lock"
+
+
+class FolderBlocked(VaultError):
+    """The runtime folder is not this user's private folder: no service can run there."""
+
+
+def blocked_message(problem: str) -> str:
+    return f"cannot use the memory service's folder: {problem}; remove it or set XDG_RUNTIME_DIR"
+
+
+def check_folder() -> None:
+    """FolderBlocked (one line naming the folder) when the runtime folder exists but is not this
+    user's private folder."""
+    problem = client.runtime_problem()
+    if problem:
+        raise FolderBlocked(blocked_message(problem))
 
 
 def private_runtime_dir() -> Path:
@@ -100,20 +125,25 @@ def private_runtime_dir() -> Path:
         pass
     problem = client.private_folder_problem(folder)
     if problem:
-        raise VaultError(f"cannot use the service folder: {problem}; remove it or set XDG_RUNTIME_DIR")
+        raise FolderBlocked(blocked_message(problem))
     return folder
 
 
 def holder() -> dict[str, Any] | None:
-    """The running service's pid and version from its lock file (None when nobody holds it)."""
+    """The running service's pid and version from its lock file (None when nobody holds it, or
+    when the folder or the file is not this user's own)."""
     import fcntl
 
+    if client.runtime_problem():
+        return None
     path = lock_path()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
+        if os.fstat(fd).st_uid != os.getuid():
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:  # held: read what its holder wrote
@@ -179,6 +209,10 @@ def ensure(wait: bool, say: Callable[[str], None] | None = None) -> dict[str, An
     through ``say``; else return at once (None when it is not answering yet): the service is then
     started when this process exits, so its start-up does not compete with the answer this
     process gives meanwhile (on two cores it would nearly double that answer's time)."""
+    problem = client.runtime_problem()
+    if problem:  # at once, once per process; the caller works without the service
+        client.warn_once(blocked_message(problem), str(client.runtime_dir()))
+        return None
     info = ping()
     if info is not None and outdated(info.get("version", "0")):
         stop()
@@ -218,9 +252,11 @@ _AT_EXIT = False
 
 def stop(timeout: float = 15.0) -> int | None:
     """Ask the running service to exit and wait until it has; the pid stopped (None: none ran).
-    One that does not exit in ``timeout`` seconds is sent SIGTERM, then SIGKILL."""
+    One that does not exit in ``timeout`` seconds is sent SIGTERM, then SIGKILL, but only when
+    it is this user's service of this install (``is_service``)."""
     import signal
 
+    check_folder()
     held = holder()
     if held is None:
         return None
@@ -231,14 +267,49 @@ def stop(timeout: float = 15.0) -> int | None:
         pass
     deadline = time.monotonic() + timeout
     for sig in (None, signal.SIGTERM, signal.SIGKILL):
-        if sig is not None and isinstance(pid, int):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
+        if sig is not None:
+            _signal(pid, sig)
         while time.monotonic() < deadline:
             if holder() is None:
                 return pid
             time.sleep(0.05)
         deadline = time.monotonic() + 5
     raise VaultError(f"the memory service (pid {pid}) did not stop")
+
+
+def _signal(pid: Any, sig: int) -> None:
+    """Send ``sig`` to the lock holder ``pid`` once it is shown to be this user's service."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1 or not is_service(pid):
+        raise VaultError(f"{lock_path()} names pid {pid}, which is not this user's memory service; "
+                         "not signalling it")  # fmt: skip
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def is_service(pid: int) -> bool:
+    """Whether ``pid`` is this user's memory service of this install: the process listening on
+    the service socket (peer credentials), or (Linux, a service still starting) a process of
+    this user whose command line is ``vaultmem service run`` and that has the lock file open."""
+    if client.service_peer() == (pid, os.getuid()):
+        return True
+    proc = Path(f"/proc/{pid}")
+    try:
+        if proc.stat().st_uid != os.getuid():
+            return False
+        argv = [a.decode(errors="replace") for a in (proc / "cmdline").read_bytes().split(b"\0")]
+        if not _service_command(argv):
+            return False
+        lock = os.path.realpath(lock_path())
+        return any(os.path.realpath(fd.path) == lock for fd in os.scandir(proc / "fd"))
+    except OSError:
+        return False
+
+
+def _service_command(argv: list[str]) -> bool:
+    """``... vaultmem service run ...`` (the console script or ``python -m vaultmem``)."""
+    for i, arg in enumerate(argv[:-2]):
+        if Path(arg).name == "vaultmem" and argv[i + 1 : i + 3] == ["service", "run"]:
+            return True
+    return False

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core import config as configmod
 from ..core.discovery import STATE_DIR, find_vault
-from ..core.errors import VaultError
+from ..core.errors import BadInput, VaultError, VaultNotFound
 from ..core.version import VERSION as __version__
 from ..index.embed import make_embedder
 from ..memory import branches
@@ -336,6 +336,8 @@ class Service:
     def reading(self, roots: dict[str, str]) -> Iterator[Any]:
         """One vault (one root) or a MultiVault (several), current, for one call; several are
         taken in a fixed order so two calls never wait on each other crosswise."""
+        if not isinstance(roots, dict) or not all(isinstance(p, str) for p in roots.values()):
+            raise TypeError("roots must map names to vault folders")
         entries = {name: self.entry(path, keywords_first=len(roots) == 1) for name, path in roots.items()}
         if not entries:
             raise VaultError("no vaults named")
@@ -377,7 +379,13 @@ class Service:
         return {"pid": os.getpid()}
 
     def _open(self, args: dict) -> list[str]:
-        opened = [self.entry(root) for root in args["roots"]]
+        roots = args["roots"]
+        if not all(isinstance(root, str) for root in roots):
+            raise BadInput("open: roots must be a list of vault folders")
+        for root in roots:  # never a folder that is no vault (`/` would be watched whole)
+            if not (Path(root) / STATE_DIR).is_dir():
+                raise VaultNotFound(f"{root} is not a vault (no {STATE_DIR}/ in it)")
+        opened = [self.entry(root) for root in roots]
         if args["sync_every"]:
             for found in opened:
                 self._sync_loop(found, args["sync_every"])

@@ -4,15 +4,24 @@ table of operations (``protocol.OPS``) with one version check.
 A unix domain socket, mode 0600 in a folder only the owner can enter, and the peer's uid
 checked (``SO_PEERCRED``), so only the user can ask. Requests are served on threads; each
 handler enters the vault it works on itself (reader or writer side, as its operation declares).
+
+Listener limits: a backlog of ``BACKLOG`` waiting connections; at most ``max_connections()``
+served at once (the rest wait in the backlog, so the server never runs out of file
+descriptors); a client has ``READ_TIMEOUT`` seconds to send its request line; a client that
+goes away early is logged in one line, without a traceback.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import resource
 import socket
 import socketserver
+import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +32,15 @@ from .client import peer_uid, private_folder_problem, send
 from .protocol import OPS
 
 Handler = Callable[[dict], Any]
+BACKLOG = 256  # connections waiting to be accepted (the kernel caps it at somaxconn)
+READ_TIMEOUT = 5.0  # seconds a client has to send its request (and to take its reply)
+log = logging.getLogger("vaultmem.service")
+
+
+def max_connections() -> int:
+    """Connections served at once: 64, fewer under a low open-files limit (a quarter of it)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return 64 if soft == resource.RLIM_INFINITY else max(4, min(64, soft // 4))
 
 
 class VersionMismatch(VaultError):
@@ -30,6 +48,8 @@ class VersionMismatch(VaultError):
 
 
 class _RequestHandler(socketserver.StreamRequestHandler):
+    timeout = READ_TIMEOUT
+
     def handle(self) -> None:
         if not peer_is_owner(self.request):
             return
@@ -50,7 +70,38 @@ class _RequestHandler(socketserver.StreamRequestHandler):
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Threads per connection, at most ``max_connections()`` at once; quiet about clients that
+    go away or stall."""
+
     daemon_threads = True
+    request_queue_size = BACKLOG
+
+    def __init__(self, path: str, handler: type[socketserver.BaseRequestHandler]):
+        self.slots = threading.BoundedSemaphore(max_connections())
+        super().__init__(path, handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        if not self.slots.acquire(timeout=0.2):  # all busy: the connection waits in the backlog
+            raise OSError("all connections busy")
+        try:
+            return super().get_request()
+        except OSError:  # e.g. out of file descriptors: back off instead of spinning
+            self.slots.release()
+            time.sleep(0.1)
+            raise
+
+    def shutdown_request(self, request: Any) -> None:
+        try:
+            super().shutdown_request(request)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):  # the client went away or stalled: nothing to repair
+            log.debug("a client connection ended early: %s", type(error).__name__)
+            return
+        super().handle_error(request, client_address)
 
 
 class SocketServer:

@@ -1,9 +1,10 @@
 """The web view's Starlette app: pages, the graph's JSON, lifecycle actions, the token rule.
 
-Every request needs the web view's access token (``auth.TokenGate``; its own ``web-token``,
-not MCP's): a one-time ``/?login=<code>`` (``auth.Logins``) sets an HttpOnly, SameSite=Strict
-session cookie and redirects to the same URL without the code, so the address left in the
-browser's history opens nothing. Every response forbids framing and carries a
+Every request needs the web view's access token as a bearer header (its own ``web-token``, not
+MCP's) or a browser session (``sessions.WebGate``): a one-time ``/?login=<code>``
+(``auth.Logins``) opens a session, sets its cookie (a random id, not the token, named for this
+view's port, expiring, HttpOnly, SameSite=Strict) and redirects to the same URL without the
+code, so the address left in the browser's history opens nothing. Every response forbids framing and carries a
 Content-Security-Policy: scripts and styles from this server only, no remote images (a note's
 page loads them only when asked, for that response). Writes are only the lifecycle actions
 (resolve, reopen, confirm, supersede, rate), each through the library's guarded writes, and only
@@ -28,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from ..core import auth
 from ..core.errors import NoteNotFound, NoteParseError, VaultError
 from . import graphview, markdown, pages
+from .sessions import Sessions, WebGate, port_of
 from .state import ViewState
 
 GRAPH_CAP = 5000
@@ -78,12 +80,12 @@ async def _reply(send: Any, status: int, headers: list[tuple[bytes, bytes]], bod
 
 
 class Login:
-    """ASGI middleware: ``?login=<code>`` with an unspent code sets the session cookie and
-    redirects to the clean URL; a spent code redirects a browser that has the cookie already and
-    is refused otherwise; everything else goes on to the token gate."""
+    """ASGI middleware: ``?login=<code>`` with an unspent code opens a session, sets its cookie
+    and redirects to the clean URL; a spent code redirects a browser that has a session already
+    and is refused otherwise; everything else goes on to the gate."""
 
-    def __init__(self, app: Any, expected: auth.Expected, logins: auth.Logins):
-        self.app, self.expected, self.logins = app, expected, logins
+    def __init__(self, app: Any, expected: auth.Expected, logins: auth.Logins, sessions: Sessions):
+        self.app, self.expected, self.logins, self.sessions = app, expected, logins, sessions
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -95,11 +97,10 @@ class Login:
                     (b"location", (quote(scope["path"]) + ("?" + rest if rest else "")).encode("latin-1"))
                 ]
                 if self.logins.spend(given[0]):
-                    cookie = (
-                        f"{auth.COOKIE}={auth.expected_now(self.expected)}; HttpOnly; SameSite=Strict; Path=/"
-                    )
-                    return await _reply(send, 303, location + [(b"set-cookie", cookie.encode())])
-                if auth.allowed(scope, self.expected):
+                    sid = self.sessions.open(auth.expected_now(self.expected))
+                    cookie = self.sessions.set_cookie(sid, port_of(scope))
+                    return await _reply(send, 303, location + [(b"set-cookie", cookie)])
+                if self.sessions.allows(scope, self.expected) or auth.allowed(scope, self.expected):
                     return await _reply(send, 303, location)
                 body = (b"vaultmem: this login link was used already (each link opens one browser session) or is "
                         b"not valid: restart `vaultmem serve` for a new link\n")  # fmt: skip
@@ -107,11 +108,10 @@ class Login:
         await self.app(scope, receive, send)
 
 
-def make_app(
-    state: ViewState, token: auth.Expected, poll: float = 2.0, logins: auth.Logins | None = None
-) -> Any:
+def make_app(state: ViewState, token: auth.Expected, poll: float = 2.0, logins: auth.Logins | None = None,
+             sessions: Sessions | None = None) -> Any:  # fmt: skip
     """The web view of ``state``'s vault, behind ``token`` (or the ``auth.TokenFile`` that says
-    it); browsers log in with codes ``logins`` minted."""
+    it); browsers log in with codes ``logins`` minted, each opening one of ``sessions``."""
     views = Views(state)
     routes = [
         Route("/", views.search),
@@ -146,7 +146,8 @@ def make_app(
             task.cancel()
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    return SecurityHeaders(Login(auth.TokenGate(app, token), token, logins or auth.Logins()))
+    sessions = sessions or Sessions()
+    return SecurityHeaders(Login(WebGate(app, token, sessions), token, logins or auth.Logins(), sessions))
 
 
 class Views:
