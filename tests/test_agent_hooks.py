@@ -152,9 +152,9 @@ def test_end_waits_when_asked_and_pre_compact_checkpoints(demo_copy, tmp_path, e
         agent.run("end", "end.json", "--json").stdout
     )  # --json: in the foreground, what it wrote
     assert "gemini-cli-3f2a9c1b" in (demo_copy / out["summary"]["path"]).read_text()
-    assert agent.run("pre-compact", "pre-compact.json").stdout == ""
+    assert agent.run("pre-compact", "pre-compress_manual.json").stdout == ""  # Gemini: only /compress
     [handoff] = [p for p in (demo_copy / "handoffs").glob("*.md") if "gemini-cli-3f2a9c1b" in p.read_text()]
-    assert "before compaction (auto): 1 request(s)" in handoff.read_text()
+    assert "before compaction (manual): 1 request(s)" in handoff.read_text()
 
 
 def test_two_agents_on_one_project_keep_their_own_shown_sets(demo_copy, tmp_path, env):
@@ -321,3 +321,119 @@ def test_a_detached_end_logs_its_errors(demo_copy, tmp_path, env):
         time.sleep(0.2)
     [line] = log.read_text().strip().splitlines()
     assert line.startswith("vaultmem: ") and ".vaultmem.toml" in line
+
+
+# ---------------------------------------------------------------------- issue 35, "Required 2"
+
+
+def test_gemini_precompress_before_each_model_call_checkpoints_nothing(demo_copy, tmp_path, env):
+    """Before: Gemini's PreCompress (fired, trigger auto, before every model call) wrote a
+    "before compaction (auto)" checkpoint each time though nothing was compacted."""
+    agent = Agent("gemini", demo_copy, tmp_path, env)
+    assert agent.run("pre-compact", "pre-compress_auto.json").stdout == ""
+    mine = lambda: [
+        p for p in (demo_copy / "handoffs").glob("*.md") if "gemini-cli-3f2a9c1b" in p.read_text()
+    ]
+    assert mine() == []
+    assert agent.run("pre-compact", "pre-compress_manual.json").stdout == ""  # /compress: a real compaction
+    [handoff] = mine()
+    assert "before compaction (manual): 1 request(s)" in handoff.read_text()
+
+
+def test_headless_gemini_prompt_recalls_on_the_question(demo_copy, tmp_path, env):
+    """Before: `gemini -p` prepends the SessionStart context (7,500 characters here) to the
+    user's words; the 4,000-character cut kept only the memory block, so recall searched it."""
+    agent = Agent("gemini", demo_copy, tmp_path, env)
+    headless = ids(agent.context("prompt", "prompt_headless.json"))
+    typed = ids(agent.context("prompt", "prompt.json", session="another-session"))
+    assert headless == typed and "f29d4x5j" in headless  # the same memories as for the question alone
+
+
+def gemini_user(text: str, n: int) -> str:
+    return json.dumps({"id": f"u-{n}", "timestamp": f"2026-11-24T20:5{n}:00.000Z", "type": "user",
+                       "content": [{"text": text}]}) + "\n"  # fmt: skip
+
+
+def copilot_user(text: str, n: int) -> str:
+    return json.dumps({"type": "user.message", "data": {"content": text, "attachments": []}, "id": f"u{n}",
+                       "timestamp": f"2026-11-24T20:5{n}:00.000Z", "parentId": None}) + "\n"  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["gemini", "copilot"])
+def test_the_stop_reminder_sent_back_is_no_request(name, demo_copy, tmp_path, env):
+    """Before: after `hook stop` blocked, Gemini and Copilot send its reason back as a user
+    message: the prompt hook recalled on it and the summary listed it as a request (a headless
+    Gemini session's note was titled "Before you finish")."""
+    agent = Agent(name, demo_copy, tmp_path, env)
+    reason = json.loads(agent.run("stop", "stop.json").stdout)["reason"]
+    fixture = tmp_path / "reminder.json"
+    payload = json.loads((FIXTURES / name / "prompt.json").read_text())
+    fixture.write_text(json.dumps({**payload, "prompt": reason}))
+    shutil.copy(fixture, FIXTURES / name / "_reminder.json")
+    try:
+        assert agent.run("prompt", "_reminder.json").stdout == ""
+    finally:
+        (FIXTURES / name / "_reminder.json").unlink()
+    with agent.transcript.open("a") as f:
+        f.write((gemini_user if name == "gemini" else copilot_user)(reason, 8))
+    out = json.loads(agent.run("end", "end.json", "--json").stdout)
+    text = (demo_copy / out["summary"]["path"]).read_text()
+    assert "Before you finish" not in text and "JPY bookings" in text
+
+
+def test_gemini_transcript_keeps_the_request_behind_hook_context(tmp_path):
+    """Before: a user record starting with `<hook_context>` was dropped whole, so a headless
+    Gemini session's real request never reached its summary."""
+    chat = tmp_path / "chat.jsonl"
+    block = (
+        "<hook_context>[MEMORY 0123456789ab]\n- [zz000000] Marina slip sizes\n[/MEMORY]</hook_context>\n\n"
+    )
+    chat.write_text(gemini_user(block + "Make the checkout webhook idempotent", 1) + gemini_user(block, 2))
+    s = transcript.summarise(transcript.read_events(chat, fmt="gemini"))
+    assert s.requests == ["Make the checkout webhook idempotent"]
+
+
+UUID7_A = "019a7c3e-55d1-7a12-9c4e-2b1f6e8d0a93"
+UUID7_B = "019a7c3e-6a09-7b44-8f10-3c2d1e0f9a71"  # started 5 s later: the same first 8 hex digits
+
+
+def test_codex_sessions_started_seconds_apart_stay_apart(demo_copy, tmp_path, env):
+    """Before: `codex-<first 8 hex>` of a UUIDv7 changes every ~65 s: two sessions 5 s apart
+    shared one source (one handoff, one session anchor)."""
+    agent = Agent("codex", demo_copy, tmp_path, env)
+    first = json.loads(agent.run("end", "end.json", "--json", session=UUID7_A).stdout)
+    rollout = agent.transcript.read_text().replace(UUID7_A, UUID7_B)
+    agent.transcript.write_text(
+        rollout.replace("The refund test for JPY bookings fails", "The KRW payout rounds wrong")
+    )
+    second = json.loads(agent.run("end", "end.json", "--json", session=UUID7_B).stdout)
+    texts = [(demo_copy / out["summary"]["path"]).read_text() for out in (first, second)]
+    assert first["summary"]["path"] != second["summary"]["path"]
+    assert f"source: codex-{UUID7_A}" in texts[0] and f"source: codex-{UUID7_B}" in texts[1]
+
+
+def test_codex_import_after_hook_capture_says_already_imported(demo_copy, tmp_path, env):
+    """Before: `hook end` named a Codex session `codex-<8 hex>` and `import --from codex`
+    `codex-<whole id>`, so importing after the hook captured it wrote every session twice."""
+    import os
+
+    agent = Agent("codex", demo_copy, tmp_path, env)
+    agent.run("end", "end.json", "--json", session=UUID7_A)
+    old = time.time() - 3600
+    os.utime(agent.transcript, (old, old))  # not "still being written"
+    done = subprocess.run([sys.executable, CLI, "import", "--from", "codex", str(agent.transcript), "--vault",
+                           str(demo_copy), "--json"], capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["written"] == [] and out["already_imported"] == [f"codex-{UUID7_A}"]
+
+
+def test_one_source_rule_per_agent():
+    """Hooks and importers name a session with the same rule."""
+    from vaultmem.agents import hooks, importers
+    from vaultmem.agents.transcripts.history import Transcript
+
+    for adapter in adapters.ADAPTERS.values():
+        payload = adapter.payload({"session_id": UUID7_A, "sessionId": UUID7_A, "conversation_id": UUID7_A})
+        assert hooks.source_name(payload) == importers.source_of(Transcript(adapter.label, UUID7_A, "x"))
+    assert hooks.STOP_REASON.endswith(transcript.REMINDER_MARK)

@@ -362,3 +362,34 @@ def test_warns_when_vaultmem_lives_in_a_temporary_environment(empty_vault, home,
         agents.temporary_place("/usr/local/bin/vaultmem") is None
         and agents.temporary_place("vaultmem") is None
     )
+
+
+# ---------------------------------------------------------------------- issue 35, "Required 2"
+
+
+def test_claude_hooks_declare_timeouts_so_session_end_is_not_killed(empty_vault, home):
+    """Before: no `timeout` on any Claude Code hook, and Claude Code kills a SessionEnd hook
+    after 1.5 s unless it declares one ("Hook cancelled"): no summary was ever written."""
+    hooks = json.loads(ok(setup("claude", "--vault", str(empty_vault), "--json")))["hooks"]["hooks"]
+    assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] >= 30
+    assert all(
+        isinstance(group["hooks"][0].get("timeout"), int) for groups in hooks.values() for group in groups
+    )
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_forked_sessions_get_memory(agent, empty_vault, home):
+    """Before: the SessionStart matcher was `startup|resume|clear|compact`; Claude Code 2.1.214+
+    and Codex start a forked session with `source: "fork"`."""
+    import re
+
+    data = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--json")))
+    [group] = data["hooks"]["hooks"]["SessionStart"]
+    assert "matcher" not in group or re.fullmatch(group["matcher"], "fork")
+
+
+def test_gemini_precompress_runs_only_on_a_manual_compress(empty_vault, home):
+    """Gemini fires PreCompress (trigger auto) before every model call and waits for it: the
+    hook is matched to `manual` (`/compress`), so an auto one does not even start vaultmem."""
+    data = json.loads(ok(setup("gemini", "--vault", str(empty_vault), "--json")))
+    assert data["hooks"]["hooks"]["PreCompress"][0]["matcher"] == "manual"
