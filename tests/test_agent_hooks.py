@@ -437,3 +437,70 @@ def test_one_source_rule_per_agent():
         payload = adapter.payload({"session_id": UUID7_A, "sessionId": UUID7_A, "conversation_id": UUID7_A})
         assert hooks.source_name(payload) == importers.source_of(Transcript(adapter.label, UUID7_A, "x"))
     assert hooks.STOP_REASON.endswith(transcript.REMINDER_MARK)
+
+
+# ---------------------------------------------------------------------- issue 35, "Required 3"
+
+
+def cli(
+    *args: str, env: dict[str, str], cwd: Path | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, CLI, *args], input=stdin, capture_output=True, text=True, timeout=180,
+                          env=env, cwd=cwd)  # fmt: skip
+
+
+def test_status_names_a_killed_and_a_never_run_hook(demo_copy, tmp_path, env):
+    """Before: nothing recorded whether an agent's hooks ran; a killed SessionEnd (Claude Code's
+    1.5 s) or an untrusted Codex folder (no hook runs at all) went unnoticed for months."""
+    project = tmp_path / "tidewater"
+    project.mkdir()
+    for agent in ("claude", "codex"):
+        assert cli("setup", agent, "--vault", str(demo_copy), "--write", env=env, cwd=project).returncode == 0
+    start = json.dumps({"session_id": "5f0c2a9e-1", "cwd": str(project), "hook_event_name": "SessionStart",
+                        "source": "startup"})  # fmt: skip
+    assert (
+        cli("hook", "start", "--agent", "claude", "--vault", str(demo_copy), stdin=start, env=env).returncode
+        == 0
+    )
+    # a SessionEnd the agent kills: the hook has started (and waits for its payload) when it is killed
+    log = Path(env["XDG_STATE_HOME"]) / "vaultmem" / "hook-runs.jsonl"
+    proc = subprocess.Popen([sys.executable, CLI, "hook", "end", "--agent", "claude", "--vault", str(demo_copy)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while '"hook": "end"' not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    status = cli("status", "--vault", str(demo_copy), env=env, cwd=project)
+    assert status.returncode == 0, status.stderr
+    out = status.stdout
+    assert re.search(
+        r"hooks of claude: last ran (just now|\d+ minutes? ago) \(2 runs\); the agent waited p50", out
+    )
+    assert re.search(
+        r"SessionEnd hook of claude was killed 1 time since today: its timeout is 30\.0 s\n", out
+    )
+    assert "hooks of codex: set up (" in out and "but never ran: Codex runs no hook until you trust it" in out
+    assert "/hooks" in out
+    doctor = cli("doctor", "--vault", str(demo_copy), "--json", env=env, cwd=project)
+    checks = {f["check"] for f in json.loads(doctor.stdout)["findings"]}
+    assert {"hook_killed", "hook_never_ran"} <= checks
+
+
+def test_a_session_end_set_up_without_a_timeout_is_named_with_its_1_5_s(empty_vault, tmp_path, monkeypatch):
+    """A SessionEnd hook written by an older `setup` (no `timeout`) and killed four times: status
+    says which hook, how often, since when, and Claude Code's 1.5 s."""
+    from vaultmem.agents import hook_io, hook_runs
+
+    project = tmp_path / "shop"
+    (project / ".claude").mkdir(parents=True)
+    command = f"/opt/venv/bin/vaultmem hook end --agent claude --vault {empty_vault}"
+    hooks = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]}}
+    (project / ".claude" / "settings.json").write_text(json.dumps(hooks))
+    monkeypatch.chdir(project)
+    for _ in range(4):
+        hook_io.HookRun("end", "claude", str(empty_vault))  # started, never ended
+    [head, killed] = hook_runs.lines(empty_vault, now=time.time() + hook_runs.KILLED_AFTER + 1)
+    assert re.match(r"hooks of claude: last ran \d+ minutes ago \(4 runs\)$", head)
+    assert killed == ("  SessionEnd hook of claude was killed 4 times since today: its timeout is 1.5 s "
+                      "(`vaultmem setup claude --write` declares 30.0 s)")  # fmt: skip

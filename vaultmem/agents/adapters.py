@@ -62,6 +62,12 @@ class Adapter:
               "pre-compact": "PreCompact", "end": "SessionEnd"}  # fmt: skip
     detach_end = False  # Claude Code waits for SessionEnd hooks (setup declares a timeout: 1.5 s without one)
     whole_id = False  # the ``source`` names a session by 8 characters of its id (random: unique enough)
+    default_timeouts: ClassVar[dict[str, float]] = {
+        "end": 1.5
+    }  # seconds an undeclared hook gets (SessionEnd: 1.5)
+    trust_step = (
+        "start a new Claude Code session in the project (hooks are read when it starts; /hooks lists them)"
+    )
 
     # ------------------------------------------------------------------ sessions
 
@@ -127,6 +133,9 @@ class Codex(Adapter):
     name, label, title, transcript = "codex", "codex", "Codex CLI", "codex"
     detach_end = True
     whole_id = True  # UUIDv7: the first 8 hex digits change only every ~65 s
+    default_timeouts: ClassVar[dict[str, float]] = {"end": 1.0}
+    trust_step = ("Codex runs no hook until you trust it: open Codex and trust the vaultmem hooks in /hooks "
+                  "(a project's .codex/ is read only in a trusted project)")  # fmt: skip
 
 
 class Gemini(Adapter):
@@ -137,6 +146,9 @@ class Gemini(Adapter):
     events: ClassVar[dict[str, str]] = {"start": "SessionStart", "prompt": "BeforeAgent", "stop": "AfterAgent",
               "pre-compact": "PreCompress", "end": "SessionEnd"}  # fmt: skip
     detach_end = True
+    default_timeouts: ClassVar[dict[str, float]] = {}
+    trust_step = ("Gemini runs no settings hook, user-level ones too, in an untrusted folder: trust the project "
+                  "folder (Gemini asks when it starts there; /permissions)")  # fmt: skip
 
     def compacting(self, payload: Mapping[str, Any]) -> bool:
         """Gemini fires ``PreCompress`` before every model call, before it checks whether the
@@ -155,6 +167,8 @@ class Cursor(Adapter):
     events: ClassVar[dict[str, str]] = {"start": "sessionStart", "prompt": "beforeSubmitPrompt", "stop": "stop",
               "pre-compact": "preCompact", "end": "sessionEnd"}  # fmt: skip
     detach_end = True
+    default_timeouts: ClassVar[dict[str, float]] = {}
+    trust_step = "open a new chat in Cursor (it reloads hooks.json on save; Settings > Hooks lists them)"
 
     def extra(self, raw: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
         roots = raw.get("workspace_roots")
@@ -192,6 +206,8 @@ class Copilot(Adapter):
     events: ClassVar[dict[str, str]] = {"start": "sessionStart", "prompt": "userPromptSubmitted", "stop": "agentStop",
               "pre-compact": "preCompact", "end": "sessionEnd"}  # fmt: skip
     detach_end = True
+    default_timeouts: ClassVar[dict[str, float]] = {}
+    trust_step = "start Copilot CLI again in the project (it reads hooks when it starts)"
 
     def extra(self, raw: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
         sid = text_or_none(raw.get("sessionId")) or text_or_none(raw.get("session_id"))

@@ -139,6 +139,11 @@ MATCHERS = {
 }  # Gemini fires PreCompress (trigger auto) before every model call
 
 
+def planned_timeout(agent: str, hook: str) -> float:
+    """The timeout, in seconds, ``setup`` declares on ``agent``'s ``hook``."""
+    return float(END_TIMEOUTS.get(agent, TIMEOUTS[hook]) if hook == "end" else TIMEOUTS.get(hook, 0))
+
+
 def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str, Any]:
     """The hooks of the whole memory loop in ``agent``'s own config shape, each event the
     adapter maps a vaultmem hook to (``adapters.py``), each command with ``--agent``:
@@ -609,6 +614,11 @@ def _write_merged(path: Path, current: str, new: str, now: dt.datetime | None) -
         shutil.copy2(path, backup)
     atomic_write(path, new)
     return {"path": str(path), "changed": True, "backup": str(backup) if backup else None}
+
+
+def recorded_setups() -> list[tuple[str, str]]:
+    """(agent, hooks file) of every ``setup --write`` recorded in the user's state folder."""
+    return []
 
 
 def _holds_token(entry: dict[str, Any]) -> bool:

@@ -645,6 +645,15 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
     for key, paths in data.get("duplicate_ids", {}).items():
         typer.echo(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
+    _hook_lines(vault)
+
+
+def _hook_lines(vault: str | None) -> None:
+    """Whether each agent set up for the vault runs its hooks (``agents/hook_runs.py``)."""
+    from ..agents.hook_runs import lines
+
+    for line in lines(api.vault_root(vault)):
+        typer.echo(line)
 
 
 vault_app = typer.Typer(
