@@ -319,41 +319,35 @@ def test_session_state_expires_old_sessions(tmp_path):
 
 
 def test_setup_claude_write_merges_hooks_idempotently(empty_vault, tmp_path, monkeypatch):
+    """The hooks go to Claude Code's personal `.claude/settings.local.json`; an older set-up's
+    vaultmem hook in the committed `.claude/settings.json` is taken out, the user's stay."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    settings = tmp_path / ".claude" / "settings.json"
-    settings.parent.mkdir()
+    shared = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
+    shared.parent.mkdir()
     user_hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}
     mixed = {"hooks": [{"type": "command", "command": "echo hello"},
                        {"type": "command", "command": f"vaultmem wake --vault {empty_vault}"}]}  # fmt: skip
     original = {"model": "opus", "hooks": {"PreToolUse": [user_hook], "SessionStart": [mixed]}}
-    settings.write_text(json.dumps(original))
+    shared.write_text(json.dumps(original))
     runner = CliRunner()
     out = ok(runner.invoke(app, ["setup", "claude", "--vault", str(empty_vault), "--write"]))
     assert f"merged the vaultmem hooks into {settings}" in out
+    kept = json.loads(shared.read_text())
+    assert kept == {"model": "opus", "hooks": {"PreToolUse": [user_hook], "SessionStart": [
+        {"hooks": [{"type": "command", "command": "echo hello"}]}]}}  # fmt: skip  # the user's hook stays, bare wake goes
     data = json.loads(settings.read_text())
-    assert data["model"] == "opus" and data["hooks"]["PreToolUse"] == [user_hook]
     start = data["hooks"]["SessionStart"]
-    assert start[0]["hooks"] == [
-        {"type": "command", "command": "echo hello"}
-    ]  # the user's hook stays, bare wake goes
     exe = Path(sys.executable).with_name("vaultmem")  # the absolute path: the agent's PATH may not have it
     assert (
-        start[1]["hooks"][0]["command"] == f"{exe} hook start --agent claude --vault {empty_vault.resolve()}"
+        start[0]["hooks"][0]["command"] == f"{exe} hook start --agent claude --vault {empty_vault.resolve()}"
     )
-    assert set(data["hooks"]) == {
-        "PreToolUse",
-        "SessionStart",
-        "UserPromptSubmit",
-        "Stop",
-        "PreCompact",
-        "SessionEnd",
-    }
-    assert len(list(settings.parent.glob("settings.json.bak-*"))) == 1
+    assert set(data["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
     after = settings.read_text()
     out = ok(runner.invoke(app, ["setup", "claude", "--vault", str(empty_vault), "--write"]))
     assert "already has these vaultmem hooks" in out and settings.read_text() == after
-    assert len(list(settings.parent.glob("settings.json.bak-*"))) == 1
+    assert not list(shared.parent.glob("*.bak-*"))  # backups live in vaultmem's state folder
 
 
 # ---------------------------------------------------------------------- issue 29: session capture

@@ -7,6 +7,7 @@ The real home is never touched: HOME and the working folder are temporary, and e
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -27,8 +28,16 @@ def home(tmp_path, monkeypatch) -> Path:
     fake.mkdir()
     project.mkdir()
     monkeypatch.setenv("HOME", str(fake))
+    monkeypatch.setenv(
+        "PATH", "/usr/bin:/bin"
+    )  # no `vaultmem` on it: project files name this one by its path
     monkeypatch.chdir(project)
     return fake
+
+
+def backups(name: str) -> list[Path]:
+    """The copies `setup --write` kept of files named ``name`` (in vaultmem's state folder)."""
+    return list((Path(os.environ["XDG_STATE_HOME"]) / "vaultmem" / "setup-backups").rglob(f"*%{name}"))
 
 
 def setup(*args: str):
@@ -64,9 +73,10 @@ def test_prints_everything_and_writes_nothing(agent, empty_vault, home):
 def test_claude_has_mcp_json_and_session_hooks(empty_vault, home):
     data = json.loads(ok(setup("claude", "--vault", str(empty_vault), "--json")))
     vault = empty_vault.resolve()
-    assert data["config_path"] == str(Path.cwd() / ".mcp.json")
+    assert data["config_path"] == str(home / ".claude.json")  # Claude Code's local scope: nothing committed
+    assert data["config_under"] == ["projects", str(Path.cwd())]
     assert json.loads(data["config_snippet"]) == {"mcpServers": {"vaultmem": entry(vault)}}
-    assert data["hooks_path"] == str(Path.cwd() / ".claude" / "settings.json")
+    assert data["hooks_path"] == str(Path.cwd() / ".claude" / "settings.local.json")
     hooks = data["hooks"]["hooks"]
     for event, name in (("SessionStart", "start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop"),
                         ("PreCompact", "pre-compact"), ("SessionEnd", "end")):  # fmt: skip
@@ -164,21 +174,22 @@ def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp
     }
     assert data["mcpServers"]["github"] == original["mcpServers"]["github"]
     assert data["mcpServers"]["vaultmem"] == {**entry(empty_vault), "env": {"VAULTMEM_SESSION": "me"}}
-    backups = list(tmp_path.glob("settings.json.bak-*"))
-    assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == before
+    kept = backups("settings.json")
+    assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == before
+    assert not list(tmp_path.glob("*.bak-*"))  # never beside the file
     # again: idempotent, nothing written, no second backup
     after = config.read_text(encoding="utf-8")
     out = ok(setup("gemini", "--vault", str(empty_vault), "--write", "--config", str(config)))
     assert "already has this vaultmem server" in out
     assert config.read_text(encoding="utf-8") == after
-    assert len(list(tmp_path.glob("settings.json.bak-*"))) == 1
+    assert len(backups("settings.json")) == 1
 
 
 def test_write_creates_a_missing_config(empty_vault, home, tmp_path):
     config = tmp_path / "proj" / ".cursor" / "mcp.json"
     ok(setup("cursor", "--vault", str(empty_vault), "--write", "--config", str(config)))
     assert json.loads(config.read_text(encoding="utf-8")) == {"mcpServers": {"vaultmem": entry(empty_vault)}}
-    assert not list(config.parent.glob("*.bak-*"))
+    assert not backups("mcp.json")
 
 
 def test_write_refuses_broken_json_and_leaves_it(empty_vault, home, tmp_path):
@@ -187,7 +198,7 @@ def test_write_refuses_broken_json_and_leaves_it(empty_vault, home, tmp_path):
     result = setup("claude", "--vault", str(empty_vault), "--write", "--config", str(config))
     assert result.exit_code == 2 and "not valid JSON" in result.stderr
     assert config.read_text(encoding="utf-8") == '{"mcpServers": {"a": 1,}'
-    assert not list(tmp_path.glob(".mcp.json.bak-*"))
+    assert not backups(".mcp.json")
 
 
 CODEX = """\
@@ -229,11 +240,11 @@ def test_write_merges_toml_keeping_other_tables(empty_vault, home, tmp_path):
     assert data["mcp_servers"]["github"] == old["mcp_servers"]["github"]
     assert data["profiles"] == old["profiles"] and data["model"] == "o4-mini"
     assert "# Codex settings" in text and "# pinned by hand" in text and "/old/vault" not in text
-    backups = list(tmp_path.glob("config.toml.bak-*"))
-    assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == CODEX
+    kept = backups("config.toml")
+    assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == CODEX
     ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))
     assert config.read_text(encoding="utf-8") == text
-    assert len(list(tmp_path.glob("config.toml.bak-*"))) == 1
+    assert len(backups("config.toml")) == 1
 
 
 def test_toml_table_is_appended_when_missing(empty_vault, home, tmp_path):
@@ -334,11 +345,11 @@ def test_write_merges_hooks_keeping_the_users_own(agent, empty_vault, home):
         assert data["mcpServers"]["github"] == {"command": "gh-mcp"} and data["mcpServers"][
             "vaultmem"
         ] == entry(empty_vault)
-    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+    assert len(backups(path.name)) == 1
     after = path.read_text(encoding="utf-8")
     again = ok(setup(agent, "--vault", str(empty_vault), "--write"))
     assert "already has these vaultmem hooks" in again and path.read_text(encoding="utf-8") == after
-    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+    assert len(backups(path.name)) == 1
 
 
 def test_write_user_level_gemini(empty_vault, home):
@@ -393,3 +404,111 @@ def test_gemini_precompress_runs_only_on_a_manual_compress(empty_vault, home):
     hook is matched to `manual` (`/compress`), so an auto one does not even start vaultmem."""
     data = json.loads(ok(setup("gemini", "--vault", str(empty_vault), "--json")))
     assert data["hooks"]["hooks"]["PreCompress"][0]["matcher"] == "manual"
+
+
+# ---------------------------------------------------------------------- issue 35, "Required 4"
+
+
+def tree(*roots: Path) -> dict[str, bytes]:
+    """Every file under the roots, by path, with its bytes."""
+    return {str(p): p.read_bytes() for root in roots for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def user_files(home: Path, project: Path) -> None:
+    """A project and home with the user's own settings in every file setup writes to."""
+    own = {"mcpServers": {"github": {"command": "gh-mcp"}}, "theme": "dark"}
+    for rel in (".mcp.json", ".gemini/settings.json", ".cursor/mcp.json", ".github/mcp.json",
+                ".claude/settings.json"):  # fmt: skip
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(json.dumps(own, indent=4) + "\n", encoding="utf-8")
+    (project / ".codex").mkdir()
+    (project / ".codex" / "config.toml").write_text(
+        CODEX.split("[mcp_servers.vaultmem]")[0], encoding="utf-8"
+    )
+    (project / ".git" / "info").mkdir(parents=True)
+    (project / ".git" / "info" / "exclude").write_text(
+        "# git ls-files --others --exclude-from=.git/info/exclude\n"
+    )
+    (home / ".claude.json").write_text(
+        json.dumps({"numStartups": 3, "projects": {"/elsewhere": {}}}), encoding="utf-8"
+    )
+
+
+@pytest.mark.parametrize("prepared", [True, False], ids=["files-there", "no-files"])
+@pytest.mark.parametrize("agent", agents.AGENTS)
+def test_remove_undoes_exactly_what_write_added(agent, prepared, empty_vault, home):
+    """Before: `setup --write` had no undo."""
+    project = Path.cwd()
+    if prepared:
+        user_files(home, project)
+    before = tree(home, project)
+    ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    assert tree(home, project) != before
+    out = ok(setup(agent, "--vault", str(empty_vault), "--remove"))
+    assert "restored as it was before --write" in out or "deleted (--write had created it)" in out
+    assert tree(home, project) == before  # byte for byte; files --write created are gone, with their folders
+    assert ok(setup(agent, "--vault", str(empty_vault), "--remove")).count("nothing") >= 1
+
+
+def test_remove_of_a_file_changed_since_takes_out_only_vaultmem(empty_vault, home):
+    ok(setup("cursor", "--vault", str(empty_vault), "--write"))
+    hooks = Path.cwd() / ".cursor" / "hooks.json"
+    data = json.loads(hooks.read_text())
+    data["hooks"]["afterFileEdit"] = [{"command": "./format.sh"}]
+    hooks.write_text(json.dumps(data))
+    ok(setup("cursor", "--vault", str(empty_vault), "--remove"))
+    assert json.loads(hooks.read_text()) == {
+        "version": 1,
+        "hooks": {"afterFileEdit": [{"command": "./format.sh"}]},
+    }
+    assert not (Path.cwd() / ".cursor" / "mcp.json").exists()  # unchanged since --write created it
+
+
+def committed(project: Path) -> dict[str, str]:
+    """The project's files a `git add .` would take (not .git/, not what .git/info/exclude lists)."""
+    exclude = (
+        (project / ".git" / "info" / "exclude").read_text().splitlines()
+        if (project / ".git").is_dir()
+        else []
+    )
+    return {str(p.relative_to(project)): p.read_text() for p in project.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(project).parts[:1] and str(p.relative_to(project)) not in exclude}  # fmt: skip
+
+
+def test_claude_writes_personal_paths_only_into_local_settings(empty_vault, home):
+    """Before: `.mcp.json` and `.claude/settings.json` (both committed) got the venv's and the
+    vault's absolute paths, and `.bak-*` copies were left in the repository."""
+    project = Path.cwd()
+    user_files(home, project)
+    shared_before = committed(project)
+    ok(setup("claude", "--vault", str(empty_vault), "--write"))
+    assert committed(project) == shared_before  # nothing a teammate would commit changed
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert len(local["hooks"]) == 5
+    assert ".claude/settings.local.json" in (project / ".git" / "info" / "exclude").read_text()
+    claude = json.loads((home / ".claude.json").read_text())
+    assert claude["projects"][str(project)]["mcpServers"]["vaultmem"] == entry(empty_vault)
+    assert claude["numStartups"] == 3 and claude["projects"]["/elsewhere"] == {}
+    assert not [p for p in project.rglob("*") if ".bak-" in p.name]
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini", "cursor", "copilot"])
+def test_project_files_hold_what_a_teammate_can_run(agent, empty_vault, home, monkeypatch):
+    """With `vaultmem` on the PATH and the vault registered by name, the project's files hold
+    neither the venv's path nor the vault's; otherwise setup says they hold personal paths."""
+    personal = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--json")))
+    assert any("personal paths" in n for n in personal["notes"])
+    monkeypatch.setenv("PATH", f"{Path(EXE).parent}:/usr/bin:/bin")
+    ok(CliRunner().invoke(app, ["vault", "add", "memory", str(empty_vault)]))
+    ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    text = "\n".join(committed(Path.cwd()).values())
+    assert f"vaultmem hook start --agent {agent} --vault memory" in text
+    assert str(empty_vault.resolve()) not in text and EXE not in text
+    assert not [p for p in Path.cwd().rglob("*") if ".bak-" in p.name]
+
+
+@pytest.mark.parametrize("agent, words", [("codex", "trust the vaultmem hooks in /hooks"),
+                                          ("gemini", "untrusted folder: trust the project folder")])  # fmt: skip
+def test_setup_says_the_trust_step_is_required(agent, words, empty_vault, home):
+    out = ok(setup(agent, "--vault", str(empty_vault)))
+    assert any(line.startswith("REQUIRED: ") and words in line for line in out.splitlines())
