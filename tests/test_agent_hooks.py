@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.agents import adapters, transcript
+from vaultmem.agents import adapters, events, summary, transcript
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
 CLI = str(Path(__file__).parent / "agent_cli.py")
@@ -238,11 +238,11 @@ def test_hostile_payload_fields_are_ignored():
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_transcripts_read_like_claude_codes(name):
-    events = transcript.read_events(FIXTURES / name / "transcript.jsonl", fmt=name)
-    s = transcript.summarise(events, "/home/dev/tidewater")
+    read = transcript.read_events(FIXTURES / name / "transcript.jsonl", fmt=name)
+    s = summary.summarise(read, "/home/dev/tidewater")
     assert s.requests == ["The refund test for JPY bookings fails, can you fix it?"]
     assert "app/payments/refunds.py" in s.files and s.commands >= 1
-    assert transcript.unsaved_work(events)
+    assert events.unsaved_work(read)
     if name == "cursor":
         assert s.failures == []  # no tool results in Cursor's transcripts
     else:
@@ -254,10 +254,10 @@ def test_transcripts_read_like_claude_codes(name):
 @pytest.mark.parametrize("name", AGENTS)
 def test_memories_the_agent_recalled_itself_are_found(name):
     path = FIXTURES / name / "recall_session.jsonl"
-    full = transcript.shown_by_tools(transcript.read_events(path, fmt=name))
+    full = events.shown_by_tools(transcript.read_events(path, fmt=name))
     assert transcript.shown_in_transcript(path, 1 << 20, name) == full  # the fast scan agrees
     assert full == (set() if name == "cursor" else WEBHOOK_IDS)  # Cursor logs no tool results
-    saves = [e for e in transcript.read_events(path, fmt=name) if transcript.memory_action(e) == "recall"]
+    saves = [e for e in transcript.read_events(path, fmt=name) if events.memory_action(e) == "recall"]
     assert saves  # the agent's own spelling of the vaultmem tools is understood
 
 
@@ -389,7 +389,7 @@ def test_gemini_transcript_keeps_the_request_behind_hook_context(tmp_path):
         "<hook_context>[MEMORY 0123456789ab]\n- [zz000000] Marina slip sizes\n[/MEMORY]</hook_context>\n\n"
     )
     chat.write_text(gemini_user(block + "Make the checkout webhook idempotent", 1) + gemini_user(block, 2))
-    s = transcript.summarise(transcript.read_events(chat, fmt="gemini"))
+    s = summary.summarise(transcript.read_events(chat, fmt="gemini"))
     assert s.requests == ["Make the checkout webhook idempotent"]
 
 
@@ -436,7 +436,7 @@ def test_one_source_rule_per_agent():
     for adapter in adapters.ADAPTERS.values():
         payload = adapter.payload({"session_id": UUID7_A, "sessionId": UUID7_A, "conversation_id": UUID7_A})
         assert hooks.source_name(payload) == importers.source_of(Transcript(adapter.label, UUID7_A, "x"))
-    assert hooks.STOP_REASON.endswith(transcript.REMINDER_MARK)
+    assert hooks.STOP_REASON.endswith(events.REMINDER_MARK)
 
 
 # ---------------------------------------------------------------------- issue 35, "Required 3"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vaultmem.agents import hooks, transcript
+from vaultmem.agents import events, hooks, summary, transcript
 from vaultmem.cli.app import app
 from vaultmem.core import fence
 
@@ -62,16 +62,14 @@ def test_transcript_reader_skips_broken_and_unknown_lines():
 def test_transcript_reader_bounds_hostile_lines(tmp_path):
     path = tmp_path / "t.jsonl"
     good = json.dumps({"type": "user", "message": {"role": "user", "content": "fix the bug"}})
-    huge = json.dumps(
-        {"type": "user", "message": {"role": "user", "content": "x" * (transcript.MAX_LINE + 10)}}
-    )
+    huge = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * (events.MAX_LINE + 10)}})
     deep = "[" * 100_000 + "]" * 100_000
     path.write_text("\n".join([huge, deep, "\x00\x01 control", good]) + "\n")
     assert [e.text for e in transcript.read_events(path)] == ["fix the bug"]
 
 
 def test_summary_names_the_fix_and_the_rules():
-    s = transcript.summarise(transcript.read_events(DATA / "coding_session.jsonl"), "/home/dev/tidewater")
+    s = summary.summarise(transcript.read_events(DATA / "coding_session.jsonl"), "/home/dev/tidewater")
     assert s.files == ["app/payments/refunds.py", "app/payments/currency.py"]
     [fail] = s.failures
     assert fail["command"] == "pytest tests/test_refunds.py -q" and fail["fixed"]
@@ -91,7 +89,7 @@ def test_summary_names_the_fix_and_the_rules():
     ("thanks!", []),
 ])  # fmt: skip
 def test_rule_sentences(text, expected):
-    assert transcript.rule_sentences(text) == expected
+    assert summary.rule_sentences(text) == expected
 
 
 # ---------------------------------------------------------------------- prompt
@@ -142,7 +140,7 @@ def test_memory_shown_at_start_is_not_injected_again(run):
 
 
 def test_memories_the_agent_recalled_itself_are_not_injected(run):
-    assert transcript.shown_by_tools(transcript.read_events(DATA / "mcp_recall_session.jsonl")) == {
+    assert events.shown_by_tools(transcript.read_events(DATA / "mcp_recall_session.jsonl")) == {
         "c3er1spq",
         "f29d4x5j",
         "vhsxd4fw",
@@ -153,7 +151,7 @@ def test_memories_the_agent_recalled_itself_are_not_injected(run):
         "saved_session.jsonl",
     ):  # the fast scan agrees
         path = DATA / name
-        assert transcript.shown_in_transcript(path, 1 << 20) == transcript.shown_by_tools(
+        assert transcript.shown_in_transcript(path, 1 << 20) == events.shown_by_tools(
             transcript.read_events(path)
         )
     fresh = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="s-a")))

@@ -505,6 +505,9 @@ def test_project_files_hold_what_a_teammate_can_run(agent, empty_vault, home, mo
     assert f"vaultmem hook start --agent {agent} --vault memory" in text
     assert str(empty_vault.resolve()) not in text and EXE not in text
     assert not [p for p in Path.cwd().rglob("*") if ".bak-" in p.name]
+    from vaultmem.agents import hook_runs
+
+    assert agent in hook_runs.set_up(empty_vault)  # status finds it by the vault's name
 
 
 @pytest.mark.parametrize("agent, words", [("codex", "trust the vaultmem hooks in /hooks"),

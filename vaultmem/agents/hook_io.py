@@ -103,7 +103,7 @@ class HookRun:
         self.ended = False
         started = _process_start() or time.time()
         _append({"run": self.id, "hook": hook, "agent": agent or "", "pid": os.getpid(), "start": round(started, 3),
-                 "vault": os.path.abspath(os.path.expanduser(vault)) if vault else "",
+                 "vault": _vault_ref(vault),
                  "detached": bool(os.environ.get(DETACHED_ENV))})  # fmt: skip
 
     def end(self, outcome: str, error: str = "") -> None:
@@ -114,6 +114,14 @@ class HookRun:
         self.ended = True
         record = {"run": self.id, "end": round(time.time(), 3), "outcome": outcome, "agent": self.agent or ""}
         _append({**record, "error": error[:300]} if error else record)
+
+
+def _vault_ref(vault: str | None) -> str:
+    """``--vault`` as recorded: a path made absolute, a registered name as it is."""
+    if not vault:
+        return ""
+    looks_like_path = os.sep in vault or vault.startswith(("~", ".")) or os.path.isdir(vault)
+    return os.path.abspath(os.path.expanduser(vault)) if looks_like_path else vault
 
 
 def _process_start() -> float | None:

@@ -90,6 +90,19 @@ def _add(runs: dict[str, Run], line: str) -> None:
         run.agent = str(rec.get("agent") or run.agent)
 
 
+def vault_path(ref: str) -> str:
+    """The real path of a ``--vault`` value: a path, or a name in the user's registry."""
+    if os.sep in ref or ref.startswith(("~", ".")):
+        return os.path.realpath(os.path.expanduser(ref))
+    from ..core.errors import VaultError
+    from ..core.registry import Registry
+
+    try:
+        return os.path.realpath(Registry().resolve(ref))
+    except VaultError:
+        return os.path.realpath(ref)
+
+
 def _alive(pid: int) -> bool:
     if pid <= 0:
         return False
@@ -166,7 +179,7 @@ def _hook_of(entry: Any, root: Path) -> tuple[str, str, float | None] | None:
         return None
     opts = {words[i]: words[i + 1] for i in range(3, len(words) - 1)}
     vault = opts.get("--vault")
-    if not vault or os.path.realpath(os.path.expanduser(vault)) != os.path.realpath(root):
+    if not vault or vault_path(vault) != os.path.realpath(root):
         return None
     agent = opts.get("--agent", "claude")
     raw = entry.get("timeoutSec", entry.get("timeout"))
@@ -192,7 +205,7 @@ def health(root: Path, runs: list[Run] | None = None, setups: dict[str, SetUp] |
     runs = read_runs(now=now) if runs is None else runs
     setups = set_up(root) if setups is None else setups
     real = os.path.realpath(root)
-    mine = [r for r in runs if r.vault and os.path.realpath(r.vault) == real]
+    mine = [r for r in runs if r.vault and vault_path(r.vault) == real]
     out = []
     for agent in sorted(set(setups) | {r.agent for r in mine if r.agent in ADAPTERS}):
         theirs = [r for r in mine if r.agent == agent]
