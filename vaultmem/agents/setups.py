@@ -27,8 +27,7 @@ from ..core.store import atomic_write
 from .adapters import ADAPTERS
 
 SERVER_NAME = "vaultmem"
-AGENTS = ("claude", "codex", "cursor", "gemini", "copilot")
-LABELS = {a: ADAPTERS[a].title for a in AGENTS}  # "Claude Code", "Codex CLI", ...
+AGENTS = tuple(ADAPTERS)  # every registered agent (``adapters.REGISTRY``)
 
 
 @dataclass
@@ -101,21 +100,13 @@ def temporary_place(command: str) -> str | None:
 
 def server_entry(vault: Path, agent: str = "claude", command: str = "vaultmem") -> dict[str, Any]:
     """The MCP server entry every agent runs: ``vaultmem mcp --vault ABS_PATH`` over stdio."""
-    entry = {"command": command, "args": ["mcp", "--vault", str(vault)]}
-    return {"type": "local", **entry, "tools": ["*"]} if agent == "copilot" else entry
+    return ADAPTERS[agent].server_entry({"command": command, "args": ["mcp", "--vault", str(vault)]})
 
 
 def http_entry(agent: str, url: str, token: str) -> dict[str, Any]:
     """The MCP server entry for ``vaultmem mcp --http`` at ``url``, carrying the user's access
     token as a bearer header (each agent spells its HTTP entry differently)."""
-    headers = {"Authorization": f"Bearer {token}"}
-    if agent in ("claude", "copilot"):
-        return {"type": "http", "url": url, "headers": headers}
-    if agent == "gemini":
-        return {"httpUrl": url, "headers": headers}
-    if agent == "codex":
-        return {"url": url, "http_headers": headers}
-    return {"url": url, "headers": headers}
+    return ADAPTERS[agent].http_entry(url, {"Authorization": f"Bearer {token}"})
 
 
 def sleep_command(vault: Path, summary: str = "...", source: str | None = None) -> str:
@@ -128,26 +119,12 @@ def hook_command(vault: Path, event: str, agent: str = "claude", command: str = 
 
 
 HOOK_EVENTS = tuple(ADAPTERS["claude"].events.values())  # Claude Code's, in the order written
-TIMEOUTS = {
-    "start": 30,
-    "prompt": 30,
-    "stop": 10,
-    "pre-compact": 10,
-    "end": 10,
-}  # seconds; a cold prompt loads the model
-END_TIMEOUTS = {
-    "claude": 30,
-    "codex": 3,
-}  # Claude Code kills SessionEnd after 1.5 s unless told; Codex caps it at 3 s
-# no SessionStart matcher: every source (startup, resume, clear, compact, fork, ...) gets the block
-MATCHERS = {
-    ("gemini", "pre-compact"): "manual"
-}  # Gemini fires PreCompress (trigger auto) before every model call
+TIMEOUTS = {"start": 30, "prompt": 30, "stop": 10, "pre-compact": 10}  # fmt: skip  # seconds; a cold prompt loads the model
 
 
 def planned_timeout(agent: str, hook: str) -> float:
     """The timeout, in seconds, ``setup`` declares on ``agent``'s ``hook``."""
-    return float(END_TIMEOUTS.get(agent, TIMEOUTS[hook]) if hook == "end" else TIMEOUTS.get(hook, 0))
+    return float(ADAPTERS[agent].end_timeout if hook == "end" else TIMEOUTS.get(hook, 0))
 
 
 def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str, Any]:
@@ -160,33 +137,10 @@ def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str,
     - Cursor (``hooks.json``, ``version: 1``): ``{event: [{command, timeout}]}``, ``loop_limit: 1``
       on stop (asked once);
     - Copilot CLI (``hooks/*.json``, ``version: 1``): ``{event: [{type, bash, timeoutSec}]}``."""
-    from .adapters import ADAPTERS
-
-    events = ADAPTERS[agent].events
-    hooks: dict[str, Any] = {}
-    for name, event in events.items():
-        cmd = hook_command(vault, name, agent, command)
-        seconds = END_TIMEOUTS.get(agent, TIMEOUTS[name]) if name == "end" else TIMEOUTS[name]
-        if agent == "cursor":
-            hooks[event] = [
-                {"command": cmd, "timeout": seconds, **({"loop_limit": 1} if name == "stop" else {})}
-            ]
-        elif agent == "copilot":
-            hooks[event] = [{"type": "command", "bash": cmd, "timeoutSec": seconds}]
-        else:
-            hook: dict[str, Any] = {"type": "command", "command": cmd}
-            if agent in ("codex", "claude"):
-                hook["timeout"] = seconds
-            elif agent == "gemini":
-                hook = {
-                    "type": "command",
-                    "name": f"vaultmem-{name}",
-                    "command": cmd,
-                    "timeout": seconds * 1000,
-                }
-            group: dict[str, Any] = {"matcher": MATCHERS[agent, name]} if (agent, name) in MATCHERS else {}
-            hooks[event] = [{**group, "hooks": [hook]}]
-    return {"version": 1, "hooks": hooks} if agent in ("cursor", "copilot") else {"hooks": hooks}
+    adapter = ADAPTERS[agent]
+    hooks = {event: [adapter.hook_group(name, hook_command(vault, name, agent, command), int(planned_timeout(agent, name)))]
+             for name, event in adapter.events.items()}  # fmt: skip
+    return {"version": 1, "hooks": hooks} if adapter.versioned else {"hooks": hooks}
 
 
 def claude_hooks(vault: Path, command: str = "vaultmem") -> dict[str, Any]:
@@ -282,62 +236,10 @@ def default_paths(agent: str, home: Path, project: Path, user: bool = False,
     """(MCP config file, its format, hooks file, rules file) of an agent: in the project, or
     with ``user`` the user-level files (``$CODEX_HOME``, ``$COPILOT_HOME`` honoured)."""
     env = dict(os.environ) if env is None else env
-    codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
-    copilot = Path(env["COPILOT_HOME"]) if env.get("COPILOT_HOME") else home / ".copilot"
-    table = {
-        "claude": (home / ".claude.json", "json", project / ".claude" / "settings.local.json", project / "CLAUDE.md"),
-        "cursor": (project / ".cursor" / "mcp.json", "json", project / ".cursor" / "hooks.json",
-                   project / ".cursor" / "rules" / "vaultmem.mdc"),
-        "gemini": (project / ".gemini" / "settings.json", "json", project / ".gemini" / "settings.json", project / "GEMINI.md"),
-        "codex": (project / ".codex" / "config.toml", "toml", project / ".codex" / "hooks.json", project / "AGENTS.md"),
-        "copilot": (project / ".github" / "mcp.json", "json", project / ".github" / "hooks" / "vaultmem.json",
-                    project / ".github" / "copilot-instructions.md"),
-    }  # fmt: skip
-    users = {
-        "claude": (home / ".claude.json", "json", home / ".claude" / "settings.json", home / ".claude" / "CLAUDE.md"),
-        "cursor": (home / ".cursor" / "mcp.json", "json", home / ".cursor" / "hooks.json", table["cursor"][3]),
-        "gemini": (home / ".gemini" / "settings.json", "json", home / ".gemini" / "settings.json",
-                   home / ".gemini" / "GEMINI.md"),
-        "codex": (codex / "config.toml", "toml", codex / "hooks.json", codex / "AGENTS.md"),
-        "copilot": (copilot / "mcp-config.json", "json", copilot / "hooks" / "vaultmem.json",
-                    copilot / "copilot-instructions.md"),
-    }  # fmt: skip
-    if agent not in table:
-        raise BadInput(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
-    config, fmt, hooks, rules = (users if user else table)[agent]
+    if agent not in ADAPTERS:
+        raise BadInput(f"unknown agent {agent!r}; choose one of {', '.join(ADAPTERS)}")
+    config, fmt, hooks, rules = ADAPTERS[agent].files(home, project, user, env)
     return config, fmt, hooks, str(rules)
-
-
-HOOKS_NOTES = {
-    "claude": "SessionStart prints the [MEMORY] block, UserPromptSubmit the few memories relevant to each prompt, "
-              "Stop asks once to save what the session did, PreCompact checkpoints, SessionEnd writes a session "
-              "summary from the transcript (`vaultmem hook ...`). --write merges them into the settings file.",
-    "codex": "The whole loop (Codex's hooks are on by default; `[features] hooks = false` turns them off): SessionStart "
-             "and UserPromptSubmit add memory as developer context, Stop asks once to save, PreCompact checkpoints, "
-             "SessionEnd (Codex 0.145+) has the session summary written from the rollout by a detached process (Codex "
-             "gives it 3 s at most). Codex runs new or changed hooks only once you trust them in `/hooks`, and reads a "
-             "project's .codex/ only in a trusted project. --write merges them into hooks.json.",
-    "cursor": "The whole loop: sessionStart adds the [MEMORY] block to the conversation, beforeSubmitPrompt the "
-              "memories relevant to each prompt (`additional_context`, read by Cursor 3.20 though documented only "
-              "for sessionStart), stop sends one follow-up asking to save (loop_limit 1), preCompact checkpoints, "
-              "sessionEnd writes the summary from the agent transcript (which has no tool results: failed commands "
-              "are not in it). Open a new chat after --write merges them into hooks.json.",
-    "gemini": "The whole loop: SessionStart and BeforeAgent add memory as hook context, AfterAgent asks once to save "
-              "(Gemini sends the reason back as a prompt), PreCompress checkpoints, SessionEnd has the summary written "
-              "from the chat recording by a detached process (the CLI does not wait). Gemini runs a project's hooks "
-              "only in a trusted folder and warns once about new ones. --write merges them into settings.json.",
-    "copilot": "The whole loop: sessionStart adds the [MEMORY] block (only the last sessionStart hook's context is "
-               "kept; CLI 1.0.8 and older dropped it), userPromptSubmitted the memories relevant to each prompt (the "
-               "docs say command hooks' output is dropped there, the 1.0.65 changelog that it is used: it depends on "
-               "the version), agentStop asks once to save, preCompact checkpoints, sessionEnd writes the summary from "
-               "events.jsonl. Copilot reads hooks when it starts. --write merges them into the hooks file.",
-}  # fmt: skip
-NOTES = {
-    "codex": "a project's .codex/config.toml and .codex/hooks.json are read only when Codex trusts the project; "
-             "`--user` writes ~/.codex/ instead",
-    "copilot": "the instruction file still tells the agent to call `wake` when no [MEMORY] block arrived (Copilot "
-               "versions differ in what hooks may add)",
-}  # fmt: skip
 
 
 def shared_command(command: str) -> str:
@@ -389,8 +291,8 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
         notes.append(f"the vaultmem running now ({command}) lives in {why}, which may be gone when the agent runs it: "
                      "install vaultmem for good (`uv tool install vaultmem` or `pipx install vaultmem`) and run "
                      "setup again from there")  # fmt: skip
-    if agent in NOTES:
-        notes.append(NOTES[agent])
+    if ADAPTERS[agent].setup_note:
+        notes.append(ADAPTERS[agent].setup_note)
     personal = (
         [p for p in (command, vault_ref) if Path(p).is_absolute()] if not user and agent != "claude" else []
     )
@@ -403,8 +305,8 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
                      f"start the server with `vaultmem mcp --vault {shlex.quote(str(vault))} --http`")  # fmt: skip
     steps = [ADAPTERS[agent].trust_step] if agent in ("codex", "gemini") else []
     moved = [str(project / ".mcp.json"), str(project / ".claude" / "settings.json")] if under else []
-    return AgentSetup(agent, LABELS[agent], str(vault), str(config_path), fmt, snippet, str(hooks_path),
-                      agent_hooks(agent, Path(vault_ref), command), HOOKS_NOTES[agent], rules, instr, notes, entry,
+    return AgentSetup(agent, ADAPTERS[agent].title, str(vault), str(config_path), fmt, snippet, str(hooks_path),
+                      agent_hooks(agent, Path(vault_ref), command), ADAPTERS[agent].hooks_note, rules, instr, notes, entry,
                       command, under, steps, moved)  # fmt: skip
 
 
