@@ -504,3 +504,35 @@ def test_a_session_end_set_up_without_a_timeout_is_named_with_its_1_5_s(empty_va
     assert re.match(r"hooks of claude: last ran \d+ minutes ago \(4 runs\)$", head)
     assert killed == ("  SessionEnd hook of claude was killed 4 times since today: its timeout is 1.5 s "
                       "(`vaultmem setup claude --write` declares 30.0 s)")  # fmt: skip
+
+
+# ---------------------------------------------------------------------- the real Gemini CLI's payloads
+
+REAL = FIXTURES / "real" / "gemini"  # recorded from Gemini CLI 0.61.0 by benchmarks/agents_e2e.py --record
+
+
+def real(name: str, root: Path) -> str:
+    """A recorded payload, its scrubbed paths under ``root``, its chat recording put where it says."""
+    text = (REAL / name).read_text().replace("/tmp/e2e", str(root))
+    log = Path(json.loads(text)["transcript_path"])
+    log.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REAL / "transcript.jsonl", log)
+    return text
+
+
+def test_the_real_gemini_session_end_to_end(demo_copy, tmp_path, env):
+    """Gemini CLI 0.61.0 headless: its PreCompress before a model call (trigger auto) checkpoints
+    nothing; its BeforeAgent prompt (the SessionStart context, then the question) recalls on the
+    question; the Stop reminder it sends back is no prompt; its chat recording's summary keeps
+    the question and not the reminder."""
+    hook = lambda name, payload, *a: cli("hook", name, "--agent", "gemini", "--vault", str(demo_copy), *a,
+                                        stdin=real(payload, tmp_path), env=env)  # fmt: skip
+    assert hook("pre-compact", "PreCompress.json").stdout == ""
+    assert not [p for p in (demo_copy / "handoffs").glob("*.md") if "gemini-cli-22d40251" in p.read_text()]
+    headless = json.loads(hook("prompt", "BeforeAgent.json").stdout)["hookSpecificOutput"][
+        "additionalContext"
+    ]
+    assert "f29d4x5j" in ids(headless)  # the idempotent webhook handler, not the start block's notes
+    assert hook("prompt", "BeforeAgent-2.json").stdout == ""  # the reminder sent back
+    s = summary.summarise(transcript.read_events(REAL / "transcript.jsonl", fmt="gemini"))
+    assert s.requests == ["How does our Stripe webhook handler avoid processing the same event twice?"]

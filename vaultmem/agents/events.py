@@ -44,7 +44,7 @@ REMINDER_MARK = (
 )
 
 OLD_REMINDER = re.compile(
-    r"Before you finish: this session did real work \([^)]*\) and saved no memory since\."
+    r"Before you finish: this session did real work \(.{0,80}?\) and saved no memory since\."
 )
 
 
