@@ -239,7 +239,7 @@ def test_plan_with_an_explicit_clock(vault, root):
 
 
 @pytest.fixture
-def run(root, fake_model):
+def run(root, fake_model, backend):
     def invoke(*args: str):
         return CliRunner().invoke(app, list(args), env={"VAULTMEM_VAULT": str(root)})
 

@@ -29,6 +29,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "sync_soak": (["--minutes", "0.1", "--no-watch"], False, False),
     "replace_race": (["--saves", "50"], False, False),
     "paired_cli": (["--base", "{repo}", "--rounds", "1", "--calls", "1", "--model", "none"], False, False),
+    "door_bench": (["--base", "{repo}", "--rounds", "1"], False, False),
     "obsidian_bench": (["--fixture", "--parts", "links,chunking", "--max-mb", "0.3"], False, False),
     "scifact": (["--queries", "5", "--skip-build-timing", "--repeats", "1"], True, True),
     "locomo": (["--convs", "0", "--turns", "40"], True, True),

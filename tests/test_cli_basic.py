@@ -1,4 +1,5 @@
-"""The first CLI commands through typer's CliRunner (with the small test embedder).
+"""The first CLI commands through typer's CliRunner (with the small test embedder), each on
+both backends (``conftest.backend``): in process and through a real memory service.
 
 In the installed click, CliRunner keeps stderr apart: ``result.stdout`` and ``result.stderr``
 are separate and ``result.output`` is both, interleaved.
@@ -19,8 +20,9 @@ ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 
 
 @pytest.fixture
-def run(empty_vault, fake_model):
-    """Run vaultmem with VAULTMEM_VAULT set to a fresh vault (and the small test embedder)."""
+def run(empty_vault, fake_model, backend):
+    """Run vaultmem with VAULTMEM_VAULT set to a fresh vault (and the small test embedder), in
+    this process and through the memory service (``backend``)."""
 
     def invoke(*args: str, input: str | None = None, vault: Path | None = empty_vault):
         env = {"VAULTMEM_VAULT": str(vault)} if vault else {}

@@ -39,7 +39,7 @@ def data(tmp_path) -> Path:
 
 
 @pytest.fixture
-def run(empty_vault, fake_embedder, monkeypatch):
+def run(empty_vault, fake_embedder, monkeypatch, backend):
     monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
 
     def _run(*args: str, vault: Path = empty_vault):

@@ -329,7 +329,7 @@ def test_a_watcher_applies_a_huge_note_after_the_others_alone(empty_vault, fake_
     write(empty_vault, "a huge.md", "# Huge\n\n" + "word " * (HUGE_CHARS // 5 + 10))
     for name in ("b.md", "c.md"):
         write(empty_vault, name, "small\n")
-    watcher = Watcher(vault, serve=False)
+    watcher = Watcher(vault)
     try:
         slices = watcher._slices(Batch({"a huge.md", "b.md", "c.md"}))
         assert [s.paths for s in slices] == [{"b.md", "c.md"}, {"a huge.md"}]

@@ -24,7 +24,7 @@ from vaultmem.vault import Vault
 
 
 @pytest.fixture
-def run(empty_vault, fake_embedder, monkeypatch):
+def run(empty_vault, fake_embedder, monkeypatch, backend):
     monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     env = {"VAULTMEM_VAULT": str(empty_vault)}
     return lambda *args, input=None: CliRunner().invoke(app, list(args), env=env, input=input)

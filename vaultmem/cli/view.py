@@ -79,7 +79,10 @@ def render_report(report: Any) -> str:
     """The doctor report as text: a summary line per check, then each finding."""
     out = [f"vault: {report.vault} ({report.notes} notes)"]
     w = report.watcher
-    out.append(f"watcher: {w['state']}" + (f", pid {w['pid']}" if w.get("pid") else ""))
+    if w.get("by") == "service":
+        out.append(f"indexed by: the memory service, pid {w['pid']}")
+    else:
+        out.append(f"watcher: {w['state']}" + (f", pid {w['pid']}" if w.get("pid") else ""))
     idx = report.index
     drift = ", ".join(f"{n} {k}" for k, n in idx["drift"].items() if n) or "none"
     out.append(f"index: {idx['notes_indexed']} of {idx['files']} files indexed; drift: {drift}")

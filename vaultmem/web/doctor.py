@@ -135,8 +135,9 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
     findings += exclude_findings(vault)
     watcher = watcher_state(vault)
     if watcher["state"] == "not answering":
-        findings.append(Finding("watcher", None, f"pid {watcher['pid']} holds the watcher lock but does not answer",
-                                "stop it (kill PID) and start vaultmem watch again"))  # fmt: skip
+        findings.append(Finding("watcher", None, f"pid {watcher['pid']} keeps the indexes but does not answer "
+                                "as this install's memory service", "another install's service, or one that hangs: "
+                                "`vaultmem service status` shows this one's"))  # fmt: skip
     findings += hook_findings(vault.root)
     return Report(str(vault.root), len(records), findings, index, watcher, disk_use(vault))
 
@@ -452,22 +453,25 @@ def index_state(vault: Vault, records: dict[str, Record], parse_errors: dict[str
 
 
 def watcher_state(vault: Vault) -> dict[str, Any]:
-    """Whether a watcher keeps this vault's indexes, and whether it answers."""
-    from ..service.client import request
+    """Who keeps this vault's indexes: the memory service (``by``: "service", asked for its
+    pending changes and last error), nobody (each command indexes for itself), or a process
+    holding the writer lock that does not answer as this install's service."""
+    from ..service import client, control
 
-    reply = request(vault.root, "status", {"drift": False}, timeout=5.0)
-    if reply and reply.get("ok"):
-        r = reply["result"]
-        return {
-            "state": "running",
-            "pid": r.get("pid"),
-            "pending": r.get("pending"),
-            "last_error": r.get("last_error"),
-        }
     holder = WriterLock(vault.lock_path).holder() if vault.lock_path.exists() else None
-    if holder and holder.get("role") == "watch":
-        return {"state": "not answering", "pid": holder.get("pid")}
-    return {"state": "not running", "pid": None}
+    if not holder or holder.get("role") != "watch":
+        return {"state": "not running", "by": None, "pid": None}
+    info = control.ping()
+    if info is None or info.get("pid") != holder.get("pid"):
+        return {"state": "not answering", "by": None, "pid": holder.get("pid")}
+    out = {"state": "running", "by": "service", "pid": info["pid"], "pending": None, "last_error": None}
+    try:
+        reply = client.call("status", {"root": str(vault.root), "drift": False}, timeout=5.0)
+    except VaultError:  # too busy to say: it runs all the same
+        reply = None
+    if reply and reply.get("ok"):
+        out.update(pending=reply["result"].get("pending"), last_error=reply["result"].get("last_error"))
+    return out
 
 
 def _tree_size(path: str) -> int:
