@@ -39,6 +39,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "time_questions": ([], True, False),
     "supersede_calibration": ([], True, False),
     "supersede_v2": (["--limit", "6"], True, False),
+    "project_scope": (["--label", "smoke"], True, False),
     "secrets_bench": (["--scifact", "50", "--repeats", "1"], False, True),
     "warmup_answer": (["--convs", "0", "--turns", "40"], False, True),
 }

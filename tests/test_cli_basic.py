@@ -75,7 +75,7 @@ def test_remember_reads_content_from_stdin_and_prints_json(run, empty_vault):
     }
     assert data["created_anchor"] == "projects/Project - X.md"
     text = (empty_vault / data["path"]).read_text()
-    assert "# From stdin\n\npiped text\n" in text and "Related: [[Other]]" in text
+    assert "---\npiped text\n" in text and "Related: [[Other]]" in text
 
 
 def test_remember_without_content_uses_the_template(run, empty_vault):
@@ -120,7 +120,7 @@ def test_edit_content_from_stdin(run, empty_vault):
     data = remember(run, "fact", "Editable", "old")
     result = json.loads(ok(run("edit", data["id"], "--content", "-", "--json", input="new body\n")))
     assert result["changed"] is True
-    assert (empty_vault / data["path"]).read_text().endswith("# Editable\n\nnew body\n")
+    assert (empty_vault / data["path"]).read_text().endswith("---\nnew body\n")
 
 
 def test_delete_with_force(run, empty_vault):

@@ -127,7 +127,7 @@ def test_reopen_takes_the_supersedes_link_off_the_newer_note(run, empty_vault):
     old = json.loads(ok(run("remember", "fact", "Deploy region iad", "The app runs in iad.", "--json")))
     new = json.loads(ok(run("remember", "fact", "Deploy region fra", "The app runs in fra now.", "--json")))
     ok(run("supersede", old["id"], new["id"]))
-    assert meta(empty_vault, new["path"])["supersedes"] == "[[Deploy region iad]]"
+    assert meta(empty_vault, new["path"])["supersedes"] == ["[[Deploy region iad]]"]
     ok(run("reopen", old["id"]))
     assert meta(empty_vault, old["path"])["status"] == "active"
     assert "supersedes" not in meta(empty_vault, new["path"])  # before: graph exports still drew the edge

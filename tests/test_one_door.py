@@ -276,7 +276,7 @@ def test_watch_sync_every_refreshes_agents_md_like_sync(tmp_path):
     """Before: `watch --sync-every` skipped the [agents_md] refresh `vaultmem sync` does after a
     pull. The sync loop now runs in the service with the same post-sync steps."""
     from gitcluster import Cluster
-    from test_agents_md_refresh import HEAD, TAIL, _configure, _note
+    from test_agents_md_refresh import HEAD, TAIL, _configure, _keep, _note
 
     c = Cluster(tmp_path)
     try:
@@ -285,7 +285,8 @@ def test_watch_sync_every_refreshes_agents_md_like_sync(tmp_path):
         project = tmp_path / "shop"
         project.mkdir()
         (project / "AGENTS.md").write_text(HEAD + TAIL)
-        _configure(laptop, files='["../shop/AGENTS.md"]', refresh_on='["sync"]')
+        _keep(laptop, project / "AGENTS.md")  # outside the vault: this machine's own list (issue 39)
+        _configure(laptop, refresh_on='["sync"]')
         c.watch("laptop", "--sync-every", "5s")
         _note(desk, "projects/Project - Shop.md", "proj0001", "Project: Shop", "project", 8)
         _note(desk, "preferences/Cents.md", "pref0001", "Always use integer cents for money", "preference",

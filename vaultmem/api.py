@@ -69,7 +69,7 @@ def refresh_agents_md(root: Path, event: str) -> list[dict[str, Any]]:
     from .core.config import load
     from .memory.agents_md import wanted
 
-    if not wanted(load(root)["agents_md"], event):
+    if not wanted(load(root)["agents_md"], event, root):
         return []
     with Session([str(root)]) as session:
         return session.vault.refresh_agents_md(event)
@@ -150,7 +150,7 @@ def sync_served(entry: Any, every: float) -> None:
     if sync_watched(entry.watcher) is None:
         return
     with entry.reading() as vault:
-        if wanted(vault.config["agents_md"], "sync"):
+        if wanted(vault.config["agents_md"], "sync", vault.root):
             vault.refresh_agents_md("sync")
 
 

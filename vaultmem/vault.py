@@ -14,10 +14,11 @@ reach vaults through ``api.Session``, which decides which vault a call goes to.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,8 @@ class Vault:
         self._index: tuple[list[str], dict[str, int]] | None = None
         self._synced = False
         self._held_lock: WriterLock | None = None
+        self._batching = False  # inside ``batch()``: ``catalog`` is kept, not rebuilt per call
+        self._batch_catalog: dict[str, Record] | None = None
         self._usage: UsageStore | None = None
         self._memo: dict = {}  # raw scores of recent queries; cleared whenever the indexes change
         self.skipped: dict[str, str] = {}  # notes the last catalog() could not read, with the reason
@@ -253,7 +256,26 @@ class Vault:
         """Index notes this process just wrote: here, or, while the memory service keeps the
         indexes, by the service before this returns (read-your-writes: the next call of any
         client sees them)."""
+        paths = list(paths)
         self.sync(paths)
+        if self._batch_catalog is not None:
+            self._batch_catalog.update(self._catalog(paths))
+            for gone in [p for p in paths if self.store.stat(p) is None]:
+                self._batch_catalog.pop(gone, None)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Many writes in a row (an import): ``catalog`` is read from the files once and kept
+        current by the writes (``sync_paths``), instead of stat-ing every note on each of them
+        (which made a large import quadratic: benchmarks/README.md, "Batched imports")."""
+        outer = self._batching
+        self._batching = True
+        try:
+            yield
+        finally:
+            self._batching = outer
+            if not outer:
+                self._batch_catalog = None
 
     def _indexed_by_owner(self, paths: list[str]) -> None:
         """Ask the process that keeps the indexes (the memory service) to index ``paths`` now,
@@ -408,9 +430,22 @@ class Vault:
         """Metadata of every note without touching the indexes: a manifest row is reused
         when its file's mtime and size still match, anything else is parsed from the file
         (files that cannot be parsed are left out; ``errors`` collects path -> reason)."""
-        known = self.manifest.records() if (self.index_dir / "manifest.db").exists() else {}
+        if not self._batching or errors is not None:
+            return self._catalog(None, errors)
+        if self._batch_catalog is None:
+            self._batch_catalog = self._catalog(None)
+        return dict(self._batch_catalog)
+
+    def _catalog(self, paths: list[str] | None, errors: dict[str, str] | None = None) -> dict[str, Record]:
+        """``catalog`` of every note, or of ``paths``."""
+        manifest = (self.index_dir / "manifest.db").exists()
+        known = (
+            (self.manifest.records(paths) if paths is not None else self.manifest.records())
+            if manifest
+            else {}
+        )
         out: dict[str, Record] = {}
-        for path in self.store.list_paths():
+        for path in self.store.list_paths() if paths is None else paths:
             st = self.store.stat(path)
             rec = known.get(path)
             if st is None:

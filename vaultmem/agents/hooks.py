@@ -431,6 +431,6 @@ def end_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
     anchor = project_anchor(vault, anchor, payload.get("cwd") or s.cwd, source)
     out["summary"] = write_summary(vault, s, source, anchor, shown=shown, scope=scope)
     for type_, sentence in s.rules:
-        result = propose_rule(vault, type_, sentence, source, scope)
+        result = propose_rule(vault, type_, sentence, source, scope, anchor=anchor)
         out["known" if result.get("duplicate_of") else "candidates"].append(result)
     return out

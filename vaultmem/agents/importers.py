@@ -208,7 +208,8 @@ def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence
             report.candidates.append({"type": type_, "title": title, "source": p.source})
         proposed.add(title.casefold())
         return
-    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}")
+    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}",
+                          anchor=p.anchor)  # fmt: skip
     row = {"id": result["id"], "type": result["type"], "title": result["title"], "path": result["path"]}
     if result.get("duplicate_of"):
         report.known_rules.append({**row, "duplicate_of": result["duplicate_of"]})
@@ -226,7 +227,8 @@ def import_history(vault: Vault, source: str, files: list[Path], read: Callable[
     root = Path(os.path.abspath(os.path.expanduser(project))) if project else None
     planned = plan_sessions(vault, files, read, report, strict=strict, project=root, since=since,
                             progress=progress, total=len(files))  # fmt: skip
-    write_sessions(vault, planned, report, dry_run)
+    with vault.batch():  # the catalogue is kept, not rebuilt for every note written
+        write_sessions(vault, planned, report, dry_run)
     return report.as_dict()
 
 
