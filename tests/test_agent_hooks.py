@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.agents import adapters, transcript
+from vaultmem.agents import adapters, events, summary, transcript
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
 CLI = str(Path(__file__).parent / "agent_cli.py")
@@ -154,9 +154,9 @@ def test_end_waits_when_asked_and_pre_compact_checkpoints(demo_copy, tmp_path, e
         agent.run("end", "end.json", "--json").stdout
     )  # --json: in the foreground, what it wrote
     assert "gemini-cli-3f2a9c1b" in (demo_copy / out["summary"]["path"]).read_text()
-    assert agent.run("pre-compact", "pre-compact.json").stdout == ""
+    assert agent.run("pre-compact", "pre-compress_manual.json").stdout == ""  # Gemini: only /compress
     [handoff] = [p for p in (demo_copy / "handoffs").glob("*.md") if "gemini-cli-3f2a9c1b" in p.read_text()]
-    assert "before compaction (auto): 1 request(s)" in handoff.read_text()
+    assert "before compaction (manual): 1 request(s)" in handoff.read_text()
 
 
 def test_two_agents_on_one_project_keep_their_own_shown_sets(demo_copy, tmp_path, env):
@@ -240,11 +240,11 @@ def test_hostile_payload_fields_are_ignored():
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_transcripts_read_like_claude_codes(name):
-    events = transcript.read_events(FIXTURES / name / "transcript.jsonl", fmt=name)
-    s = transcript.summarise(events, "/home/dev/tidewater")
+    read = transcript.read_events(FIXTURES / name / "transcript.jsonl", fmt=name)
+    s = summary.summarise(read, "/home/dev/tidewater")
     assert s.requests == ["The refund test for JPY bookings fails, can you fix it?"]
     assert "app/payments/refunds.py" in s.files and s.commands >= 1
-    assert transcript.unsaved_work(events)
+    assert events.unsaved_work(read)
     if name == "cursor":
         assert s.failures == []  # no tool results in Cursor's transcripts
     else:
@@ -256,10 +256,10 @@ def test_transcripts_read_like_claude_codes(name):
 @pytest.mark.parametrize("name", AGENTS)
 def test_memories_the_agent_recalled_itself_are_found(name):
     path = FIXTURES / name / "recall_session.jsonl"
-    full = transcript.shown_by_tools(transcript.read_events(path, fmt=name))
+    full = events.shown_by_tools(transcript.read_events(path, fmt=name))
     assert transcript.shown_in_transcript(path, 1 << 20, name) == full  # the fast scan agrees
     assert full == (set() if name == "cursor" else WEBHOOK_IDS)  # Cursor logs no tool results
-    saves = [e for e in transcript.read_events(path, fmt=name) if transcript.memory_action(e) == "recall"]
+    saves = [e for e in transcript.read_events(path, fmt=name) if events.memory_action(e) == "recall"]
     assert saves  # the agent's own spelling of the vaultmem tools is understood
 
 
@@ -323,3 +323,218 @@ def test_a_detached_end_logs_its_errors(demo_copy, tmp_path, env):
         time.sleep(0.2)
     [line] = log.read_text().strip().splitlines()
     assert line.startswith("vaultmem: ") and ".vaultmem.toml" in line
+
+
+# ---------------------------------------------------------------------- issue 35, "Required 2"
+
+
+def test_gemini_precompress_before_each_model_call_checkpoints_nothing(demo_copy, tmp_path, env):
+    """Before: Gemini's PreCompress (fired, trigger auto, before every model call) wrote a
+    "before compaction (auto)" checkpoint each time though nothing was compacted."""
+    agent = Agent("gemini", demo_copy, tmp_path, env)
+    assert agent.run("pre-compact", "pre-compress_auto.json").stdout == ""
+    mine = lambda: [
+        p for p in (demo_copy / "handoffs").glob("*.md") if "gemini-cli-3f2a9c1b" in p.read_text()
+    ]
+    assert mine() == []
+    assert agent.run("pre-compact", "pre-compress_manual.json").stdout == ""  # /compress: a real compaction
+    [handoff] = mine()
+    assert "before compaction (manual): 1 request(s)" in handoff.read_text()
+
+
+def test_headless_gemini_prompt_recalls_on_the_question(demo_copy, tmp_path, env):
+    """Before: `gemini -p` prepends the SessionStart context (7,500 characters here) to the
+    user's words; the 4,000-character cut kept only the memory block, so recall searched it."""
+    agent = Agent("gemini", demo_copy, tmp_path, env)
+    headless = ids(agent.context("prompt", "prompt_headless.json"))
+    typed = ids(agent.context("prompt", "prompt.json", session="another-session"))
+    assert headless == typed and "f29d4x5j" in headless  # the same memories as for the question alone
+
+
+def gemini_user(text: str, n: int) -> str:
+    return json.dumps({"id": f"u-{n}", "timestamp": f"2026-11-24T20:5{n}:00.000Z", "type": "user",
+                       "content": [{"text": text}]}) + "\n"  # fmt: skip
+
+
+def copilot_user(text: str, n: int) -> str:
+    return json.dumps({"type": "user.message", "data": {"content": text, "attachments": []}, "id": f"u{n}",
+                       "timestamp": f"2026-11-24T20:5{n}:00.000Z", "parentId": None}) + "\n"  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["gemini", "copilot"])
+def test_the_stop_reminder_sent_back_is_no_request(name, demo_copy, tmp_path, env):
+    """Before: after `hook stop` blocked, Gemini and Copilot send its reason back as a user
+    message: the prompt hook recalled on it and the summary listed it as a request (a headless
+    Gemini session's note was titled "Before you finish")."""
+    agent = Agent(name, demo_copy, tmp_path, env)
+    reason = json.loads(agent.run("stop", "stop.json").stdout)["reason"]
+    fixture = tmp_path / "reminder.json"
+    payload = json.loads((FIXTURES / name / "prompt.json").read_text())
+    fixture.write_text(json.dumps({**payload, "prompt": reason}))
+    shutil.copy(fixture, FIXTURES / name / "_reminder.json")
+    try:
+        assert agent.run("prompt", "_reminder.json").stdout == ""
+    finally:
+        (FIXTURES / name / "_reminder.json").unlink()
+    with agent.transcript.open("a") as f:
+        f.write((gemini_user if name == "gemini" else copilot_user)(reason, 8))
+    out = json.loads(agent.run("end", "end.json", "--json").stdout)
+    text = (demo_copy / out["summary"]["path"]).read_text()
+    assert "Before you finish" not in text and "JPY bookings" in text
+
+
+def test_gemini_transcript_keeps_the_request_behind_hook_context(tmp_path):
+    """Before: a user record starting with `<hook_context>` was dropped whole, so a headless
+    Gemini session's real request never reached its summary."""
+    chat = tmp_path / "chat.jsonl"
+    block = (
+        "<hook_context>[MEMORY 0123456789ab]\n- [zz000000] Marina slip sizes\n[/MEMORY]</hook_context>\n\n"
+    )
+    chat.write_text(gemini_user(block + "Make the checkout webhook idempotent", 1) + gemini_user(block, 2))
+    s = summary.summarise(transcript.read_events(chat, fmt="gemini"))
+    assert s.requests == ["Make the checkout webhook idempotent"]
+
+
+UUID7_A = "019a7c3e-55d1-7a12-9c4e-2b1f6e8d0a93"
+UUID7_B = "019a7c3e-6a09-7b44-8f10-3c2d1e0f9a71"  # started 5 s later: the same first 8 hex digits
+
+
+def test_codex_sessions_started_seconds_apart_stay_apart(demo_copy, tmp_path, env):
+    """Before: `codex-<first 8 hex>` of a UUIDv7 changes every ~65 s: two sessions 5 s apart
+    shared one source (one handoff, one session anchor)."""
+    agent = Agent("codex", demo_copy, tmp_path, env)
+    first = json.loads(agent.run("end", "end.json", "--json", session=UUID7_A).stdout)
+    rollout = agent.transcript.read_text().replace(UUID7_A, UUID7_B)
+    agent.transcript.write_text(
+        rollout.replace("The refund test for JPY bookings fails", "The KRW payout rounds wrong")
+    )
+    second = json.loads(agent.run("end", "end.json", "--json", session=UUID7_B).stdout)
+    texts = [(demo_copy / out["summary"]["path"]).read_text() for out in (first, second)]
+    assert first["summary"]["path"] != second["summary"]["path"]
+    assert f"source: codex-{UUID7_A}" in texts[0] and f"source: codex-{UUID7_B}" in texts[1]
+
+
+def test_codex_import_after_hook_capture_says_already_imported(demo_copy, tmp_path, env):
+    """Before: `hook end` named a Codex session `codex-<8 hex>` and `import --from codex`
+    `codex-<whole id>`, so importing after the hook captured it wrote every session twice."""
+    import os
+
+    agent = Agent("codex", demo_copy, tmp_path, env)
+    agent.run("end", "end.json", "--json", session=UUID7_A)
+    old = time.time() - 3600
+    os.utime(agent.transcript, (old, old))  # not "still being written"
+    done = subprocess.run([sys.executable, CLI, "import", "--from", "codex", str(agent.transcript), "--vault",
+                           str(demo_copy), "--json"], capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["written"] == [] and out["already_imported"] == [f"codex-{UUID7_A}"]
+
+
+def test_one_source_rule_per_agent():
+    """Hooks and importers name a session with the same rule."""
+    from vaultmem.agents import hooks, importers
+    from vaultmem.agents.transcripts.history import Transcript
+
+    for adapter in adapters.ADAPTERS.values():
+        payload = adapter.payload({"session_id": UUID7_A, "sessionId": UUID7_A, "conversation_id": UUID7_A})
+        assert hooks.source_name(payload) == importers.source_of(Transcript(adapter.label, UUID7_A, "x"))
+    assert hooks.STOP_REASON.endswith(events.REMINDER_MARK)
+
+
+# ---------------------------------------------------------------------- issue 35, "Required 3"
+
+
+def cli(
+    *args: str, env: dict[str, str], cwd: Path | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, CLI, *args], input=stdin, capture_output=True, text=True, timeout=180,
+                          env=env, cwd=cwd)  # fmt: skip
+
+
+def test_status_names_a_killed_and_a_never_run_hook(demo_copy, tmp_path, env):
+    """Before: nothing recorded whether an agent's hooks ran; a killed SessionEnd (Claude Code's
+    1.5 s) or an untrusted Codex folder (no hook runs at all) went unnoticed for months."""
+    project = tmp_path / "tidewater"
+    project.mkdir()
+    for agent in ("claude", "codex"):
+        assert cli("setup", agent, "--vault", str(demo_copy), "--write", env=env, cwd=project).returncode == 0
+    start = json.dumps({"session_id": "5f0c2a9e-1", "cwd": str(project), "hook_event_name": "SessionStart",
+                        "source": "startup"})  # fmt: skip
+    assert (
+        cli("hook", "start", "--agent", "claude", "--vault", str(demo_copy), stdin=start, env=env).returncode
+        == 0
+    )
+    # a SessionEnd the agent kills: the hook has started (and waits for its payload) when it is killed
+    log = Path(env["XDG_STATE_HOME"]) / "vaultmem" / "hook-runs.jsonl"
+    proc = subprocess.Popen([sys.executable, CLI, "hook", "end", "--agent", "claude", "--vault", str(demo_copy)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while '"hook": "end"' not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    status = cli("status", "--vault", str(demo_copy), env=env, cwd=project)
+    assert status.returncode == 0, status.stderr
+    out = status.stdout
+    assert re.search(
+        r"hooks of claude: last ran (just now|\d+ minutes? ago) \(2 runs\); the agent waited p50", out
+    )
+    assert re.search(
+        r"SessionEnd hook of claude was killed 1 time since today: its timeout is 30\.0 s\n", out
+    )
+    assert "hooks of codex: set up (" in out and "but never ran: Codex runs no hook until you trust it" in out
+    assert "/hooks" in out
+    doctor = cli("doctor", "--vault", str(demo_copy), "--json", env=env, cwd=project)
+    checks = {f["check"] for f in json.loads(doctor.stdout)["findings"]}
+    assert {"hook_killed", "hook_never_ran"} <= checks
+
+
+def test_a_session_end_set_up_without_a_timeout_is_named_with_its_1_5_s(empty_vault, tmp_path, monkeypatch):
+    """A SessionEnd hook written by an older `setup` (no `timeout`) and killed four times: status
+    says which hook, how often, since when, and Claude Code's 1.5 s."""
+    from vaultmem.agents import hook_io, hook_runs
+
+    project = tmp_path / "shop"
+    (project / ".claude").mkdir(parents=True)
+    command = f"/opt/venv/bin/vaultmem hook end --agent claude --vault {empty_vault}"
+    hooks = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]}}
+    (project / ".claude" / "settings.json").write_text(json.dumps(hooks))
+    monkeypatch.chdir(project)
+    for _ in range(4):
+        hook_io.HookRun("end", "claude", str(empty_vault))  # started, never ended
+    [head, killed] = hook_runs.lines(empty_vault, now=time.time() + hook_runs.KILLED_AFTER + 1)
+    assert re.match(r"hooks of claude: last ran \d+ minutes ago \(4 runs\)$", head)
+    assert killed == ("  SessionEnd hook of claude was killed 4 times since today: its timeout is 1.5 s "
+                      "(`vaultmem setup claude --write` declares 30.0 s)")  # fmt: skip
+
+
+# ---------------------------------------------------------------------- the real Gemini CLI's payloads
+
+REAL = FIXTURES / "real" / "gemini"  # recorded from Gemini CLI 0.61.0 by benchmarks/agents_e2e.py --record
+
+
+def real(name: str, root: Path) -> str:
+    """A recorded payload, its scrubbed paths under ``root``, its chat recording put where it says."""
+    text = (REAL / name).read_text().replace("/tmp/e2e", str(root))
+    log = Path(json.loads(text)["transcript_path"])
+    log.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REAL / "transcript.jsonl", log)
+    return text
+
+
+def test_the_real_gemini_session_end_to_end(demo_copy, tmp_path, env):
+    """Gemini CLI 0.61.0 headless: its PreCompress before a model call (trigger auto) checkpoints
+    nothing; its BeforeAgent prompt (the SessionStart context, then the question) recalls on the
+    question; the Stop reminder it sends back is no prompt; its chat recording's summary keeps
+    the question and not the reminder."""
+    hook = lambda name, payload, *a: cli("hook", name, "--agent", "gemini", "--vault", str(demo_copy), *a,
+                                        stdin=real(payload, tmp_path), env=env)  # fmt: skip
+    assert hook("pre-compact", "PreCompress.json").stdout == ""
+    assert not [p for p in (demo_copy / "handoffs").glob("*.md") if "gemini-cli-22d40251" in p.read_text()]
+    headless = json.loads(hook("prompt", "BeforeAgent.json").stdout)["hookSpecificOutput"][
+        "additionalContext"
+    ]
+    assert "f29d4x5j" in ids(headless)  # the idempotent webhook handler, not the start block's notes
+    assert hook("prompt", "BeforeAgent-2.json").stdout == ""  # the reminder sent back
+    s = summary.summarise(transcript.read_events(REAL / "transcript.jsonl", fmt="gemini"))
+    assert s.requests == ["How does our Stripe webhook handler avoid processing the same event twice?"]

@@ -207,8 +207,9 @@ except SystemExit as e:
     assert e.code == 0, e.code
 print(sorted(m for m in sys.modules if m.startswith(('vaultmem.cli', 'vaultmem.agents')) or m in ('typer', 'click')))
 """
-# transcript (stdlib only) holds the one list of small talk, which the session summary uses too
-HOOK_LOADED = "['vaultmem.agents', 'vaultmem.agents.adapters', 'vaultmem.agents.hook_io', 'vaultmem.agents.hooks', 'vaultmem.agents.transcript', 'vaultmem.cli', 'vaultmem.cli.main']"
+# summary (stdlib only) holds the one list of small talk, which the session summary uses too; events the reminder's
+# mark; kinds one module per agent (the registry, adapters, names them all)
+HOOK_LOADED = "['vaultmem.agents', 'vaultmem.agents.adapters', 'vaultmem.agents.events', 'vaultmem.agents.hook_io', 'vaultmem.agents.hooks', 'vaultmem.agents.kinds', 'vaultmem.agents.kinds.base', 'vaultmem.agents.kinds.claude', 'vaultmem.agents.kinds.codex', 'vaultmem.agents.kinds.copilot', 'vaultmem.agents.kinds.cursor', 'vaultmem.agents.kinds.gemini', 'vaultmem.agents.summary', 'vaultmem.cli', 'vaultmem.cli.main']"
 
 
 def test_the_hook_prompt_fast_path_loads_no_typer_for_any_agent(tmp_path):

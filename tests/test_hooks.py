@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vaultmem.agents import hooks, transcript
+from vaultmem.agents import events, hooks, summary, transcript
 from vaultmem.cli.app import app
 from vaultmem.core import fence
 
@@ -62,16 +62,14 @@ def test_transcript_reader_skips_broken_and_unknown_lines():
 def test_transcript_reader_bounds_hostile_lines(tmp_path):
     path = tmp_path / "t.jsonl"
     good = json.dumps({"type": "user", "message": {"role": "user", "content": "fix the bug"}})
-    huge = json.dumps(
-        {"type": "user", "message": {"role": "user", "content": "x" * (transcript.MAX_LINE + 10)}}
-    )
+    huge = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * (events.MAX_LINE + 10)}})
     deep = "[" * 100_000 + "]" * 100_000
     path.write_text("\n".join([huge, deep, "\x00\x01 control", good]) + "\n")
     assert [e.text for e in transcript.read_events(path)] == ["fix the bug"]
 
 
 def test_summary_names_the_fix_and_the_rules():
-    s = transcript.summarise(transcript.read_events(DATA / "coding_session.jsonl"), "/home/dev/tidewater")
+    s = summary.summarise(transcript.read_events(DATA / "coding_session.jsonl"), "/home/dev/tidewater")
     assert s.files == ["app/payments/refunds.py", "app/payments/currency.py"]
     [fail] = s.failures
     assert fail["command"] == "pytest tests/test_refunds.py -q" and fail["fixed"]
@@ -91,7 +89,7 @@ def test_summary_names_the_fix_and_the_rules():
     ("thanks!", []),
 ])  # fmt: skip
 def test_rule_sentences(text, expected):
-    assert transcript.rule_sentences(text) == expected
+    assert summary.rule_sentences(text) == expected
 
 
 # ---------------------------------------------------------------------- prompt
@@ -142,7 +140,7 @@ def test_memory_shown_at_start_is_not_injected_again(run):
 
 
 def test_memories_the_agent_recalled_itself_are_not_injected(run):
-    assert transcript.shown_by_tools(transcript.read_events(DATA / "mcp_recall_session.jsonl")) == {
+    assert events.shown_by_tools(transcript.read_events(DATA / "mcp_recall_session.jsonl")) == {
         "c3er1spq",
         "f29d4x5j",
         "vhsxd4fw",
@@ -153,7 +151,7 @@ def test_memories_the_agent_recalled_itself_are_not_injected(run):
         "saved_session.jsonl",
     ):  # the fast scan agrees
         path = DATA / name
-        assert transcript.shown_in_transcript(path, 1 << 20) == transcript.shown_by_tools(
+        assert transcript.shown_in_transcript(path, 1 << 20) == events.shown_by_tools(
             transcript.read_events(path)
         )
     fresh = ids_in(ok(run("hook", "prompt", payload="prompt_webhooks.json", session="s-a")))
@@ -319,41 +317,35 @@ def test_session_state_expires_old_sessions(tmp_path):
 
 
 def test_setup_claude_write_merges_hooks_idempotently(empty_vault, tmp_path, monkeypatch):
+    """The hooks go to Claude Code's personal `.claude/settings.local.json`; an older set-up's
+    vaultmem hook in the committed `.claude/settings.json` is taken out, the user's stay."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    settings = tmp_path / ".claude" / "settings.json"
-    settings.parent.mkdir()
+    shared = tmp_path / ".claude" / "settings.json"
+    settings = tmp_path / ".claude" / "settings.local.json"
+    shared.parent.mkdir()
     user_hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}
     mixed = {"hooks": [{"type": "command", "command": "echo hello"},
                        {"type": "command", "command": f"vaultmem wake --vault {empty_vault}"}]}  # fmt: skip
     original = {"model": "opus", "hooks": {"PreToolUse": [user_hook], "SessionStart": [mixed]}}
-    settings.write_text(json.dumps(original))
+    shared.write_text(json.dumps(original))
     runner = CliRunner()
     out = ok(runner.invoke(app, ["setup", "claude", "--vault", str(empty_vault), "--write"]))
     assert f"merged the vaultmem hooks into {settings}" in out
+    kept = json.loads(shared.read_text())
+    assert kept == {"model": "opus", "hooks": {"PreToolUse": [user_hook], "SessionStart": [
+        {"hooks": [{"type": "command", "command": "echo hello"}]}]}}  # fmt: skip  # the user's hook stays, bare wake goes
     data = json.loads(settings.read_text())
-    assert data["model"] == "opus" and data["hooks"]["PreToolUse"] == [user_hook]
     start = data["hooks"]["SessionStart"]
-    assert start[0]["hooks"] == [
-        {"type": "command", "command": "echo hello"}
-    ]  # the user's hook stays, bare wake goes
     exe = Path(sys.executable).with_name("vaultmem")  # the absolute path: the agent's PATH may not have it
     assert (
-        start[1]["hooks"][0]["command"] == f"{exe} hook start --agent claude --vault {empty_vault.resolve()}"
+        start[0]["hooks"][0]["command"] == f"{exe} hook start --agent claude --vault {empty_vault.resolve()}"
     )
-    assert set(data["hooks"]) == {
-        "PreToolUse",
-        "SessionStart",
-        "UserPromptSubmit",
-        "Stop",
-        "PreCompact",
-        "SessionEnd",
-    }
-    assert len(list(settings.parent.glob("settings.json.bak-*"))) == 1
+    assert set(data["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
     after = settings.read_text()
     out = ok(runner.invoke(app, ["setup", "claude", "--vault", str(empty_vault), "--write"]))
     assert "already has these vaultmem hooks" in out and settings.read_text() == after
-    assert len(list(settings.parent.glob("settings.json.bak-*"))) == 1
+    assert not list(shared.parent.glob("*.bak-*"))  # backups live in vaultmem's state folder
 
 
 # ---------------------------------------------------------------------- issue 29: session capture

@@ -165,7 +165,7 @@ def test_a_truncated_transcript_imports_what_was_written(run, data, empty_vault)
 
 
 def test_huge_lines_are_skipped_in_bounded_memory(run, tmp_path):
-    from vaultmem.agents.transcript import MAX_LINE
+    from vaultmem.agents.events import MAX_LINE
 
     f = tmp_path / "big.jsonl"
     good = {"type": "user", "timestamp": "2026-01-02T03:04:05Z", "cwd": "/p", "sessionId": "s1",

@@ -7,6 +7,7 @@ The real home is never touched: HOME and the working folder are temporary, and e
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -27,8 +28,16 @@ def home(tmp_path, monkeypatch) -> Path:
     fake.mkdir()
     project.mkdir()
     monkeypatch.setenv("HOME", str(fake))
+    monkeypatch.setenv(
+        "PATH", "/usr/bin:/bin"
+    )  # no `vaultmem` on it: project files name this one by its path
     monkeypatch.chdir(project)
     return fake
+
+
+def backups(name: str) -> list[Path]:
+    """The copies `setup --write` kept of files named ``name`` (in vaultmem's state folder)."""
+    return list((Path(os.environ["XDG_STATE_HOME"]) / "vaultmem" / "setup-backups").rglob(f"*%{name}"))
 
 
 def setup(*args: str):
@@ -64,9 +73,10 @@ def test_prints_everything_and_writes_nothing(agent, empty_vault, home):
 def test_claude_has_mcp_json_and_session_hooks(empty_vault, home):
     data = json.loads(ok(setup("claude", "--vault", str(empty_vault), "--json")))
     vault = empty_vault.resolve()
-    assert data["config_path"] == str(Path.cwd() / ".mcp.json")
+    assert data["config_path"] == str(home / ".claude.json")  # Claude Code's local scope: nothing committed
+    assert data["config_under"] == ["projects", str(Path.cwd())]
     assert json.loads(data["config_snippet"]) == {"mcpServers": {"vaultmem": entry(vault)}}
-    assert data["hooks_path"] == str(Path.cwd() / ".claude" / "settings.json")
+    assert data["hooks_path"] == str(Path.cwd() / ".claude" / "settings.local.json")
     hooks = data["hooks"]["hooks"]
     for event, name in (("SessionStart", "start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop"),
                         ("PreCompact", "pre-compact"), ("SessionEnd", "end")):  # fmt: skip
@@ -136,7 +146,7 @@ def test_unknown_agent_is_one_line(empty_vault, home):
     assert result.exit_code == 2
     assert (
         result.stderr.strip()
-        == "vaultmem: unknown agent 'vim'; choose one of claude, codex, cursor, gemini, copilot"
+        == "vaultmem: unknown agent 'vim'; choose one of claude, cursor, copilot, gemini, codex"
     )
 
 
@@ -164,21 +174,22 @@ def test_write_merges_json_keeping_other_servers_and_keys(empty_vault, home, tmp
     }
     assert data["mcpServers"]["github"] == original["mcpServers"]["github"]
     assert data["mcpServers"]["vaultmem"] == {**entry(empty_vault), "env": {"VAULTMEM_SESSION": "me"}}
-    backups = list(tmp_path.glob("settings.json.bak-*"))
-    assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == before
+    kept = backups("settings.json")
+    assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == before
+    assert not list(tmp_path.glob("*.bak-*"))  # never beside the file
     # again: idempotent, nothing written, no second backup
     after = config.read_text(encoding="utf-8")
     out = ok(setup("gemini", "--vault", str(empty_vault), "--write", "--config", str(config)))
     assert "already has this vaultmem server" in out
     assert config.read_text(encoding="utf-8") == after
-    assert len(list(tmp_path.glob("settings.json.bak-*"))) == 1
+    assert len(backups("settings.json")) == 1
 
 
 def test_write_creates_a_missing_config(empty_vault, home, tmp_path):
     config = tmp_path / "proj" / ".cursor" / "mcp.json"
     ok(setup("cursor", "--vault", str(empty_vault), "--write", "--config", str(config)))
     assert json.loads(config.read_text(encoding="utf-8")) == {"mcpServers": {"vaultmem": entry(empty_vault)}}
-    assert not list(config.parent.glob("*.bak-*"))
+    assert not backups("mcp.json")
 
 
 def test_write_refuses_broken_json_and_leaves_it(empty_vault, home, tmp_path):
@@ -187,7 +198,7 @@ def test_write_refuses_broken_json_and_leaves_it(empty_vault, home, tmp_path):
     result = setup("claude", "--vault", str(empty_vault), "--write", "--config", str(config))
     assert result.exit_code == 2 and "not valid JSON" in result.stderr
     assert config.read_text(encoding="utf-8") == '{"mcpServers": {"a": 1,}'
-    assert not list(tmp_path.glob(".mcp.json.bak-*"))
+    assert not backups(".mcp.json")
 
 
 CODEX = """\
@@ -229,11 +240,11 @@ def test_write_merges_toml_keeping_other_tables(empty_vault, home, tmp_path):
     assert data["mcp_servers"]["github"] == old["mcp_servers"]["github"]
     assert data["profiles"] == old["profiles"] and data["model"] == "o4-mini"
     assert "# Codex settings" in text and "# pinned by hand" in text and "/old/vault" not in text
-    backups = list(tmp_path.glob("config.toml.bak-*"))
-    assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == CODEX
+    kept = backups("config.toml")
+    assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == CODEX
     ok(setup("codex", "--vault", str(empty_vault), "--write", "--config", str(config)))
     assert config.read_text(encoding="utf-8") == text
-    assert len(list(tmp_path.glob("config.toml.bak-*"))) == 1
+    assert len(backups("config.toml")) == 1
 
 
 def test_toml_table_is_appended_when_missing(empty_vault, home, tmp_path):
@@ -334,11 +345,11 @@ def test_write_merges_hooks_keeping_the_users_own(agent, empty_vault, home):
         assert data["mcpServers"]["github"] == {"command": "gh-mcp"} and data["mcpServers"][
             "vaultmem"
         ] == entry(empty_vault)
-    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+    assert len(backups(path.name)) == 1
     after = path.read_text(encoding="utf-8")
     again = ok(setup(agent, "--vault", str(empty_vault), "--write"))
     assert "already has these vaultmem hooks" in again and path.read_text(encoding="utf-8") == after
-    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+    assert len(backups(path.name)) == 1
 
 
 def test_write_user_level_gemini(empty_vault, home):
@@ -362,3 +373,176 @@ def test_warns_when_vaultmem_lives_in_a_temporary_environment(empty_vault, home,
         agents.temporary_place("/usr/local/bin/vaultmem") is None
         and agents.temporary_place("vaultmem") is None
     )
+
+
+# ---------------------------------------------------------------------- issue 35, "Required 2"
+
+
+def test_claude_hooks_declare_timeouts_so_session_end_is_not_killed(empty_vault, home):
+    """Before: no `timeout` on any Claude Code hook, and Claude Code kills a SessionEnd hook
+    after 1.5 s unless it declares one ("Hook cancelled"): no summary was ever written."""
+    hooks = json.loads(ok(setup("claude", "--vault", str(empty_vault), "--json")))["hooks"]["hooks"]
+    assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] >= 30
+    assert all(
+        isinstance(group["hooks"][0].get("timeout"), int) for groups in hooks.values() for group in groups
+    )
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_forked_sessions_get_memory(agent, empty_vault, home):
+    """Before: the SessionStart matcher was `startup|resume|clear|compact`; Claude Code 2.1.214+
+    and Codex start a forked session with `source: "fork"`."""
+    import re
+
+    data = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--json")))
+    [group] = data["hooks"]["hooks"]["SessionStart"]
+    assert "matcher" not in group or re.fullmatch(group["matcher"], "fork")
+
+
+def test_gemini_precompress_runs_only_on_a_manual_compress(empty_vault, home):
+    """Gemini fires PreCompress (trigger auto) before every model call and waits for it: the
+    hook is matched to `manual` (`/compress`), so an auto one does not even start vaultmem."""
+    data = json.loads(ok(setup("gemini", "--vault", str(empty_vault), "--json")))
+    assert data["hooks"]["hooks"]["PreCompress"][0]["matcher"] == "manual"
+
+
+# ---------------------------------------------------------------------- issue 35, "Required 4"
+
+
+def tree(*roots: Path) -> dict[str, bytes]:
+    """Every file under the roots, by path, with its bytes."""
+    return {str(p): p.read_bytes() for root in roots for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def user_files(home: Path, project: Path) -> None:
+    """A project and home with the user's own settings in every file setup writes to."""
+    own = {"mcpServers": {"github": {"command": "gh-mcp"}}, "theme": "dark"}
+    for rel in (".mcp.json", ".gemini/settings.json", ".cursor/mcp.json", ".github/mcp.json",
+                ".claude/settings.json"):  # fmt: skip
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(json.dumps(own, indent=4) + "\n", encoding="utf-8")
+    (project / ".codex").mkdir()
+    (project / ".codex" / "config.toml").write_text(
+        CODEX.split("[mcp_servers.vaultmem]")[0], encoding="utf-8"
+    )
+    (project / ".git" / "info").mkdir(parents=True)
+    (project / ".git" / "info" / "exclude").write_text(
+        "# git ls-files --others --exclude-from=.git/info/exclude\n"
+    )
+    (home / ".claude.json").write_text(
+        json.dumps({"numStartups": 3, "projects": {"/elsewhere": {}}}), encoding="utf-8"
+    )
+
+
+@pytest.mark.parametrize("prepared", [True, False], ids=["files-there", "no-files"])
+@pytest.mark.parametrize("agent", agents.AGENTS)
+def test_remove_undoes_exactly_what_write_added(agent, prepared, empty_vault, home):
+    """Before: `setup --write` had no undo."""
+    project = Path.cwd()
+    if prepared:
+        user_files(home, project)
+    before = tree(home, project)
+    ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    assert tree(home, project) != before
+    out = ok(setup(agent, "--vault", str(empty_vault), "--remove"))
+    assert "restored as it was before --write" in out or "deleted (--write had created it)" in out
+    assert tree(home, project) == before  # byte for byte; files --write created are gone, with their folders
+    assert ok(setup(agent, "--vault", str(empty_vault), "--remove")).count("nothing") >= 1
+
+
+def test_remove_of_a_file_changed_since_takes_out_only_vaultmem(empty_vault, home):
+    ok(setup("cursor", "--vault", str(empty_vault), "--write"))
+    hooks = Path.cwd() / ".cursor" / "hooks.json"
+    data = json.loads(hooks.read_text())
+    data["hooks"]["afterFileEdit"] = [{"command": "./format.sh"}]
+    hooks.write_text(json.dumps(data))
+    ok(setup("cursor", "--vault", str(empty_vault), "--remove"))
+    assert json.loads(hooks.read_text()) == {
+        "version": 1,
+        "hooks": {"afterFileEdit": [{"command": "./format.sh"}]},
+    }
+    assert not (Path.cwd() / ".cursor" / "mcp.json").exists()  # unchanged since --write created it
+
+
+def committed(project: Path) -> dict[str, str]:
+    """The project's files a `git add .` would take (not .git/, not what .git/info/exclude lists)."""
+    exclude = (
+        (project / ".git" / "info" / "exclude").read_text().splitlines()
+        if (project / ".git").is_dir()
+        else []
+    )
+    return {str(p.relative_to(project)): p.read_text() for p in project.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(project).parts[:1] and str(p.relative_to(project)) not in exclude}  # fmt: skip
+
+
+def test_claude_writes_personal_paths_only_into_local_settings(empty_vault, home):
+    """Before: `.mcp.json` and `.claude/settings.json` (both committed) got the venv's and the
+    vault's absolute paths, and `.bak-*` copies were left in the repository."""
+    project = Path.cwd()
+    user_files(home, project)
+    shared_before = committed(project)
+    ok(setup("claude", "--vault", str(empty_vault), "--write"))
+    assert committed(project) == shared_before  # nothing a teammate would commit changed
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert len(local["hooks"]) == 5
+    assert ".claude/settings.local.json" in (project / ".git" / "info" / "exclude").read_text()
+    claude = json.loads((home / ".claude.json").read_text())
+    assert claude["projects"][str(project)]["mcpServers"]["vaultmem"] == entry(empty_vault)
+    assert claude["numStartups"] == 3 and claude["projects"]["/elsewhere"] == {}
+    assert not [p for p in project.rglob("*") if ".bak-" in p.name]
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini", "cursor", "copilot"])
+def test_project_files_hold_what_a_teammate_can_run(agent, empty_vault, home, monkeypatch):
+    """With `vaultmem` on the PATH and the vault registered by name, the project's files hold
+    neither the venv's path nor the vault's; otherwise setup says they hold personal paths."""
+    personal = json.loads(ok(setup(agent, "--vault", str(empty_vault), "--json")))
+    assert any("personal paths" in n for n in personal["notes"])
+    monkeypatch.setenv("PATH", f"{Path(EXE).parent}:/usr/bin:/bin")
+    ok(CliRunner().invoke(app, ["vault", "add", "memory", str(empty_vault)]))
+    ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    text = "\n".join(committed(Path.cwd()).values())
+    assert f"vaultmem hook start --agent {agent} --vault memory" in text
+    assert str(empty_vault.resolve()) not in text and EXE not in text
+    assert not [p for p in Path.cwd().rglob("*") if ".bak-" in p.name]
+    from vaultmem.agents import hook_runs
+
+    assert agent in hook_runs.set_up(empty_vault)  # status finds it by the vault's name
+
+
+@pytest.mark.parametrize("agent, words", [("codex", "trust the vaultmem hooks in /hooks"),
+                                          ("gemini", "untrusted folder: trust the project folder")])  # fmt: skip
+def test_setup_says_the_trust_step_is_required(agent, words, empty_vault, home):
+    out = ok(setup(agent, "--vault", str(empty_vault)))
+    assert any(line.startswith("REQUIRED: ") and words in line for line in out.splitlines())
+
+
+def test_a_sixth_agent_is_one_module_and_one_registry_line(empty_vault, home, monkeypatch):
+    """The example of docs/architecture.md ("Agents"): a module with the agent's facts and its
+    line in the registry are all `setup`, detection and the hooks' answers need."""
+    from vaultmem.agents import adapters
+    from vaultmem.agents.kinds.base import Adapter
+
+    class Acme(Adapter):
+        name, label, title, transcript = "acme", "acme-cli", "Acme CLI", "claude"
+        events = {"start": "sessionStart", "prompt": "promptSubmit", "stop": "stop",
+                  "pre-compact": "preCompact", "end": "sessionEnd"}  # fmt: skip
+        detach_end = True
+        hooks_note = "The whole loop; --write merges the hooks into .acme/hooks.json."
+
+        def files(self, home, project, user, env):
+            base = (home if user else project) / ".acme"
+            return base / "mcp.json", "json", base / "hooks.json", project / "ACME.md"
+
+        def claims(self, raw, env, event, path):
+            return "acme_session" in raw
+
+    registry = (Acme(), *adapters.REGISTRY)  # the one line
+    monkeypatch.setattr(adapters, "REGISTRY", registry)
+    monkeypatch.setitem(adapters.ADAPTERS, "acme", registry[0])
+    ok(setup("acme", "--vault", str(empty_vault), "--write", "--user"))
+    hooks = json.loads((home / ".acme" / "hooks.json").read_text())["hooks"]
+    assert list(hooks) == ["sessionStart", "promptSubmit", "stop", "preCompact", "sessionEnd"]
+    assert "hook start --agent acme" in hooks["sessionStart"][0]["hooks"][0]["command"]
+    assert adapters.detect({"acme_session": "1"}, {}) == "acme"
+    assert adapters.session_source("acme", "0123456789") == "acme-cli-01234567"

@@ -266,7 +266,10 @@ def test_watcher_acts_on_a_hand_written_update_only_when_it_says_so(empty_vault,
             what="old superseded",
         )
         old = meta(empty_vault, "decisions/Rollbar.md")
-        assert old["superseded_by"] == "[[Sentry|Error tracking moved to Sentry]]" and str(old["valid_until"]) == "2026-11-01"
+        assert (
+            old["superseded_by"] == "[[Sentry|Error tracking moved to Sentry]]"
+            and str(old["valid_until"]) == "2026-11-01"
+        )
         assert (empty_vault / "decisions/Sentry.md").read_text() == stated  # the new note is never touched
     finally:
         r.stop()
@@ -307,7 +310,10 @@ def test_a_watcher_process_never_supersedes_by_similarity_with_the_real_model(em
         wait_for(lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded", timeout=60,
                  what="old superseded")  # fmt: skip
         old = meta(empty_vault, "decisions/Rollbar.md")
-        assert old["superseded_by"] == "[[Sentry|Error tracking moved to Sentry]]" and str(old["valid_until"]) == "2026-11-01"
+        assert (
+            old["superseded_by"] == "[[Sentry|Error tracking moved to Sentry]]"
+            and str(old["valid_until"]) == "2026-11-01"
+        )
         assert (empty_vault / "decisions/Sentry.md").read_text() == stated
         assert (empty_vault / "decisions/Alerts.md").read_text() == distinct
     finally:

@@ -38,7 +38,7 @@ def test_setup_claude_write_keeps_the_event_order(empty_vault, tmp_path, monkeyp
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
-    settings = project / ".claude" / "settings.json"
+    settings = project / ".claude" / "settings.local.json"  # Claude Code's personal settings
     settings.write_text(
         json.dumps({"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify"}]}]}})
     )

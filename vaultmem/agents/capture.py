@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..core.filters import parse_time
-from .transcript import Summary, clip, render_summary, rule_title, topic
+from .summary import Summary, clip, render_summary, rule_title, topic
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault

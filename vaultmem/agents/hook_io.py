@@ -19,28 +19,121 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 PROMPT_BUDGET = 400
+CURRENT: HookRun | None = None  # this process's hook run (one a process)
+
+
+def begin(hook: str, agent: str | None, vault: str | None) -> HookRun:
+    """Record that ``hook`` starts (``agent``: ``--agent``; the payload may tell another)."""
+    global CURRENT
+    CURRENT = HookRun(hook, agent, vault)
+    return CURRENT
 
 
 def err(message: str) -> None:
     sys.stderr.write(f"vaultmem: {message}\n")
 
 
-def hook_output(fn: Callable[[], dict[str, Any] | None]) -> int:
+def hook_output(fn: Callable[[], dict[str, Any] | None], run: HookRun | None = None) -> int:
     """Run a hook and print its JSON response; an error is one line on stderr and exit code 1,
-    never 2 (for Claude Code 2 means "block", which on UserPromptSubmit erases the prompt)."""
+    never 2 (for Claude Code 2 means "block", which on UserPromptSubmit erases the prompt).
+    ``run``: the hook run's record, ended here (ok or error)."""
     from ..core.errors import VaultError
 
     try:
         out = fn()
     except VaultError as e:
-        err(str(e))
-        return 1
+        return _failed(str(e), run)
     except OSError as e:
-        err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
-        return 1
+        return _failed(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}", run)
     if out is not None:
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    if run is not None:
+        run.end("ok")
     return 0
+
+
+def _failed(message: str, run: HookRun | None) -> int:
+    err(message)
+    if run is not None:
+        run.end("error", message)
+    return 1
+
+
+# ---------------------------------------------------------------------- hook runs
+
+RUNS_FILE = "hook-runs.jsonl"
+RUNS_MAX = 1 << 20  # moved to hook-runs.jsonl.1 when larger
+DETACHED_ENV = "VAULTMEM_HOOK_DETACHED"  # set for the detached `hook end` a hook started
+
+
+def runs_path() -> Path:
+    """The user's log of hook runs (``$XDG_STATE_HOME/vaultmem/hook-runs.jsonl``)."""
+    from ..service.control import state_dir
+
+    return state_dir() / RUNS_FILE
+
+
+def _append(record: dict[str, Any]) -> None:
+    """One line appended (one write, O_APPEND); a log that cannot be written costs the hook nothing."""
+    try:
+        path = runs_path()
+        try:
+            if path.stat().st_size > RUNS_MAX and "end" not in record:
+                os.replace(path, path.with_name(RUNS_FILE + ".1"))
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+class HookRun:
+    """One run of a hook: a line when it starts, one when it ends (ok or error); a start
+    without an end is a run the agent killed. ``agents/hook_runs.py`` reads them."""
+
+    def __init__(self, hook: str, agent: str | None, vault: str | None) -> None:
+        import time
+
+        self.id = f"{os.getpid()}-{time.time_ns()}"
+        self.agent = agent
+        self.ended = False
+        started = _process_start() or time.time()
+        _append({"run": self.id, "hook": hook, "agent": agent or "", "pid": os.getpid(), "start": round(started, 3),
+                 "vault": _vault_ref(vault),
+                 "detached": bool(os.environ.get(DETACHED_ENV))})  # fmt: skip
+
+    def end(self, outcome: str, error: str = "") -> None:
+        import time
+
+        if self.ended:
+            return
+        self.ended = True
+        record = {"run": self.id, "end": round(time.time(), 3), "outcome": outcome, "agent": self.agent or ""}
+        _append({**record, "error": error[:300]} if error else record)
+
+
+def _vault_ref(vault: str | None) -> str:
+    """``--vault`` as recorded: a path made absolute, a registered name as it is."""
+    if not vault:
+        return ""
+    looks_like_path = os.sep in vault or vault.startswith(("~", ".")) or os.path.isdir(vault)
+    return os.path.abspath(os.path.expanduser(vault)) if looks_like_path else vault
+
+
+def _process_start() -> float | None:
+    """When this process started (Linux: /proc), so a run's time includes Python's start-up."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            ticks = int(f.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/stat", "rb") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime"))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 MAX_PAYLOAD = 1 << 20
@@ -60,6 +153,8 @@ def adapted(agent: str | None, hook: str, go: Callable[[dict[str, Any]], dict[st
     shape) for the agent of ``--agent`` (else detected) and answer in that agent's shape."""
     raw = read_payload() if raw is None else raw
     adapter = adapter_for(agent, raw)
+    if CURRENT is not None:
+        CURRENT.agent = adapter.name  # the agent the payload told (`--agent claude` may be Cursor's)
     payload = adapter.payload(raw)
     return adapter.output(hook, go(payload), payload)
 
@@ -89,7 +184,8 @@ def detach(args: list[str], stdin: str, log: Path | None) -> None:
             err_to = subprocess.DEVNULL
     try:
         proc = subprocess.Popen([*self_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                stderr=err_to, start_new_session=True, close_fds=True, text=True)  # fmt: skip
+                                stderr=err_to, start_new_session=True, close_fds=True, text=True,
+                                env={**os.environ, DETACHED_ENV: "1"})  # fmt: skip
     finally:
         if err_to is not subprocess.DEVNULL:
             err_to.close()

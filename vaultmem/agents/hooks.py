@@ -28,7 +28,7 @@ from ..core.fence import fence, held, one_line, provenance
 from ..core.private import strip_private
 from ..core.provenance import Trust, refresh_if_moved
 from ..memory.projects import find_anchor
-from .transcript import REMINDER_MARK
+from .events import REMINDER_MARK
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..vault import Vault
-    from .transcript import Event
+    from .events import Event
 
 STATE_FILE = "hooks.db"
 KEEP_DAYS = 14
@@ -227,8 +227,8 @@ DEFAULT_FLOOR = Floor()
 
 def trivial(prompt: str) -> bool:
     """Small talk and acknowledgements ("thanks!", "ok, go ahead"): no recall at all (the list is
-    ``transcript.SMALL_TALK``: a session summary does not count them as requests either)."""
-    from .transcript import trivial as small_talk
+    ``summary.SMALL_TALK``: a session summary does not count them as requests either)."""
+    from .summary import trivial as small_talk
 
     return small_talk(prompt)
 
@@ -307,7 +307,7 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     floor cannot ask the vectors: the block holds at most KEYWORD_K term matches and says so."""
     if budget < 50:
         raise BadInput("--budget must be at least 50 tokens")
-    from .transcript import is_reminder, strip_hook_context
+    from .events import is_reminder, strip_hook_context
 
     prompt = strip_hook_context(strip_private(str(payload.get("prompt") or "")))
     if trivial(prompt) or is_reminder(prompt):  # vaultmem's own Stop reminder, sent back: no query
@@ -366,7 +366,7 @@ STOP_REASON = (
 def stop_hook(root: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
     """Stop: once per session, when the transcript shows work not followed by a memory save, ask
     the agent to save (``decision: block``). Never when ``stop_hook_active`` (no loop)."""
-    from .transcript import EDIT_TOOLS, unsaved_work
+    from .events import EDIT_TOOLS, unsaved_work
 
     if payload.get("stop_hook_active"):
         return None
@@ -399,7 +399,7 @@ def precompact_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = 
                     scope: dict[str, str] | None = None) -> dict[str, Any] | None:  # fmt: skip
     """PreCompact: a checkpoint line of the session so far in its handoff note (``scope``: the
     branch scope of a new handoff, see ``api.Session.write_scope``)."""
-    from .transcript import clip, summarise
+    from .summary import clip, summarise
 
     s = summarise(events_of(payload), payload.get("cwd"))
     if s.empty:
@@ -424,7 +424,7 @@ def end_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
     already states it. ``scope``: the branch scope of what it writes
     (``api.Session.write_scope``; a preference is the user's, never scoped)."""
     from .capture import propose_rule, write_summary
-    from .transcript import summarise
+    from .summary import summarise
 
     s = summarise(events_of(payload), payload.get("cwd"))
     session = session_of(payload)

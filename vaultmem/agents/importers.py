@@ -32,7 +32,7 @@ from .capture import (
     session_title,
     write_summary,
 )
-from .transcript import Summary, rule_title, summarise
+from .summary import Summary, rule_title, summarise
 from .transcripts.history import NotATranscript, Transcript
 
 if TYPE_CHECKING:  # pragma: no cover

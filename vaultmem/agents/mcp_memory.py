@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
-from .transcript import iter_lines, load_line
+from .events import iter_lines, load_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault

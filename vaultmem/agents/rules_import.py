@@ -19,7 +19,7 @@ from ..core.errors import BadInput
 from .capture import redact_for_memory, redact_title_for_memory
 from .importers import project_anchor
 from .instructions import InstructionFile, Rule, find_files, read
-from .transcript import clip, rule_title
+from .summary import clip, rule_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record

@@ -8,6 +8,7 @@ entry; ``write_config`` writes the result with a backup of the old file.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -26,8 +27,7 @@ from ..core.store import atomic_write
 from .adapters import ADAPTERS
 
 SERVER_NAME = "vaultmem"
-AGENTS = ("claude", "codex", "cursor", "gemini", "copilot")
-LABELS = {a: ADAPTERS[a].title for a in AGENTS}  # "Claude Code", "Codex CLI", ...
+AGENTS = tuple(ADAPTERS)  # every registered agent (``adapters.REGISTRY``)
 
 
 @dataclass
@@ -48,6 +48,11 @@ class AgentSetup:
     notes: list[str] = field(default_factory=list)
     server: dict[str, Any] = field(default_factory=dict)  # the MCP server entry (what --write merges)
     command: str = "vaultmem"  # the vaultmem the hooks and the MCP entry run
+    config_under: list[str] = field(
+        default_factory=list
+    )  # the keys holding ``mcpServers`` (Claude's local scope)
+    steps: list[str] = field(default_factory=list)  # what the user must do for the hooks to run at all
+    moved_from: list[str] = field(default_factory=list)  # committed files older set-ups wrote vaultmem into
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,21 +100,13 @@ def temporary_place(command: str) -> str | None:
 
 def server_entry(vault: Path, agent: str = "claude", command: str = "vaultmem") -> dict[str, Any]:
     """The MCP server entry every agent runs: ``vaultmem mcp --vault ABS_PATH`` over stdio."""
-    entry = {"command": command, "args": ["mcp", "--vault", str(vault)]}
-    return {"type": "local", **entry, "tools": ["*"]} if agent == "copilot" else entry
+    return ADAPTERS[agent].server_entry({"command": command, "args": ["mcp", "--vault", str(vault)]})
 
 
 def http_entry(agent: str, url: str, token: str) -> dict[str, Any]:
     """The MCP server entry for ``vaultmem mcp --http`` at ``url``, carrying the user's access
     token as a bearer header (each agent spells its HTTP entry differently)."""
-    headers = {"Authorization": f"Bearer {token}"}
-    if agent in ("claude", "copilot"):
-        return {"type": "http", "url": url, "headers": headers}
-    if agent == "gemini":
-        return {"httpUrl": url, "headers": headers}
-    if agent == "codex":
-        return {"url": url, "http_headers": headers}
-    return {"url": url, "headers": headers}
+    return ADAPTERS[agent].http_entry(url, {"Authorization": f"Bearer {token}"})
 
 
 def sleep_command(vault: Path, summary: str = "...", source: str | None = None) -> str:
@@ -122,10 +119,12 @@ def hook_command(vault: Path, event: str, agent: str = "claude", command: str = 
 
 
 HOOK_EVENTS = tuple(ADAPTERS["claude"].events.values())  # Claude Code's, in the order written
-TIMEOUTS = {"start": 30, "prompt": 30, "stop": 10, "pre-compact": 10, "end": 10}  # seconds; a cold prompt loads the model
-END_TIMEOUTS = {"claude": 30, "codex": 3}  # Claude Code kills SessionEnd after 1.5 s unless told; Codex caps it at 3 s
-# no SessionStart matcher: every source (startup, resume, clear, compact, fork, ...) gets the block
-MATCHERS = {("gemini", "pre-compact"): "manual"}  # Gemini fires PreCompress (trigger auto) before every model call
+TIMEOUTS = {"start": 30, "prompt": 30, "stop": 10, "pre-compact": 10}  # fmt: skip  # seconds; a cold prompt loads the model
+
+
+def planned_timeout(agent: str, hook: str) -> float:
+    """The timeout, in seconds, ``setup`` declares on ``agent``'s ``hook``."""
+    return float(ADAPTERS[agent].end_timeout if hook == "end" else TIMEOUTS.get(hook, 0))
 
 
 def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str, Any]:
@@ -138,33 +137,10 @@ def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str,
     - Cursor (``hooks.json``, ``version: 1``): ``{event: [{command, timeout}]}``, ``loop_limit: 1``
       on stop (asked once);
     - Copilot CLI (``hooks/*.json``, ``version: 1``): ``{event: [{type, bash, timeoutSec}]}``."""
-    from .adapters import ADAPTERS
-
-    events = ADAPTERS[agent].events
-    hooks: dict[str, Any] = {}
-    for name, event in events.items():
-        cmd = hook_command(vault, name, agent, command)
-        seconds = END_TIMEOUTS.get(agent, TIMEOUTS[name]) if name == "end" else TIMEOUTS[name]
-        if agent == "cursor":
-            hooks[event] = [
-                {"command": cmd, "timeout": seconds, **({"loop_limit": 1} if name == "stop" else {})}
-            ]
-        elif agent == "copilot":
-            hooks[event] = [{"type": "command", "bash": cmd, "timeoutSec": seconds}]
-        else:
-            hook: dict[str, Any] = {"type": "command", "command": cmd}
-            if agent in ("codex", "claude"):
-                hook["timeout"] = seconds
-            elif agent == "gemini":
-                hook = {
-                    "type": "command",
-                    "name": f"vaultmem-{name}",
-                    "command": cmd,
-                    "timeout": seconds * 1000,
-                }
-            group: dict[str, Any] = {"matcher": MATCHERS[agent, name]} if (agent, name) in MATCHERS else {}
-            hooks[event] = [{**group, "hooks": [hook]}]
-    return {"version": 1, "hooks": hooks} if agent in ("cursor", "copilot") else {"hooks": hooks}
+    adapter = ADAPTERS[agent]
+    hooks = {event: [adapter.hook_group(name, hook_command(vault, name, agent, command), int(planned_timeout(agent, name)))]
+             for name, event in adapter.events.items()}  # fmt: skip
+    return {"version": 1, "hooks": hooks} if adapter.versioned else {"hooks": hooks}
 
 
 def claude_hooks(vault: Path, command: str = "vaultmem") -> dict[str, Any]:
@@ -217,6 +193,8 @@ def merge_hooks(text: str, hooks: dict[str, Any]) -> str:
             current[event] = kept
         else:
             current.pop(event, None)
+    if not current and "hooks" not in before:
+        data.pop("hooks")
     if data == before:
         return text
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -258,62 +236,28 @@ def default_paths(agent: str, home: Path, project: Path, user: bool = False,
     """(MCP config file, its format, hooks file, rules file) of an agent: in the project, or
     with ``user`` the user-level files (``$CODEX_HOME``, ``$COPILOT_HOME`` honoured)."""
     env = dict(os.environ) if env is None else env
-    codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
-    copilot = Path(env["COPILOT_HOME"]) if env.get("COPILOT_HOME") else home / ".copilot"
-    table = {
-        "claude": (project / ".mcp.json", "json", project / ".claude" / "settings.json", project / "CLAUDE.md"),
-        "cursor": (project / ".cursor" / "mcp.json", "json", project / ".cursor" / "hooks.json",
-                   project / ".cursor" / "rules" / "vaultmem.mdc"),
-        "gemini": (project / ".gemini" / "settings.json", "json", project / ".gemini" / "settings.json", project / "GEMINI.md"),
-        "codex": (project / ".codex" / "config.toml", "toml", project / ".codex" / "hooks.json", project / "AGENTS.md"),
-        "copilot": (project / ".github" / "mcp.json", "json", project / ".github" / "hooks" / "vaultmem.json",
-                    project / ".github" / "copilot-instructions.md"),
-    }  # fmt: skip
-    users = {
-        "claude": (home / ".claude.json", "json", home / ".claude" / "settings.json", home / ".claude" / "CLAUDE.md"),
-        "cursor": (home / ".cursor" / "mcp.json", "json", home / ".cursor" / "hooks.json", table["cursor"][3]),
-        "gemini": (home / ".gemini" / "settings.json", "json", home / ".gemini" / "settings.json",
-                   home / ".gemini" / "GEMINI.md"),
-        "codex": (codex / "config.toml", "toml", codex / "hooks.json", codex / "AGENTS.md"),
-        "copilot": (copilot / "mcp-config.json", "json", copilot / "hooks" / "vaultmem.json",
-                    copilot / "copilot-instructions.md"),
-    }  # fmt: skip
-    if agent not in table:
-        raise BadInput(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
-    config, fmt, hooks, rules = (users if user else table)[agent]
+    if agent not in ADAPTERS:
+        raise BadInput(f"unknown agent {agent!r}; choose one of {', '.join(ADAPTERS)}")
+    config, fmt, hooks, rules = ADAPTERS[agent].files(home, project, user, env)
     return config, fmt, hooks, str(rules)
 
 
-HOOKS_NOTES = {
-    "claude": "SessionStart prints the [MEMORY] block, UserPromptSubmit the few memories relevant to each prompt, "
-              "Stop asks once to save what the session did, PreCompact checkpoints, SessionEnd writes a session "
-              "summary from the transcript (`vaultmem hook ...`). --write merges them into the settings file.",
-    "codex": "The whole loop (Codex's hooks are on by default; `[features] hooks = false` turns them off): SessionStart "
-             "and UserPromptSubmit add memory as developer context, Stop asks once to save, PreCompact checkpoints, "
-             "SessionEnd (Codex 0.145+) has the session summary written from the rollout by a detached process (Codex "
-             "gives it 3 s at most). Codex runs new or changed hooks only once you trust them in `/hooks`, and reads a "
-             "project's .codex/ only in a trusted project. --write merges them into hooks.json.",
-    "cursor": "The whole loop: sessionStart adds the [MEMORY] block to the conversation, beforeSubmitPrompt the "
-              "memories relevant to each prompt (`additional_context`, read by Cursor 3.20 though documented only "
-              "for sessionStart), stop sends one follow-up asking to save (loop_limit 1), preCompact checkpoints, "
-              "sessionEnd writes the summary from the agent transcript (which has no tool results: failed commands "
-              "are not in it). Open a new chat after --write merges them into hooks.json.",
-    "gemini": "The whole loop: SessionStart and BeforeAgent add memory as hook context, AfterAgent asks once to save "
-              "(Gemini sends the reason back as a prompt), PreCompress checkpoints, SessionEnd has the summary written "
-              "from the chat recording by a detached process (the CLI does not wait). Gemini runs a project's hooks "
-              "only in a trusted folder and warns once about new ones. --write merges them into settings.json.",
-    "copilot": "The whole loop: sessionStart adds the [MEMORY] block (only the last sessionStart hook's context is "
-               "kept; CLI 1.0.8 and older dropped it), userPromptSubmitted the memories relevant to each prompt (the "
-               "docs say command hooks' output is dropped there, the 1.0.65 changelog that it is used: it depends on "
-               "the version), agentStop asks once to save, preCompact checkpoints, sessionEnd writes the summary from "
-               "events.jsonl. Copilot reads hooks when it starts. --write merges them into the hooks file.",
-}  # fmt: skip
-NOTES = {
-    "codex": "a project's .codex/config.toml and .codex/hooks.json are read only when Codex trusts the project; "
-             "`--user` writes ~/.codex/ instead",
-    "copilot": "the instruction file still tells the agent to call `wake` when no [MEMORY] block arrived (Copilot "
-               "versions differ in what hooks may add)",
-}  # fmt: skip
+def shared_command(command: str) -> str:
+    """``vaultmem`` when the one on the PATH is ``command`` (a teammate's PATH finds theirs),
+    else ``command``."""
+    found = shutil.which("vaultmem")
+    same = found and Path(command).is_absolute() and os.path.realpath(found) == os.path.realpath(command)
+    return "vaultmem" if same else command
+
+
+def shared_vault(vault: Path) -> str:
+    """The vault's registered name (a teammate registers theirs under it), else its path."""
+    from ..core.registry import Registry
+
+    for name, path in Registry().vaults.items():
+        if path.resolve() == vault.resolve():
+            return name
+    return str(vault)
 
 
 def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None = None,
@@ -325,8 +269,15 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
     config_path, fmt, hooks_path, rules = default_paths(agent, home, project, user)
     if config is not None and hooks_path == config_path:  # Gemini: one settings file holds both
         hooks_path = config
+    # Claude Code's local scope: the project's MCP server in ~/.claude.json, its hooks in
+    # .claude/settings.local.json (git-ignored): personal paths stay out of committed files
+    under = ["projects", str(project)] if agent == "claude" and not user and config is None else []
     config_path = config or config_path
-    entry = http_entry(agent, *http) if http else server_entry(vault, agent, command)
+    if not user and agent != "claude":  # the project's files are shared: what a teammate can run
+        command, vault_ref = shared_command(command), shared_vault(vault)
+    else:
+        vault_ref = str(vault)
+    entry = http_entry(agent, *http) if http else server_entry(Path(vault_ref), agent, command)
     snippet = toml_table(("mcp_servers", SERVER_NAME), entry) if fmt == "toml" else json_snippet(entry)
     instr = instructions(vault, hooks=True)
     if agent == "cursor":
@@ -340,20 +291,34 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
         notes.append(f"the vaultmem running now ({command}) lives in {why}, which may be gone when the agent runs it: "
                      "install vaultmem for good (`uv tool install vaultmem-md` or `pipx install vaultmem-md`) and run "
                      "setup again from there")  # fmt: skip
-    if agent in NOTES:
-        notes.append(NOTES[agent])
+    if ADAPTERS[agent].setup_note:
+        notes.append(ADAPTERS[agent].setup_note)
+    personal = (
+        [p for p in (command, vault_ref) if Path(p).is_absolute()] if not user and agent != "claude" else []
+    )
+    if personal:
+        notes.append(f"the project's files will hold personal paths ({', '.join(personal)}): keep them out of git, "
+                     "or use --user; with `vaultmem` on the PATH and the vault registered (`vaultmem vault add NAME "
+                     "PATH`) they hold only `vaultmem` and the vault's name")  # fmt: skip
     if http:
         notes.append(f"the entry below holds your access token: keep {config_path} private and out of git; "
                      f"start the server with `vaultmem mcp --vault {shlex.quote(str(vault))} --http`")  # fmt: skip
-    return AgentSetup(agent, LABELS[agent], str(vault), str(config_path), fmt, snippet, str(hooks_path),
-                      agent_hooks(agent, vault, command), HOOKS_NOTES[agent], rules, instr, notes, entry, command)  # fmt: skip
+    steps = [ADAPTERS[agent].trust_step] if agent in ("codex", "gemini") else []
+    moved = [str(project / ".mcp.json"), str(project / ".claude" / "settings.json")] if under else []
+    return AgentSetup(agent, ADAPTERS[agent].title, str(vault), str(config_path), fmt, snippet, str(hooks_path),
+                      agent_hooks(agent, Path(vault_ref), command), ADAPTERS[agent].hooks_note, rules, instr, notes, entry,
+                      command, under, steps, moved)  # fmt: skip
 
 
 def render(s: AgentSetup) -> str:
     """The human-readable guide ``vaultmem setup`` prints."""
     out = [f"# vaultmem for {s.label}  (vault: {s.vault})", ""]
     out += [f"note: {n}" for n in s.notes] + ([""] if s.notes else [])
-    out += [f"## 1. MCP server -> {s.config_path}  (merged by --write)", "", s.config_snippet.rstrip(), ""]
+    out += [f"REQUIRED: {step}" for step in s.steps] + ([""] if s.steps else [])
+    where = f"{s.config_path}" + (
+        f" (under {'.'.join(s.config_under[:1])}[{s.config_under[1]!r}])" if s.config_under else ""
+    )
+    out += [f"## 1. MCP server -> {where}  (merged by --write)", "", s.config_snippet.rstrip(), ""]
     out += ["## 2. Session hooks" + (f" -> {s.hooks_path}" if s.hooks_path else ""), "", s.hooks_note]
     if s.hooks:
         out += ["", json.dumps(s.hooks, indent=2)]
@@ -391,10 +356,20 @@ def _json_object(text: str, key: str, what: str) -> dict[str, Any]:
     return data
 
 
-def merge_json(text: str, entry: dict[str, Any], name: str = SERVER_NAME) -> str:
-    """The config text with ``mcpServers.<name>`` set to ``entry``; every other key kept."""
+def merge_json(
+    text: str, entry: dict[str, Any], name: str = SERVER_NAME, under: list[str] | None = None
+) -> str:
+    """The config text with ``mcpServers.<name>`` (below the keys ``under``) set to ``entry``;
+    every other key kept."""
     data = _json_object(text, "mcpServers", "the entry")
-    servers = data.setdefault("mcpServers", {})
+    node = data
+    for key in under or []:
+        if not isinstance(node.setdefault(key, {}), dict):
+            raise BadInput(f"the config's {key!r} is not an object; add the entry by hand")
+        node = node[key]
+    servers = node.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise BadInput("the config's mcpServers is not an object; add the entry by hand")
     current = servers.get(name) if isinstance(servers.get(name), dict) else {}
     other = _other_transport(entry)
     merged = {
@@ -545,18 +520,19 @@ def _check_toml_merge(old: dict, new: dict, path: tuple[str, ...], entry: dict[s
 # ---------------------------------------------------------------------- writing
 
 
-def merged_text(path: Path, fmt: str, entry: dict[str, Any]) -> tuple[str, str]:
+def merged_text(
+    path: Path, fmt: str, entry: dict[str, Any], under: list[str] | None = None
+) -> tuple[str, str]:
     """(current text, merged text) of a config file ('' when it does not exist)."""
     current = path.read_text(encoding="utf-8") if path.exists() else ""
-    return current, (merge_toml(current, entry) if fmt == "toml" else merge_json(current, entry))
+    return current, (merge_toml(current, entry) if fmt == "toml" else merge_json(current, entry, under=under))
 
 
-def write_config(
-    path: Path, fmt: str, entry: dict[str, Any], now: dt.datetime | None = None
-) -> dict[str, Any]:
-    """Merge the entry into the file, keeping a ``<file>.bak-<timestamp>`` copy of the old one.
-    Nothing is written when the file already holds the entry."""
-    current, new = merged_text(path, fmt, entry)
+def write_config(path: Path, fmt: str, entry: dict[str, Any], now: dt.datetime | None = None,
+                 under: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Merge the entry into the file, keeping a copy of the old one under vaultmem's state
+    folder (``backup_dir``). Nothing is written when the file already holds the entry."""
+    current, new = merged_text(path, fmt, entry, under)
     return _private(entry, _write_merged(path, current, new, now))
 
 
@@ -582,22 +558,180 @@ def write_plan(s: AgentSetup, now: dt.datetime | None = None) -> tuple[dict[str,
     config = Path(s.config_path)
     hooks = Path(s.hooks_path) if s.hooks_path and s.hooks else None
     if hooks is not None and hooks == config and s.config_format == "json" and s.hooks is not None:
-        current, new = merged_text(config, "json", s.server)
+        current, new = merged_text(config, "json", s.server, s.config_under)
         result = _private(s.server, _write_merged(config, current, merge_hooks(new, s.hooks), now))
         return result, result
-    result = write_config(config, s.config_format, s.server, now)
+    for old in s.moved_from:  # an older set-up's entry and hooks in committed files: moved to local ones
+        path = Path(old)
+        if path.is_file():
+            current = path.read_text(encoding="utf-8")
+            _write_merged(path, current, _without_vaultmem(current, s, old), now)
+    if s.config_under and hooks is not None:
+        _git_exclude(hooks, now)
+    result = write_config(config, s.config_format, s.server, now, s.config_under)
     return result, write_hooks(hooks, s.hooks, now) if hooks is not None and s.hooks is not None else None
 
 
 def _write_merged(path: Path, current: str, new: str, now: dt.datetime | None) -> dict[str, Any]:
     if path.exists() and new == current:
         return {"path": str(path), "changed": False, "backup": None}
+    existed = path.exists()
     backup = None
-    if path.exists():
+    if existed:
         backup = _backup_path(path, now or dt.datetime.now())
+        backup.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, backup)
+    made = [str(d) for d in reversed(path.parents) if not d.exists()]
     atomic_write(path, new)
+    _record(path, current if existed else None, new, made)
     return {"path": str(path), "changed": True, "backup": str(backup) if backup else None}
+
+
+def _records_path() -> Path:
+    from ..service.control import state_dir
+
+    return state_dir() / "setups.json"
+
+
+def _records() -> list[dict[str, Any]]:
+    try:
+        data = json.loads(_records_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [r for r in data if isinstance(r, dict)] if isinstance(data, list) else []
+
+
+def _save_records(records: list[dict[str, Any]]) -> None:
+    path = _records_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
+    os.chmod(path, 0o600)
+
+
+def _record(path: Path, before: str | None, after: str, made: list[str]) -> None:
+    """What ``--write`` changed in a file (its text before and after, the folders it made), in
+    the user's state folder, so ``--remove`` can undo exactly that."""
+    records = [r for r in _records() if r.get("path") != str(path)]
+    old = next((r for r in _records() if r.get("path") == str(path)), None)
+    if old is not None:  # written again: the first write's "before" is what --remove restores
+        before, made = old.get("before"), old.get("made", [])
+    records.append({"path": str(path), "before": before, "after": after, "made": made})
+    _save_records(records)
+
+
+def recorded_setups() -> list[tuple[str, str]]:
+    """(agent, file) of every file ``setup --write`` wrote that holds vaultmem hooks."""
+    out = []
+    for r in _records():
+        after = r.get("after") or ""
+        agent = re.search(r"vaultmem hook \S+ --agent (\w+)", after.replace('\\"', '"'))
+        if agent:
+            out.append((agent.group(1), str(r["path"])))
+    return out
+
+
+def _git_exclude(local: Path, now: dt.datetime | None) -> None:
+    """Claude Code's local settings file listed in the repository's own ``.git/info/exclude``
+    (never committed), so ``git add .`` does not pick it up."""
+    project = local.parent.parent
+    exclude = project / ".git" / "info" / "exclude"
+    if not (project / ".git").is_dir():
+        return
+    current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    line = str(local.relative_to(project))
+    if line not in current.splitlines():
+        _write_merged(
+            exclude,
+            current,
+            current + ("" if not current or current.endswith("\n") else "\n") + line + "\n",
+            now,
+        )
+
+
+def remove_plan(s: AgentSetup, now: dt.datetime | None = None) -> list[dict[str, Any]]:
+    """``--remove``: undo what ``--write`` added to the plan's files. A file unchanged since
+    vaultmem wrote it gets its old text back byte for byte (or is deleted, with the folders
+    ``--write`` made, when it did not exist); a file changed since loses only vaultmem's entry
+    and hooks."""
+    exclude = (
+        [str(Path(s.hooks_path).parent.parent / ".git" / "info" / "exclude")]
+        if s.config_under and s.hooks_path
+        else []
+    )
+    paths = list(
+        dict.fromkeys(
+            p for p in (s.config_path, s.hooks_path if s.hooks else None, *s.moved_from, *exclude) if p
+        )
+    )
+    records = {r.get("path"): r for r in _records()}
+    out = []
+    for name in paths:
+        path = Path(name)
+        rec = records.pop(name, None)
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current is None or (name in s.moved_from + exclude and rec is None):
+            if name not in s.moved_from + exclude:
+                out.append({"path": name, "changed": False, "how": "missing"})
+        elif rec is not None and current == rec.get("after"):
+            _restore(path, rec.get("before"), rec.get("made", []))
+            out.append(
+                {
+                    "path": name,
+                    "changed": True,
+                    "how": "restored" if rec.get("before") is not None else "deleted",
+                }
+            )
+        else:
+            new = _without_vaultmem(current, s, name)
+            changed = new != current
+            if changed:
+                _write_merged(path, current, new, now)
+                records.pop(name, None)
+            out.append(
+                {"path": name, "changed": changed, "how": "edited" if changed else "nothing of vaultmem"}
+            )
+    _save_records([r for r in _records() if r.get("path") not in paths])
+    return out
+
+
+def _restore(path: Path, before: str | None, made: list[str]) -> None:
+    if before is None:
+        path.unlink()
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                Path(folder).rmdir()  # only when empty
+    else:
+        atomic_write(path, before)
+
+
+def _without_vaultmem(text: str, s: AgentSetup, name: str) -> str:
+    """``text`` without vaultmem's MCP entry (in the plan's config file) and its hooks."""
+    if name == s.config_path and s.config_format == "toml":
+        return drop_toml_table(text, ("mcp_servers", SERVER_NAME))
+    data = _json_object(text, "mcpServers", "the entry")
+    before = json.loads(json.dumps(data))
+    if name == s.config_path or name.endswith(".mcp.json"):
+        node = data
+        for key in s.config_under if name == s.config_path else []:
+            node = node.get(key, {}) if isinstance(node, dict) else {}
+        servers = node.get("mcpServers") if isinstance(node, dict) else None
+        if isinstance(servers, dict):
+            servers.pop(SERVER_NAME, None)
+    changed = data != before
+    new = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if changed else text
+    if s.hooks and (name == s.hooks_path or name.endswith("settings.json")):
+        new = merge_hooks(new, {"hooks": {}})
+    return new
+
+
+def drop_toml_table(text: str, path: tuple[str, ...]) -> str:
+    """``text`` without the table ``[a.b]`` (its header and its lines up to the next header)."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if _header_key(ln) == path), None)
+    if start is None:
+        return text
+    end = next((i for i in range(start + 1, len(lines)) if _header_key(lines[i]) is not None), len(lines))
+    return "".join(lines[:start] + lines[end:])
 
 
 def _holds_token(entry: dict[str, Any]) -> bool:
@@ -606,8 +740,16 @@ def _holds_token(entry: dict[str, Any]) -> bool:
     )
 
 
+def backup_dir() -> Path:
+    """Where ``--write`` keeps the files it replaced: vaultmem's state folder, never the repository."""
+    from ..service.control import state_dir
+
+    return state_dir() / "setup-backups"
+
+
 def _backup_path(path: Path, now: dt.datetime) -> Path:
-    base = path.with_name(f"{path.name}.bak-{now.strftime('%Y%m%d-%H%M%S')}")
+    flat = str(path.absolute()).strip(os.sep).replace(os.sep, "%")
+    base = backup_dir() / now.strftime("%Y%m%d-%H%M%S") / flat
     candidate, n = base, 2
     while candidate.exists():
         candidate, n = base.with_name(f"{base.name}-{n}"), n + 1

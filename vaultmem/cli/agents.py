@@ -13,7 +13,7 @@ import typer
 import typer.core
 
 from ..api import vault_root
-from ..core.errors import VaultError
+from ..core.errors import BadInput, VaultError
 from .common import AgentOpt, JsonOpt, VaultOpt, app, echo_json, err
 
 
@@ -112,6 +112,12 @@ def setup(
         ),
     ] = False,
     port: Annotated[int, typer.Option(help="Port of `vaultmem mcp --http`.")] = 8765,
+    remove: Annotated[
+        bool,
+        typer.Option(
+            "--remove", help="Undo what --write added (a file unchanged since gets its old text back)."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Print what an agent needs to use this vault: the MCP server entry, the session hooks and
@@ -128,6 +134,11 @@ def setup(
     url = f"http://127.0.0.1:{port}/mcp"
     plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config, (url, token()) if http else None,
                        user=user, command=agents.executable())  # fmt: skip
+    if remove:
+        if write:
+            raise BadInput("--write and --remove: choose one")
+        _removed(agents.remove_plan(plan), as_json)
+        return
     result, hooks = agents.write_plan(plan) if write else (None, None)
     if as_json:
         echo_json({**plan.as_dict(), "written": result, "hooks_written": hooks})
@@ -150,3 +161,15 @@ def setup(
         typer.echo(f"merged the vaultmem hooks into {hooks['path']}{backup}")
     elif hooks is not None:
         typer.echo(f"{hooks['path']} already has these vaultmem hooks; nothing written")
+
+
+def _removed(results: list[dict], as_json: bool) -> None:
+    """What ``setup --remove`` did, file by file."""
+    if as_json:
+        echo_json({"removed": results})
+        return
+    said = {"restored": "restored as it was before --write", "deleted": "deleted (--write had created it)",
+            "edited": "vaultmem's entry and hooks taken out", "missing": "not there; nothing to do",
+            "nothing of vaultmem": "holds nothing of vaultmem; left alone"}  # fmt: skip
+    for r in results:
+        typer.echo(f"{r['path']}: {said[r['how']]}")

@@ -695,6 +695,15 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         )
     for key, paths in data.get("duplicate_ids", {}).items():
         typer.echo(printable(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)"))
+    _hook_lines(vault)
+
+
+def _hook_lines(vault: str | None) -> None:
+    """Whether each agent set up for the vault runs its hooks (``agents/hook_runs.py``)."""
+    from ..agents.hook_runs import lines
+
+    for line in lines(api.vault_root(vault)):
+        typer.echo(printable(line))
 
 
 def _keeper(data: dict) -> str:

@@ -18,7 +18,8 @@ from typing import Annotated, Any
 import typer
 
 from .. import api
-from ..agents.hook_io import MAX_PAYLOAD, PROMPT_BUDGET, adapted, detach, hook_output, prompt
+from ..agents import hook_io
+from ..agents.hook_io import MAX_PAYLOAD, PROMPT_BUDGET, adapted, begin, detach, hook_output, prompt
 from ..core.fence import printable
 from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
@@ -45,9 +46,10 @@ HookAgentOpt = Annotated[
 ]
 
 
-def _run(fn: Callable[[], dict[str, Any] | None]) -> None:
-    """Run a hook and print its JSON response; errors exit 1 (see hook_io.hook_output)."""
-    code = hook_output(fn)
+def _run(hook: str, agent: str | None, vault: str | None, fn: Callable[[], dict[str, Any] | None]) -> None:
+    """Run a hook and print its JSON response; errors exit 1 (see hook_io.hook_output). Its
+    start and end are recorded (``hook_io.HookRun``: what `status` and `doctor` report)."""
+    code = hook_output(fn, begin(hook, agent, vault))
     if code:
         raise typer.Exit(code)
 
@@ -75,7 +77,7 @@ def hook_prompt(
 
     Example (stdin from Claude Code): vaultmem hook prompt --vault ~/memory --budget 400
     """
-    _run(lambda: prompt(vault, budget, agent))
+    _run("prompt", agent, vault, lambda: prompt(vault, budget, agent))
 
 
 @hook_app.command("start")
@@ -94,7 +96,7 @@ def hook_start(vault: VaultOpt = None, anchor: AnchorOpt = None, budget: BudgetO
             session.warm(model=False)  # a session begins: the service starts now, warm by the first prompt
             return start_hook(session.fresh(), payload, _anchor(anchor), budget, shown=session.shown())
 
-    _run(lambda: adapted(agent, "start", go))
+    _run("start", agent, vault, lambda: adapted(agent, "start", go))
 
 
 @hook_app.command("stop")
@@ -111,7 +113,7 @@ def hook_stop(vault: VaultOpt = None, agent: HookAgentOpt = None) -> None:
 
         return stop_hook(api.vault_root(vault), payload)
 
-    _run(lambda: adapted(agent, "stop", go))
+    _run("stop", agent, vault, lambda: adapted(agent, "stop", go))
 
 
 @hook_app.command("pre-compact")
@@ -133,7 +135,7 @@ def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None, agent: Ho
             precompact_hook(session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh))
         return None
 
-    _run(lambda: adapted(agent, "pre-compact", go))
+    _run("pre-compact", agent, vault, lambda: adapted(agent, "pre-compact", go))
 
 
 @hook_app.command("end")
@@ -163,12 +165,14 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
         text = sys.stdin.read(MAX_PAYLOAD + 1)
         raw = parse_payload(text, MAX_PAYLOAD)
         adapter = adapter_for(agent, raw)
+        if hook_io.CURRENT is not None:
+            hook_io.CURRENT.agent = adapter.name
         if adapter.detach_end and not (wait or as_json):
             detach(_end_args(vault, anchor, adapter.name), text, _end_log(vault))
             return None
         return adapted(adapter.name, "end", go, raw)
 
-    _run(run)
+    _run("end", agent, vault, run)
 
 
 def _end_args(vault: str | None, anchor: str | None, agent: str) -> list[str]:

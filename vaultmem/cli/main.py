@@ -61,9 +61,10 @@ def _main() -> None:
     if argv[:2] == ["hook", "prompt"]:
         parsed = prompt_args(argv[2:])
         if parsed is not None:
-            from ..agents.hook_io import hook_output, prompt
+            from ..agents.hook_io import begin, hook_output, prompt
 
-            sys.exit(hook_output(lambda: prompt(*parsed)))
+            run = begin("prompt", parsed[2], parsed[0])
+            sys.exit(hook_output(lambda: prompt(*parsed), run))
     if argv[:1] == ["recall"]:  # the main job: through a ready service without typer, else its own command
         from .quick import run
 

@@ -42,6 +42,7 @@ SEVERITY = {
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
     "obsidian_templates": "info",
     "exclude_hides_all": "error", "index": "error",
+    "hook_killed": "warning", "hook_error": "warning", "hook_never_ran": "warning",
 }  # fmt: skip
 SAMPLE = 10  # paths shown per drift kind
 MAX_SUGGEST = 5000  # broken link targets that get a closest-name suggestion (Suggester: bounded per target)
@@ -141,7 +142,15 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
         findings.append(Finding("watcher", None, f"pid {watcher['pid']} keeps the indexes but does not answer "
                                 "as this install's memory service", "another install's service, or one that hangs: "
                                 "`vaultmem service status` shows this one's"))  # fmt: skip
+    findings += hook_findings(vault.root)
     return Report(str(vault.root), len(records), findings, index, watcher, disk_use(vault))
+
+
+def hook_findings(root: Path) -> list[Finding]:
+    """Agents' hooks that were killed, failed, or never ran for this vault (``agents.hook_runs``)."""
+    from ..agents.hook_runs import findings
+
+    return [Finding(check, None, message, hint) for check, message, hint in findings(root)]
 
 
 # ---------------------------------------------------------------------- checks over the notes

@@ -15,8 +15,16 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..transcript import iter_lines, line_events, load_line
-from .history import NotATranscript, Transcript
+from ...core.private import strip_private
+from ..events import MAX_BYTES, MAX_EVENT_TEXT, Event, clip_output, iter_lines, load_line, tail
+
+TYPE_CHECKING = (
+    False  # the hooks read a live transcript with this module: history's dataclasses only when importing
+)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from .history import Transcript
 
 AGENT = "claude-code"
 LINE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation", "progress",
@@ -47,6 +55,8 @@ def session_files(root: Path) -> Iterator[Path]:
 
 def read_file(path: Path, main: bool = True) -> Transcript:
     """One transcript file, streamed; NotATranscript when no line has Claude Code's shape."""
+    from .history import NotATranscript, Transcript
+
     t = Transcript(AGENT, path.stem, str(path))
     for raw in iter_lines(path):
         t.lines += 1
@@ -105,7 +115,7 @@ def read_session(path: Path) -> Transcript:
     for f in subagent_files(path, t.id):
         try:
             sub = read_file(f, main=False)
-        except (NotATranscript, OSError):
+        except (OSError, ValueError):  # NotATranscript is a ValueError
             continue
         _fold(t, [e for e in sub.events if e.kind != "text"])  # its report is the parent's tool result
         t.lines, t.bad = t.lines + sub.lines, t.bad + sub.bad
@@ -131,3 +141,99 @@ def _subagent_label(path: Path) -> str:
         return name
     kind, desc = meta.get("agentType"), meta.get("description")
     return ": ".join(str(x)[:120] for x in (kind, desc) if isinstance(x, str) and x) or name
+
+
+# ---------------------------------------------------------------------- lines (the hooks and the importer)
+
+
+def read_tail(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
+    """The events of a live transcript's last ``max_bytes`` (the hooks)."""
+    return [e for raw in tail(path, max_bytes).splitlines() for e in _parse(raw)]
+
+
+REJECTED = "The user doesn't want to proceed with this tool use."
+
+FEEDBACK_RE = re.compile(r"the user said:\s*\n(?P<said>.+)", re.S)
+
+
+def _parse(raw: bytes) -> list[Event]:
+    """The events of one transcript line; [] for a line that is not a known JSON shape."""
+    obj = load_line(raw)
+    return list(line_events(obj)) if obj is not None else []
+
+
+def line_events(obj: dict[str, Any], main: bool = True) -> Iterator[Event]:
+    """The events of one parsed Claude Code line (``main``: the line is in a main session
+    file, where a sidechain user line is a subagent's prompt written by the model)."""
+    ts, cwd = obj.get("timestamp"), obj.get("cwd")
+    ts, cwd = (ts if isinstance(ts, str) else ""), (cwd if isinstance(cwd, str) else "")
+    for ev in _events_of(obj, main):
+        ev.ts, ev.cwd = ts, cwd
+        yield ev
+
+
+def _events_of(obj: dict[str, Any], main: bool) -> Iterator[Event]:
+    kind = obj.get("type")
+    if kind == "attachment":  # a message the user typed while the agent was busy
+        att = obj.get("attachment")
+        if isinstance(att, dict) and att.get("type") == "queued_command":
+            text = _result_text(att.get("prompt")).strip()
+            if text and not _is_wrapper(text):
+                yield Event("prompt", text[:MAX_EVENT_TEXT])
+        return
+    msg = obj.get("message")
+    if (
+        kind not in ("user", "assistant")
+        or not isinstance(msg, dict)
+        or obj.get("isMeta")
+        or obj.get("isCompactSummary")
+    ):
+        return
+    if kind == "user" and obj.get("isSidechain") and (main or obj.get("parentUuid") is None):
+        kind = "subagent-prompt"  # the parent model's words, not the user's
+    content = msg.get("content")
+    if isinstance(content, str):
+        blocks: list[Any] = [{"type": "text", "text": content}]
+    elif isinstance(content, list):
+        blocks = content
+    else:
+        return
+    for b in blocks:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text" and isinstance(b.get("text"), str):
+            text = strip_private(b["text"]).strip()
+            if kind == "user" and text and not _is_wrapper(text):
+                yield Event("prompt", text[:MAX_EVENT_TEXT])
+            elif kind == "assistant" and text:
+                yield Event("text", text[:MAX_EVENT_TEXT])
+        elif t == "tool_use" and kind == "assistant" and isinstance(b.get("name"), str):
+            inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+            yield Event("tool", tool=b["name"], input=inp, id=str(b.get("id") or ""))
+        elif t == "tool_result" and kind in ("user", "subagent-prompt"):
+            text = strip_private(_result_text(b.get("content")))
+            error = b.get("is_error") is True
+            yield Event("result", clip_output(text), id=str(b.get("tool_use_id") or ""), error=error)
+            said = FEEDBACK_RE.search(text) if error and text.startswith(REJECTED) else None
+            if said and said.group("said").strip():  # the user's correction of a rejected tool call
+                yield Event("prompt", said.group("said").strip()[:MAX_EVENT_TEXT], tool="feedback")
+
+
+def _is_wrapper(text: str) -> bool:
+    """Text Claude Code adds on the user's side (slash-command echoes, reminders, hook output)."""
+    return (
+        text.startswith("<")
+        and re.match(r"<[a-z][\w-]*>", text) is not None
+        or text.startswith("[Request interrupted")
+    )
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            c.get("text", "") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)
+        )
+    return ""

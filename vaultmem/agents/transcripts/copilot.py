@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..transcript import MAX_BYTES, Event, _tail
-from . import as_object, edit_event, memory_tool, objects, patch_events, shell_event, texts
+from ..events import MAX_BYTES, Event, tail
+from .common import as_object, edit_event, memory_tool, objects, patch_events, shell_event, texts
 
 EXIT_CODE = re.compile(r"exit code (-?\d+)>?\s*$", re.I)
 SHELLS = {"bash", "shell", "powershell", "zsh"}
@@ -33,7 +33,7 @@ EDITS = {
 
 def read_events_log(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
     """The events of a Copilot CLI ``events.jsonl``."""
-    return [e for obj in objects(_tail(path, max_bytes)) for e in line_events(obj)]
+    return [e for obj in objects(tail(path, max_bytes)) for e in line_events(obj)]
 
 
 def line_events(obj: dict[str, Any]) -> Iterator[Event]:

@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..transcript import MAX_BYTES, Event, _tail
-from . import edit_event, memory_tool, objects, patch_events, shell_event
+from ..events import MAX_BYTES, Event, tail
+from .common import edit_event, memory_tool, objects, patch_events, shell_event
 
 QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 EDITS = {"StrReplace": "Edit", "Edit": "Edit", "MultiEdit": "Edit", "Delete": "Edit", "Write": "Write"}
@@ -26,7 +26,7 @@ EDITS = {"StrReplace": "Edit", "Edit": "Edit", "MultiEdit": "Edit", "Delete": "E
 
 def read_transcript(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
     """The events of a Cursor agent transcript."""
-    return [e for obj in objects(_tail(path, max_bytes)) for e in line_events(obj)]
+    return [e for obj in objects(tail(path, max_bytes)) for e in line_events(obj)]
 
 
 def line_events(obj: dict[str, Any]) -> Iterator[Event]:

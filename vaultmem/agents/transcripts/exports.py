@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import BadInput
-from ..transcript import MAX_EVENT_TEXT, Event
+from ..events import MAX_EVENT_TEXT, Event
 from .history import NotATranscript, Transcript
 
 MAX_FILE = 1 << 30  # loaded whole without ijson: refuse beyond 1 GB

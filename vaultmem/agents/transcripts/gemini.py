@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..transcript import MAX_BYTES, Event, _tail, strip_hook_context
-from . import as_object, memory_tool, objects, texts
+from ..events import MAX_BYTES, Event, strip_hook_context, tail
+from .common import as_object, memory_tool, objects, texts
 
 SKIP_USER = ("/", "?", "<session_context>", "<hook_context>")  # Gemini's own isIgnoredUserContent
 EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)", re.M)
@@ -34,7 +34,7 @@ TOOLS = {"run_shell_command": ("Bash", "command"), "write_file": ("Write", "file
 def read_chat(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
     """The events of a Gemini CLI chat file (either format), records rewritten and rewound as the
     CLI does."""
-    data = _tail(path, max_bytes)
+    data = tail(path, max_bytes)
     return [e for record in records(data) for e in line_events(record)]
 
 

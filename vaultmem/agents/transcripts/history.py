@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..transcript import Event
+from ..events import Event
 
 
 class NotATranscript(ValueError):

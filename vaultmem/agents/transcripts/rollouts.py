@@ -1,5 +1,8 @@
-"""Codex CLI rollouts read whole for ``import --from codex`` (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``,
-``archived_sessions/``); the hooks read a live rollout's tail with ``codex.py``.
+"""Codex CLI rollouts (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``, ``archived_sessions/``):
+the one reader, read whole for ``import --from codex`` (``read_rollout``) and from a live
+rollout's last 32 MB for the hooks (``read_tail``, ``line_events``; the hooks pass
+``transcript_path``). Not a documented contract: read from Codex's protocol dumps and
+third-party parsers (docs/agents.md).
 
 Each line is ``{"timestamp", "type", "payload"}`` with ``type`` one of ``session_meta``,
 ``response_item``, ``event_msg``, ``turn_context``, ``compacted`` (newer builds add more: they
@@ -20,19 +23,25 @@ import json
 import os
 import re
 import shlex
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
-from ..transcript import MAX_EVENT_TEXT, Event, _clip_output, load_line, stream_lines
-from .history import NotATranscript, Transcript
+from ..events import MAX_BYTES, MAX_EVENT_TEXT, Event, clip_output, load_line, stream_lines, tail
+from .common import memory_tool, texts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from .history import Transcript
 
 AGENT = "codex"
 ENVELOPE = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 ITEM_TYPES = {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
               "custom_tool_call_output", "local_shell_call", "web_search_call"}  # fmt: skip
 BOILERPLATE = ("# AGENTS.md instructions for", "<user_instructions>", "<environment_context>", "<skill>",
-               "<codex_internal_context", "<permissions instructions>")  # fmt: skip
+               "<codex_internal_context", "<permissions instructions>", "<hook_prompt")  # fmt: skip
 REQUEST_MARK = "## My request for Codex:"
 PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 EXIT_RE = re.compile(r"^Exit code: (-?\d+)|Process exited with code (-?\d+)", re.M)
@@ -78,9 +87,35 @@ def _open(path: Path) -> Any:
     return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(f, closefd=True))
 
 
+def read_tail(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> list[Event]:
+    """The events of a live rollout's last ``max_bytes`` (the hooks), by ``read_rollout``'s rules."""
+    t, state = _sink(), _State()
+    for raw in tail(path, max_bytes).splitlines():
+        t.lines += 1
+        obj = load_line(raw)
+        if obj is not None:
+            _line(t, state, obj)
+    return state.finish()
+
+
+def line_events(obj: dict[str, Any]) -> list[Event]:
+    """The events of one rollout line on its own (the prompt hook parses only some lines)."""
+    t, state = _sink(), _State()
+    t.lines = 2  # not a file's first line
+    _line(t, state, obj)
+    return state.events + state.typed
+
+
+def _sink() -> Any:
+    """What ``_line`` records about the thread, when no ``Transcript`` is being built."""
+    return SimpleNamespace(id="", cwd="", parent="", lines=0, known=0, bad=0, skipped=Counter())
+
+
 def read_rollout(path: str | os.PathLike) -> Transcript:
     """One rollout as a ``Transcript`` (events in the shape of Claude Code's: prompts, assistant
     text, ``Bash``/``Edit`` tool calls and their results); NotATranscript when no line is a rollout's."""
+    from .history import NotATranscript, Transcript
+
     path = Path(path)
     t = Transcript(AGENT, path.name.split(".")[0], str(path))
     state = _State()
@@ -105,6 +140,9 @@ class _State:
         self.events: list[Event] = []
         self.typed: list[Event] = []  # event_msg.user_message / item_completed(UserMessage)
         self.results: dict[str, Event] = {}
+        self.shell: set[str] = (
+            set()
+        )  # calls that ran a command: their result counts only when it says how it ended
         self.meta_seen = False
 
     def finish(self) -> list[Event]:
@@ -180,7 +218,10 @@ def _item(t: Transcript, st: _State, item: dict[str, Any], ts: str) -> None:
         elif role == "assistant" and text.strip():
             st.events.append(Event("text", text.strip()[:MAX_EVENT_TEXT], ts=ts))
     elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
-        st.events.extend(_calls(item, ts))
+        for ev in _calls(item, ts):
+            if ev.tool == "Bash":
+                st.shell.add(ev.id)
+            st.events.append(ev)
     elif kind in ("function_call_output", "custom_tool_call_output"):
         _output(st, str(item.get("call_id") or ""), item.get("output"), ts)
 
@@ -213,7 +254,8 @@ def _calls(item: dict[str, Any], ts: str) -> Iterator[Event]:
     if command:
         yield Event("tool", tool="Bash", input={"command": command}, id=call, ts=ts)
     elif name:
-        yield Event("tool", tool=name[:100], input=args if isinstance(args, dict) else {}, id=call, ts=ts)
+        tool = memory_tool(name) or name[:100]  # vaultmem's own tools, as the summary counts them
+        yield Event("tool", tool=tool, input=args if isinstance(args, dict) else {}, id=call, ts=ts)
 
 
 def _command(args: dict[str, Any]) -> str:
@@ -243,6 +285,8 @@ def failed(output: Any) -> bool | None:
             return meta["exit_code"] != 0
         if isinstance(data.get("isError"), bool):
             return data["isError"]
+        if isinstance(data.get("success"), bool):
+            return not data["success"]
     m = EXIT_RE.search(text)
     if m:
         return int(m.group(1) or m.group(2)) != 0
@@ -257,6 +301,8 @@ def _output_text(output: Any) -> str:
             return output
         if isinstance(data, dict) and isinstance(data.get("output"), str):
             return data["output"]
+        if isinstance(data, dict):
+            return texts(data) or output  # an MCP result: the text of its content blocks
     return (
         output
         if isinstance(output, str)
@@ -268,11 +314,11 @@ def _output_text(output: Any) -> str:
 
 def _output(st: _State, call: str, output: Any, ts: str) -> None:
     error = failed(output)
-    if error is None or not call:
+    if not call or (error is None and call in st.shell):  # a command that does not say how it ended
         return
     text = _output_text(output)
-    text = _clip_output(text)
-    ev = Event("result", text, id=call, error=error, ts=ts)
+    text = clip_output(text)
+    ev = Event("result", text, id=call, error=bool(error), ts=ts)
     st.results[call] = ev
     st.events.append(ev)
 

@@ -1,0 +1,15 @@
+"""Claude Code (code.claude.com/docs/en/hooks): the baseline; every fact is ``Adapter``'s default."""
+
+from __future__ import annotations
+
+from .base import Adapter
+
+
+class Claude(Adapter):
+    """Claude Code: ``Adapter``'s defaults. Its payloads carry no other agent's marks, so
+    ``adapters.detect`` falls back to it."""
+
+    name, label, title, transcript = "claude", "claude-code", "Claude Code", "claude"
+    hooks_note = ("SessionStart prints the [MEMORY] block, UserPromptSubmit the few memories relevant to each prompt, "
+                  "Stop asks once to save what the session did, PreCompact checkpoints, SessionEnd writes a session "
+                  "summary from the transcript (`vaultmem hook ...`). --write merges them into the settings file.")  # fmt: skip
