@@ -1,0 +1,161 @@
+"""The answers of the fake model, one function per provider API shape.
+
+The rule is the same for every API: a request that offers a shell tool and whose conversation
+has no tool call yet gets one tool call (``ls``); every other request gets plain text."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+TEXT = "The webhook handler is idempotent on the Stripe event id. Done."
+SHELL_TOOLS = ("Bash", "run_shell_command", "shell", "exec_command", "local_shell", "bash", "powershell")
+Answer = tuple[int, str, Iterable[str]]
+
+
+def answer(method: str, path: str, body: Any) -> Answer:
+    """Route one request to its provider by path."""
+    route = path.split("?")[0]
+    if route.endswith("/messages/count_tokens"):
+        return _json({"input_tokens": 100})
+    if route.endswith("/messages"):
+        return anthropic(body or {})
+    if route.endswith("/responses"):
+        return openai_responses(body or {})
+    if route.endswith("/chat/completions"):
+        return openai_chat(body or {})
+    if ":countTokens" in route:
+        return _json({"totalTokens": 100})
+    if ":streamGenerateContent" in route or ":generateContent" in route:
+        return gemini(body or {}, stream=":stream" in route)
+    if route.endswith("/models"):
+        return _json({"object": "list", "data": [], "models": []})
+    return _json({})
+
+
+def _json(obj: Any, status: int = 200) -> Answer:
+    return status, "application/json", [json.dumps(obj)]
+
+
+def _sse(events: Iterable[tuple[str | None, Any]]) -> Answer:
+    chunks = []
+    for name, data in events:
+        head = f"event: {name}\n" if name else ""
+        chunks.append(f"{head}data: {json.dumps(data)}\n\n")
+    return 200, "text/event-stream", chunks
+
+
+def _pick_tool(names: list[str]) -> str | None:
+    for wanted in SHELL_TOOLS:
+        if wanted in names:
+            return wanted
+    return None
+
+
+# --- Anthropic Messages (Claude Code) ---------------------------------------------------------
+
+
+def anthropic(body: dict) -> Answer:
+    tools = [t.get("name", "") for t in body.get("tools") or []]
+    used = any(
+        isinstance(c, dict) and c.get("type") == "tool_use"
+        for m in body.get("messages") or []
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        for c in m["content"]
+    )
+    tool = None if used else _pick_tool(tools)
+    if tool:
+        block = {"type": "tool_use", "id": "toolu_e2e_1", "name": tool, "input": {}}
+        args = {"command": "ls", "description": "List the project files"}
+        stop = "tool_use"
+    else:
+        block, args, stop = {"type": "text", "text": ""}, None, "end_turn"
+    message = {
+        "id": "msg_e2e",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "claude"),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 100, "output_tokens": 1},
+    }
+    if not body.get("stream"):
+        done = (
+            {"type": "tool_use", "id": "toolu_e2e_1", "name": tool, "input": args}
+            if tool
+            else {"type": "text", "text": TEXT}
+        )
+        return _json({**message, "content": [done], "stop_reason": stop})
+    delta = (
+        {"type": "input_json_delta", "partial_json": json.dumps(args)}
+        if tool
+        else {"type": "text_delta", "text": TEXT}
+    )
+    return _sse(
+        [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 10},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+    )
+
+
+def openai_responses(body: dict) -> Answer:
+    raise NotImplementedError
+
+
+def openai_chat(body: dict) -> Answer:
+    raise NotImplementedError
+
+
+# --- Gemini generateContent / streamGenerateContent (Gemini CLI) ---------------------------------
+
+
+def gemini(body: dict, stream: bool) -> Answer:
+    config = body.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    names = [f.get("name", "") for t in body.get("tools") or [] for f in t.get("functionDeclarations") or []]
+    used = any("functionCall" in p for c in body.get("contents") or [] for p in c.get("parts") or [])
+    tool = None if used or schema else _pick_tool(names)
+    if tool:
+        part: dict = {
+            "functionCall": {"name": tool, "args": {"command": "ls", "description": "List the project files"}}
+        }
+    elif schema:
+        part = {"text": json.dumps(_fill(schema))}
+    else:
+        part = {"text": TEXT}
+    reply = {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+        "modelVersion": "gemini-fake",
+    }
+    return _sse([(None, reply)]) if stream else _json(reply)
+
+
+def _fill(schema: dict) -> Any:
+    """A value of a JSON schema's shape (the CLI's side calls: routing, next speaker)."""
+    kind = str(schema.get("type", "object")).lower()
+    if schema.get("enum"):
+        return "user" if "user" in schema["enum"] else schema["enum"][0]
+    if kind == "object":
+        return {k: _fill(v) for k, v in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 10
+    if kind == "boolean":
+        return False
+    return "fake"

@@ -1,0 +1,52 @@
+"""Save a session's real hook payloads (and the agent's session log) as fast-lane fixtures.
+
+``tests/fixtures/agents/real/<agent>/<Event>.json`` is the JSON the agent piped into that hook
+(``<Event>-2.json`` for the second call, ...); ``transcript.<ext>`` is the session log the
+payload names. The session's temp folder becomes ``/tmp/e2e`` and nothing else personal is in
+them (the fake key, the planted notes and a generated session id)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.agents_e2e.harness import Session
+
+SCRUB_ROOT = "/tmp/e2e"
+MAX_LOG = 512 * 1024
+
+
+def scrub(text: str, root: Path) -> str:
+    return text.replace(str(root.resolve()), SCRUB_ROOT).replace(str(root), SCRUB_ROOT)
+
+
+def save(session: Session, dest: Path) -> list[Path]:
+    """Write the fixtures of ``session`` under ``dest`` (emptied first); returns the files."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.iterdir():
+        old.unlink()
+    written, seen = [], {}
+    for hook in session.hooks:
+        if hook.get("payload") is None:
+            continue
+        event = hook["event"]
+        seen[event] = seen.get(event, 0) + 1
+        name = f"{event}.json" if seen[event] == 1 else f"{event}-{seen[event]}.json"
+        path = dest / name
+        path.write_text(scrub(json.dumps(hook["payload"], indent=2), session.root) + "\n")
+        written.append(path)
+    log = _session_log(session)
+    if log and log.is_file() and log.stat().st_size <= MAX_LOG:
+        path = dest / f"transcript{''.join(log.suffixes[-1:]) or '.log'}"
+        path.write_text(scrub(log.read_text(errors="replace"), session.root))
+        written.append(path)
+    return written
+
+
+def _session_log(session: Session) -> Path | None:
+    for hook in reversed(session.hooks):
+        payload = hook.get("payload") or {}
+        for key in ("transcript_path", "transcriptPath"):
+            if payload.get(key):
+                return Path(payload[key])
+    return None
