@@ -32,7 +32,7 @@ def hooks_fired(s: Session) -> Result:
 
 def hooks_completed(s: Session) -> Result:
     bad = [
-        f"{h['event']} ({'killed: no end' if h.get('seconds') is None else 'exit %s' % h.get('rc')})"
+        f"{h['event']} (killed: no end)" if h.get("seconds") is None else f"{h['event']} (exit {h.get('rc')})"
         for h in s.hooks
         if h.get("seconds") is None or h.get("rc") != 0
     ]
