@@ -36,6 +36,10 @@ class Claude:
         argv = [str(bindir / "claude"), "-p", prompt, "--allowedTools", "Bash", "--output-format", "json"]
         return argv, env
 
+    def fork(self, ws: Workspace, bindir: Path, url: str, prompt: str, session_id: str) -> list[str]:
+        argv, _ = self.command(ws, bindir, url, prompt)
+        return [*argv, "--resume", session_id, "--fork-session"]
+
 
 @dataclass
 class Gemini:
@@ -44,6 +48,7 @@ class Gemini:
 
     name: str = "gemini"
     version: str = PINS["gemini"][1]
+    trust_folder: bool = True
 
     def configs(self, ws: Workspace) -> list[Path]:
         return [ws.proj / ".gemini" / "settings.json"]
@@ -58,9 +63,46 @@ class Gemini:
             "general": {"disableAutoUpdate": True},
         }
         (gem / "settings.json").write_text(json.dumps(user))
+        if not self.trust_folder:
+            (gem / "trustedFolders.json").write_text(json.dumps({str(ws.proj): "DO_NOT_TRUST"}))
         env = {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": FAKE_KEY}
         argv = [str(bindir / "gemini"), "-p", prompt, "--yolo", "--output-format", "json"]
         return argv, env
 
 
-SPECS = {"claude": Claude(), "gemini": Gemini()}
+@dataclass
+class Codex:
+    """Codex CLI: a ``[model_providers]`` entry (Responses API) in ``$CODEX_HOME/config.toml``,
+    the project trusted there, ``codex exec``. ``trust_hooks``: pass
+    ``--dangerously-bypass-hook-trust`` (hooks are otherwise skipped until trusted in ``/hooks``)."""
+
+    name: str = "codex"
+    version: str = PINS["codex"][1]
+    trust_hooks: bool = True
+
+    def configs(self, ws: Workspace) -> list[Path]:
+        return [ws.proj / ".codex" / "hooks.json"]
+
+    def command(self, ws: Workspace, bindir: Path, url: str, prompt: str) -> tuple[list[str], dict[str, str]]:
+        home = ws.home / ".codex"
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text(
+            'model = "gpt-fake"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n\n'
+            f'[model_providers.fake]\nname = "fake"\nbase_url = "{url}/v1"\nenv_key = "FAKE_OPENAI_KEY"\n'
+            'wire_api = "responses"\n\n'
+            f'[projects."{ws.proj}"]\ntrust_level = "trusted"\n'
+        )
+        env = {"CODEX_HOME": str(home), "FAKE_OPENAI_KEY": FAKE_KEY}
+        argv = [str(bindir / "codex"), "exec", "--json", "--dangerously-bypass-approvals-and-sandbox"]
+        if self.trust_hooks:
+            argv.append("--dangerously-bypass-hook-trust")
+        return [*argv, prompt], env
+
+
+SPECS = {
+    "claude": Claude(),
+    "gemini": Gemini(),
+    "codex": Codex(),
+    "codex-untrusted": Codex(trust_hooks=False),
+    "gemini-untrusted": Gemini(trust_folder=False),
+}

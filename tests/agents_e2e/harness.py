@@ -303,6 +303,30 @@ def wait_for(check: Callable[[], bool], seconds: float) -> bool:
     return check()
 
 
+PROMPT2 = "Which table records the Stripe events we already processed?"
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    try:
+        done = subprocess.run(
+            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL
+        )
+        return done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as e:
+        return -9, str(e.stdout or ""), str(e.stderr or "")
+
+
+def _settled(ws: Workspace, summaries: int) -> Callable[[], bool]:
+    def check() -> bool:  # every hook ended (or was killed) and each ended end hook wrote its summary
+        hooks = read_hooks(ws.hooklog)
+        ended = all("end" in h or not _alive(h["pid"]) for h in hooks)
+        ends = [h for h in hooks if h["vaultmem"] == "end" and h.get("rc") == 0]
+        written = sum(n.get("type") == "session_summary" for n in read_notes(ws.vault))
+        return ended and written >= min(len(ends), summaries)
+
+    return check
+
+
 def run_session(
     agent: str,
     spec: Any,
@@ -310,8 +334,12 @@ def run_session(
     root: Path,
     extra_env: dict[str, str] | None = None,
     settle: float = 30.0,
+    then: str | None = None,
 ) -> Session:
-    """Lay out, run the agent once headless, wait for the detached summary, stop the service."""
+    """Lay out, run the agent once headless, wait for the detached summary, stop the service.
+
+    ``then="again"``: a second session 5 s later (``PROMPT2``) in the same project;
+    ``then="fork"``: a fork of the first session (``spec.fork``)."""
     ws = Workspace(root)
     env = ws.env(extra_env)
     ws.lay_out(agent, env)
@@ -321,34 +349,28 @@ def run_session(
         argv, agent_env = spec.command(ws, bindir, fm.url, PROMPT)
         run_env = {**env, **agent_env}
         started = time.monotonic()
-        try:
-            done = subprocess.run(
-                argv,
-                cwd=ws.proj,
-                env=run_env,
-                capture_output=True,
-                text=True,
-                timeout=240,
-                stdin=subprocess.DEVNULL,
-            )
-            rc, out, err = done.returncode, done.stdout, done.stderr
-        except subprocess.TimeoutExpired as e:
-            rc, out, err = -9, str(e.stdout or ""), str(e.stderr or "")
+        rc, out, err = _run(argv, ws.proj, run_env)
         seconds = time.monotonic() - started
-
-        def settled() -> bool:  # every hook ended and, once the end hook ran, its summary is written
-            hooks = read_hooks(ws.hooklog)
-            ended = all("end" in h or not _alive(h["pid"]) for h in hooks)
-            ends = [h for h in hooks if h["vaultmem"] == "end" and h.get("rc") == 0]
-            summary = any(n.get("type") == "session_summary" for n in read_notes(ws.vault))
-            return ended and (not ends or summary)
-
-        wait_for(settled, settle)
+        wait_for(_settled(ws, 1), settle)
+        extra: dict = {}
+        if then:
+            first = (
+                next((h["payload"] for h in read_hooks(ws.hooklog) if h["vaultmem"] == "start"), None) or {}
+            )
+            sid = first.get("session_id") or first.get("sessionId") or ""
+            if then == "again":
+                time.sleep(5)
+                argv2, _ = spec.command(ws, bindir, fm.url, PROMPT2)
+            else:
+                argv2 = spec.fork(ws, bindir, fm.url, PROMPT2, sid)
+            extra["second"] = _run(argv2, ws.proj, run_env)
+            extra["first_session_id"] = sid
+            wait_for(_settled(ws, 2), settle)
         requests = list(fm.requests)
     hooks = read_hooks(ws.hooklog)
     notes = read_notes(ws.vault)
     subprocess.run([str(VAULTMEM), "service", "stop"], env=env, capture_output=True, timeout=60)
-    return Session(agent, spec.version, rc, out, err, seconds, requests, hooks, notes, root)
+    return Session(agent, spec.version, rc, out, err, seconds, requests, hooks, notes, root, extra)
 
 
 def clean(root: Path) -> None:

@@ -112,8 +112,59 @@ def anthropic(body: dict) -> Answer:
     )
 
 
+# --- OpenAI Responses (Codex CLI) ---------------------------------------------------------------
+
+
 def openai_responses(body: dict) -> Answer:
-    raise NotImplementedError
+    names = [t.get("name", "") for t in body.get("tools") or [] if t.get("type") == "function"]
+    used = any(i.get("type") == "function_call" for i in body.get("input") or [] if isinstance(i, dict))
+    tool = None if used else _pick_tool(names)
+    if tool:
+        args = {"cmd": "ls"} if tool == "exec_command" else {"command": ["ls"]}
+        item = {
+            "type": "function_call",
+            "id": "fc_e2e_1",
+            "call_id": "call_e2e_1",
+            "name": tool,
+            "arguments": json.dumps(args),
+        }
+    else:
+        item = {
+            "type": "message",
+            "id": "msg_e2e",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": TEXT, "annotations": []}],
+        }
+    usage = {
+        "input_tokens": 100,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 10,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 110,
+    }
+    response = {
+        "id": "resp_e2e",
+        "object": "response",
+        "status": "in_progress",
+        "model": body.get("model"),
+        "output": [],
+    }
+    done = {**response, "status": "completed", "output": [item], "usage": usage}
+    return _sse(
+        [
+            ("response.created", {"type": "response.created", "sequence_number": 0, "response": response}),
+            (
+                "response.output_item.added",
+                {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": item},
+            ),
+            (
+                "response.output_item.done",
+                {"type": "response.output_item.done", "sequence_number": 2, "output_index": 0, "item": item},
+            ),
+            ("response.completed", {"type": "response.completed", "sequence_number": 3, "response": done}),
+        ]
+    )
 
 
 def openai_chat(body: dict) -> Answer:
