@@ -99,7 +99,41 @@ class Codex:
         return [*argv, prompt], env
 
 
+@dataclass
+class Copilot:
+    """Copilot CLI: its BYOK provider (``COPILOT_PROVIDER_BASE_URL``, OpenAI Chat Completions)
+    with ``COPILOT_OFFLINE=true`` (no GitHub login, no telemetry), ``copilot -p`` with
+    ``--trust-folder`` (the project's hooks load only in a trusted folder)."""
+
+    name: str = "copilot"
+    version: str = PINS["copilot"][1]
+
+    def configs(self, ws: Workspace) -> list[Path]:
+        return [ws.proj / ".github" / "hooks" / "vaultmem.json"]
+
+    def command(self, ws: Workspace, bindir: Path, url: str, prompt: str) -> tuple[list[str], dict[str, str]]:
+        env = {
+            "COPILOT_HOME": str(ws.home / ".copilot"),
+            "COPILOT_PROVIDER_BASE_URL": f"{url}/v1",
+            "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_API_KEY": FAKE_KEY,
+            "COPILOT_MODEL": "gpt-4.1",
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_AUTO_UPDATE": "false",
+        }
+        argv = [
+            str(bindir / "copilot"),
+            "-p",
+            prompt,
+            "--allow-all-tools",
+            "--trust-folder",
+            "--disable-client-telemetry",
+        ]
+        return argv, env
+
+
 SPECS = {
+    "copilot": Copilot(),
     "claude": Claude(),
     "gemini": Gemini(),
     "codex": Codex(),

@@ -38,11 +38,13 @@ def _json(obj: Any, status: int = 200) -> Answer:
     return status, "application/json", [json.dumps(obj)]
 
 
-def _sse(events: Iterable[tuple[str | None, Any]]) -> Answer:
+def _sse(events: Iterable[tuple[str | None, Any]], done: bool = False) -> Answer:
     chunks = []
     for name, data in events:
         head = f"event: {name}\n" if name else ""
         chunks.append(f"{head}data: {json.dumps(data)}\n\n")
+    if done:
+        chunks.append("data: [DONE]\n\n")
     return 200, "text/event-stream", chunks
 
 
@@ -167,8 +169,63 @@ def openai_responses(body: dict) -> Answer:
     )
 
 
+# --- OpenAI Chat Completions (Copilot CLI's BYOK provider) --------------------------------------
+
+
 def openai_chat(body: dict) -> Answer:
-    raise NotImplementedError
+    names = [(t.get("function") or {}).get("name", "") for t in body.get("tools") or []]
+    used = any(m.get("tool_calls") for m in body.get("messages") or [] if m.get("role") == "assistant")
+    tool = None if used else _pick_tool(names)
+    if tool:
+        call = {
+            "index": 0,
+            "id": "call_e2e_1",
+            "type": "function",
+            "function": {"name": tool, "arguments": json.dumps(_shell_args(body, tool))},
+        }
+        delta: dict = {"role": "assistant", "content": None, "tool_calls": [call]}
+        finish = "tool_calls"
+    else:
+        delta, finish = {"role": "assistant", "content": TEXT}, "stop"
+    usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    head = {
+        "id": "chatcmpl-e2e",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": body.get("model", "fake"),
+    }
+    if not body.get("stream"):
+        message = {k: v for k, v in delta.items()}
+        if tool:
+            message["tool_calls"] = [{k: v for k, v in call.items() if k != "index"}]
+        return _json(
+            {
+                **head,
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
+            }
+        )
+    return _sse(
+        [
+            (None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}),
+            (None, {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage}),
+        ],
+        done=True,
+    )
+
+
+def _shell_args(body: dict, tool: str) -> dict:
+    """``ls`` in the argument names the tool's schema asks for."""
+    for t in body.get("tools") or []:
+        fn = t.get("function") or {}
+        if fn.get("name") == tool:
+            props = (fn.get("parameters") or {}).get("properties") or {}
+            args: dict = {"command": "ls"}
+            if "description" in props:
+                args["description"] = "List the project files"
+            return args
+    return {"command": "ls"}
 
 
 # --- Gemini generateContent / streamGenerateContent (Gemini CLI) ---------------------------------

@@ -44,6 +44,7 @@ VARIANTS = {
     "claude-noservice": ("claude", {"VAULTMEM_NO_SERVICE": "1"}, None),
     "gemini": ("gemini", {}, None),
     "codex": ("codex", {}, None),
+    "copilot": ("copilot", {}, None),
 }
 MORE = {  # sessions for the single tests below
     "codex-twice": ("codex", {}, "again"),
