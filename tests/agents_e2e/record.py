@@ -16,8 +16,22 @@ SCRUB_ROOT = "/tmp/e2e"
 MAX_LOG = 512 * 1024
 
 
+REPO = Path(__file__).resolve().parents[2]
+# each agent's hook event -> the vaultmem hook setup --write runs for it
+EVENTS = {
+    "SessionStart": "start", "sessionStart": "start",
+    "UserPromptSubmit": "prompt", "BeforeAgent": "prompt", "userPromptSubmitted": "prompt",
+    "Stop": "stop", "AfterAgent": "stop", "agentStop": "stop",
+    "PreCompact": "pre-compact", "PreCompress": "pre-compact", "preCompact": "pre-compact",
+    "SessionEnd": "end", "sessionEnd": "end",
+}  # fmt: skip
+
+
 def scrub(text: str, root: Path) -> str:
-    return text.replace(str(root.resolve()), SCRUB_ROOT).replace(str(root), SCRUB_ROOT)
+    """The session's temp folder -> /tmp/e2e, this checkout -> /repo."""
+    for real, fake in ((root.resolve(), SCRUB_ROOT), (root, SCRUB_ROOT), (REPO, "/repo")):
+        text = text.replace(str(real), fake)
+    return text
 
 
 def save(session: Session, dest: Path) -> list[Path]:
