@@ -75,14 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="sessions per agent (default 3)")
     ap.add_argument("--record", action="store_true", help="write the first run's payloads as fixtures")
     args = ap.parse_args(argv)
-    bindir, error = install.ensure()
+    variants = [v.strip() for v in args.agents.split(",") if v.strip()]
+    bindir, error = install.ensure(sorted({SPECS[VARIANTS[v][0]].name for v in variants}))
     if error:
         print(f"cannot install the agent CLIs: {error}", file=sys.stderr)
         return 2
     work = WORK / "agents-e2e"
     shutil.rmtree(work, ignore_errors=True)
     results = {}
-    for variant in [v.strip() for v in args.agents.split(",") if v.strip()]:
+    for variant in variants:
         spec_name, extra = VARIANTS[variant]
         spec = SPECS[spec_name]
         sessions = []

@@ -40,7 +40,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "supersede_v2": (["--limit", "6"], True, False),
     "secrets_bench": (["--scifact", "50", "--repeats", "1"], False, True),
     "warmup_answer": (["--convs", "0", "--turns", "40"], False, True),
-    "agents_e2e": (["--agents", "codex", "--runs", "1"], True, False),  # installs the pinned CLIs (npm)
+    "agents_e2e": (["--agents", "copilot", "--runs", "1"], True, False),  # installs that CLI (npm, ~190 MB)
 }
 
 

@@ -36,16 +36,20 @@ def installed(prefix: Path) -> dict[str, str]:
     return out
 
 
-def ensure(prefix: Path | None = None, timeout: float = 900) -> tuple[Path, str | None]:
-    """Install the pins into ``prefix`` unless there already; returns (bin folder, error or None)."""
+def ensure(
+    agents: list[str] | None = None, prefix: Path | None = None, timeout: float = 900
+) -> tuple[Path, str | None]:
+    """Install the pins of ``agents`` (default all) into ``prefix`` unless there already;
+    returns (bin folder, error or None)."""
     prefix = prefix or cache_dir()
+    wanted = {a: PINS[a] for a in agents or PINS}
     have = installed(prefix)
-    if all(have.get(a) == v for a, (_, v) in PINS.items()):
+    if all(have.get(a) == v for a, (_, v) in wanted.items()):
         return prefix / "node_modules" / ".bin", None
     if not shutil.which("npm"):
         return prefix, "npm is not installed"
     prefix.mkdir(parents=True, exist_ok=True)
-    specs = [f"{pkg}@{ver}" for pkg, ver in PINS.values()]
+    specs = [f"{pkg}@{ver}" for pkg, ver in wanted.values()]
     try:
         done = subprocess.run(
             ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *specs],

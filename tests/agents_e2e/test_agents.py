@@ -7,43 +7,47 @@ fix flips it to a failure to clear here."""
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from tests.agents_e2e.agents import SPECS
 from tests.agents_e2e.checks import CHECKS
-from tests.agents_e2e.harness import Session, run_session
+from tests.agents_e2e.harness import Session, Workspace, read_notes, run_session
 
 pytestmark = [pytest.mark.agents_e2e, pytest.mark.model, pytest.mark.timeout(600)]
 
 END_KILLED = (
     "Claude Code kills a SessionEnd hook after 1.5 s: setup writes no timeout and hook end is not detached"
 )
-# with the service warm, hook end takes 0.8-1.6 s here: killed in about one run of three
 COPILOT_LOG = (
-    "Copilot fires agentStop before its events.jsonl holds the turn's tool calls: hook stop may see no work"
+    "Copilot fires agentStop before events.jsonl holds the turn's tool calls: hook stop may see no work"
 )
+REMINDER_AS_REQUEST = (
+    "the agent sends the Stop reminder back as a user prompt: the summary lists it as a request"
+)
+GEMINI_PROMPT = (
+    "Gemini prepends the start <hook_context> block to the prompt: recall searches the memory block"
+)
+GEMINI_RECORD = "Gemini: the user record starting with <hook_context> is dropped; " + REMINDER_AS_REQUEST
+GEMINI_COMPRESS = "Gemini fires PreCompress before every model call: pre-compact writes a bogus checkpoint"
+# (agent variant, check) -> a known mismatch that fails in some runs only (xfail, not strict)
 RACY = {
+    # with the service warm, hook end takes 0.8-1.9 s here: killed in one run of three to two of three
     ("claude", "hooks_completed"): END_KILLED,
     ("claude", "summary_written"): END_KILLED,
-    # without a reminder (a stop hook that read the log too early) the summary is clean: both vary by run
+    # a stop hook that read the log too early gives no reminder, and then the summary is clean
     ("copilot", "stop_once"): COPILOT_LOG,
+    ("copilot", "summary_written"): REMINDER_AS_REQUEST,
 }
-# (agent variant, check) -> the known mismatch that makes it fail today
+# (agent variant, check) -> the known mismatch that makes it fail today (xfail, strict)
 KNOWN = {
     ("claude-noservice", "hooks_completed"): END_KILLED,
     ("claude-noservice", "summary_written"): END_KILLED + ": no summary",
-    (
-        "gemini",
-        "prompt_recall",
-    ): "Gemini prepends the start <hook_context> block to the prompt: recall searches the memory block",
-    (
-        "gemini",
-        "summary_written",
-    ): "Gemini: the user record starting with <hook_context> is dropped and the Stop reminder is taken as the request",
-    (
-        "gemini",
-        "no_bogus_checkpoint",
-    ): "Gemini fires PreCompress before every model call: pre-compact writes a bogus checkpoint",
+    ("gemini", "prompt_recall"): GEMINI_PROMPT,
+    ("gemini", "summary_written"): GEMINI_RECORD,
+    ("gemini", "no_bogus_checkpoint"): GEMINI_COMPRESS,
 }
 # agent variant -> (spec of agents.SPECS, extra environment, second step of run_session)
 VARIANTS = {
@@ -82,11 +86,7 @@ def _cases():
             reason = KNOWN.get((variant, check))
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             if (variant, check) in RACY:
-                marks = [
-                    pytest.mark.xfail(
-                        strict=False, reason=RACY[variant, check] + " (racy with the service up)"
-                    )
-                ]
+                marks = [pytest.mark.xfail(strict=False, reason=RACY[variant, check] + " (varies by run)")]
             yield pytest.param(variant, check, id=f"{variant}-{check}", marks=marks)
 
 
@@ -102,9 +102,26 @@ def test_agent_session(session: Session, check: str) -> None:
 )
 def test_codex_sessions_started_seconds_apart_get_their_own_source(agent_bin, tmp_path_factory) -> None:
     s = _session("codex-twice", agent_bin, tmp_path_factory)
+    ids = {(h.get("payload") or {}).get("session_id", "") for h in s.hook("start")}
+    if len({i[:8] for i in ids}) != 1:
+        pytest.skip(f"the two session ids {sorted(ids)} straddle a 65 s boundary: no collision to test")
     sources = [n.get("source") for n in s.notes_of("session_summary")]
     assert len(sources) == 2, f"{len(sources)} summaries for two sessions: {sources}"
     assert len(set(sources)) == 2, f"two sessions share one source: {sources}"
+
+
+@pytest.mark.xfail(
+    strict=True, reason="import --from codex names a session by its full id, hook end by 8 characters"
+)
+def test_codex_import_after_hook_capture_adds_no_duplicate(agent_bin, tmp_path_factory) -> None:
+    s = _session("codex", agent_bin, tmp_path_factory)
+    ws = Workspace(s.root)
+    env = ws.env({"CODEX_HOME": str(ws.home / ".codex")})
+    for rollout in (ws.home / ".codex" / "sessions").rglob("*.jsonl"):  # an import a day later: not
+        os.utime(rollout, (time.time() - 86400, time.time() - 86400))  # "still being written"
+    out = ws.vaultmem("import", "--from", "codex", "--vault", str(ws.vault), "--json", env=env)
+    after = [n for n in read_notes(ws.vault) if n.get("type") == "session_summary"]
+    assert len(after) == len(s.notes_of("session_summary")), out
 
 
 @pytest.mark.xfail(

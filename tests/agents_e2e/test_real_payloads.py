@@ -24,8 +24,16 @@ def _hook(path: Path) -> str:
     return EVENTS[path.stem.split("-")[0]]
 
 
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory) -> Path:
+    """One vault for every payload (each session has its own state in it)."""
+    path = tmp_path_factory.mktemp("real-payloads") / "vault"
+    subprocess.run([sys.executable, CLI, "init", str(path)], check=True, capture_output=True)
+    return path
+
+
 @pytest.mark.parametrize("payload", CASES, ids=[f"{p.parent.name}-{p.stem}" for p in CASES])
-def test_real_payload_is_accepted(payload: Path, tmp_path: Path) -> None:
+def test_real_payload_is_accepted(payload: Path, vault: Path, tmp_path: Path) -> None:
     agent, hook = payload.parent.name, _hook(payload)
     root = tmp_path / "e2e"
     text = payload.read_text().replace(SCRUB_ROOT, str(root))
@@ -35,8 +43,6 @@ def test_real_payload_is_accepted(payload: Path, tmp_path: Path) -> None:
     if log and recorded:  # the session log where the payload says it is
         Path(log).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(recorded, log)
-    vault = tmp_path / "vault"
-    subprocess.run([sys.executable, CLI, "init", str(vault)], check=True, capture_output=True)
     extra = ["--wait"] if hook == "end" else []
     done = subprocess.run(
         [sys.executable, CLI, "hook", hook, "--agent", agent, "--vault", str(vault), *extra],
