@@ -181,6 +181,7 @@ class Workspace:
         for kind, title, body in NOTES:
             self.vaultmem("remember", kind, title, body, "--vault", str(self.vault), env=env)
         self.vaultmem("setup", agent, "--vault", str(self.vault), "--write", env=env)
+        self.vaultmem("service", "stop", env=env)  # each session starts cold: its start hook starts it
 
     def wrap_hooks(self, config: Path) -> int:
         """Put the recorder in front of every vaultmem hook command of ``config``; returns how many."""
@@ -341,8 +342,8 @@ def run_session(
     ``then="again"``: a second session 5 s later (``PROMPT2``) in the same project;
     ``then="fork"``: a fork of the first session (``spec.fork``)."""
     ws = Workspace(root)
+    ws.lay_out(agent, ws.env())  # with the service (remember is quick), stopped at the end
     env = ws.env(extra_env)
-    ws.lay_out(agent, env)
     with FakeModel() as fm:
         for config in spec.configs(ws):
             ws.wrap_hooks(config)

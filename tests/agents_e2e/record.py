@@ -8,6 +8,7 @@ them (the fake key, the planted notes and a generated session id)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.agents_e2e.harness import Session
@@ -29,8 +30,10 @@ EVENTS = {
 
 def scrub(text: str, root: Path) -> str:
     """The session's temp folder -> /tmp/e2e, this checkout -> /repo."""
-    for real, fake in ((root.resolve(), SCRUB_ROOT), (root, SCRUB_ROOT), (REPO, "/repo")):
-        text = text.replace(str(real), fake)
+    pairs = [(str(root.resolve()), SCRUB_ROOT), (str(root), SCRUB_ROOT), (str(REPO), "/repo")]
+    pairs += [(re.sub(r"[^A-Za-z0-9]", "-", a), re.sub(r"[^A-Za-z0-9]", "-", b)) for a, b in pairs[:2]]
+    for real, fake in pairs:  # and Claude's project folder name (the path, dashed)
+        text = text.replace(real, fake)
     return text
 
 

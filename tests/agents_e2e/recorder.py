@@ -7,8 +7,10 @@ leaves a record without an end."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -27,17 +29,28 @@ def main(argv: list[str]) -> int:
         k: v for k, v in os.environ.items() if k.startswith(("CLAUDE", "GEMINI", "CODEX", "COPILOT"))
     }
     _write(path, record)
-    done = subprocess.run(command, shell=True, input=raw, capture_output=True)
+    # the hook dies with the recorder, as it would have died in its place: a SIGTERM is passed on,
+    # and the kernel kills it when the recorder is killed outright (PR_SET_PDEATHSIG)
+    child = subprocess.Popen(
+        command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=_die_with_parent, start_new_session=False,
+    )  # fmt: skip
+    signal.signal(signal.SIGTERM, lambda *_: (child.send_signal(signal.SIGTERM), sys.exit(143)))
+    out, err = child.communicate(raw)
     record.update(
         end=time.time(),
-        rc=done.returncode,
-        stdout=done.stdout.decode("utf-8", "replace"),
-        stderr=done.stderr.decode("utf-8", "replace"),
+        rc=child.returncode,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
     )
     _write(path, record)
-    sys.stdout.buffer.write(done.stdout)
-    sys.stderr.buffer.write(done.stderr)
-    return done.returncode
+    sys.stdout.buffer.write(out)
+    sys.stderr.buffer.write(err)
+    return child.returncode
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _write(path: Path, record: dict) -> None:

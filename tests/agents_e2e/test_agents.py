@@ -132,7 +132,11 @@ def test_claude_forked_session_gets_the_memory_block(agent_bin, tmp_path_factory
     assert s.extra["second"][0] == 0, s.extra["second"][2][-500:]
     sid = s.extra["first_session_id"]
     later = [h for h in s.hook("start") if (h.get("payload") or {}).get("session_id") != sid]
-    assert later, "no SessionStart hook ran for the fork"
+    seen = [
+        (h["event"], (h.get("payload") or {}).get("session_id"), (h.get("payload") or {}).get("source"))
+        for h in s.hooks
+    ]
+    assert later, f"no SessionStart hook ran for the fork; hooks: {seen}"
     assert "[MEMORY" in later[0].get("stdout", ""), later[0]
 
 
