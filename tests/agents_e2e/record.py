@@ -3,7 +3,9 @@
 ``tests/fixtures/agents/real/<agent>/<Event>.json`` is the JSON the agent piped into that hook
 (``<Event>-2.json`` for the second call, ...); ``transcript.<ext>`` is the session log the
 payload names. The session's temp folder becomes ``/tmp/e2e`` and nothing else personal is in
-them (the fake key, the planted notes and a generated session id)."""
+them (the fake key, the planted notes and a generated session id). ``claude/SessionStart-fork.json``
+was recorded by hand: a ``claude -p --resume ID --fork-session`` with ``|fork`` added to the
+SessionStart matcher (without it Claude Code runs no start hook for a fork)."""
 
 from __future__ import annotations
 
@@ -40,8 +42,9 @@ def scrub(text: str, root: Path) -> str:
 def save(session: Session, dest: Path) -> list[Path]:
     """Write the fixtures of ``session`` under ``dest`` (emptied first); returns the files."""
     dest.mkdir(parents=True, exist_ok=True)
-    for old in dest.iterdir():
-        old.unlink()
+    for old in dest.iterdir():  # a named extra (SessionStart-fork.json, recorded by hand) stays
+        if re.fullmatch(r"[A-Za-z]+(-\d+)?\.json|transcript\..*", old.name):
+            old.unlink()
     written, seen = [], {}
     for hook in session.hooks:
         if hook.get("payload") is None:
