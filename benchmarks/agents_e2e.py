@@ -19,12 +19,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(
+    0, str(REPO / "tests")
+)  # the lane's package, as pytest imports it (before this script's name)
+
+from agents_e2e import install, record  # noqa: E402
+from agents_e2e.agents import SPECS  # noqa: E402
+from agents_e2e.checks import CHECKS, percentile, waits  # noqa: E402
+from agents_e2e.harness import Session, run_session  # noqa: E402
 
 from benchmarks.common import WORK, write_result  # noqa: E402
-from tests.agents_e2e import install, record  # noqa: E402
-from tests.agents_e2e.agents import SPECS  # noqa: E402
-from tests.agents_e2e.checks import CHECKS, percentile, waits  # noqa: E402
-from tests.agents_e2e.harness import Session, run_session  # noqa: E402
 
 VARIANTS = {  # name -> (spec, extra environment)
     "claude": ("claude", {}),

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.agents_e2e.harness import Workspace
-from tests.agents_e2e.install import PINS
+from agents_e2e.harness import Workspace
+from agents_e2e.install import PINS
 
 FAKE_KEY = "e2e-fake-key"  # the fake model accepts anything; no real credential is ever used
 

@@ -8,7 +8,7 @@ import re
 import statistics
 from collections.abc import Callable
 
-from tests.agents_e2e.harness import PLANTED, PROJECT, PROMPT, REMINDER, UNRELATED, Session
+from agents_e2e.harness import PLANTED, PROJECT, PROMPT, REMINDER, UNRELATED, Session
 
 LOOP = ("start", "prompt", "stop", "end")  # the vaultmem hooks a one-prompt session must run
 SOURCE = {"claude": "claude-code-", "gemini": "gemini-cli-", "codex": "codex-", "copilot": "copilot-cli-"}

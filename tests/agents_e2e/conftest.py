@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents_e2e import install
+from agents_e2e import install
 
 LANE = "VAULTMEM_AGENTS_E2E"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.agents_e2e import providers
+from agents_e2e import providers
 
 REPLY = "The webhook handler is idempotent on the Stripe event id. Done."
 

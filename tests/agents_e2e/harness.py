@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from tests.agents_e2e.fake_model import FakeModel, Request
+from agents_e2e.fake_model import FakeModel, Request
 
 HERE = Path(__file__).resolve().parent
 RECORDER = HERE / "recorder.py"

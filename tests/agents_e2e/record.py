@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.agents_e2e.harness import Session
+from agents_e2e.harness import Session
 
 SCRUB_ROOT = "/tmp/e2e"
 MAX_LOG = 512 * 1024

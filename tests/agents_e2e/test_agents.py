@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from tests.agents_e2e.agents import SPECS
-from tests.agents_e2e.checks import CHECKS
-from tests.agents_e2e.harness import Session, Workspace, read_notes, run_session
+from agents_e2e.agents import SPECS
+from agents_e2e.checks import CHECKS
+from agents_e2e.harness import Session, Workspace, read_notes, run_session
 
 pytestmark = [pytest.mark.agents_e2e, pytest.mark.model, pytest.mark.timeout(600)]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents_e2e.record import EVENTS, SCRUB_ROOT
+from agents_e2e.record import EVENTS, SCRUB_ROOT
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "real"
 CLI = str(Path(__file__).resolve().parents[1] / "agent_cli.py")
