@@ -166,3 +166,26 @@ class ReusedEmbedder:
         return (
             np.stack(rows).astype(np.float32) if rows else np.zeros((0, self.pool.shape[1]), dtype=np.float32)
         )
+
+
+def watch_request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0) -> dict | None:
+    """A request to what a `vaultmem watch` of ``root`` serves, in the old per-vault form
+    (``{"ok", "result"}``): the memory service (this checkout: `watch` runs it; ``ping`` answers
+    only once it serves ``root`` with its model loaded), or an older checkout's per-vault socket."""
+    from vaultmem.service import client
+
+    old = root / ".vaultmem" / "vaultmem.sock"
+    if old.exists():
+        return client.send(old, {"op": op, "args": args or {}}, timeout)
+    args = dict(args or {})
+    if op == "ping":
+        reply = client.call("ping", timeout=timeout)
+        result = (reply or {}).get("result") or {}
+        ready = result.get("ready") and str(Path(root).resolve()) in result.get("vaults", [])
+        return reply if ready else None
+    if op == "recall":
+        query, explain = args.pop("query"), bool(args.pop("explain", False))
+        reply = client.call("recall", {"roots": {"vault": str(root)}, "query": query, "explain": explain,
+                                       "options": args, "all_branches": True}, timeout)  # fmt: skip
+        return {**reply, "result": reply["result"]["hits"]} if reply and reply.get("ok") else reply
+    return client.call(op, {"root": str(root), **args}, timeout)

@@ -31,9 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, write_result
+from benchmarks.common import WORK, latency_summary, watch_request, write_result
 from vaultmem.agents.hooks import RECALL_K, Floor, fit_lines, trivial, zscores
-from vaultmem.service import client
 from vaultmem.vault import Vault
 
 HERE = Path(__file__).resolve().parent
@@ -213,9 +212,9 @@ def latency(args) -> dict:
             w = None
             if label == "with_watcher":
                 proc = subprocess.Popen([BIN, "watch", "--vault", str(root)], stderr=subprocess.DEVNULL)
-                while client.request(root, "ping", timeout=2) is None:
+                while watch_request(root, "ping", timeout=2) is None:
                     time.sleep(0.1)
-                client.request(root, "recall", {"query": "warm up", "k": 1, "log": False})
+                watch_request(root, "recall", {"query": "warm up", "k": 1, "log": False})
                 w = proc
             times, recalls, pythons = [], [], []
             try:
@@ -318,9 +317,9 @@ def agents(args) -> dict:
     for rep in range(args.repeat):
         proc = subprocess.Popen([BIN, "watch", "--vault", str(root)], stderr=subprocess.DEVNULL)
         try:
-            while client.request(root, "ping", timeout=2) is None:
+            while watch_request(root, "ping", timeout=2) is None:
                 time.sleep(0.1)
-            client.request(root, "recall", {"query": "warm up", "k": 1, "log": False})
+            watch_request(root, "recall", {"query": "warm up", "k": 1, "log": False})
             times: dict[str, list[float]] = {a: [] for a in AGENT_NAMES}
             injected = {a: 0 for a in AGENT_NAMES}
             for i in range(args.runs):

@@ -18,6 +18,12 @@ rule recurs across sessions as it does in a real history. Then, each in a fresh 
   outputs, a 5 MB line over the per-line cap in one session out of 50): seconds and peak RSS (bounded memory).
 
 Medians of ``--runs`` runs. Results: benchmarks/results/import.json.
+
+``--chats N`` (issue 39, Medium 7) instead times ``vaultmem import --from chatgpt`` of N seeded
+conversations (4 turns, a rule sentence in 15% of requests) into a vault of ``--base-notes``
+indexed notes (model "none"), for this tree and for git ref ``--before`` (its files, first on
+PYTHONPATH), in turns: seconds, conversations/s, the paired ratio. Results:
+benchmarks/results/import-chat.json.
 """
 
 from __future__ import annotations
@@ -169,9 +175,9 @@ finally:
 """
 
 
-def cli(*args: str) -> tuple[dict, float, float]:
+def cli(*args: str, repo: Path = REPO) -> tuple[dict, float, float]:
     """(JSON result, seconds, peak RSS in MB) of one `vaultmem` run in a fresh process."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(repo)}
     t = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", RUN, *args, "--json"], capture_output=True, text=True, env=env
@@ -195,8 +201,80 @@ def fresh_vault(path: Path, model: str) -> Path:
     return path
 
 
+TOPICS = "postgres redis stripe webhooks cents invoices migrations docker kafka celery pytest typer fastapi".split()
+
+
+def chatgpt_export(path: Path, n: int, seed: int = 3) -> None:
+    """``conversations.json`` of ``n`` four-turn conversations (ChatGPT's export format)."""
+    rng = random.Random(seed)
+    convs = []
+    for i in range(n):
+        start, (a, b) = 1741946400 + i * 3600, rng.sample(TOPICS, 2)
+        mapping: dict = {"root": {"id": "root", "message": None, "parent": None, "children": ["m0"]}}
+        for k in range(4):
+            role = "user" if k % 2 == 0 else "assistant"
+            text = (f"How do I combine {a} with {b} in service {i} step {k}? "
+                    + (rng.choice(RULES) if rng.random() < 0.15 else "")) if role == "user" else (
+                    f"You can wire {a} to {b} by configuring the client {i} and retrying on failure {k}.")  # fmt: skip
+            mapping[f"m{k}"] = {"id": f"m{k}", "parent": "root" if k == 0 else f"m{k - 1}",
+                                "children": [f"m{k + 1}"] if k < 3 else [],
+                                "message": {"id": f"m{k}", "author": {"role": role, "metadata": {}},
+                                            "create_time": start + k * 10, "content": {"content_type": "text", "parts": [text]},
+                                            "status": "finished_successfully", "metadata": {}, "recipient": "all"}}  # fmt: skip
+        convs.append({"title": f"{a.title()} and {b} {i}", "create_time": start, "update_time": start + 60,
+                      "mapping": mapping, "current_node": "m3", "id": f"conv-{i:05d}"})  # fmt: skip
+    path.write_text(json.dumps(convs))
+
+
+def base_vault(path: Path, notes: int, repo: Path) -> Path:
+    """A vault of ``notes`` short facts, indexed by the vaultmem at ``repo`` (model "none")."""
+    fresh_vault(path, "none")
+    rng = random.Random(5)
+    (path / "facts").mkdir()
+    for i in range(notes):
+        body = " ".join(rng.choice(TOPICS) for _ in range(40))
+        (path / "facts" / f"Fact {i}.md").write_text(
+            f"---\nid: f{i:06d}\ntitle: Fact {i}\ntype: fact\n---\n{body}\n"
+        )
+    subprocess.run([sys.executable, "-m", "vaultmem", "index", "--vault", str(path)], check=True,
+                   capture_output=True, env={**os.environ, "PYTHONPATH": str(repo)})  # fmt: skip
+    return path
+
+
+def chat_bench(n: int, base_notes: int, before: str, runs: int) -> None:
+    work = WORK / "import-chat"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "before").mkdir(parents=True)
+    export = work / "conversations.json"
+    chatgpt_export(export, n)
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", before], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(work / "before")], input=archive, check=True)
+    seconds: dict[str, list[float]] = {"before": [], "after": []}
+    counts = {}
+    for _ in range(runs):
+        for which, repo in (("before", work / "before"), ("after", REPO)):
+            vault = base_vault(work / "vault", base_notes, repo)
+            out, sec, _ = cli("import", "--from", "chatgpt", str(export), "--vault", str(vault), repo=repo)
+            seconds[which].append(sec)
+            counts[which] = [len(out["written"]), len(out["candidates"]), len(out["known_rules"])]
+    med = {k: round(statistics.median(v), 1) for k, v in seconds.items()}
+    data = {"conversations": n, "base_notes": base_notes, "model": "none", "runs": runs, "before_ref": before,
+            "seconds_median": med, "per_s": {k: round(n / v, 1) for k, v in med.items()},
+            "paired_ratio_median": round(statistics.median(b / a for b, a in zip(seconds["before"], seconds["after"])), 2),
+            "written_candidates_known": counts, "seconds": seconds}  # fmt: skip
+    print(json.dumps(data, indent=2))
+    print(f"wrote {write_result('import-chat', data)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "--chats", type=int, default=0, help="time a ChatGPT export of this many conversations instead"
+    )
+    ap.add_argument("--base-notes", type=int, default=3000, help="with --chats: notes already in the vault")
+    ap.add_argument("--before", default="main", help="with --chats: the git ref compared with this tree")
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--big-mb", type=int, default=500, help="size of the big folder (0: skip)")
@@ -205,6 +283,8 @@ def main() -> None:
     )
     ap.add_argument("--name", default="import")
     args = ap.parse_args()
+    if args.chats:
+        return chat_bench(args.chats, args.base_notes, args.before, args.runs)
     work = WORK / "import"
     folder = work / "projects"
     size = generate(folder, args.sessions, pad=2000)

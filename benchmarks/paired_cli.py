@@ -25,8 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, write_result
-from vaultmem.service import client
+from benchmarks.common import WORK, watch_request, write_result
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "vaults" / "demo"
@@ -82,7 +81,7 @@ def _with_watcher(checkout: Path, root: Path, calls: int) -> dict[str, list[floa
     )
     try:
         deadline = time.time() + 300
-        while client.request(root, "ping", timeout=2) is None:
+        while watch_request(root, "ping", timeout=2) is None:
             if time.time() > deadline or watcher.poll() is not None:
                 raise SystemExit("paired_cli.py: the watcher did not start")
             time.sleep(0.2)

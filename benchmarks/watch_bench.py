@@ -31,9 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, write_result
+from benchmarks.common import WORK, latency_summary, watch_request, write_result
 from benchmarks.synth import generate
-from vaultmem.service import client
 from vaultmem.vault import Vault
 
 BIN = str(Path(sys.executable).with_name("vaultmem"))
@@ -67,7 +66,7 @@ class WatchProcess:
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen([BIN, "watch", "--vault", str(root)], stderr=log, text=True)
         deadline = time.monotonic() + 600
-        while client.request(root, "ping", timeout=2) is None:
+        while watch_request(root, "ping", timeout=2) is None:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"watcher did not start: {self.log.read_text()}")
             time.sleep(0.1)
@@ -86,12 +85,12 @@ class WatchProcess:
         return out
 
     def recall(self, query: str, **args) -> list[dict]:
-        reply = client.request(self.root, "recall", {"query": query, **args})
+        reply = watch_request(self.root, "recall", {"query": query, **args})
         assert reply and reply["ok"], reply
         return reply["result"]
 
     def indexed(self) -> int:
-        return client.request(self.root, "status", {"drift": False})["result"]["notes_indexed"]
+        return watch_request(self.root, "status", {"drift": False})["result"]["notes_indexed"]
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -246,7 +245,7 @@ def soak(args) -> dict:
                     )
             time.sleep(max(0.0, (i + 1) / args.rate - (time.perf_counter() - start)))
         deadline = time.monotonic() + 300
-        while (status := client.request(root, "status")["result"])["pending"] or not status["in_sync"]:
+        while (status := watch_request(root, "status")["result"])["pending"] or not status["in_sync"]:
             if time.monotonic() > deadline:
                 raise RuntimeError("watcher did not settle")
             time.sleep(0.5)

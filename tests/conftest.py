@@ -134,3 +134,57 @@ def empty_vault(tmp_path) -> Path:
     root = tmp_path / "vault"
     init_vault(root)
     return root
+
+
+# ---------------------------------------------------------------- both backends
+
+SERVICE_SITE = Path(__file__).resolve().parent / "service_site"
+
+
+@pytest.fixture(scope="module")
+def module_service(tmp_path_factory):
+    """A real memory service (``vaultmem service run``, the small hash embedder of
+    ``service_site``) in a private runtime folder, shared by a module's tests on the service
+    backend; stopped when the module ends. Yields that runtime folder."""
+    import subprocess
+    import sys
+
+    home = tmp_path_factory.mktemp("service-home")
+    run = home / "run"
+    run.mkdir(mode=0o700)
+    env = {k: v for k, v in os.environ.items() if k != "VAULTMEM_NO_SERVICE"}
+    env.update(XDG_RUNTIME_DIR=str(run), XDG_STATE_HOME=str(home / "state"), XDG_CONFIG_HOME=str(home / "config"),
+               PYTHONPATH=os.pathsep.join([str(SERVICE_SITE), str(SERVICE_SITE.parent)]),
+               VAULTMEM_TEST_MODEL_DELAY="0")  # fmt: skip
+    env.pop("VAULTMEM_TEST_NO_MODEL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "service", "run", "--idle-exit", "0"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    from helpers import wait_for
+
+    def ready() -> bool:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("XDG_RUNTIME_DIR", str(run))
+            from vaultmem.service import control
+
+            info = control.ping()
+            return bool(info and info.get("ready"))
+
+    try:
+        wait_for(ready, what="the memory service")
+        yield run
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(params=["process", "service"])
+def backend(request, monkeypatch):
+    """Run the test on both backends: in this process (``VAULTMEM_NO_SERVICE=1``), and through
+    a real memory service (``module_service``): the service is invisible when both pass alike."""
+    if request.param == "service":
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(request.getfixturevalue("module_service")))
+        monkeypatch.delenv("VAULTMEM_NO_SERVICE", raising=False)
+    return request.param

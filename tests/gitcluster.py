@@ -112,7 +112,9 @@ class Cluster:
         proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "watch", "--vault", str(self.vaults[name]), *extra],
                                 env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
         self.watchers[name] = proc
-        wait_for(lambda: self.status(name).get("pid") == proc.pid, what=f"{name}'s watcher")
+        wait_for(
+            lambda: self.status(name).get("by") == "service", what=f"{name}'s watcher (the memory service)"
+        )
 
     def status(self, name: str) -> dict:
         proc = self.vm(name, "status", "--json", check=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -66,18 +67,36 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition", interval
 
 
 class Running:
-    """A watcher running in a background thread, with helpers to query its vault."""
+    """A watcher running in a background thread, with helpers to query its vault. ``serve``:
+    the memory service itself, in this process (its watcher; clients of this test use it)."""
 
     def __init__(self, root: Path, embedder, serve: bool = False):
         from vaultmem.service.watch import Watcher
         from vaultmem.vault import Vault
 
-        self.vault = Vault(root, embedder=embedder)
-        self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5, serve=serve)
-        self.watcher.start()
+        self.service = None
         self.error: BaseException | None = None
+        if serve:
+            self._serve(root, embedder)
+            return
+        self.vault = Vault(root, embedder=embedder)
+        self.watcher = Watcher(self.vault, quiet=0.05, max_delay=0.5)
+        self.watcher.start()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
+
+    def _serve(self, root: Path, embedder) -> None:
+        from vaultmem.api import service_parts
+        from vaultmem.service.daemon import Service
+
+        self._off = os.environ.pop("VAULTMEM_NO_SERVICE", None)
+        self.service = Service(*service_parts(), idle_exit=0, quiet=0.05, max_delay=0.5)
+        self.service.embedder = lambda model, batch_size: embedder
+        self.thread = threading.Thread(target=self.service.run, args=([root],), daemon=True)
+        self.thread.start()
+        wait_for(self.service.opened.is_set, what="the service")
+        entry = self.service.entry(root)
+        self.vault, self.watcher = entry.vault, entry.watcher
 
     def _run(self) -> None:
         try:
@@ -98,6 +117,12 @@ class Running:
             return [h.path for h in self.vault.recall(query, mode="bm25")]
 
     def stop(self) -> None:
+        if self.service is not None:
+            self.service.stop_event.set()
+            self.thread.join(timeout=30)
+            if self._off is not None:
+                os.environ["VAULTMEM_NO_SERVICE"] = self._off
+            return
         self.watcher.stop()
         self.thread.join(timeout=15)
         self.watcher.close()

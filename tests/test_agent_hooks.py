@@ -125,7 +125,9 @@ def test_the_whole_loop(name, demo_copy, tmp_path, env):
     text = note.read_text()
     label = adapters.ADAPTERS[name].label
     assert (
-        "type: session_summary" in text and f"source: {label}-" in text and "[[Project: Tidewater]]" in text
+        "type: session_summary" in text
+        and f"source: {label}-" in text
+        and "[[Project - Tidewater|Project: Tidewater]]" in text
     )
     assert "The refund test for JPY bookings fails" in text and "`app/payments/refunds.py`" in text
     if name != "cursor":  # Cursor's transcript has no tool results

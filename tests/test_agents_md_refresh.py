@@ -1,6 +1,8 @@
 """The vault config's ``[agents_md]`` section: ``vaultmem maintain --apply`` and ``vaultmem sync``
-refresh the vaultmem section of the files it names (issue 28, "the other direction"), through the
-real CLI in a subprocess. Off by default: no file is written unless the config names it."""
+refresh the vaultmem section of the files it names inside the vault, and of the files outside it
+that this machine keeps (``export --to agents-md FILE --keep``; issue 28, "the other direction";
+issue 39: a synced config never names where vaultmem writes outside the vault), through the real
+CLI in a subprocess. Off by default: no file is written unless one is named."""
 
 from __future__ import annotations
 
@@ -24,6 +26,15 @@ def _note(root: Path, rel: str, id_: str, title: str, type_: str, imp: int = 6, 
     path.write_text(
         NOTE.format(id=id_, title=title, type=type_, imp=imp, extra=extra, body=body), encoding="utf-8"
     )
+
+
+def _keep(root: Path, *files: Path, keep: bool = True) -> None:
+    """This machine refreshes ``files`` for the vault (as ``export --to agents-md FILE --keep``
+    records them, without writing them now)."""
+    from vaultmem.memory.agents_md import keep as keep_file
+
+    for f in files:
+        keep_file(root, str(f), keep)
 
 
 def _configure(root: Path, **values: str) -> None:
@@ -83,7 +94,8 @@ def test_by_default_maintain_writes_no_file(shop):
 
 def test_maintain_lists_then_refreshes_the_configured_file_once(shop):
     root, agents, vm = shop
-    _configure(root, files='["../shop/AGENTS.md"]', anchor='"Project: Shop"')
+    _keep(root, agents)
+    _configure(root, anchor='"Project: Shop"')
     plan = _ok(vm("maintain"))
     assert f"agents-md would update {agents} (" in plan and "run with --apply" in plan
     assert agents.read_text() == HEAD + TAIL  # the plan writes nothing
@@ -109,7 +121,8 @@ def test_a_symlink_within_its_folder_is_written_through(shop):
     anchor defaults to the project named like the file's folder."""
     root, agents, vm = shop
     (agents.parent / "CLAUDE.md").symlink_to("AGENTS.md")
-    _configure(root, files=f'["{agents.parent / "CLAUDE.md"}"]', refresh_on='["maintain"]')
+    _keep(root, agents.parent / "CLAUDE.md")
+    _configure(root, refresh_on='["maintain"]')
     _ok(vm("maintain", "--apply"))
     assert (agents.parent / "CLAUDE.md").is_symlink()
     assert "## Memory from vaultmem (Project: Shop)" in agents.read_text()
@@ -120,14 +133,14 @@ def test_broken_markers_stop_maintain_before_anything_changes(shop):
     root, agents, vm = shop
     _note(root, "facts/Old.md", "fact0001", "An expired fact", "fact", extra="expires: 2020-01-01\n")
     agents.write_text("<!-- vaultmem:end -->\nx\n<!-- vaultmem:begin -->\n")
-    _configure(root, files='["../shop/AGENTS.md"]')
+    _keep(root, agents)
     before = _files(root.parent)
     proc = vm("maintain", "--apply")
     assert proc.returncode != 0 and proc.stderr.count("\n") == 1 and "markers are broken" in proc.stderr, (
         proc.stderr
     )
     assert _files(root.parent) == before
-    _configure(root, files="[]")
+    _keep(root, agents, keep=False)
     assert (
         "archive" in _ok(vm("maintain", "--apply"))
         and "status: archived" in (root / "facts/Old.md").read_text()
@@ -136,8 +149,8 @@ def test_broken_markers_stop_maintain_before_anything_changes(shop):
 
 def _leaving_link(root: Path) -> str:
     (root.parent / "elsewhere.md").write_text("not yours\n")
-    (root.parent / "shop" / "CLAUDE.md").symlink_to(root.parent / "elsewhere.md")
-    return '["../shop/CLAUDE.md"]'
+    (root / "CLAUDE.md").symlink_to(root.parent / "elsewhere.md")
+    return '["CLAUDE.md"]'
 
 
 def _files(folder: Path) -> dict[Path, bytes]:
@@ -151,9 +164,9 @@ BAD = [
     ({"files": '"AGENTS.md"'}, "agents_md.files"),
     ({"files": "[1]"}, "agents_md.files"),
     ({"anchor": "3"}, "agents_md.anchor"),
-    ({"files": '["../nowhere/AGENTS.md"]'}, "agents_md.files"),
+    ({"files": '["nowhere/AGENTS.md"]'}, "agents_md.files"),
     ({"files": '[""]'}, "agents_md.files"),
-    ({"files": '["../shop/.git/AGENTS.md"]'}, "agents_md.files"),
+    ({"files": '["sub/.git/AGENTS.md"]'}, "agents_md.files"),
     ({"files": _leaving_link}, "agents_md.files"),
 ]
 
@@ -161,15 +174,27 @@ BAD = [
 @pytest.mark.parametrize("values,key", BAD, ids=[f"{k}-{i}" for i, (_, k) in enumerate(BAD)])
 def test_a_bad_value_or_path_is_a_one_line_error_naming_the_key(shop, values, key):
     root, agents, vm = shop
-    (agents.parent / ".git").mkdir()
+    (root / "sub" / ".git").mkdir(parents=True)
     values = {k: v(root) if callable(v) else v for k, v in values.items()}
-    _configure(root, **({"files": '["../shop/AGENTS.md"]'} | values))
+    _configure(root, **({"files": '["AGENTS.md"]'} | values))
     before = _files(root.parent)
     proc = vm("maintain", "--apply")
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
     assert len(lines) == 1 and key in lines[0] and ".vaultmem.toml" in lines[0], proc.stderr
     assert _files(root.parent) == before  # nothing written: not the file, not a note
+
+
+def test_a_config_entry_outside_the_vault_is_skipped_and_said(shop):
+    """The config is synced: an entry outside the vault is a warning naming the command that
+    keeps it on this machine; the file inside the vault is still refreshed."""
+    root, agents, vm = shop
+    _configure(root, files='["../shop/AGENTS.md", "AGENTS.md"]')
+    proc = vm("maintain", "--apply")
+    out = _ok(proc)
+    assert agents.read_text() == HEAD + TAIL
+    assert "is outside the vault" in proc.stderr and "--keep" in proc.stderr
+    assert f"agents-md updated {root / 'AGENTS.md'}" in out
 
 
 def test_sync_refreshes_the_file_with_what_the_pull_brought(tmp_path):
@@ -185,7 +210,8 @@ def test_sync_refreshes_the_file_with_what_the_pull_brought(tmp_path):
     project = tmp_path / "shop"
     project.mkdir()
     (project / "AGENTS.md").write_text(HEAD + TAIL)
-    _configure(laptop, files='["../shop/AGENTS.md"]', refresh_on='["sync"]')
+    _keep(laptop, project / "AGENTS.md")
+    _configure(laptop, refresh_on='["sync"]')
     assert "agents-md" not in c.vm("laptop", "maintain", "--apply", real=True).stdout  # only on sync
     assert (project / "AGENTS.md").read_text() == HEAD + TAIL
     out = c.vm("laptop", "sync", real=True).stdout

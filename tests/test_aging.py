@@ -116,7 +116,7 @@ def test_remember_progress_with_anchor_ages_at_once(empty_vault, fake_embedder):
     assert [(s["id"], s["action"]) for s in second["superseded"]] == [(first["id"], "supersede")]
     m = meta(empty_vault, first["path"])
     assert (m["status"], m["superseded_by"]) == ("superseded", "[[Progress two]]")
-    assert meta(empty_vault, second["path"])["supersedes"] == "[[Progress one]]"
+    assert meta(empty_vault, second["path"])["supersedes"] == ["[[Progress one]]"]
     hits = v.recall("booking form", k=3, log=False)
     assert hits[0].id == second["id"] and hits[0].via == f"supersedes {first['id']}"
     v.close()
@@ -138,7 +138,7 @@ def test_at_most_three_session_summaries_with_a_history_note(vault, root):
     history = read(root, HISTORY)
     m = meta(root, HISTORY)
     assert m["title"] == "Session history: Project: X" and m["tags"] == ["session-history"]
-    assert m["anchor"] == "[[Project - X]]"
+    assert m["anchor"] == "[[Project - X|Project: X]]"
     assert history.count("[[S1]]") == 1
 
     # a fifth summary through remember: the oldest active one is archived at once, the
@@ -239,7 +239,7 @@ def test_plan_with_an_explicit_clock(vault, root):
 
 
 @pytest.fixture
-def run(root, fake_model):
+def run(root, fake_model, backend):
     def invoke(*args: str):
         return CliRunner().invoke(app, list(args), env={"VAULTMEM_VAULT": str(root)})
 

@@ -29,6 +29,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "sync_soak": (["--minutes", "0.1", "--no-watch"], False, False),
     "replace_race": (["--saves", "50"], False, False),
     "paired_cli": (["--base", "{repo}", "--rounds", "1", "--calls", "1", "--model", "none"], False, False),
+    "door_bench": (["--base", "{repo}", "--rounds", "1"], False, False),
     "obsidian_bench": (["--fixture", "--parts", "links,chunking", "--max-mb", "0.3"], False, False),
     "scifact": (["--queries", "5", "--skip-build-timing", "--repeats", "1"], True, True),
     "locomo": (["--convs", "0", "--turns", "40"], True, True),
@@ -38,6 +39,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "time_questions": ([], True, False),
     "supersede_calibration": ([], True, False),
     "supersede_v2": (["--limit", "6"], True, False),
+    "project_scope": (["--label", "smoke"], True, False),
     "secrets_bench": (["--scifact", "50", "--repeats", "1"], False, True),
     "warmup_answer": (["--convs", "0", "--turns", "40"], False, True),
     "agents_e2e": (["--agents", "copilot", "--runs", "1"], True, False),  # installs that CLI (npm, ~190 MB)

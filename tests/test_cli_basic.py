@@ -1,4 +1,5 @@
-"""The first CLI commands through typer's CliRunner (with the small test embedder).
+"""The first CLI commands through typer's CliRunner (with the small test embedder), each on
+both backends (``conftest.backend``): in process and through a real memory service.
 
 In the installed click, CliRunner keeps stderr apart: ``result.stdout`` and ``result.stderr``
 are separate and ``result.output`` is both, interleaved.
@@ -19,8 +20,9 @@ ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 
 
 @pytest.fixture
-def run(empty_vault, fake_model):
-    """Run vaultmem with VAULTMEM_VAULT set to a fresh vault (and the small test embedder)."""
+def run(empty_vault, fake_model, backend):
+    """Run vaultmem with VAULTMEM_VAULT set to a fresh vault (and the small test embedder), in
+    this process and through the memory service (``backend``)."""
 
     def invoke(*args: str, input: str | None = None, vault: Path | None = empty_vault):
         env = {"VAULTMEM_VAULT": str(vault)} if vault else {}
@@ -73,7 +75,7 @@ def test_remember_reads_content_from_stdin_and_prints_json(run, empty_vault):
     }
     assert data["created_anchor"] == "projects/Project - X.md"
     text = (empty_vault / data["path"]).read_text()
-    assert "# From stdin\n\npiped text\n" in text and "Related: [[Other]]" in text
+    assert "---\npiped text\n" in text and "Related: [[Other]]" in text
 
 
 def test_remember_without_content_uses_the_template(run, empty_vault):
@@ -118,7 +120,7 @@ def test_edit_content_from_stdin(run, empty_vault):
     data = remember(run, "fact", "Editable", "old")
     result = json.loads(ok(run("edit", data["id"], "--content", "-", "--json", input="new body\n")))
     assert result["changed"] is True
-    assert (empty_vault / data["path"]).read_text().endswith("# Editable\n\nnew body\n")
+    assert (empty_vault / data["path"]).read_text().endswith("---\nnew body\n")
 
 
 def test_delete_with_force(run, empty_vault):

@@ -203,7 +203,12 @@ def test_graph_planted_orphan_unresolved_and_no_path(run, empty_vault):
     write(empty_vault, "d.md", note("Delta", "[[Nowhere]]"))  # not indexed: graph reads the files
     assert [o["path"] for o in json.loads(run(empty_vault, "graph", "orphans", "--json").stdout)] == ["c.md"]
     assert json.loads(run(empty_vault, "graph", "unresolved", "--json").stdout) == [
-        {"target": "Nowhere", "from": ["a.md", "d.md"]}
+        {"target": "Nowhere", "from": ["a.md", "d.md"]},
+        {
+            "target": "Beta",
+            "from": ["a.md"],
+            "obsidian_only": True,
+        },  # b.md's title: Obsidian resolves file names
     ]
     r = run(empty_vault, "graph", "path", "Alpha", "Delta")  # only a missing note joins them: no path
     assert failed(r, 1) == "vaultmem: no chain of links joins these notes"

@@ -264,7 +264,7 @@ def test_end_writes_a_real_summary_and_candidates(run, demo_copy):
     assert "`app/payments/refunds.py`" in note and "`app/payments/currency.py`" in note
     assert "`pytest tests/test_refunds.py -q` failed: FAILED tests/test_refunds.py::test_jpy_refund" in note
     assert "passed after editing `app/payments/refunds.py`, `app/payments/currency.py`" in note
-    assert "[[Project: Tidewater]]" in note
+    assert "[[Project - Tidewater|Project: Tidewater]]" in note
     cands = {c["title"]: c for c in out["candidates"]}
     assert set(cands) == {"JPY amounts have no minor unit", "Always run ruff before committing",
                           "Small commits with one change each"}  # fmt: skip
@@ -385,7 +385,7 @@ def test_end_summary_is_dated_by_the_transcript_linked_and_relative(run, demo_co
     note = _summary(demo_copy, out)
     assert re.search(r"^created: ['\"]?2026-11-20T14:05:00Z", note, re.M)
     assert "`app/refunds.py`" in note and "/repo/" not in note
-    assert "[[Project: Tidewater]]" in note
+    assert "[[Project - Tidewater|Project: Tidewater]]" in note
 
 
 def test_end_summary_requests_recalls_and_fixes(run, demo_copy):

@@ -39,7 +39,7 @@ def data(tmp_path) -> Path:
 
 
 @pytest.fixture
-def run(empty_vault, fake_embedder, monkeypatch):
+def run(empty_vault, fake_embedder, monkeypatch, backend):
     monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
 
     def _run(*args: str, vault: Path = empty_vault):
@@ -78,7 +78,9 @@ def test_claude_code_sessions_become_dated_linked_summaries_once(run, data, empt
     )
     assert Path(by_session[LEGACY]["path"]).name.startswith("Session 2025-11-02 1610 ")
     assert "created: '2026-03-14T09:00:02Z'" in main and "source: claude-code-7c1d9e2a" in main
-    assert "anchor: '[[Project: shop_api.v2]]'" in main and out["anchors_created"] == ["Project: shop_api.v2"]
+    assert "anchor: '[[Project - shop_api.v2|Project: shop_api.v2]]'" in main and out["anchors_created"] == [
+        "Project: shop_api.v2"
+    ]
     assert "- btw refunds must be idempotent" in main  # typed while the agent was busy (queued_command)
     assert "Caveat" not in main  # isMeta lines are not requests
     assert (
@@ -237,7 +239,7 @@ def test_codex_rollouts_are_imported_defensively(run, data, empty_vault):
         "AssertionError: assert 12.5 == 1250 (`pytest -q tests/test_refunds.py`) by editing `app/models.py`"
         in new
     )
-    assert "anchor: '[[Project: shop_api.v2]]'" in new
+    assert "anchor: '[[Project - shop_api.v2|Project: shop_api.v2]]'" in new
     legacy = notes(empty_vault)[by_session["5973b6c0-94b8-487b-a530-2aeb6098ae0e"]["path"]]
     assert "Use uv instead of pip in the Makefile." in legacy and "created: '2025-05-07T17:24:21" in legacy
     assert [c["title"] for c in out["candidates"]] == ["Use integer cents for money, never floats"]
@@ -282,7 +284,7 @@ def test_rules_become_active_linked_memories_and_edits_update_them(run, data, em
     ]
     assert "status: active" in thin and "source: rules:shop_api.v2/AGENTS.md" in thin
     assert (
-        "anchor: '[[Project: shop_api.v2]]'" in thin
+        "anchor: '[[Project - shop_api.v2|Project: shop_api.v2]]'" in thin
         and "From `AGENTS.md`, section “Style” of shop_api.v2." in thin
     )
     again = ok(run("import", "--from", "rules", str(project)))

@@ -167,7 +167,7 @@ def test_supersede_writes_both_sides_and_nothing_else(vault, root):
     assert read(root, OLD_PATH) == OLD.replace("status: active\n", "status: superseded\n").replace(
         "source: agent-a\n---", f"source: agent-a\nsuperseded_by: '[[Cache layer v2]]'\nvalid_until: {since}\n---")  # fmt: skip
     assert read(root, NEW_PATH) == NEW.replace(
-        "source: agent-b\n---", f"source: agent-b\nsupersedes: '[[Cache layer]]'\nvalid_from: {since}\n---")  # fmt: skip
+        "source: agent-b\n---", f"source: agent-b\nsupersedes: ['[[Cache layer]]']\nvalid_from: {since}\n---")  # fmt: skip
     after = snapshot(root)
     assert {p for p in after if after[p] != before[p]} == {OLD_PATH, NEW_PATH}
     recs = vault.records()
@@ -294,7 +294,7 @@ def test_read_text_racing_a_writer_is_a_conflict(vault, root, monkeypatch):
 
 
 @pytest.fixture
-def run(root, fake_model):
+def run(root, fake_model, backend):
     def invoke(*args: str):
         return CliRunner().invoke(app, list(args), env={"VAULTMEM_VAULT": str(root)})
 
@@ -326,7 +326,7 @@ def test_cli_supersede(run, root):
     out = ok(run("supersede", "old00001", "new00001"))
     assert out == "superseded by new00001: old00001  Cache layer\n"
     assert meta(root, OLD_PATH)["superseded_by"] == "[[Cache layer v2]]"
-    assert meta(root, NEW_PATH)["supersedes"] == "[[Cache layer]]"
+    assert meta(root, NEW_PATH)["supersedes"] == ["[[Cache layer]]"]
     hits = json.loads(ok(run("recall", "redis", "--mode", "bm25", "--json")))["results"]
     assert hits[0]["id"] == "new00001" and hits[0]["via"] == "supersedes old00001"
 
@@ -365,7 +365,9 @@ def test_cli_errors_are_one_line(run, root, args, code, message):
     assert snapshot(root) == before
 
 
-def test_cli_conflict_is_one_line(run, root, meddle):
+def test_cli_conflict_is_one_line(run, root, meddle, backend):
+    if backend == "service":
+        pytest.skip("the other editor is patched into this process, which the service is not")
     edited = meddle(OLD_PATH)
     assert "changed on disk" in failed(run("resolve", "old00001"), 4)
     assert read(root, OLD_PATH) == edited
@@ -396,7 +398,7 @@ def status(v: Vault, rel: str) -> str:
 def test_similarity_alone_never_supersedes_it_flags(fresh, fake_embedder):
     """B is very like A (0.77 here, the SQLite/purge decisions were 0.54 with the real model)
     but retracts none of A's own words: A stays, and is shown as possibly outdated."""
-    assert cos(A, B, fake_embedder) > 0.7
+    assert cos(A, B, fake_embedder) > 0.6  # (embedded without the "# title" heading since issue 36)
     old = fresh.remember("decision", *A, context=["app/cache.py"], source="s1")
     new = fresh.remember("decision", *B, context=["app/cache.py"], source="s2")
     assert new["superseded"] == [] and status(fresh, old["path"]) == "active"
@@ -418,7 +420,7 @@ def test_a_retraction_of_the_old_title_supersedes(fresh, old_context, new_contex
     assert [s["id"] for s in new["superseded"]] == [old["id"]]
     assert status(fresh, old["path"]) == "superseded"
     assert meta(fresh.root, old["path"])["superseded_by"] == "[[Session cache on Memcached]]"
-    assert meta(fresh.root, new["path"])["supersedes"] == "[[Session cache on Redis]]"
+    assert meta(fresh.root, new["path"])["supersedes"] == ["[[Session cache on Redis]]"]
 
 
 def test_a_retraction_of_a_word_outside_the_old_title_is_only_possible(fresh):

@@ -128,23 +128,6 @@ async def test_recall_remember_and_lifecycle(server, demo_copy):
     assert {"how to rotate the Stripe webhook secret", "refund policy"} <= gaps
 
 
-async def test_recall_goes_through_a_running_watcher(server, monkeypatch):
-    seen = {}
-
-    def fake_request(root, op, args=None, timeout=60.0):
-        seen.update(root=root, op=op, args=args)
-        return {"ok": True, "result": [{"id": "from-watcher"}]}
-
-    monkeypatch.setattr("vaultmem.service.client.request", fake_request)
-    async with Client(server) as client:
-        _, _, data = await call(client, "recall", query="leases", k=2, types=["decision"])
-        assert [h["id"] for h in data["results"]] == ["from-watcher"]
-        assert seen["op"] == "recall" and seen["args"]["query"] == "leases" and seen["args"]["k"] == 2
-        monkeypatch.setattr("vaultmem.service.client.request",
-                            lambda *a, **k: {"ok": False, "error": "bad filter", "code": 2})  # fmt: skip
-        assert "bad filter" in await fails(client, "recall", query="leases")
-
-
 # ---------------------------------------------------------------------- errors
 
 

@@ -15,8 +15,6 @@ from vaultmem.core.errors import BadInput, VaultNotFound
 from vaultmem.core.registry import Registry, identity
 from vaultmem.core.scaffold import init_vault
 from vaultmem.multi import MultiVault
-from vaultmem.service.watch import Watcher, WatchGroup
-from vaultmem.vault import Vault
 
 
 @pytest.fixture
@@ -147,20 +145,22 @@ def test_unknown_agent_vault_is_a_clear_error(team, monkeypatch, tmp_path):
 
 
 def test_watch_all_watches_every_registered_vault_from_one_process(team, fake_embedder):
+    """`vaultmem watch --all` is the memory service for every registered vault: one process,
+    one model, one garbage-collection schedule."""
+    from vaultmem.api import service_parts
+    from vaultmem.service.daemon import Service
+
     reg = Registry()
     for name in ("shared", "alice"):
         reg.add(name, team / name)
-    watchers = [
-        Watcher(Vault(p, embedder=fake_embedder), quiet=0.05, max_delay=0.3, serve=False)
-        for p in reg.vaults.values()
-    ]
-    group = WatchGroup(watchers)
-    assert watchers[0].housekeeping is watchers[1].housekeeping  # one garbage-collection schedule per process
-    group.start()
-    stop = threading.Event()
-    waiter = threading.Thread(target=group.wait, args=(stop,))
-    waiter.start()
+    service = Service(*service_parts(), idle_exit=0, quiet=0.05, max_delay=0.3)
+    service.embedder = lambda model, batch_size: fake_embedder
+    runner = threading.Thread(target=service.run, args=(list(reg.vaults.values()),))
+    runner.start()
     try:
+        assert service.opened.wait(30)
+        watchers = [service.entry(p).watcher for p in reg.vaults.values()]
+        assert watchers[0].housekeeping is watchers[1].housekeeping  # one schedule per process
         note(team / "shared", "facts/New shared.md", "# New shared\n\nzebra\n")
         note(team / "alice", "facts/New alice.md", "# New alice\n\nzebra\n")
         deadline = time.monotonic() + 15
@@ -173,9 +173,8 @@ def test_watch_all_watches_every_registered_vault_from_one_process(team, fake_em
         assert done
         assert watchers[0].vault.embedder is watchers[1].vault.embedder  # one model for all
     finally:
-        stop.set()
-        waiter.join(timeout=30)
-    assert not group.errors
+        service.stop_event.set()
+        runner.join(timeout=30)
 
 
 def test_mcp_server_for_an_agent_refuses_other_agents_vaults(team, fake_embedder):

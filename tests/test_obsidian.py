@@ -329,7 +329,7 @@ def test_a_watcher_applies_a_huge_note_after_the_others_alone(empty_vault, fake_
     write(empty_vault, "a huge.md", "# Huge\n\n" + "word " * (HUGE_CHARS // 5 + 10))
     for name in ("b.md", "c.md"):
         write(empty_vault, name, "small\n")
-    watcher = Watcher(vault, serve=False)
+    watcher = Watcher(vault)
     try:
         slices = watcher._slices(Batch({"a huge.md", "b.md", "c.md"}))
         assert [s.paths for s in slices] == [{"b.md", "c.md"}, {"a huge.md"}]
@@ -368,3 +368,121 @@ def test_doctor_suggestions_compare_a_bounded_shortlist(monkeypatch):
     assert suggester.closest("kubernetes deploymnt") == "kubernetes deployment"
     assert suggester.closest("note about topic 1234") == "note about topic 1234"
     assert max(compared) <= doctormod.Suggester.SHORTLIST
+
+
+# ---------------------------------------------------------------------- what vaultmem writes (issue 36)
+
+
+def _cli(root: Path, *args: str) -> str:
+    r = CliRunner().invoke(app, [*args, "--vault", str(root)])
+    assert r.exit_code in (0, 1), (r.stdout, r.stderr)  # doctor exits 1 when something needs attention
+    return r.stdout
+
+
+def _written_by_vaultmem(root: Path, tmp_path: Path) -> None:
+    """Remember with anchors, links and a possible update, supersede, sessions with handoffs and an
+    imported agent history: every kind of link vaultmem writes."""
+    import os
+
+    run = lambda *a: _cli(root, *a)
+    first = json.loads(run("remember", "decision", "Cache: use Redis", "We cache sessions in Redis.",
+                           "--anchor", "Project: MyApp", "--importance", "high", "--json"))  # fmt: skip
+    run("remember", "decision", "Cache: use Redis for sessions", "Sessions are cached in Redis, with a TTL.",
+        "--anchor", "Project: MyApp", "--link", "Cache: use Redis")  # fmt: skip
+    second = json.loads(run("remember", "fact", "Cache TTL", "The TTL is 5 minutes.", "--anchor", "Project: MyApp",
+                            "--json"))  # fmt: skip
+    third = json.loads(run("remember", "fact", "Cache TTL is 10 minutes", "Raised from 5.", "--anchor",
+                           "Project: MyApp", "--json"))  # fmt: skip
+    run("supersede", second["id"], third["id"])
+    run("remember", "gotcha", "Flush: never in prod", "It drops sessions.", "--anchor", "Cache: use Redis")
+    for n in (1, 2):
+        run("sleep", "--summary", f"Worked on the cache, round {n}.", "--next", "tune the TTL; add metrics",
+            "--anchor", "Project: MyApp", "--source", f"s{n}")  # fmt: skip
+    run("checkpoint", "half way through the TTL work", "--anchor", "Project: MyApp", "--source", "s3")
+    history = Path(shutil.copytree(Path(__file__).parent / "fixtures" / "importers" / "claude-code",
+                                   tmp_path / "cc"))  # fmt: skip
+    old = time.time() - 3600
+    for p in history.rglob("*"):
+        os.utime(p, (old, old))
+    run("import", "--from", "claude-code", str(history / "projects"))
+    assert first["path"].startswith("decisions/")
+
+
+def test_a_vault_written_only_by_vaultmem_has_no_link_obsidian_leaves_unresolved(
+    empty_vault, fake_model, tmp_path
+):
+    import obsidian_ref as ref
+
+    _written_by_vaultmem(empty_vault, tmp_path)
+    summary, edges, unresolved = ref.analyse(str(empty_vault))
+    assert {e.kind for e in edges} == {"note"}, (
+        summary["unresolved_edges"],
+        summary["edges"],
+        dict(unresolved),
+    )
+    assert summary["note_edges"] >= 15, summary
+    kinds = {e.via for e in edges}
+    assert any("frontmatter" in k or "property" in k for k in kinds), kinds  # anchors, supersedes, may_update
+    assert "(none)" in _cli(empty_vault, "graph", "unresolved")
+    report = json.loads(_cli(empty_vault, "doctor", "--json"))
+    assert [f for f in report["findings"] if f["check"] in ("obsidian_unresolved", "broken_link")] == []
+
+
+def test_notes_vaultmem_writes_have_one_importance_type_and_no_title_heading(
+    empty_vault, fake_model, tmp_path
+):
+    import yaml
+
+    _written_by_vaultmem(empty_vault, tmp_path)
+    notes = [p for p in empty_vault.rglob("*.md") if ".vaultmem" not in p.parts and p.name != "README.md"]
+    assert len(notes) >= 10
+    kinds: dict[str, set[str]] = {}
+    for p in notes:
+        text = p.read_text(encoding="utf-8")
+        meta = yaml.safe_load(text.split("---")[1])
+        assert isinstance(meta.get("importance", 5), int), (p, meta.get("importance"))
+        for key, value in meta.items():
+            kinds.setdefault(key, set()).add(type(value).__name__)
+        body = text.split("---", 2)[2].lstrip("\n")
+        assert not body.startswith(f"# {meta['title']}"), p  # Obsidian shows the title itself
+    assert {k: v for k, v in kinds.items() if len(v) > 1} == {}  # one type per property (Obsidian warns)
+    assert kinds["supersedes"] == {"list"} and kinds["importance"] == {"int"}
+
+
+def test_type_folders_match_existing_ones_case_insensitively(empty_vault, fake_model):
+    (empty_vault / "Decisions").mkdir()
+    out = json.loads(_cli(empty_vault, "remember", "decision", "Use Go", "Static binary.", "--json"))
+    assert out["path"] == "Decisions/Use Go.md"
+    assert not (empty_vault / "decisions").exists()
+
+
+def test_links_of_an_older_vaultmem_are_reported_and_only_its_own_rewritten(empty_vault, fake_model):
+    """Notes as vaultmem wrote them before: ``anchor: '[[Project: MyApp]]'`` (the title, which
+    Obsidian does not resolve). doctor and graph unresolved say so and change nothing (the dry
+    run); doctor --fix rewrites vaultmem's property links and leaves a person's."""
+    import obsidian_ref as ref
+    from helpers import write
+
+    write(empty_vault, "projects/Project - MyApp.md", "---\nid: p1\ntitle: 'Project: MyApp'\ntype: project\n"
+          "tags: [anchor]\nimportance: 8\n---\n# Project: MyApp\n\nAnchor note for Project: MyApp.\n")  # fmt: skip
+    write(empty_vault, "decisions/Use Go.md", "---\nid: d1\ntitle: Use Go\ntype: decision\nimportance: 7\n"
+          "anchor: '[[Project: MyApp]]'\nrelated: '[[Project: MyApp]]'\n---\n# Use Go\n\nSee [[Project: MyApp]].\n")  # fmt: skip
+    before = (empty_vault / "decisions/Use Go.md").read_text(encoding="utf-8")
+    assert "[[Project: MyApp]]" in _cli(empty_vault, "graph", "unresolved")
+    report = json.loads(_cli(empty_vault, "doctor", "--json"))
+    assert {f["path"] for f in report["findings"] if f["check"] == "obsidian_unresolved"} == {
+        "decisions/Use Go.md"
+    }
+    assert (empty_vault / "decisions/Use Go.md").read_text(
+        encoding="utf-8"
+    ) == before  # reports change nothing
+    fixed = json.loads(_cli(empty_vault, "doctor", "--fix", "--json"))
+    assert any("relinked decisions/Use Go.md" in line for line in fixed["fixed"])
+    after = (empty_vault / "decisions/Use Go.md").read_text(encoding="utf-8")
+    assert "anchor: '[[Project - MyApp|Project: MyApp]]'" in after
+    assert (
+        after.replace("anchor: '[[Project - MyApp|Project: MyApp]]'", "anchor: '[[Project: MyApp]]'")
+        == before
+    )
+    _, _, unresolved = ref.analyse(str(empty_vault))
+    assert unresolved == {"Project: MyApp": 2}  # the person's property and body link stay theirs

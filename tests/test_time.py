@@ -24,7 +24,7 @@ from vaultmem.vault import Vault
 
 
 @pytest.fixture
-def run(empty_vault, fake_embedder, monkeypatch):
+def run(empty_vault, fake_embedder, monkeypatch, backend):
     monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     env = {"VAULTMEM_VAULT": str(empty_vault)}
     return lambda *args, input=None: CliRunner().invoke(app, list(args), env=env, input=input)
@@ -57,7 +57,7 @@ def test_same_key_and_type_supersedes_whatever_the_source(run, empty_vault):
     assert f"superseded {first['id']}  Deploy target  (same key Deploy-Target)" in out
     old, new = meta(empty_vault, first["path"]), meta(empty_vault, out.splitlines()[0].split("  ")[1])
     assert old["status"] == "superseded" and old["superseded_by"] == "[[Where we deploy]]"
-    assert new["key"] == "Deploy-Target" and new["supersedes"] == "[[Deploy target]]"
+    assert new["key"] == "Deploy-Target" and new["supersedes"] == ["[[Deploy target]]"]
     assert str(old["valid_until"]) == str(new["valid_from"]) == new["created"][:10]
     hist = ok(run("history", "deploy-target"))
     assert "2 version(s)" in hist
@@ -266,7 +266,7 @@ def test_watcher_acts_on_a_hand_written_update_only_when_it_says_so(empty_vault,
             what="old superseded",
         )
         old = meta(empty_vault, "decisions/Rollbar.md")
-        assert old["superseded_by"] == "[[Sentry]]" and str(old["valid_until"]) == "2026-11-01"
+        assert old["superseded_by"] == "[[Sentry|Error tracking moved to Sentry]]" and str(old["valid_until"]) == "2026-11-01"
         assert (empty_vault / "decisions/Sentry.md").read_text() == stated  # the new note is never touched
     finally:
         r.stop()
@@ -307,7 +307,7 @@ def test_a_watcher_process_never_supersedes_by_similarity_with_the_real_model(em
         wait_for(lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded", timeout=60,
                  what="old superseded")  # fmt: skip
         old = meta(empty_vault, "decisions/Rollbar.md")
-        assert old["superseded_by"] == "[[Sentry]]" and str(old["valid_until"]) == "2026-11-01"
+        assert old["superseded_by"] == "[[Sentry|Error tracking moved to Sentry]]" and str(old["valid_until"]) == "2026-11-01"
         assert (empty_vault / "decisions/Sentry.md").read_text() == stated
         assert (empty_vault / "decisions/Alerts.md").read_text() == distinct
     finally:

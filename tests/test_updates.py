@@ -94,7 +94,17 @@ def test_judge_type_series_and_time_order():
     assert judge(OLD, older, 0.7).decision == "possible"
     s_old = Memory("Session", "Worked on Rollbar.", "session_summary", ("app/errors.py",))
     s_new = Memory("Session", "Replaced Rollbar with Sentry.", "session_summary", ("app/errors.py",))
-    assert judge(s_old, s_new, 0.99).decision == "possible"
+    assert judge(s_old, s_new, 0.99).decision == "no"  # session summaries never update one another
+
+
+def test_anchors_sessions_and_handoffs_are_never_updates_of_one_another():
+    """Issue 36: a project's anchor was marked a possible update of another's."""
+    alpha = Memory("Project: Alpha", "Anchor note for Project: Alpha.", "project")
+    beta = Memory("Project: Beta", "Anchor note for Project: Beta.", "project")
+    assert judge(alpha, beta, 0.95).decision == "no"
+    h_old = Memory("Handoff 1", "Next steps: ship.", "handoff")
+    h_new = Memory("Handoff 2", "Next steps: ship it now instead.", "handoff")
+    assert judge(h_old, h_new, 0.95).decision == "no"
 
 
 def test_no_adversarial_distinct_pair_can_be_automatic_at_any_similarity():

@@ -59,7 +59,7 @@ def test_edit_set_importance_is_checked_like_remember(empty_vault, fake_model):
         assert (empty_vault / "a.md").read_text() == before
     r = cli("edit", "aaaa1111", "--set", "importance=high", "--vault", str(empty_vault))
     assert r.exit_code == 0, r.output
-    assert "importance: high" in (empty_vault / "a.md").read_text()
+    assert "importance: 8" in (empty_vault / "a.md").read_text()  # stored as its number (one property type)
     r = cli("edit", "aaaa1111", "--set", "importance=7", "--vault", str(empty_vault))
     assert r.exit_code == 0 and "importance: 7" in (empty_vault / "a.md").read_text()
 

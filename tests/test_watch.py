@@ -109,7 +109,7 @@ def test_shared_housekeeping_waits_until_every_watcher_is_idle(monkeypatch):
 
 def test_a_watcher_that_ends_after_a_batch_leaves_the_shared_schedule_idle(empty_vault, fake_embedder):
     vault = Vault(empty_vault, embedder=fake_embedder)
-    watcher = Watcher(vault, quiet=0.05, max_delay=0.5, serve=False)
+    watcher = Watcher(vault, quiet=0.05, max_delay=0.5)
     watcher.start()
     try:
         write(empty_vault, "facts/Alpha.md", "# Alpha\n\nlast words\n")
@@ -312,7 +312,7 @@ def test_watched_indexes_equal_a_rebuild(running, fake_embedder):
 
 
 def test_second_watcher_refuses(running, fake_embedder):
-    other = Watcher(Vault(running.vault.root, embedder=fake_embedder), serve=False)
+    other = Watcher(Vault(running.vault.root, embedder=fake_embedder))
     with pytest.raises(VaultError, match="only one watcher"):
         other.start()
 
@@ -327,32 +327,41 @@ def test_one_off_writers_defer_to_the_watcher(running, fake_embedder):
     other.close()
 
 
-def test_socket_recall_equals_in_process_recall(empty_vault, fake_embedder):
+def test_service_socket_recall_equals_in_process_recall(empty_vault, fake_embedder):
+    """The service's socket answers the declared operations only, checks their arguments and
+    the client's version, and its recall equals the vault's own."""
     write(empty_vault, "a/Alpha.md", "# Alpha\n\nPostgres advisory locks for job leasing.\n")
     write(empty_vault, "a/Beta.md", "# Beta\n\nRedis locks expire. See [[Alpha]].\n")
     r = Running(empty_vault, fake_embedder, serve=True)
+    roots = {"vault": str(empty_vault)}
     try:
-        sock = client.socket_path(empty_vault)
+        sock = client.service_socket()
         assert oct(sock.stat().st_mode & 0o777) == "0o600"
-        reply = client.request(
-            empty_vault, "recall", {"query": "advisory locks", "k": 5, "explain": True, "log": False}
-        )
-        assert reply["ok"]
-        with r.watcher.mutex:
+        reply = client.call("recall", {"roots": roots, "query": "advisory locks", "explain": True,
+                                       "options": {"k": 5, "log": False}})  # fmt: skip
+        assert reply["ok"] and reply["result"]["skipped"] == {}
+        with r.watcher.gate.read():
             local = [h.as_dict(True) for h in r.vault.recall("advisory locks", k=5, log=False)]
-        assert reply["result"] == json.loads(json.dumps(local))
-        bad = client.request(empty_vault, "recall", {"query": "x", "mode": "fuzzy"})
+        assert reply["result"]["hits"] == json.loads(json.dumps(local))
+        bad = client.call("recall", {"roots": roots, "query": "x", "options": {"mode": "fuzzy"}})
         assert not bad["ok"] and "mode" in bad["error"] and bad["code"] == 2
-        assert client.request(empty_vault, "nonsense")["ok"] is False
-        status = client.request(empty_vault, "status")["result"]
+        assert client.call("nonsense")["ok"] is False
+        assert client.call("recall", {"roots": roots})["code"] == 2  # no query: refused before it runs
+        assert client.call("recall", {"roots": roots, "query": 3})["code"] == 2
+        other = client.send(
+            sock, {"op": "status", "args": {"root": str(empty_vault)}, "version": "0.0.1"}, 10
+        )
+        assert other["code"] == "version"
+        status = client.call("status", {"root": str(empty_vault)})["result"]
         assert status["pid"] == os.getpid() and status["in_sync"] and status["notes_indexed"] == 2
+        assert status["by"] == "service"
     finally:
         r.stop()
-    assert not client.socket_path(empty_vault).exists()
-    assert client.request(empty_vault, "recall", {"query": "advisory"}) is None  # the CLI falls back
+    assert not client.service_socket().exists()
+    assert client.call("recall", {"roots": roots, "query": "advisory"}) is None  # the CLI works in process
 
 
-def test_cli_uses_the_watcher_and_falls_back(empty_vault, fake_embedder, fake_model):
+def test_cli_uses_the_service_and_falls_back(empty_vault, fake_embedder, fake_model):
     from typer.testing import CliRunner
 
     from vaultmem.cli import app as cli
@@ -362,15 +371,16 @@ def test_cli_uses_the_watcher_and_falls_back(empty_vault, fake_embedder, fake_mo
     args = ["recall", "advisory locks", "--vault", str(empty_vault), "--json", "--explain", "--no-adaptive"]
     r = Running(empty_vault, fake_embedder, serve=True)
     try:
-        forwarded = runner.invoke(cli.app, args)
-        assert forwarded.exit_code == 0, forwarded.output
+        served = runner.invoke(cli.app, args)
+        assert served.exit_code == 0, served.output
         status = runner.invoke(cli.app, ["status", "--vault", str(empty_vault)])
-        assert "running, pid" in status.stdout and "indexes match the files: yes" in status.stdout
+        assert f"indexed by: the memory service, pid {os.getpid()}" in status.stdout
+        assert "indexes match the files: yes" in status.stdout
     finally:
         r.stop()
     local = runner.invoke(cli.app, args)
     assert local.exit_code == 0, local.output
-    assert json.loads(forwarded.stdout) == json.loads(local.stdout)
+    assert json.loads(served.stdout) == json.loads(local.stdout)
 
 
 def test_stop_applies_the_pending_batch(empty_vault, fake_embedder):

@@ -5,10 +5,11 @@ decides what another front end would otherwise decide again:
 
 - which vault(s) a call goes to: the vaults named (registered names or paths), else the
   agent's (its personal, the shared and the user's vault), else discovery (``find_vault``);
-- whether a call that needs the model or the indexes (recall, wake, remember, edit) goes to
-  the per-user memory service (started on first use, detached), to a vault's foreground
-  watcher, or runs in this process (``VAULTMEM_NO_SERVICE=1``, ``[service] enabled = false``,
-  or a service that does not start); and what a caller that must not wait gets meanwhile;
+- where its calls run, decided once (``Session.backend``): the per-user memory service
+  (started on first use, detached; ``vaultmem watch`` is the same service in the foreground),
+  this process (``VAULTMEM_NO_SERVICE=1``, ``[service] enabled = false``, or a service that
+  does not start), or, for a caller that must not wait while the service starts, keywords
+  only (BM25 over the indexes as they are);
 - where a write lands (``shared``, scope ``user``, else the caller's own vault);
 - when the indexes are brought in line with the files before a read (``Vault.sync``);
 - which code branch scopes memory: the git state of the caller's working directory (``cwd``,
@@ -19,7 +20,7 @@ decides what another front end would otherwise decide again:
         hits = s.recall("why advisory locks?", k=5)      # dicts, as every front end renders them
 
 Light to import: whoosh, numpy and fastembed load only when a vault is opened in this
-process, so a recall answered by a running watcher stays fast.
+process, so a recall answered by the service stays fast.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from .core.discovery import STATE_DIR, find_vault
 from .core.errors import BadInput, VaultError, VaultNotFound
 from .core.registry import SHARED, USER, Registry, agent_id, identity
+from .core.version import VERSION
 from .service import client, control
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every client call)
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .vault import Vault
 
 SINGLE = "vault"  # the name of the one vault of a session that is not an agent's
+SERVICE, PROCESS, KEYWORDS = "service", "process", "keywords"  # where a session's calls run
 
 
 def is_vault(path: Path) -> bool:
@@ -66,7 +69,7 @@ def refresh_agents_md(root: Path, event: str) -> list[dict[str, Any]]:
     from .core.config import load
     from .memory.agents_md import wanted
 
-    if not wanted(load(root)["agents_md"], event):
+    if not wanted(load(root)["agents_md"], event, root):
         return []
     with Session([str(root)]) as session:
         return session.vault.refresh_agents_md(event)
@@ -121,21 +124,11 @@ def write_root(ref: str | None, agent: str | None, shared: bool = False, scope: 
 
 
 class RemoteError(VaultError):
-    """The running watcher refused or failed a request (its message and exit code)."""
+    """The memory service refused or failed a request (its message and exit code)."""
 
     def __init__(self, message: str, code: int):
         super().__init__(message)
         self.exit_code = code
-
-
-def forward(root: Path, op: str, args: dict[str, Any]) -> Any:
-    """A request answered by the vault's running watcher; None when no watcher runs."""
-    reply = client.request(root, op, args)
-    if reply is None:
-        return None
-    if not reply.get("ok"):
-        raise RemoteError(reply.get("error") or "the watcher failed", reply.get("code", 1))
-    return reply["result"]
 
 
 def service_parts() -> tuple[Callable[[Path, Any], Vault], Callable[[dict[str, Vault]], MultiVault]]:
@@ -145,6 +138,20 @@ def service_parts() -> tuple[Callable[[Path, Any], Vault], Callable[[dict[str, V
     from .vault import Vault
 
     return (lambda root, embedder: Vault(root, embedder)), MultiVault
+
+
+def sync_served(entry: Any, every: float) -> None:
+    """One git sync of a vault the memory service watches (``watch --sync-every``; handed to the
+    service, which imports no sync), then what ``vaultmem sync`` does after one: the
+    ``[agents_md]`` refresh (the watcher indexes what the pull brought)."""
+    from .memory.agents_md import wanted
+    from .sync.git import sync_watched
+
+    if sync_watched(entry.watcher) is None:
+        return
+    with entry.reading() as vault:
+        if wanted(vault.config["agents_md"], "sync", vault.root):
+            vault.refresh_agents_md("sync")
 
 
 def service_call(
@@ -176,6 +183,16 @@ def service_call(
     return reply["result"], True
 
 
+def keeper_status(root: Path) -> dict[str, Any] | None:
+    """The memory service's status of ``root`` when it serves the vault, asked whether or not
+    this client works through it (``VAULTMEM_NO_SERVICE``): status tells who keeps the indexes."""
+    info = control.ping()
+    if info is None or str(Path(root).resolve()) not in info.get("vaults", []):
+        return None
+    reply = client.call("status", {"root": str(root)})
+    return reply["result"] if reply and reply.get("ok") else None
+
+
 def is_vault_name(name: str) -> bool:
     """Whether a prefix names some vault (registered, or an agent folder of the team)."""
     reg = Registry()
@@ -205,15 +222,16 @@ class ServedVault:
             "content": content,
             "fields": sent,
         }
-        done, served = self._session.service("remember", args, start=False)
-        return done if served else self._vault.remember(type, title, content, **fields)
+        return self._session.door("remember", args, lambda: self._vault.remember(type, title, content, **fields),
+                                  start=False)  # fmt: skip
 
     def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None,
                    extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
         fields = {"source": source, "anchor": anchor, "extra": extra}
-        done, served = self._session.service("checkpoint", {"root": str(self._vault.root), "text": text,
-                                                            "fields": fields}, start=False)  # fmt: skip
-        return done if served else self._vault.checkpoint(text, **fields)
+        args = {"root": str(self._vault.root), "text": text, "fields": fields}
+        return self._session.door(
+            "checkpoint", args, lambda: self._vault.checkpoint(text, **fields), start=False
+        )
 
 
 class Session:
@@ -228,21 +246,30 @@ class Session:
     each reindex's summary. ``lock`` lets a server run calls one at a time. ``cwd``: the
     working directory whose code repository scopes memory (default: this process's).
 
-    Calls that need the model go to the memory service (``service_call``). ``wait``: when no
-    service runs, start one and wait for it (``say`` tells the user), else start it and answer
-    at once in this process: recall then from BM25 over the indexes as they are (``recall.keywords``)
-    (``degraded`` says so). An ``embedder`` given keeps every call in this process (tests).
+    Where its calls run is decided once (``backend``): the memory service, this process, or
+    keywords only. ``wait``: when no service runs, start one and wait for it (``say`` tells the
+    user), else start it and answer at once: recall then from BM25 over the indexes as they are
+    (``recall.keywords``; ``degraded`` says so), everything else in this process. An
+    ``embedder`` given keeps every call in this process (tests); ``backend`` given is taken as
+    decided (the CLI's fast paths have just found a ready service).
     """
 
     def __init__(self, refs: Sequence[str] = (), agent: str | None = None, *, embedder: Embedder | None = None,
                  create: bool = False, progress: Callable[[], Progress] | None = None,
                  on_indexed: Callable[[Summary], None] | None = None, cwd: str | Path | None = None,
-                 wait: bool = True, say: Callable[[str], None] | None = None):  # fmt: skip
+                 wait: bool = True, say: Callable[[str], None] | None = None,
+                 backend: str | None = None):  # fmt: skip
         self.cwd = Path(cwd) if cwd else None
         self.wait, self.say = wait, say
         self.use_service = embedder is None
         self.degraded: str | None = None  # the last recall's: "bm25" when answered without the model
-        self._cold = False  # a service is starting and this caller does not wait for it
+        self.skipped: dict[
+            str, str
+        ] = {}  # the last recall's: notes its vaults could not read, with the reason
+        self.told: set[str] = (
+            set()
+        )  # the notes a front end already named as skipped (``cli.hits.skipped_notes``)
+        self._backend = backend  # SERVICE, PROCESS or KEYWORDS, once decided (a fast path that pinged knows)
         self._attached: set[Path] = set()
         self.refs = [r for r in refs if r]
         self.agent = agent_id(agent) if not self.refs or len(self.refs) > 1 else None
@@ -305,26 +332,23 @@ class Session:
         """The first (for a single-vault session, the only) vault it may read, open."""
         return self.open(next(iter(self.named.values())))
 
+    def pick_root(self, ref: str) -> tuple[Path, str]:
+        """The root of the vault a ``vault:id`` reference names (default: the caller's own) and
+        the rest, without opening the vault."""
+        prefix, sep, rest = ref.partition(":")
+        if sep and rest and prefix in self.named:
+            return Path(self.named[prefix]).resolve(), rest.strip()
+        if sep and rest and prefix and " " not in prefix and self.agent and is_vault_name(prefix):
+            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
+                           f"(only {', '.join(self.named)})")  # fmt: skip
+        return Path(self.root).resolve(), ref.strip()
+
     def pick(self, ref: str) -> tuple[Vault, str]:
         """The vault a ``vault:id`` reference names (default: the caller's own) and the rest;
         a path-like reference must stay inside that vault."""
-        prefix, sep, rest = ref.partition(":")
-        if sep and rest and prefix in self.named:
-            vault, ref = self.vaults[prefix], rest
-        elif sep and rest and prefix and " " not in prefix and self.agent and is_vault_name(prefix):
-            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
-                           f"(only {', '.join(self.named)})")  # fmt: skip
-        else:
-            vault = self.vault
-        ref = ref.strip()
-        if (
-            ref.startswith(("/", "\\", "~", "."))
-            or "/" in ref
-            or "\\" in ref
-            or ref.endswith((".md", ".markdown"))
-        ):
-            vault.store.abspath(ref.replace("\\", "/"))
-        return vault, ref
+        root, ref = self.pick_root(ref)
+        vault = self.open(root)
+        return vault, vault.checked_ref(ref)
 
     # ------------------------------------------------------------------ freshness
 
@@ -348,16 +372,16 @@ class Session:
         only reads); nothing when none runs."""
         if self.use_service and root not in self._attached:
             self._attached.add(root)
-            self.service("open", {"roots": [str(root)]}, start=False)
+            self.door("open", {"roots": [str(root)]}, lambda: None, start=False)
 
     def warm(self, model: bool = True) -> bool:
         """Get ready before the first call (a long-running front end at its start): the memory
         service started and watching this session's vaults (then this process loads no model and
         writes no index); else, with ``model``, the indexes reconciled and the model loaded here.
         True when the service serves them."""
-        _, served = self.service("open", {"roots": [str(p) for p in self.named.values()]})
-        if served:
-            self._attached.update(Path(p).resolve() for p in self.named.values())
+        roots = [str(p) for p in self.named.values()]
+        if self.door("open", {"roots": roots}, lambda: None) is not None:
+            self._attached.update(Path(p).resolve() for p in roots)
             return True
         if model:
             with self.lock:
@@ -365,14 +389,46 @@ class Session:
                 self.vault.embedder.embed(["warm up"])
         return False
 
-    def service(self, op: str, args: dict[str, Any], start: bool = True) -> tuple[Any, bool]:
-        """``service_call`` with this session's wait policy (never for a session given an embedder)."""
-        if not self.use_service:
-            return None, False
-        result, done = service_call(op, args, start=start and not self._cold, wait=self.wait, say=self.say)
-        if not done and start and not self.wait and control.enabled():
-            self._cold = True  # started (or starting) without us: answer without the model meanwhile
-        return result, done
+    # ------------------------------------------------------------------ the one door
+
+    @property
+    def backend(self) -> str:
+        """Where this session's calls run (decided on the first call, then kept): ``service``,
+        ``process``, or ``keywords`` (a caller that does not wait while the service starts:
+        recall from BM25 over the indexes as they are, everything else in this process)."""
+        return self._pick(start=True)
+
+    def _pick(self, start: bool) -> str:
+        """Decide the backend; a call that may not start a service (``start`` False) decides
+        only when one runs, and otherwise runs in this process, leaving the choice open."""
+        if self._backend is not None:
+            return self._backend
+        if not self.use_service or not control.enabled():
+            self._backend = PROCESS
+            return PROCESS
+        info = control.ping()
+        if info is not None and info.get("version") == VERSION:
+            self._backend = SERVICE
+        elif not start:
+            return PROCESS
+        elif info is not None and not control.outdated(info.get("version", "0")):
+            self._backend = PROCESS  # a newer service (another install): this client works alone
+        elif control.ensure(self.wait, self.say) is not None:
+            self._backend = SERVICE
+        else:  # not started (see its log), or starting while this caller does not wait
+            self._backend = PROCESS if self.wait else KEYWORDS
+        return self._backend
+
+    def door(self, op: str, args: dict[str, Any], local: Callable[[], Any], start: bool = True) -> Any:
+        """One declared operation (``service.protocol``): answered by the memory service when it
+        is this session's backend, else ``local()`` in this process."""
+        if self._pick(start) == SERVICE:
+            result, done = service_call(op, args, start=start, wait=self.wait, say=self.say)
+            if done:
+                return result
+            if start:  # the service went away and did not come back: this process from now on
+                self._backend = PROCESS
+        return local()
 
     def multi(self) -> MultiVault | None:
         """Every vault of the session searched together, each fresh (None for a single vault)."""
@@ -390,38 +446,35 @@ class Session:
 
     def recall(self, query: str, explain: bool = False, *, branch: str | None = None, all_branches: bool = False,
                **options: Any) -> list[dict[str, Any]]:  # fmt: skip
-        """Hits as dicts: across several vaults in this process; for one vault from its running
-        watcher when there is one, else in this process. ``options``: ``Vault.recall``'s.
+        """Hits as dicts, from every vault of the session in one ranking (``options``:
+        ``Vault.recall``'s). Memories scoped to a code branch other than the current or the
+        default branch of the working directory's repository are left out where the index is
+        (so k hits still come back) unless ``branch`` names theirs or ``all_branches`` (see
+        ``branches``). ``degraded`` and ``skipped`` say how it was answered."""
+        self.degraded, self.skipped = None, {}
+        if self.backend == KEYWORDS and options.get("mode", "hybrid") != "bm25":
+            from .memory import branches
 
-        Memories scoped to a code branch other than the current or the default branch of the
-        working directory's repository are left out unless ``branch`` names theirs or
-        ``all_branches`` (see ``branches``). Hits left out are not replaced: asking for more
-        would log retrievals of memories nobody was shown."""
-        from .memory import branches
+            hits = self._recall_without_model(query, explain, options)
+            return hits if all_branches else branches.filter_hits(hits, self.named, self.shown(branch))
+        args = {"roots": {name: str(path) for name, path in self.named.items()}, "query": query,
+                "explain": explain, "options": options, "wait": self.wait, "cwd": str(self.cwd or Path.cwd()),
+                "branch": branch, "all_branches": all_branches}  # fmt: skip
+        shown = None if all_branches else self.shown(branch)
+        done = self.door(
+            "recall", args, lambda: self._recall_here(query, explain, {**options, "shown": shown})
+        )
+        self.degraded, self.skipped = done["degraded"], done["skipped"]
+        return done["hits"]
 
-        hits = self._recall(query, explain, **options)
-        if all_branches:
-            return hits
-        return branches.filter_hits(hits, self.named, self.shown(branch))
-
-    def _recall(self, query: str, explain: bool = False, **options: Any) -> list[dict[str, Any]]:
-        self.degraded = None
-        named = {name: str(path) for name, path in self.named.items()}
-        if len(named) == 1:
-            hits = forward(
-                Path(next(iter(named.values()))), "recall", {"query": query, "explain": explain, **options}
-            )
-            if hits is not None:  # a foreground `vaultmem watch` of this vault
-                return hits
-        args = {"roots": named, "query": query, "explain": explain, "options": options, "wait": self.wait}
-        done, served = self.service("recall", args)
-        if served:
-            self.degraded = done["degraded"]
-            return done["hits"]
-        if self._cold and options.get("mode", "hybrid") != "bm25":
-            return self._recall_without_model(query, explain, options)
+    def _recall_here(self, query: str, explain: bool, options: dict[str, Any]) -> dict[str, Any]:
+        """Recall in this process, in the service's answer form."""
         reader = self.multi() or self.fresh(self.only())
-        return [h.as_dict(explain) for h in reader.recall(query, **options)]
+        hits = [h.as_dict(explain) for h in reader.recall(query, **options)]
+        many = len(self.named) > 1
+        skipped = {(f"{name}:{path}" if many else path): reason for name, vault in self.vaults.items()
+                   for path, reason in vault.index_errors().items()}  # fmt: skip
+        return {"hits": hits, "degraded": None, "skipped": skipped}
 
     def _recall_without_model(
         self, query: str, explain: bool, options: dict[str, Any]
@@ -462,11 +515,12 @@ class Session:
         other branches' memories by the rule recall uses (``branch``, ``all_branches``: as recall's)."""
         args = {"roots": {n: str(p) for n, p in self.named.items()}, "anchor": anchor, "task": task, "profile": profile,
                 "budget": budget, "cwd": str(self.cwd or Path.cwd()), "branch": branch, "all_branches": all_branches}  # fmt: skip
-        done, served = self.service("wake", args)
-        if served:
-            return done
-        shown = None if all_branches else self.shown(branch)
-        return self.reader().wake(anchor=anchor, task=task, profile=profile, budget=budget, shown=shown)
+
+        def here() -> dict[str, Any]:
+            shown = None if all_branches else self.shown(branch)
+            return self.reader().wake(anchor=anchor, task=task, profile=profile, budget=budget, shown=shown)
+
+        return self.door("wake", args, here)
 
     # ------------------------------------------------------------------ code branch scope
 
@@ -488,27 +542,42 @@ class Session:
         return {} if scope == USER else scope_fields(self.cwd or Path.cwd(), root)
 
     def list_notes(self, limit: int | None = 20, **filters: Any) -> list[dict[str, Any]]:
-        """Notes matching the filters, newest first (read from the files: no reindex needed)."""
-        if len(self.named) > 1:
-            from .multi import MultiVault
+        """Notes matching the filters, newest first (read from the files: no reindex needed);
+        ``skipped``: the notes left out because they cannot be read."""
+        args = {"roots": {n: str(p) for n, p in self.named.items()}, "limit": limit, "filters": filters}
 
-            return MultiVault(self.vaults).list_notes(limit=limit, **filters)
-        return self.only().list_notes(limit=limit, **filters)
+        def here() -> dict[str, Any]:
+            reader: Any = self.only()
+            if len(self.named) > 1:
+                from .multi import MultiVault
 
-    def new_skips(self) -> dict[str, str]:
-        """Notes the vaults read so far skipped and no index reports yet (``vault:path`` keys
-        when several vaults are read)."""
+                reader = MultiVault(self.vaults)
+            return {"rows": reader.list_notes(limit=limit, **filters), "skipped": self.skips()}
+
+        done = self.door("list", args, here, start=False)
+        self.skipped = done["skipped"]
+        return done["rows"]
+
+    def show(self, ref: str) -> dict[str, Any]:
+        """A note by reference (``vault:id``; ``Vault.show``)."""
+        root, rest = self.pick_root(ref)
+        return self.door(
+            "show", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].show(rest), start=False
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """The caller's own vault's counts (``Vault.stats``)."""
+        return self.door("stats", {"root": str(self.root)}, lambda: self.vault.stats(), start=False)
+
+    def skips(self) -> dict[str, str]:
+        """Notes the vaults read so far left out because they cannot be read, with the reason
+        (``vault:path`` keys when several vaults are read)."""
         many = len(self._opened) > 1
         return {(f"{self.named_of(v)}:{p}" if many else p): r
-                for v in self._opened.values() for p, r in v.new_skips().items()}  # fmt: skip
+                for v in self._opened.values() for p, r in v.skipped.items()}  # fmt: skip
 
     def named_of(self, vault: Vault) -> str:
         return next((n for n, p in self.named.items() if Path(p).resolve() == vault.root), str(vault.root))
-
-    def write_vault(self, shared: bool = False, scope: str | None = None) -> Vault:
-        """The vault a new memory goes to (see ``write_root``), fresh."""
-        ref = self.refs[0] if len(self.refs) == 1 else None
-        return self.fresh(self.open(write_root(ref, self.agent, shared, scope)))
 
     def remember(self, type: str, title: str, content: str | None = None, *, shared: bool = False,
                  scope: str | None = None, **fields: Any) -> dict[str, Any]:  # fmt: skip
@@ -519,18 +588,20 @@ class Session:
         extra = {**self.write_scope(root, scope), **fields.pop("extra", {})}
         args = {"root": str(root), "type": type, "title": title, "content": content,
                 "fields": {"scope": scope, "extra": extra, **fields}}  # fmt: skip
-        done, served = self.service("remember", args)
-        if served:
-            return done
-        vault = self.fresh(self.open(root))
-        return vault.remember(type, title, content, scope=scope, extra=extra, **fields)
+
+        def here() -> dict[str, Any]:
+            return self.fresh(self.open(root)).remember(
+                type, title, content, scope=scope, extra=extra, **fields
+            )
+
+        return self.door("remember", args, here)
 
     def edit(self, ref: str, **fields: Any) -> dict[str, Any]:
         """Change the note a reference names (``vault:id``, default: the caller's own vault;
         ``fields``: ``Vault.edit``'s), through the memory service while one runs."""
-        vault, ref = self.pick(ref)
-        done, served = self.service("edit", {"root": str(vault.root), "ref": ref, "fields": fields})
-        return done if served else vault.edit(ref, **fields)
+        root, rest = self.pick_root(ref)
+        return self.door("edit", {"root": str(root), "ref": rest, "fields": fields},
+                         lambda: self.pick(ref)[0].edit(rest, **fields))  # fmt: skip
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
@@ -541,15 +612,15 @@ class Session:
             "anchor": anchor,
             "extra": self.write_scope(self.root),
         }
-        done, served = self.service("sleep", {"root": str(self.root), "summary": summary, "fields": fields})
-        return done if served else self.vault.sleep(summary, **fields)
+        return self.door("sleep", {"root": str(self.root), "summary": summary, "fields": fields},
+                         lambda: self.vault.sleep(summary, **fields))  # fmt: skip
 
     def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
         """A line in this session's handoff note (``Vault.checkpoint``); a new handoff is scoped
         like ``remember``."""
         fields = {"source": source, "anchor": anchor, "extra": self.write_scope(self.root)}
-        done, served = self.service("checkpoint", {"root": str(self.root), "text": text, "fields": fields})
-        return done if served else self.vault.checkpoint(text, **fields)
+        return self.door("checkpoint", {"root": str(self.root), "text": text, "fields": fields},
+                         lambda: self.vault.checkpoint(text, **fields))  # fmt: skip
 
     def served(self, vault: Vault) -> Vault:
         """``vault`` with its ``remember`` (the write that needs the model: duplicate and update
@@ -559,12 +630,14 @@ class Session:
     # ------------------------------------------------------------------ a memory by reference (``vault:id``)
 
     def resolve(self, ref: str) -> dict[str, Any]:
-        vault, ref = self.pick(ref)
-        return vault.resolve(ref)
+        root, rest = self.pick_root(ref)
+        return self.door("resolve", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].resolve(rest),
+                         start=False)  # fmt: skip
 
     def reopen(self, ref: str) -> dict[str, Any]:
-        vault, ref = self.pick(ref)
-        return vault.reopen(ref)
+        root, rest = self.pick_root(ref)
+        return self.door("reopen", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].reopen(rest),
+                         start=False)  # fmt: skip
 
     def supersede(self, old: str, new: str) -> dict[str, Any]:
         """OLD replaced by NEW; both must be in one vault."""
@@ -603,16 +676,17 @@ class Session:
         (memories a hook showed): by the memory service while it runs, whose usage store stays
         open (a prompt hook then neither imports nor opens it, nor syncs its file), else here."""
         root = Path(root or self.root)
-        _, served = self.service("shown", {"root": str(root), "ids": list(ids), "via": via}, start=False)
-        if served:
-            return
-        from .index.usage import UsageStore
 
-        store = UsageStore.of(root)
-        try:
-            store.log_retrievals(ids, via)
-        finally:
-            store.close()
+        def here() -> None:
+            from .index.usage import UsageStore
+
+            store = UsageStore.of(root)
+            try:
+                store.log_retrievals(ids, via)
+            finally:
+                store.close()
+
+        self.door("shown", {"root": str(root), "ids": list(ids), "via": via}, here, start=False)
 
     def history(self, ref: str) -> dict[str, Any]:
         """The versions of the fact ``ref`` names (``history.chain``), in the vault a
@@ -623,22 +697,25 @@ class Session:
         return chain(self.fresh(vault), ref)
 
     def status(self) -> dict[str, Any]:
-        """Watcher (pid, pending changes, last error; pid None when none runs), notes indexed,
-        errors and drift."""
-        data = forward(self.root, "status", {})
-        if data is None:
-            data, _ = self.service("status", {"root": str(self.root)}, start=False)
-        return data if data is not None else {"pid": None, **self.vault.index_status()}
+        """Who keeps the indexes (``by``: "service", with its pid, pending changes and last
+        error; pid None when each command does), notes indexed, errors and drift."""
+
+        def here() -> dict[str, Any]:
+            return keeper_status(self.root) or {"pid": None, "by": None, **self.vault.index_status()}
+
+        return self.door("status", {"root": str(self.root)}, here, start=False)
 
     def reindex(self, rebuild: bool = False, progress: Progress | None = None) -> tuple[dict[str, Any], bool]:
-        """Bring the indexes in line with the files: by the running watcher when there is one,
-        else here. Returns (the summary as a dict, whether the watcher did it)."""
-        done = forward(self.root, "reindex", {"rebuild": rebuild})
-        if done is None:
-            done, _ = self.service("reindex", {"root": str(self.root), "rebuild": rebuild}, start=False)
-        if done is not None:
-            return done, True
-        return self.vault.reindex(rebuild=rebuild, progress=progress).as_dict(), False
+        """Bring the indexes in line with the files: by the memory service when it runs, else
+        here. Returns (the summary as a dict, whether the service did it)."""
+        here: list[bool] = []
+
+        def local() -> dict[str, Any]:
+            here.append(True)
+            return self.vault.reindex(rebuild=rebuild, progress=progress).as_dict()
+
+        done = self.door("reindex", {"root": str(self.root), "rebuild": rebuild}, local, start=False)
+        return done, not here
 
     def close(self) -> None:
         for vault in self._opened.values():

@@ -14,10 +14,11 @@ reach vaults through ``api.Session``, which decides which vault a call goes to.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ from .core.links import NoteKeys, Resolver, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.memtypes import known_types
 from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
-from .core.store import Store, find_vault
+from .core.scaffold import ignore_state
+from .core.store import STATE_DIR, Store, find_vault
 from .index import graph as graphmod
 from .index.bm25 import BM25Index
 from .index.embed import Embedder, make_embedder
@@ -55,6 +57,8 @@ class Vault:
     def __init__(self, root: Path, embedder: Embedder | None = None):
         self.root = Path(root).resolve()
         self.config = configmod.load(self.root)
+        if not (self.root / STATE_DIR).exists():  # a folder never init-ed: its state stays out of git
+            ignore_state(self.root)
         vcfg = self.config["vault"]
         if vcfg["title_from"] not in TITLE_FROM:
             raise BadInput(f"[vault] title_from = {vcfg['title_from']!r}: use one of {', '.join(TITLE_FROM)}")
@@ -73,6 +77,8 @@ class Vault:
         self._index: tuple[list[str], dict[str, int]] | None = None
         self._synced = False
         self._held_lock: WriterLock | None = None
+        self._batching = False  # inside ``batch()``: ``catalog`` is kept, not rebuilt per call
+        self._batch_catalog: dict[str, Record] | None = None
         self._usage: UsageStore | None = None
         self._memo: dict = {}  # raw scores of recent queries; cleared whenever the indexes change
         self.skipped: dict[str, str] = {}  # notes the last catalog() could not read, with the reason
@@ -242,11 +248,50 @@ class Vault:
         except WatcherRunning:
             if paths is None:
                 self.refresh()
+            else:
+                self._indexed_by_owner(paths)
             return None
 
     def sync_paths(self, paths: Iterable[str]) -> None:
-        """Index notes this process just wrote (a running watcher does it itself)."""
+        """Index notes this process just wrote: here, or, while the memory service keeps the
+        indexes, by the service before this returns (read-your-writes: the next call of any
+        client sees them)."""
+        paths = list(paths)
         self.sync(paths)
+        if self._batch_catalog is not None:
+            self._batch_catalog.update(self._catalog(paths))
+            for gone in [p for p in paths if self.store.stat(p) is None]:
+                self._batch_catalog.pop(gone, None)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Many writes in a row (an import): ``catalog`` is read from the files once and kept
+        current by the writes (``sync_paths``), instead of stat-ing every note on each of them
+        (which made a large import quadratic: benchmarks/README.md, "Batched imports")."""
+        outer = self._batching
+        self._batching = True
+        try:
+            yield
+        finally:
+            self._batching = outer
+            if not outer:
+                self._batch_catalog = None
+
+    def _indexed_by_owner(self, paths: list[str]) -> None:
+        """Ask the process that keeps the indexes (the memory service) to index ``paths`` now,
+        then read its indexes afresh; without an answer, only the latter (it indexes them
+        itself, a moment later)."""
+        from .service import client
+
+        try:
+            reply = client.call("sync", {"root": str(self.root), "paths": paths}, timeout=120)
+        except VaultError:
+            reply = None
+        done = (reply or {}).get("result") if (reply or {}).get("ok") else None
+        if done is not None and not done.get("superseded"):
+            self._refresh(set(paths))
+        else:
+            self.refresh()
 
     def _invalidate(self) -> None:
         self._records = self._graph = self._vectors = self._index = None
@@ -320,11 +365,14 @@ class Vault:
     # ------------------------------------------------------------------ recall
 
     def recall(self, query: str, k: int | None = None, *, log: bool = True, stats: tuple | None = None,
-               snippets: bool = True, types_known: Iterable[str] | None = None, **options: Any) -> list[Hit]:  # fmt: skip
+               snippets: bool = True, types_known: Iterable[str] | None = None,
+               shown: Callable[[Path, str], bool] | None = None, **options: Any) -> list[Hit]:  # fmt: skip
         """Hybrid recall; see ``recall/pipeline.py`` for how scores are made. ``options``: the
         declared recall parameters (``recall/params.py``; unset ones take the vault's config).
         A type neither this vault's templates nor its notes have is refused (``types_known``:
         the types that count instead, for several vaults searched together).
+        ``shown(root, path)``: only memories it lets through are hits (other code branches'
+        memories are left out where the index is, so recall still brings k).
         The memories returned are logged as retrieved (``log=False`` to skip, e.g. in evaluations)."""
         known = (
             None if not options.get("types") else self.memory_types() if types_known is None else types_known
@@ -332,7 +380,8 @@ class Vault:
         call = params.resolve({"k": k, **options}, self.config["recall"], known)
         if self.embedder.name == "none" and call["mode"] != "vector":
             call["mode"] = "bm25"
-        opt = Options.build(call, self.config, self.root, stats=stats, snippets=snippets)
+        mine = (lambda path: shown(self.root, path)) if shown is not None else None
+        opt = Options.build(call, self.config, self.root, stats=stats, snippets=snippets, shown=mine)
         hits = search(self.sources(), query, opt)
         if log and hits:
             self.usage.log_retrievals([h.id for h in hits], "recall")
@@ -381,9 +430,22 @@ class Vault:
         """Metadata of every note without touching the indexes: a manifest row is reused
         when its file's mtime and size still match, anything else is parsed from the file
         (files that cannot be parsed are left out; ``errors`` collects path -> reason)."""
-        known = self.manifest.records() if (self.index_dir / "manifest.db").exists() else {}
+        if not self._batching or errors is not None:
+            return self._catalog(None, errors)
+        if self._batch_catalog is None:
+            self._batch_catalog = self._catalog(None)
+        return dict(self._batch_catalog)
+
+    def _catalog(self, paths: list[str] | None, errors: dict[str, str] | None = None) -> dict[str, Record]:
+        """``catalog`` of every note, or of ``paths``."""
+        manifest = (self.index_dir / "manifest.db").exists()
+        known = (
+            (self.manifest.records(paths) if paths is not None else self.manifest.records())
+            if manifest
+            else {}
+        )
         out: dict[str, Record] = {}
-        for path in self.store.list_paths():
+        for path in self.store.list_paths() if paths is None else paths:
             st = self.store.stat(path)
             rec = known.get(path)
             if st is None:
@@ -405,6 +467,18 @@ class Vault:
         what a command that read notes should tell its user, once."""
         known = self.index_errors() if self.skipped and (self.index_dir / "manifest.db").exists() else {}
         return {p: r for p, r in self.skipped.items() if known.get(p) != r}
+
+    def checked_ref(self, ref: str) -> str:
+        """A note reference as given, refused (BadInput) when it is path-like and leads outside
+        the vault (every front end, in process or through the service, asks here)."""
+        if (
+            ref.startswith(("/", "\\", "~", "."))
+            or "/" in ref
+            or "\\" in ref
+            or ref.endswith((".md", ".markdown"))
+        ):
+            self.store.abspath(ref.replace("\\", "/"))
+        return ref
 
     def find(self, ref: str, records: dict[str, Record] | None = None) -> Record:
         """A note by id, vault-relative path, title, alias or file name."""

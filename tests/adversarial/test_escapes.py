@@ -126,9 +126,10 @@ def _planted_runtime_folder(tmp_path, mode: int):
 @needs_root
 def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
     root, env, planted = _planted_runtime_folder(tmp_path, 0o777)
-    from vaultmem.service.client import socket_path
+    from vaultmem.service.client import SERVICE_SOCKET
 
-    sock = planted / socket_path(root).name
+    env.pop("VAULTMEM_NO_SERVICE", None)  # the client looks for the memory service there
+    sock = planted / SERVICE_SOCKET
     server = fake_watcher(sock, NOBODY)
     try:
         result = run("recall", "caching", "--vault", str(root), env=env)
@@ -143,40 +144,26 @@ def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 @needs_root
 def test_recall_ignores_a_server_running_as_another_user(small_vault):
-    from vaultmem.service.client import socket_path
+    from vaultmem.service.control import private_runtime_dir
 
-    sock = socket_path(small_vault)
-    sock.parent.chmod(0o700)
+    sock = private_runtime_dir() / "service.sock"
     server = fake_watcher(sock, NOBODY)
+    env = cli_env()
+    env.pop("VAULTMEM_NO_SERVICE", None)  # the client asks the memory service's socket
     try:
-        result = run("recall", "Alpha", "--vault", str(small_vault))
+        result = run("recall", "Alpha", "--vault", str(small_vault), env=env)
         assert "FAKE ANSWER" not in result.stdout and "runs as uid 65534" in result.stderr, result
     finally:
         server.kill()
         server.wait()
+        run("service", "stop", env=env)  # the one the client started instead
 
 
 @needs_root
-def test_watcher_refuses_to_serve_from_a_folder_it_does_not_own(tmp_path):
+def test_watch_refuses_to_serve_from_a_folder_it_does_not_own(tmp_path):
     root, env, _ = _planted_runtime_folder(tmp_path, 0o700)
     result = run("watch", "--vault", str(root), env=env, timeout=60)
     assert result.returncode != 0 and "owned by uid 65534" in result.stderr, result
-
-
-def test_watcher_uses_a_private_runtime_folder_for_a_long_vault_path(tmp_path):
-    root = _long_vault(tmp_path)
-    import contextlib
-
-    from vaultmem.service.client import private_folder_problem, request, socket_path
-    from vaultmem.service.server import SocketServer
-
-    server = SocketServer(root, {"ping": lambda a: "pong"}, contextlib.nullcontext)
-    server.start()
-    try:
-        assert private_folder_problem(socket_path(root).parent) is None
-        assert request(root, "ping") == {"ok": True, "result": "pong"}
-    finally:
-        server.stop()
 
 
 # ---------------------------------------------------------------- the MCP HTTP server

@@ -60,7 +60,20 @@ class Adapter:
     transcript = "claude"
     events: ClassVar[dict[str, str]] = {"start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop",
               "pre-compact": "PreCompact", "end": "SessionEnd"}  # fmt: skip
-    detach_end = False  # Claude Code waits for SessionEnd hooks: the summary is written before it returns
+    detach_end = False  # Claude Code waits for SessionEnd hooks (setup declares a timeout: 1.5 s without one)
+    whole_id = False  # the ``source`` names a session by 8 characters of its id (random: unique enough)
+
+    # ------------------------------------------------------------------ sessions
+
+    def source(self, session_id: str) -> str:
+        """The ``source`` written on a session's notes, the one rule hooks and importers share:
+        the agent's label and its session id (8 characters, or all of it where ids are
+        time-ordered and 8 characters name every session of a minute)."""
+        return f"{self.label}-{session_id if self.whole_id else session_id[:8]}"
+
+    def compacting(self, payload: Mapping[str, Any]) -> bool:
+        """Whether a pre-compact event means the context is being compacted (a checkpoint is due)."""
+        return True
 
     # ------------------------------------------------------------------ reading
 
@@ -113,6 +126,7 @@ class Codex(Adapter):
 
     name, label, title, transcript = "codex", "codex", "Codex CLI", "codex"
     detach_end = True
+    whole_id = True  # UUIDv7: the first 8 hex digits change only every ~65 s
 
 
 class Gemini(Adapter):
@@ -123,6 +137,11 @@ class Gemini(Adapter):
     events: ClassVar[dict[str, str]] = {"start": "SessionStart", "prompt": "BeforeAgent", "stop": "AfterAgent",
               "pre-compact": "PreCompress", "end": "SessionEnd"}  # fmt: skip
     detach_end = True
+
+    def compacting(self, payload: Mapping[str, Any]) -> bool:
+        """Gemini fires ``PreCompress`` before every model call, before it checks whether the
+        history needs compressing: only ``trigger: manual`` (``/compress``) is a compaction."""
+        return payload.get("trigger") == "manual"
 
 
 class Cursor(Adapter):
@@ -201,6 +220,14 @@ GEMINI_EVENTS = {"BeforeAgent", "AfterAgent", "PreCompress", "BeforeModel", "Aft
                  "BeforeToolSelection", "Notification"}  # fmt: skip
 CURSOR_EVENTS = {"sessionStart", "beforeSubmitPrompt", "stop", "preCompact", "sessionEnd", "afterAgentResponse",
                  "preToolUse", "postToolUse", "beforeShellExecution", "afterShellExecution", "afterFileEdit"}  # fmt: skip
+
+
+def session_source(agent: str, session_id: str) -> str:
+    """The ``source`` of a session of ``agent`` (an adapter's name or label, e.g. ``codex`` or
+    ``claude-code``); another tool's sessions (chat exports): ``<agent>-<whole id>``."""
+    by_label = {a.label: a for a in ADAPTERS.values()}
+    adapter = ADAPTERS.get(agent) or by_label.get(agent)
+    return adapter.source(session_id) if adapter else f"{agent}-{session_id}"
 
 
 def detect(raw: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:

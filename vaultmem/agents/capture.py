@@ -84,9 +84,11 @@ def known_rule(vault: Vault, title: str, sentence: str) -> Any:
 
 
 def propose_rule(vault: Vault, type_: str, sentence: str, source: str, scope: dict[str, Any] | None = None,
-                 now: dt.datetime | None = None, where: str = "session") -> dict[str, Any]:  # fmt: skip
+                 now: dt.datetime | None = None, where: str = "session",
+                 anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
     """A rule sentence as a ``status: candidate`` memory titled by the rule, the user's sentence in
-    its body (user scope for preferences; others carry the branch ``scope``); when the vault
+    its body (user scope for preferences; others carry the branch ``scope`` and the project's
+    ``anchor``, so only that project's wake lists them); when the vault
     already states it, nothing is written and ``duplicate_of`` names that memory."""
     sentence = redact_for_memory(sentence)
     title = redact_title_for_memory(rule_title(sentence))
@@ -98,4 +100,4 @@ def propose_rule(vault: Vault, type_: str, sentence: str, source: str, scope: di
             "(`vaultmem confirm ID`).")  # fmt: skip
     user = type_ == "preference"
     return vault.remember(type_, title, body, source=source, status="candidate", scope="user" if user else None,
-                          extra=None if user else scope, now=now)  # fmt: skip
+                          extra=None if user else scope, now=now, anchor=None if user else anchor)  # fmt: skip

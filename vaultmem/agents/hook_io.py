@@ -104,12 +104,15 @@ def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = N
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
         from .. import api
+        from ..memory.projects import scope_hits
         from .hooks import prompt_hook
 
         with api.Session(
             [vault] if vault else [], cwd=payload.get("cwd") or None, wait=False
-        ) as session:  # its code branch scopes recall
-            recall = lambda query, k: session.recall(query, explain=True, k=k, log=False)
+        ) as session:  # its code branch scopes recall, its project what is shown (memory.projects)
+            recall = lambda query, k: scope_hits(
+                session.recall(query, explain=True, k=k, log=False), session.named, payload.get("cwd")
+            )
             degraded = lambda: session.degraded
             log = lambda ids: session.log_shown(ids, "hook")
             return prompt_hook(session.root, payload, recall, budget, log=log, degraded=degraded)

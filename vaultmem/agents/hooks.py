@@ -27,6 +27,7 @@ from ..core.errors import BadInput
 from ..core.fence import fence, held, one_line, provenance
 from ..core.private import strip_private
 from ..memory.projects import find_anchor
+from .transcript import REMINDER_MARK
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,8 +155,10 @@ def session_of(payload: dict[str, Any]) -> str:
 
 
 def source_name(payload: dict[str, Any]) -> str:
-    """The ``source`` written on a session's notes: the agent and the start of its session id."""
-    return f"{payload.get('agent_label') or 'claude-code'}-{session_id(payload)[:8]}"
+    """The ``source`` written on a session's notes: the agent's rule (``Adapter.source``)."""
+    from .adapters import session_source
+
+    return session_source(str(payload.get("agent") or "claude"), session_id(payload))
 
 
 def events_of(payload: dict[str, Any]) -> list[Event]:
@@ -296,9 +299,12 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     floor cannot ask the vectors: the block holds at most KEYWORD_K term matches and says so."""
     if budget < 50:
         raise BadInput("--budget must be at least 50 tokens")
-    prompt = strip_private(str(payload.get("prompt") or ""))[:MAX_PROMPT_CHARS]  # a private span is no query
-    if trivial(prompt):
+    from .transcript import is_reminder, strip_hook_context
+
+    prompt = strip_hook_context(strip_private(str(payload.get("prompt") or "")))
+    if trivial(prompt) or is_reminder(prompt):  # vaultmem's own Stop reminder, sent back: no query
         return None
+    prompt = prompt[:MAX_PROMPT_CHARS]  # a private span and the agent's context block are no query
     found = recall(prompt, RECALL_K)
     keywords_only = degraded() is not None
     if keywords_only:
@@ -343,7 +349,8 @@ STOP_REASON = (
     "Before you finish: this session did real work ({work}) and saved no memory since. Save what is "
     "worth keeping for the next session with the vaultmem `remember` tool, one memory per note: a "
     "decision (a choice and why), a gotcha (a trap), a bug_fix (symptom, cause, fix), a preference or a "
-    "lesson; then `sleep` with a one-paragraph summary and next steps. If nothing is worth keeping, say so and stop."
+    "lesson; then `sleep` with a one-paragraph summary and next steps. If nothing is worth keeping, say so and stop. "
+    + REMINDER_MARK
 )
 
 
@@ -424,6 +431,6 @@ def end_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
     anchor = project_anchor(vault, anchor, payload.get("cwd") or s.cwd, source)
     out["summary"] = write_summary(vault, s, source, anchor, shown=shown, scope=scope)
     for type_, sentence in s.rules:
-        result = propose_rule(vault, type_, sentence, source, scope)
+        result = propose_rule(vault, type_, sentence, source, scope, anchor=anchor)
         out["known" if result.get("duplicate_of") else "candidates"].append(result)
     return out

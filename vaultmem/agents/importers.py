@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import BadInput
 from ..core.filters import parse_since, parse_time
 from ..memory.projects import find_anchor
+from .adapters import session_source
 from .capture import (
     known_rule,
     propose_rule,
@@ -80,14 +81,13 @@ class Report:
 
 
 def source_of(t: Transcript) -> str:
-    """The ``source`` of a session's notes: ``hook end``'s for Claude Code (so a session captured
-    by the hook is not imported again), the whole thread id for Codex (its ids are time-ordered:
-    the hook's 8 characters name every thread started within the same minute or so)."""
-    return f"claude-code-{t.id[:8]}" if t.agent == "claude-code" else f"{t.agent}-{t.id}"
+    """The ``source`` of a session's notes: ``hook end``'s (``adapters.session_source``), so a
+    session captured by the hook is not imported again."""
+    return session_source(t.agent, t.id)
 
 
 def hook_source(t: Transcript) -> str:
-    """The source ``hook end`` gives a session of this agent (``codex-<8 characters>``)."""
+    """The source older versions of ``hook end`` gave a session (``codex-<8 characters>``)."""
     return f"{t.agent}-{t.id[:8]}"
 
 
@@ -208,7 +208,8 @@ def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence
             report.candidates.append({"type": type_, "title": title, "source": p.source})
         proposed.add(title.casefold())
         return
-    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}")
+    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}",
+                          anchor=p.anchor)  # fmt: skip
     row = {"id": result["id"], "type": result["type"], "title": result["title"], "path": result["path"]}
     if result.get("duplicate_of"):
         report.known_rules.append({**row, "duplicate_of": result["duplicate_of"]})
@@ -226,7 +227,8 @@ def import_history(vault: Vault, source: str, files: list[Path], read: Callable[
     root = Path(os.path.abspath(os.path.expanduser(project))) if project else None
     planned = plan_sessions(vault, files, read, report, strict=strict, project=root, since=since,
                             progress=progress, total=len(files))  # fmt: skip
-    write_sessions(vault, planned, report, dry_run)
+    with vault.batch():  # the catalogue is kept, not rebuilt for every note written
+        write_sessions(vault, planned, report, dry_run)
     return report.as_dict()
 
 

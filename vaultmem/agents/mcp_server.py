@@ -30,6 +30,7 @@ from ..core.filters import HIDDEN_STATUSES
 from ..core.memtypes import TYPES
 from ..core.note import STATUSES, content_hash
 from ..index.embed import Embedder
+from ..memory.fields import FIELDS
 from ..recall.params import Param, with_params
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,6 +92,16 @@ def _field(p: Param) -> Any:
 
 _QUERY = inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY,
                            annotation=Annotated[str, Field(description="What you want to know, as a question in your own words.")])  # fmt: skip
+
+
+_REMEMBER = [
+    inspect.Parameter("type", inspect.Parameter.KEYWORD_ONLY,
+                      annotation=Annotated[str, Field(description=f"The memory type: {TYPE_GUIDE}.")]),
+    inspect.Parameter("title", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[str, Field(
+        description="A short, specific title (also the file name), e.g. 'Use SQLite for the cache'.")]),
+    inspect.Parameter("content", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[str, Field(
+        description="The memory itself in markdown: what, why, and how to apply it.")]),
+]  # fmt: skip
 
 
 class Rating(BaseModel):
@@ -197,50 +208,8 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
 
     @server.tool()
     @tool
-    def remember(
-        type: Annotated[str, Field(description=f"The memory type: {TYPE_GUIDE}.")],
-        title: Annotated[
-            str,
-            Field(
-                description="A short, specific title (also the file name), e.g. 'Use SQLite for the cache'."
-            ),
-        ],
-        content: Annotated[
-            str, Field(description="The memory itself in markdown: what, why, and how to apply it.")
-        ],
-        tags: Annotated[list[str], Field(description="Tags, e.g. ['cache', 'sqlite'].")] = [],
-        importance: Annotated[
-            int | str | None, Field(description="1-10, or high / medium / low (default 5).")
-        ] = None,
-        links: Annotated[list[str], Field(description="Titles of related notes to link to.")] = [],
-        anchor: Anchor = None,
-        scope: Annotated[
-            str | None,
-            Field(description="project (default), or user for a person's preference that follows them."),
-        ] = None,
-        context: Annotated[
-            list[str], Field(description="Files or topics the memory is about, e.g. ['app/cache.py'].")
-        ] = [],
-        source: Source = None,
-        shared: Annotated[
-            bool, Field(description="Store it in the team's shared vault instead of your own.")
-        ] = False,
-        key: Annotated[
-            str | None,
-            Field(
-                description="Subject key naming the fact, e.g. 'deploy-target' or "
-                "'user.editor': a new memory with the same key and type replaces the "
-                "active one."
-            ),
-        ] = None,
-        supersedes: Annotated[
-            list[str],
-            Field(
-                description="Ids of the memories this one replaces, when you know "
-                "(e.g. from recall): they are marked superseded."
-            ),
-        ] = [],
-    ) -> dict[str, Any]:
+    @with_params(_field, _REMEMBER, [], params=FIELDS)
+    def remember(type: str, title: str, content: str, **fields: Any) -> dict[str, Any]:
         """Store a new memory when something worth keeping happens: a decision and its reason, a
         gotcha, a bug fix, a user preference, a lesson, progress. One memory per call. A near-
         duplicate is not stored twice (`duplicate_of` names the existing one); nor is a similar
@@ -252,9 +221,7 @@ def _memory_tools(server: MCPServer, memory: Session) -> None:
         this one (with their similarity): they stay, shown in recall as "may be outdated by" this
         one. You know what changed: call `supersede` on each one it really replaces. Returns the
         new memory's id and path."""
-        return memory.remember(type, title, content, shared=shared, scope=scope, tags=tags, importance=importance,
-                               links=links, anchor=anchor, context=context, source=source, key=key,
-                               supersedes=supersedes)  # fmt: skip
+        return memory.remember(type, title, content, **fields)
 
 
 # ---------------------------------------------------------------------- notes as files

@@ -121,24 +121,11 @@ def hook_command(vault: Path, event: str, agent: str = "claude", command: str = 
     return f"{shlex.quote(command)} hook {event} --agent {agent} --vault {shlex.quote(str(vault))}"
 
 
-HOOK_EVENTS = {  # Claude Code event -> (vaultmem hook, matcher)
-    "SessionStart": ("start", "startup|resume|clear|compact"),
-    "UserPromptSubmit": ("prompt", None),
-    "Stop": ("stop", None),
-    "PreCompact": ("pre-compact", None),
-    "SessionEnd": ("end", None),
-}
-TIMEOUTS = {
-    "start": 30,
-    "prompt": 30,
-    "stop": 10,
-    "pre-compact": 10,
-    "end": 10,
-}  # seconds; a cold prompt loads the model
-MATCHERS = {
-    "claude": HOOK_EVENTS["SessionStart"][1],
-    "codex": HOOK_EVENTS["SessionStart"][1],
-}  # on SessionStart
+HOOK_EVENTS = tuple(ADAPTERS["claude"].events.values())  # Claude Code's, in the order written
+TIMEOUTS = {"start": 30, "prompt": 30, "stop": 10, "pre-compact": 10, "end": 10}  # seconds; a cold prompt loads the model
+END_TIMEOUTS = {"claude": 30, "codex": 3}  # Claude Code kills SessionEnd after 1.5 s unless told; Codex caps it at 3 s
+# no SessionStart matcher: every source (startup, resume, clear, compact, fork, ...) gets the block
+MATCHERS = {("gemini", "pre-compact"): "manual"}  # Gemini fires PreCompress (trigger auto) before every model call
 
 
 def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str, Any]:
@@ -157,7 +144,7 @@ def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str,
     hooks: dict[str, Any] = {}
     for name, event in events.items():
         cmd = hook_command(vault, name, agent, command)
-        seconds = 3 if agent == "codex" and name == "end" else TIMEOUTS[name]
+        seconds = END_TIMEOUTS.get(agent, TIMEOUTS[name]) if name == "end" else TIMEOUTS[name]
         if agent == "cursor":
             hooks[event] = [
                 {"command": cmd, "timeout": seconds, **({"loop_limit": 1} if name == "stop" else {})}
@@ -166,7 +153,7 @@ def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str,
             hooks[event] = [{"type": "command", "bash": cmd, "timeoutSec": seconds}]
         else:
             hook: dict[str, Any] = {"type": "command", "command": cmd}
-            if agent == "codex":
+            if agent in ("codex", "claude"):
                 hook["timeout"] = seconds
             elif agent == "gemini":
                 hook = {
@@ -175,9 +162,7 @@ def agent_hooks(agent: str, vault: Path, command: str = "vaultmem") -> dict[str,
                     "command": cmd,
                     "timeout": seconds * 1000,
                 }
-            group: dict[str, Any] = (
-                {"matcher": MATCHERS[agent]} if name == "start" and agent in MATCHERS else {}
-            )
+            group: dict[str, Any] = {"matcher": MATCHERS[agent, name]} if (agent, name) in MATCHERS else {}
             hooks[event] = [{**group, "hooks": [hook]}]
     return {"version": 1, "hooks": hooks} if agent in ("cursor", "copilot") else {"hooks": hooks}
 

@@ -36,6 +36,22 @@ SHELL_TOOLS = {"Bash"}
 SAVE_TOOLS = {"remember", "write_note", "sleep", "checkpoint"}
 RECALL_TOOLS = {"recall", "wake", "read_note"}
 VAULTMEM_CLI = re.compile(r"(?:^|[\s;&|(])vaultmem\s+(remember|sleep|checkpoint|recall|wake)\b")
+HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.S)  # Gemini escapes < > inside
+REMINDER_MARK = "[vaultmem stop reminder]"  # ends vaultmem's Stop reason: the agent may send it back as a prompt
+OLD_REMINDER = re.compile(r"Before you finish: this session did real work \([^)]*\) and saved no memory since\.")
+
+
+def strip_hook_context(text: str) -> str:
+    """``text`` without the leading ``<hook_context>...</hook_context>`` blocks an agent put
+    before the user's words (Gemini prepends the SessionStart context to a headless prompt)."""
+    while m := HOOK_CONTEXT.match(text):
+        text = text[m.end() :]
+    return text
+
+
+def is_reminder(text: str) -> bool:
+    """vaultmem's own Stop reminder, sent back by the agent as a user message: never a request."""
+    return REMINDER_MARK in text or OLD_REMINDER.search(text) is not None
 
 
 class Event(SimpleNamespace):
@@ -492,6 +508,8 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
     s.start, s.end = (min(times), max(times)) if times else ("", "")
     for ev in events:
         if ev.kind == "prompt":
+            if is_reminder(ev.text):
+                continue
             if not trivial(ev.text) and ev.tool != "feedback":
                 s.requests.append(_first_line(ev.text, 200))
             s.rules.extend(rule_sentences(ev.text, feedback=ev.tool == "feedback"))

@@ -11,15 +11,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from .. import api
 from ..core.errors import BadInput, NoteNotFound
-from ..core.fence import strip_escapes
 from . import recall as _recall  # noqa: F401  (importing them adds their commands)
 from . import remember as _remember  # noqa: F401
+from . import render
 from .common import (  # fmt: skip
     AgentOpt,
     AnchorOpt,
@@ -41,6 +41,7 @@ from .common import (  # fmt: skip
     summary_line,
     target,
 )
+from .hits import skipped_notes
 
 # ---------------------------------------------------------------------- commands
 
@@ -87,14 +88,9 @@ def show(
 
     Example: vaultmem show k7f3x9q2
     """
-    v, ref = target(ref, vault)
-    data = v.show(ref)
-    if as_json:
-        echo_json(data)
-    else:
-        expired = ", expired" if data["status"] == "expired" else ""
-        typer.echo(strip_escapes(f"# {data['path']}  (id {data['id']}{expired})\n"))
-        typer.echo(strip_escapes(data["text"].rstrip("\n")))  # a note's text never drives the terminal
+    data = open_session(vault).show(ref)
+    for line in render.show_lines(data, as_json):
+        typer.echo(line)
 
 
 @app.command("list")
@@ -129,20 +125,10 @@ def list_cmd(
     }
     session = api.Session(vault, agent)
     rows = session.list_notes(limit=None if show_all else limit, **filters)
-    for path, reason in session.new_skips().items():
-        err(f"skipped {path}: {reason}")
-    if as_json:
-        echo_json(rows)
-        return
-    keys = [f"{r['vault']}:{r['id']}" if r.get("vault") else r["id"] for r in rows]
-    width = min(40, max(map(len, keys), default=0))  # as wide as the longest key shown, no wider
-    for r, key in zip(rows, keys):
-        mark = "  (expired)" if r["status"] == "expired" else ""
-        typer.echo(
-            strip_escapes(
-                f"{r['updated'][:10]}  {key[:width]:<{width}}  {(r['type'] or '-'):<15} {r['title']}{mark}"
-            )
-        )
+    for line in skipped_notes(session.skipped, session.told):
+        err(line)
+    for line in render.list_lines(rows, as_json):
+        typer.echo(line)
     if not rows:
         err("no memories match")
 
@@ -163,8 +149,8 @@ def edit(
     Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres
     """
     session = open_session(vault)
-    v, picked = session.pick(ref)
     if content is None and not set_ and not add_tag:
+        v, picked = session.pick(ref)
         rec = v.find(picked)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
@@ -174,10 +160,8 @@ def edit(
     if content == "-":
         content = sys.stdin.read()
     result = session.edit(ref, content=content, sets=set_, add_tags=add_tag)
-    if as_json:
-        echo_json(result)
-    else:
-        typer.echo(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")
+    for line in render.edit_lines(result, as_json):
+        typer.echo(line)
 
 
 @app.command()
@@ -218,16 +202,8 @@ def stats(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem stats --json
     """
-    data = open_session(vault).vault.stats()
-    if as_json:
-        echo_json(data)
-        return
-    typer.echo(
-        f"notes: {data['notes']}  ({data['notes_bytes'] / 1024:.0f} KiB; indexes {data['index_bytes'] / 1024:.0f} KiB)"
-    )
-    typer.echo(f"dates: {data['oldest'] or '-'} .. {data['newest'] or '-'}")
-    for name in ("by_type", "by_status", "by_importance"):
-        typer.echo(f"{name.replace('_', ' ')}: " + ", ".join(f"{k} {n}" for k, n in data[name].items()))
+    for line in render.stats_lines(open_session(vault).stats(), as_json):
+        typer.echo(line)
 
 
 @app.command()
@@ -255,12 +231,14 @@ def index(
     else:
         embedded = summary["embedded_chunks"]
         typer.echo(summary_line(summary) + (f", {embedded} chunks embedded" if embedded else ""))
-        for path, reason in summary["errors"].items():
-            err(f"skipped {path}: {reason}")
         for path, (done, total) in summary.get("capped", {}).items():
             typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
                        "keyword search covers all of its text")  # fmt: skip
-        _duplicate_ids(open_session(vault).vault.index_status(drift=False).get("duplicate_ids", {}))
+    if not as_json:  # every note the indexes could not read, whoever indexed them
+        state = open_session(vault).vault.index_status(drift=False)
+        for line in skipped_notes(state["errors"], set()):
+            err(line)
+        _duplicate_ids(state.get("duplicate_ids", {}))
 
 
 def _duplicate_ids(found: dict[str, list[str]]) -> None:
@@ -322,14 +300,8 @@ def reopen(
 
 
 def _report(results: list[dict], as_json: bool) -> None:
-    if as_json:
-        echo_json(results)
-        return
-    for r in results:
-        extra = f" by {r['by']}" if r.get("by") else ""
-        typer.echo(
-            f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
-        )
+    for line in render.report_lines(results, as_json):
+        typer.echo(line)
     if not results:
         err("nothing to change")
 
@@ -559,16 +531,18 @@ def watch(
         ),
     ] = None,
 ) -> None:
-    """Keep the indexes in step with the files as they change, and answer recall warm.
+    """Run the memory service in the foreground for these vaults: it keeps their indexes in
+    step with the files and answers every command warm. When the service already runs, this
+    says so, has it serve the vaults (and sync them, with --sync-every) and follows it.
 
-    Runs in the foreground; Ctrl-C or SIGTERM stops it after applying pending changes.
+    Ctrl-C or SIGTERM stops it after applying pending changes (a followed service keeps running).
     Example: vaultmem watch --vault ~/memory      vaultmem watch --all --sync-every 5m
     """
     import logging
     import signal
     import threading
 
-    from ..service.watch import Watcher, WatchGroup
+    from ..service import control
 
     logging.basicConfig(level=logging.INFO, format="vaultmem: %(message)s", stream=sys.stderr)
     if all_vaults:
@@ -579,39 +553,71 @@ def watch(
             raise BadInput("no registered vaults (see `vaultmem vault add NAME PATH`)")
     else:
         roots = [api.vault_root(vault, agent)]
-    session = api.Session()  # one model for every vault in this process
-    watchers = []
-    for root in roots:
-        v = session.open(root)
-
-        def report(batch: dict, root: Path = root) -> None:
-            if batch["added"] or batch["updated"] or batch["moved"] or batch["removed"]:
-                err(f"{root.name}: indexed: {summary_line(batch)}")
-
-        watchers.append(Watcher(v, quiet=quiet, max_delay=max_delay, on_batch=report))
-    group = WatchGroup(watchers)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     every = None
     if sync_every:
         from ..sync.git import parse_interval
 
         every = parse_interval(sync_every)
-    group.start()
-    if every:
-        from ..sync.git import start_sync_loops
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.is_set():
+        info = control.ping()
+        if info is not None and control.outdated(info.get("version", "0")):
+            control.stop()  # an older install's service: this one takes over
+            info = None
+        if info is not None:
+            if _follow(info, roots, every, stop):
+                return
+        elif _serve(roots, every, quiet, max_delay, stop):
+            return
+        stop.wait(0.2)  # the followed service ended, or another took the lock first: look again
 
-        start_sync_loops(watchers, every, stop)
-    for w in watchers:
-        err(f"watching {w.root} (pid {os.getpid()}){' by polling' if w.state.polling else ''}")
-    err("Ctrl-C stops")
-    group.wait(stop)
-    for root, error in group.errors.items():
-        err(f"{root}: {error}")
+
+def _follow(info: dict, roots: list[Path], every: float | None, stop: Any) -> bool:
+    """Have the running service serve ``roots`` and follow it until ``stop`` (True) or until it
+    ends (False)."""
+    from ..service import client, control
+
+    reply = client.call("open", {"roots": [str(r) for r in roots], "sync_every": every})
+    if reply is None or reply.get("code") == "version":
+        return False
+    if not reply.get("ok"):
+        raise api.RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
+    for root in roots:
+        err(f"the memory service (pid {info['pid']}) serves {root}; following it (log: {control.log_path()})")
+    err("Ctrl-C stops following; `vaultmem service stop` stops the service")
+    while not stop.wait(1.0):
+        now = control.ping()
+        if now is None or now.get("pid") != info["pid"]:
+            err(f"the memory service (pid {info['pid']}) stopped")
+            return False
+    return True
+
+
+def _serve(roots: list[Path], every: float | None, quiet: float, max_delay: float, stop: Any) -> bool:
+    """The memory service in this process for ``roots`` until ``stop``; False when another one
+    took the service lock first (then it is followed)."""
+    import threading
+
+    from ..service.daemon import Service
+
+    service = Service(*api.service_parts(), idle_exit=0, quiet=quiet, max_delay=max_delay)
+    service.foreground = True
+    service.after_sync = api.sync_served
+
+    def opened() -> None:  # once the model is loaded and the vaults are open
+        service.opened.wait()
+        for root in roots:
+            err(f"watching {root} (pid {os.getpid()}: the memory service, in the foreground)")
+        err("Ctrl-C stops")
+
+    threading.Thread(target=opened, daemon=True).start()
+    threading.Thread(target=lambda: (stop.wait(), service.stop_event.set()), daemon=True).start()
+    if not service.run(roots, sync_every=every):
+        return False
     err("stopped")
-    if group.errors:
-        raise typer.Exit(1)
+    return True
 
 
 @app.command()
@@ -630,7 +636,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         return
     for line in status_lines(service):
         typer.echo(line)
-    typer.echo(f"watcher: {'running, pid ' + str(data['pid']) if data.get('pid') else 'not running'}")
+    typer.echo(f"indexed by: {_keeper(data)}")
     typer.echo(f"notes indexed: {data['notes_indexed']}")
     if data.get("pid"):
         typer.echo(f"pending changes: {data['pending']}")
@@ -645,6 +651,13 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
     for key, paths in data.get("duplicate_ids", {}).items():
         typer.echo(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
+
+
+def _keeper(data: dict) -> str:
+    """Who keeps a vault's indexes, as status and doctor say it."""
+    if data.get("by") == "service" and data.get("pid"):
+        return f"the memory service, pid {data['pid']}"
+    return "each command in its own process (the memory service does not serve this vault)"
 
 
 vault_app = typer.Typer(

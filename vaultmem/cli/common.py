@@ -209,16 +209,18 @@ def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = No
     reindexing shows a progress bar and reports what it did on stderr, and so does waiting for
     the memory service to start (without ``wait``: it is started, not waited for)."""
     from ..api import Session
+    from .hits import skipped_notes
 
     def report(summary: Any) -> None:
-        for path, reason in summary.new_errors.items():  # once: `index` and `status` list them all
-            err(f"skipped {path}: {reason}")
+        for line in skipped_notes(summary.new_errors, session.told):
+            err(line)
         if summary.changed and not quiet:
             err(f"indexed: {summary_line(summary.as_dict())}")
 
     refs = [vaults] if isinstance(vaults, str) else list(vaults or [])
-    return Session(refs, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report,
-                   wait=wait, say=err)  # fmt: skip
+    session = Session(refs, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report,
+                      wait=wait, say=err)  # fmt: skip
+    return session
 
 
 def target(ref: str, vault: str | None = None, agent: str | None = None) -> tuple[Vault, str]:

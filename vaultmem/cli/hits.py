@@ -96,3 +96,20 @@ def recall_output(query: str, options: dict, hits: list[dict], degraded: str | N
     )
     notes += [] if hits else ["no memories match"]
     return [line for h in hits for line in hit_lines(h, explain, color)], notes
+
+
+SKIPPED_SHOWN = 5  # notes named one by one; more are counted
+
+
+def skipped_notes(skipped: dict[str, str], told: set[str]) -> list[str]:
+    """The stderr lines for notes a command left out because they cannot be read, each named
+    once per command (``told``: those already named): every command that reads notes says so,
+    in its own process or through the service alike."""
+    new = [(path, reason) for path, reason in skipped.items() if path not in told]
+    told.update(path for path, _ in new)
+    lines = [strip_escapes(f"skipped {path}: {reason}") for path, reason in new[:SKIPPED_SHOWN]]
+    if len(new) > SKIPPED_SHOWN:
+        lines.append(
+            f"skipped {len(new) - SKIPPED_SHOWN} more notes that cannot be read (vaultmem status lists them)"
+        )
+    return lines

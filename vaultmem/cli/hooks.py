@@ -122,8 +122,11 @@ def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None, agent: Ho
     """
 
     def go(payload: dict[str, Any]) -> None:
+        from ..agents.adapters import ADAPTERS
         from ..agents.hooks import precompact_hook
 
+        if not ADAPTERS[payload["agent"]].compacting(payload):
+            return None  # Gemini's PreCompress before every model call: nothing is compacted
         with _session(vault, payload) as session:
             fresh = session.fresh()
             precompact_hook(session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh))

@@ -1,14 +1,17 @@
 """The ``vaultmem`` console entry point.
 
 ``vaultmem hook prompt``, which an agent runs before every prompt, is answered here without
-importing typer and click (about a quarter of its wall time); every other command, and
-``hook prompt`` with arguments this small parser does not know (``--help``), goes to the
-typer app in ``cli.py``.
+importing typer and click (about a quarter of its wall time); ``recall`` (``quick``) and
+``show``, ``list``, ``stats``, ``edit``, ``resolve``, ``reopen``, ``wake`` (``fast``) are too,
+through a ready memory service; every other command, and any of these with arguments their
+small parsers do not know (``--help``), goes to the typer app in ``app.py``.
 """
 
 from __future__ import annotations
 
 import sys
+
+FAST = {"show", "list", "stats", "edit", "resolve", "reopen", "wake"}  # cli/fast.py's commands
 
 
 def prompt_args(argv: list[str]) -> tuple[str | None, int, str | None] | None:
@@ -65,6 +68,11 @@ def main() -> None:
 
         run_remember(argv[1:])
         return
+    if argv[:1] and argv[0] in FAST:  # through a ready service without typer, else the typer command
+        from .fast import run as fast
+
+        if fast(argv):
+            return
     from .app import main as full
 
     full()

@@ -114,13 +114,13 @@ def run(argv: list[str]) -> bool:
 
 def answer(query: str, own: dict[str, Any], options: dict[str, Any]) -> None:
     from .. import api
-    from .hits import recall_output
+    from .hits import recall_output, skipped_notes
 
-    memory = api.Session(own["vault"], own["agent"], wait=not own["no_wait"], say=err)
+    memory = api.Session(own["vault"], own["agent"], wait=not own["no_wait"], say=err, backend=api.SERVICE)
     hits = memory.recall(query, own["explain"], **options)
     out, notes = recall_output(query, options, hits, memory.degraded, own["explain"], own["as_json"],
                                color=sys.stdout.isatty())  # fmt: skip
-    for note in notes:
+    for note in skipped_notes(memory.skipped, memory.told) + notes:
         err(note)
     for line in out:
         print(line)

@@ -19,7 +19,7 @@ from .common import (
     err,
     open_session,
 )
-from .hits import recall_output
+from .hits import recall_output, skipped_notes
 
 
 def _option(p: Param) -> Any:
@@ -60,7 +60,7 @@ def recall(query: str, explain: bool, no_wait: bool, vault: list[str], agent: st
     memory = open_session(vault, agent, quiet=as_json, wait=not no_wait)
     hits = memory.recall(query, explain, **options)
     out, notes = recall_output(query, options, hits, memory.degraded, explain, as_json)
-    for note in notes:
+    for note in skipped_notes(memory.skipped, memory.told) + notes:
         err(note)
     for line in out:  # typer.echo drops the styles when not writing to a terminal
         typer.echo(line)

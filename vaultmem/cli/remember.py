@@ -3,44 +3,55 @@ memory service it builds only its own command (like ``recall``), not the other ~
 
 from __future__ import annotations
 
+import inspect
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from .. import api
+from ..memory.fields import FIELDS
+from ..recall.params import Param, with_params
 from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json
 
 
+def _option(f: Param) -> Any:
+    """The typer option of a declared remember field (typer reads ``importance`` as text)."""
+    kind = str | None if f.name == "importance" else f.type
+    return Annotated[kind, typer.Option(*f.cli_flags, help=f.help)]
+
+
+_FRONT = [
+    inspect.Parameter(
+        "type",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=Annotated[
+            str, typer.Argument(help="Memory type: decision, fact, lesson, gotcha, bug_fix, ...")
+        ],
+    ),
+    inspect.Parameter(
+        "title",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=Annotated[str, typer.Argument(help="Title (also the file name).")],
+    ),
+    inspect.Parameter(
+        "content",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[str | None, typer.Argument(help="Body text; '-' reads standard input.")],
+    ),
+]
+_BACK = [
+    inspect.Parameter("vault", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=VaultOpt),
+    inspect.Parameter("agent", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=AgentOpt),
+    inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOpt),
+]  # fmt: skip
+
+
 @app.command()
-def remember(
-    type: Annotated[str, typer.Argument(help="Memory type: decision, fact, lesson, gotcha, bug_fix, ...")],
-    title: Annotated[str, typer.Argument(help="Title (also the file name).")],
-    content: Annotated[str | None, typer.Argument(help="Body text; '-' reads standard input.")] = None,
-    tag: Annotated[list[str], typer.Option("--tag", help="A tag to give the memory (repeatable).")] = [],
-    importance: Annotated[str | None, typer.Option(help="1-10 or high/medium/low.")] = None,
-    link: Annotated[list[str], typer.Option("--link", help="Link to another note (repeatable).")] = [],
-    anchor: Annotated[str | None, typer.Option(help="Anchor note to link to; created if missing.")] = None,
-    scope: Annotated[str | None, typer.Option(help="project (default) or user.")] = None,
-    context: Annotated[
-        list[str], typer.Option("--context", help="File or topic it is about (repeatable).")
-    ] = [],
-    source: Annotated[str | None, typer.Option(help="Agent or session writing it.")] = None,
-    shared: Annotated[bool, typer.Option("--shared", help="Write to the team's shared vault.")] = False,
-    key: Annotated[
-        str | None,
-        typer.Option(
-            help="Subject key (e.g. deploy-target): replaces the active memory of the same key and type."
-        ),
-    ] = None,
-    supersedes: Annotated[
-        list[str],
-        typer.Option("--supersedes", help="A memory (id, title or path) this one replaces (repeatable)."),
-    ] = [],
-    vault: VaultOpt = None,
-    agent: AgentOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
+@with_params(_option, _FRONT, _BACK, params=FIELDS)
+def remember(type: str, title: str, content: str | None, vault: str | None, agent: str | None, as_json: bool,
+             **fields: Any) -> None:  # fmt: skip
     """Store a new memory as a markdown note from its type's template. Prints what it
     superseded (same --key, named by --supersedes, or retracted in so many words) and the
     possible updates it left alone: recall shows those as "may be outdated by" the new one;
@@ -50,9 +61,7 @@ def remember(
     """
     if content == "-":
         content = sys.stdin.read()
-    result = api.Session([vault] if vault else [], agent).remember(
-        type, title, content, shared=shared, scope=scope, tags=tag, importance=importance, links=link,
-        anchor=anchor, context=context, source=source, key=key, supersedes=supersedes)  # fmt: skip
+    result = api.Session([vault] if vault else [], agent).remember(type, title, content, **fields)
     if as_json:
         echo_json(result)
         return

@@ -38,12 +38,21 @@ def export(
     ] = None,
     anchor: AnchorOpt = None,
     dry_run: DryRunOpt = False,
+    keep: Annotated[
+        bool | None,
+        typer.Option(
+            "--keep/--forget",
+            help="With --to agents-md: refresh this file on maintain/sync on this "
+            "machine from now on (kept in your config folder, never synced); --forget stops it.",
+        ),
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write every note (exact text) as JSON to standard output; or, with --to agents-md, the
     project's rules into the section between <!-- vaultmem:begin --> and <!-- vaultmem:end -->
     of AGENTS.md (the rest of the file untouched; running it again changes nothing).
+    --keep: maintain --apply and sync refresh it on this machine from now on.
 
     Example: vaultmem export > backup.json      vaultmem export --to agents-md AGENTS.md --anchor "Project: MyApp"
     """
@@ -59,9 +68,19 @@ def export(
         return
     if to not in TARGETS:
         raise BadInput(f"--to: {to!r} is not one of: {', '.join(TARGETS)}")
-    from ..memory.agents_md import export as to_agents_md
+    from ..memory import agents_md
 
-    result = to_agents_md(open_session(vault).vault, file or "AGENTS.md", anchor, dry_run)
+    v = open_session(vault).vault
+    if keep is False:
+        err(
+            f"forgot {agents_md.keep(v.root, file or 'AGENTS.md', False)}: no longer refreshed on this machine"
+        )
+        return
+    result = agents_md.export(v, file or "AGENTS.md", anchor, dry_run)
+    if keep and not dry_run:
+        err(
+            f"kept {agents_md.keep(v.root, file or 'AGENTS.md')}: maintain --apply and sync refresh it on this machine"
+        )
     if as_json:
         echo_json(result)
     elif dry_run:

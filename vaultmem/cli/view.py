@@ -21,13 +21,13 @@ def doctor(
         bool,
         typer.Option(
             "--fix",
-            help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories, move the config out of .vaultmem/) and print each.",
+            help="Apply the safe repairs (reindex, drop drifted entries, archive expired memories, rewrite vaultmem's own links Obsidian does not resolve, move the config out of .vaultmem/) and print each.",
         ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """One health report: unreadable notes, duplicate ids, broken links (with the closest
-    title), orphans, empty anchors, supersede chains that loop or end in a resolved note,
+    title), links Obsidian does not resolve (only vaultmem finds them, by title or id), orphans, empty anchors, supersede chains that loop or end in a resolved note,
     memories that look like unrecorded updates, candidates, notes left in a merge conflict,
     expired notes, index drift, the
     watcher, disk use, and the config (still in .vaultmem/; settings that differ from the
@@ -79,7 +79,10 @@ def render_report(report: Any) -> str:
     """The doctor report as text: a summary line per check, then each finding."""
     out = [f"vault: {report.vault} ({report.notes} notes)"]
     w = report.watcher
-    out.append(f"watcher: {w['state']}" + (f", pid {w['pid']}" if w.get("pid") else ""))
+    if w.get("by") == "service":
+        out.append(f"indexed by: the memory service, pid {w['pid']}")
+    else:
+        out.append(f"watcher: {w['state']}" + (f", pid {w['pid']}" if w.get("pid") else ""))
     idx = report.index
     drift = ", ".join(f"{n} {k}" for k, n in idx["drift"].items() if n) or "none"
     out.append(f"index: {idx['notes_indexed']} of {idx['files']} files indexed; drift: {drift}")
@@ -233,20 +236,26 @@ def graph_orphans(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 @graph_app.command("unresolved")
 def graph_unresolved(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """Links to notes that do not exist, with the notes that hold them.
+    """Links to notes that do not exist, and links Obsidian does not resolve (vaultmem finds
+    their note by its title or id; Obsidian by file name), with the notes that hold them.
 
     Example: vaultmem graph unresolved
     """
     from ..index import graph as graphmod
+    from ..memory.relink import obsidian_unresolved
 
-    g = _graph(vault).g
-    items = graphmod.unresolved(g)
+    graph = _graph(vault)
+    items = graphmod.unresolved(graph.g)
+    obsidian = obsidian_unresolved(graph.records, graph.g.graph["resolver"])
     if as_json:
-        echo_json([{"target": t, "from": src} for t, src in sorted(items.items())])
+        echo_json([{"target": t, "from": src} for t, src in sorted(items.items())]
+                  + [{"target": t, "from": src, "obsidian_only": True} for t, src in obsidian.items()])  # fmt: skip
         return
     for target, sources in sorted(items.items()):
         typer.echo(f"[[{target}]]  <- {', '.join(sources)}")
-    if not items:
+    for target, sources in obsidian.items():
+        typer.echo(f"[[{target}]]  <- {', '.join(sources)}  (not resolved in Obsidian: no such file name)")
+    if not items and not obsidian:
         typer.echo("(none)")
 
 

@@ -73,7 +73,7 @@ DEFAULTS: dict[str, Any] = {
         "archive_max_importance": 3,
         "max_session_summaries": 3,
     },
-    # files whose vaultmem section `maintain --apply` / `sync` refresh (memory/agents_md.py); none: off
+    # files in the vault whose vaultmem section `maintain --apply` / `sync` refresh (memory/agents_md.py)
     "agents_md": {"files": [], "anchor": "", "refresh_on": ["maintain", "sync"]},
 }
 
@@ -179,10 +179,11 @@ duplicate = {lifecycle[duplicate]}
 archive_after_days = {lifecycle[archive_after_days]}
 
 [agents_md]
-# Files whose vaultmem section (as `vaultmem export --to agents-md` writes it) is refreshed by
-# `vaultmem maintain --apply` and `vaultmem sync`, e.g. ["~/src/shop/AGENTS.md"] (relative
-# paths: to this vault's folder). Only that section is rewritten, and only when it changed;
-# none listed: no file is ever written.
+# Files inside this vault (paths relative to its folder) whose vaultmem section (as `vaultmem
+# export --to agents-md` writes it) is refreshed by `vaultmem maintain --apply` and `vaultmem
+# sync`, e.g. ["AGENTS.md"]. This file is synced, so it never names a file outside the vault:
+# those are kept per machine with `vaultmem export --to agents-md ~/src/shop/AGENTS.md --keep`.
+# Only that section is rewritten, and only when it changed; none listed: no file is written.
 files = {agents_md[files]}
 # The project note whose rules go in ("": the project note named like each file's folder).
 anchor = {agents_md[anchor]}

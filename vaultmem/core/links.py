@@ -257,6 +257,11 @@ class Resolver:
                 return self._pick(hits, source_path)
         return None
 
+    def resolve_obsidian(self, target: str, source_path: str = "") -> str | None:
+        """The path Obsidian itself resolves ``target`` to (no title, alias or id fallback)."""
+        found = self._obsidian(target.strip().replace("\\", "/"), source_path)
+        return found if isinstance(found, str) else None
+
     def _obsidian(self, target: str, source: str) -> str | None | bool:
         """Obsidian's lookup: the path, None (relative and missing: no fallback), or False."""
         src_dir = posixpath.dirname(source)

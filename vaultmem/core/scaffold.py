@@ -46,6 +46,12 @@ def init_vault(root: Path) -> list[str]:
     return created
 
 
+def ignore_state(root: Path) -> list[str]:
+    """``.vaultmem/`` and ``.vaultmem-usage/`` in the folder's .gitignore (the first open of a
+    folder never init-ed makes them there); the lines added."""
+    return _add_gitignore_lines(root / ".gitignore")
+
+
 def _add_gitignore_lines(path: Path) -> list[str]:
     """Append ``.vaultmem/`` and ``.vaultmem-usage/`` to .gitignore unless equivalent lines
     are there; returns the lines added."""

@@ -22,7 +22,9 @@ shared context entry or anchor, or title key words in common) and they are at le
 as a possible update. Everything else that is similar (``possible_cosine``) and related, shares
 words or says something changed is a ``possible`` update: returned to the writer and shown on
 the older note, never applied. Never automatic: different types, session summaries, or a new
-memory older than the old one. Measured on the labelled pairs by ``benchmarks/supersede_v2.py``.
+memory older than the old one. Never even possible: anchors (project notes), session summaries
+and handoffs (``NEVER_UPDATES``); the project rule (``memory.projects``) is the caller's.
+Measured on the labelled pairs by ``benchmarks/supersede_v2.py``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from dataclasses import dataclass
 
 SIGNALS = ("cosine", "context", "anchor", "title", "body", "changed", "retracts")
 SERIES_TYPES = frozenset({"session_summary"})
+# a project's anchor, its session summaries and handoffs: records of their own, never updates of one another
+NEVER_UPDATES = frozenset({"project", "session_summary", "handoff"})
 STOPWORDS = frozenset("""a an the and or but of to in on at by for from with without into onto is are was were be
 been being it its this that these those as we our us i you they them he she his her their there here not no now
 so then than too very can could will would should may might must do does did done has have had use used uses
@@ -169,8 +173,11 @@ def decide(sig: dict[str, float], th: Thresholds = Thresholds()) -> str:
 
 def judge(old: Memory, new: Memory, cosine: float, th: Thresholds = Thresholds()) -> Verdict:
     """Decide whether ``new`` updates ``old``. Different types, session summaries and a new
-    memory older than the old one are at most ``possible``."""
+    memory older than the old one are at most ``possible``; anchors (project notes), session
+    summaries and handoffs are never updates of one another (``no``)."""
     sig = signals(old, new, cosine)
+    if old.type in NEVER_UPDATES or new.type in NEVER_UPDATES:
+        return Verdict("no", sig)
     decision = decide(sig, th)
     never = old.type != new.type or new.type in SERIES_TYPES
     older = bool(old.when and new.when and new.when < old.when)

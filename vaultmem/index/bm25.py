@@ -21,6 +21,7 @@ from whoosh.reading import TermNotFound
 from whoosh.scoring import BM25F
 
 from ..core.discovery import private_dir
+from ..core.errors import VaultError
 from . import ownfiles
 from .analysis import analyzer
 from .whoosh_compat import deleted_docs, field_lengths, posting_lists, postings, segment_id
@@ -107,12 +108,25 @@ class BM25Index:
         folder is set aside and a new, empty index made (``on_reset`` asks for a re-index)."""
         if self._ix is None:
             if self._has_toc() and not self._set_aside_foreign():
-                self._ix = windex.open_dir(str(self.folder), schema=schema())
-            else:
+                self._ix = self._open()
+            if self._ix is None:
                 private_dir(self.folder)
                 self._ix = windex.create_in(str(self.folder), schema())
                 ownfiles.record(self.folder)
         return self._ix
+
+    def _open(self):
+        """The index on disk, its segments read once; None (the folder set aside) when whoosh
+        cannot read it (a file torn by a crash that kept its size and times)."""
+        try:
+            ix = windex.open_dir(str(self.folder), schema=schema())
+            ix.doc_count()  # reads the table of contents and opens every segment
+            return ix
+        except Exception as e:
+            self._set_aside(
+                sorted(p.name for p in self.folder.iterdir()), f"cannot be read: {type(e).__name__}"
+            )
+            return None
 
     def _has_toc(self) -> bool:
         return self.folder.is_dir() and any(ownfiles.TOC.match(p.name) for p in self.folder.iterdir())
@@ -126,16 +140,27 @@ class BM25Index:
             time.sleep(0.1)  # a writer that just committed records its files right after
         if not bad:
             return False
+        why = ("its record is unsigned (an older vaultmem wrote it, or it was planted)" if ownfiles.legacy(self.folder)
+               else "not written by this user's vaultmem, or changed since: planted or torn")  # fmt: skip
+        self._set_aside(bad, why)
+        return True
+
+    def _set_aside(self, bad: list[str], why: str) -> None:
+        """Move the folder to ``<name>.foreign`` (for a look; never loaded), say so once, and ask
+        for a re-index (``on_reset``)."""
         aside = self.folder.with_name(self.folder.name + ".foreign")
         shutil.rmtree(aside, ignore_errors=True)
-        self.folder.rename(aside)
+        try:
+            self.folder.rename(aside)
+        except OSError as e:
+            raise VaultError(f"{self.folder}: holds index files vaultmem did not write and cannot be moved "
+                             f"aside ({e.strerror or e}); remove the folder (it is rebuilt)") from None  # fmt: skip
         ownfiles.record_path(self.folder).unlink(missing_ok=True)
         shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-        log.warning("%s holds files vaultmem did not write (%s): set aside in %s, the keyword index is rebuilt",
-                    self.folder, shown, aside.name)  # fmt: skip
+        log.warning("vaultmem: the keyword index %s (%s) %s: set aside in %s, rebuilt from the notes",
+                    self.folder, shown, why, aside.name)  # fmt: skip
         if self.on_reset is not None:
             self.on_reset()
-        return True
 
     def clear(self) -> None:
         """Delete the index from disk (a rebuild starts from nothing)."""
@@ -317,6 +342,14 @@ class BM25Index:
         terms = self.terms(text)
         if not terms or not self._has_toc() or ownfiles.foreign(self.folder):
             return {}
+        try:
+            return self._plain_matches(terms)
+        except Exception as e:
+            log.warning("vaultmem: the keyword index %s cannot be read (%s); no keyword answer", self.folder,
+                        type(e).__name__)  # fmt: skip
+            return {}
+
+    def _plain_matches(self, terms: list[str]) -> dict[str, float]:
         with windex.open_dir(str(self.folder), schema=schema()).searcher() as searcher:
             readers = [leaf.reader() for leaf, _ in _leaves(searcher)]
             readers = [r for r in readers if r.doc_count_all()]  # as in score_all

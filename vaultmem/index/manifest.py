@@ -252,16 +252,6 @@ class Manifest:
     def errors(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT path, reason FROM errors").fetchall())
 
-    def cached_embeddings(self, model: str, chashes: Iterable[str]) -> dict[str, bytes]:
-        """Stored vectors (raw float32 bytes) for those chunk hashes that have one."""
-        wanted = list(dict.fromkeys(chashes))
-        found: dict[str, bytes] = {}
-        for i in range(0, len(wanted), 500):
-            part = wanted[i : i + 500]
-            q = f"SELECT chash, vec FROM embeddings WHERE model=? AND chash IN ({','.join('?' * len(part))})"
-            found.update(self.db.execute(q, (model, *part)).fetchall())
-        return found
-
     def cached_chunks(self, model: str, chashes: Iterable[str]) -> set[str]:
         """Those chunk hashes that have a stored vector (without reading the vectors)."""
         wanted = list(dict.fromkeys(chashes))

@@ -8,6 +8,10 @@
   rather than one ``doc_field_length`` call per document (a fifth of the time).
 - ``segment_id`` and ``deleted_docs`` read a segment reader's identity and deletions, which
   an ``EmptyReader`` (an index without segments) does not have.
+- whoosh keeps its tables of contents, segment directories and stored fields as pickles: they
+  are read by ``safe_load``, an unpickler that builds only plain data and whoosh's own codec
+  classes (a pickle naming anything else, such as ``os.system``, is refused), behind the signed
+  record of the files vaultmem wrote (``ownfiles``).
 
 All of it is written against whoosh-reloaded 2.7.x (``SUPPORTED``). On another version the
 close fix is not applied and postings are read through the public per-posting interface
@@ -16,7 +20,13 @@ close fix is not applied and postings are read through the public per-posting in
 
 from __future__ import annotations
 
+import io
+import pickle
+
 import whoosh
+import whoosh.codec.whoosh3
+import whoosh.columns
+import whoosh.filedb.structfile
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher, _lenfield
 from whoosh.filedb.structfile import BufferFile, StructFile
 from whoosh.matching.wrappers import FilterMatcher
@@ -50,6 +60,43 @@ def close_buffer_file(self) -> None:
 
 if IS_SUPPORTED:
     BufferFile.close = close_buffer_file
+
+
+# what an index's pickles may name: plain data, and classes of whoosh's codec and column modules
+PLAIN = {("builtins", n) for n in ("int", "float", "complex", "str", "bytes", "bytearray", "bool", "list",
+                                   "tuple", "dict", "set", "frozenset")} | {
+    ("collections", "defaultdict"), ("collections", "OrderedDict"), ("_codecs", "encode"),
+    ("copyreg", "_reconstructor"), ("array", "array"), ("array", "_array_reconstructor"),
+}  # fmt: skip
+WHOOSH_MODULES = ("whoosh.codec.", "whoosh.columns", "whoosh.idsets", "whoosh.fields", "whoosh.formats")
+
+
+class SafeUnpickler(pickle.Unpickler):
+    """Builds plain data and instances of whoosh's codec classes; refuses any other global."""
+
+    def find_class(self, module: str, name: str):  # type: ignore[no-untyped-def]
+        if (module, name) in PLAIN:
+            return super().find_class(module, name)
+        if module.startswith(WHOOSH_MODULES):
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(f"an index file names {module}.{name}: not vaultmem's, not loaded")
+
+
+def safe_load(file) -> object:  # type: ignore[no-untyped-def]
+    return SafeUnpickler(file).load()
+
+
+def safe_loads(data: bytes) -> object:
+    return SafeUnpickler(io.BytesIO(data)).load()
+
+
+# every place whoosh 2.7 unpickles what it reads from an index folder (the schema's pickle is
+# never read: vaultmem passes its own schema)
+whoosh.filedb.structfile.load_pickle = safe_load
+whoosh.codec.whoosh3.loads = safe_loads
+whoosh.columns.loads = safe_loads
 
 
 def postings(matcher) -> tuple[np.ndarray, np.ndarray]:

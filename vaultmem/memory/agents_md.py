@@ -8,20 +8,34 @@ byte; the section is replaced in place, or appended when the file has none. The 
 no time stamp, so a second export with the same notes changes nothing. Rules imported from the
 same file (``import --from rules``) are not written back into it.
 
-The vault config's ``[agents_md]`` section names files whose section ``maintain --apply`` and
-``sync`` refresh (``targets``, ``refresh``); nothing is refreshed unless it names one.
+The vault config's ``[agents_md]`` section names files inside the vault whose section
+``maintain --apply`` and ``sync`` refresh (``targets``, ``refresh``); nothing is refreshed unless
+a file is named. The config is committed and synced, so it never names where vaultmem writes
+outside the vault: such a file is a setting of this machine, kept in the user's config folder
+(``agents_md.json``, by vault) when the person runs ``export --to agents-md FILE --keep``; a
+committed entry outside the vault is skipped with a warning saying so.
+
+The section is rules an agent will obey, so what goes into it passes the injection hold-back
+(``fence.instruction_shaped``) whoever wrote the note, and a download piped into a shell is held
+back too; a held memory is left out and listed (``held``). Titles are made one line and cannot
+close the section (``<!--`` and ``-->`` are defused).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.discovery import STATE_DIR
-from ..core.errors import BadInput
+from ..core.errors import BadInput, NoteParseError
+from ..core.fence import instruction_shaped, one_line
+from ..core.registry import home
 from ..core.store import atomic_write
-from .projects import find_anchor
+from .projects import find_anchor, project_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
@@ -31,10 +45,20 @@ BEGIN, END = "<!-- vaultmem:begin -->", "<!-- vaultmem:end -->"
 EVENTS = ("maintain", "sync")  # when a configured file is refreshed ([agents_md] refresh_on)
 SECTIONS = (("preference", "Preferences"), ("lesson", "Lessons"), ("decision", "Key decisions"))
 KEY_IMPORTANCE = 7
+LOCAL_FILE = "agents_md.json"  # in the user's config folder: {"vaults": {vault: [files outside it]}}
+# a download piped into a shell (curl ... | sh, wget -O- ... | bash): never a rule for an agent file
+PIPE_TO_SHELL = re.compile(
+    r"\b(?:curl|wget|iwr|irm|invoke-webrequest)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b", re.I
+)
+HELD_SCAN = 1 << 16  # characters of a note's text the hold-back reads (its title, then its start)
+log = logging.getLogger("vaultmem.agents_md")
 
 
 def _links_to(rec: Record, anchor: str) -> bool:
-    return any(t.casefold() == anchor.casefold() for t, _ in rec.links)
+    """Whether a memory links to the anchor: by its title (``[[Project: X]]``) or its file name
+    (``[[Project - X|Project: X]]``), as ``projects.project_key`` compares them."""
+    key = project_key(anchor)
+    return any(t.casefold() == anchor.casefold() or (key and project_key(t) == key) for t, _ in rec.links)
 
 
 def _key_decision(rec: Record) -> bool:
@@ -42,8 +66,10 @@ def _key_decision(rec: Record) -> bool:
     return (isinstance(imp, int) and imp >= KEY_IMPORTANCE) or str(imp).lower() == "high"
 
 
-def select(vault: VaultState, anchor: str | None, skip_source_suffix: str = "") -> dict[str, list[Record]]:
-    """The memories of each section, sorted by title."""
+def select(vault: VaultState, anchor: str | None, skip_source_suffix: str = "",
+           held: dict[str, str] | None = None) -> dict[str, list[Record]]:  # fmt: skip
+    """The memories of each section, sorted by title; one that gives orders (``holds``) is left
+    out and put in ``held`` (path -> the passage)."""
     out: dict[str, list[Record]] = {t: [] for t, _ in SECTIONS}
     for rec in vault.records().values():
         if rec.status != "active" or rec.type not in out:
@@ -54,16 +80,40 @@ def select(vault: VaultState, anchor: str | None, skip_source_suffix: str = "") 
         if rec.type == "decision" and not (project and _key_decision(rec)):
             continue
         if project or (rec.type == "preference" and rec.scope == "user"):
-            out[rec.type].append(rec)
+            why = holds(vault, rec)
+            if why is None:
+                out[rec.type].append(rec)
+            elif held is not None:
+                held[rec.path] = why
     return {t: sorted(rs, key=lambda r: (r.title.casefold(), r.key)) for t, rs in out.items()}
 
 
+def holds(vault: VaultState, rec: Record) -> str | None:
+    """Why a memory stays out of an agent file, or None: its title or text gives the agent
+    orders (the injection hold-back, whoever wrote it: the file is read as rules) or pipes a
+    download into a shell."""
+    try:
+        text = vault.store.read_text(rec.path)
+    except (OSError, NoteParseError, UnicodeDecodeError):
+        text = ""
+    text = f"{rec.title}\n{text[:HELD_SCAN]}"
+    found = instruction_shaped(text)
+    if found is None and (m := PIPE_TO_SHELL.search(text)):
+        found = one_line(m.group(0))[:80]
+    return found
+
+
+def _line(title: str) -> str:
+    """A title as one list item that cannot close or open the section (or any HTML comment)."""
+    return one_line(title).replace("<!--", "<! --").replace("-->", "-- >")
+
+
 def render(chosen: dict[str, list[Record]], anchor: str | None) -> str:
-    lines = [BEGIN, f"## Memory from vaultmem{f' ({anchor})' if anchor else ''}", "",
+    lines = [BEGIN, f"## Memory from vaultmem{f' ({_line(anchor)})' if anchor else ''}", "",
              "Generated by `vaultmem export --to agents-md`; change the notes in the vault, not this section."]  # fmt: skip
     for type_, heading in SECTIONS:
         if chosen[type_]:
-            lines += ["", f"### {heading}", *(f"- {' '.join(r.title.split())}" for r in chosen[type_])]
+            lines += ["", f"### {heading}", *(f"- {_line(r.title)}" for r in chosen[type_])]
     return "\n".join(lines + [END])
 
 
@@ -88,7 +138,8 @@ def export(vault: VaultState, file: str, anchor: str | None = None, dry_run: boo
     if path.is_dir():
         path = path / "AGENTS.md"
     anchor = anchor or find_anchor(vault, str(path.resolve().parent))
-    chosen = select(vault, anchor, f"/{path.name}")
+    held: dict[str, str] = {}
+    chosen = select(vault, anchor, f"/{path.name}", held)
     try:
         old = path.read_bytes().decode("utf-8") if path.exists() else ""
     except (OSError, UnicodeDecodeError) as e:
@@ -100,22 +151,84 @@ def export(vault: VaultState, file: str, anchor: str | None = None, dry_run: boo
             atomic_write(path, new)
         except OSError as e:
             raise BadInput(f"{path}: cannot be written ({e.strerror or e}); nothing was written") from None
+    for rel, why in sorted(held.items()):
+        log.warning("vaultmem: %s held back from %s: it gives the agent orders (%r)", rel, path, why)
     return {"file": str(path), "anchor": anchor, "changed": changed, "dry_run": dry_run,
-            "counts": {t: len(rs) for t, rs in chosen.items()}, "section": render(chosen, anchor)}  # fmt: skip
+            "counts": {t: len(rs) for t, rs in chosen.items()}, "held": held,
+            "section": render(chosen, anchor)}  # fmt: skip
 
 
 def targets(root: Path, settings: dict[str, Any], event: str, label: str) -> list[Path]:
-    """The files ``[agents_md]`` (``settings``) asks to refresh on ``event`` (one of ``EVENTS``),
-    checked before anything is written; a bad one is a one-line error naming the key (``label``:
-    the config file). Relative paths are relative to the vault's folder ``root``."""
-    if not wanted(settings, event):
+    """The files to refresh on ``event`` (one of ``EVENTS``, as ``[agents_md]`` (``settings``)
+    says): the config's files inside the vault (relative to its folder ``root``) and the files
+    this machine keeps for it (``kept``), checked before anything is written; a bad one is a
+    one-line error naming the key (``label``: the config file). A config entry outside the
+    vault is skipped with a warning saying how to keep it on this machine."""
+    if not wanted(settings, event, root):
         return []
-    return [_target(root, name, label) for name in settings["files"]]
+    found: list[Path] = []
+    for name in settings["files"]:
+        if _outside(root, name):
+            log.warning("vaultmem: %s: agents_md.files: %r is outside the vault; a synced config never names where "
+                        "vaultmem writes on this machine, so it is not written. To keep it refreshed here, remove it "
+                        "from the config and run: vaultmem export --to agents-md %s --keep --vault %s",
+                        label, name, name, root)  # fmt: skip
+            continue
+        found.append(_target(root, name, label))
+    found += [_target(root, name, f"{local_path()}: {root}") for name in kept(root)]
+    return list(dict.fromkeys(found))
 
 
-def wanted(settings: dict[str, Any], event: str) -> bool:
-    """Whether ``[agents_md]`` (``settings``) names files to refresh on ``event``."""
-    return bool(settings["files"]) and event in settings["refresh_on"]
+def wanted(settings: dict[str, Any], event: str, root: Path | None = None) -> bool:
+    """Whether ``[agents_md]`` (``settings``) or this machine (``kept``, for the vault ``root``)
+    names files to refresh on ``event``."""
+    return bool(settings["files"] or (root is not None and kept(root))) and event in settings["refresh_on"]
+
+
+def _outside(root: Path, name: str) -> bool:
+    """Whether a config entry leads out of the vault (absolute, ``~``, ``..``, or a folder link)."""
+    if not name.strip() or "\0" in name:
+        return False  # _target says what is wrong with it
+    path = root / os.path.expanduser(name)
+    if path.is_dir():
+        path = path / "AGENTS.md"
+    return not (path.parent.resolve() / path.name).is_relative_to(root.resolve())
+
+
+# ---------------------------------------------------------------------- this machine's files
+
+
+def local_path() -> Path:
+    """The user's own list of agent files outside their vaults (never synced)."""
+    return home() / LOCAL_FILE
+
+
+def _local() -> dict[str, list[str]]:
+    try:
+        data = json.loads(local_path().read_text(encoding="utf-8"))
+        vaults = data["vaults"]
+        return {k: [f for f in v if isinstance(f, str)] for k, v in vaults.items() if isinstance(v, list)}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as e:
+        raise BadInput(f"{local_path()}: not a list of agent files ({e}); fix or remove it") from None
+
+
+def kept(root: Path) -> list[str]:
+    """The agent files this machine refreshes for the vault ``root`` (absolute paths)."""
+    return _local().get(str(root.resolve()), [])
+
+
+def keep(root: Path, file: str, keep_it: bool = True) -> Path:
+    """Add the agent file ``file`` to this machine's list for the vault ``root`` (or, without
+    ``keep_it``, take it off); the person's own command is the confirmation."""
+    path = _target(Path.cwd(), file, "--keep") if keep_it else Path(os.path.expanduser(file)).absolute()
+    data = _local()
+    files = [f for f in data.get(str(root.resolve()), []) if f != str(path)]
+    data[str(root.resolve())] = files + [str(path)] if keep_it else files
+    local_path().parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(local_path(), json.dumps({"vaults": {k: v for k, v in data.items() if v}}, indent=2) + "\n")
+    return path
 
 
 def _target(root: Path, name: str, label: str) -> Path:

@@ -135,7 +135,7 @@ def _record_history(vault: VaultState, anchor: Record, archived: list[Record], n
     """Add links to archived session summaries to the anchor's "Session history" note."""
     title = f"Session history: {anchor.title}"
     lines = [
-        f"- {link_to(r.path, paths)} ({(r.created or '')[:10]})"
+        f"- {link_to(r.path, paths, r.title)} ({(r.created or '')[:10]})"
         for r in sorted(archived, key=_when, reverse=True)
     ]
     existing = next((r for r in vault.catalog().values() if r.title == title and HISTORY_TAG in r.tags), None)
@@ -145,9 +145,9 @@ def _record_history(vault: VaultState, anchor: Record, archived: list[Record], n
         stamp = now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
         taken = {r.id for r in vault.catalog().values() if r.id}
         meta = {"id": new_id(taken), "title": title, "type": "fact", "tags": [HISTORY_TAG],
-                "anchor": link_to(anchor.path, paths), "created": stamp, "updated": stamp}  # fmt: skip
+                "anchor": link_to(anchor.path, paths, anchor.title), "created": stamp, "updated": stamp}  # fmt: skip
         body = (
-            f"# {title}\n\nArchived session summaries of {link_to(anchor.path, paths)}, newest first:\n\n"
+            f"Archived session summaries of {link_to(anchor.path, paths, anchor.title)}, newest first:\n\n"
             + "\n".join(lines)
             + "\n"
         )

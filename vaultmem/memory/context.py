@@ -21,6 +21,7 @@ from ..core.fence import PERSON, fence, held, one_line, provenance
 from ..core.filters import EPOCH, is_expired, now_utc, parse_time
 from ..index.chunking import plain_text
 from ..index.graph import neighbourhood, outdated_by
+from . import projects
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
@@ -95,17 +96,37 @@ def _next_steps(body: str) -> str | None:
     return "; ".join(i for i in items if i) or None
 
 
-def _pick(vault: VaultState, anchor: str | None) -> tuple[list[Record], Record | None]:
-    """Active, unexpired memories (around the anchor when there is one) and the anchor itself."""
+def _pick(
+    vault: VaultState, anchor: str | None
+) -> tuple[list[Record], Record | None, Callable[[Record], bool]]:
+    """Active, unexpired memories (of the anchor's project when there is one), the anchor itself,
+    and the project rule (``ours``: a memory of this project or the user's, ``projects``)."""
     records = vault.records()
     live = [r for r in records.values() if r.status == "active" and not is_expired(r)]
     if not anchor:
-        return live, None
+        return live, None, lambda rec: True
     from ..recall.pipeline import resolve_anchor
 
     path = resolve_anchor(vault.graph(), records, anchor)
     near = neighbourhood(vault.graph(), path, int(vault.config["recall"]["anchor_depth"]))
-    return [r for r in live if r.path in near or r.scope == "user"], records[path]
+    scope = projects.Scope(vault)
+    mine = scope.of(path)
+    whole = records[path].type == "project"  # a project's anchor: all of it; another note: around it
+
+    def ours(rec: Record) -> bool:
+        return rec.scope == "user" or (mine is not None and scope.of(rec.path) == mine)
+
+    def shown(rec: Record) -> bool:  # a note of no project shows when linked from the anchor
+        if ours(rec) and (whole or rec.path in near or rec.scope == "user"):
+            return True
+        return rec.path in near and scope.of(rec.path) is None and rec.type not in LATEST_TYPES
+
+    return [r for r in live if shown(r)], records[path], ours
+
+
+def _other_project(vault: VaultState, rec: Record | None, ours: Callable[[Record], bool]) -> bool:
+    """Whether a memory belongs to another project than the one wake is for."""
+    return rec is not None and not ours(rec) and projects.Scope(vault).of(rec.path) is not None
 
 
 def _section_of(rec: Record) -> str | None:
@@ -117,10 +138,14 @@ def _section_of(rec: Record) -> str | None:
     }.get(rec.type or "")  # fmt: skip
 
 
-def _candidates(vault: VaultState, keep: Callable[[str], bool]) -> list[Record]:
-    """Unconfirmed memories (rules captured from sessions), newest first."""
+def _candidates(
+    vault: VaultState, keep: Callable[[str], bool], ours: Callable[[Record], bool]
+) -> list[Record]:
+    """Unconfirmed memories (rules captured from sessions) of this project or the user, newest first."""
     found = [
-        r for r in vault.records().values() if r.status == "candidate" and not is_expired(r) and keep(r.path)
+        r
+        for r in vault.records().values()
+        if r.status == "candidate" and not is_expired(r) and keep(r.path) and ours(r)
     ]
     return sorted(found, key=lambda r: -_made(r).timestamp())[:MAX_CANDIDATES]
 
@@ -135,7 +160,7 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
     leaves out what the block may not show (other code branches' memories), before the latest
     progress, session and handoff are picked."""
     keep = (lambda path: shown(vault.root, path)) if shown else (lambda path: True)
-    notes, anchor_rec = _pick(vault, anchor)
+    notes, anchor_rec, ours = _pick(vault, anchor)
     notes = [r for r in notes if (_section_of(r) or r.type in LATEST_TYPES) and keep(r.path)]
     body = vault.body
     lines: list[Line] = []
@@ -173,7 +198,7 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
     for section in ("User Preferences", "Gotchas"):
         for rec in sorted(by_section.get(section, []), key=lambda r: (-r.importance, -_when(r).timestamp())):
             add(section, rec)
-    for rec in _candidates(vault, keep):
+    for rec in _candidates(vault, keep, ours):
         add(
             "Candidates to Confirm",
             rec,
@@ -182,15 +207,35 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
     if task and task.strip():
         seen = {ln.id for ln in lines}
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
+            rec = records.get(hit.path)
+            other = anchor_rec is not None and _other_project(vault, rec, ours)
             if (
                 hit.id not in seen
                 and keep(hit.path)
+                and not (other and not _clears_bar(hit, rec))
                 and not held(hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}")
             ):
-                lines.append(Line("Relevant to Current Task", hit.id, hit.title, hit.type, hit.importance,
+                title = f"{hit.title} (from {_project_name(vault, rec)})" if other else hit.title
+                lines.append(Line("Relevant to Current Task", hit.id, title, hit.type, hit.importance,
                                   hit.updated, hit.snippet, provenance(hit.type, hit.status, hit.source),
                                   tuple(hit.outdated_by)))  # fmt: skip
     return lines
+
+
+def _clears_bar(hit: Any, rec: Record) -> bool:
+    """Another project's memory is shown for a task only when close to it (a term match and
+    ``projects.OTHER_PROJECT_COS``), and never its sessions or candidates."""
+    e = hit.explain or {}
+    return (
+        rec.type not in LATEST_TYPES
+        and rec.status != "candidate"
+        and float(e.get("vector_raw", 0.0)) >= projects.OTHER_PROJECT_COS
+        and float(e.get("bm25_raw", 0.0)) > 0
+    )
+
+
+def _project_name(vault: VaultState, rec: Record) -> str:
+    return projects.Scope(vault).name(rec.path) or "another project"
 
 
 def fit(lines: list[Line], budget: int, header: str) -> list[Line]:

@@ -5,7 +5,8 @@ a sync keeps both, the second as ``Title 2.md``). ``plan`` finds active notes of
 with the same title (case and spacing aside); ``apply`` merges each group into its oldest
 note: the others' body text is appended under a heading (nothing dropped), tags, aliases and
 links are united, importance takes the highest, and the others are marked superseded by it.
-``remember`` does not write such a second note in the first place: a memory with the title
+Anchors are folded too: the same project's anchor made on two clones (``Project - Sync.md`` and
+``Project - Sync 2.md``). ``remember`` does not write such a second note in the first place: a memory with the title
 and type of a similar active one is that one (``same_title``); what it adds is appended.
 """
 
@@ -20,6 +21,7 @@ from ..core.mergedriver import merge_meta
 from ..core.note import content_hash, set_fields, split_frontmatter
 from ..index.chunking import plain_text
 from .lifecycle import mark_superseded
+from .projects import project_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
@@ -35,20 +37,33 @@ class Merge:
 
 
 def _key(rec: Record) -> tuple[str, str]:
+    if _is_anchor(rec):  # one project, one anchor: "Project: Sync" from two clones
+        return ("project", f"anchor:{project_key(rec.title)}")
     return (rec.type or "", " ".join(rec.title.lower().split()))
 
 
+def _is_anchor(rec: Record) -> bool:
+    """An anchor note vaultmem made (tagged ``anchor``); other project notes are a person's."""
+    return "anchor" in rec.tags
+
+
 def plan(vault: VaultState) -> list[Merge]:
-    """Groups of active notes with one type and one title, each folded into its oldest."""
+    """Groups of active notes with one type and one title (anchors: one project, as
+    ``projects.project_key`` compares them), each folded into its oldest."""
     groups: dict[tuple[str, str], list[Record]] = {}
     for rec in vault.records().values():
-        if rec.status == "active" and rec.type not in (None, "project") and "anchor" not in rec.tags:
+        if rec.status != "active" or rec.type is None:
+            continue
+        if (project_key(rec.title) is not None) if _is_anchor(rec) else rec.type != "project":
             groups.setdefault(_key(rec), []).append(rec)
     merges = []
     for recs in groups.values():
         if len(recs) < 2:
             continue
-        recs.sort(key=lambda r: (parse_time(r.created) or EPOCH, r.path))
+        if _is_anchor(recs[0]):  # into the anchor at the path its title gives (what links find first)
+            recs.sort(key=lambda r: (len(r.path), r.path))
+        else:
+            recs.sort(key=lambda r: (parse_time(r.created) or EPOCH, r.path))
         merges += [Merge(r.path, recs[0].path) for r in recs[1:]]
     return sorted(merges, key=lambda m: (m.into, m.path))
 

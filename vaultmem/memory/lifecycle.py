@@ -23,6 +23,7 @@ from ..core.mergedriver import CONFLICT
 from ..core.note import file_stem, parse, set_fields
 from ..index.chunking import chunk, plain_text
 from ..recall.timefilter import day
+from . import projects
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
@@ -32,21 +33,25 @@ if TYPE_CHECKING:  # pragma: no cover
 def memory_text(title: str, content: str, max_tokens: int = 256) -> str:
     """The text the index embeds for a note written by ``remember`` (its first chunk, for an
     embedder with a window of ``max_tokens``)."""
-    return chunk(title, plain_text(f"# {title}\n\n{content.strip()}\n"), max_tokens)[0]
+    return chunk(title, plain_text(f"{content.strip()}\n"), max_tokens)[0]
 
 
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 
 
-def link_to(path: str, others: Iterable[str] = ()) -> str:
-    """A wiki-link to a note by its file name (how Obsidian writes links); by its path
-    (``[[folder/Name]]``) when another note in ``others`` has the same file name, so the
-    link cannot resolve to the wrong one."""
+def link_to(path: str, others: Iterable[str] = (), title: str | None = None) -> str:
+    """A wiki-link to a note by its file name (how Obsidian resolves and writes links); by its
+    path (``[[folder/Name]]``) when another note in ``others`` has the same file name, so the
+    link cannot resolve to the wrong one. ``title``: shown as the label when the file name
+    differs from it (``[[Project - MyApp|Project: MyApp]]``)."""
     stem = file_stem(path)
     if any(o != path and _fold(file_stem(o)) == _fold(stem) for o in others):
-        return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
-    return f"[[{stem}]]"
+        target = path[:-3] if path.lower().endswith(".md") else path
+    else:
+        target = stem
+    label = " ".join(title.replace("|", " ").replace("]", " ").replace("[", " ").split()) if title else ""
+    return f"[[{target}|{label}]]" if label and label != target else f"[[{target}]]"
 
 
 def change(vault: VaultState, rec: Record, updates: dict[str, Any], remove: tuple[str, ...] = (),
@@ -156,7 +161,7 @@ def mark_superseded(vault: VaultState, old: Record, new: Record, paths: Iterable
 
         raise BadInput("a memory cannot supersede itself")
     paths = vault.store.list_paths() if paths is None else list(paths)
-    to_new, to_old = link_to(new.path, paths), link_to(old.path, paths)
+    to_new, to_old = link_to(new.path, paths, new.title), link_to(old.path, paths, old.title)
     since = _day(start_of(new))
     ending = {"valid_until": since} if since and not old.valid_until else {}
     changed = change(vault, old, {"status": "superseded", "superseded_by": to_new, **ending})
@@ -164,8 +169,8 @@ def mark_superseded(vault: VaultState, old: Record, new: Record, paths: Iterable
     current = note.meta.get("supersedes")
     links = [current] if isinstance(current, str) else list(current or [])
     starting = {"valid_from": since} if since and not new.valid_from else {}
-    if to_old not in links:
-        value = to_old if not links else [*links, to_old]
+    if link_target(to_old) not in {link_target(v) for v in links if isinstance(v, str)}:
+        value = [*links, to_old]  # always a list: one property type across notes (Obsidian)
         changed |= change(vault, new, {"supersedes": value, **starting})
     elif starting:
         changed |= change(vault, new, starting)
@@ -281,11 +286,19 @@ def check_new(vault: VaultState, type_: str, title: str, content: str, context: 
     # the same text, as remember writes it or without the heading (a body merely ending
     # with the new text is a different memory)
     same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
+    scope = projects.Scope(vault)
+    mine = scope.of_anchor(anchor)
+
+    def ours(rec: Record) -> bool:  # the project rule: never a memory of another project
+        return rec.scope == "user" or projects.same_project(scope.of(rec.path), mine)
+
     for rec in vault.records().values():  # exact duplicate, also when vectors are off
         if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
-            if _normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch:
+            if (_normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch
+                    and ours(rec)):  # fmt: skip
                 return rec, [], []
-    similar = similar_active(vault, type_, text, int(cfg["supersede_candidates"]), branch=branch)
+    similar = [(r, c) for r, c in similar_active(vault, type_, text, int(cfg["supersede_candidates"]), branch=branch)
+               if ours(r)]  # fmt: skip
     if similar and similar[0][1] >= float(cfg["duplicate"]):
         return similar[0][0], [], []
     new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor))
@@ -300,15 +313,15 @@ def check_new(vault: VaultState, type_: str, title: str, content: str, context: 
 
 
 def _anchors(anchor: str | None) -> tuple[str, ...]:
-    from ..core.links import link_target
-
+    """The anchor as compared with older memories' (``projects.project_key``: either link form)."""
     target = link_target(anchor) if anchor else None
-    return (target.lower(),) if target else ()
+    key = projects.project_key(target)
+    return (key,) if key else ()
 
 
 def _memory(vault: VaultState, rec: Record) -> updates.Memory:
     body = plain_text(vault.body(rec.path))
-    anchors = tuple(t.lower() for t, kind in rec.links if kind == "frontmatter")  # anchor: a frontmatter link
+    anchors = tuple(k for t, kind in rec.links if kind == "frontmatter" and (k := projects.project_key(t)))
     return updates.Memory(rec.title, body, rec.type, rec.context, anchors, rec.created)
 
 
@@ -329,7 +342,7 @@ def supersede_old(vault: VaultState, old: Record, new: Record, every: list[str])
     changing only the old note; None if it changed meanwhile (left for the next batch)."""
     from ..core.errors import Conflict
 
-    fields = {"status": "superseded", "superseded_by": link_to(new.path, every)}
+    fields = {"status": "superseded", "superseded_by": link_to(new.path, every, new.title)}
     since = _day(start_of(new))
     if since and not old.valid_until:
         fields["valid_until"] = since

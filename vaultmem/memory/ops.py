@@ -10,12 +10,15 @@ import datetime as dt
 import json
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, Conflict, NoteParseError
 from ..core.filters import EPOCH, Filters, is_expired, now_utc, parse_time
+from ..core.links import link_target
 from ..core.memtypes import fill_template, known_types, load_template, normalize_type
 from ..core.note import (
+    IMPORTANCE_WORDS,
     STATUSES,
     as_list,
     content_hash,
@@ -118,27 +121,24 @@ def remember(
         replaced = [(r, c) for r, c in replaced if r not in named] + [(r, "named") for r in named]
         possible = [(r, c) for r, c in possible if r not in named]
     catalog = vault.catalog()
-    created_anchor = _ensure_anchor(vault, anchor, catalog, now) if anchor else None
+    created_anchor, anchor_path = _ensure_anchor(vault, anchor, catalog, now) if anchor else (None, None)
     defaults, template_body = _template_parts(vault, type_, title, now)
     meta = _new_meta(catalog, type_, title, defaults, now)
     meta["status"] = status
     meta.update(_given(tags, importance, scope, source, origin, context, defaults))
     meta.update({k: v for k, v in (extra or {}).items() if v not in (None, "")})
-    if anchor:
-        meta["anchor"] = f"[[{anchor}]]"
+    every = vault.store.list_paths() if anchor or possible or links else []
+    if anchor:  # by its file name, as Obsidian resolves links; the name it was given as the label
+        meta["anchor"] = link_to(anchor_path, every, _title_of(anchor)) if anchor_path else f"[[{anchor}]]"
     if key:
         meta["key"] = key
     if possible:
-        every = vault.store.list_paths()
-        meta["may_update"] = [link_to(r.path, every) for r, _ in possible]
-    body = (
-        f"# {title}\n\n{content.strip()}\n"
-        if content and content.strip()
-        else template_body or f"# {title}\n"
-    )
+        meta["may_update"] = [link_to(r.path, every, r.title) for r, _ in possible]
+    # no "# title" heading: Obsidian shows the file's title above the body
+    body = f"{content.strip()}\n" if content and content.strip() else without_title(template_body, title)
     if links:
-        body += "\nRelated: " + ", ".join(f"[[{link}]]" for link in links) + "\n"
-    folder = vault.config["folders"].get(type_, type_)
+        body += "\nRelated: " + ", ".join(_related(vault, link, catalog, every) for link in links) + "\n"
+    folder = existing_folder(vault.root, vault.config["folders"].get(type_, type_))
     path = vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
     touched = [path] + ([created_anchor] if created_anchor else [])
     new = Record.from_note(vault.store.read(path), 0, 0)
@@ -148,7 +148,7 @@ def remember(
             mark_superseded(vault, rec, new)
     finally:  # the new note is indexed even if an old one changed meanwhile (Conflict)
         vault.sync_paths(touched)
-    aged = _age_anchor(vault, type_, anchor, now) if age else []
+    aged = _age_anchor(vault, type_, anchor_path or anchor, now) if age else []
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
             "superseded": [_superseded(r, c, key) for r, c in replaced] + aged,
@@ -224,7 +224,11 @@ def _age_anchor(vault: VaultState, type_: str, anchor: str | None, now: dt.datet
     """Storing a progress note or session summary applies the aging rules of its anchor."""
     if not anchor or type_ not in ("progress", "session_summary"):
         return []
-    path = vault.find(anchor, vault.records()).path
+    records = vault.records()
+    try:
+        path = vault.find(anchor, records).path
+    except BadInput:  # an anchor made on two clones, not yet folded
+        path = _first_named(records, _title_of(anchor)).path
     actions = aging.plan(vault, anchor=path, now=now, per_anchor_only=True)
     aging.apply(vault, actions, now)
     return [
@@ -259,8 +263,8 @@ def _given(tags, importance, scope, source, origin, context, defaults: dict) -> 
 
 def _importance_value(value: int | str, flag: str = "--importance") -> int | str:
     text = str(value).strip().lower()
-    if text in ("high", "medium", "low"):
-        return text
+    if text in IMPORTANCE_WORDS:  # stored as its number: one property type across notes
+        return IMPORTANCE_WORDS[text]
     if text.isdigit() and 1 <= int(text) <= 10:
         return int(text)
     raise BadInput(f"{flag}: {value!r} is not 1-10 or high/medium/low")
@@ -268,18 +272,83 @@ def _importance_value(value: int | str, flag: str = "--importance") -> int | str
 
 def _ensure_anchor(
     vault: VaultState, anchor: str, catalog: dict[str, Record], now: dt.datetime
-) -> str | None:
-    """Create the anchor note when no note by that name exists; returns its path if created."""
+) -> tuple[str | None, str | None]:
+    """(the path of the anchor note if created here, its path). Created when no note by that
+    name exists, at the one path its title gives (``projects/Project - X.md``): a file already
+    there (another clone's, not yet indexed) is that anchor, never a second one."""
     from ..core.errors import NoteNotFound
+    from ..core.store import safe_filename
 
+    title = _title_of(anchor)
     try:
-        vault.find(anchor, catalog)
-        return None
+        return None, vault.find(link_target(anchor) or anchor, catalog).path
     except NoteNotFound:
         pass
-    result = remember(vault, "project", anchor, f"Anchor note for {anchor}.", tags=["anchor"], now=now)
+    except BadInput:  # two anchors of one name (made on two clones, not yet folded): the first
+        return None, _first_named(catalog, title).path
+    folder = existing_folder(vault.root, vault.config["folders"].get("project", "project"))
+    path = (
+        f"{folder.strip('/')}/{safe_filename(title)}.md"
+        if folder.strip("/")
+        else f"{safe_filename(title)}.md"
+    )
+    if vault.store.is_note(path) and os.path.lexists(vault.root / path):
+        vault.sync_paths([path])
+        return None, path
+    result = remember(vault, "project", title, f"Anchor note for {title}.", tags=["anchor"], now=now)
     catalog.update(vault.catalog())
-    return result["path"]
+    return result["path"], result["path"]
+
+
+def _first_named(records: dict[str, Record], title: str) -> Record:
+    """Of several notes titled ``title`` (an anchor made on two clones), the active one at the
+    shortest path: the one ``maintain`` folds the others into."""
+    same = sorted((r for r in records.values() if r.title.casefold() == title.casefold()),
+                  key=lambda r: (r.status != "active", len(r.path), r.path))  # fmt: skip
+    if not same:
+        raise BadInput(f"--anchor: no note called {title!r}")
+    return same[0]
+
+
+def _title_of(anchor: str) -> str:
+    """The name an ``--anchor`` gives (a link's label, else its target; the text itself)."""
+    from ..core.links import LINK_RE, parse_link
+
+    m = LINK_RE.search(anchor)
+    link = parse_link(m.group(2)) if m else None
+    return (link.label or link.target) if link else anchor
+
+
+def _related(vault: VaultState, name: str, catalog: dict[str, Record], every: list[str]) -> str:
+    """A ``Related:`` link to the note ``name`` names, by its file name; as given when none does."""
+    from ..core.errors import VaultError
+
+    try:
+        rec = vault.find(link_target(name) or name, catalog)
+    except VaultError:
+        return f"[[{name}]]"
+    return link_to(rec.path, every, name)
+
+
+def without_title(body: str, title: str) -> str:
+    """A template's body without its leading ``# <title>`` line (Obsidian shows the title)."""
+    lines = body.lstrip("\n").split("\n")
+    if lines and lines[0].strip() == f"# {title}":
+        return "\n".join(lines[1:]).lstrip("\n")
+    return body
+
+
+def existing_folder(root: Path, folder: str) -> str:
+    """``folder`` as the vault already spells it (a vault with ``Decisions/`` gets its decisions
+    there): each level matched case-insensitively against the folders that exist."""
+    parts, current = [], root
+    for part in (p for p in folder.strip("/").split("/") if p):
+        if not (current / part).is_dir() and current.is_dir():
+            part = next((c.name for c in sorted(current.iterdir())
+                         if c.is_dir() and c.name.casefold() == part.casefold()), part)  # fmt: skip
+        parts.append(part)
+        current = current / part
+    return "/".join(parts)
 
 
 def show(vault: VaultState, ref: str) -> dict[str, Any]:

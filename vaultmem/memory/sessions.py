@@ -174,7 +174,7 @@ def sleep(vault: VaultState, summary: str, next_steps: str | None = None, source
             rec = _handoff_of(vault, session)
             if rec is None:
                 body = (
-                    f"Handoff from {session}; summary in {link_to(result['path'])}.\n\n## Next steps\n"
+                    f"Handoff from {session}; summary in {link_to(result['path'], (), result['title'])}.\n\n## Next steps\n"
                     + "\n".join(steps)
                 )
                 rec = _new_handoff(vault, session, anchor, body, extra)

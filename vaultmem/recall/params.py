@@ -106,9 +106,11 @@ def resolve(
 
 
 def with_params(annotate: Callable[[Param], Any], before: list[inspect.Parameter], after: list[inspect.Parameter],
-                keep: Callable[[Param], bool] = lambda p: True) -> Callable[[Callable], Callable]:  # fmt: skip
-    """Give a front end's ``fn(..., **options)`` the declared parameters as its signature, each
-    annotated by ``annotate`` (a typer option, a pydantic field), between ``before`` and ``after``."""
+                keep: Callable[[Param], bool] = lambda p: True,
+                params: Iterable[Param] = PARAMS) -> Callable[[Callable], Callable]:  # fmt: skip
+    """Give a front end's ``fn(..., **options)`` the declared parameters (``params``: recall's,
+    or another operation's declaration) as its signature, each annotated by ``annotate`` (a
+    typer option, a pydantic field), between ``before`` and ``after``."""
 
     import inspect
 
@@ -117,11 +119,11 @@ def with_params(annotate: Callable[[Param], Any], before: list[inspect.Parameter
             inspect.Parameter(
                 p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default, annotation=annotate(p)
             )
-            for p in PARAMS
+            for p in params
             if keep(p)
         ]
-        params = [q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in before + after]
-        fn.__signature__ = inspect.Signature(params[: len(before)] + declared + params[len(before) :],
+        own = [q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in before + after]
+        fn.__signature__ = inspect.Signature(own[: len(before)] + declared + own[len(before) :],
                                              return_annotation=inspect.signature(fn).return_annotation)  # fmt: skip
         fn.__annotations__ = {q.name: q.annotation for q in fn.__signature__.parameters.values()}
         fn.__annotations__["return"] = fn.__signature__.return_annotation

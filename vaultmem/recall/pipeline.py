@@ -105,6 +105,9 @@ class Options:
     time_mode: str = "boost"  # a time expression in the query boosts or filters; "off": plain text
     time_boost: float = TIME_BOOST
     as_of: dt.date | None = None  # only notes valid on that day, superseded or not
+    shown: Callable[[str], bool] | None = (
+        None  # a path test the hits must pass (other code branches' memories)
+    )
 
     @classmethod
     def build(cls, call: dict[str, Any], config: dict[str, Any], root: Any, **extra: Any) -> Options:
@@ -389,6 +392,20 @@ def time_query(
     return parsed.text or query, parsed.range, inside
 
 
+def _first_shown(ranked: list[tuple[str, float]], opt: Options) -> list[tuple[str, float]]:
+    """The best ``opt.k`` (path, score) that ``opt.shown`` lets through (tested lazily, best
+    first: the test may read a note), so a filter never leaves recall short of k."""
+    if opt.shown is None:
+        return ranked[: opt.k]
+    out: list[tuple[str, float]] = []
+    for item in ranked:
+        if len(out) == opt.k:
+            break
+        if opt.shown(item[0]):
+            out.append(item)
+    return out
+
+
 def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     """Run one recall and return the top ``opt.k`` hits, best first."""
     opt.check()
@@ -464,7 +481,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
         if relevant or dated:  # a note without evidence is never a hit, not even to fill k
             final[path] = parts["score"]
-    ranked = fusion.ranked(final)[: opt.k]
+    ranked = _first_shown(fusion.ranked(final), opt)
     terms = src.bm25.terms(query)
     return [
         _hit(src, path, scored[path], i + 1, terms if opt.snippets else None)

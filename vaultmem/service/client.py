@@ -1,11 +1,8 @@
-"""Talking to the memory service (and to a running ``vaultmem watch``) over a unix socket
-(light: stdlib only).
+"""Talking to the memory service over a unix socket (light: stdlib only).
 
-The per-user service listens on ``service.sock`` in the user's private runtime folder
-(``runtime_dir``); a foreground ``vaultmem watch`` on ``<vault>/.vaultmem/vaultmem.sock``.
-
-Protocol: one JSON object per line each way; a request ``{"op": ..., "args": {...}}`` gets
-``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}``.
+The per-user service (``vaultmem watch`` is the same service in the foreground) listens on
+``service.sock`` in the user's private runtime folder (``runtime_dir``). The operations and
+their wire form are declared in ``protocol``.
 
 Trust: the client talks only to a socket in a folder owned by this user with mode 0700
 (nobody else can have created it there), and only to a server running as this user
@@ -22,11 +19,9 @@ import struct
 import sys
 from pathlib import Path
 
-from ..core.discovery import STATE_DIR
 from ..core.errors import VaultError
 from ..core.version import VERSION as __version__
 
-SOCKET_NAME = "vaultmem.sock"
 SERVICE_SOCKET = "service.sock"
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 
@@ -49,17 +44,6 @@ def runtime_dir() -> Path:
 def service_socket() -> Path:
     """Where the per-user memory service listens."""
     return runtime_dir() / SERVICE_SOCKET
-
-
-def socket_path(root: Path) -> Path:
-    """``<vault>/.vaultmem/vaultmem.sock``, or a private runtime folder when that is too long."""
-    path = root / STATE_DIR / SOCKET_NAME
-    if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
-        return path
-    import hashlib
-
-    digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return runtime_dir() / f"{digest}.sock"
 
 
 def private_folder_problem(folder: Path) -> str | None:
@@ -86,11 +70,6 @@ def peer_uid(sock: socket.socket) -> int:
 
 def _warn(message: str) -> None:
     print(f"vaultmem: warning: {message}; not using it", file=sys.stderr)
-
-
-def request(root: Path, op: str, args: dict | None = None, timeout: float = 60.0) -> dict | None:
-    """Send one request to the vault's watcher; None when no trusted watcher answers."""
-    return send(socket_path(root), {"op": op, "args": args or {}}, timeout)
 
 
 def call(op: str, args: dict | None = None, timeout: float = 600.0) -> dict | None:

@@ -21,7 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +34,7 @@ from ..core.version import VERSION as __version__
 from ..index.embed import make_embedder
 from ..memory import branches
 from . import client, control
+from .protocol import OPS
 from .server import Handler, SocketServer
 from .watch import Housekeeping, Watcher
 
@@ -51,6 +52,8 @@ class Entry:
     watcher: Watcher | None
     mutex: threading.RLock = field(default_factory=threading.RLock)  # read-only vaults: one call at a time
     thread: threading.Thread | None = None
+    syncing: bool = False  # a git sync loop runs for it (``watch --sync-every``)
+    config_stat: tuple | None = None  # the config file as last read: a changed one is read before a call
 
     @property
     def alive(self) -> bool:
@@ -85,6 +88,26 @@ class Entry:
                 self.thread.join(timeout=60)
             self.watcher.close()
         self.vault.close()
+
+
+def _reporter(root: Path) -> Callable[[dict], None]:
+    """What a foreground service says about each batch that changed something."""
+
+    def report(b: dict) -> None:
+        if b["added"] or b["updated"] or b["moved"] or b["removed"]:
+            log.info("%s: indexed: %d added, %d updated, %d moved, %d removed", root.name, b["added"],
+                     b["updated"], b["moved"], b["removed"])  # fmt: skip
+
+    return report
+
+
+def _config_stat(root: Path) -> tuple | None:
+    """What tells a changed config file (None: there is none)."""
+    try:
+        st = configmod.config_path(root).stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 class ServiceLock:
@@ -127,6 +150,7 @@ class Service:
         self.embedders: dict[tuple[str, int], Any] = {}
         self.housekeeping = Housekeeping()  # one garbage-collection schedule for every watcher
         self.ready = threading.Event()  # the default model is loaded
+        self.opened = threading.Event()  # and the vaults given at start are open
         self.stop_event = threading.Event()
         self.started = time.time()
         self.calls = 0
@@ -134,14 +158,15 @@ class Service:
         self._last_call = time.monotonic()
         self._lock = threading.Lock()  # entries, embedders, counters
         self._opening: dict[Path, threading.Lock] = {}
-        self.server = SocketServer(
-            None, self._ops(), nullcontext, path=client.service_socket(), versioned=True
-        )
+        self.foreground = False  # `vaultmem watch`: the user sees its log on the terminal
+        self.after_sync: Callable[[Entry, float], None] | None = None  # one git sync and its steps
+        self.server = SocketServer(client.service_socket(), self._handlers())
 
     # ------------------------------------------------------------------ life
 
-    def run(self, roots: Iterable[Path] = ()) -> bool:
-        """Serve until stopped or idle; False (at once) when another service holds the lock."""
+    def run(self, roots: Iterable[Path] = (), sync_every: float | None = None) -> bool:
+        """Serve until stopped or idle; False (at once) when another service holds the lock.
+        ``roots`` are opened at start (each synced through git every ``sync_every`` seconds)."""
         lock = ServiceLock()
         if not lock.acquire():
             held = control.holder() or {}
@@ -151,7 +176,9 @@ class Service:
             self.server.start()
             log.info("memory service %s started (pid %d, socket %s, idle exit %s)", __version__, os.getpid(),
                      self.server.path, f"{self.idle_exit:g} s" if self.idle_exit else "never")  # fmt: skip
-            threading.Thread(target=self._warm, args=(list(roots),), name="warm", daemon=True).start()
+            threading.Thread(
+                target=self._warm, args=(list(roots), sync_every), name="warm", daemon=True
+            ).start()
             self._loop()
         finally:
             self.server.stop()
@@ -166,7 +193,7 @@ class Service:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: self.stop_event.set())
 
-    def _warm(self, roots: list[Path]) -> None:
+    def _warm(self, roots: list[Path], sync_every: float | None = None) -> None:
         """Load the model (then callers stop answering without it), then open the given vaults."""
         try:
             self.embedder(DEFAULT_MODEL, configmod.DEFAULTS["embedding"]["batch_size"]).embed(["warm up"])
@@ -176,10 +203,14 @@ class Service:
         log.info("model loaded")
         for root in roots:
             try:
-                with self.entry(root).reading() as vault:
+                found = self.entry(root)
+                with found.reading() as vault:
                     vault.warm()
+                if sync_every:
+                    self._sync_loop(found, sync_every)
             except Exception as e:  # one broken vault does not keep the others cold
                 log.warning("%s: not opened: %s", root, e)
+        self.opened.set()
 
     def _loop(self) -> None:
         while not self.stop_event.wait(0.5):
@@ -214,28 +245,46 @@ class Service:
         with opening:
             found = self.entries.get(root)
             if found is not None and found.alive:
+                self._check_config(found)
                 return found
             if found is not None:
                 self._drop(root, "its watcher stopped")
             find_vault(
                 root
             )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
-            found = self._open(root)
+            found = self._open_entry(root)
             with self._lock:
                 self.entries[root] = found
             return found
 
-    def _open(self, root: Path) -> Entry:
+    def _check_config(self, found: Entry) -> None:
+        """Read the vault's config file again when it changed since it was read, before the
+        call that follows: a broken one fails the call (BadInput, exit 2) as it fails a command
+        in its own process, until it is mended."""
+        now = _config_stat(found.root)
+        if now == found.config_stat:
+            return
+        with found.writing() as vault:
+            pending = vault.reload_config()
+        found.config_stat = now
+        if pending:
+            log.warning(
+                "%s: [%s] changed and applies when the service restarts", found.root, "], [".join(pending)
+            )
+
+    def _open_entry(self, root: Path) -> Entry:
+        stat = _config_stat(root)
         emb = configmod.load(root)["embedding"]
         vault = self.make_vault(root, self.embedder(emb["model"], emb["batch_size"]))
-        watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, serve=False)
+        report = _reporter(root) if self.foreground else None
+        watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, on_batch=report)
         watcher.housekeeping = self.housekeeping
         try:
             watcher.start()
         except VaultError as e:  # another process writes its indexes: serve it read-only
             log.info("%s: %s; serving it read-only", root, e)
-            return Entry(root, vault, None)
-        entry = Entry(root, vault, watcher)
+            return Entry(root, vault, None, config_stat=stat)
+        entry = Entry(root, vault, watcher, config_stat=stat)
         entry.thread = threading.Thread(
             target=self._watch, args=(entry,), name=f"watch-{root.name}", daemon=True
         )
@@ -283,12 +332,10 @@ class Service:
 
     # ------------------------------------------------------------------ protocol
 
-    def _ops(self) -> dict[str, Handler]:
-        ops: dict[str, Handler] = {
-            "ping": self._ping, "stop": self._stop, "open": self._open_roots, "recall": self._recall,
-            "wake": self._wake, "remember": self._remember, "edit": self._edit, "sleep": self._sleep,
-            "checkpoint": self._checkpoint, "status": self._status, "reindex": self._reindex, "shown": self._shown,
-        }  # fmt: skip
+    def _handlers(self) -> dict[str, Handler]:
+        """One handler per declared operation (``protocol.OPS``); all but ping and stop count
+        as calls (they keep the service from exiting idle)."""
+        ops: dict[str, Handler] = {name: getattr(self, f"_{name}") for name in OPS}
         return {name: self._counted(fn) if name not in ("ping", "stop") else fn for name, fn in ops.items()}
 
     def _counted(self, fn: Handler) -> Handler:
@@ -308,68 +355,131 @@ class Service:
     def _ping(self, args: dict) -> dict[str, Any]:
         return {"pid": os.getpid(), "version": __version__, "ready": self.ready.is_set(), "started": self.started,
                 "calls": self.calls, "idle_exit": self.idle_exit, "log": str(control.log_path()),
-                "vaults": sorted(str(r) for r in self.entries)}  # fmt: skip
+                "vaults": sorted(str(r) for r in self.entries), "foreground": self.foreground}  # fmt: skip
 
     def _stop(self, args: dict) -> dict[str, Any]:
         self.stop_event.set()
         return {"pid": os.getpid()}
 
-    def _open_roots(self, args: dict) -> list[str]:
-        return [str(self.entry(root).root) for root in args["roots"]]
+    def _open(self, args: dict) -> list[str]:
+        opened = [self.entry(root) for root in args["roots"]]
+        if args["sync_every"]:
+            for found in opened:
+                self._sync_loop(found, args["sync_every"])
+        return [str(found.root) for found in opened]
 
     def _recall(self, args: dict) -> dict[str, Any]:
         """Hits as dicts; without ``wait`` while the model loads, from BM25 and the graph only
-        (``degraded``: "bm25")."""
-        options = dict(args.get("options") or {})
-        degraded = (
-            not args.get("wait", True) and not self.ready.is_set() and options.get("mode", "hybrid") != "bm25"
-        )
+        (``degraded``: "bm25"); ``skipped``: the notes left out because they cannot be read."""
+        options = dict(args["options"])
+        degraded = not args["wait"] and not self.ready.is_set() and options.get("mode", "hybrid") != "bm25"
         if degraded:
             options["mode"] = "bm25"
+        if not args["all_branches"]:  # other code branches' memories: left out here, where the index is
+            options["shown"] = branches.shown_test(Path(args["cwd"]), args["branch"])
         with self.reading(args["roots"]) as reader:
-            hits = [h.as_dict(bool(args.get("explain"))) for h in reader.recall(args["query"], **options)]
-        return {"hits": hits, "degraded": "bm25" if degraded else None}
+            hits = [h.as_dict(args["explain"]) for h in reader.recall(args["query"], **options)]
+        skipped = self.skipped(args["roots"])
+        return {"hits": hits, "degraded": "bm25" if degraded else None, "skipped": skipped}
+
+    def skipped(self, roots: dict[str, str]) -> dict[str, str]:
+        """The notes of these vaults their indexes could not read (``vault:path`` for several)."""
+        many = len(roots) > 1
+        return {(f"{name}:{path}" if many else path): reason for name, root in roots.items()
+                for path, reason in self.entry(root).vault.index_errors().items()}  # fmt: skip
 
     def _wake(self, args: dict) -> dict[str, Any]:
-        shown = None
-        if not args.get("all_branches"):
-            shown = branches.shown_test(Path(args.get("cwd") or "/"), args.get("branch"))
+        shown = None if args["all_branches"] else branches.shown_test(Path(args["cwd"]), args["branch"])
         with self.reading(args["roots"]) as reader:
-            return reader.wake(anchor=args.get("anchor"), task=args.get("task"), profile=args.get("profile", "default"),
-                               budget=int(args.get("budget", 2000)), shown=shown)  # fmt: skip
+            return reader.wake(anchor=args["anchor"], task=args["task"], profile=args["profile"],
+                               budget=args["budget"], shown=shown)  # fmt: skip
 
     def _remember(self, args: dict) -> dict[str, Any]:
-        fields = dict(args.get("fields", {}))
+        fields = dict(args["fields"])
         if isinstance(fields.get("now"), str):  # a fixed clock travels as ISO text
             fields["now"] = datetime.fromisoformat(fields["now"])
         with self.entry(args["root"]).writing() as vault:
-            return vault.remember(args["type"], args["title"], args.get("content"), **fields)
+            return vault.remember(args["type"], args["title"], args["content"], **fields)
 
     def _edit(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
-            return vault.edit(args["ref"], **args.get("fields", {}))
+            return vault.edit(vault.checked_ref(args["ref"]), **args["fields"])
 
     def _sleep(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
-            return vault.sleep(args["summary"], **args.get("fields", {}))
+            return vault.sleep(args["summary"], **args["fields"])
 
     def _checkpoint(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
-            return vault.checkpoint(args["text"], **args.get("fields", {}))
+            return vault.checkpoint(args["text"], **args["fields"])
 
     def _shown(self, args: dict) -> None:
         """Memories a client showed (a prompt hook), logged as retrievals in the vault's usage store."""
         ids = args["ids"]
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        if not all(isinstance(i, str) for i in ids):
             raise TypeError("ids must be a list of strings")
         with self.entry(args["root"]).reading() as vault:  # as recall logs its hits
-            vault.usage.log_retrievals(ids, str(args["via"]))
+            vault.usage.log_retrievals(ids, args["via"])
 
     def _status(self, args: dict) -> dict[str, Any]:
         found = self.entry(args["root"])
         watcher = found.watcher.status() if found.watcher is not None else {"pid": None}
-        return {**watcher, **found.vault.index_status(drift=args.get("drift", True))}
+        return {**watcher, "by": "service" if found.watcher is not None else None,
+                **found.vault.index_status(drift=args["drift"])}  # fmt: skip
 
     def _reindex(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
-            return vault.reindex(rebuild=bool(args.get("rebuild"))).as_dict()
+            return vault.reindex(rebuild=args["rebuild"]).as_dict()
+
+    def _sync(self, args: dict) -> dict[str, Any] | None:
+        """Index the notes a client just wrote, before it returns (read-your-writes: the next
+        call from any client sees them; the watcher later finds them unchanged)."""
+        paths = [str(p) for p in args["paths"]]
+        with self.entry(args["root"]).writing() as vault:
+            summary = vault.sync(paths)
+        return summary.as_dict() if summary is not None else None
+
+    def _show(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).reading() as vault:
+            return vault.show(vault.checked_ref(args["ref"]))
+
+    def _list(self, args: dict) -> dict[str, Any]:
+        """Notes matching the filters, newest first, read from the files (as in process), and the
+        notes left out because they cannot be read."""
+        entries = {name: self.entry(root) for name, root in args["roots"].items()}
+        with self.reading(args["roots"]) as reader:
+            for found in entries.values():
+                found.vault.skipped.clear()
+            rows = reader.list_notes(limit=args["limit"], **args["filters"])
+        many = len(entries) > 1
+        skipped = {(f"{name}:{path}" if many else path): reason for name, found in entries.items()
+                   for path, reason in found.vault.skipped.items()}  # fmt: skip
+        return {"rows": rows, "skipped": skipped}
+
+    def _stats(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).reading() as vault:
+            return vault.stats()
+
+    def _resolve(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.resolve(vault.checked_ref(args["ref"]))
+
+    def _reopen(self, args: dict) -> dict[str, Any]:
+        with self.entry(args["root"]).writing() as vault:
+            return vault.reopen(vault.checked_ref(args["ref"]))
+
+    # ------------------------------------------------------------------ git sync
+
+    def _sync_loop(self, found: Entry, every: float) -> None:
+        """``vaultmem sync`` of a served vault every ``every`` seconds, with its post-sync steps
+        (``after_sync``), for as long as the service serves it (once per vault)."""
+        if found.watcher is None or found.syncing or self.after_sync is None:
+            return
+        found.syncing = True
+        after = self.after_sync
+
+        def loop() -> None:
+            while not self.stop_event.wait(every) and self.entries.get(found.root) is found:
+                after(found, every)
+
+        threading.Thread(target=loop, name=f"sync-{found.root.name}", daemon=True).start()

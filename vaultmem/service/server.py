@@ -1,8 +1,9 @@
-"""The watcher's local socket: answers recall (and status, reindex) with the warm vault.
+"""The memory service's unix socket: one request per connection, dispatched through the one
+table of operations (``protocol.OPS``) with one version check.
 
-A unix domain socket, mode 0600 in a folder only the owner can enter, so only the vault's
-owner can connect. Requests are served on threads but run one at a time against the vault
-(the same mutex guards index updates), so a reader never sees a half-applied batch.
+A unix domain socket, mode 0600 in a folder only the owner can enter, and the peer's uid
+checked (``SO_PEERCRED``), so only the user can ask. Requests are served on threads; each
+handler enters the vault it works on itself (reader or writer side, as its operation declares).
 """
 
 from __future__ import annotations
@@ -13,36 +14,19 @@ import socket
 import socketserver
 import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from ..core.discovery import STATE_DIR, private_dir
-from ..core.errors import VaultError
+from ..core.errors import BadInput, VaultError
 from ..core.version import VERSION as __version__
-from .client import peer_uid, private_folder_problem, send, socket_path
+from .client import peer_uid, private_folder_problem, send
+from .protocol import OPS
 
 Handler = Callable[[dict], Any]
 
 
 class VersionMismatch(VaultError):
     """A client of another vaultmem version asked (the reply names this server's version)."""
-
-
-def service_ops(vault: Any, watcher: Any) -> dict[str, Handler]:
-    """The protocol table: what a running watcher answers on its socket, for its warm ``vault``."""
-
-    def recall(args: dict) -> list[dict]:
-        explain = bool(args.pop("explain", False))
-        query = args.pop("query")
-        return [h.as_dict(explain) for h in vault.recall(query, **args)]
-
-    return {
-        "ping": lambda args: {"pid": os.getpid(), "vault": str(vault.root)},
-        "recall": recall,
-        "status": lambda args: {**watcher.status(), **vault.index_status(drift=args.get("drift", True))},
-        "reindex": lambda args: vault.reindex(rebuild=bool(args.get("rebuild"))).as_dict(),
-    }
 
 
 class _RequestHandler(socketserver.StreamRequestHandler):
@@ -52,8 +36,7 @@ class _RequestHandler(socketserver.StreamRequestHandler):
         line = self.rfile.readline(1 << 20)
         try:
             req = json.loads(line)
-            op, args = req["op"], req.get("args") or {}
-            result = self.server.dispatch(op, args, req.get("version"))  # type: ignore[attr-defined]
+            result = self.server.dispatch(req["op"], req.get("args"), req.get("version"))  # type: ignore[attr-defined]
             reply = {"ok": True, "result": result}
         except VersionMismatch as e:
             reply = {"ok": False, "error": str(e), "code": "version", "version": __version__}
@@ -71,35 +54,29 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 class SocketServer:
-    """Serves ``ops`` (name -> function of the request args) on the vault's socket (or on
-    ``path``). With ``versioned``, a request from a client of another version is refused
-    (except ``ANY_VERSION`` ops) so the client can replace an outdated server."""
+    """Serves the declared operations (``handlers``: one per name of ``protocol.OPS``) on
+    ``path``. A request from a client of another version is refused (except the operations
+    declared ``any_version``) so the client can replace an outdated server."""
 
-    UNGUARDED = ("ping", "status", "stop")  # answered even while a batch is being applied
-    ANY_VERSION = ("ping", "stop")
-
-    def __init__(self, root: Path | None, ops: dict[str, Handler], guard: Callable[[], AbstractContextManager[Any]],
-                 path: Path | None = None, versioned: bool = False):  # fmt: skip
-        self.path = path or socket_path(root)  # type: ignore[arg-type]
-        self.ops = ops
-        self.guard = guard  # entered around every request (the watcher's reader side)
-        self.versioned = versioned
+    def __init__(self, path: Path, handlers: dict[str, Handler]):
+        missing = set(OPS) ^ set(handlers)
+        if missing:
+            raise ValueError(f"handlers and declared operations differ: {sorted(missing)}")
+        self.path = path
+        self.handlers = handlers
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
-    def dispatch(self, op: str, args: dict, version: str | None = None) -> Any:
-        fn = self.ops.get(op)
-        if fn is None:
-            raise VaultError(f"unknown request {op!r}")
-        if self.versioned and version != __version__ and op not in self.ANY_VERSION:
+    def dispatch(self, name: str, args: Any, version: str | None = None) -> Any:
+        op = OPS.get(name)
+        if op is None:
+            raise BadInput(f"unknown request {name!r}")
+        if version != __version__ and not op.any_version:
             raise VersionMismatch(f"this memory service runs vaultmem {__version__}, the client {version}")
-        if op in self.UNGUARDED:
-            return fn(args)
-        with self.guard():
-            return fn(args)
+        return self.handlers[name](op.check(args or {}))
 
     def start(self) -> None:
-        """Bind (removing a stale socket left by a dead watcher) and serve in a thread."""
+        """Bind (removing a stale socket left by a dead server) and serve in a thread."""
         self._private_folder()
         if self.path.exists() or self.path.is_symlink():
             if send(self.path, {"op": "ping", "args": {}, "version": __version__}, timeout=2) is not None:
@@ -119,16 +96,13 @@ class SocketServer:
     def _private_folder(self) -> None:
         """The socket's folder: created 0700; refused unless it is ours and private."""
         folder = self.path.parent
-        if folder.name == STATE_DIR:
-            private_dir(folder)
-        else:  # the per-user runtime folder (the service, or a vault path too long for a socket)
-            try:
-                folder.mkdir(mode=0o700, parents=True)
-            except FileExistsError:
-                pass
+        try:
+            folder.mkdir(mode=0o700, parents=True)
+        except FileExistsError:
+            pass
         problem = private_folder_problem(folder)
         if problem:
-            raise VaultError(f"cannot serve the watcher socket: {problem}; remove it or set XDG_RUNTIME_DIR")
+            raise VaultError(f"cannot serve the socket: {problem}; remove it or set XDG_RUNTIME_DIR")
 
     def stop(self) -> None:
         if self._server is not None:

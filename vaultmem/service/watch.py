@@ -1,4 +1,5 @@
-"""``vaultmem watch``: file events -> a stream of change sets -> its consumers; plus warm recall.
+"""A vault's watcher: file events -> a stream of change sets -> its consumers (the memory
+service runs one per vault it serves; ``vaultmem watch`` is that service in the foreground).
 
 A watchdog observer reports changes (``ChangeStream``); they are collected into a change set
 that is released once the vault has been quiet for ``quiet`` seconds, or at the latest
@@ -6,7 +7,7 @@ that is released once the vault has been quiet for ``quiet`` seconds, or at the 
 batch. Folder events and ``.gitignore`` edits make a full (stat-based, cheap) reconcile instead
 of per-file work. The watcher consumes the stream: it indexes each change set through
 ``Vault.reindex`` (which applies the vault's rules, as ``vaultmem index`` does: no rule lives
-here), then refreshes the socket's warm views and runs housekeeping. The web view reads the
+here), then runs housekeeping. The web view reads the
 same stream (``web/state.py``).
 """
 
@@ -34,7 +35,6 @@ from ..core.discovery import STATE_DIR, USAGE_DIR
 from ..core.errors import VaultError
 from ..core.lock import WriterLock
 from ..index.indexer import HUGE_CHARS
-from .server import SocketServer, service_ops
 
 log = logging.getLogger("vaultmem.service.watch")
 CONFIG_QUIET = 0.3  # seconds the config file must stay unchanged before it is reloaded
@@ -316,9 +316,9 @@ class WatchState:
 
 
 class Watcher:
-    """Keeps one vault's indexes in step with its files and serves warm recall."""
+    """Keeps one vault's indexes in step with its files (the memory service runs one per vault)."""
 
-    def __init__(self, vault: Any, quiet: float = 0.2, max_delay: float = 1.0, serve: bool = True,
+    def __init__(self, vault: Any, quiet: float = 0.2, max_delay: float = 1.0,
                  on_batch: Callable[[dict], None] | None = None):  # fmt: skip
         self.vault = vault
         self.root: Path = vault.root
@@ -332,7 +332,6 @@ class Watcher:
         self.lock = WriterLock(vault.lock_path)
         self.on_batch = on_batch
         self.housekeeping = Housekeeping()
-        self.server = SocketServer(self.root, service_ops(vault, self), self.gate.read) if serve else None
         self._failures = 0  # batches failed in a row
         self._config_timer: threading.Timer | None = None
         self._config_timer_lock = threading.Lock()
@@ -340,7 +339,7 @@ class Watcher:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Take the writer lock, reconcile, start the observer and the socket."""
+        """Take the writer lock, reconcile, start the observer."""
         if not self.lock.acquire("watch"):
             holder = self.lock.holder() or {}
             raise VaultError(
@@ -353,10 +352,6 @@ class Watcher:
             self.state.polling = self.stream.polling
             with self.gate.write():
                 self._apply(Batch(full=True))
-                if self.server is not None:
-                    self.vault.warm()
-            if self.server is not None:
-                self.server.start()
         except BaseException:
             self.close()
             raise
@@ -421,8 +416,6 @@ class Watcher:
         files; stops (VaultError) if another process took the new lock first."""
         log.warning("%s/ was deleted under the watcher; rebuilding the indexes from the files", STATE_DIR)
         with self.gate.write():
-            if self.server is not None:
-                self.server.stop()
             self.vault.hold_lock(None)
             self.lock.release()
             self.vault.close()
@@ -432,9 +425,6 @@ class Watcher:
                                  "now writes the indexes; this watcher stops")  # fmt: skip
             self.vault.hold_lock(self.lock)
             self._apply(Batch(full=True))
-            if self.server is not None:
-                self.vault.warm()
-                self.server.start()
         self.state.rebuilds += 1
 
     SLICE = 128  # paths applied per step of a big batch
@@ -491,8 +481,6 @@ class Watcher:
         self.batcher.wake()
 
     def close(self) -> None:
-        if self.server is not None:
-            self.server.stop()
         self.stream.close()
         with self._config_timer_lock:
             if self._config_timer is not None:
@@ -506,51 +494,3 @@ class Watcher:
             "pending": self.batcher.pending, "last_batch": self.state.last_batch,
             "last_error": self.state.last_error, "polling": self.state.polling,
         }  # fmt: skip
-
-
-class WatchGroup:
-    """Several watchers in one process (``vaultmem watch --all``): one model, one thread each."""
-
-    def __init__(self, watchers: list[Watcher]):
-        self.watchers = watchers
-        shared = Housekeeping()  # garbage collection is per process, not per vault
-        for w in watchers:
-            w.housekeeping = shared
-        self.errors: dict[str, BaseException] = {}
-        self._threads: list[threading.Thread] = []
-
-    def start(self) -> None:
-        started: list[Watcher] = []
-        try:
-            for w in self.watchers:
-                w.start()
-                started.append(w)
-        except BaseException:
-            for w in started:
-                w.close()
-            raise
-        for w in self.watchers:
-            t = threading.Thread(target=self._run, args=(w,), name=f"watch-{w.root.name}", daemon=True)
-            t.start()
-            self._threads.append(t)
-
-    def _run(self, w: Watcher) -> None:
-        try:
-            w.run()
-        except BaseException as e:  # one vault failing does not stop the others
-            self.errors[str(w.root)] = e
-            log.error("%s: %s", w.root, e)
-
-    def wait(self, stop: threading.Event) -> None:
-        """Block until ``stop`` is set or every watcher has ended; then stop and close all."""
-        while not stop.is_set() and any(t.is_alive() for t in self._threads):
-            stop.wait(0.5)
-        self.stop()
-
-    def stop(self) -> None:
-        for w in self.watchers:
-            w.stop()
-        for t in self._threads:
-            t.join(timeout=60)
-        for w in self.watchers:
-            w.close()

@@ -20,7 +20,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -119,16 +118,6 @@ def driver_command() -> str:
     if script.exists():
         return f"{shlex.quote(str(script))} merge-driver %O %A %B %P"
     return f"{shlex.quote(sys.executable)} -m vaultmem merge-driver %O %A %B %P"
-
-
-def driver_config() -> list[str]:
-    """``-c`` options that register the driver for one git command."""
-    return [
-        "-c",
-        f"merge.{DRIVER}.name=vaultmem note merge",
-        "-c",
-        f"merge.{DRIVER}.driver={driver_command()}",
-    ]
 
 
 # ---------------------------------------------------------------- set-up
@@ -583,37 +572,21 @@ def parse_interval(text: str) -> float:
     return seconds
 
 
-def start_sync_loops(watchers: list, every: float, stop) -> list:  # type: ignore[no-untyped-def]
-    """One thread per watched vault that syncs it every ``every`` seconds while watching.
-
-    The watcher's batcher is held during a sync, so everything a pull brings reaches the
-    indexer as one burst.
-    """
-
-    def loop(w) -> None:  # type: ignore[no-untyped-def]
-        while not stop.wait(every):
-            try:
-                with w.batcher.held():
-                    report = sync(w.root, interactive=False)
-                    w.batcher.add({p for p in report.touched if not w.vault.store.rules.ignored(p)})
-            except VaultError as e:
-                log.warning("%s: sync failed: %s", w.root.name, e)
-                continue
-            for path, kinds in report.withheld.items():
-                log.warning("%s: not committed: %s holds a secret (%s)", w.root.name, path, ", ".join(kinds))
-            came = len(report.incoming)
-            if report.committed or came or report.conflicts:
-                log.info(
-                    "%s: synced (%s committed, %d notes came in, %d conflicts kept)",
-                    w.root.name,
-                    report.committed or "nothing",
-                    came,
-                    len(report.conflicts),
-                )
-
-    threads = [
-        threading.Thread(target=loop, args=(w,), name=f"sync-{w.root.name}", daemon=True) for w in watchers
-    ]
-    for t in threads:
-        t.start()
-    return threads
+def sync_watched(w) -> SyncReport | None:  # type: ignore[no-untyped-def]
+    """One sync of a vault a watcher ``w`` keeps (``vaultmem watch --sync-every``): the
+    watcher's batcher is held meanwhile, so everything a pull brings reaches the indexer as one
+    burst. The report, or None when the sync failed (logged)."""
+    try:
+        with w.batcher.held():
+            report = sync(w.root, interactive=False)
+            w.batcher.add({p for p in report.touched if not w.vault.store.rules.ignored(p)})
+    except VaultError as e:
+        log.warning("%s: sync failed: %s", w.root.name, e)
+        return None
+    for path, kinds in report.withheld.items():
+        log.warning("%s: not committed: %s holds a secret (%s)", w.root.name, path, ", ".join(kinds))
+    came = len(report.incoming)
+    if report.committed or came or report.conflicts:
+        log.info("%s: synced (%s committed, %d notes came in, %d conflicts kept)", w.root.name,
+                 report.committed or "nothing", came, len(report.conflicts))  # fmt: skip
+    return report

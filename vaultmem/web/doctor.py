@@ -36,11 +36,11 @@ if TYPE_CHECKING:  # pragma: no cover
 SEVERITY = {
     "parse_error": "error", "duplicate_id": "error", "supersede_loop": "error", "conflict": "error",
     "index_drift": "warning",
-    "broken_link": "warning", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
+    "broken_link": "warning", "obsidian_unresolved": "info", "stray_possible_update": "info", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
     "obsidian_templates": "info",
-    "exclude_hides_all": "error",
+    "exclude_hides_all": "error", "index": "error",
 }  # fmt: skip
 SAMPLE = 10  # paths shown per drift kind
 MAX_SUGGEST = 5000  # broken link targets that get a closest-name suggestion (Suggester: bounded per target)
@@ -105,6 +105,8 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
                         "left out of recall until then") for p, why in sorted(parse_errors.items())]  # fmt: skip
     findings += duplicate_ids(records)
     findings += broken_links(g, records)
+    findings += obsidian_unresolved(g, records)
+    findings += stray_possible_updates(g, records)
     findings += [Finding("orphan", p, "no links in or out", "link it from an anchor or related note")
                  for p in graphmod.orphans(g)]  # fmt: skip
     findings += empty_anchors(g)
@@ -125,6 +127,7 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
         counts = ", ".join(f"{n} {k}" for k, n in index["drift"].items() if n)
         findings.append(Finding("index_drift", None, f"indexes differ from the files ({counts})",
                                 "--fix (or vaultmem index) reconciles them", {"sample": index["sample"]}))  # fmt: skip
+    findings += index_files(vault)
     findings += config_findings(vault.root)
     if vault.obsidian_templates:
         findings.append(Finding("obsidian_templates", vault.obsidian_templates + "/",
@@ -134,8 +137,9 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
     findings += exclude_findings(vault)
     watcher = watcher_state(vault)
     if watcher["state"] == "not answering":
-        findings.append(Finding("watcher", None, f"pid {watcher['pid']} holds the watcher lock but does not answer",
-                                "stop it (kill PID) and start vaultmem watch again"))  # fmt: skip
+        findings.append(Finding("watcher", None, f"pid {watcher['pid']} keeps the indexes but does not answer "
+                                "as this install's memory service", "another install's service, or one that hangs: "
+                                "`vaultmem service status` shows this one's"))  # fmt: skip
     return Report(str(vault.root), len(records), findings, index, watcher, disk_use(vault))
 
 
@@ -264,6 +268,32 @@ def broken_links(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
             out.append(Finding("broken_link", src, f"links to [[{target}]], which does not exist", hint,
                                {"target": target, "suggestion": suggestion}))  # fmt: skip
     return out
+
+
+def obsidian_unresolved(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
+    """Links vaultmem resolves by a title or id but Obsidian, which resolves file names, does not."""
+    from ..core.note import file_stem
+    from ..memory.relink import obsidian_unresolved as find
+
+    resolver = g.graph["resolver"]
+    out = []
+    for target, sources in find(records, resolver).items():
+        for src in sources:
+            stem = file_stem(resolver.resolve(target, src) or target)
+            out.append(Finding("obsidian_unresolved", src, f"links to [[{target}]], which Obsidian does not resolve",
+                               f"write [[{stem}|{target}]]; --fix rewrites vaultmem's own links "
+                               "(anchor, may_update, supersedes, superseded_by)", {"target": target}))  # fmt: skip
+    return out
+
+
+def stray_possible_updates(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
+    """``may_update`` entries an older vaultmem wrote against the project rule (between anchors,
+    session summaries or handoffs, or across projects)."""
+    from ..memory.relink import stray_updates
+
+    return [Finding("stray_possible_update", src, f"may_update names [[{target}]], which it cannot update "
+                    "(another project, or an anchor, session summary or handoff)", "--fix drops the entry",
+                    {"target": target}) for src, target in stray_updates(records, g.graph["resolver"])]  # fmt: skip
 
 
 def empty_anchors(g: nx.DiGraph) -> list[Finding]:
@@ -442,23 +472,42 @@ def index_state(vault: Vault, records: dict[str, Record], parse_errors: dict[str
             "sample": {"new": new[:SAMPLE], "changed": changed[:SAMPLE], "removed": removed[:SAMPLE]}}  # fmt: skip
 
 
-def watcher_state(vault: Vault) -> dict[str, Any]:
-    """Whether a watcher keeps this vault's indexes, and whether it answers."""
-    from ..service.client import request
+def index_files(vault: Vault) -> list[Finding]:
+    """The keyword index's files that this user's vaultmem did not write or that changed since
+    (planted, torn by a crash), every file re-hashed (``ownfiles.foreign(deep=True)``)."""
+    from ..index import ownfiles
 
-    reply = request(vault.root, "status", {"drift": False}, timeout=5.0)
-    if reply and reply.get("ok"):
-        r = reply["result"]
-        return {
-            "state": "running",
-            "pid": r.get("pid"),
-            "pending": r.get("pending"),
-            "last_error": r.get("last_error"),
-        }
+    folder = vault.index_dir / "bm25"
+    bad = ownfiles.foreign(folder, deep=True)
+    if not bad:
+        return []
+    shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+    return [Finding("index", f"{folder.relative_to(vault.root).as_posix()}/",
+                    f"keyword index (bm25): {len(bad)} files not written by this user's vaultmem or changed since "
+                    f"(torn or planted): {shown}", "--fix (or vaultmem index --rebuild) sets it aside and rebuilds it",
+                    {"files": bad})]  # fmt: skip
+
+
+def watcher_state(vault: Vault) -> dict[str, Any]:
+    """Who keeps this vault's indexes: the memory service (``by``: "service", asked for its
+    pending changes and last error), nobody (each command indexes for itself), or a process
+    holding the writer lock that does not answer as this install's service."""
+    from ..service import client, control
+
     holder = WriterLock(vault.lock_path).holder() if vault.lock_path.exists() else None
-    if holder and holder.get("role") == "watch":
-        return {"state": "not answering", "pid": holder.get("pid")}
-    return {"state": "not running", "pid": None}
+    if not holder or holder.get("role") != "watch":
+        return {"state": "not running", "by": None, "pid": None}
+    info = control.ping()
+    if info is None or info.get("pid") != holder.get("pid"):
+        return {"state": "not answering", "by": None, "pid": holder.get("pid")}
+    out = {"state": "running", "by": "service", "pid": info["pid"], "pending": None, "last_error": None}
+    try:
+        reply = client.call("status", {"root": str(vault.root), "drift": False}, timeout=5.0)
+    except VaultError:  # too busy to say: it runs all the same
+        reply = None
+    if reply and reply.get("ok"):
+        out.update(pending=reply["result"].get("pending"), last_error=reply["result"].get("last_error"))
+    return out
 
 
 def _tree_size(path: str) -> int:
@@ -509,14 +558,21 @@ def fix(vault: Vault, report: Report, today: dt.date | None = None) -> list[str]
         if old.exists() and not new.exists():
             os.rename(old, new)
             done.append(f"moved {LEGACY_CONFIG} to {CONFIG_FILE}")
-    if report.index["drift_total"]:
+    rebuild = any(f.check == "index" for f in report.findings)
+    if report.index["drift_total"] or rebuild:
         try:
-            s = vault.reindex()
+            s = vault.reindex(rebuild=rebuild)
             done.append(
                 f"reindexed: {s.added} added, {s.updated} updated, {s.moved} moved, {s.removed} dropped"
             )
         except WatcherRunning as e:
             done.append(f"not reindexed: {e} (the watcher reconciles the indexes itself)")
+    if any(f.check in ("obsidian_unresolved", "stray_possible_update") for f in report.findings):
+        from ..memory import relink
+
+        vault.ensure_synced()
+        for a in relink.apply(vault, relink.plan(vault)):
+            done.append(f"relinked {a['path']} ({a['reason']})")
     expired = [f for f in report.findings if f.check == "expired"]
     if expired:
         vault.ensure_synced()

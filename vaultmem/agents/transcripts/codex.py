@@ -33,11 +33,15 @@ def read_rollout(path: str | os.PathLike | None, max_bytes: int = MAX_BYTES) -> 
     logged: list[Event] = []
     seen: list[Event] = []
     for obj in objects(_tail(path, max_bytes)):
+        ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else ""
         for ev in line_events(obj):
+            ev.ts = ts  # the summary is dated by the session's own times
             logged.append(ev)
             if ev.kind != "prompt":
                 seen.append(ev)
-        seen.extend(_item_prompts(obj))
+        for ev in _item_prompts(obj):
+            ev.ts = ts
+            seen.append(ev)
     return logged if any(e.kind == "prompt" for e in logged) else seen
 
 

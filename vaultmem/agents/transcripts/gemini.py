@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..transcript import MAX_BYTES, Event, _tail
+from ..transcript import MAX_BYTES, Event, _tail, strip_hook_context
 from . import as_object, memory_tool, objects, texts
 
 SKIP_USER = ("/", "?", "<session_context>", "<hook_context>")  # Gemini's own isIgnoredUserContent
@@ -72,6 +72,7 @@ def line_events(record: dict[str, Any]) -> Iterator[Event]:
     kind = record.get("type")
     if kind == "user":
         for text in _parts_text(record.get("content")):
+            text = strip_hook_context(text)  # a headless prompt starts with the SessionStart context
             if text and not text.startswith(SKIP_USER):
                 yield Event("prompt", text)
     elif kind == "gemini":

@@ -1,0 +1,94 @@
+"""This user's key for vouching for the index files vaultmem wrote (``ownfiles``).
+
+32 random bytes in the user's state folder (``$XDG_STATE_HOME/vaultmem/index.key``, else
+``~/.local/state/vaultmem``; ``~/Library/Application Support/vaultmem`` on macOS), created on
+first use, owner-only (0600). It never enters a vault, so a record beside an index that a
+teammate, another local user or a copied folder brings cannot carry a valid signature.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import stat
+import sys
+from pathlib import Path
+
+from ..core.errors import VaultError
+
+KEY_NAME = "index.key"
+KEY_BYTES = 32
+_cache: dict[Path, bytes] = {}
+
+
+def key_path() -> Path:
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "vaultmem" / KEY_NAME
+
+
+def _read(path: Path) -> bytes | None:
+    """The key at ``path``, or None when there is none; refused unless it is this user's own
+    regular file (a symlink is not followed); tightened to 0600 when it is open to others."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise VaultError(f"{path}: vaultmem's key cannot be read ({e.strerror or e})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise VaultError(f"{path}: not a file of this user's; remove it (vaultmem makes a new key)")
+        if st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+        data = os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) != KEY_BYTES:
+        raise VaultError(f"{path}: not a vaultmem key; remove it (vaultmem makes a new key)")
+    return data
+
+
+def _create(path: Path) -> None:
+    """Write a new key, unless another process made one first (hard link: never replaced)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{KEY_NAME}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, os.urandom(KEY_BYTES))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def key() -> bytes:
+    """This user's key (created on first use)."""
+    path = key_path()
+    if path not in _cache:
+        found = _read(path)
+        if found is None:
+            _create(path)
+            found = _read(path)
+        assert found is not None
+        _cache[path] = found
+    return _cache[path]
+
+
+def sign(data: bytes) -> str:
+    """HMAC-SHA256 of ``data`` under this user's key, as hex."""
+    return hmac.new(key(), data, hashlib.sha256).hexdigest()
+
+
+def signed(data: bytes, mac: object) -> bool:
+    """Whether ``mac`` is this user's signature of ``data``."""
+    return isinstance(mac, str) and hmac.compare_digest(sign(data), mac)

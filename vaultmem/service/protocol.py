@@ -1,0 +1,100 @@
+"""The memory service's operations, declared once (light: stdlib only).
+
+Each operation has a name, its arguments with their wire types (JSON: str, int, float, bool,
+list, dict, or None where optional), what it returns, and where it runs against a vault: not
+at all (``none``), under the vault's reader side (``read``: the watcher's batches wait), or its
+writer side (``write``). The server dispatches through this table only (one version check:
+a client of another version is refused all but the ``any_version`` operations), and the
+client's ``api.Session`` sends nothing that is not declared here.
+
+Wire form: one JSON object per line each way; a request ``{"op", "args", "version"}`` gets
+``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}`` (``code``
+"version", with the server's ``version``, for a client of another version).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.errors import BadInput
+
+NONE, READ, WRITE = "none", "read", "write"
+Roots = dict  # vault name -> root path (several vaults are searched as one)
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: ``args`` required (name -> JSON type), ``optional`` (name -> (type,
+    default)); ``result`` says what comes back."""
+
+    name: str
+    args: dict[str, type | tuple[type, ...]]
+    result: str
+    gate: str = READ
+    optional: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name -> (JSON type(s), default)
+    any_version: bool = False
+
+    def check(self, args: Any) -> dict[str, Any]:
+        """The arguments with defaults filled in; BadInput naming the first wrong one."""
+        if not isinstance(args, dict):
+            raise BadInput(f"{self.name}: the arguments must be an object")
+        unknown = set(args) - set(self.args) - set(self.optional)
+        if unknown:
+            raise BadInput(f"{self.name}: unknown argument {sorted(unknown)[0]!r}")
+        out: dict[str, Any] = {}
+        for name, kind in self.args.items():
+            if name not in args:
+                raise BadInput(f"{self.name}: missing argument {name!r}")
+            out[name] = _typed(self.name, name, args[name], kind)
+        for name, (kind, default) in self.optional.items():
+            value = args.get(name)
+            out[name] = default if value is None else _typed(self.name, name, value, kind)
+        return out
+
+
+def _typed(op: str, name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        raise BadInput(f"{op}: {name} must be {' or '.join(k.__name__ for k in kinds)}")
+    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, kinds):
+        raise BadInput(f"{op}: {name} must be {' or '.join(k.__name__ for k in kinds)}")
+    return value
+
+
+BRANCH: dict[str, tuple[Any, Any]] = {
+    "cwd": (str, "/"),
+    "branch": (str, None),
+    "all_branches": (bool, False),
+}  # code branch scope
+FIELDS: dict[str, tuple[Any, Any]] = {
+    "fields": (dict, {})
+}  # the operation's own keyword arguments (``Vault``'s)
+DECLARED = (
+    Op("ping", {}, "pid, version, ready, started, calls, idle_exit, log, vaults", NONE, any_version=True),
+    Op("stop", {}, "pid", NONE, any_version=True),
+    Op("open", {"roots": list}, "the roots served", NONE, optional={"sync_every": (float, None)}),
+    Op("recall", {"roots": Roots, "query": str}, "hits (Hit.as_dict), degraded, skipped (path -> reason)",
+       optional={"explain": (bool, False), "options": (dict, {}), "wait": (bool, True), **BRANCH}),
+    Op("wake", {"roots": Roots}, "the [MEMORY] block: text, tokens, budget, ids, sections",
+       optional={"anchor": (str, None), "task": (str, None), "profile": (str, "default"), "budget": (int, 2000),
+                 **BRANCH}),
+    Op("remember", {"root": str, "type": str, "title": str}, "the note written (id, path, ...)", WRITE,
+       optional={"content": (str, None), **FIELDS}),
+    Op("edit", {"root": str, "ref": str}, "path, changed", WRITE, optional=FIELDS),
+    Op("sleep", {"root": str, "summary": str}, "summary, handoff, superseded", WRITE, optional=FIELDS),
+    Op("checkpoint", {"root": str, "text": str}, "id, path, line", WRITE, optional=FIELDS),
+    Op("shown", {"root": str, "ids": list, "via": str}, "nothing", READ),
+    Op("status", {"root": str}, "watcher status and index status", NONE, optional={"drift": (bool, True)}),
+    Op("reindex", {"root": str}, "the index summary", WRITE, optional={"rebuild": (bool, False)}),
+    Op("sync", {"root": str, "paths": list}, "the index summary of those paths", WRITE),
+    Op("show", {"root": str, "ref": str}, "the note: path, id, metadata, text, links, backlinks"),
+    Op("list", {"roots": Roots}, "rows (newest first), skipped (path -> reason)",
+       optional={"limit": (int, None), "filters": (dict, {})}),
+    Op("stats", {"root": str}, "counts by type, status and importance, dates, disk use"),
+    Op("resolve", {"root": str, "ref": str}, "action, changed, id, title", WRITE),
+    Op("reopen", {"root": str, "ref": str}, "action, changed, id, title", WRITE),
+)  # fmt: skip
+OPS: dict[str, Op] = {op.name: op for op in DECLARED}
