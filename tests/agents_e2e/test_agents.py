@@ -34,21 +34,14 @@ GEMINI_RECORD = "Gemini: the user record starting with <hook_context> is dropped
 GEMINI_COMPRESS = "Gemini fires PreCompress before every model call: pre-compact writes a bogus checkpoint"
 # (agent variant, check) -> a known mismatch that fails in some runs only (xfail, not strict)
 RACY = {
-    # with the service warm, hook end takes 0.8-1.9 s here: killed in one run of three to two of three
-    ("claude", "hooks_completed"): END_KILLED,
-    ("claude", "summary_written"): END_KILLED,
-    # a stop hook that read the log too early gives no reminder, and then the summary is clean
+    # a stop hook that read the log too early gives no reminder (the agent's timing, not vaultmem's)
     ("copilot", "stop_once"): COPILOT_LOG,
-    ("copilot", "summary_written"): REMINDER_AS_REQUEST,
 }
-# (agent variant, check) -> the known mismatch that makes it fail today (xfail, strict)
-KNOWN = {
-    ("claude-noservice", "hooks_completed"): END_KILLED,
-    ("claude-noservice", "summary_written"): END_KILLED + ": no summary",
-    ("gemini", "prompt_recall"): GEMINI_PROMPT,
-    ("gemini", "summary_written"): GEMINI_RECORD,
-    ("gemini", "no_bogus_checkpoint"): GEMINI_COMPRESS,
-}
+# (agent variant, check) -> a known mismatch that makes it fail today (xfail, strict). Emptied by
+# the merge of the issue-35 fixes: Claude's SessionEnd timeout, Gemini's PreCompress and
+# <hook_context>, the reminder never a request. Before them: END_KILLED (claude-noservice:
+# hooks_completed, summary_written), GEMINI_PROMPT, GEMINI_RECORD, GEMINI_COMPRESS (gemini).
+KNOWN: dict[tuple[str, str], str] = {}
 # agent variant -> (spec of agents.SPECS, extra environment, second step of run_session)
 VARIANTS = {
     "claude": ("claude", {}, None),
@@ -98,7 +91,9 @@ def test_agent_session(session: Session, check: str) -> None:
 
 
 @pytest.mark.xfail(
-    strict=True, reason="Codex session ids are UUIDv7: codex-<first 8 hex> changes only every ~65 s"
+    strict=False,
+    reason="after the issue-35 fixes (one run): the second session's prompt hook hung until Codex killed it "
+    "at 30 s, and the first session's summary was written twice",
 )
 def test_codex_sessions_started_seconds_apart_get_their_own_source(agent_bin, tmp_path_factory) -> None:
     s = _session("codex-twice", agent_bin, tmp_path_factory)
@@ -106,13 +101,11 @@ def test_codex_sessions_started_seconds_apart_get_their_own_source(agent_bin, tm
     if len({i[:8] for i in ids}) != 1:
         pytest.skip(f"the two session ids {sorted(ids)} straddle a 65 s boundary: no collision to test")
     sources = [n.get("source") for n in s.notes_of("session_summary")]
+    assert all("end" in h for h in s.hooks), [h["event"] for h in s.hooks if "end" not in h]
     assert len(sources) == 2, f"{len(sources)} summaries for two sessions: {sources}"
     assert len(set(sources)) == 2, f"two sessions share one source: {sources}"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="import --from codex names a session by its full id, hook end by 8 characters"
-)
 def test_codex_import_after_hook_capture_adds_no_duplicate(agent_bin, tmp_path_factory) -> None:
     s = _session("codex", agent_bin, tmp_path_factory)
     ws = Workspace(s.root)
@@ -124,9 +117,6 @@ def test_codex_import_after_hook_capture_adds_no_duplicate(agent_bin, tmp_path_f
     assert len(after) == len(s.notes_of("session_summary")), out
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a forked session (source: fork) is left out by the SessionStart matcher"
-)
 def test_claude_forked_session_gets_the_memory_block(agent_bin, tmp_path_factory) -> None:
     s = _session("claude-fork", agent_bin, tmp_path_factory)
     assert s.extra["second"][0] == 0, s.extra["second"][2][-500:]
