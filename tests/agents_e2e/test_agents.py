@@ -7,6 +7,7 @@ fix flips it to a failure to clear here."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -14,7 +15,7 @@ import pytest
 
 from agents_e2e.agents import SPECS
 from agents_e2e.checks import CHECKS
-from agents_e2e.harness import Session, Workspace, read_notes, run_session
+from agents_e2e.harness import Session, Workspace, read_notes, run_session, wait_for
 
 pytestmark = [pytest.mark.agents_e2e, pytest.mark.model, pytest.mark.timeout(600)]
 
@@ -106,6 +107,19 @@ def test_codex_sessions_started_seconds_apart_get_their_own_source(agent_bin, tm
     assert len(set(sources)) == 2, f"two sessions share one source: {sources}"
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="main after the issue-35 fixes: a second note with the same source and creation second "
+    "appears more than 3 s after the first (2 runs of 2 by hand)",
+)
+def test_codex_session_summary_is_written_once(agent_bin, tmp_path_factory) -> None:
+    s = _session("codex", agent_bin, tmp_path_factory)
+    vault = Workspace(s.root).vault
+    wait_for(lambda: len([n for n in read_notes(vault) if n.get("type") == "session_summary"]) > 1, 20)
+    sources = [n.get("source") for n in read_notes(vault) if n.get("type") == "session_summary"]
+    assert len(sources) == 1, sources
+
+
 def test_codex_import_after_hook_capture_adds_no_duplicate(agent_bin, tmp_path_factory) -> None:
     s = _session("codex", agent_bin, tmp_path_factory)
     ws = Workspace(s.root)
@@ -113,8 +127,8 @@ def test_codex_import_after_hook_capture_adds_no_duplicate(agent_bin, tmp_path_f
     for rollout in (ws.home / ".codex" / "sessions").rglob("*.jsonl"):  # an import a day later: not
         os.utime(rollout, (time.time() - 86400, time.time() - 86400))  # "still being written"
     out = ws.vaultmem("import", "--from", "codex", "--vault", str(ws.vault), "--json", env=env)
-    after = [n for n in read_notes(ws.vault) if n.get("type") == "session_summary"]
-    assert len(after) == len(s.notes_of("session_summary")), out
+    assert json.loads(out)["files"] == 1, out
+    assert json.loads(out)["written"] == [], out  # the hook's summary is this session: already imported
 
 
 def test_claude_forked_session_gets_the_memory_block(agent_bin, tmp_path_factory) -> None:
