@@ -68,6 +68,8 @@ pkcs8_enc, pkcs8_body = pem("ENCRYPTED PRIVATE KEY", 5)
 trunc_body, putty_priv = [b64line() for _ in range(4)], [b64line() for _ in range(3)]
 basic_hdr = base64.b64encode(f"admin:{rnd(12)}".encode()).decode()
 pw_md, pw_is = "Xk9#mQ2p" + rnd(4), "Tr0ub4dor&" + rnd(3, DG)
+mysql_pw, cli_pw, redis_pw = "My5ql" + rnd(8), rnd(10, LO) + rnd(3, DG), rnd(14)
+shpat, dop, cookie = "shpat_" + rnd(32, "0123456789abcdef"), "dop_v1_" + rnd(64, "0123456789abcdef"), rnd(32)
 
 # (name, text, expected kind, fragments that must not survive)
 POSITIVE = [
@@ -193,6 +195,34 @@ POSITIVE = [
         putty_priv,
     ),  # fmt: skip
     ("two secrets, two lines", f"a: {ghp}\nb:\nSTRIPE={stripe_live}", "stripe-key", [ghp, stripe_live]),
+    (
+        "mysql -p attached",
+        f"ran `mysql -u root -p{mysql_pw} -h db.internal shop` twice",
+        "password",
+        [mysql_pw],
+    ),
+    ("mysql -p quoted", f"mysqldump -uroot -p'{cli_pw} x' shop > d.sql", "password", [cli_pw]),
+    ("sshpass -p", f"sshpass -p '{cli_pw}' ssh deploy@web1", "password", [cli_pw]),
+    ("docker login -p", f"docker login -u ci -p {cli_pw} registry.example.com", "password", [cli_pw]),
+    ("docker login --password", f"docker login --password {mysql_pw} ghcr.io", "password", [mysql_pw]),
+    ("redis-cli -a", f"redis-cli -h cache -a {mysql_pw} ping", "password", [mysql_pw]),
+    ("--password flag", f"./deploy --db-password {mysql_pw} --yes", "password", [mysql_pw]),
+    (
+        "aws secret in prose",
+        f"The AWS secret key is {aws_secret} for the backup user.",
+        "aws-key",
+        [aws_secret],
+    ),
+    (
+        "redis url empty user",
+        f"REDIS_URL is redis://:{redis_pw}@cache.internal:6379/0",
+        "basic-auth",
+        [redis_pw],
+    ),
+    ("shopify token", f"the shop admin token {shpat} works", "shopify-token", [shpat]),
+    ("digitalocean token", f"doctl auth init -t {dop}", "digitalocean-token", [dop]),
+    ("first cookie value", f"Cookie: session={cookie}; theme=dark", "cookie", [cookie]),
+    ("curl -b cookie", f"curl -b 'sid={cookie}' https://app.example.com", "cookie", [cookie]),
 ]
 
 sha, sha256 = rnd(40, "0123456789abcdef"), rnd(64, "0123456789abcdef")
@@ -248,6 +278,13 @@ NEGATIVE = [
     ("quoted value under an id key", 'request_id: "Zq8fK2mP9xL4vR7tN1wB6yH3cD5eF"'),
     ("curl -u with env var", 'curl -u "$USER:$API_TOKEN" https://api.example.com and curl -u admin https://x'),
     ("aws prefix mention", "AWS access key ids start with AKIA; ours are rotated monthly."),
+    ("mkdir -p and -pthread", "mkdir -p build/out && gcc -pthread -o x x.c"),
+    ("mysql -p prompts", "mysql -u root -p shop (it asks for the password)"),
+    ("docker login --password-stdin", 'echo "$PW" | docker login --password-stdin -u ci ghcr.io'),
+    ("flag with an env var", "docker login -p $DOCKER_PASSWORD ghcr.io; ./deploy --token ${DEPLOY_TOKEN}"),
+    ("aws docs url", "See https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html today"),
+    ("cookie prose", "The session cookie: it expires after 1h; Cookie: theme=dark; lang=en"),
+    ("url with port only", "open http://localhost:8080/ and redis://cache:6379/0"),
 ]  # fmt: skip
 
 

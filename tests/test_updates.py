@@ -105,6 +105,11 @@ def test_anchors_sessions_and_handoffs_are_never_updates_of_one_another():
     h_old = Memory("Handoff 1", "Next steps: ship.", "handoff")
     h_new = Memory("Handoff 2", "Next steps: ship it now instead.", "handoff")
     assert judge(h_old, h_new, 0.95).decision == "no"
+    # a project note under an anchor is a memory like any other (tests/data/supersede_pairs.json)
+    p_old = Memory("Tidewater: beta in June", "Public beta in June.", "project", anchors=("tidewater",))
+    p_new = Memory("Tidewater beta moved to September", "The beta slipped from June to September.", "project",
+                   anchors=("tidewater",))  # fmt: skip
+    assert judge(p_old, p_new, 0.8).decision != "no"
 
 
 def test_no_adversarial_distinct_pair_can_be_automatic_at_any_similarity():

@@ -118,7 +118,9 @@ async def test_mcp_writes_redact_and_drop_private_spans(small_vault, fake_embedd
         async with Client(srv) as client:
             r = await client.call_tool("remember", {"type": "fact", "title": f"Key {AWS}",
                                                     "content": f"x {GHP} <private>{PRIVATE}</private>"})  # fmt: skip
-            assert not r.is_error and r.structured_content["title"] == "Key redacted-aws-key"
+            data = r.structured_content
+            data = data.get("result", data)  # a tool built from declared fields wraps its dict
+            assert not r.is_error and data["title"] == "Key redacted-aws-key", r.content
             note = f"---\ntitle: Staging\npassword: 'Xk9#mQ2pLq7z'\n---\n# Staging\n\nBearer {LIVE}\n<private>{PRIVATE}</private>\n"
             r = await client.call_tool("write_note", {"path": f"notes/{STRIPE}.md", "content": note})
             assert not r.is_error, r.content
@@ -160,3 +162,88 @@ def test_a_persons_note_with_a_secret_is_reported_by_doctor_never_rewritten(vaul
 def test_near_misses_are_stored_as_written(vault, text):
     out = json.loads(run("remember", "fact", "Plain note", text, "--json", "--vault", str(vault)).stdout)
     assert "redacted" not in out and text in (vault / out["path"]).read_text()
+
+
+# ---------------------------------------------------------------- issue 39, medium 5
+
+MYSQL_PW = "My5ql" + "".join(rng.choice(AN) for _ in range(9))
+SSH_PW = "".join(rng.choice(string.ascii_lowercase) for _ in range(9)) + "42!"
+DOCKER_PW = "Dk" + "".join(rng.choice(AN) for _ in range(12))
+AWS_SECRET = "".join(rng.choice(AN + "/+") for _ in range(40))
+REDIS_PW = "".join(rng.choice(AN) for _ in range(16))
+SHPAT = "shpat_" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
+DOP = "dop_v1_" + "".join(rng.choice("0123456789abcdef") for _ in range(64))
+COOKIE = "".join(rng.choice(AN) for _ in range(32))
+WIDER = (MYSQL_PW, SSH_PW, DOCKER_PW, AWS_SECRET, REDIS_PW, SHPAT, DOP, COOKIE)
+COMMANDS = [
+    f"mysql -u root -p{MYSQL_PW} -h db.internal shop -e 'select 1'",
+    f"sshpass -p '{SSH_PW}' ssh deploy@web1 uptime",
+    f"docker login -u ci -p {DOCKER_PW} registry.example.com",
+    f"redis-cli -u redis://:{REDIS_PW}@cache.internal:6379/0 ping",
+    f"curl -H 'X-Shopify-Access-Token: {SHPAT}' https://shop.example.com/admin/api/orders.json",
+    f"doctl auth init -t {DOP}",
+    f"curl -H 'Cookie: session={COOKIE}; theme=dark' https://app.example.com/api/me",
+]
+
+
+def _wider_transcript(path: Path) -> Path:
+    """A session whose commands pass passwords on the command line (each fails, so the summary
+    lists it under what failed), and a prompt that pastes an AWS secret key in prose."""
+    lines = [{"type": "user", "message": {"role": "user", "content":
+              f"The AWS secret key is {AWS_SECRET} for the backup user; check the shop database."}}]  # fmt: skip
+    for i, cmd in enumerate(COMMANDS):
+        lines += [
+            {"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"command": cmd}}]}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"tool_use_id": f"c{i}", "type": "tool_result", "content": "error: access denied", "is_error": True}]}},
+        ]  # fmt: skip
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return path
+
+
+@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
+def test_hook_end_redacts_command_line_passwords_url_credentials_and_new_tokens(vault, tmp_path):
+    """Before: the summary carried `mysql -pPASS` (three times), the sshpass, docker and redis
+    passwords, the AWS secret key in prose, the Shopify and DigitalOcean tokens and the cookie."""
+    payload = json.dumps({"session_id": "5f0c2a9e-3333", "transcript_path": str(_wider_transcript(tmp_path / "t.jsonl")),
+                          "cwd": str(tmp_path)})  # fmt: skip
+    result = run("hook", "end", "--json", "--vault", str(vault), input=payload)
+    assert result.returncode == 0, result.stderr
+    body = (vault / json.loads(result.stdout)["summary"]["path"]).read_text()
+    assert "mysql -u root -p[REDACTED:password]" in body
+    leaks = [s[:8] for s in WIDER for p in vault.rglob("*.md") if s in p.read_text()]
+    assert leaks == []
+
+
+def test_a_note_holding_a_secret_is_never_injected_verbatim(tmp_path, fake_embedder, monkeypatch):
+    """A person's note that doctor flags is left as it is, and `wake` and `hook prompt` show it
+    redacted. Before: both injected the password and the token."""
+    from typer.testing import CliRunner
+
+    from vaultmem.cli.app import app
+    from vaultmem.core.scaffold import init_vault
+
+    monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
+    root = tmp_path / "v"
+    init_vault(root)
+    text = (f"---\ntitle: Shop database access\ntype: gotcha\nimportance: 9\n---\nShop database access: "
+            f"`mysql -u root -p{MYSQL_PW} shop`; the admin token is {SHPAT}.\n")  # fmt: skip
+    (root / "Shop.md").write_text(text)
+
+    def cli(*args: str, stdin: str | None = None) -> str:
+        out = CliRunner().invoke(app, [*args, "--vault", str(root)], input=stdin)
+        assert out.exit_code in (0, 1), (out.stdout, out.stderr)
+        return out.stdout
+
+    assert [f["path"] for f in json.loads(cli("doctor", "--json"))["findings"] if f["check"] == "secret"] == [
+        "Shop.md"
+    ]
+    wake = cli("wake")
+    prompt = cli(
+        "hook", "prompt", stdin=json.dumps({"session_id": "s", "prompt": "shop database access mysql"})
+    )
+    for shown in (wake, prompt):
+        assert "Shop database access" in shown and "[REDACTED:password]" in shown
+        assert MYSQL_PW not in shown and SHPAT not in shown
+    assert (root / "Shop.md").read_text() == text

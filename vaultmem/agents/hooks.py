@@ -26,6 +26,7 @@ from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput
 from ..core.fence import fence, held, one_line, provenance
 from ..core.private import strip_private
+from ..core.provenance import Trust, refresh_if_moved
 from ..memory.projects import find_anchor
 from .transcript import REMINDER_MARK
 
@@ -238,11 +239,17 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def render_line(hit: dict[str, Any]) -> str:
+def render_line(hit: dict[str, Any], trust: Trust | None = None) -> str:
     """One hit as one safe line: id, title, type and where it came from, snippet."""
-    origin = provenance(hit.get("type"), hit.get("status"), hit.get("source"))
-    return (f"- [{one_line(str(hit['id']))}] **{one_line(str(hit['title']))}** ({one_line(hit.get('type') or 'note')}; "
-            f"{origin}): {one_line(str(hit.get('snippet') or ''))}")  # fmt: skip
+    synced = trust.label(hit.get("path")) if trust else None
+    origin = provenance(hit.get("type"), hit.get("status"), hit.get("source"), synced)
+    from ..core.secrets import redact  # here: detect-secrets loads only for a text that may hold a secret
+
+    title, snippet = (
+        redact(str(hit.get(k) or ""))[0] for k in ("title", "snippet")
+    )  # never a secret verbatim
+    return (f"- [{one_line(str(hit['id']))}] **{one_line(title)}** ({one_line(hit.get('type') or 'note')}; "
+            f"{origin}): {one_line(snippet)}")  # fmt: skip
 
 
 PROMPT_HEADER = "Memories for this prompt (vaultmem; ids: recall, read_note, rate_memories)"
@@ -254,7 +261,7 @@ KEYWORD_K = (
 
 
 def fit_lines(
-    hits: list[dict[str, Any]], budget: int, header: str = PROMPT_HEADER
+    hits: list[dict[str, Any]], budget: int, header: str = PROMPT_HEADER, trust: Trust | None = None
 ) -> tuple[str | None, list[str]]:
     """The fenced block of hits (best first) that fits ``budget`` tokens, and the ids it holds.
     A line that does not fit is cut to the room left when at least 20 tokens remain; a memory
@@ -268,9 +275,10 @@ def fit_lines(
             hit.get("status"),
             hit.get("source"),
             f"{hit['title']}\n{hit.get('snippet') or ''}",
+            trust.label(hit.get("path")) if trust else None,
         ):
             continue
-        line = render_line(hit)
+        line = render_line(hit, trust)
         room = budget * CHARS_PER_TOKEN - used - 1
         if len(line) > room:
             if room < 20 * CHARS_PER_TOKEN:
@@ -320,7 +328,8 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
         seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL,
                                                           payload.get("transcript_format") or "claude")  # fmt: skip
         fresh = [h for h in hits if h["id"] not in seen]
-        text, ids = fit_lines(fresh, budget, KEYWORD_HEADER if keywords_only else PROMPT_HEADER)
+        refresh_if_moved(root)  # a note pulled by hand since the last look is marked before it is shown
+        text, ids = fit_lines(fresh, budget, KEYWORD_HEADER if keywords_only else PROMPT_HEADER, Trust(root))
         if text is None:
             state.touch(session)
             return None

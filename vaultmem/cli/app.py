@@ -17,6 +17,7 @@ import typer
 
 from .. import api
 from ..core.errors import BadInput, NoteNotFound
+from ..core.fence import printable
 from . import recall as _recall  # noqa: F401  (importing them adds their commands)
 from . import remember as _remember  # noqa: F401
 from . import render
@@ -181,7 +182,7 @@ def delete(
         err("not deleted")
         raise typer.Exit(1)
     result = v.delete(rec.path)
-    typer.echo(f"moved {result['path']} to {result['trashed_to']}")
+    typer.echo(printable(f"moved {result['path']} to {result['trashed_to']}"))
 
 
 def _confirmed(question: str) -> bool:
@@ -331,7 +332,7 @@ def maintain(
         echo_json(result)
         return
     for a in result["actions"]:
-        typer.echo(f"{a['kind']:<9} {a['id']}  {a['title']}  ({a['reason']})")
+        typer.echo(printable(f"{a['kind']:<9} {a['id']}  {a['title']}  ({a['reason']})"))
     for f in result["agents_md"]:
         typer.echo(f"agents-md {agents_md_line(f, apply)}")
     files = sum(f["changed"] for f in result["agents_md"])
@@ -366,7 +367,9 @@ def rate(
         echo_json(done)
     else:
         for r in done["rated"]:
-            typer.echo(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
+            typer.echo(
+                printable(f"rated {'useful' if r['useful'] else 'not useful'}: {r['id']}  {r['title']}")
+            )
     for u in done["unknown"]:
         err(f"not rated: {u['error']}")
     if done["unknown"]:
@@ -421,8 +424,10 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         return
     for g in rows:
         typer.echo(
-            f"{g['count']:>3}x  {g['text']}"
-            + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else "")
+            printable(
+                f"{g['count']:>3}x  {g['text']}"
+                + (f"  (queries: {'; '.join(g['queries'])})" if g["queries"] else "")
+            )
         )
     if not rows:
         typer.echo("no gaps reported")
@@ -485,11 +490,11 @@ def sleep(
     if as_json:
         echo_json(result)
         return
-    typer.echo(f"session summary {result['summary']['id']}  {result['summary']['path']}")
+    typer.echo(printable(f"session summary {result['summary']['id']}  {result['summary']['path']}"))
     if result["handoff"]:
-        typer.echo(f"handoff {result['handoff']['id']}  {result['handoff']['path']}")
+        typer.echo(printable(f"handoff {result['handoff']['id']}  {result['handoff']['path']}"))
     for old in result["summary"]["superseded"]:
-        typer.echo(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}")
+        typer.echo(printable(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}"))
     for key in result["superseded"]:
         typer.echo(f"superseded older handoff {key}")
 
@@ -510,7 +515,7 @@ def checkpoint(
     if as_json:
         echo_json(result)
     else:
-        typer.echo(f"{result['id']}  {result['path']}  {result['line']}")
+        typer.echo(printable(f"{result['id']}  {result['path']}  {result['line']}"))
 
 
 @app.command()
@@ -646,11 +651,15 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         f"indexes match the files: {'yes' if data['in_sync'] else 'no (' + drift + '; run vaultmem index)'}"
     )
     for path, reason in data["errors"].items():
-        typer.echo(f"not indexed: {path}: {reason}")
+        typer.echo(printable(f"not indexed: {path}: {reason}"))
     for path in data.get("conflicts", []):
-        typer.echo(f"merge conflict: {path} (both versions kept in the note; settle it and set its status)")
+        typer.echo(
+            printable(
+                f"merge conflict: {path} (both versions kept in the note; settle it and set its status)"
+            )
+        )
     for key, paths in data.get("duplicate_ids", {}).items():
-        typer.echo(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)")
+        typer.echo(printable(f"duplicate id {key}: {', '.join(paths)} (give each note its own id)"))
 
 
 def _keeper(data: dict) -> str:

@@ -19,6 +19,7 @@ import typer
 import typer.core
 
 from ..core.errors import VaultError
+from ..core.fence import printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..api import Session
@@ -144,7 +145,7 @@ def agents_md_line(r: dict[str, Any], applied: bool = True) -> str:
 
 
 def err(message: str) -> None:
-    typer.echo(f"vaultmem: {message}", err=True)
+    typer.echo(f"vaultmem: {printable(message, keep=chr(10))}", err=True)  # never a note's escapes
 
 
 class EmbeddingBar:

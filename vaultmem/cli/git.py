@@ -10,6 +10,7 @@ import typer
 
 from .. import api
 from ..core.errors import BadInput
+from ..core.fence import printable
 from .common import JsonOpt, VaultOpt, agents_md_line, app, echo_json, err
 
 
@@ -44,19 +45,19 @@ def print_report(report, as_json: bool, refreshed: list[dict] | None = None) -> 
         echo_json({**report.as_dict(), "agents_md": refreshed})
         return
     for note in report.notes:
-        err(note)
+        err(printable(note))  # remote paths in it never drive the terminal
     for path, kinds in report.withheld.items():
         err(
-            f"not committed: {path} holds a secret ({', '.join(kinds)}); remove it, or run vaultmem sync "
+            f"not committed: {printable(path)} holds a secret ({', '.join(kinds)}); remove it, or run vaultmem sync "
             "--allow-secrets to commit it on purpose"
         )
     if report.committed:
         typer.echo(f"committed {report.committed}: {report.message.splitlines()[0]}")
     words = {"A": "added", "M": "changed", "D": "removed", "R": "renamed", "C": "copied", "T": "changed"}
     for change, path in report.incoming:
-        typer.echo(f"in: {words.get(change, change)} {path}")
+        typer.echo(f"in: {words.get(change, change)} {printable(path)}")
     for path in report.conflicts:
-        typer.echo(f"conflict kept both versions: {path} (status: conflict; edit it to settle)")
+        typer.echo(f"conflict kept both versions: {printable(path)} (status: conflict; edit it to settle)")
     if report.pushed:
         typer.echo("pushed")
     changed = [f for f in refreshed if f["changed"]]

@@ -19,6 +19,7 @@ import typer
 
 from .. import api
 from ..agents.hook_io import MAX_PAYLOAD, PROMPT_BUDGET, adapted, detach, hook_output, prompt
+from ..core.fence import printable
 from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
 hook_app = typer.Typer(
@@ -187,12 +188,15 @@ def _end_log(vault: str | None) -> Path | None:
 
 @app.command()
 def confirm(
-    ref: Annotated[str, typer.Argument(help="Id, title or path of a candidate memory.")],
+    ref: Annotated[
+        str, typer.Argument(help="Id, title or path of a candidate or unconfirmed synced memory.")
+    ],
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Confirm a candidate memory (a rule captured from a session): it becomes active and
-    recall stops ranking it low. Editing its `status:` to active does the same.
+    recall stops ranking it low. Editing its `status:` to active does the same. A note a
+    teammate or a sync brought (shown "unconfirmed") is vouched for: it counts as yours.
 
     Example: vaultmem confirm k7f3x9q2
     """
@@ -201,4 +205,4 @@ def confirm(
     if as_json:
         echo_json(result)
     else:
-        typer.echo(f"confirmed {result['id']}  {result['title']}")
+        typer.echo(printable(f"confirmed {result['id']}  {result['title']}"))

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import api
+from ..core.fence import printable
 from ..memory.fields import FIELDS
 from ..recall.params import Param, with_params
 from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json
@@ -67,20 +68,20 @@ def remember(type: str, title: str, content: str | None, vault: str | None, agen
         return
     if result["duplicate_of"]:
         added = f"; added tags {', '.join(result['tags_added'])}" if result.get("tags_added") else ""
-        typer.echo(f"already remembered as {result['id']}  {result['path']}{added}")
+        typer.echo(printable(f"already remembered as {result['id']}  {result['path']}{added}"))
         if result.get("text_added"):
             typer.echo(f"added to it: {' '.join(result['text_added'])}")
         return
     if result["created_anchor"]:
         typer.echo(f"created anchor {result['created_anchor']}")
-    typer.echo(f"{result['id']}  {result['path']}")
+    typer.echo(printable(f"{result['id']}  {result['path']}"))
     for old in result["superseded"]:
         how = (
             f"similarity {old['similarity']}" if old.get("similarity") is not None else old.get("reason", "")
         )
         how = f"same key {old['key']}" if old.get("key") else "named" if old.get("named") else how
         action = "archived" if old.get("action") == "archive" else "superseded"
-        typer.echo(f"{action} {old['id']}  {old['title']}  ({how})")
+        typer.echo(printable(f"{action} {old['id']}  {old['title']}  ({how})"))
     for old in result.get("possible_updates", []):
         typer.echo(
             f"possible update of {old['id']}  {old['title']}  (similarity {old['similarity']}; it stays, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..core.fence import strip_escapes
+from ..core.fence import printable, strip_escapes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +44,7 @@ def list_lines(rows: list[dict[str, Any]], json_out: bool = False) -> list[str]:
 def edit_lines(result: dict[str, Any], json_out: bool = False) -> list[str]:
     if json_out:
         return as_json(result)
-    return [f"{'updated' if result['changed'] else 'unchanged'} {result['path']}"]
+    return [printable(f"{'updated' if result['changed'] else 'unchanged'} {result['path']}")]
 
 
 def stats_lines(data: dict[str, Any], json_out: bool = False) -> list[str]:
@@ -64,7 +64,9 @@ def report_lines(results: list[dict[str, Any]], json_out: bool = False) -> list[
     out = []
     for r in results:
         extra = f" by {r['by']}" if r.get("by") else ""
-        out.append(
-            f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
+        out.append(  # a title never drives the terminal
+            printable(
+                f"{r['action'] if r['changed'] else 'already ' + r['action']}{extra}: {r['id']}  {r['title']}"
+            )
         )
     return out

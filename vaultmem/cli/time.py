@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from .. import api
+from ..core.fence import printable
 from .common import JsonOpt, VaultOpt, app, echo_json
 
 
@@ -27,7 +28,7 @@ def history(
     if as_json:
         echo_json(data)
         return
-    typer.echo(f"history of {data['key'] or ref}: {len(data['versions'])} version(s)")
+    typer.echo(printable(f"history of {data['key'] or ref}: {len(data['versions'])} version(s)"))
     for item in data["versions"]:
         span = f"{item['valid_from'] or '?'} .. {item['valid_until'] or 'now'}"
-        typer.echo(f"  {span:<26} {item['state']:<10} {item['id']}  {item['title']}")
+        typer.echo(printable(f"  {span:<26} {item['state']:<10} {item['id']}  {item['title']}"))

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.errors import BadInput
+from ..core.fence import printable
 from .common import AnchorOpt, JsonOpt, VaultOpt, agents_md_line, app, echo_json, err, open_session
 
 SOURCES = ("claude-code", "codex", "rules", "mcp-memory", "chatgpt", "claude-ai")
@@ -84,7 +85,7 @@ def export(
     if as_json:
         echo_json(result)
     elif dry_run:
-        typer.echo(result["section"])
+        typer.echo(printable(result["section"], keep="\n"))
     else:
         typer.echo(agents_md_line(result))
 
@@ -159,7 +160,7 @@ def import_cmd(
         echo_json(result)
     else:
         for line in render_import(result):
-            typer.echo(line)
+            typer.echo(printable(line))
 
 
 def _run_import(source: str, paths: list[str], project: str | None, since: str | None, dry_run: bool,

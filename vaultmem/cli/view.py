@@ -9,6 +9,7 @@ import typer
 
 from ..api import vault_root
 from ..core.errors import BadInput
+from ..core.fence import printable
 from .common import Group, JsonOpt, VaultOpt, app, echo_json, err, open_session
 
 # ---------------------------------------------------------------------- doctor
@@ -49,8 +50,8 @@ def doctor(
         echo_json({**report.as_dict(), "fixed": changes})
     else:
         for line in changes:
-            typer.echo(f"fixed: {line}")
-        typer.echo(render_report(report))
+            typer.echo(printable(f"fixed: {line}"))
+        typer.echo(printable(render_report(report), keep="\n"))  # paths and titles never drive the terminal
     if report.needs_attention:
         raise typer.Exit(1)
 
@@ -150,7 +151,7 @@ def _rows(items: list[dict], extra: str | None = None) -> None:
         else:
             tail = ""
         where = it["path"] or "missing note"
-        typer.echo(f"{it['title']}  ({where}){tail}")
+        typer.echo(printable(f"{it['title']}  ({where}){tail}"))
     if not items:
         typer.echo("(none)")
 
@@ -213,7 +214,7 @@ def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt 
     if as_json:
         echo_json({"path": items, "hops": len(items) - 1 if chain else None})
     elif chain:
-        typer.echo("\n-> ".join(f"{it['title']}  ({it['path']})" for it in items))
+        typer.echo("\n-> ".join(printable(f"{it['title']}  ({it['path']})") for it in items))
     else:
         err("no chain of links joins these notes")
     if not chain:
@@ -252,9 +253,11 @@ def graph_unresolved(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
                   + [{"target": t, "from": src, "obsidian_only": True} for t, src in obsidian.items()])  # fmt: skip
         return
     for target, sources in sorted(items.items()):
-        typer.echo(f"[[{target}]]  <- {', '.join(sources)}")
+        typer.echo(printable(f"[[{target}]]  <- {', '.join(sources)}"))
     for target, sources in obsidian.items():
-        typer.echo(f"[[{target}]]  <- {', '.join(sources)}  (not resolved in Obsidian: no such file name)")
+        typer.echo(
+            printable(f"[[{target}]]  <- {', '.join(sources)}  (not resolved in Obsidian: no such file name)")
+        )
     if not items and not obsidian:
         typer.echo("(none)")
 

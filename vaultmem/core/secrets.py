@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from functools import cache
 from types import SimpleNamespace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # Values after a secret keyword or in a header (API_KEY=..., token: ..., Bearer ...).
 KW_MIN_LEN = 12
@@ -31,6 +31,7 @@ KW_MIN_ENTROPY = 3.0  # base64-charset Shannon entropy (detect-secrets' formula)
 # Values with no keyword (UPPER_SNAKE= lines, quoted strings): detect-secrets' own default limit.
 FREE_MIN_LEN = 20
 FREE_MIN_ENTROPY = 4.5
+AWS_MIN_ENTROPY = 3.5  # a 40-character key after "aws" in the same line
 # Password assignments: an unquoted value must look like a credential.
 PW_MIN_LEN_UNQUOTED = 6
 PW_MIN_LEN_QUOTED = 4
@@ -92,38 +93,64 @@ def _ds() -> SimpleNamespace:
     )  # fmt: skip
 
     tok, first_word = _extend(_TOKEN_TAIL), _first_word
-    plugins = [  # (kind, plugin, post-processing of a match, prefilter needs)
-        ("aws-key", aws.AWSKeyDetector(), tok, [("a3t", "akia", "asia", "abia", "acca", "aws")]),
-        ("github-token", github_token.GitHubTokenDetector(), tok, [("ghp_", "gho_", "ghu_", "ghs_", "ghr_")]),
-        ("gitlab-token", gitlab_token.GitLabTokenDetector(), tok, [_GITLAB_PREFIXES]),
-        ("slack-token", slack.SlackDetector(), tok, [("xox", "hooks.slack.com")]),
-        ("stripe-key", stripe.StripeDetector(), tok, [("k_live_",)]),
-        ("openai-key", openai.OpenAIDetector(), tok, [("t3blbkfj",)]),
-        ("jwt", jwt.JwtTokenDetector(), _jwt_post, [("eyj",)]),
-        ("basic-auth", basic_auth.BasicAuthDetector(), _basic_auth_post, [("://",)]),
-        ("pypi-token", pypi_token.PypiTokenDetector(), tok, [("pypi-",)]),
-        ("npm-token", npm.NpmDetector(), first_word, [("_authtoken",)]),
-        ("sendgrid-key", sendgrid.SendGridDetector(), tok, [("sg.",), LONG]),
-        ("discord-token", discord.DiscordBotTokenDetector(), tok, [LONG]),
-        ("twilio-key", twilio.TwilioKeyDetector(), tok, [LONG]),
-        ("mailchimp-key", mailchimp.MailchimpDetector(), None, [("-us",), LONG]),
-        ("square-secret", square_oauth.SquareOAuthDetector(), tok, [("sq0csp-",)]),
-        ("telegram-token", telegram_token.TelegramBotTokenDetector(), None, [(":",), LONG]),
-        ("azure-storage-key", azure_storage_key.AzureStorageKeyDetector(), None, [("accountkey=",)]),
-        ("artifactory-token", artifactory.ArtifactoryDetector(), None, [("AKC", "AP")]),
-        ("ibm-cloud-key", ibm_cloud_iam.IbmCloudIamDetector(), None, [("key", "pwd", "pass", "token"), LONG]),
-        ("ibm-cos-key", ibm_cos_hmac.IbmCosHmacDetector(), None, [("secret",), LONG]),
-        ("cloudant-key", cloudant.CloudantDetector(), None, [("cl",), ("key", "pw", "pass", "token"), LONG]),
-        ("softlayer-key", softlayer.SoftlayerDetector(), None, [("sl", "softlayer"), LONG]),
-    ]  # not used: IPPublicDetector (an IP is no secret), KeywordDetector and the entropy
+    made = {  # kind -> (plugin, post-processing of a match); their prefilter needs: _PLUGIN_NEEDS
+        "aws-key": (aws.AWSKeyDetector(), tok),
+        "github-token": (github_token.GitHubTokenDetector(), tok),
+        "gitlab-token": (gitlab_token.GitLabTokenDetector(), tok),
+        "slack-token": (slack.SlackDetector(), tok),
+        "stripe-key": (stripe.StripeDetector(), tok),
+        "openai-key": (openai.OpenAIDetector(), tok),
+        "jwt": (jwt.JwtTokenDetector(), _jwt_post),
+        "basic-auth": (basic_auth.BasicAuthDetector(), _basic_auth_post),
+        "pypi-token": (pypi_token.PypiTokenDetector(), tok),
+        "npm-token": (npm.NpmDetector(), first_word),
+        "sendgrid-key": (sendgrid.SendGridDetector(), tok),
+        "discord-token": (discord.DiscordBotTokenDetector(), tok),
+        "twilio-key": (twilio.TwilioKeyDetector(), tok),
+        "mailchimp-key": (mailchimp.MailchimpDetector(), None),
+        "square-secret": (square_oauth.SquareOAuthDetector(), tok),
+        "telegram-token": (telegram_token.TelegramBotTokenDetector(), None),
+        "azure-storage-key": (azure_storage_key.AzureStorageKeyDetector(), None),
+        "artifactory-token": (artifactory.ArtifactoryDetector(), None),
+        "ibm-cloud-key": (ibm_cloud_iam.IbmCloudIamDetector(), None),
+        "ibm-cos-key": (ibm_cos_hmac.IbmCosHmacDetector(), None),
+        "cloudant-key": (cloudant.CloudantDetector(), None),
+        "softlayer-key": (softlayer.SoftlayerDetector(), None),
+    }
+    plugins = {kind: (*made[kind], needs) for kind, needs in _PLUGIN_NEEDS.items()}
+    # not used: IPPublicDetector (an IP is no secret), KeywordDetector and the entropy
     # plugins' own regexes (they run to the end of a prose line or need quotes)
     entropy = high_entropy_strings.Base64HighEntropyString(limit=FREE_MIN_ENTROPY).calculate_shannon_entropy
     return SimpleNamespace(plugins=plugins, entropy=entropy, sequential=is_sequential_string,
                            templated=is_templated_secret, jwt_valid=jwt.JwtTokenDetector.is_formally_valid)  # fmt: skip
 
 
-_GITLAB_PREFIXES = ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-",
-                    "glagent-", "gloas-")  # fmt: skip
+LONG = ("<long>",)  # prefilter literal: a run of 20 or more token characters
+_PLUGIN_NEEDS: dict[str, list[tuple[Any, ...]]] = {  # a literal, or a pattern searched for  # checked before detect-secrets is even imported
+    "aws-key": [("a3t", "akia", "asia", "abia", "acca", "aws")],
+    "github-token": [("ghp_", "gho_", "ghu_", "ghs_", "ghr_")],
+    "gitlab-token": [("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-",
+                      "glagent-", "gloas-")],
+    "slack-token": [("xox", "hooks.slack.com")],
+    "stripe-key": [("k_live_",)],
+    "openai-key": [("t3blbkfj",)],
+    "jwt": [("eyj",)],
+    "basic-auth": [("://",)],
+    "pypi-token": [("pypi-",)],
+    "npm-token": [("_authtoken",)],
+    "sendgrid-key": [("sg.",), LONG],
+    "discord-token": [(re.compile(r"[MNO][\w-]{23,25}\.[\w-]{6}\.[\w-]{27}"),)],
+    "twilio-key": [("AC", "SK"), LONG],
+    "mailchimp-key": [("-us",), LONG],
+    "square-secret": [("sq0csp-",)],
+    "telegram-token": [(re.compile(r"\d{8,10}:[\w-]{35}"),)],
+    "azure-storage-key": [("accountkey=",)],
+    "artifactory-token": [("AKC", "AP")],
+    "ibm-cloud-key": [("key", "pwd", "pass", "token"), LONG],
+    "ibm-cos-key": [("secret",), LONG],
+    "cloudant-key": [("cl",), ("key", "pw", "pass", "token"), LONG],
+    "softlayer-key": [(re.compile(r"(?i)(?:softlayer|\bsl)[_-]?(?:api)?[_-]?(?:key|pwd|pass|token)"),), LONG],
+}  # fmt: skip
 
 # --------------------------------------------------------------------------- value tests
 
@@ -240,7 +267,6 @@ def _basic_auth_post(text: str, m: re.Match[str], s: int, e: int) -> tuple[int, 
 
 # --------------------------------------------------------------------------- supplementary detectors
 
-LONG = ("<long>",)  # prefilter literal: a run of 20 or more token characters
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{20}")
 _NB = r"(?<![A-Za-z0-9_\-])"  # a token does not start mid-word
 _SUPPLEMENT: list[tuple[str, re.Pattern[str], list[tuple[str, ...]]]] = [
@@ -259,9 +285,15 @@ _SUPPLEMENT: list[tuple[str, re.Pattern[str], list[tuple[str, ...]]]] = [
     ("slack-token", re.compile(_NB + r"xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9\-]{20,}"), [("xoxe",)]),
     ("google-api-key", re.compile(_NB + r"AIza[0-9A-Za-z_\-]{35}"), [("aiza",)]),
     ("huggingface-token", re.compile(_NB + r"hf_[A-Za-z]{34,}"), [("hf_",)]),
+    ("shopify-token", re.compile(_NB + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"), [("shp",)]),
+    ("digitalocean-token", re.compile(_NB + r"do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])"), [("_v1_",)]),
+    ("npm-token", re.compile(_NB + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), [("npm_",)]),
+    ("doppler-token", re.compile(_NB + r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}"), [("dp.",)]),
+    ("linear-key", re.compile(_NB + r"lin_api_[A-Za-z0-9]{40}(?![A-Za-z0-9])"), [("lin_api_",)]),
+    ("planetscale-token", re.compile(_NB + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,}"), [("pscale_",)]),
 ]
 # detect-secrets' BasicAuth leaves RFC 3986 sub-delims (!$&'()*+,;=) out of the password.
-_BASIC_AUTH_LOOSE = re.compile(r"[a-z][a-z0-9+.\-]*://([^\s:/?#@\[\]]+):([^\s/?#@\[\]]+)@(?=[\w\[])", re.I)
+_BASIC_AUTH_LOOSE = re.compile(r"[a-z][a-z0-9+.\-]*://([^\s:/?#@\[\]]*):([^\s/?#@\[\]]+)@(?=[\w\[])", re.I)
 _CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user)[ \t=]+[\"']?([^\s:\"'@/\[]+):([^\s\"']+)")
 
 _PEM_BEGIN = re.compile(
@@ -441,11 +473,82 @@ def _free(text: str, out: list[RawSpan]) -> None:
 def _basic_auth_loose(text: str, out: list[RawSpan]) -> None:
     """``scheme://user:pass@host`` with sub-delimiters, and ``curl -u user:pass``."""
     for m in _BASIC_AUTH_LOOSE.finditer(text):
-        if not m.group(2).startswith("[") and not _ds().templated(m.group(2)):
-            out.append((m.start(1), m.end(2), "basic-auth"))
+        if (
+            not m.group(2).startswith("[")
+            and not _ds().templated(m.group(2))
+            and not _is_placeholder(m.group(2))
+        ):
+            out.append((m.start(1) if m.group(1) else m.start(2), m.end(2), "basic-auth"))
     for m in _CURL_USER.finditer(text):
         if not _is_placeholder(m.group(2)) and not m.group(2).startswith("$"):
             out.append((m.start(1), m.end(2), "basic-auth"))
+
+
+_QVAL = r"""(?P<val>'[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s'"`;|&]{1,200})"""
+_FLAGS = [  # (pattern, needs): a password given on a command line
+    (re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb(?:-dump|-admin)?)\b"
+                r"[^\n|;&]{0,160}?[ \t]-p" + _QVAL), ("mysql", "mariadb")),
+    (re.compile(r"\bsshpass\b[^\n|;&]{0,40}?[ \t]-p[ \t]*" + _QVAL), ("sshpass",)),
+    (re.compile(r"\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm(?:[ \t]+registry)?)[ \t]+login\b"
+                r"[^\n|;&]{0,160}?[ \t](?:-p|--password)(?:[ \t]+|=)" + _QVAL), ("login",)),
+    (re.compile(r"\bredis-cli\b[^\n|;&]{0,120}?[ \t](?:-a|--pass)[ \t]+" + _QVAL), ("redis-cli",)),
+    (re.compile(r"(?<![\w-])--(?:[a-z]+[-_])*(?:password|passwd|pass|pwd|secret|token|api[-_]?key|access[-_]?key|"
+                r"secret[-_]?key|auth[-_]?token)[ \t]+" + _QVAL, re.I), ("--",)),
+]  # fmt: skip
+
+
+def _flags(text: str, out: list[RawSpan]) -> None:
+    """Passwords given to commands: ``mysql -pX``, ``sshpass -p X``, ``docker login -p X``,
+    ``redis-cli -a X``, ``--password X`` (the ``--password=X`` form is an assignment)."""
+    pre = _Prefilter(text)
+    for rx, needs in _FLAGS:
+        if not pre.ok([needs]):
+            continue
+        for m in rx.finditer(text):
+            val, start = m.group("val"), m.start("val")
+            quoted = val[0] in "'\"" and val[-1] == val[0] and len(val) > 1
+            if quoted:
+                val, start = val[1:-1], start + 1
+            ok = (len(val) >= PW_MIN_LEN_QUOTED and not _is_placeholder(val, quoted=True)) if quoted else (
+                not val.startswith(("-", "$", "%")) and _credential_like(val))  # fmt: skip
+            if ok and not val.startswith("$"):
+                out.append((start, start + len(val), "password"))
+
+
+_AWS_PROSE = re.compile(
+    r"(?i:aws|amazon)[^\n]{0,80}?(?<![A-Za-z0-9/+=])(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+
+
+def _aws_secret(text: str, out: list[RawSpan]) -> None:
+    """A 40-character AWS secret access key within a line after "aws" (prose, no quotes)."""
+    for m in _AWS_PROSE.finditer(text):
+        v = m.group("val")
+        if any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c.isdigit() for c in v) \
+                and not _HEXONLY.match(v) and _ds().entropy(v) >= AWS_MIN_ENTROPY:  # fmt: skip
+            out.append((m.start("val"), m.end("val"), "aws-key"))
+
+
+_COOKIE = re.compile(
+    r"(?im)(?:\b(?:set-)?cookie[\"']?[ \t]*:|(?<![\w-])(?:-b|--cookie)[ \t]+)[ \t]*[\"']?(?P<jar>[^\n\"']*)"
+)
+_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]+)=(?P<val>[^;\s]+)")
+
+
+def _cookies(text: str, out: list[RawSpan]) -> None:
+    """Each value of a ``Cookie:`` / ``Set-Cookie:`` header or ``curl -b`` that looks like a token."""
+    for m in _COOKIE.finditer(text):
+        base = m.start("jar")
+        for p in _COOKIE_PAIR.finditer(m.group("jar")):
+            val = p.group("val").rstrip(".,)")
+            if p.group("name").lower() not in (
+                "path",
+                "domain",
+                "expires",
+                "max-age",
+                "samesite",
+            ) and _token_like(val):
+                out.append((base + p.start("val"), base + p.start("val") + len(val), "cookie"))
 
 
 # --------------------------------------------------------------------------- prefilter and scan
@@ -459,14 +562,16 @@ class _Prefilter:
     def __init__(self, text: str) -> None:
         self.text, self.lower, self._long = text, text.lower(), None
 
-    def _has(self, lit: str) -> bool:
+    def _has(self, lit: str | re.Pattern[str]) -> bool:
+        if isinstance(lit, re.Pattern):
+            return bool(lit.search(self.text))
         if lit == LONG[0]:
             if self._long is None:
                 self._long = bool(_LONG_RUN.search(self.text))
             return self._long
         return lit in (self.lower if lit.islower() or not lit.isalpha() else self.text)
 
-    def ok(self, needs: list[tuple[str, ...]]) -> bool:
+    def ok(self, needs: list[tuple[Any, ...]]) -> bool:
         """Every group of ``needs`` has one literal in the text."""
         return all(any(self._has(lit) for lit in group) for group in needs)
 
@@ -476,6 +581,9 @@ _CHECKS: list[tuple[list[tuple[str, ...]], Callable[[str, list[RawSpan]], None]]
     ([("pass", "pwd", "secret", "token", "key", "credential")], _assignments),
     ([("authorization", "bearer")], _headers),
     ([("=", '"', "'"), LONG], _free),
+    ([("mysql", "mariadb", "sshpass", "login", "redis-cli", "--")], _flags),
+    ([("aws", "amazon"), LONG], _aws_secret),
+    ([("cookie", "-b")], _cookies),
 ]
 _PEM_NEEDS = [("-----begin", "---- begin", "putty-user-key")]
 
@@ -528,9 +636,11 @@ def _segment_spans(text: str, prefilter: bool) -> list[RawSpan]:
     pre = _Prefilter(text)
     ok: Callable[[list[tuple[str, ...]]], bool] = pre.ok if prefilter else (lambda needs: True)
     out: list[RawSpan] = []
-    for kind, plugin, post, needs in _ds().plugins:
-        if ok(needs):
-            out += [(s, e, kind) for s, e in _plugin_spans(text, plugin, post)]
+    wanted = [kind for kind, needs in _PLUGIN_NEEDS.items() if ok(needs)]
+    plugins = _ds().plugins if wanted else {}  # detect-secrets is imported only when a plugin may match
+    for kind in wanted:
+        plugin, post, _ = plugins[kind]
+        out += [(s, e, kind) for s, e in _plugin_spans(text, plugin, post)]
     for kind, rx, needs in _SUPPLEMENT:
         if ok(needs):
             out += [(m.start(), m.end(), kind) for m in rx.finditer(text)]
@@ -564,7 +674,8 @@ _PRIORITY = {k: i for i, k in enumerate([
     "stripe-key", "google-api-key", "huggingface-token", "jwt", "basic-auth", "pypi-token", "npm-token",
     "sendgrid-key", "discord-token", "twilio-key", "mailchimp-key", "square-secret", "telegram-token",
     "azure-storage-key", "artifactory-token", "ibm-cloud-key", "ibm-cos-key", "cloudant-key", "softlayer-key",
-    "api-key", "bearer-token", "password", "high-entropy"])}  # fmt: skip
+    "shopify-token", "digitalocean-token", "doppler-token", "linear-key", "planetscale-token",
+    "api-key", "bearer-token", "password", "cookie", "high-entropy"])}  # fmt: skip
 _GENERIC = _PRIORITY["api-key"]
 
 

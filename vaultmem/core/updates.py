@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 SIGNALS = ("cosine", "context", "anchor", "title", "body", "changed", "retracts")
 SERIES_TYPES = frozenset({"session_summary"})
-# a project's anchor, its session summaries and handoffs: records of their own, never updates of one another
+# a project's anchor (a project note under no other note), its session summaries and handoffs:
+# records of their own, never updates of one another
 NEVER_UPDATES = frozenset({"project", "session_summary", "handoff"})
 STOPWORDS = frozenset("""a an the and or but of to in on at by for from with without into onto is are was were be
 been being it its this that these those as we our us i you they them he she his her their there here not no now
@@ -171,12 +172,17 @@ def decide(sig: dict[str, float], th: Thresholds = Thresholds()) -> str:
     return "no"
 
 
+def is_record_of_its_own(m: Memory) -> bool:
+    """An anchor (a ``project`` note with no anchor of its own), a session summary or a handoff."""
+    return m.type in NEVER_UPDATES and (m.type != "project" or not m.anchors)
+
+
 def judge(old: Memory, new: Memory, cosine: float, th: Thresholds = Thresholds()) -> Verdict:
     """Decide whether ``new`` updates ``old``. Different types, session summaries and a new
     memory older than the old one are at most ``possible``; anchors (project notes), session
     summaries and handoffs are never updates of one another (``no``)."""
     sig = signals(old, new, cosine)
-    if old.type in NEVER_UPDATES or new.type in NEVER_UPDATES:
+    if is_record_of_its_own(old) or is_record_of_its_own(new):
         return Verdict("no", sig)
     decision = decide(sig, th)
     never = old.type != new.type or new.type in SERIES_TYPES

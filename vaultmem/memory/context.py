@@ -17,8 +17,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import provenance as who
 from ..core.fence import PERSON, fence, held, one_line, provenance
 from ..core.filters import EPOCH, is_expired, now_utc, parse_time
+from ..core.secrets import redact
 from ..index.chunking import plain_text
 from ..index.graph import neighbourhood, outdated_by
 from . import projects
@@ -166,13 +168,16 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
     lines: list[Line] = []
 
     graph, records = vault.graph(), vault.records()
+    who.refresh(vault.root)  # notes a teammate committed since the last look are marked
+    trust = who.Trust(vault.root)
 
     def add(section: str, rec: Record, text: str | None = None) -> None:
         text = text if text is not None else _summary(body(rec.path))
-        if held(rec.type, rec.status, rec.source, f"{rec.title}\n{text}"):
-            return  # orders to the agent from an agent or a capture: doctor lists it for a person
-        lines.append(Line(section, rec.key, rec.title, rec.type, rec.importance, rec.updated, text,
-                          provenance(rec.type, rec.status, rec.source), tuple(outdated_by(graph, records, rec.path))))  # fmt: skip
+        synced = trust.label(rec.path)
+        if held(rec.type, rec.status, rec.source, f"{rec.title}\n{text}\n{body(rec.path)}", synced):
+            return  # orders to the agent not from this machine's person: doctor lists it for a person
+        lines.append(Line(section, rec.key, redact(rec.title)[0], rec.type, rec.importance, rec.updated, redact(text)[0],
+                          provenance(rec.type, rec.status, rec.source, synced), tuple(outdated_by(graph, records, rec.path))))  # fmt: skip
 
     by_section: dict[str, list[Record]] = {}
     for rec in notes:
@@ -213,11 +218,13 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
                 hit.id not in seen
                 and keep(hit.path)
                 and not (other and not _clears_bar(hit, rec))
-                and not held(hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}")
+                and not held(
+                    hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}", trust.label(hit.path)
+                )
             ):
                 title = f"{hit.title} (from {_project_name(vault, rec)})" if other else hit.title
-                lines.append(Line("Relevant to Current Task", hit.id, title, hit.type, hit.importance,
-                                  hit.updated, hit.snippet, provenance(hit.type, hit.status, hit.source),
+                lines.append(Line("Relevant to Current Task", hit.id, redact(title)[0], hit.type, hit.importance,
+                                  hit.updated, redact(hit.snippet)[0], provenance(hit.type, hit.status, hit.source, trust.label(hit.path)),
                                   tuple(hit.outdated_by)))  # fmt: skip
     return lines
 

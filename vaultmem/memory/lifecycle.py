@@ -140,12 +140,20 @@ def _withdraw_declarations(vault: VaultState, rec: Record) -> list[str]:
 
 
 def confirm(vault: VaultState, ref: str) -> dict[str, Any]:
-    """Make a ``candidate`` memory (a rule captured from a session) active; only candidates."""
+    """Make a ``candidate`` memory (a rule captured from a session) active, and vouch for a note
+    written elsewhere (a teammate's or synced one, ``core.provenance``): it is trusted from now on."""
+    from ..core import provenance
+
     rec = vault.find(ref)
+    vouched = provenance.confirm(vault.root, rec.path)
     if rec.status != "candidate":
+        if vouched:
+            return _result(rec, "confirmed", False)
         from ..core.errors import BadInput
 
-        raise BadInput(f"{rec.key} is {rec.status}, not a candidate; nothing to confirm")
+        raise BadInput(
+            f"{rec.key} is {rec.status}, not a candidate nor an unconfirmed synced note; nothing to confirm"
+        )
     changed = change(vault, rec, {"status": "active"})
     vault.sync_paths([rec.path])
     return _result(rec, "confirmed", changed)

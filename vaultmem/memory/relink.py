@@ -88,6 +88,12 @@ def _fixed(value: str, source: str, v: _Vault) -> str:
     return link_to(dest, v.every, link.label or link.target)
 
 
+def _own_record(rec: Record) -> bool:
+    """An anchor (a project note under no other note), a session summary or a handoff."""
+    anchored = any(k == "frontmatter" for _, k in rec.links)
+    return rec.type in NEVER_UPDATES and (rec.type != "project" or not anchored)
+
+
 def _possible(value: Any, source: str, v: _Vault) -> bool:
     """Whether a ``may_update`` entry keeps to the rule: never between anchors, session summaries
     and handoffs, never across projects (an older vaultmem wrote such entries)."""
@@ -96,7 +102,7 @@ def _possible(value: Any, source: str, v: _Vault) -> bool:
     if dest is None or dest not in v.records or source not in v.records:
         return True
     old, new = v.records[dest], v.records[source]
-    if old.type in NEVER_UPDATES or new.type in NEVER_UPDATES:
+    if any(_own_record(r) for r in (old, new)):
         return False
     return "user" in (old.scope, new.scope) or projects.same_project(v.project(dest), v.project(source))
 

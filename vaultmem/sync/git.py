@@ -34,6 +34,8 @@ from .errors import GitError, NotARepo
 from .threeway import NOTE_SUFFIXES, is_owned
 
 DRIVER = "vaultmem"
+GUARD = "* -working-tree-encoding"  # .git/info/attributes: a remote cannot make git re-encode notes
+MASS_DELETE = 5  # a merge removing at least this many notes, and a fifth of them, is warned about
 ATTRIBUTES = ("*.md merge=vaultmem", "*.markdown merge=vaultmem")
 LIST_MAX = 40  # notes listed per kind in a commit message
 KILL_AT = "VAULTMEM_SYNC_KILL_AT"  # tests: the step at which a sync kills itself (SIGKILL)
@@ -243,12 +245,29 @@ class Syncer:
             raise GitError("another vaultmem sync is running on this vault")
         try:
             report = SyncReport()
+            self._guard_attributes(report)
             self._recover(report)
             self._commit(report, message)
             self._exchange(report, push, before_pull)
             return report
         finally:
             self.lock.release()
+
+    def _guard_attributes(self, report: SyncReport) -> None:
+        """Notes are UTF-8 bytes as committed: a ``working-tree-encoding`` a remote's
+        ``.gitattributes`` sets would make every ``git add`` fail ("failed to encode"). It is
+        switched off for this repository in ``.git/info/attributes`` (which ranks above every
+        ``.gitattributes``), and said once when a ``.gitattributes`` asks for it."""
+        info = self.gitdir / "info" / "attributes"
+        text = _read_text(info)
+        if GUARD not in text.splitlines():
+            info.parent.mkdir(exist_ok=True)
+            info.write_text((text + "\n" if text else "") + GUARD + "\n", encoding="utf-8")
+        asked = [p for p in (self.root / ".gitattributes", self.top / ".gitattributes")
+                 if "working-tree-encoding" in _read_text(p)]  # fmt: skip
+        if asked:
+            report.notes.append(f"{asked[0].relative_to(self.top)} sets working-tree-encoding: ignored (vaultmem "
+                                "keeps notes as committed; remove that line to silence this)")  # fmt: skip
 
     # ------------------------------------------------------------ recovery
 
@@ -438,7 +457,7 @@ class Syncer:
             if fetched and not self.git.ok("merge-base", "--is-ancestor", fetched, "HEAD"):
                 if before_pull is not None:
                     before_pull()
-                target = self._merge(report, fetched, remote, branch)
+                target = self._merge(report, self._clean(report, fetched, remote, branch), remote, branch)
             if not push or (fetched and target == fetched):
                 break
             result = self.git.run("push", "-q", *(["-u"] if not fetched else []), remote,
@@ -453,9 +472,29 @@ class Syncer:
                     "your notes are committed locally, run vaultmem sync again"
                 )
         if fetched and fetched != old:
-            report.incoming = [row for row in _name_status(self.git.text(
-                "diff", "--no-ext-diff", "--no-textconv", "--relative", "--name-status", "-M", "-z",
-                old or _EMPTY_TREE, fetched, check=False)) if row[1].lower().endswith(NOTE_SUFFIXES)]  # fmt: skip
+            if old and not self.git.ok("merge-base", "--is-ancestor", old, fetched):
+                report.notes.append(f"{remote}/{branch} was force-pushed (its history was rewritten): nothing of "
+                                    "yours was dropped; your notes are merged and pushed back")  # fmt: skip
+            self._mark_incoming(report, old, fetched)
+
+    def _clean(self, report: SyncReport, fetched: str, remote: str, branch: str) -> str:
+        """``fetched``, or a child of it without the paths git refuses to check out."""
+        commit, dropped = treemerge.clean(self.git, fetched)
+        if dropped:
+            shown = ", ".join(dropped[:3]) + (f" and {len(dropped) - 3} more" if len(dropped) > 3 else "")
+            report.notes.append(f"left out {len(dropped)} path(s) of {remote}/{branch} no checkout may hold "
+                                f"({shown}): the rest is synced; ask whoever pushed them to remove them")  # fmt: skip
+        return commit
+
+    def _mark_incoming(self, report: SyncReport, old: str | None, fetched: str) -> None:
+        """Notes the fetched commits changed are data until the person confirms them
+        (``core.provenance``): shown with their author, held back when they give orders."""
+        from ..core import provenance
+
+        marked = provenance.mark_range(self.root, old, fetched)
+        if marked:
+            report.notes.append(f"{len(marked)} note(s) came from other machines and stay unconfirmed (shown "
+                                "as data, held back when they give the agent orders): vaultmem confirm ID")  # fmt: skip
 
     def _merge(self, report: SyncReport, fetched: str, remote: str, branch: str) -> str:
         """Merge ``fetched`` aside, bring the files over, move the branch; returns the commit
@@ -470,6 +509,10 @@ class Syncer:
             )
             report.notes.append(f"refused {len(merged.refused)} path(s) vaultmem owns from {remote}/{branch} "
                                 f"({shown}): never checked out; the merge leaves them out")  # fmt: skip
+        self._what_came(report, head, merged.commit, f"{remote}/{branch}")
+        if merged.restored:
+            report.notes.append(f"kept {len(merged.restored)} note(s) deleted on one side and edited on the other "
+                                f"at their place, out of .trash/ ({', '.join(merged.restored[:3])})")  # fmt: skip
         moved = worktree.move(self.git, self.top, head, merged.commit)
         _step("applied")
         report.touched |= {self._vault_rel(p) for p in moved.touched if p.startswith(self.prefix)}
@@ -484,6 +527,22 @@ class Syncer:
         _step("moved")
         self.git.run("reset", "-q")  # the index follows the branch (the files are already there)
         return merged.commit
+
+    def _what_came(self, report: SyncReport, head: str, merged: str, where: str) -> None:
+        """The notes the merge changes here (not what the remote's own history says: a note it
+        deleted that is kept here is no "removed"); a warning when it removes many."""
+        came = [row for row in _name_status(self.git.text(
+            "diff", "--no-ext-diff", "--no-textconv", "--relative", "--name-status", "-M", "-z",
+            head, merged, check=False)) if row[1].lower().endswith(NOTE_SUFFIXES)]  # fmt: skip
+        report.incoming += [row for row in came if row not in report.incoming]
+        gone = [p for c, p in came if c == "D"]
+        if len(gone) >= MASS_DELETE:
+            before = sum(1 for p in self.git.text("ls-tree", "-r", "-z", "--name-only", head, check=False).split("\0")
+                         if p.lower().endswith(NOTE_SUFFIXES))  # fmt: skip
+            if len(gone) * 5 >= before:
+                report.notes.append(f"warning: {where} deleted {len(gone)} of {before} notes, and this sync removes "
+                                    f"them here; they are in the history: git -C {self.root} checkout {head[:12]} -- "
+                                    "<note> brings one back (git revert the deleting commit brings all)")  # fmt: skip
 
     def _vault_rel(self, path: str) -> str:
         return path[len(self.prefix) :]

@@ -20,8 +20,15 @@ OWNED = (STATE_DIR, USAGE_DIR)  # folders vaultmem owns: never checked out, merg
 
 
 def is_owned(path: str) -> bool:
-    """Whether a repository path lies in (or is) a folder vaultmem owns, at any depth."""
-    return any(part in OWNED for part in path.split("/"))
+    """Whether a repository path lies in (or is) a folder vaultmem owns, at any depth, in any
+    letter case (``.VAULTMEM/`` is ``.vaultmem/`` on macOS and Windows)."""
+    return any(part.lower() in OWNED for part in path.split("/"))
+
+
+def unsafe_name(name: str) -> bool:
+    """A tree entry no checkout may hold: ``.git`` in any case (with the trailing dots and
+    spaces Windows drops), ``.``, ``..``, empty, or a name with a slash or backslash."""
+    return name.rstrip(". ").lower() in ("", ".git") or name in (".", "..") or "/" in name or "\\" in name
 
 
 @dataclass

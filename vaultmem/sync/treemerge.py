@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import GitError
-from .threeway import is_owned, merge_three
+from .threeway import is_owned, merge_three, unsafe_name
 
 if TYPE_CHECKING:
     from .git import Git
@@ -28,6 +28,7 @@ class TreeMerge:
     commit: str
     conflicts: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)  # notes brought back out of .trash/
 
 
 class TempIndex:
@@ -86,6 +87,7 @@ def merge_commits(git: Git, gitdir, ours: str, theirs: str, message: str) -> Tre
             tree, conflicted = _merge_tree(git, ours, theirs)
             index.run("read-tree", tree)
             result.conflicts = _resolve(git, index, conflicted)
+            result.restored = _out_of_trash(git, index, ours, theirs)
         result.refused = index.drop_owned()
         tree = index.run("write-tree").stdout.decode().strip()
         if fast_forward and tree == git.text("rev-parse", f"{theirs}^{{tree}}"):
@@ -100,6 +102,92 @@ def merge_commits(git: Git, gitdir, ours: str, theirs: str, message: str) -> Tre
         return result
     finally:
         index.close()
+
+
+TRASH = ".trash"
+
+
+def clean(git: Git, commit: str) -> tuple[str, list[str]]:
+    """``commit``, or when its tree holds entries no checkout may hold (``.git``, ``..``: git
+    itself refuses them, so every later sync would fail) a child of it without them; and the
+    paths left out. Only the trees on the way to such an entry are rebuilt (``git mktree``)."""
+    listed = git.run("ls-tree", "-r", "-t", "-z", "--full-tree", commit).stdout.decode(
+        "utf-8", "surrogateescape"
+    )
+    bad = [row.split("\t", 1)[1] for row in listed.split("\0") if row and any(
+        unsafe_name(part) for part in row.split("\t", 1)[1].split("/"))]  # fmt: skip
+    bad = [p for p in bad if not any(p.startswith(q + "/") for q in bad)]  # the outermost of each
+    if not bad:
+        return commit, []
+    tree = _without(git, f"{commit}^{{tree}}", [p.split("/") for p in bad])
+    message = f"vaultmem sync: leave out {len(bad)} path(s) no checkout may hold\n"
+    child = (
+        git.run("commit-tree", tree, "-p", commit, "-F", "-", input=message.encode()).stdout.decode().strip()
+    )
+    return child, bad
+
+
+def _without(git: Git, tree: str, drop: list[list[str]]) -> str:
+    """``tree`` rebuilt without the entries at the paths ``drop`` (as lists of names)."""
+    here = {p[0] for p in drop if len(p) == 1}
+    deeper: dict[str, list[list[str]]] = {}
+    for p in drop:
+        if len(p) > 1:
+            deeper.setdefault(p[0], []).append(p[1:])
+    rows = []
+    for row in git.run("ls-tree", "-z", tree).stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if not row:
+            continue
+        info, name = row.split("\t", 1)
+        if name in here:
+            continue
+        if name in deeper:
+            mode, kind, sha = info.split()
+            info = f"{mode} {kind} {_without(git, sha, deeper[name])}"
+        rows.append(f"{info}\t{name}")
+    data = ("\0".join(rows) + "\0").encode("utf-8", "surrogateescape") if rows else b""
+    return git.run("mktree", "-z", input=data).stdout.decode().strip()
+
+
+def _out_of_trash(git: Git, index: TempIndex, ours: str, theirs: str) -> list[str]:
+    """A note one side moved to ``.trash/`` (``vaultmem delete``) and the other edited: git's
+    rename detection carries the edit into the trash, which git tracks, so the note would leave
+    both clones. It goes back to its path instead (an edit wins over a deletion, as everywhere
+    in a sync). Returns the paths restored."""
+    base = git.text("merge-base", ours, theirs, check=False)
+    if not base:
+        return []
+    sides = [_renames_and_edits(git, base, side) for side in (ours, theirs)]
+    restored = []
+    for (moved, _), (_, edited) in zip(sides, sides[::-1]):
+        for src, dest in moved.items():
+            if src in edited and TRASH in dest.split("/")[:-1]:
+                row = index.run("ls-files", "-s", "-z", "--", dest).stdout.decode("utf-8", "surrogateescape")
+                if not row.strip("\0"):
+                    continue
+                mode, sha = row.split()[0], row.split()[1]
+                index.run("update-index", "--force-remove", "--", dest)
+                index.run("update-index", "--add", "--cacheinfo", f"{mode},{sha},{src}")
+                restored.append(src)
+    return restored
+
+
+def _renames_and_edits(git: Git, base: str, side: str) -> tuple[dict[str, str], set[str]]:
+    """(renamed path -> new path, modified paths) from ``base`` to ``side``."""
+    out = git.run("diff-tree", "-r", "-z", "-M", "--name-status", "--no-ext-diff", base, side).stdout
+    parts = out.decode("utf-8", "surrogateescape").split("\0")
+    moved, edited, i = {}, set(), 0
+    while i < len(parts) and parts[i]:
+        code = parts[i][0]
+        if code in "RC":
+            if code == "R":
+                moved[parts[i + 1]] = parts[i + 2]
+            i += 3
+        else:
+            if code == "M":
+                edited.add(parts[i + 1])
+            i += 2
+    return moved, edited
 
 
 def _merge_tree(git: Git, ours: str, theirs: str) -> tuple[str, dict[str, dict[int, tuple[str, str]]]]:

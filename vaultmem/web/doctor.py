@@ -26,6 +26,7 @@ from ..core.fence import PERSON, held, provenance
 from ..core.filters import is_expired, now_utc
 from ..core.lock import WriterLock
 from ..core.note import file_stem
+from ..core.provenance import Trust
 from ..index import graph as graphmod
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -167,19 +168,25 @@ def secrets_in_notes(vault: Vault, records: dict[str, Record]) -> list[Finding]:
 
 
 def held_memories(vault: Vault, records: dict[str, Record]) -> list[Finding]:
-    """Memories from an agent or a capture that give the agent orders: kept, never injected by
-    the hooks or wake until a person rewrites them or makes them their own (``fence.held``)."""
+    """Memories not from this machine's person (an agent, a capture, a teammate's or synced note
+    not yet confirmed) that give the agent orders: kept, never injected by the hooks or wake
+    until a person rewrites, confirms or makes them their own (``fence.held``)."""
     out = []
+    trust = Trust(vault.root)
     for path, rec in sorted(records.items()):
-        if provenance(rec.type, rec.status, rec.source) == PERSON:
+        synced = trust.label(path)
+        if provenance(rec.type, rec.status, rec.source, synced) == PERSON:
             continue
         try:
-            reason = held(rec.type, rec.status, rec.source, f"{rec.title}\n{vault.store.read(path).body}")
+            reason = held(
+                rec.type, rec.status, rec.source, f"{rec.title}\n{vault.store.read(path).body}", synced
+            )
         except (OSError, VaultError):
             continue
         if reason:
             out.append(Finding("held", path, f"not injected: it gives the agent orders ({reason!r})",
-                               "read it; delete it, rewrite it, or make it yours by removing its `source:` line",
+                               f"read it; delete it, rewrite it, or vouch for it: vaultmem confirm {rec.key}" if synced
+                               else "read it; delete it, rewrite it, or make it yours by removing its `source:` line",
                                {"reason": reason, "source": rec.source}))  # fmt: skip
     return out
 
