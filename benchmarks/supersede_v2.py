@@ -89,6 +89,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pair file (JSON list)")
     ap.add_argument("--adversarial", type=Path, default=ADVERSARIAL, help="labelled adversarial pair file")
     ap.add_argument("--limit", type=int, default=0, help="only the first N pairs of each file (0: all)")
+    ap.add_argument("--name", default="supersede-v2", help="result name under benchmarks/results/")
     args = ap.parse_args()
     sets = {"labelled": load(args.pairs), "adversarial": load(args.adversarial)}
     if args.limit:
@@ -126,7 +127,7 @@ def main() -> None:
         "false_auto_now": [r for v in rows.values() for r in v if r["label"] == "distinct" and r["now"] == "auto"],
         "unflagged_updates_now": [r for v in rows.values() for r in v if r["label"] == "update" and r["now"] == "no"],
     }  # fmt: skip
-    path = write_result("supersede-v2", result)
+    path = write_result(args.name, result)
     for name in ("labelled", "adversarial"):
         for rule in ("before", "now"):
             s = result[rule][name]
