@@ -20,9 +20,10 @@ Signals of a pair (old, new) of the same type, each in [0, 1]:
 The rule never supersedes on similarity: two different memories about one subject can be as
 similar as an update (a bulk of near-identical notes reached 0.91 cosine; "Use SQLite for the
 cache" and "Purge the cache in the post-deploy hook" 0.54). A pair is an update on its own
-(``auto``) only when the new text retracts the old title's own words, the two are related (a
-shared context entry or anchor, or title key words in common) and they are at least as similar
-as a possible update. Everything else that is similar (``possible_cosine``) and related, shares
+(``auto``) only when the new text retracts the old memory's subject (above: the old title's own
+words, and the new one names what the old one applies to, which relates them; or, for an old
+title that is only what is retracted, a shared context entry or anchor or title key words in
+common) and they are at least as similar as a possible update. Everything else that is similar (``possible_cosine``) and related, shares
 words or says something changed is a ``possible`` update: returned to the writer and shown on
 the older note, never applied. Never automatic: different types, session summaries, or a new
 memory older than the old one. Never even possible: anchors (project notes), session summaries
@@ -143,19 +144,22 @@ def _mentions(words: set[str], text_words: set[str]) -> bool:
     return any(w in text_words or (len(w) >= 4 and any(t.startswith(w) for t in text_words)) for w in words)
 
 
-def retracts(old: Memory, new: Memory) -> bool:
+def retracts(old: Memory, new: Memory) -> float:
     """Whether the new memory retracts the old one's *subject*: the new text retracts a word of
     the old title that the new title does not repeat (``_retracted``), and it is about what the
     old one applies to: it names one of the old title's other key words ("Error tracking in
-    Rollbar" -> "We replaced Rollbar ... error tracking"), unless the old title is only what is
-    retracted. "Session cookies for the web app ... instead of storing JWTs" retracts the word of
-    "JWT for API auth" but names neither "API" nor "auth": a different subject."""
+    Rollbar" -> "We replaced Rollbar ... error tracking"): 1.0, which relates the two. An old
+    title that is only what is retracted ("Rollbar") gives 0.5: the pair must be related
+    otherwise. "Session cookies for the web app ... instead of storing JWTs" retracts the word of
+    "JWT for API auth" but names neither "API" nor "auth": a different subject, 0.0."""
     title_words = key_words(old.title)
     hit = _retracted(title_words - key_words(new.title), new)
     if not hit:
-        return False
+        return 0.0
     applies_to = title_words - hit
-    return not applies_to or _mentions(applies_to, key_words(f"{new.title} {new.content}"))
+    if not applies_to:
+        return 0.5
+    return 1.0 if _mentions(applies_to, key_words(f"{new.title} {new.content}")) else 0.0
 
 
 def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
@@ -167,7 +171,7 @@ def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
         "title": jaccard(key_words(old.title), key_words(new.title)),
         "body": jaccard(key_words(f"{old.title} {old.content}"), key_words(f"{new.title} {new.content}")),
         "changed": float(bool(CHANGE_RE.search(f"{new.title} {new.content}"))),
-        "retracts": float(retracts(old, new)),
+        "retracts": retracts(old, new),
     }
 
 
@@ -186,7 +190,7 @@ class Verdict:
 def decide(sig: dict[str, float], th: Thresholds = Thresholds()) -> str:
     """``auto``, ``possible`` or ``no`` for a pair's signals (type and time rules aside)."""
     related = bool(sig["context"] or sig["anchor"] or sig["title"] >= th.title)
-    if sig["retracts"] and related and sig["cosine"] >= th.auto_cosine:
+    if (sig["retracts"] >= 1.0 or (sig["retracts"] and related)) and sig["cosine"] >= th.auto_cosine:
         return "auto"
     if sig["cosine"] >= th.possible_cosine and (related or sig["changed"] or sig["body"] >= th.body):
         return "possible"
