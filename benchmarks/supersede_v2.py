@@ -7,7 +7,8 @@ Pairs: ``tests/data/supersede_pairs.json`` (209 pairs: ``update`` = the new memo
 old one, ``distinct`` = both stay; halves as in ``archive/supersede_signals.py``: pair i is in the
 calibration half when i is even, held-out when odd) and ``tests/data/supersede_adversarial.json``
 (issue 25's two shapes: a bulk of near-identical but different notes, and a different decision
-under the same anchor that names the old one's words near "instead"; plus true updates of those
+under the same anchor that names the old one's words near "instead"; issue 37's different subjects
+sharing a retracted word of the old title; plus true updates of those
 shapes). Each pair gets ``vaultmem.core.updates.judge`` (cosine from the default FastEmbedder over
 ``memory_text``), the rule ``remember`` applies; it is compared with the rule shipped before
 (an update on its own at cosine >= 0.91, or a retraction of any old word within five words of a
