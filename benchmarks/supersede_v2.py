@@ -7,7 +7,8 @@ Pairs: ``tests/data/supersede_pairs.json`` (209 pairs: ``update`` = the new memo
 old one, ``distinct`` = both stay; halves as in ``archive/supersede_signals.py``: pair i is in the
 calibration half when i is even, held-out when odd) and ``tests/data/supersede_adversarial.json``
 (issue 25's two shapes: a bulk of near-identical but different notes, and a different decision
-under the same anchor that names the old one's words near "instead"; plus true updates of those
+under the same anchor that names the old one's words near "instead"; issue 37's different subjects
+sharing a retracted word of the old title; plus true updates of those
 shapes). Each pair gets ``vaultmem.core.updates.judge`` (cosine from the default FastEmbedder over
 ``memory_text``), the rule ``remember`` applies; it is compared with the rule shipped before
 (an update on its own at cosine >= 0.91, or a retraction of any old word within five words of a
@@ -89,6 +90,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pair file (JSON list)")
     ap.add_argument("--adversarial", type=Path, default=ADVERSARIAL, help="labelled adversarial pair file")
     ap.add_argument("--limit", type=int, default=0, help="only the first N pairs of each file (0: all)")
+    ap.add_argument("--name", default="supersede-v2", help="result name under benchmarks/results/")
     args = ap.parse_args()
     sets = {"labelled": load(args.pairs), "adversarial": load(args.adversarial)}
     if args.limit:
@@ -126,7 +128,7 @@ def main() -> None:
         "false_auto_now": [r for v in rows.values() for r in v if r["label"] == "distinct" and r["now"] == "auto"],
         "unflagged_updates_now": [r for v in rows.values() for r in v if r["label"] == "update" and r["now"] == "no"],
     }  # fmt: skip
-    path = write_result("supersede-v2", result)
+    path = write_result(args.name, result)
     for name in ("labelled", "adversarial"):
         for rule in ("before", "now"):
             s = result[rule][name]

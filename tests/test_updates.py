@@ -69,7 +69,9 @@ def test_decide():
     }
     assert decide(base, th) == "auto"
     assert decide({**base, "retracts": 0.0}, th) == "possible"
-    assert decide({**base, "context": 0.0}, th) == "possible"  # not related: only listed
+    assert decide({**base, "context": 0.0}, th) == "auto"  # the retraction names the old subject
+    assert decide({**base, "retracts": 0.5, "context": 0.0}, th) == "possible"  # not related: only listed
+    assert decide({**base, "retracts": 0.5}, th) == "auto"
     assert decide({**base, "context": 0.0, "title": 0.2}, th) == "auto"
     assert decide({**base, "cosine": 0.45}, th) == "possible"
     assert decide({**base, "cosine": 0.3}, th) == "no"
@@ -127,3 +129,21 @@ def test_no_adversarial_distinct_pair_can_be_automatic_at_any_similarity():
             p["old"]["title"],
             p["new"]["title"],
         )
+
+
+def test_a_retraction_must_retract_the_old_subject():
+    """Issue 37: the retracted word must be the old memory's subject and the new one about what
+    the old one applies to ("API auth", not "the web app")."""
+    jwt = Memory("JWT for API auth", "The public API authenticates with short-lived JWTs.", "decision")
+    cookies = Memory("Session cookies for the web app", "The web app uses HttpOnly session cookies instead of "
+                     "storing JWTs in localStorage.", "decision")  # fmt: skip
+    opaque = Memory(
+        "API auth with opaque tokens", "The public API uses opaque tokens instead of JWTs.", "decision"
+    )
+    assert retracts(jwt, cookies) == 0.0 and judge(jwt, cookies, 0.99).decision == "possible"
+    assert retracts(jwt, opaque) == 1.0 and judge(jwt, opaque, 0.7).decision == "auto"
+    bare = Memory("Rollbar", "Errors go to Rollbar.", "decision")  # only what is retracted: needs a relation
+    assert retracts(bare, NEW) == 0.5 and judge(bare, NEW, 0.7).decision == "possible"
+    assert (
+        judge(Memory(bare.title, bare.content, "decision", ("app/errors.py",)), NEW, 0.7).decision == "auto"
+    )

@@ -8,18 +8,22 @@ Signals of a pair (old, new) of the same type, each in [0, 1]:
 - ``title``: share of the key words of the titles in common (Jaccard);
 - ``body``: share of the key words of the texts in common (Jaccard);
 - ``changed``: the new text says something changed ("now", "no longer", "moved to", ...);
-- ``retracts``: the new text retracts a word of the old memory's *title* (one the new title
-  does not repeat) where a retraction points at it: among the first two key words after
-  "instead of", "replaced", "moved from", "no longer", "dropped", ... or the last two before
-  "is gone", "was removed", "->"
-  ("replaced Rollbar with Sentry", "Fluentd is gone", "from 100 to 500 req/min").
+- ``retracts``: the new text retracts the old memory's *subject*: a word of the old *title*
+  (one the new title does not repeat) where a retraction points at it (among the first two key
+  words after "instead of", "replaced", "moved from", "no longer", "dropped", ... or the last two
+  before "is gone", "was removed", "->": "replaced Rollbar with Sentry", "Fluentd is gone",
+  "from 100 to 500 req/min"), and the new memory is about what the old one applies to: it names
+  one of the old title's other key words ("error tracking" for "Error tracking in Rollbar"), so
+  "Session cookies for the web app ... instead of storing JWTs" does not retract "JWT for API
+  auth".
 
 The rule never supersedes on similarity: two different memories about one subject can be as
 similar as an update (a bulk of near-identical notes reached 0.91 cosine; "Use SQLite for the
 cache" and "Purge the cache in the post-deploy hook" 0.54). A pair is an update on its own
-(``auto``) only when the new text retracts the old title's own words, the two are related (a
-shared context entry or anchor, or title key words in common) and they are at least as similar
-as a possible update. Everything else that is similar (``possible_cosine``) and related, shares
+(``auto``) only when the new text retracts the old memory's subject (above: the old title's own
+words, and the new one names what the old one applies to, which relates them; or, for an old
+title that is only what is retracted, a shared context entry or anchor or title key words in
+common) and they are at least as similar as a possible update. Everything else that is similar (``possible_cosine``) and related, shares
 words or says something changed is a ``possible`` update: returned to the writer and shown on
 the older note, never applied. Never automatic: different types, session summaries, or a new
 memory older than the old one. Never even possible: anchors (project notes), session summaries
@@ -120,13 +124,10 @@ def _key_words_of(words: list[str]) -> list[str]:
     ]
 
 
-def retracts(old: Memory, new: Memory) -> bool:
-    """Whether the new text retracts a word of the old title (one the new title does not
-    repeat): among the first ``WINDOW`` key words after a retraction word ("replaced Rollbar"),
-    or the last ones before "is gone", "->", ... ("Fluentd is gone")."""
-    old_words = key_words(old.title) - key_words(new.title)
-    if not old_words:
-        return False
+def _retracted(old_words: set[str], new: Memory) -> set[str]:
+    """The words of ``old_words`` the new text retracts: among the first ``WINDOW`` key words
+    after a retraction word ("replaced Rollbar"), or the last ones before "is gone", "->", ...
+    ("Fluentd is gone")."""
     text = f"{new.title} {new.content}"
     after = (_key_words_of(words)[:WINDOW] for m in RETRACT_BEFORE.finditer(text)
              if (words := text[m.end() :].split()[: 4 * WINDOW]) and words[0].lower() not in CIRCUMSTANCE)  # fmt: skip
@@ -134,7 +135,31 @@ def retracts(old: Memory, new: Memory) -> bool:
         _key_words_of(text[: m.start()].split()[-4 * WINDOW :])[-WINDOW:]
         for m in RETRACT_AFTER.finditer(text)
     )
-    return any(old_words.intersection(words) for side in (after, before) for words in side)
+    return {w for side in (after, before) for words in side for w in old_words.intersection(words)}
+
+
+def _mentions(words: set[str], text_words: set[str]) -> bool:
+    """Whether a text names one of ``words``, or a longer form of one ("queue" in "queued",
+    "cron" in "cronjob")."""
+    return any(w in text_words or (len(w) >= 4 and any(t.startswith(w) for t in text_words)) for w in words)
+
+
+def retracts(old: Memory, new: Memory) -> float:
+    """Whether the new memory retracts the old one's *subject*: the new text retracts a word of
+    the old title that the new title does not repeat (``_retracted``), and it is about what the
+    old one applies to: it names one of the old title's other key words ("Error tracking in
+    Rollbar" -> "We replaced Rollbar ... error tracking"): 1.0, which relates the two. An old
+    title that is only what is retracted ("Rollbar") gives 0.5: the pair must be related
+    otherwise. "Session cookies for the web app ... instead of storing JWTs" retracts the word of
+    "JWT for API auth" but names neither "API" nor "auth": a different subject, 0.0."""
+    title_words = key_words(old.title)
+    hit = _retracted(title_words - key_words(new.title), new)
+    if not hit:
+        return 0.0
+    applies_to = title_words - hit
+    if not applies_to:
+        return 0.5
+    return 1.0 if _mentions(applies_to, key_words(f"{new.title} {new.content}")) else 0.0
 
 
 def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
@@ -146,7 +171,7 @@ def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
         "title": jaccard(key_words(old.title), key_words(new.title)),
         "body": jaccard(key_words(f"{old.title} {old.content}"), key_words(f"{new.title} {new.content}")),
         "changed": float(bool(CHANGE_RE.search(f"{new.title} {new.content}"))),
-        "retracts": float(retracts(old, new)),
+        "retracts": retracts(old, new),
     }
 
 
@@ -165,7 +190,7 @@ class Verdict:
 def decide(sig: dict[str, float], th: Thresholds = Thresholds()) -> str:
     """``auto``, ``possible`` or ``no`` for a pair's signals (type and time rules aside)."""
     related = bool(sig["context"] or sig["anchor"] or sig["title"] >= th.title)
-    if sig["retracts"] and related and sig["cosine"] >= th.auto_cosine:
+    if (sig["retracts"] >= 1.0 or (sig["retracts"] and related)) and sig["cosine"] >= th.auto_cosine:
         return "auto"
     if sig["cosine"] >= th.possible_cosine and (related or sig["changed"] or sig["body"] >= th.body):
         return "possible"
