@@ -123,7 +123,7 @@ def _read(path: Path) -> str:
 
 def matches(given: str | None, expected: str) -> bool:
     """Constant-time comparison of a presented token with the expected one."""
-    return bool(given) and hmac.compare_digest(given.encode(), expected.encode())
+    return given is not None and given != "" and hmac.compare_digest(given.encode(), expected.encode())
 
 
 def presented(headers: list[tuple[bytes, bytes]]) -> str | None:

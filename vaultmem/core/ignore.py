@@ -39,7 +39,8 @@ class IgnoreRules:
         self.exclude = pathspec.GitIgnoreSpec.from_lines(exclude)
         patterns = [p for p in self.exclude.patterns if p.include is not None]
         # no negated pattern: a file is excluded when any pattern matches (one regex each)
-        self._exclude_any = [p.regex for p in patterns] if all(p.include for p in patterns) else None
+        regexes = [p.regex for p in patterns]  # type: ignore[attr-defined]  # RegexPattern.regex
+        self._exclude_any = regexes if all(p.include for p in patterns) else None
         self._specs: dict[str, pathspec.PathSpec | None] = {}
 
     def spec(self, rel_dir: str) -> pathspec.PathSpec | None:

@@ -249,7 +249,7 @@ class Resolver:
         """The path a link from ``source_path`` to ``target`` points at, or None (unresolved)."""
         found = self._obsidian(target.strip().replace("\\", "/"), source_path)
         if found is not False:
-            return found
+            return found if isinstance(found, str) else None
         key = _norm(target)
         for rule in self.extras:
             hits = self._by[rule].get(key)

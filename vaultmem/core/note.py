@@ -71,7 +71,7 @@ MAX_FRONTMATTER_CHARS = 256 * 1024
 MAX_YAML_NODES = 10_000
 MAX_YAML_DEPTH = 100
 
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+_SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
 
 
 class YAMLLimitError(yaml.YAMLError):
@@ -286,7 +286,7 @@ def scalar(value: Any) -> str | None:
         return next((s for s in map(scalar, value) if s), None)
     if value is None or isinstance(value, dict):
         return None
-    text = iso(value) if isinstance(value, (dt.date, dt.datetime)) else str(value).strip()
+    text = iso(value) or "" if isinstance(value, (dt.date, dt.datetime)) else str(value).strip()
     m = WHOLE_LINK_RE.match(text)
     if m:
         link = parse_link(m.group(1))
@@ -311,7 +311,7 @@ def _property_values(value: Any) -> list[str]:
         return [v for item in value for v in _property_values(item)]
     if isinstance(value, dict) or value is None or isinstance(value, bool):
         return []
-    text = iso(value) if isinstance(value, (dt.date, dt.datetime)) else str(value).strip()
+    text = iso(value) or "" if isinstance(value, (dt.date, dt.datetime)) else str(value).strip()
     m = WHOLE_LINK_RE.match(text)
     if m:  # a link counts by its target's name (a file such as cover.jpg: not at all)
         link = parse_link(m.group(1))

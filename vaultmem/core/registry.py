@@ -167,4 +167,4 @@ def identity(agent: str, registry: Registry | None = None) -> Identity:
                             "or set VAULTMEM_TEAM_DIR to the folder holding the team's vaults")  # fmt: skip
     shared = locate(SHARED, team / SHARED if team and (team / SHARED).is_dir() else None)
     user = locate(USER, home() / USER)
-    return Identity(agent, personal, shared, user)  # type: ignore[arg-type]
+    return Identity(agent, personal, shared, user)

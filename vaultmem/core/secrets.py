@@ -560,7 +560,8 @@ class _Prefilter:
     __slots__ = ("text", "lower", "_long")
 
     def __init__(self, text: str) -> None:
-        self.text, self.lower, self._long = text, text.lower(), None
+        self.text, self.lower = text, text.lower()
+        self._long: bool | None = None
 
     def _has(self, lit: str | re.Pattern[str]) -> bool:
         if isinstance(lit, re.Pattern):
@@ -585,7 +586,7 @@ _CHECKS: list[tuple[list[tuple[str, ...]], Callable[[str, list[RawSpan]], None]]
     ([("aws", "amazon"), LONG], _aws_secret),
     ([("cookie", "-b")], _cookies),
 ]
-_PEM_NEEDS = [("-----begin", "---- begin", "putty-user-key")]
+_PEM_NEEDS: list[tuple[str, ...]] = [("-----begin", "---- begin", "putty-user-key")]
 
 # The detectors' regexes (several of detect-secrets' backtrack over a run of token characters from
 # every start) see at most SEGMENT characters at once, so a hostile note costs linear time: whole

@@ -391,7 +391,7 @@ def _plain_segment(reader) -> tuple[dict[str, list[float]], set[int]]:
     return lengths, {i for i in range(n) if i not in dead}
 
 
-def _posting_lists(reader, field: str, terms: list[str], read):  # type: ignore[no-untyped-def]
+def _posting_lists(reader, field: str, terms: list[str], read):
     """(term, ``read``'s (doc numbers, term frequencies)) of each term the field holds."""
     for term in terms:
         try:

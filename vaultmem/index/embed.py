@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def cache_root() -> Path:
 
 def _locate(dist: str, rel: str) -> Path:
     try:
-        path = Path(md.distribution(dist).locate_file(rel))
+        path = Path(str(md.distribution(dist).locate_file(rel)))
     except md.PackageNotFoundError:
         raise VaultError(
             f"the default embedding model needs the package {dist}: pip install {dist}"
@@ -96,7 +96,7 @@ class FastEmbedder:
         self.batch_size = batch_size
         self.max_tokens = 256
         self._threads = threads
-        self._model = None
+        self._model: Any = None
         self._loading = threading.Lock()  # the service's threads may ask for the model at once: load it once
         self._cache = threading.Lock()  # ... and share the query cache
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # recent single texts

@@ -46,7 +46,7 @@ def build(records: Iterable[Record], files: Iterable[str] = (), extras: Iterable
     for r in records:
         for target, kind in r.links:
             dest = resolver.resolve(target, r.path)
-            if resolver.is_attachment(dest):
+            if dest is not None and resolver.is_attachment(dest):
                 dest = ATTACHMENT + dest
                 if dest not in g:
                     g.add_node(

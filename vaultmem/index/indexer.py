@@ -220,11 +220,11 @@ class Indexer:
             and rec.hash == note.hash
             and (rec.created, rec.updated) == (note.created, note.updated)
         ):
-            batch.stat_only[path] = tuple(st)
+            batch.stat_only[path] = (st[0], st[1])
             summary.unchanged += 1
             return
         batch.upserts.append(note)
-        batch.stats[path] = tuple(st)
+        batch.stats[path] = (st[0], st[1])
 
     # ------------------------------------------------------------------ embed
 

@@ -8,12 +8,14 @@ schema version, the model name and a ``dirty`` flag set while a batch is being a
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..core.discovery import owner_only, private_dir
 from ..core.errors import VaultError
@@ -223,7 +225,7 @@ class Manifest:
         cur.row_factory = None
         if paths is None:
             return {p: (m, s) for p, m, s in cur.execute("SELECT path, mtime_ns, size FROM notes")}
-        wanted, out = list(paths), {}
+        wanted, out = list(paths), dict[str, tuple[int, int]]()
         for i in range(0, len(wanted), 500):
             part = wanted[i : i + 500]
             q = f"SELECT path, mtime_ns, size FROM notes WHERE path IN ({','.join('?' * len(part))})"
@@ -252,10 +254,10 @@ class Manifest:
     def errors(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT path, reason FROM errors").fetchall())
 
-    def cached_chunks(self, model: str, chashes: Iterable[str]) -> set[str]:
+    def cached_chunks(self, model: str, chashes: Iterable[str]) -> builtins.set[str]:
         """Those chunk hashes that have a stored vector (without reading the vectors)."""
         wanted = list(dict.fromkeys(chashes))
-        found: set[str] = set()
+        found: builtins.set[str] = builtins.set()
         for i in range(0, len(wanted), 500):
             part = wanted[i : i + 500]
             q = f"SELECT chash FROM embeddings WHERE model=? AND chash IN ({','.join('?' * len(part))})"
@@ -350,9 +352,9 @@ class Manifest:
         if paths is None:
             n = self.db.execute("SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.chash=c.chash AND e.model=?",
                                 (model,)).fetchone()[0]  # fmt: skip
-            parts = [self.db.execute(sql + "ORDER BY c.path, c.n", (model,))]
+            parts: list[Any] = [self.db.execute(sql + "ORDER BY c.path, c.n", (model,))]
         else:
-            wanted, parts, n = sorted(paths), [], None
+            wanted, parts = sorted(paths), []
             for i in range(0, len(wanted), 500):
                 part = wanted[i : i + 500]
                 q = sql + f"WHERE c.path IN ({','.join('?' * len(part))}) ORDER BY c.path, c.n"

@@ -135,7 +135,7 @@ def field_lengths(reader, field: str) -> list[int]:
     """Every document's length in ``field`` (0 where it has none), as ``doc_field_length`` gives it."""
     n = reader.doc_count_all()
     perdoc = getattr(reader, "_perdoc", None)
-    if IS_SUPPORTED and hasattr(perdoc, "_cached_reader"):
+    if IS_SUPPORTED and perdoc is not None and hasattr(perdoc, "_cached_reader"):
         column = perdoc._cached_reader(_lenfield(field), LENGTHS_COLUMN)
         return [0] * n if column is None else [LENGTHS[b] for b in column]
     return [reader.doc_field_length(i, field, 0) or 0 for i in range(n)]

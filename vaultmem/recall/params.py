@@ -114,7 +114,7 @@ def with_params(annotate: Callable[[Param], Any], before: list[inspect.Parameter
 
     import inspect
 
-    def decorate(fn: Callable) -> Callable:
+    def decorate(fn: Any) -> Any:
         declared = [
             inspect.Parameter(
                 p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default, annotation=annotate(p)

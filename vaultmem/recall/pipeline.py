@@ -212,7 +212,7 @@ def _retrieve(
     arrays = _combine(src, opt, bm25, vec, pairs)
     c_part = arrays["context"]
     fused = arrays["bm25"] + arrays["vector"]  # what a neighbour's context comes from
-    total = sum(arrays.values())
+    total: np.ndarray = sum(arrays.values())  # type: ignore[assignment]  # never empty
     eligible = np.ones(n, dtype=bool) if opt.mode != "bm25" else bm25 > 0
     if allowed is not None:
         mask = np.zeros(n, dtype=bool)
@@ -294,7 +294,7 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
         parts["first_round_rank"] = first.get(path, 0)  # 0: not among the first round's candidates
         if _speaker(src, path) in subj.names:
             parts["subject"] = subj.lift
-            parts["subject_via"] = subj.reason()  # type: ignore[assignment]
+            parts["subject_via"] = subj.reason()
     return scored, parts_of
 
 
@@ -470,9 +470,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         if span is not None:
             share = _time_share(parts, named, best)
             parts["time"] = opt.time_boost * share if (opt.time_mode == "boost" and dated) else 0.0
-            parts["time_range"] = _range_text(span)  # type: ignore[assignment]
+            parts["time_range"] = _range_text(span)
         if opt.as_of is not None:
-            parts["as_of"] = opt.as_of.isoformat()  # type: ignore[assignment]
+            parts["as_of"] = opt.as_of.isoformat()
         if opt.combine == "sum":  # the weight the parts were made with: a caller reads z back from them
             parts["bm25_weight"] = opt.bm25_weight
         raw = _base(parts) + parts.get(

@@ -118,7 +118,7 @@ def event_resolver(records: Collection[Record], today: dt.date) -> EventResolver
             words = key_words(rec.title)
             if not wanted <= words:
                 continue
-            when = min((day(d) for d in rec.dates if day(d)), default=None) or day(rec.created)
+            when = min((d for d in map(day, rec.dates) if d), default=None) or day(rec.created)
             if when is None or when > today:
                 continue
             rank = (-len(words - wanted), when)

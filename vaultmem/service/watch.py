@@ -205,10 +205,10 @@ class EventCollector(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
             return
-        rels = [self._rel(event.src_path)]
+        found = [self._rel(event.src_path)]
         if getattr(event, "dest_path", None):
-            rels.append(self._rel(event.dest_path))
-        rels = [r for r in rels if r]
+            found.append(self._rel(event.dest_path))
+        rels = [r for r in found if r]
         if not rels:
             return
         if CONFIG_FILE in rels:  # the vault's settings, in its root folder
