@@ -105,12 +105,17 @@ def test_the_table_points_one_way():
     assert all(order.index(dep) < order.index(unit) for unit, deps in ALLOWED.items() for dep in deps)
 
 
-def resolve_module(dotted: str) -> set[str]:
+def resolve_module(dotted: str, importer: str = "") -> set[str]:
     """The modules an import of ``dotted`` runs: the module itself (a package is its ``__init__``;
     a name imported from a module is that module) and the ``__init__`` of every subpackage on the
-    way (``vaultmem/__init__`` is lazy and left out)."""
+    way (``vaultmem/__init__`` is lazy and left out), except the importer's own packages, which
+    have run before it."""
     parts = dotted.split(".")
-    found = {".".join(parts[:i] + ["__init__"]) for i in range(1, len(parts))}
+    found = {
+        ".".join(parts[:i] + ["__init__"])
+        for i in range(1, len(parts))
+        if not importer.startswith(".".join(parts[:i]) + ".")
+    }
     if dotted in MODULES:
         found.add(dotted)
     elif f"{dotted}.__init__" in MODULES:
@@ -121,7 +126,7 @@ def resolve_module(dotted: str) -> set[str]:
 def runtime_graph() -> dict[str, set[str]]:
     """Module -> the modules it runs at import or call time (TYPE_CHECKING imports left out)."""
     return {
-        m: set().union(*(resolve_module(d) for d, typing_only in deps if not typing_only)) - {m}
+        m: set().union(*(resolve_module(d, m) for d, typing_only in deps if not typing_only)) - {m}
         for m, deps in GRAPH.items()
     }
 

@@ -35,7 +35,10 @@ def _missing(text: str) -> list[str]:
         f"{folder}/{name}" if folder else name
         for folder, names in _modules().items()
         for name in names
-        if name not in words and name.rsplit("/", 1)[-1] not in words and f"{name}.py" not in text
+        if name not in words
+        and name.rsplit("/", 1)[-1] not in words
+        and f"{name}.py" not in text
+        and not ("/" in name and f"{name.rsplit('/', 1)[0]}/" in text)  # a subpackage named whole
     )
 
 

@@ -74,7 +74,7 @@ WHOOSH_MODULES = ("whoosh.codec.", "whoosh.columns", "whoosh.idsets", "whoosh.fi
 class SafeUnpickler(pickle.Unpickler):
     """Builds plain data and instances of whoosh's codec classes; refuses any other global."""
 
-    def find_class(self, module: str, name: str):  # type: ignore[no-untyped-def]
+    def find_class(self, module: str, name: str):
         if (module, name) in PLAIN:
             return super().find_class(module, name)
         if module.startswith(WHOOSH_MODULES):
@@ -84,7 +84,7 @@ class SafeUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"an index file names {module}.{name}: not vaultmem's, not loaded")
 
 
-def safe_load(file) -> object:  # type: ignore[no-untyped-def]
+def safe_load(file) -> object:
     return SafeUnpickler(file).load()
 
 
