@@ -536,6 +536,11 @@ class Watcher:
         batch = self.batcher.drain()
         if batch is None:
             return
+        if batch.full and self._fill:  # a first index's vectors: the run loop fills them in behind,
+            self.batcher.add(full=True)  # outside the gate; a read answers from keywords meanwhile
+            if not batch.paths:
+                return
+            batch = Batch(paths=batch.paths)
         for part in self._slices(batch):
             with self.gate.write():
                 self._apply(part)
