@@ -113,7 +113,14 @@ def test_recall_opens_no_network_socket_and_writes_only_its_own_folders(tmp_path
     home = tmp_path / "home"
     cache = os.environ.get("VAULTMEM_CACHE") or str(home / ".cache" / "vaultmem")
     state = str(home / ".local" / "state" / "vaultmem")  # this user's own: the key that signs its indexes
-    allowed = (str(vault), cache, str(home / ".config" / "vaultmem"), state, "/dev/null", "/dev/tty")  # not TMPDIR
+    allowed = (
+        str(vault),
+        cache,
+        str(home / ".config" / "vaultmem"),
+        state,
+        "/dev/null",
+        "/dev/tty",
+    )  # not TMPDIR
     sockets, written = traced_effects(log, vault)
     assert sockets == [], "\n".join(sockets[:10])
     made_on_the_way = {
