@@ -334,6 +334,7 @@ def test_an_import_reads_the_vaults_catalogue_once_not_per_conversation(empty_va
     listed a bounded number of times whatever the number of conversations (30 here)."""
     from typer.testing import CliRunner
 
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))  # plain pytest: the repo's root
     from benchmarks.import_bench import chatgpt_export
     from vaultmem.cli.app import app
     from vaultmem.core.store import Store
