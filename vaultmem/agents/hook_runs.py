@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,13 +167,9 @@ def _vaultmem_hooks(path: Path, root: Path) -> list[tuple[str, str, float | None
 
 
 def _hook_of(entry: Any, root: Path) -> tuple[str, str, float | None] | None:
-    if not isinstance(entry, dict):
-        return None
-    command = entry.get("command", entry.get("bash"))
-    try:
-        words = shlex.split(command) if isinstance(command, str) else []
-    except ValueError:
-        return None
+    from .setups import hook_words
+
+    words = hook_words(entry)
     if len(words) < 3 or Path(words[0]).name != "vaultmem" or words[1] != "hook":
         return None
     opts = {words[i]: words[i + 1] for i in range(3, len(words) - 1)}

@@ -150,15 +150,21 @@ def claude_hooks(vault: Path, command: str = "vaultmem") -> dict[str, Any]:
     return agent_hooks("claude", vault, command)
 
 
-def _is_vaultmem_hook(entry: Any) -> bool:
-    """A hook entry vaultmem installed (``vaultmem wake|sleep|hook ...``, by any path), old or new."""
+def hook_words(entry: Any) -> list[str]:
+    """The words of a hook entry's command (``command``, or Copilot's ``bash``); none for an
+    entry that is no object or whose command does not parse."""
     if not isinstance(entry, dict):
-        return False
+        return []
     command = entry.get("command", entry.get("bash"))
     try:
-        words = shlex.split(command) if isinstance(command, str) else []
+        return shlex.split(command) if isinstance(command, str) else []
     except ValueError:
-        return False
+        return []
+
+
+def _is_vaultmem_hook(entry: Any) -> bool:
+    """A hook entry vaultmem installed (``vaultmem wake|sleep|hook ...``, by any path), old or new."""
+    words = hook_words(entry)
     return len(words) >= 2 and Path(words[0]).name == "vaultmem" and words[1] in ("wake", "sleep", "hook")
 
 
