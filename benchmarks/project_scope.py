@@ -205,7 +205,7 @@ def transcript(folder: Path, project: str, n: int, request: str, rule: str | Non
 
 def build(root: Path) -> dict[str, str]:
     """Write the vault; returns the owner of each note (path -> project or "user")."""
-    from vaultmem.agents.importers import import_agent
+    from vaultmem.agents.importers.base import import_agent
     from vaultmem.core.scaffold import init_vault
     from vaultmem.vault import Vault
 

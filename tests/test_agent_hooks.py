@@ -432,7 +432,8 @@ def test_codex_import_after_hook_capture_says_already_imported(demo_copy, tmp_pa
 
 def test_one_source_rule_per_agent():
     """Hooks and importers name a session with the same rule."""
-    from vaultmem.agents import hooks, importers
+    from vaultmem.agents import hooks
+    from vaultmem.agents.importers import base as importers
     from vaultmem.agents.transcripts.history import Transcript
 
     for adapter in adapters.ADAPTERS.values():

@@ -206,7 +206,7 @@ def _run_import(source: str, paths: list[str], project: str | None, since: str |
     if source == "mcp-memory":
         if len(paths) != 1:
             raise BadInput("--from mcp-memory takes one file (the server's memory.jsonl)")
-        from ..agents.mcp_memory import import_graph
+        from ..agents.importers.mcp_memory import import_graph
 
         progress = Progress("MCP memory")
         result = import_graph(v, paths[0], dry_run)
@@ -214,14 +214,14 @@ def _run_import(source: str, paths: list[str], project: str | None, since: str |
         progress.close()
         return result
     if source == "rules":
-        from ..agents.rules_import import import_rules
+        from ..agents.importers.rules import import_rules
 
         progress = Progress("instruction")
         result = import_rules(v, paths or ["."], project, dry_run)
         progress(len(result["files"]), len(result["files"]))
         progress.close()
         return result
-    from ..agents.importers import import_agent
+    from ..agents.importers.base import import_agent
 
     progress = Progress(f"{source} session")
     result = import_agent(v, source, paths, project=project, since=since, dry_run=dry_run,

@@ -15,15 +15,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import BadInput
-from .capture import redact_for_memory, redact_title_for_memory
-from .importers import project_anchor
-from .instructions import InstructionFile, Rule, find_files, read
-from .summary import clip, rule_title
+from ...core.errors import BadInput
+from ..capture import redact_for_memory, redact_title_for_memory
+from ..instructions import InstructionFile, Rule, find_files, read
+from ..summary import clip, rule_title
+from .base import project_anchor
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..index.manifest import Record
-    from ..vault import Vault
+    from ...index.manifest import Record
+    from ...vault import Vault
 
 SIMILAR = 0.6  # an old rule this close (difflib ratio of titles) to a new one is its earlier wording
 

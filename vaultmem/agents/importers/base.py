@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import BadInput
-from ..core.filters import parse_since, parse_time
-from ..memory.projects import find_anchor
-from .adapters import session_source
-from .capture import (
+from ...core.errors import BadInput
+from ...core.filters import parse_since, parse_time
+from ...memory.projects import find_anchor
+from ..adapters import session_source
+from ..capture import (
     known_rule,
     propose_rule,
     redact_for_memory,
@@ -32,11 +32,11 @@ from .capture import (
     session_title,
     write_summary,
 )
-from .summary import Summary, rule_title, summarise
-from .transcripts.history import NotATranscript, Transcript
+from ..summary import Summary, rule_title, summarise
+from ..transcripts.history import NotATranscript, Transcript
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..vault import Vault
+    from ...vault import Vault
 
 ACTIVE_SECONDS = 300  # a transcript modified this recently is still being written
 CHATS = (
@@ -245,7 +245,7 @@ def existing(paths: Iterable[str], default: Path, what: str) -> Iterator[Path]:
 def claude_code_files(roots: list[Path], project: str | None) -> list[Path]:
     """Main session files under the roots; with ``project``, only project folders whose name
     can be that folder's (the name is lossy: the sessions' own ``cwd`` decides after)."""
-    from .transcripts.claude import encode_cwd, session_files
+    from ..transcripts.claude import encode_cwd, session_files
 
     prefix = encode_cwd(os.path.abspath(os.path.expanduser(project))) if project else ""
     files = []
@@ -261,12 +261,12 @@ def import_agent(vault: Vault, source: str, paths: list[str], *, project: str | 
     """``import --from claude-code|codex [PATH...]``: the agent's history (default: its own folder)."""
     notes: list[str] = []
     if source == "claude-code":
-        from .transcripts import claude
+        from ..transcripts import claude
 
         roots = list(existing(paths, claude.default_root(), "Claude Code transcripts"))
         files, read = claude_code_files(roots, project), claude.read_session
     elif source in CHATS:
-        from .transcripts import exports
+        from . import chats as exports
 
         if not paths:
             raise BadInput(f"--from {source} needs the export's conversations.json (or its folder)")
@@ -274,7 +274,7 @@ def import_agent(vault: Vault, source: str, paths: list[str], *, project: str | 
         files = [f for r in roots for f in exports.export_files(r)]
         read = exports.read_chatgpt if source == "chatgpt" else exports.read_claude_ai
     else:
-        from .transcripts import rollouts
+        from ..transcripts import rollouts
 
         roots = list(existing(paths, rollouts.default_root(), "Codex rollouts"))
         found = [rollouts.rollout_files(r) for r in roots]

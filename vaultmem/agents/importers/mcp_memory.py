@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import BadInput
-from .events import iter_lines, load_line
+from ...core.errors import BadInput
+from ..events import iter_lines, load_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..vault import Vault
+    from ...vault import Vault
 
 TYPES = {"person": "relationship", "people": "relationship", "user": "relationship", "organization": "relationship",
          "project": "project", "technology": "tech_context", "tool": "tech_context", "library": "tech_context",
@@ -37,7 +37,7 @@ class Entity:
 
     def body(self) -> str:
         """The note's text (through ``capture.redact_for_memory``)."""
-        from .capture import redact_for_memory
+        from ..capture import redact_for_memory
 
         return redact_for_memory(self._body())
 

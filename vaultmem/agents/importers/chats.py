@@ -21,7 +21,7 @@ from typing import Any
 
 from ...core.errors import BadInput
 from ..events import MAX_EVENT_TEXT, Event
-from .history import NotATranscript, Transcript
+from ..transcripts.history import NotATranscript, Transcript
 
 MAX_FILE = 1 << 30  # loaded whole without ijson: refuse beyond 1 GB
 MAX_NODES = 100_000  # a conversation tree walked at most this deep

@@ -1,0 +1,1 @@
+"""The importers of ``vaultmem import --from``."""
