@@ -19,8 +19,8 @@ end           SessionEnd        SessionEnd    SessionEnd        sessionEnd      
 A normalised payload is a dict with Claude Code's field names (``session_id``,
 ``transcript_path``, ``cwd``, ``prompt``, ``source``, ``stop_hook_active``, ``trigger``), every
 value a string, a bool or None whatever the agent sent, plus ``agent`` (the adapter's name: the
-session state is keyed by it), ``agent_label`` (the ``source`` written on notes) and
-``transcript_format`` (which reader ``transcript.read_events`` uses). Hook results come in
+session state is keyed by it, and ``transcript.read_events`` asks its adapter to read the log)
+and ``agent_label`` (the ``source`` written on notes). Hook results come in
 Claude Code's shape (``hookSpecificOutput.additionalContext``, ``decision``/``reason``) and each
 adapter reshapes them; Codex refuses any key it does not know, so each shape holds only the
 agent's own keys. Light: imported by the ``hook prompt`` fast path.

@@ -3,7 +3,7 @@ at stop, before compaction and at its end, with no LLM of vaultmem's own; once f
 
 The payload arrives normalised by the agent's adapter (``adapters.py``) in Claude Code's field
 names (``session_id``, ``transcript_path``, ``cwd``, the event's own fields) plus ``agent``,
-``agent_label`` and ``transcript_format``; each ``*_hook`` function returns the JSON object to
+``agent_label``; each ``*_hook`` function returns the JSON object to
 print in Claude Code's shape (or None: print nothing), which the adapter reshapes for its
 agent: context goes in ``hookSpecificOutput.additionalContext``; a Stop hook blocks with
 ``decision: "block"`` and a ``reason``, and must not block again when ``stop_hook_active`` is set.
@@ -166,7 +166,7 @@ def events_of(payload: dict[str, Any]) -> list[Event]:
     """The events of the payload's transcript, read in its agent's format."""
     from .transcript import read_events
 
-    return read_events(payload.get("transcript_path"), fmt=payload.get("transcript_format") or "claude")
+    return read_events(payload.get("transcript_path"), fmt=payload.get("agent") or "claude")
 
 
 def context_output(event: str, text: str) -> dict[str, Any]:
@@ -326,7 +326,7 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     session = session_of(payload)
     with SessionState(root) as state:
         seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL,
-                                                          payload.get("transcript_format") or "claude")  # fmt: skip
+                                                          payload.get("agent") or "claude")  # fmt: skip
         fresh = [h for h in hits if h["id"] not in seen]
         refresh_if_moved(root)  # a note pulled by hand since the last look is marked before it is shown
         text, ids = fit_lines(fresh, budget, KEYWORD_HEADER if keywords_only else PROMPT_HEADER, Trust(root))

@@ -1,8 +1,9 @@
 """What every agent module (``kinds/<agent>.py``) builds on: ``Adapter``, whose defaults are
 Claude Code's (the baseline the others are written against): its hook payload read into the
-fields vaultmem's hooks use, their answer in the agent's shape, its session ``source`` rule, and
-the files and hook entries ``vaultmem setup`` writes. Light: imported by the ``hook prompt``
-fast path.
+fields vaultmem's hooks use, their answer in the agent's shape, its session ``source`` rule, the
+files and hook entries ``vaultmem setup`` writes, the reader of its session log and, for an agent
+whose past sessions ``import --from <label>`` reads, where they are. Light: imported by the
+``hook prompt`` fast path (the readers are imported when called).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any, ClassVar
+
+    from ..events import Event
+    from ..transcripts.history import Transcript
 
 HOOKS = ("start", "prompt", "stop", "pre-compact", "end")
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a session id that may name a folder
@@ -35,7 +39,6 @@ class Adapter:
     name = "claude"
     label = "claude-code"
     title = "Claude Code"
-    transcript = "claude"  # the reader of its session log (``transcripts.FORMATS``)
     hooks_note = ""  # what ``setup`` says its hooks do
     setup_note: str | None = None  # a note ``setup`` adds
     events: ClassVar[dict[str, str]] = {"start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop",
@@ -60,6 +63,45 @@ class Adapter:
     def compacting(self, payload: Mapping[str, Any]) -> bool:
         """Whether a pre-compact event means the context is being compacted (a checkpoint is due)."""
         return True
+
+    # ------------------------------------------------------------------ its session log
+
+    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+        """The events of the last ``max_bytes`` of its live session log (``transcripts/claude.py``),
+        for the hooks; [] when there is none."""
+        from ..transcripts import claude
+
+        return claude.read_tail(path, max_bytes)
+
+    def line_events(self, obj: dict[str, Any]) -> Iterable[Event]:
+        """The events of one parsed line of its log on its own (the prompt hook reads only some)."""
+        from ..transcripts import claude
+
+        return claude.line_events(obj)
+
+    # ------------------------------------------------------------------ its history (import --from)
+
+    def history_root(self) -> Path | None:
+        """Where its past sessions are kept, read by ``import --from <label>`` when no path is
+        given; None: vaultmem imports none of this agent's sessions (``importers/histories.py``)."""
+        return None
+
+    def history_files(self, root: Path, project: str | None) -> tuple[list[Path], list[str]]:
+        """(The main session files under ``root``, notes for the import's report); with
+        ``project``, files that cannot be that folder's sessions may be left out (the sessions'
+        own ``cwd`` decides after). Claude Code's layout: ``<root>/<encoded cwd>/<id>.jsonl``."""
+        from ..transcripts.claude import encode_cwd, session_files
+
+        prefix = encode_cwd(os.path.abspath(os.path.expanduser(project))) if project else ""
+        files = [f for f in session_files(root)
+                 if not prefix or f == root or f.parent == root or f.parent.name.startswith(prefix)]  # fmt: skip
+        return files, []
+
+    def read_session(self, path: Path) -> Transcript:
+        """One past session, whole (``transcripts.history.NotATranscript`` when it is none)."""
+        from ..transcripts import claude
+
+        return claude.read_session(path)
 
     # ------------------------------------------------------------------ setting up
 
@@ -119,7 +161,7 @@ class Adapter:
             "hook_event_name": text_or_none(raw.get("hook_event_name")),
         }
         out.update(self.extra(raw, env if env is not None else os.environ))
-        out.update({"agent": self.name, "agent_label": self.label, "transcript_format": self.transcript})
+        out.update({"agent": self.name, "agent_label": self.label})
         return out
 
     def extra(self, raw: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:

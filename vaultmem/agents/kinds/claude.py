@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .base import Adapter
 
 
@@ -9,7 +11,13 @@ class Claude(Adapter):
     """Claude Code: ``Adapter``'s defaults. Its payloads carry no other agent's marks, so
     ``adapters.detect`` falls back to it."""
 
-    name, label, title, transcript = "claude", "claude-code", "Claude Code", "claude"
+    name, label, title = "claude", "claude-code", "Claude Code"
     hooks_note = ("SessionStart prints the [MEMORY] block, UserPromptSubmit the few memories relevant to each prompt, "
                   "Stop asks once to save what the session did, PreCompact checkpoints, SessionEnd writes a session "
                   "summary from the transcript (`vaultmem hook ...`). --write merges them into the settings file.")  # fmt: skip
+
+    def history_root(self) -> Path | None:
+        """``~/.claude/projects`` (``$CLAUDE_CONFIG_DIR/projects``)."""
+        from ..transcripts import claude
+
+        return claude.default_root()

@@ -3,6 +3,7 @@ Every fact vaultmem knows about it is here; ``adapters.py`` registers it."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -10,8 +11,11 @@ from .base import Adapter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any, ClassVar
+
+    from ..events import Event
+    from ..transcripts.history import Transcript
 
 
 class Codex(Adapter):
@@ -19,7 +23,7 @@ class Codex(Adapter):
     structs deny unknown fields); the transcript is a rollout. SessionEnd hooks get 1 s (3 s at
     most), so the summary is written by a detached process."""
 
-    name, label, title, transcript = "codex", "codex", "Codex CLI", "codex"
+    name, label, title = "codex", "codex", "Codex CLI"
     hooks_note = (
         "The whole loop (Codex's hooks are on by default; `[features] hooks = false` turns them off): "
         "SessionStart and UserPromptSubmit add memory as developer context, Stop asks once to save, "
@@ -59,3 +63,33 @@ class Codex(Adapter):
             or "/.codex/" in path
             or re.search(r"(^|/)rollout-[^/]*\.jsonl$", path) is not None
         )
+
+    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+        """Its rollout (``transcripts/rollouts.py``: the one Codex reader, for the hooks and the importer)."""
+        from ..transcripts import rollouts
+
+        return rollouts.read_tail(path, max_bytes)
+
+    def line_events(self, obj: dict[str, Any]) -> Iterable[Event]:
+        from ..transcripts import rollouts
+
+        return rollouts.line_events(obj)
+
+    def history_root(self) -> Path | None:
+        """``$CODEX_HOME`` (``~/.codex``): its ``sessions/`` and ``archived_sessions/``."""
+        from ..transcripts import rollouts
+
+        return rollouts.default_root()
+
+    def history_files(self, root: Path, project: str | None) -> tuple[list[Path], list[str]]:
+        """The rollouts under ``root``; compressed ones only with ``zstandard`` installed."""
+        from ..transcripts import rollouts
+
+        files, zst = rollouts.rollout_files(root)
+        return files, [f"{len(zst)} compressed rollout(s) (.jsonl.zst) skipped: install zstandard "
+                       "(pip install 'vaultmem-md[codex]') to read them"] if zst else []  # fmt: skip
+
+    def read_session(self, path: Path) -> Transcript:
+        from ..transcripts import rollouts
+
+        return rollouts.read_rollout(path)

@@ -3,14 +3,17 @@ Every fact vaultmem knows about it is here; ``adapters.py`` registers it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .base import SAFE_ID, Adapter, text_or_none
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any, ClassVar
+
+    from ..events import Event
 
 
 class Copilot(Adapter):
@@ -21,7 +24,7 @@ class Copilot(Adapter):
     and ``preCompact`` carry the transcript's path; the others get it from the session id:
     ``$COPILOT_HOME/session-state/<id>/events.jsonl`` (default ``~/.copilot``)."""
 
-    name, label, title, transcript = "copilot", "copilot-cli", "Copilot CLI", "copilot"
+    name, label, title = "copilot", "copilot-cli", "Copilot CLI"
     hooks_note = (
         "The whole loop: sessionStart adds the [MEMORY] block (only the last sessionStart hook's context is "
         "kept; CLI 1.0.8 and older dropped it), userPromptSubmitted the memories relevant to each prompt (the"
@@ -89,3 +92,14 @@ class Copilot(Adapter):
 
     def claims(self, raw: Mapping[str, Any], env: Mapping[str, str], event: Any, path: str) -> bool:
         return "sessionId" in raw or "stop_reason" in raw or "/.copilot/session-state/" in path
+
+    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+        """Its session's ``events.jsonl`` (``transcripts/copilot.py``)."""
+        from ..transcripts import copilot
+
+        return copilot.read_events_log(path, max_bytes)
+
+    def line_events(self, obj: dict[str, Any]) -> Iterable[Event]:
+        from ..transcripts import copilot
+
+        return copilot.line_events(obj)

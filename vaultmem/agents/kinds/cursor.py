@@ -3,14 +3,17 @@ Every fact vaultmem knows about it is here; ``adapters.py`` registers it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .base import Adapter, text_or_none
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any, ClassVar
+
+    from ..events import Event
 
 
 class Cursor(Adapter):
@@ -20,7 +23,7 @@ class Cursor(Adapter):
     or that failed, nor when ``loop_count > 0`` (already continuing). ``sessionEnd`` is
     fire-and-forget."""
 
-    name, label, title, transcript = "cursor", "cursor", "Cursor", "cursor"
+    name, label, title = "cursor", "cursor", "Cursor"
     hooks_note = (
         "The whole loop: sessionStart adds the [MEMORY] block to the conversation, beforeSubmitPrompt the "
         "memories relevant to each prompt (`additional_context`, read by Cursor 3.20 though documented only "
@@ -79,3 +82,14 @@ class Cursor(Adapter):
     def claims(self, raw: Mapping[str, Any], env: Mapping[str, str], event: Any, path: str) -> bool:
         marks = ("cursor_version", "conversation_id", "workspace_roots")
         return bool(env.get("CURSOR_VERSION")) or any(k in raw for k in marks) or event in self.EVENTS
+
+    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+        """Its agent transcript (``transcripts/cursor.py``)."""
+        from ..transcripts import cursor
+
+        return cursor.read_transcript(path, max_bytes)
+
+    def line_events(self, obj: dict[str, Any]) -> Iterable[Event]:
+        from ..transcripts import cursor
+
+        return cursor.line_events(obj)

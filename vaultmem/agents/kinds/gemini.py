@@ -3,21 +3,24 @@ Every fact vaultmem knows about it is here; ``adapters.py`` registers it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .base import Adapter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any, ClassVar
+
+    from ..events import Event
 
 
 class Gemini(Adapter):
     """Gemini CLI: ``BeforeAgent`` for the prompt, ``AfterAgent`` for stop (its ``reason`` is
     sent back as a new prompt), ``PreCompress``; the CLI does not wait for ``SessionEnd``."""
 
-    name, label, title, transcript = "gemini", "gemini-cli", "Gemini CLI", "gemini"
+    name, label, title = "gemini", "gemini-cli", "Gemini CLI"
     hooks_note = (
         "The whole loop: SessionStart and BeforeAgent add memory as hook context, AfterAgent asks once to "
         "save (Gemini sends the reason back as a prompt), PreCompress checkpoints, SessionEnd has the summary"
@@ -63,3 +66,14 @@ class Gemini(Adapter):
     def claims(self, raw: Mapping[str, Any], env: Mapping[str, str], event: Any, path: str) -> bool:
         return (event in self.EVENTS or bool(env.get("GEMINI_SESSION_ID")) or bool(env.get("GEMINI_PROJECT_DIR"))
                 or "/.gemini/tmp/" in path)  # fmt: skip
+
+    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+        """Its chat recording (``transcripts/gemini.py``)."""
+        from ..transcripts import gemini
+
+        return gemini.read_chat(path, max_bytes)
+
+    def line_events(self, obj: dict[str, Any]) -> Iterable[Event]:
+        from ..transcripts import gemini
+
+        return gemini.line_events(obj)
