@@ -205,7 +205,7 @@ def transcript(folder: Path, project: str, n: int, request: str, rule: str | Non
 
 def build(root: Path) -> dict[str, str]:
     """Write the vault; returns the owner of each note (path -> project or "user")."""
-    from vaultmem.agents.importers.base import import_agent
+    from vaultmem.agents.importers import import_from
     from vaultmem.core.scaffold import init_vault
     from vaultmem.vault import Vault
 
@@ -224,7 +224,7 @@ def build(root: Path) -> dict[str, str]:
                 transcript(history, project, n, request, rule)
         for type_, title, text in USER:
             owner[v.remember(type_, title, text, scope="user")["path"]] = "user"
-        report = import_agent(v, "claude-code", [str(history)])
+        report = import_from(v, "claude-code", [str(history)])
         rules = {rule: p for p, spec in PROJECTS.items() for _, rule in spec["sessions"] if rule}
         for w in report["written"]:
             owner[w["path"]] = (w["anchor"] or "").removeprefix("Project: ")

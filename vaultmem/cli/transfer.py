@@ -1,6 +1,7 @@
 """CLI commands that move memory in and out: ``export`` (a JSON backup, or a project's rules into
 AGENTS.md) and ``import`` (a backup, or what other tools already hold: agent histories,
-instruction files, the MCP memory server's graph). The work is in ``agents/``; this parses and renders.
+instruction files, the MCP memory server's graph). The work is in ``agents/`` (the importers in
+``agents/importers/``); this parses and renders.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from ..core.errors import BadInput
 from ..core.fence import printable
 from .common import AnchorOpt, JsonOpt, VaultOpt, agents_md_line, app, echo_json, err, open_session
 
-SOURCES = ("claude-code", "codex", "rules", "mcp-memory", "chatgpt", "claude-ai")
 TARGETS = ("agents-md",)
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="List what would be written; write nothing.")]
 
@@ -174,17 +174,13 @@ def import_cmd(
             raise BadInput("--undo takes no files and no --from (give the batch id or the source to --undo)")
         report_undo(undomod.undo(v, undomod.find(v, undo, "import")), as_json)
         return
-    if source is not None and source not in SOURCES:
-        raise BadInput(f"--from: {source!r} is not one of: {', '.join(SOURCES)}")
-    label = source or (
-        str(Path(paths[0]).expanduser().resolve()) if len(paths) == 1 and paths[0] != "-" else "-"
-    )
-    with undomod.recording(v, "import", label) as batch:
-        if source is None:
+    if source is None:
+        label = str(Path(paths[0]).expanduser().resolve()) if len(paths) == 1 and paths[0] != "-" else "-"
+        with undomod.recording(v, "import", label) as batch:
             result = _restore(paths, v)
-        else:
-            result = _run_import(source, paths, project, since, dry_run, v)
-    result["undo"] = None if batch.empty() else batch.id
+        result["undo"] = None if batch.empty() else batch.id
+    else:
+        result = _run_import(source, paths, project, since, dry_run, v)
     if as_json:
         echo_json(result)
         return
@@ -201,76 +197,20 @@ def import_cmd(
 
 def _run_import(source: str, paths: list[str], project: str | None, since: str | None, dry_run: bool,
                 v: Any) -> dict[str, Any]:  # fmt: skip
-    if source in ("rules", "mcp-memory") and since:
-        raise BadInput(f"--since applies to session histories, not to --from {source}")
-    if source == "mcp-memory":
-        if len(paths) != 1:
-            raise BadInput("--from mcp-memory takes one file (the server's memory.jsonl)")
-        from ..agents.importers.mcp_memory import import_graph
+    from ..agents import importers
 
-        progress = Progress("MCP memory")
-        result = import_graph(v, paths[0], dry_run)
-        progress(1, 1)
-        progress.close()
-        return result
-    if source == "rules":
-        from ..agents.importers.rules import import_rules
-
-        progress = Progress("instruction")
-        result = import_rules(v, paths or ["."], project, dry_run)
-        progress(len(result["files"]), len(result["files"]))
-        progress.close()
-        return result
-    from ..agents.importers.base import import_agent
-
-    progress = Progress(f"{source} session")
-    result = import_agent(v, source, paths, project=project, since=since, dry_run=dry_run,
-                          progress=progress)  # fmt: skip
+    importer = importers.get(source)
+    progress = Progress(importer.what)
+    result = importer.run(v, paths, project=project, since=since, dry_run=dry_run, progress=progress)
     progress.close()  # an error instead is its one line
     return result
 
 
 def render_import(r: dict[str, Any]) -> list[str]:
-    """The human lines of an import's result."""
-    would = "would write" if r["dry_run"] else "wrote"
-    if r["source"] == "rules":
-        lines = []
-        for f in r["files"]:
-            lines.append(f"{f['file']}: {len(f['added'])} new, {len(f['updated'])} updated, {len(f['retired'])} retired, "
-                         f"{f['unchanged']} unchanged rule(s) (anchor: {f['anchor'] or 'none'})")  # fmt: skip
-            lines += [f"  + ({a['type']}) {a['title']}" for a in f["added"]]
-            lines += [f"  ~ {u['old']['title']} -> {u['title']}" for u in f["updated"]]
-            lines += [f"  - {x['title']}" for x in f["retired"]]
-        if not (r["added"] or r["updated"] or r["retired"]):
-            lines.append("nothing new: every rule is already in the vault")
-        return lines
-    if r["source"] == "mcp-memory":
-        lines = [f"{would} {len(r['written'])} note(s), updated {len(r['updated'])}, {r['unchanged']} unchanged "
-                 f"({r['relations']} relation(s); {r['skipped_lines']} line(s) skipped)"]  # fmt: skip
-        lines += [f"  + ({w['type']}) {w['title']}" for w in r["written"]]
-        if not (r["written"] or r["updated"]):
-            lines.append("nothing new: every entity is already in the vault")
-        return lines
-    lines = [f"{would} {len(r['written'])} session summary(ies) and {len(r['candidates'])} candidate rule(s) "
-             f"from {r['files']} {r['source']} session file(s)"]  # fmt: skip
-    lines += [f"  + {w['title']}" + (f"  -> [[{w['anchor']}]]" if w["anchor"] else "") for w in r["written"]]
-    lines += [f"  ? ({c['type']}) {c['title']}" for c in r["candidates"]]
-    extra = [(len(r["already_imported"]), "already imported"), (len(r["known_rules"]), "rule(s) already known"),
-             (len(r["still_active"]), "still being written (left for later)"), (len(r["empty"]), "without a request"),
-             (r["filtered"], "outside --project/--since"), (len(r["skipped"]), "not readable as transcripts")]  # fmt: skip
-    said = [f"{n} {what}" for n, what in extra if n]
-    if said:
-        lines.append("; ".join(said))
-    lines += [f"  skipped {s['reason']}" for s in r["skipped"][:10]]
-    if r["anchors_created"]:
-        lines.append(
-            f"{'would create' if r['dry_run'] else 'created'} project note(s): "
-            + ", ".join(r["anchors_created"])
-        )
-    if not r["written"] and r["already_imported"]:
-        lines.append("nothing new: every session here is already in the vault")
-    lines += r.get("notes", [])
-    return lines
+    """The human lines of an import's result (each importer words its own)."""
+    from ..agents import importers
+
+    return importers.get(r["source"]).lines(r)
 
 
 def _restore(paths: list[str], v: Any) -> dict[str, Any]:

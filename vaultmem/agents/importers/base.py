@@ -1,13 +1,18 @@
-"""``vaultmem import --from claude-code|codex``: agents' session histories as session summaries
-and candidate rules, with the summariser of ``hook end`` (``capture.py``).
+"""What every importer of ``vaultmem import --from NAME`` does (``Importer``, the one base): find
+its sources (``find``), read them into conversations (``read``: ``transcripts.history.Transcript``),
+write notes through the vault's memory operations, report what it found and did (``Report``,
+``lines``), all inside one undo batch (``run``; ``vaultmem import --undo BATCH`` takes it back).
+Each source is one module of this folder (``__init__.py`` lists them); an agent's own history is
+asked of its module in ``kinds/`` (``histories.py``).
 
-Two phases: every transcript is read and summarised first (a file given by name that is not a
-transcript stops the import before anything is written), then the summaries are written oldest
-first, each dated by its session's own timestamps and linked to its project's anchor note (found
-by the project folder's name, else created as ``Project: <folder>``). A session whose summary is
-already in the vault (imported before, or captured by ``hook end``: the same ``source``) is not
-imported again; a session still being written (its file changed in the last ``ACTIVE_SECONDS``)
-is left for a later run.
+The default import is of conversations, with the summariser of ``hook end`` (``capture.py``):
+session summaries and candidate rules. Two phases: every conversation is read and summarised
+first (a file given by name that is not a transcript stops the import before anything is
+written), then the summaries are written oldest first, each dated by its session's own
+timestamps and linked to its project's anchor note (found by the project folder's name, else
+created as ``Project: <folder>``). A session whose summary is already in the vault (imported
+before, or captured by ``hook end``: the same ``source``) is not imported again; a session still
+being written (its file changed in the last ``ACTIVE_SECONDS``) is left for a later run.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.errors import BadInput
 from ...core.filters import parse_since, parse_time
+from ...memory import undo
 from ...memory.projects import find_anchor
 from ..adapters import session_source
 from ..capture import (
@@ -39,10 +45,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...vault import Vault
 
 ACTIVE_SECONDS = 300  # a transcript modified this recently is still being written
-CHATS = (
-    "chatgpt",
-    "claude-ai",
-)  # exports of whole chat histories: conversations, never "still being written"
 Progress = Callable[[int, int], None]
 
 
@@ -102,9 +104,11 @@ def _under(cwd: str, project: Path | None) -> bool:
 
 def plan_sessions(vault: Vault, files: Iterable[Path], read: Callable[[Path], Any], report: Report, *,
                   strict: bool = False, project: Path | None = None, since: str | None = None,
-                  progress: Progress | None = None, total: int = 0, now: float | None = None) -> list[Planned]:  # fmt: skip
+                  progress: Progress | None = None, total: int = 0, now: float | None = None,
+                  settle: float = ACTIVE_SECONDS) -> list[Planned]:  # fmt: skip
     """Read and summarise every session; ``strict``: a file that cannot be read or is not a
-    transcript is an error (BadInput) instead of a skipped file."""
+    transcript is an error (BadInput) instead of a skipped file; ``settle``: a file changed
+    this recently is still being written (0: a chat export, never)."""
     now = time.time() if now is None else now
     after = parse_since(since) if since else None
     summaries = [r for r in vault.records().values() if r.type == "session_summary" and r.source]
@@ -118,7 +122,7 @@ def plan_sessions(vault: Vault, files: Iterable[Path], read: Callable[[Path], An
         if progress:
             progress(report.files, total)
         try:
-            if report.source not in CHATS and now - path.stat().st_mtime < ACTIVE_SECONDS:
+            if settle and now - path.stat().st_mtime < settle:
                 report.still_active.append(str(path))
                 continue
             read_items = read(path)
@@ -170,8 +174,10 @@ def project_anchor(vault: Vault, cwd: str) -> str | None:
     return found or (f"Project: {name}" if name else None)
 
 
-def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run: bool = False) -> None:
-    """Write (or, dry, list) each planned session's summary and its new candidate rules."""
+def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run: bool = False,
+                   label: str = "Session") -> None:  # fmt: skip
+    """Write (or, dry, list) each planned session's summary and its new candidate rules;
+    ``label``: what a summary's title calls it ("Session", "Conversation")."""
     titles = {r.title for r in vault.records().values()}
     proposed: set[str] = set()
     for p in planned:
@@ -179,26 +185,22 @@ def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run
         if p.anchor and p.anchor not in titles and p.anchor not in report.anchors_created:
             report.anchors_created.append(p.anchor)
         entry = {"session": p.transcript.id, "source": p.source, "when": p.when.isoformat().replace("+00:00", "Z"),
-                 "title": redact_title_for_memory(session_title(p.summary, p.when, _label(p))), "anchor": p.anchor,
+                 "title": redact_title_for_memory(session_title(p.summary, p.when, label)), "anchor": p.anchor,
                  "file": p.transcript.path}  # fmt: skip
         if not dry_run:
             result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False,
-                                   label=_label(p))  # fmt: skip
+                                   label=label)  # fmt: skip
             entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         report.written.append(entry)
         for type_, sentence in p.summary.rules:
-            _rule(vault, report, proposed, type_, sentence, p, dry_run)
+            _rule(vault, report, proposed, type_, sentence, p, dry_run, label)
     if not dry_run:  # the aging rules once per project, not once per summary
         for anchor in dict.fromkeys(p.anchor for p in planned if p.anchor):
             report.aged += len(vault.age_anchor(anchor))
 
 
-def _label(p: Planned) -> str:
-    return "Conversation" if p.transcript.agent in CHATS else "Session"
-
-
 def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,
-          dry_run: bool) -> None:  # fmt: skip
+          dry_run: bool, label: str) -> None:  # fmt: skip
     if dry_run:  # what propose_rule would title it (it redacts and titles the sentence itself)
         title = redact_title_for_memory(rule_title(redact_for_memory(sentence)))
         known = known_rule(vault, title, sentence)
@@ -208,7 +210,7 @@ def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence
             report.candidates.append({"type": type_, "title": title, "source": p.source})
         proposed.add(title.casefold())
         return
-    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}",
+    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {label.lower()}",
                           anchor=p.anchor)  # fmt: skip
     row = {"id": result["id"], "type": result["type"], "title": result["title"], "path": result["path"]}
     if result.get("duplicate_of"):
@@ -219,16 +221,17 @@ def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence
 
 def import_history(vault: Vault, source: str, files: list[Path], read: Callable[[Path], Any], *,
                    strict: bool = False, project: str | None = None, since: str | None = None,
-                   dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
-    """Import agent sessions (``files``: their main transcript files); see the module's text."""
+                   dry_run: bool = False, progress: Progress | None = None, settle: float = ACTIVE_SECONDS,
+                   label: str = "Session") -> dict[str, Any]:  # fmt: skip
+    """Import conversations (``files``: the files holding them); see the module's text."""
     report = Report(source, dry_run)
     if since:
         parse_since(since)  # a bad --since is an error before anything is read
     root = Path(os.path.abspath(os.path.expanduser(project))) if project else None
     planned = plan_sessions(vault, files, read, report, strict=strict, project=root, since=since,
-                            progress=progress, total=len(files))  # fmt: skip
+                            progress=progress, total=len(files), settle=settle)  # fmt: skip
     with vault.batch():  # the catalogue is kept, not rebuilt for every note written
-        write_sessions(vault, planned, report, dry_run)
+        write_sessions(vault, planned, report, dry_run, label)
     return report.as_dict()
 
 
@@ -242,50 +245,87 @@ def existing(paths: Iterable[str], default: Path, what: str) -> Iterator[Path]:
         yield p
 
 
-def claude_code_files(roots: list[Path], project: str | None) -> list[Path]:
-    """Main session files under the roots; with ``project``, only project folders whose name
-    can be that folder's (the name is lossy: the sessions' own ``cwd`` decides after)."""
-    from ..transcripts.claude import encode_cwd, session_files
+@dataclass
+class Found:
+    """What an importer will read: the files, the roots they were found under, notes to report."""
 
-    prefix = encode_cwd(os.path.abspath(os.path.expanduser(project))) if project else ""
-    files = []
-    for root in roots:
-        for f in session_files(root):
-            if not prefix or f == root or f.parent == root or f.parent.name.startswith(prefix):
-                files.append(f)
-    return files
+    files: list[Path]
+    roots: list[Path]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def strict(self) -> bool:
+        """One file given by name: a file that is not a transcript stops the import."""
+        return len(self.roots) == 1 and self.roots[0].is_file()
 
 
-def import_agent(vault: Vault, source: str, paths: list[str], *, project: str | None = None,
-                 since: str | None = None, dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
-    """``import --from claude-code|codex [PATH...]``: the agent's history (default: its own folder)."""
-    notes: list[str] = []
-    if source == "claude-code":
-        from ..transcripts import claude
+class Importer:
+    """One source of ``vaultmem import --from NAME``. The defaults import conversations
+    (``find`` and ``read`` are the source's own); an importer of something else (instruction
+    files, a memory graph) overrides ``into`` and ``lines``."""
 
-        roots = list(existing(paths, claude.default_root(), "Claude Code transcripts"))
-        files, read = claude_code_files(roots, project), claude.read_session
-    elif source in CHATS:
-        from . import chats as exports
+    name = ""  # what --from names
+    label = "Session"  # what a summary's title calls one conversation
+    settle: float = ACTIVE_SECONDS  # a file changed this recently is still being written (0: never)
+    takes_since = True  # --since applies
 
-        if not paths:
-            raise BadInput(f"--from {source} needs the export's conversations.json (or its folder)")
-        roots = list(existing(paths, Path("."), "the export"))
-        files = [f for r in roots for f in exports.export_files(r)]
-        read = exports.read_chatgpt if source == "chatgpt" else exports.read_claude_ai
-    else:
-        from ..transcripts import rollouts
+    @property
+    def what(self) -> str:
+        """What the progress line counts (``<what> file(s) done``)."""
+        return f"{self.name} session"
 
-        roots = list(existing(paths, rollouts.default_root(), "Codex rollouts"))
-        found = [rollouts.rollout_files(r) for r in roots]
-        files, zst = [f for fs, _ in found for f in fs], [f for _, zs in found for f in zs]
-        read = rollouts.read_rollout
-        notes += [f"{len(zst)} compressed rollout(s) (.jsonl.zst) skipped: install zstandard "
-                 "(pip install 'vaultmem-md[codex]') to read them"] if zst else []  # fmt: skip
-    strict = len(roots) == 1 and roots[0].is_file()
-    result = import_history(vault, source, files, read, strict=strict, project=project, since=since,
-                            dry_run=dry_run, progress=progress)  # fmt: skip
-    result["notes"] = notes + (
-        [] if files else [f"no {source} sessions found under {', '.join(map(str, roots))}"]
-    )
-    return result
+    def find(self, paths: list[str], project: str | None) -> Found:
+        """The files to read: ``paths`` (files or folders) or the source's own place."""
+        raise NotImplementedError
+
+    def read(self, path: Path) -> Transcript | list[Transcript]:
+        """The conversation(s) of one file (``NotATranscript`` when it holds none)."""
+        raise NotImplementedError
+
+    def run(self, vault: Vault, paths: list[str], *, project: str | None = None, since: str | None = None,
+            dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
+        """Import (see the module's text) as one undo batch; the report, with the batch's id as
+        ``undo`` (None when nothing was written)."""
+        if since and not self.takes_since:
+            raise BadInput(f"--since applies to session histories, not to --from {self.name}")
+        with undo.recording(vault, "import", self.name) as batch:
+            result = self.into(vault, paths, project=project, since=since, dry_run=dry_run, progress=progress)
+        result["undo"] = None if batch.empty() else batch.id
+        return result
+
+    def into(self, vault: Vault, paths: list[str], *, project: str | None, since: str | None, dry_run: bool,
+             progress: Progress | None) -> dict[str, Any]:  # fmt: skip
+        """Write what the sources hold into ``vault``; the report."""
+        found = self.find(paths, project)
+        result = import_history(vault, self.name, found.files, self.read, strict=found.strict, project=project,
+                                since=since, dry_run=dry_run, progress=progress, settle=self.settle,
+                                label=self.label)  # fmt: skip
+        result["notes"] = found.notes + (
+            [] if found.files else [f"no {self.name} sessions found under {', '.join(map(str, found.roots))}"]
+        )
+        return result
+
+    def lines(self, r: dict[str, Any]) -> list[str]:
+        """The human lines of an import's report."""
+        would = "would write" if r["dry_run"] else "wrote"
+        lines = [f"{would} {len(r['written'])} session summary(ies) and {len(r['candidates'])} candidate rule(s) "
+                 f"from {r['files']} {r['source']} session file(s)"]  # fmt: skip
+        lines += [
+            f"  + {w['title']}" + (f"  -> [[{w['anchor']}]]" if w["anchor"] else "") for w in r["written"]
+        ]
+        lines += [f"  ? ({c['type']}) {c['title']}" for c in r["candidates"]]
+        extra = [(len(r["already_imported"]), "already imported"), (len(r["known_rules"]), "rule(s) already known"),
+                 (len(r["still_active"]), "still being written (left for later)"),
+                 (len(r["empty"]), "without a request"), (r["filtered"], "outside --project/--since"),
+                 (len(r["skipped"]), "not readable as transcripts")]  # fmt: skip
+        said = [f"{n} {what}" for n, what in extra if n]
+        if said:
+            lines.append("; ".join(said))
+        lines += [f"  skipped {s['reason']}" for s in r["skipped"][:10]]
+        if r["anchors_created"]:
+            lines.append(f"{'would create' if r['dry_run'] else 'created'} project note(s): "
+                         + ", ".join(r["anchors_created"]))  # fmt: skip
+        if not r["written"] and r["already_imported"]:
+            lines.append("nothing new: every session here is already in the vault")
+        lines += r.get("notes", [])
+        return lines

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.errors import BadInput
 from ..events import iter_lines, load_line
+from .base import Importer, Progress
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...vault import Vault
@@ -124,3 +125,27 @@ def import_graph(vault: Vault, file: str, dry_run: bool = False) -> dict[str, An
             row.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         out["written"].append(row)
     return out
+
+
+class McpMemory(Importer):
+    """The MCP memory server's graph (see the module's text)."""
+
+    name, what, takes_since = "mcp-memory", "MCP memory", False
+
+    def into(self, vault: Vault, paths: list[str], *, project: str | None, since: str | None, dry_run: bool,
+             progress: Progress | None) -> dict[str, Any]:  # fmt: skip
+        if len(paths) != 1:
+            raise BadInput("--from mcp-memory takes one file (the server's memory.jsonl)")
+        result = import_graph(vault, paths[0], dry_run)
+        if progress:
+            progress(1, 1)
+        return result
+
+    def lines(self, r: dict[str, Any]) -> list[str]:
+        would = "would write" if r["dry_run"] else "wrote"
+        lines = [f"{would} {len(r['written'])} note(s), updated {len(r['updated'])}, {r['unchanged']} unchanged "
+                 f"({r['relations']} relation(s); {r['skipped_lines']} line(s) skipped)"]  # fmt: skip
+        lines += [f"  + ({w['type']}) {w['title']}" for w in r["written"]]
+        if not (r["written"] or r["updated"]):
+            lines.append("nothing new: every entity is already in the vault")
+        return lines

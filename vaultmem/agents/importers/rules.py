@@ -19,7 +19,7 @@ from ...core.errors import BadInput
 from ..capture import redact_for_memory, redact_title_for_memory
 from ..instructions import InstructionFile, Rule, find_files, read
 from ..summary import clip, rule_title
-from .base import project_anchor
+from .base import Importer, Progress, project_anchor
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...index.manifest import Record
@@ -148,3 +148,28 @@ def _apply_update(vault: Vault, f: InstructionFile, old: Record, rule: Rule, anc
     if not result.get("duplicate_of") and old.key not in {s["id"] for s in result["superseded"]}:
         vault.supersede(old.key, result["id"])
     return {**row, "id": result["id"], "path": result["path"]}
+
+
+class Rules(Importer):
+    """Instruction files as active rules (see the module's text)."""
+
+    name, what, takes_since = "rules", "instruction", False
+
+    def into(self, vault: Vault, paths: list[str], *, project: str | None, since: str | None, dry_run: bool,
+             progress: Progress | None) -> dict[str, Any]:  # fmt: skip
+        result = import_rules(vault, paths or ["."], project, dry_run)
+        if progress:
+            progress(len(result["files"]), len(result["files"]))
+        return result
+
+    def lines(self, r: dict[str, Any]) -> list[str]:
+        lines = []
+        for f in r["files"]:
+            lines.append(f"{f['file']}: {len(f['added'])} new, {len(f['updated'])} updated, {len(f['retired'])} retired, "
+                         f"{f['unchanged']} unchanged rule(s) (anchor: {f['anchor'] or 'none'})")  # fmt: skip
+            lines += [f"  + ({a['type']}) {a['title']}" for a in f["added"]]
+            lines += [f"  ~ {u['old']['title']} -> {u['title']}" for u in f["updated"]]
+            lines += [f"  - {x['title']}" for x in f["retired"]]
+        if not (r["added"] or r["updated"] or r["retired"]):
+            lines.append("nothing new: every rule is already in the vault")
+        return lines
