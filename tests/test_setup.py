@@ -515,34 +515,3 @@ def test_project_files_hold_what_a_teammate_can_run(agent, empty_vault, home, mo
 def test_setup_says_the_trust_step_is_required(agent, words, empty_vault, home):
     out = ok(setup(agent, "--vault", str(empty_vault)))
     assert any(line.startswith("REQUIRED: ") and words in line for line in out.splitlines())
-
-
-def test_a_sixth_agent_is_one_module_and_one_registry_line(empty_vault, home, monkeypatch):
-    """The example of docs/architecture.md ("Agents"): a module with the agent's facts and its
-    line in the registry are all `setup`, detection and the hooks' answers need."""
-    from vaultmem.agents import adapters
-    from vaultmem.agents.kinds.base import Adapter
-
-    class Acme(Adapter):
-        name, label, title, transcript = "acme", "acme-cli", "Acme CLI", "claude"
-        events = {"start": "sessionStart", "prompt": "promptSubmit", "stop": "stop",
-                  "pre-compact": "preCompact", "end": "sessionEnd"}  # fmt: skip
-        detach_end = True
-        hooks_note = "The whole loop; --write merges the hooks into .acme/hooks.json."
-
-        def files(self, home, project, user, env):
-            base = (home if user else project) / ".acme"
-            return base / "mcp.json", "json", base / "hooks.json", project / "ACME.md"
-
-        def claims(self, raw, env, event, path):
-            return "acme_session" in raw
-
-    registry = (Acme(), *adapters.REGISTRY)  # the one line
-    monkeypatch.setattr(adapters, "REGISTRY", registry)
-    monkeypatch.setitem(adapters.ADAPTERS, "acme", registry[0])
-    ok(setup("acme", "--vault", str(empty_vault), "--write", "--user"))
-    hooks = json.loads((home / ".acme" / "hooks.json").read_text())["hooks"]
-    assert list(hooks) == ["sessionStart", "promptSubmit", "stop", "preCompact", "sessionEnd"]
-    assert "hook start --agent acme" in hooks["sessionStart"][0]["hooks"][0]["command"]
-    assert adapters.detect({"acme_session": "1"}, {}) == "acme"
-    assert adapters.session_source("acme", "0123456789") == "acme-cli-01234567"
