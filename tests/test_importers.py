@@ -265,6 +265,22 @@ def test_codex_compressed_rollouts(run, data, empty_vault, monkeypatch):
     assert any(w["session"] == "019ce8a4-7b21-7c3d-9e5f-2a6b8c0d1e34" for w in out["written"])
 
 
+def test_codex_has_one_reader_for_the_hooks_and_the_importer(data):
+    """The issue found two parsers of Codex's rollout with different rules: the hook's reading of
+    a rollout and the importer's are the same events (one reader, asked of the Codex module)."""
+    from vaultmem.agents import transcript
+    from vaultmem.agents.adapters import ADAPTERS
+    from vaultmem.agents.importers import get
+
+    files = sorted((data / "codex").rglob("rollout-*.jsonl"))
+    assert len(files) >= 2
+    for path in files:
+        imported = get("codex").read(path)
+        assert imported.events and imported.agent == "codex"
+        assert transcript.read_events(path, fmt="codex") == imported.events
+        assert ADAPTERS["codex"].read_session(path).events == imported.events
+
+
 # ---------------------------------------------------------------------- instruction files
 
 

@@ -1,5 +1,5 @@
 """Whole session histories for the importers, read into one shape (``Transcript``): Claude Code
-sessions (``claude.py``), Codex CLI rollouts (``rollouts.py``) and chat exports (``exports.py``),
+sessions (``claude.py``), Codex CLI rollouts (``rollouts.py``) and chat exports (``importers/chats.py``),
 read defensively and streamed line by line with a cap on each line, so a large folder costs
 bounded memory. (The hooks' readers of the last 32 MB of a live log are the other modules here.)
 """
