@@ -178,7 +178,8 @@ def _hook_of(entry: Any, root: Path) -> tuple[str, str, float | None] | None:
         return None
     agent = opts.get("--agent", "claude")
     raw = entry.get("timeoutSec", entry.get("timeout"))
-    seconds = float(raw) / (1000 if agent == "gemini" else 1) if isinstance(raw, (int, float)) else None
+    scale = ADAPTERS[agent].timeout_scale if agent in ADAPTERS else 1
+    seconds = float(raw) / scale if isinstance(raw, (int, float)) else None
     return agent, words[2], seconds
 
 

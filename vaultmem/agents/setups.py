@@ -277,17 +277,16 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
         hooks_path = config
     # Claude Code's local scope: the project's MCP server in ~/.claude.json, its hooks in
     # .claude/settings.local.json (git-ignored): personal paths stay out of committed files
-    under = ["projects", str(project)] if agent == "claude" and not user and config is None else []
+    adapter = ADAPTERS[agent]
+    under = ["projects", str(project)] if adapter.local_scope and not user and config is None else []
     config_path = config or config_path
-    if not user and agent != "claude":  # the project's files are shared: what a teammate can run
+    if not user and not adapter.local_scope:  # the project's files are shared: what a teammate can run
         command, vault_ref = shared_command(command), shared_vault(vault)
     else:
         vault_ref = str(vault)
     entry = http_entry(agent, *http) if http else server_entry(Path(vault_ref), agent, command)
     snippet = toml_table(("mcp_servers", SERVER_NAME), entry) if fmt == "toml" else json_snippet(entry)
-    instr = instructions(vault, hooks=True)
-    if agent == "cursor":
-        instr = "---\ndescription: How to use long-term memory (vaultmem)\nalwaysApply: true\n---\n\n" + instr
+    instr = adapter.rules_header + instructions(vault, hooks=True)
     notes = []
     if not Path(command).is_absolute():
         notes.append("`vaultmem` was not found as a file: the agent must find the command on its PATH; install "
@@ -300,7 +299,9 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
     if ADAPTERS[agent].setup_note:
         notes.append(ADAPTERS[agent].setup_note)
     personal = (
-        [p for p in (command, vault_ref) if Path(p).is_absolute()] if not user and agent != "claude" else []
+        [p for p in (command, vault_ref) if Path(p).is_absolute()]
+        if not user and not adapter.local_scope
+        else []
     )
     if personal:
         notes.append(f"the project's files will hold personal paths ({', '.join(personal)}): keep them out of git, "
@@ -309,7 +310,7 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
     if http:
         notes.append(f"the entry below holds your access token: keep {config_path} private and out of git; "
                      f"start the server with `vaultmem mcp --vault {shlex.quote(str(vault))} --http`")  # fmt: skip
-    steps = [ADAPTERS[agent].trust_step] if agent in ("codex", "gemini") else []
+    steps = [adapter.trust_step] if adapter.trust_required else []
     moved = [str(project / ".mcp.json"), str(project / ".claude" / "settings.json")] if under else []
     return AgentSetup(agent, ADAPTERS[agent].title, str(vault), str(config_path), fmt, snippet, str(hooks_path),
                       agent_hooks(agent, Path(vault_ref), command), ADAPTERS[agent].hooks_note, rules, instr, notes, entry,

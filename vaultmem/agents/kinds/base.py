@@ -51,6 +51,7 @@ class Adapter:
     trust_step = (
         "start a new Claude Code session in the project (hooks are read when it starts; /hooks lists them)"
     )
+    trust_required = False  # the agent runs no hook until trusted: setup lists ``trust_step`` as REQUIRED
 
     # ------------------------------------------------------------------ sessions
 
@@ -112,6 +113,12 @@ class Adapter:
         dict[str, str]
     ] = {}  # vaultmem hook -> matcher (none on start: every source, fork too)
     versioned = False  # the hooks file holds ``version: 1``
+    timeout_scale = 1  # a hook entry's ``timeout`` units per second (Gemini: milliseconds)
+    rules_header = ""  # what the rules file setup writes starts with (Cursor: its rule's frontmatter)
+    # Claude Code's local scope (not a default: a new agent's project files are shared): the
+    # project's MCP server under ``projects.<folder>`` of the user's config file, its hooks in a
+    # git-ignored file, so they may name this machine's paths
+    local_scope = False
 
     def hook_group(self, hook: str, command: str, seconds: int) -> dict[str, Any]:
         """One entry of the agent's hooks file for ``hook`` (``{matcher?, hooks: [{type, command, timeout}]}``)."""

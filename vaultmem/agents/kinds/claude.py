@@ -12,6 +12,7 @@ class Claude(Adapter):
     ``adapters.detect`` falls back to it."""
 
     name, label, title = "claude", "claude-code", "Claude Code"
+    local_scope = True  # ~/.claude.json's projects.<folder> and .claude/settings.local.json
     hooks_note = ("SessionStart prints the [MEMORY] block, UserPromptSubmit the few memories relevant to each prompt, "
                   "Stop asks once to save what the session did, PreCompact checkpoints, SessionEnd writes a session "
                   "summary from the transcript (`vaultmem hook ...`). --write merges them into the settings file.")  # fmt: skip

@@ -56,6 +56,7 @@ class Codex(Adapter):
 
     trust_step = ("Codex runs no hook until you trust it: open Codex and trust the vaultmem hooks in /hooks "
                   "(a project's .codex/ is read only in a trusted project)")  # fmt: skip
+    trust_required = True
 
     def claims(self, raw: Mapping[str, Any], env: Mapping[str, str], event: Any, path: str) -> bool:
         return (

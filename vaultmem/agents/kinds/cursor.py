@@ -38,6 +38,7 @@ class Cursor(Adapter):
     trust_step = "open a new chat in Cursor (it reloads hooks.json on save; Settings > Hooks lists them)"
     end_timeout = 10
     versioned = True
+    rules_header = "---\ndescription: How to use long-term memory (vaultmem)\nalwaysApply: true\n---\n\n"
 
     def hook_group(self, hook: str, command: str, seconds: int) -> dict[str, Any]:
         """A flat ``{command, timeout}``; stop asks once (``loop_limit: 1``)."""

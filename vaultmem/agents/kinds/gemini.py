@@ -38,11 +38,18 @@ class Gemini(Adapter):
     }  # PreCompress (auto) fires before every model call
     trust_step = ("Gemini runs no settings hook, user-level ones too, in an untrusted folder: trust the project "
                   "folder (Gemini asks when it starts there; /permissions)")  # fmt: skip
+    trust_required = True
+    timeout_scale = 1000  # milliseconds
 
     def hook_group(self, hook: str, command: str, seconds: int) -> dict[str, Any]:
         """Gemini's timeout is in milliseconds; a ``name`` shows in ``/hooks``."""
         group: dict[str, Any] = {"matcher": self.matchers[hook]} if hook in self.matchers else {}
-        entry = {"type": "command", "name": f"vaultmem-{hook}", "command": command, "timeout": seconds * 1000}
+        entry = {
+            "type": "command",
+            "name": f"vaultmem-{hook}",
+            "command": command,
+            "timeout": seconds * self.timeout_scale,
+        }
         return {**group, "hooks": [entry]}
 
     def files(
