@@ -75,10 +75,9 @@ def detect(raw: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     for adapter in REGISTRY:
         if adapter.claims(raw, env, event, path):
             return adapter.name
-    if isinstance(
-        raw.get("timestamp"), str
-    ):  # Claude Code and Codex send none; Gemini always a transcript_path
-        return "gemini" if "transcript_path" in raw else "copilot"
+    for adapter in REGISTRY:  # no agent's marks: the shapes of the payload
+        if adapter.claims_weakly(raw):
+            return adapter.name
     return "claude"
 
 

@@ -202,3 +202,7 @@ class Adapter:
         """Whether a payload (its ``hook_event_name`` ``event``, its transcript ``path``) and the
         hook's environment carry this agent's marks (``adapters.detect`` asks each agent)."""
         return False
+
+    def claims_weakly(self, raw: Mapping[str, Any]) -> bool:
+        """Whether a payload no agent claims is likely this agent's (``detect`` asks this second)."""
+        return False

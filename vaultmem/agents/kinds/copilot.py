@@ -93,6 +93,10 @@ class Copilot(Adapter):
     def claims(self, raw: Mapping[str, Any], env: Mapping[str, str], event: Any, path: str) -> bool:
         return "sessionId" in raw or "stop_reason" in raw or "/.copilot/session-state/" in path
 
+    def claims_weakly(self, raw: Mapping[str, Any]) -> bool:
+        """A ``timestamp`` (Claude Code and Codex send none) without a ``transcript_path``."""
+        return isinstance(raw.get("timestamp"), str) and "transcript_path" not in raw
+
     def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
         """Its session's ``events.jsonl`` (``transcripts/copilot.py``)."""
         from ..transcripts import copilot

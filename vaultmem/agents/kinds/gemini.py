@@ -74,6 +74,10 @@ class Gemini(Adapter):
         return (event in self.EVENTS or bool(env.get("GEMINI_SESSION_ID")) or bool(env.get("GEMINI_PROJECT_DIR"))
                 or "/.gemini/tmp/" in path)  # fmt: skip
 
+    def claims_weakly(self, raw: Mapping[str, Any]) -> bool:
+        """A ``timestamp`` (Claude Code and Codex send none) with a ``transcript_path`` (Gemini's always has one)."""
+        return isinstance(raw.get("timestamp"), str) and "transcript_path" in raw
+
     def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
         """Its chat recording (``transcripts/gemini.py``)."""
         from ..transcripts import gemini
