@@ -128,3 +128,23 @@ def test_the_importers_are_asked_of_the_registry(empty_vault):
     ]
     bad = CliRunner().invoke(app, ["import", "--from", "acme-cli", "--vault", str(empty_vault)])
     assert bad.exit_code == 2 and "'acme-cli' is not one of: claude-code, codex, rules" in bad.stderr
+
+
+def test_no_module_outside_the_agent_modules_names_an_agent():
+    """An agent's facts live in its module: no other module of vaultmem decides by an agent's
+    name (Claude Code, the baseline, aside). Before, setups.py named Cursor, Codex and Gemini,
+    hook_runs.py Gemini and adapters.py Gemini and Copilot CLI."""
+    import ast
+
+    names = {a.name for a in adapters.REGISTRY} | {a.label for a in adapters.REGISTRY}
+    names -= {"claude", "claude-code"}
+    pkg = Path(adapters.__file__).resolve().parent.parent
+    found = []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
+        if rel.startswith(("agents/kinds/", "agents/transcripts/")) or rel == "core/holdback.py":
+            continue  # the agent modules, the readers of their logs, and a list of words people use
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                found.append(f"{rel}:{node.lineno} {node.value!r}")
+    assert found == []
