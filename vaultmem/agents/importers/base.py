@@ -57,6 +57,7 @@ class Planned:
     source: str
     when: dt.datetime
     anchor: str | None = None
+    label: str = "Session"  # what its summary's title calls it (a chat export's: "Conversation")
 
 
 @dataclass
@@ -105,10 +106,10 @@ def _under(cwd: str, project: Path | None) -> bool:
 def plan_sessions(vault: Vault, files: Iterable[Path], read: Callable[[Path], Any], report: Report, *,
                   strict: bool = False, project: Path | None = None, since: str | None = None,
                   progress: Progress | None = None, total: int = 0, now: float | None = None,
-                  settle: float = ACTIVE_SECONDS) -> list[Planned]:  # fmt: skip
+                  settle: float = ACTIVE_SECONDS, label: str = "Session") -> list[Planned]:  # fmt: skip
     """Read and summarise every session; ``strict``: a file that cannot be read or is not a
     transcript is an error (BadInput) instead of a skipped file; ``settle``: a file changed
-    this recently is still being written (0: a chat export, never)."""
+    this recently is still being written (0: a chat export, never); ``label``: ``Planned.label``."""
     now = time.time() if now is None else now
     after = parse_since(since) if since else None
     summaries = [r for r in vault.records().values() if r.type == "session_summary" and r.source]
@@ -140,6 +141,7 @@ def plan_sessions(vault: Vault, files: Iterable[Path], read: Callable[[Path], An
             hooked_here = (hook_source(t), t.start[:19]) in hooked  # captured by hook end
             item = _plan_one(t, report, done, project, after, hooked_here)
             if item is not None:
+                item.label = label
                 planned.append(item)
                 done.add(item.source)
     planned.sort(key=lambda p: p.when)
@@ -174,10 +176,8 @@ def project_anchor(vault: Vault, cwd: str) -> str | None:
     return found or (f"Project: {name}" if name else None)
 
 
-def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run: bool = False,
-                   label: str = "Session") -> None:  # fmt: skip
-    """Write (or, dry, list) each planned session's summary and its new candidate rules;
-    ``label``: what a summary's title calls it ("Session", "Conversation")."""
+def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run: bool = False) -> None:
+    """Write (or, dry, list) each planned session's summary and its new candidate rules."""
     titles = {r.title for r in vault.records().values()}
     proposed: set[str] = set()
     for p in planned:
@@ -185,22 +185,26 @@ def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run
         if p.anchor and p.anchor not in titles and p.anchor not in report.anchors_created:
             report.anchors_created.append(p.anchor)
         entry = {"session": p.transcript.id, "source": p.source, "when": p.when.isoformat().replace("+00:00", "Z"),
-                 "title": redact_title_for_memory(session_title(p.summary, p.when, label)), "anchor": p.anchor,
+                 "title": redact_title_for_memory(session_title(p.summary, p.when, _label(p))), "anchor": p.anchor,
                  "file": p.transcript.path}  # fmt: skip
         if not dry_run:
             result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False,
-                                   label=label)  # fmt: skip
+                                   label=_label(p))  # fmt: skip
             entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         report.written.append(entry)
         for type_, sentence in p.summary.rules:
-            _rule(vault, report, proposed, type_, sentence, p, dry_run, label)
+            _rule(vault, report, proposed, type_, sentence, p, dry_run)
     if not dry_run:  # the aging rules once per project, not once per summary
         for anchor in dict.fromkeys(p.anchor for p in planned if p.anchor):
             report.aged += len(vault.age_anchor(anchor))
 
 
+def _label(p: Planned) -> str:
+    return p.label
+
+
 def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,
-          dry_run: bool, label: str) -> None:  # fmt: skip
+          dry_run: bool) -> None:  # fmt: skip
     if dry_run:  # what propose_rule would title it (it redacts and titles the sentence itself)
         title = redact_title_for_memory(rule_title(redact_for_memory(sentence)))
         known = known_rule(vault, title, sentence)
@@ -210,7 +214,7 @@ def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence
             report.candidates.append({"type": type_, "title": title, "source": p.source})
         proposed.add(title.casefold())
         return
-    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {label.lower()}",
+    result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}",
                           anchor=p.anchor)  # fmt: skip
     row = {"id": result["id"], "type": result["type"], "title": result["title"], "path": result["path"]}
     if result.get("duplicate_of"):
@@ -229,9 +233,9 @@ def import_history(vault: Vault, source: str, files: list[Path], read: Callable[
         parse_since(since)  # a bad --since is an error before anything is read
     root = Path(os.path.abspath(os.path.expanduser(project))) if project else None
     planned = plan_sessions(vault, files, read, report, strict=strict, project=root, since=since,
-                            progress=progress, total=len(files), settle=settle)  # fmt: skip
+                            progress=progress, total=len(files), settle=settle, label=label)  # fmt: skip
     with vault.batch():  # the catalogue is kept, not rebuilt for every note written
-        write_sessions(vault, planned, report, dry_run, label)
+        write_sessions(vault, planned, report, dry_run)
     return report.as_dict()
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Mapping
+    from os import PathLike
     from typing import Any, ClassVar
 
     from ..events import Event
@@ -67,7 +68,7 @@ class Adapter:
 
     # ------------------------------------------------------------------ its session log
 
-    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+    def read_log(self, path: str | PathLike[str] | None, max_bytes: int) -> list[Event]:
         """The events of the last ``max_bytes`` of its live session log (``transcripts/claude.py``),
         for the hooks; [] when there is none."""
         from ..transcripts import claude
@@ -90,13 +91,10 @@ class Adapter:
     def history_files(self, root: Path, project: str | None) -> tuple[list[Path], list[str]]:
         """(The main session files under ``root``, notes for the import's report); with
         ``project``, files that cannot be that folder's sessions may be left out (the sessions'
-        own ``cwd`` decides after). Claude Code's layout: ``<root>/<encoded cwd>/<id>.jsonl``."""
-        from ..transcripts.claude import encode_cwd, session_files
+        own ``cwd`` decides after)."""
+        from ..transcripts import claude
 
-        prefix = encode_cwd(os.path.abspath(os.path.expanduser(project))) if project else ""
-        files = [f for f in session_files(root)
-                 if not prefix or f == root or f.parent == root or f.parent.name.startswith(prefix)]  # fmt: skip
-        return files, []
+        return claude.history_files(root, project), []
 
     def read_session(self, path: Path) -> Transcript:
         """One past session, whole (``transcripts.history.NotATranscript`` when it is none)."""

@@ -3,7 +3,6 @@ Every fact vaultmem knows about it is here; ``adapters.py`` registers it."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from .base import Adapter
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Mapping
+    from os import PathLike
     from typing import Any, ClassVar
 
     from ..events import Event
@@ -65,7 +65,7 @@ class Codex(Adapter):
             or re.search(r"(^|/)rollout-[^/]*\.jsonl$", path) is not None
         )
 
-    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+    def read_log(self, path: str | PathLike[str] | None, max_bytes: int) -> list[Event]:
         """Its rollout (``transcripts/rollouts.py``: the one Codex reader, for the hooks and the importer)."""
         from ..transcripts import rollouts
 

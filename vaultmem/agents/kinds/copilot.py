@@ -3,7 +3,6 @@ Every fact vaultmem knows about it is here; ``adapters.py`` registers it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .base import SAFE_ID, Adapter, text_or_none
@@ -11,6 +10,7 @@ from .base import SAFE_ID, Adapter, text_or_none
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Mapping
+    from os import PathLike
     from typing import Any, ClassVar
 
     from ..events import Event
@@ -97,7 +97,7 @@ class Copilot(Adapter):
         """A ``timestamp`` (Claude Code and Codex send none) without a ``transcript_path``."""
         return isinstance(raw.get("timestamp"), str) and "transcript_path" not in raw
 
-    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+    def read_log(self, path: str | PathLike[str] | None, max_bytes: int) -> list[Event]:
         """Its session's ``events.jsonl`` (``transcripts/copilot.py``)."""
         from ..transcripts import copilot
 

@@ -3,7 +3,6 @@ Every fact vaultmem knows about it is here; ``adapters.py`` registers it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .base import Adapter, text_or_none
@@ -11,6 +10,7 @@ from .base import Adapter, text_or_none
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Mapping
+    from os import PathLike
     from typing import Any, ClassVar
 
     from ..events import Event
@@ -84,7 +84,7 @@ class Cursor(Adapter):
         marks = ("cursor_version", "conversation_id", "workspace_roots")
         return bool(env.get("CURSOR_VERSION")) or any(k in raw for k in marks) or event in self.EVENTS
 
-    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+    def read_log(self, path: str | PathLike[str] | None, max_bytes: int) -> list[Event]:
         """Its agent transcript (``transcripts/cursor.py``)."""
         from ..transcripts import cursor
 

@@ -3,7 +3,6 @@ Every fact vaultmem knows about it is here; ``adapters.py`` registers it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .base import Adapter
@@ -11,6 +10,7 @@ from .base import Adapter
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Mapping
+    from os import PathLike
     from typing import Any, ClassVar
 
     from ..events import Event
@@ -78,7 +78,7 @@ class Gemini(Adapter):
         """A ``timestamp`` (Claude Code and Codex send none) with a ``transcript_path`` (Gemini's always has one)."""
         return isinstance(raw.get("timestamp"), str) and "transcript_path" in raw
 
-    def read_log(self, path: str | os.PathLike | None, max_bytes: int) -> list[Event]:
+    def read_log(self, path: str | PathLike[str] | None, max_bytes: int) -> list[Event]:
         """Its chat recording (``transcripts/gemini.py``)."""
         from ..transcripts import gemini
 

@@ -53,6 +53,14 @@ def session_files(root: Path) -> Iterator[Path]:
                 yield f
 
 
+def history_files(root: Path, project: str | None) -> list[Path]:
+    """The main session files under ``root``; with ``project``, only project folders whose name
+    can be that folder's (the name is lossy: the sessions' own ``cwd`` decides after)."""
+    prefix = encode_cwd(os.path.abspath(os.path.expanduser(project))) if project else ""
+    return [f for f in session_files(root)
+            if not prefix or f == root or f.parent == root or f.parent.name.startswith(prefix)]  # fmt: skip
+
+
 def read_file(path: Path, main: bool = True) -> Transcript:
     """One transcript file, streamed; NotATranscript when no line has Claude Code's shape."""
     from .history import NotATranscript, Transcript
