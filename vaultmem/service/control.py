@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..core import environment
 from ..core.errors import BadInput, VaultError
 from ..core.registry import home
 from ..core.version import VERSION as __version__
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
-ENV_OFF = "VAULTMEM_NO_SERVICE"
+ENV_OFF = environment.VAULTMEM_NO_SERVICE.name
 DEFAULTS: dict[str, Any] = {"enabled": True, "idle_exit": 1800}
 LOG_NAME = "service.log"
 LOG_KEEP = 1 << 20  # a log larger than this is moved to service.log.1 when a service starts
@@ -77,7 +78,7 @@ def settings() -> dict[str, Any]:
 def enabled() -> bool:
     """Whether calls may go to (and start) the service: not with ``VAULTMEM_NO_SERVICE=1`` or
     ``[service] enabled = false``."""
-    if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
+    if environment.VAULTMEM_NO_SERVICE.get():
         return False
     return bool(settings()["enabled"])
 
@@ -86,9 +87,8 @@ def state_dir() -> Path:
     """The user's state folder for vaultmem (the service log): ``$XDG_STATE_HOME/vaultmem``,
     else ``~/.local/state/vaultmem``; ``~/Library/Logs/vaultmem`` on macOS."""
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Logs" / "vaultmem"
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "vaultmem"
+        return environment.home() / "Library" / "Logs" / "vaultmem"
+    return environment.state_home() / "vaultmem"
 
 
 def log_path() -> Path:
