@@ -53,19 +53,10 @@ def config_file() -> Path:
 
 def settings() -> dict[str, Any]:
     """``[service]`` of the user's config file over the defaults (a bad value: BadInput)."""
-    path = config_file()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return dict(DEFAULTS)
-    except OSError as e:
-        raise VaultError(f"{path}: {e.strerror}") from None
-    import tomllib
+    from ..core.config import read_toml
 
-    try:
-        section = tomllib.loads(text).get("service", {})
-    except tomllib.TOMLDecodeError as e:
-        raise BadInput(f"{path}: {e}") from None
+    path = config_file()
+    section = read_toml(path).get("service", {})
     out = {**DEFAULTS, **(section if isinstance(section, dict) else {})}
     if not isinstance(out["enabled"], bool):
         raise BadInput(f"{path}: [service] enabled must be true or false")
