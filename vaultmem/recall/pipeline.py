@@ -12,7 +12,9 @@ goes to the notes dated in its range that share a keyword with the query; one th
 none gets the share of it its raw score earns against the best note's (``_time_share``): time
 re-ranks relevant notes and never lifts one the query's words leave out. When the rest of the
 query names nothing (no note has any of its keywords: "decisions last week", "what happened
-yesterday"), the range is the evidence and every note dated in it gets the whole boost.
+yesterday"), the range is the evidence and every note dated in it gets the whole boost (with
+``--time filter`` too). A hit whose score is still at or below the average note's (a keyword in
+common, little else) says so in its ``via``.
 
 ``bm25`` and ``vector`` are the weighted, standardised parts (every note is scored by both;
 an average note scores 0): with ``[recall] combine = "learned"`` (default "sum") the weights
@@ -469,7 +471,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         dated = path in inside and (relevant or not named)  # never lifts a note the query's words leave out
         if span is not None:
             share = _time_share(parts, named, best)
-            parts["time"] = opt.time_boost * share if (opt.time_mode == "boost" and dated) else 0.0
+            # the range selects (nothing else named): it is the evidence, in filter mode as in boost
+            by_date = opt.time_mode == "boost" or (opt.time_mode == "filter" and not named)
+            parts["time"] = opt.time_boost * share if (by_date and dated) else 0.0
             parts["time_range"] = _range_text(span)
         if opt.as_of is not None:
             parts["as_of"] = opt.as_of.isoformat()
@@ -516,6 +520,9 @@ def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | Non
         via = f"supersedes {parts['redirect_from']}"
     elif parts.get("graph_via") and not (parts["bm25"] or parts["vector"]):
         via = f"linked from {parts['graph_via']}"
+    elif parts["score"] <= BASELINE:  # why a hit below the average note is one (never a bare "0.000")
+        words = f" ({', '.join(highlights)})" if highlights else ""
+        via = f"{'a keyword in common' + words if parts['bm25_raw'] > 0 else 'dated then'}; below the average note"
     explain = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items()}
     return Hit(
         id=rec.key, title=rec.title, path=path, type=rec.type, status=shown_status(rec),
