@@ -70,3 +70,28 @@ def test_a_note_the_date_range_selects_is_scored_for_its_date(demo_copy, fake_mo
         assert hit["score"] > 0, hit
     shown = invoke("recall", "yesterday", "--time", "filter", *v).stdout
     assert "0.000" not in printed_scores(shown).values(), shown
+
+
+LINKED = [
+    ("decision", "Deploy the API to Fly.io", "We deploy the API to Fly.io from CI on every merge. See [[Rotate secrets quarterly]]."),
+    ("gotcha", "Rotate secrets quarterly", "Every quarter the credentials in the password manager are renewed by hand."),
+    ("preference", "Commit messages in imperative mood", "Write 'Add retry' not 'Added retry'."),
+    ("lesson", "Pin the Python version in CI", "A runner image update moved Python to 3.13 and broke the build."),
+    ("fact", "Office dog is called Biscuit", "Biscuit visits on Fridays."),
+    ("fact", "Lunch order on Thursdays", "Pizza from the place on the corner."),
+    ("fact", "Printer on floor two", "The printer needs toner every month."),
+    ("fact", "Holiday calendar", "Company holidays are listed in the shared calendar."),
+]  # fmt: skip
+
+
+def test_a_hit_only_its_link_brings_says_where_it_is_linked_from(empty_vault, fake_model):
+    """A gotcha sharing no word with the query comes second, lifted by the note it is linked
+    from (context and graph): its line says so instead of showing a bare score."""
+    v = ["--vault", str(empty_vault)]
+    ids = {title: invoke("remember", kind, title, body, *v).stdout.split()[0] for kind, title, body in LINKED}
+    data = json.loads(invoke("recall", "deploy api fly.io", "--json", "--explain", *v).stdout)["results"]
+    gotcha = next(h for h in data if h["title"] == "Rotate secrets quarterly")
+    assert gotcha["explain"]["bm25_raw"] == 0 and gotcha["explain"]["graph"] > 0  # the premise
+    assert gotcha["via"] == f"linked from {ids['Deploy the API to Fly.io']}", gotcha
+    line = next(ln for ln in invoke("recall", "deploy api fly.io", *v).stdout.splitlines() if "Rotate secrets" in ln)
+    assert f"(linked from {ids['Deploy the API to Fly.io']})" in line, line
