@@ -93,5 +93,9 @@ def test_a_hit_only_its_link_brings_says_where_it_is_linked_from(empty_vault, fa
     gotcha = next(h for h in data if h["title"] == "Rotate secrets quarterly")
     assert gotcha["explain"]["bm25_raw"] == 0 and gotcha["explain"]["graph"] > 0  # the premise
     assert gotcha["via"] == f"linked from {ids['Deploy the API to Fly.io']}", gotcha
-    line = next(ln for ln in invoke("recall", "deploy api fly.io", *v).stdout.splitlines() if "Rotate secrets" in ln)
+    line = next(
+        ln
+        for ln in invoke("recall", "deploy api fly.io", *v).stdout.splitlines()
+        if ". Rotate secrets quarterly  [" in ln
+    )
     assert f"(linked from {ids['Deploy the API to Fly.io']})" in line, line

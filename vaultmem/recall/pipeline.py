@@ -515,18 +515,27 @@ def _range_text(span: DateRange) -> str:
 def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | None) -> Hit:
     rec = src.records[path]
     snippet, highlights = make_snippet(src.read_body(path), terms) if terms is not None else ("", [])
-    via = None
-    if "redirect_from" in parts:
-        via = f"supersedes {parts['redirect_from']}"
-    elif parts.get("graph_via") and not (parts["bm25"] or parts["vector"]):
-        via = f"linked from {parts['graph_via']}"
-    elif parts["score"] <= BASELINE:  # why a hit below the average note is one (never a bare "0.000")
-        words = f" ({', '.join(highlights)})" if highlights else ""
-        via = f"{'a keyword in common' + words if parts['bm25_raw'] > 0 else 'dated then'}; below the average note"
     explain = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items()}
     return Hit(
         id=rec.key, title=rec.title, path=path, type=rec.type, status=shown_status(rec),
         score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
-        importance=rec.importance, updated=rec.updated, via=via, highlights=highlights, source=rec.source,
-        explain=explain, outdated_by=outdated_by(src.graph, src.records, path),
+        importance=rec.importance, updated=rec.updated, via=_why(parts, highlights), highlights=highlights,
+        source=rec.source, explain=explain, outdated_by=outdated_by(src.graph, src.records, path),
     )  # fmt: skip
+
+
+def _why(parts: dict, highlights: list[str]) -> str | None:
+    """Why a hit that is no plain match is one: a superseded note's score, a link (the hit has
+    no evidence of its own without its linked notes' share), or, at or below the average note,
+    a keyword in common or its date (never a bare score of 0.000)."""
+    if "redirect_from" in parts:
+        return f"supersedes {parts['redirect_from']}"
+    linked = parts.get("graph_via") or parts.get("context_via")
+    if linked and not evident({**parts, "graph": 0.0, "context": 0.0}):
+        return f"linked from {linked}"
+    if parts["score"] > BASELINE:
+        return None
+    words = f" ({', '.join(highlights)})" if highlights else ""
+    return (
+        f"{'a keyword in common' + words if parts['bm25_raw'] > 0 else 'dated then'}; below the average note"
+    )
