@@ -140,7 +140,7 @@ def search_results(hits: list[dict[str, Any]], query: str, left_out: int = 0,
         return f'<p class="meta" id="no-hits">No memory matches {escape(query)!s}{more}.</p>'
     out = [f'<p class="meta">{len(hits)} hits for <b>{escape(query)}</b>{more}</p><div id="hits">']
     for h in hits:
-        via = f" · via {escape(h['via'])}" if h.get("via") else ""
+        via = f" · {escape(h['via'])}" if h.get("via") else ""
         out.append(
             f'<div class="hit" data-path="{escape(h["path"])}"><h3>{note_link(h["path"], h["title"])}</h3>'
             f'<div class="meta">{badges(h.get("type"), h["status"])} score {h["score"]:.3f} · {escape(h["path"])}{via}</div>'
