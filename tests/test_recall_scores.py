@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from test_service import cli  # noqa: F401  (fixture: the real CLI with the memory service)
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
@@ -99,3 +100,17 @@ def test_a_hit_only_its_link_brings_says_where_it_is_linked_from(empty_vault, fa
         if ". Rotate secrets quarterly  [" in ln
     )
     assert f"(linked from {ids['Deploy the API to Fly.io']})" in line, line
+
+
+def test_through_the_memory_service_too(cli, tmp_path):  # noqa: F811
+    """The same through the service (its typer-free path prints the hits): the score it has
+    and why, never 0.000."""
+    root = tmp_path / "vault"
+    cli("init", str(root))
+    for kind, title, body in NOTES:
+        cli("remember", kind, title, body, "--vault", str(root))
+    for _ in range(2):  # the first call starts the service, the second takes the fast path
+        out = cli("recall", "deploy api fly.io", "--vault", str(root)).stdout
+        scores = printed_scores(out)
+        assert "0.000" not in scores.values() and float(scores["Safari caches the API responses"]) < 0, out
+        assert "(a keyword in common (api); below the average note)" in out, out
