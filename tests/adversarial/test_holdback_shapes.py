@@ -21,6 +21,7 @@ ORDINARY = [  # the same shapes, no order
     '[system]\nlog_level = "info"',
     "The agent, run nightly by cron, cleans old sessions.",
     "クロードはセッションの要約を送信します。",
+    "It's good to appreciate where you are now.",  # a LoCoMo turn main held ("you are now")
 ]
 
 

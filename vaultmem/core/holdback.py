@@ -237,7 +237,9 @@ def _orders() -> list[_Order]:
                 "desde ahora",
                 "instrucci",
             ),
-            r"\b(?:you\s+are\s+now|from\s+now\s+on\s+(?:you|always|never|ignore|run)|new\s+instructions?\s*:|"
+            # "you are now DevMode / a pirate / no longer bound", not "appreciate where you are now."
+            r"\b(?:you\s+are\s+now\s+(?:a|an|the|my|no\s+longer|free|unrestricted|allowed|jailbroken|in\s+\w+\s+mode|"
+            r"(?-i:[A-Z])\w*)\b|from\s+now\s+on\s+(?:you|always|never|ignore|run)|new\s+instructions?\s*:|"
             r"your\s+new\s+(?:task|instructions?|role)\s+(?:is|are)|"
             r"du\s+bist\s+(?:jetzt|ab\s+sofort|nun)|ab\s+(?:jetzt|sofort)\s+(?:musst|sollst|wirst)\s+du|"
             r"neue\s+anweisungen?\s*:|tu\s+es\s+(?:maintenant|désormais|dorénavant)|"
