@@ -7,7 +7,8 @@ them, 34 that need none), five questions the vault has no memory for, and 22 one
 two-word searches with the note they name: recall's top 10 (the page's default), then what
 each rule lists. Reported per rule: the answers in the top 10 still listed, the hits listed
 for prompts that need no memory, those left empty, the one-word searches whose note is listed.
-Rules: none (every hit, as before), the floor, the prompt hook's floor alone, and a floor
+Rules: none (every hit, as before), the floor (and with a stricter cosine for strong keyword
+matches), the prompt hook's floor alone, and a floor
 relative to the best hit's score (0.5; the scores of a question without a memory are as
 spread as those of one with it, so this cuts answers and keeps noise).
 Results: benchmarks/results/web-floor.json.
@@ -41,6 +42,7 @@ Rule = Callable[[list[dict]], list[dict]]
 RULES: dict[str, Rule] = {
     "none (every hit)": lambda hits: hits,
     "the floor (web/relevance.py)": above_floor,
+    "the floor, strong keyword matches at cosine >= 0.2": lambda hits: above_floor(hits, near=0.2),
     "the prompt hook's floor alone": lambda hits: [h for h in hits if DEFAULT_FLOOR.keep(h)],
     "score >= 0.5 x the best hit's": lambda hits: [
         h for h in hits if hits and h["score"] >= 0.5 * hits[0]["score"]
