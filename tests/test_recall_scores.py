@@ -114,3 +114,18 @@ def test_through_the_memory_service_too(cli, tmp_path):  # noqa: F811
         scores = printed_scores(out)
         assert "0.000" not in scores.values() and float(scores["Safari caches the API responses"]) < 0, out
         assert "(a keyword in common (api); below the average note)" in out, out
+
+
+def test_a_resolved_note_lifts_no_unrelated_neighbour_into_the_hits(empty_vault, fake_model):
+    """After `resolve`, the resolved note is gone from recall and so is the gotcha that was a hit
+    only for being linked with it (it came back alone, as the top hit, before)."""
+    v = ["--vault", str(empty_vault)]
+    ids = {title: invoke("remember", kind, title, body, *v).stdout.split()[0] for kind, title, body in LINKED}
+    invoke("resolve", ids["Deploy the API to Fly.io"], *v)
+    data = json.loads(invoke("recall", "deploy api fly.io", "--json", *v).stdout)["results"]
+    assert "Rotate secrets quarterly" not in [h["title"] for h in data], data
+    every = json.loads(invoke("recall", "deploy api fly.io", "--json", "--include-resolved", *v).stdout)
+    assert [h["title"] for h in every["results"][:2]] == [
+        "Deploy the API to Fly.io",
+        "Rotate secrets quarterly",
+    ]
