@@ -21,7 +21,9 @@ an average note scores 0): with ``[recall] combine = "learned"`` (default "sum")
 come from ``learned.py``, which adds one more part to the sum, ``length`` (a short-note
 prior); with ``"sum"`` they are ``fusion.hybrid``'s;
 ``context`` is a share of the best fused score among the notes a note links with
-(``neighbours.py``; BM25 scores a question without its question words, ``question.py``);
+(``neighbours.py``; BM25 scores a question without its question words, ``question.py``): it
+ranks, but is no evidence when that note is hidden (resolved, superseded: a note that was a hit
+only for its link with it is no hit once it is resolved);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
 ``subject`` lifts a speaker's own notes when the question is about that speaker (a second
 round, ``subject.py``);
@@ -234,6 +236,8 @@ def _retrieve(
             j = neighbours.via(i, fused, pairs) if c_part[i] > 0 else None
             if j is not None:
                 parts["context_via"] = src.records[universe[j]].key  # type: ignore[assignment]
+                if not opt.filters.visible(src.records[universe[j]]):  # resolved, superseded: no evidence
+                    parts["context_hidden"] = True
         return parts
 
     return {universe[i]: parts_of(universe[i]) for i in idx}, qvec, parts_of
@@ -467,7 +471,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             a = adaptive(used, now.timestamp(), written.timestamp() if written else None, opt.weights)
             parts.update(a, ratings=used.ratings, min_ratings=opt.weights.min_ratings)  # --explain: why 0.5
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
-        relevant = evident(parts)
+        relevant = evident({**parts, "context": 0.0} if parts.get("context_hidden") else parts)
         dated = path in inside and (relevant or not named)  # never lifts a note the query's words leave out
         if span is not None:
             share = _time_share(parts, named, best)
