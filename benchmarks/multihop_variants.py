@@ -1,0 +1,133 @@
+"""LoCoMo dev variants in one process: every variant through ``Vault.recall``, real model.
+
+    python benchmarks/locomo.py                                   # builds the vaults once
+    python benchmarks/multihop_variants.py base 'sess:recall.session_weight=0.2'
+
+Each argument is ``NAME`` (``base``: the vault's settings) or ``NAME:SECTION.KEY=VALUE[,...]``.
+The ten vaults of ``locomo.py`` (5 conversations x flat/linked, under
+``benchmarks/.work/locomo/``) are opened once and every question is asked of each variant in
+turn (no retrieval logging, adaptive off: ``locomo.py`` equals adaptive off since
+``from_retrievals = false``), so a variant costs the recalls only. Prints evidence R@10 by
+category against the audit's corrected evidence (first) and the cited one, for both shapes,
+and the p50 of a recall; ``--out`` writes them as JSON. Tuning here is on the dev split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import WORK, CachedEmbedder, mean
+from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, load_audit, overrides, questions
+from vaultmem.core import config as configmod
+from vaultmem.vault import Vault
+
+SHAPES = ("flat", "linked")
+
+
+def parse_variant(text: str) -> tuple[str, dict, dict]:
+    """(name, config overrides, module constants ``py.MODULE.NAME=value`` of vaultmem.recall)."""
+    name, _, sets = text.partition(":")
+    pairs = [s for s in sets.split(",") if s]
+    consts = {k[3:]: json.loads(v) for k, _, v in (p.partition("=") for p in pairs if p.startswith("py."))}
+    return name, overrides([p for p in pairs if not p.startswith("py.")]), consts
+
+
+def set_constants(consts: dict) -> dict:
+    """Set ``MODULE.NAME`` constants of vaultmem.recall; returns the old values."""
+    old = {}
+    for key, value in consts.items():
+        mod, _, attr = key.rpartition(".")
+        module = importlib.import_module(f"vaultmem.recall.{mod}")
+        old[key] = getattr(module, attr)
+        setattr(module, attr, value)
+    return old
+
+
+def load(data: Path, work: Path, embedder) -> dict[str, list[tuple[Vault, list]]]:  # type: ignore[no-untyped-def]
+    """Shape -> [(open vault, its questions as (question, category, cited, corrected))]."""
+    samples = json.loads(data.read_text())
+    audit = load_audit(data)
+    out: dict[str, list] = {}
+    for shape in SHAPES:
+        out[shape] = []
+        for i, sample in enumerate(samples):
+            root = work / shape / sample["sample_id"]
+            if not root.exists():
+                sys.exit(f"multihop_variants.py: no vault at {root}: run benchmarks/locomo.py first")
+            vault = Vault(root, embedder)
+            vault.reindex()
+            fixed = {q: ev for (c, q), ev in audit.items() if c == i}
+            qs = [(qa["question"], qa["category"], ev, cor, sample["sample_id"])
+                  for qa, ev, cor in questions(sample, vault, fixed)]  # fmt: skip
+            out[shape].append((vault, qs))
+    return out
+
+
+def run(vaults: dict, extra: dict, k: int = 10) -> dict:
+    """Shape -> {"corrected"|"cited": category -> R@k, "p50_ms": ...} for one variant."""
+    result: dict = {}
+    for shape, items in vaults.items():
+        rows, seconds = [], []
+        for vault, qs in items:
+            base = vault.config
+            vault.config = configmod.merge(base, extra)
+            for question, cat, cited, corrected, conv in qs:
+                start = time.perf_counter()
+                ranked = [
+                    h.id for h in vault.recall(question, k=50, log=False, adaptive=False, snippets=False)
+                ]
+                seconds.append(time.perf_counter() - start)
+                top = set(ranked[:k])
+                rows.append((cat, len(top & set(cited)) / len(cited),
+                             len(top & set(corrected)) / len(corrected) if corrected else None, conv))  # fmt: skip
+            vault.config = base
+        shape_out: dict = {"p50_ms": round(1000 * statistics.median(seconds), 2)}
+        for label, col in (("corrected", 2), ("cited", 1)):
+            sel = [r for r in rows if r[col] is not None]
+            block = {"overall": round(100 * mean(r[col] for r in sel), 1)}
+            for c, name in CATEGORIES.items():
+                block[name] = round(100 * mean(r[col] for r in sel if r[0] == c), 1)
+            shape_out[label] = block
+        result[shape] = shape_out
+    return result
+
+
+def show(name: str, res: dict) -> None:
+    for shape in SHAPES:
+        for label in ("corrected", "cited"):
+            b = res[shape][label]
+            cats = " ".join(f"{v:5.1f}" for v in b.values())
+            print(f"{name:<28} {shape:<6} {label:<9} {cats}  p50 {res[shape]['p50_ms']} ms", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("variants", nargs="+")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--work", type=Path, default=WORK / "locomo")
+    ap.add_argument("--out", type=Path, default=None, help="append the results to this JSON file")
+    args = ap.parse_args()
+    vaults = load(args.data, args.work, CachedEmbedder())
+    print(f"{'variant':<28} shape  evidence  all   " + " ".join(n[:5] for n in CATEGORIES.values()))
+    done = json.loads(args.out.read_text()) if args.out and args.out.exists() else {}
+    for text in args.variants:
+        name, extra, consts = parse_variant(text)
+        old = set_constants(consts)
+        res = run(vaults, extra)
+        set_constants(old)
+        show(name, res)
+        done[name] = {"overrides": extra, "constants": consts, **res}
+        if args.out:
+            args.out.write_text(json.dumps(done, indent=1))
+
+
+if __name__ == "__main__":
+    main()
