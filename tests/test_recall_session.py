@@ -67,6 +67,7 @@ def test_a_list_question_or_a_statement_gets_no_session_part(sessions, query):
 def test_applies_to_questions_that_do_not_ask_for_a_list():
     assert spread.applies("When did Caroline paint the lake sunrise?")
     assert not spread.applies("What books has John read?")  # a list: answers spread over sessions
+    assert not spread.applies("How many tournaments has Nate won?")  # a count, as a list
     assert not spread.applies("lake sunrise painting")  # a statement (SciFact's claims too)
 
 

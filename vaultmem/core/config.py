@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
         "question_words": False,
         "subject": True,  # a question naming a speaker of the top hits gets a second round (subject.py)
         "session_weight": 0.3,  # a question's notes lifted by their session's best note (spread.py)
+        "date_arithmetic": True,  # "the week before X" is the 7 days up to X (datemath.py)
         "combine": "sum",  # "sum": the hand-set formula; "learned": weights in vaultmem/resources/learned.json
         "learned_weights": "",  # a weights file of one's own ("": the shipped one)
     },
@@ -149,6 +150,9 @@ subject = {recall[subject]}
 # A question (not one asking for a list) lifts each note by session_weight x the best score
 # among the notes dated on its day (its session): the turn next to the best match rises.
 session_weight = {recall[session_weight]}
+# "the week before X", "two days after X" (X a date or a named event) are the days next to X
+# (X included); false: every day before / after X.
+date_arithmetic = {recall[date_arithmetic]}
 # How the text scores combine: "sum" is the bm25_weight/context_weight formula; "learned"
 # weighs BM25, vector, neighbour context and a short-note prior with weights chosen on SciFact
 # and LoCoMo (vaultmem/learned.py); it ranks a one-line memory lower among longer notes and,

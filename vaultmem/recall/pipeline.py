@@ -53,7 +53,7 @@ from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
 from ..index.usage import Usage
 from ..index.vectors import VectorIndex
-from . import fusion, learned, spread, subject, timefilter
+from . import datemath, fusion, learned, spread, subject, timefilter
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .hit import Hit, make_snippet, shown_status
 from .question import content_query
@@ -94,6 +94,7 @@ class Options:
         "subject"
     ]  # a question about a speaker gets a second round (subject.py)
     session_weight: float = DEFAULTS["recall"]["session_weight"]  # a session's best notes (spread.py)
+    date_arithmetic: bool = DEFAULTS["recall"]["date_arithmetic"]  # "the week before X" (datemath.py)
     candidates: int = DEFAULTS["recall"]["candidates"]
     combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
     learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
@@ -399,6 +400,8 @@ def time_query(
         return query, None, set()
     records = src.records.values()
     parsed = parse_query(query, now, timefilter.event_resolver(records, now.date()))
+    if opt.date_arithmetic:  # "the week before X": the 7 days up to X, not every day before it
+        parsed = datemath.shift(query, parsed)
     if parsed.range is None:
         return query, None, set()
     inside = timefilter.in_range(records, parsed.range)

@@ -13,14 +13,19 @@ one session's lift pushes the others out). Measured in benchmarks/README.md (LoC
 
 from __future__ import annotations
 
+import re
+
 from ..index.manifest import Record
 from .question import is_question
 from .subject import is_list
 
 
+COUNT_RE = re.compile(r"\bhow (many|often)\b", re.IGNORECASE)  # counted over sessions, as a list is
+
+
 def applies(query: str) -> bool:
-    """Whether a query gets the session part: a question not asking for a list."""
-    return is_question(query) and not is_list(query)
+    """Whether a query gets the session part: a question not asking for a list or a count."""
+    return is_question(query) and not is_list(query) and not COUNT_RE.search(query)
 
 
 def session_of(rec: Record) -> str | None:
