@@ -100,6 +100,32 @@ def run(vaults: dict, extra: dict, k: int = 10) -> dict:
     return result
 
 
+def paired(vaults: dict, a: dict, b: dict, passes: int = 3) -> dict:
+    """Recall time of variants ``a`` and ``b`` question by question, alternating which goes
+    first, ``passes`` times: shape -> p50 of each and the median of the per-question ratio b/a."""
+    out = {}
+    for shape, items in vaults.items():
+        ta: list[float] = []
+        tb: list[float] = []
+        for n in range(passes):
+            for vault, qs in items:
+                base = vault.config
+                configs = [configmod.merge(base, a), configmod.merge(base, b)]
+                for i, (question, *_rest) in enumerate(qs):
+                    took = [0.0, 0.0]
+                    for which in (0, 1) if (i + n) % 2 == 0 else (1, 0):
+                        vault.config = configs[which]
+                        start = time.perf_counter()
+                        vault.recall(question, k=50, log=False, adaptive=False, snippets=False)
+                        took[which] = time.perf_counter() - start
+                    ta.append(took[0])
+                    tb.append(took[1])
+                vault.config = base
+        out[shape] = {"p50_ms_a": round(1000 * statistics.median(ta), 2), "p50_ms_b": round(1000 * statistics.median(tb), 2),
+                      "median_ratio": round(statistics.median(y / x for x, y in zip(ta, tb)), 3), "recalls": len(ta)}  # fmt: skip
+    return out
+
+
 def show(name: str, res: dict) -> None:
     for shape in SHAPES:
         for label in ("corrected", "cited"):
@@ -114,8 +140,16 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--work", type=Path, default=WORK / "locomo")
     ap.add_argument("--out", type=Path, default=None, help="append the results to this JSON file")
+    ap.add_argument("--paired", action="store_true", help="time the two variants given, question by question")
     args = ap.parse_args()
     vaults = load(args.data, args.work, CachedEmbedder())
+    if args.paired:
+        (_, a, _), (_, b, _) = (parse_variant(v) for v in args.variants[:2])
+        res = paired(vaults, a, b)
+        print(json.dumps(res))
+        if args.out:
+            args.out.write_text(json.dumps({"a": args.variants[0], "b": args.variants[1], **res}, indent=1))
+        return
     print(f"{'variant':<28} shape  evidence  all   " + " ".join(n[:5] for n in CATEGORIES.values()))
     done = json.loads(args.out.read_text()) if args.out and args.out.exists() else {}
     for text in args.variants:
