@@ -19,7 +19,6 @@ from ..index.manifest import Record
 from .question import is_question
 from .subject import is_list
 
-
 COUNT_RE = re.compile(r"\bhow (many|often)\b", re.IGNORECASE)  # counted over sessions, as a list is
 
 
