@@ -1,15 +1,16 @@
 """LoCoMo dev variants in one process: every variant through ``Vault.recall``, real model.
 
-    python benchmarks/locomo.py                                   # builds the vaults once
-    python benchmarks/multihop_variants.py base 'sess:recall.session_weight=0.2'
+    python benchmarks/multihop_variants.py base 'off:recall.session_weight=0'
+    python benchmarks/multihop_variants.py --paired 'before:recall.session_weight=0' after
 
 Each argument is ``NAME`` (``base``: the vault's settings) or ``NAME:SECTION.KEY=VALUE[,...]``.
 The ten vaults of ``locomo.py`` (5 conversations x flat/linked, under
-``benchmarks/.work/locomo/``) are opened once and every question is asked of each variant in
+``benchmarks/.work/locomo/``; written here when missing) are opened once and every question is asked of each variant in
 turn (no retrieval logging, adaptive off: ``locomo.py`` equals adaptive off since
 ``from_retrievals = false``), so a variant costs the recalls only. Prints evidence R@10 by
 category against the audit's corrected evidence (first) and the cited one, for both shapes,
-and the p50 of a recall; ``--out`` writes them as JSON. Tuning here is on the dev split.
+and the p50 of a recall. Results: benchmarks/results/multihop-variants[-TAG].json (``--paired``:
+multihop-latency[-TAG].json). Tuning here is on the dev split.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, CachedEmbedder, mean
-from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, load_audit, overrides, questions
+from benchmarks.common import WORK, CachedEmbedder, mean, write_result
+from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, load_audit, overrides, questions, write_conversation
 from vaultmem.core import config as configmod
 from vaultmem.vault import Vault
 
@@ -51,17 +52,21 @@ def set_constants(consts: dict) -> dict:
     return old
 
 
-def load(data: Path, work: Path, embedder) -> dict[str, list[tuple[Vault, list]]]:  # type: ignore[no-untyped-def]
-    """Shape -> [(open vault, its questions as (question, category, cited, corrected))]."""
+def load(
+    data: Path, work: Path, embedder, convs: str = "", turns: int = 0
+) -> dict[str, list[tuple[Vault, list]]]:  # type: ignore[no-untyped-def]
+    """Shape -> [(open vault, its questions as (question, category, cited, corrected, conversation))];
+    ``convs``: comma-separated positions (all when empty); ``turns``: only the first N notes."""
     samples = json.loads(data.read_text())
     audit = load_audit(data)
     out: dict[str, list] = {}
     for shape in SHAPES:
         out[shape] = []
         for i, sample in enumerate(samples):
+            if convs and str(i) not in convs.split(","):
+                continue
             root = work / shape / sample["sample_id"]
-            if not root.exists():
-                sys.exit(f"multihop_variants.py: no vault at {root}: run benchmarks/locomo.py first")
+            write_conversation(root, sample, shape, turns)  # writes only what differs
             vault = Vault(root, embedder)
             vault.reindex()
             fixed = {q: ev for (c, q), ev in audit.items() if c == i}
@@ -139,19 +144,27 @@ def main() -> None:
     ap.add_argument("variants", nargs="+")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--work", type=Path, default=WORK / "locomo")
-    ap.add_argument("--out", type=Path, default=None, help="append the results to this JSON file")
     ap.add_argument("--paired", action="store_true", help="time the two variants given, question by question")
+    ap.add_argument("--convs", default="", help="comma-separated conversation positions (0-4)")
+    ap.add_argument(
+        "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
+    )
+    ap.add_argument("--tag", default="", help="result file name suffix")
     args = ap.parse_args()
-    vaults = load(args.data, args.work, CachedEmbedder())
+    if not args.data.exists():
+        sys.exit(f"multihop_variants.py: no LoCoMo data at {args.data} (pass --data PATH)")
+    vaults = load(args.data, args.work, CachedEmbedder(), args.convs, args.turns)
+    suffix = f"-{args.tag}" if args.tag else ""
     if args.paired:
         (_, a, _), (_, b, _) = (parse_variant(v) for v in args.variants[:2])
         res = paired(vaults, a, b)
         print(json.dumps(res))
-        if args.out:
-            args.out.write_text(json.dumps({"a": args.variants[0], "b": args.variants[1], **res}, indent=1))
+        print(
+            f"wrote {write_result('multihop-latency' + suffix, {'a': args.variants[0], 'b': args.variants[1], **res})}"
+        )
         return
     print(f"{'variant':<28} shape  evidence  all   " + " ".join(n[:5] for n in CATEGORIES.values()))
-    done = json.loads(args.out.read_text()) if args.out and args.out.exists() else {}
+    done: dict = {}
     for text in args.variants:
         name, extra, consts = parse_variant(text)
         old = set_constants(consts)
@@ -159,8 +172,7 @@ def main() -> None:
         set_constants(old)
         show(name, res)
         done[name] = {"overrides": extra, "constants": consts, **res}
-        if args.out:
-            args.out.write_text(json.dumps(done, indent=1))
+    print(f"wrote {write_result('multihop-variants' + suffix, done)}")
 
 
 if __name__ == "__main__":

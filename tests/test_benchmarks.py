@@ -33,6 +33,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "obsidian_bench": (["--fixture", "--parts", "links,chunking", "--max-mb", "0.3"], False, False),
     "scifact": (["--queries", "5", "--skip-build-timing", "--repeats", "1"], True, True),
     "locomo": (["--convs", "0", "--turns", "40"], True, True),
+    "multihop_variants": (["base", "--convs", "0", "--turns", "40"], True, True),
     "hook_bench": (["latency", "--runs", "2", "--cold-runs", "1", "--repeat", "1"], True, False),
     "watch_bench": (["freshness", "--notes", "50", "--edits", "3"], True, False),
     "service_bench": (["soak", "--calls", "20", "--every", "10"], True, False),
