@@ -54,6 +54,8 @@ def test_a_reply_in_the_best_match_session_outranks_a_like_note_elsewhere(sessio
     weight = DEFAULTS["recall"]["session_weight"]
     assert e["x-reply"]["session"] == pytest.approx(e["z-best"]["session"], abs=1e-3)  # the same session
     assert e["x-reply"]["session_via"] == "2023-05-08" and e["a-other"]["session_via"] == "2023-06-09"
+    text = CliRunner().invoke(cli.app, ["recall", QUESTION, "--vault", str(sessions), "--explain"]).output
+    assert "+ session" in text and "best match of the notes dated 2023-05-08" in text
     assert e["z-best"]["session"] == pytest.approx(
         weight * (e["z-best"]["bm25"] + e["z-best"]["vector"]), abs=2e-3
     )
