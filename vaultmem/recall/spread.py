@@ -7,8 +7,8 @@ its best candidate's score (its best note, not its whole text or its average), a
 its notes gets ``[recall] session_weight`` times that, so a note in the session that holds
 the best match rises over a similar note elsewhere. Gated by the question's shape: only for
 a question (``question.is_question``; claims and keywords, e.g. SciFact's, are left alone)
-that does not ask for a list (``subject.is_list``: its answers are spread over sessions, and
-one session's lift pushes the others out). Measured in benchmarks/README.md (LoCoMo dev).
+that asks for neither a list (``subject.is_list``) nor a count ("how many"): their answers are
+spread over sessions, and one session's lift pushes the others out. Measured in benchmarks/README.md (LoCoMo dev).
 """
 
 from __future__ import annotations
