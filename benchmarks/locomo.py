@@ -151,7 +151,13 @@ def load_audit(data: Path) -> dict[tuple[int, int], list[str]]:
     return out
 
 
-def questions(sample: dict, vault: Vault, audit: dict[int, list[str]] | None = None):  # type: ignore[no-untyped-def]
+def questions(sample: dict, vault: Vault):  # type: ignore[no-untyped-def]
+    """(question, its evidence ids) of every question with evidence in the indexed ``vault``."""
+    for qa, evidence, _ in audited(sample, vault):
+        yield qa, evidence
+
+
+def audited(sample: dict, vault: Vault, audit: dict[int, list[str]] | None = None):  # type: ignore[no-untyped-def]
     """(question, its evidence ids, its corrected evidence ids) of every question with evidence
     in the indexed ``vault``; ``audit``: question position -> corrected evidence (else as cited)."""
     known = {r.id for r in vault.records().values() if r.id}
@@ -168,7 +174,7 @@ def run_conversation(sample: dict, shape: str, embedder, args, extra: dict, rank
     vault = open_vault(root, embedder, extra)
     vault.reindex()
     rows = []
-    for qa, evidence, corrected in questions(sample, vault, args.audit.get(sample["sample_id"], {})):
+    for qa, evidence, corrected in audited(sample, vault, args.audit.get(sample["sample_id"], {})):
         start = time.perf_counter()
         hits = vault.recall(str(qa["question"]), k=max(KS), adaptive=not args.no_adaptive)
         seconds = time.perf_counter() - start

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import WORK, CachedEmbedder, mean, write_result
-from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, load_audit, overrides, questions, write_conversation
+from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, audited, load_audit, overrides, write_conversation
 from vaultmem.core import config as configmod
 from vaultmem.vault import Vault
 
@@ -71,7 +71,7 @@ def load(
             vault.reindex()
             fixed = {q: ev for (c, q), ev in audit.items() if c == i}
             qs = [(qa["question"], qa["category"], ev, cor, sample["sample_id"])
-                  for qa, ev, cor in questions(sample, vault, fixed)]  # fmt: skip
+                  for qa, ev, cor in audited(sample, vault, fixed)]  # fmt: skip
             out[shape].append((vault, qs))
     return out
 

@@ -303,10 +303,10 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
 
 
 def _session_part(src: Sources, query: str, scored: dict, opt: Options) -> None:
-    """A question not asking for a list: each candidate gets ``session_weight`` x the best
-    score among its session's candidates (``spread.py``)."""
-    if opt.session_weight <= 0 or not scored or not spread.applies(query):
-        return
+    """A question not asking for a list (hybrid and vector modes): each candidate gets
+    ``session_weight`` x the best score among its session's candidates (``spread.py``)."""
+    if opt.session_weight <= 0 or opt.mode == "bm25" or not scored or not spread.applies(query):
+        return  # bm25 mode stays what the keyword answer (linkrank.py) reproduces
     groups = {p: spread.session_of(src.records[p]) for p in scored}
     best = spread.session_best(groups, {p: _base(parts) for p, parts in scored.items()})
     for path, parts in scored.items():
