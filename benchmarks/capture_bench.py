@@ -5,7 +5,8 @@ Every session of the set is rendered into its agent's log format (``capture_set.
 oldest first, through ``hooks.end_hook`` (the path of ``hook end`` for all five agents and of
 ``vaultmem import``) into one vault that holds a project note per project folder (as after
 ``wake``), with no embedding model. The memories a session wrote are the notes that are not its
-session summary, handoff or project note.
+session summary, handoff, project note or the aging rules'
+``Session history`` note.
 
 A written memory matches a label when its type is one of the label's types and every one of the
 label's words is in its title or body (case-insensitive); each memory matches at most one label.
@@ -37,6 +38,7 @@ from benchmarks.capture_set import render, sessions
 from benchmarks.common import WORK, write_result
 
 SKIP_TYPES = {"session_summary", "handoff", "project"}
+AGED = "Session history"  # what the aging rules write when a project has more than 3 sessions
 
 
 def _section(body: str, name: str) -> str:
@@ -73,7 +75,7 @@ def run_session(vault: Any, s: dict, path: Path, n: int) -> dict:
     records = vault.records()
     new = [records[k] for k in records if k not in before]
     written = [{"type": r.type, "title": r.title, "path": r.path, "body": vault.body(r.path)}
-               for r in new if r.type not in SKIP_TYPES]  # fmt: skip
+               for r in new if r.type not in SKIP_TYPES and not r.title.startswith(AGED)]  # fmt: skip
     summary = next((r for r in new if r.type == "session_summary"), None)
     body = vault.body(summary.path) if summary else ""
     anchor = f"Project: {Path(s['cwd']).name}"
