@@ -38,6 +38,7 @@ from benchmarks.capture_set import render, sessions
 from benchmarks.common import WORK, write_result
 
 SKIP_TYPES = {"session_summary", "handoff", "project"}
+SPLITS = ("tune", "heldout", "heldout2")
 AGED = "Session history"  # what the aging rules write when a project has more than 3 sessions
 
 
@@ -141,17 +142,17 @@ def bench(work: Path, only: str | None = None) -> dict:
     finally:
         vault.close()
     return {"all": totals(rows), **{split: totals([r for r in rows if r["split"] == split])
-                                    for split in ("tune", "heldout")}, "sessions": rows}  # fmt: skip
+                                    for split in SPLITS}, "sessions": rows}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--label", default="after", help="results go to results/capture-<label>.json")
-    ap.add_argument("--split", choices=["tune", "heldout"], help="only these sessions")
+    ap.add_argument("--split", choices=list(SPLITS), help="only these sessions")
     args = ap.parse_args(argv)
     result = bench(WORK / "capture", args.split)
     path = write_result(f"capture-{args.label}", result)
-    for split in ("tune", "heldout", "all"):
+    for split in (*SPLITS, "all"):
         print(split, json.dumps(result[split]))
     for r in result["sessions"]:
         if r["false"] or r["missed"] or not all(r["checks"].values()) or r["secret"] or r["cut"]:

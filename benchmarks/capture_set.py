@@ -55,7 +55,11 @@ def claude(s: dict, n: int, t0: dt.datetime) -> list[dict]:
                 if "sh" in turn
                 else ("Edit", {"file_path": _abs(cwd, turn["edit"]), "old_string": "a", "new_string": "b"})
             )
-            text = turn.get("out", "The file has been updated.") if "sh" in turn else "The file has been updated."
+            text = (
+                turn.get("out", "The file has been updated.")
+                if "sh" in turn
+                else "The file has been updated."
+            )
             out.append({**base, "type": "assistant", "message": {"role": "assistant", "content": [
                 {"type": "tool_use", "id": tid, "name": name, "input": inp}]}, "uuid": f"a{i}", "timestamp": ts})  # fmt: skip
             out.append({**base, "type": "user", "message": {"role": "user", "content": [
@@ -75,10 +79,18 @@ def codex(s: dict, n: int, t0: dt.datetime) -> list[dict]:
             out.append({"timestamp": ts, "type": kind, "payload": payload})
 
         if "user" in turn:
-            item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": turn["user"]}]})
+            item(
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": turn["user"]}]}
+            )
             item({"type": "user_message", "message": turn["user"], "kind": "plain"}, "event_msg")
         elif "say" in turn:
-            item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": turn["say"]}]})
+            item(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": turn["say"]}],
+                }
+            )
             item({"type": "agent_message", "message": turn["say"]}, "event_msg")
         elif "sh" in turn:
             item({"type": "function_call", "name": "exec_command", "call_id": cid,
@@ -103,13 +115,24 @@ def gemini(s: dict, n: int, t0: dt.datetime) -> list[dict]:
         if "user" in turn:
             out.append({"id": mid, "timestamp": ts, "type": "user", "content": [{"text": turn["user"]}]})
         elif "say" in turn:
-            out.append({"id": mid, "timestamp": ts, "type": "gemini", "content": turn["say"], "model": "gemini-2.5-pro"})
+            out.append(
+                {
+                    "id": mid,
+                    "timestamp": ts,
+                    "type": "gemini",
+                    "content": turn["say"],
+                    "model": "gemini-2.5-pro",
+                }
+            )
         else:
             if "sh" in turn:
                 name, args = "run_shell_command", {"command": turn["sh"]}
                 text = f"Output: {turn.get('out', '') or '(empty)'}\nExit Code: {turn.get('code', 0)}"
             else:
-                name, args = "replace", {"file_path": _abs(cwd, turn["edit"]), "old_string": "a", "new_string": "b"}
+                name, args = (
+                    "replace",
+                    {"file_path": _abs(cwd, turn["edit"]), "old_string": "a", "new_string": "b"},
+                )
                 text = f"Successfully modified file: {_abs(cwd, turn['edit'])} (1 replacements)."
             call = {"id": f"{name}-{n}-{i}", "name": name, "args": args, "status": "success", "timestamp": ts,
                     "result": [{"functionResponse": {"id": f"{name}-{n}-{i}", "name": name,
@@ -146,7 +169,7 @@ def copilot(s: dict, n: int, t0: dt.datetime) -> list[dict]:
     for i, turn in enumerate(s["turns"]):
         ts, eid = _ts(t0 + dt.timedelta(seconds=20 * i + 1)), f"e{i + 1}"
 
-        def ev(kind: str, data: dict, suffix: str = "") -> None:
+        def ev(kind: str, data: dict, suffix: str = "", eid: str = eid, ts: str = ts) -> None:
             out.append({"type": kind, "data": data, "id": eid + suffix, "timestamp": ts, "parentId": None})
 
         if "user" in turn:

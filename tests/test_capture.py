@@ -5,6 +5,7 @@ run through ``vaultmem hook end`` and ``vaultmem import``, then the notes writte
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -13,10 +14,12 @@ import frontmatter
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # plain pytest: the repo root for benchmarks.*
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent)
+)  # plain pytest: the repo root for benchmarks.*
 
-from benchmarks.capture_set import WRITERS, sessions, start_of  # noqa: E402
-from vaultmem.cli.app import app  # noqa: E402
+from benchmarks.capture_set import WRITERS, sessions, start_of
+from vaultmem.cli.app import app
 
 SET = {s["id"]: (n, s) for n, s in enumerate(sessions())}
 
@@ -38,6 +41,7 @@ def transcript(tmp_path: Path, name: str) -> tuple[Path, dict]:
     n, s = SET[name]
     path = tmp_path / f"{name}.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in WRITERS[s["agent"]](s, n, start_of(n))))
+    os.utime(path, (1_700_000_000, 1_700_000_000))  # not a session still being written
     return path, s
 
 
@@ -45,7 +49,9 @@ def hook_end(vault: Path, tmp_path: Path, name: str) -> dict:
     path, s = transcript(tmp_path, name)
     payload = {"session_id": f"sess-{name}", "transcript_path": str(path), "cwd": s["cwd"],
                "hook_event_name": "SessionEnd", "reason": "exit"}  # fmt: skip
-    return json.loads(cli("hook", "end", "--agent", s["agent"], "--json", vault=vault, stdin=json.dumps(payload)))
+    return json.loads(
+        cli("hook", "end", "--agent", s["agent"], "--json", vault=vault, stdin=json.dumps(payload))
+    )
 
 
 def notes(vault: Path, type_: str | None = None) -> list[frontmatter.Post]:

@@ -6,7 +6,6 @@ recalled, and the sentences in which the user states a lasting rule ("always ...
 
 from __future__ import annotations
 
-import functools
 import re
 from types import SimpleNamespace
 
@@ -18,30 +17,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .events import Event
 
-
-@functools.cache
-def _rule_res() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """(rule, feedback rule, lead-in) patterns, compiled on first use: the prompt hook imports this
-    module at every prompt and never needs them (~1.5 ms to compile)."""
-    rule = re.compile(
-        r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|note|remember)[,:]?\s+)*"
-        r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
-        r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
-        r"|remember that|keep in mind that|note that we|we always|we never|i always|i never)\b",
-        re.I,
-    )
-    feedback = re.compile(r"^(?:please\s+)?(?:don'?t|do not|never|always|use|prefer|stop)\b", re.I)
-    lead_in = re.compile(
-        r"^(?:(?:please|and|also|so|ok|okay|oh|btw|but|just)[,:]?\s+)*"
-        r"(?:(?:remember|keep in mind|note)(?: that)?[,:]?\s+|(?:from now on|in (?:the )?future|going forward)[,:]?\s+)?"
-        r"(?:(?:i|we) (?:always |really |strongly |usually )?(?:want|prefer|like|need)(?: (?:it|us|you) to)?\s+"
-        r"|i'?d (?:rather|prefer)(?: (?:it|us|you) to)?\s+|(?:i|we) always\s+)?",
-        re.I,
-    )
-    return rule, feedback, lead_in
-
-
-SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 SMALL_TALK = {
     "ok", "okay", "thanks", "thank", "you", "thx", "ty", "yes", "no", "yep", "nope", "sure", "great", "good", "nice",
@@ -60,36 +35,36 @@ def trivial(prompt: str) -> bool:
 
 
 def rule_sentences(text: str, feedback: bool = False) -> list[tuple[str, str]]:
-    """(type, sentence) for each sentence stating a lasting rule or preference.
+    """(type, sentence) for each decision, rule or preference the user states (``statements.py``)."""
+    from .statements import statements
 
-    "remember that ..." / "keep in mind that ..." -> lesson; always/never/prefer/... -> preference.
-    Questions are not rules. ``feedback``: the text is the user's correction of a rejected tool
-    call, where an imperative ("don't write migrations by hand") is a rule too."""
-    rule_re, feedback_re, _ = _rule_res()
-    out = []
-    for raw in SENTENCE_RE.split(text):
-        s = " ".join(raw.strip().lstrip("-*> ").split())
-        if not (12 <= len(s) <= 300) or s.endswith("?"):
-            continue
-        m = rule_re.match(s)
-        if m:
-            kind = m.group("kind").lower()
-            out.append(
-                ("lesson" if kind.startswith(("remember", "keep in mind", "note that")) else "preference", s)
-            )
-        elif feedback and feedback_re.match(s):
-            out.append(("preference", s))
-    return out
+    return statements(text, feedback)
 
 
 def rule_title(sentence: str, width: int = 90) -> str:
-    """A rule's title: the rule without its lead-in ("Also, remember that I always want integer
-    cents for money, never floats." -> "Integer cents for money, never floats")."""
-    text = " ".join(sentence.split()).rstrip(" .!;:")
-    rest = _rule_res()[2].sub("", text, count=1).strip(" ,")
+    """A statement's title: its first line without its lead-in ("Also, remember that I always
+    want integer cents for money, never floats." -> "Integer cents for money, never floats"; "We
+    decided to deploy with OIDC" -> "Deploy with OIDC"), cut at a clause end when too long."""
+    from .statements import strip_lead
+
+    text = " ".join(sentence.split("\n", 1)[0].split()).rstrip(" .!;:")
+    rest = strip_lead(text).strip(" ,")
     if len(rest) < 8:  # the lead-in was most of it
         rest = text
-    return clip(rest[:1].upper() + rest[1:], width)
+    return clause_clip(rest[:1].upper() + rest[1:], width)
+
+
+def clause_clip(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` characters at the end of a clause (``;``, ``,``, a
+    dash), else at a word: a title or file name never ends in "…" or inside a word."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width + 1]
+    end = max(cut.rfind("; "), cut.rfind(", "), cut.rfind(" - "))
+    if end >= width // 3:
+        return cut[:end].rstrip(" ,;:-")
+    return cut[: cut.rfind(" ")].rstrip(" ,;:-") if " " in cut else cut[:width]
 
 
 def clip(text: str, width: int) -> str:
@@ -106,17 +81,51 @@ def clip(text: str, width: int) -> str:
     return (cut[:space] if space > 0 else cut).rstrip(" ,;:-") + "…"
 
 
-def title_words(text: str, n: int = 8) -> str:
-    """The first clause of ``text`` as at most ``n`` words fit for a file name (no ``;``, quotes,
-    slashes or other punctuation)."""
-    clause = re.split(r"[.;:!?\n]|,\s", text, maxsplit=1)[0]
-    words = [w for w in re.sub(r"[^\w\s'-]", " ", clause).split() if w.strip("'-")]
-    return " ".join(words[:n])
+BREAKS = {
+    "after",
+    "because",
+    "since",
+    "when",
+    "while",
+    "so",
+    "but",
+    "and",
+    "if",
+    "as",
+    "though",
+    "although",
+    "until",
+    "which",
+    "where",
+    "before",
+    "once",
+    "unless",
+    "whereas",
+}  # fmt: skip; words a clause may be cut before
 
 
-def topic(requests: list[str], n: int = 8) -> str:
-    """A session's topic for its title: the first words of its first request sentence that is
-    not a stated rule ("Always use cents. Fix the refund" -> "Fix the refund")."""
+def title_words(text: str, n: int = 12) -> str:
+    """The first clause of ``text`` fit for a file name (no ``;``, quotes, slashes or other
+    punctuation): whole when it has at most ``most`` words, else cut before a joining word
+    ("The checkout total test is failing after I bumped the tax library" -> "The checkout total
+    test is failing"),
+    else its first ``n`` words."""
+    clause = re.split(r"[.;:!?](?=\s|$)|\n|,\s", text, maxsplit=1)[0]
+    words = [w for w in re.sub(r"[^\w\s.'-]", " ", clause).split() if w.strip("'.-")]
+    words = [w.strip(".") for w in words]
+    if words and words[0].lower() == "please" and len(words) > 2:
+        words = [words[1][:1].upper() + words[1][1:], *words[2:]]
+    if len(words) <= n:
+        return " ".join(words)
+    cuts = [i for i in range(3, n + 1) if words[i].lower() in BREAKS]
+    return " ".join(words[: cuts[-1] if cuts else n])
+
+
+def topic(requests: list[str], n: int = 12) -> str:
+    """A session's topic for its title: the first clause of its first request sentence that
+    states no rule or decision ("Always use cents. Fix the refund" -> "Fix the refund")."""
+    from .statements import SENTENCE_RE
+
     sentences = [x for r in requests for x in SENTENCE_RE.split(r) if x.strip()]
     plain = [x for x in sentences if not rule_sentences(x)] or sentences
     return next(
@@ -125,17 +134,50 @@ def topic(requests: list[str], n: int = 8) -> str:
     )
 
 
+FAILING = re.compile(
+    r"\b(?:fail\w*|broken|breaks?|error\w*|crash\w*|stuck|bug|exception|won'?t (?:start|build|run|install)"
+    r"|doesn'?t (?:work|start|build|run)|not working|cannot|can'?t)\b",
+    re.I,
+)
+READ_ONLY = re.compile(
+    r"^(?:ls|cat|head|tail|less|grep|rg|find|pwd|echo|which|type|env|git (?:status|diff|log|show|branch)"
+    r"|sed -n|wc|stat|file|ps|df|du)\b"
+)
+POLITE = {"noted", "welcome", "you're", "youre", "anytime", "glad", "help", "helped", "problem", "np", "happy",
+          "to", "i", "will", "got", "understood", "of", "course", "sure", "thing"}  # fmt: skip
+
+
+def polite(text: str) -> bool:
+    """An acknowledgement ("Noted.", "OK.", "You're welcome."): not what a session ended with."""
+    words = WORD_RE.findall(text.lower())
+    return len(words) <= 6 and all(w in SMALL_TALK or w in POLITE for w in words)
+
+
+def request_text(text: str, width: int = 400) -> str:
+    """A request whole: its lines joined ("Add a coupon field.\n- accept codes\n- reject
+    expired ones" -> "Add a coupon field. — accept codes; reject expired ones")."""
+    lines = [" ".join(ln.strip().lstrip("-*•> ").split()) for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        return ""
+    rest = "; ".join(lines[1:])
+    return clip(lines[0] + (f" — {rest}" if rest else ""), width)
+
+
 class Summary(SimpleNamespace):
     """What a session leaves behind, filled in by ``summarise`` (a SimpleNamespace, as ``Event``)."""
 
     requests: list[str]
     files: list[str]
-    failures: list[dict[str, Any]]  # command, error, fixed_by, fixed
+    failures: list[
+        dict[str, Any]
+    ]  # command, error, output, fixed_by (files), commands (that fixed it), fixed
     commands: int
     saved: list[str]
     recalled: list[tuple[str, list[str]]]  # (what was asked, ids shown)
     rules: list[tuple[str, str]]
-    outcome: str  # the agent's last words, first sentences
+    outcome: str  # the agent's last words that are not an acknowledgement, first sentences
+    last_ok: str  # the last command that succeeded
     start: str  # ISO timestamps of the first and last timed events
     end: str
     cwd: str  # the project folder: the one given, else the transcript's first
@@ -143,7 +185,7 @@ class Summary(SimpleNamespace):
 
     def __init__(self) -> None:
         super().__init__(requests=[], files=[], failures=[], commands=0, saved=[], recalled=[], rules=[], outcome="",
-                         start="", end="", cwd="", subagents=[])  # fmt: skip
+                         last_ok="", start="", end="", cwd="", subagents=[])  # fmt: skip
 
     @property
     def empty(self) -> bool:
@@ -152,6 +194,25 @@ class Summary(SimpleNamespace):
     @property
     def fixed(self) -> list[dict[str, Any]]:
         return [f for f in self.failures if f["fixed"]]
+
+    @property
+    def chat_only(self) -> bool:
+        """Nothing was done: no file changed, no command run, no memory saved."""
+        return not (self.files or self.commands or self.saved)
+
+    @property
+    def fixes(self) -> list[dict[str, Any]]:
+        """Failures worth a ``bug_fix`` memory: fixed by another command (``terraform
+        force-unlock`` after a failed ``terraform plan``), or by edits in a session whose request
+        was about a failure (a test that fails on code not yet written is no bug)."""
+        asked = any(FAILING.search(r) for r in self.requests)
+        return [f for f in self.fixed if f["commands"] or (f["fixed_by"] and asked)]
+
+    @property
+    def memories(self) -> list[tuple[str, str]]:
+        """(type, text) of what the session leaves as candidate memories: the user's decisions and
+        rules (a sentence), then its bug fixes (a title line, then the body)."""
+        return self.rules + [("bug_fix", fix_text(f)) for f in self.fixes]
 
 
 def _rel(path: str, roots: list[str]) -> str:
@@ -208,7 +269,6 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
     s.cwd = roots[0] if roots else ""
     results = {e.id: e for e in events if e.kind == "result" and e.id}
     open_failures: dict[str, dict[str, Any]] = {}
-    edits_since: dict[str, list[str]] = {}
     times = [e.ts for e in events if e.ts]
     s.start, s.end = (min(times), max(times)) if times else ("", "")
     for ev in events:
@@ -216,9 +276,9 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
             if is_reminder(ev.text):
                 continue
             if not trivial(ev.text) and ev.tool != "feedback":
-                s.requests.append(_first_line(ev.text, 200))
+                s.requests.append(request_text(ev.text))
             s.rules.extend(rule_sentences(ev.text, feedback=ev.tool == "feedback"))
-        elif ev.kind == "text":
+        elif ev.kind == "text" and not polite(ev.text):
             s.outcome = clip(ev.text, 300)
         if ev.kind != "tool":
             continue
@@ -232,36 +292,91 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
                 s.recalled.append((_memory_label(ev), list(dict.fromkeys(ids))))
             continue
         if ev.tool in EDIT_TOOLS:
-            path = ev.input.get("file_path") or ev.input.get("notebook_path")
-            if isinstance(path, str) and path and not (results.get(ev.id) and results[ev.id].error):
-                rel = _rel(path, roots)
-                if rel not in s.files:
-                    s.files.append(rel)
-                for edits in edits_since.values():
-                    if rel not in edits:
-                        edits.append(rel)
+            _edit(s, ev, results, roots, open_failures)
         elif ev.tool in SHELL_TOOLS and isinstance(ev.input.get("command"), str):
-            cmd = " ".join(ev.input["command"].split())
-            s.commands += 1
-            res = results.get(ev.id)
-            key = _command_key(cmd)
-            if res is not None and res.error:
-                if key not in open_failures:
-                    failure = {"command": cmd, "error": _error_line(res.text), "fixed_by": [], "fixed": False}
-                    open_failures[key] = failure
-                    s.failures.append(failure)
-                    edits_since[key] = failure["fixed_by"]
-            elif res is not None and key in open_failures:
-                open_failures.pop(key)["fixed"] = True
-                edits_since.pop(key, None)
+            _shell(s, ev, results, open_failures)
     s.rules = list(dict.fromkeys(s.rules))
     return s
+
+
+def _edit(s: Summary, ev: Event, results: dict[str, Event], roots: list[str],
+          open_failures: dict[str, dict[str, Any]]) -> None:  # fmt: skip
+    path = ev.input.get("file_path") or ev.input.get("notebook_path")
+    if isinstance(path, str) and path and not (results.get(ev.id) and results[ev.id].error):
+        rel = _rel(path, roots)
+        if rel not in s.files:
+            s.files.append(rel)
+        for failure in open_failures.values():
+            if rel not in failure["fixed_by"]:
+                failure["fixed_by"].append(rel)
+
+
+def _shell(
+    s: Summary, ev: Event, results: dict[str, Event], open_failures: dict[str, dict[str, Any]]
+) -> None:
+    """A shell call: a failure opens (once per command), a later success of the same command
+    closes it; the other commands that succeeded in between are what fixed it."""
+    cmd = " ".join(ev.input["command"].split())
+    s.commands += 1
+    res = results.get(ev.id)
+    key = _command_key(cmd)
+    if res is not None and res.error:
+        if key not in open_failures:
+            failure = {"command": cmd, "error": _error_line(res.text), "output": _telling_lines(res.text),
+                       "fixed_by": [], "commands": [], "fixed": False}  # fmt: skip
+            open_failures[key] = failure
+            s.failures.append(failure)
+        return
+    if res is None:
+        return
+    s.last_ok = cmd
+    if key in open_failures:
+        open_failures.pop(key)["fixed"] = True
+    elif not READ_ONLY.match(cmd):
+        for failure in open_failures.values():
+            failure["commands"].append(cmd)
+
+
+def _telling_lines(text: str, n: int = 4) -> list[str]:
+    """Up to ``n`` lines of a failed command's output, those naming an error first."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not re.match(r"(?:exit code|process exited|<shellid)\b", ln, re.I)]
+    bad = [ln for ln in lines if re.search(r"err|fail|exception|denied|not found|in use|already", ln, re.I)]
+    return [clip(ln, 200) for ln in (bad or lines)[:n]]
+
+
+def _what_failed(f: dict[str, Any]) -> str:
+    """The failure in a few words: "test_jpy_refund failed with AssertionError", "Error acquiring
+    the state lock"."""
+    error = f["error"]
+    m = re.match(r"(?:FAILED|ERROR)\s+(\S+)(?:\s+-\s+(\w+))?", error)
+    if m:
+        return f"{m.group(1).split('::')[-1]} failed" + (f" with {m.group(2)}" if m.group(2) else "")
+    return re.sub(r"^(?:Error|error|ERROR)\b:?\s*", "", error).strip() or "failure"
+
+
+def fix_text(f: dict[str, Any]) -> str:
+    """A bug fix as a memory: its title ("Error acquiring the state lock in terraform plan,
+    fixed by terraform force-unlock"), a blank line, then the failure, its output and the fix."""
+    how = (
+        "by running " + " then ".join(f"`{c}`" for c in f["commands"][:3])
+        if f["commands"]
+        else "by editing " + ", ".join(f"`{p}`" for p in f["fixed_by"][:4])
+    )
+    fix = (" ".join(f["commands"][0].split()[:4]) if f["commands"]
+           else "editing " + ", ".join(p.rsplit("/", 1)[-1] for p in f["fixed_by"][:2]))  # fmt: skip
+    title = f"{clause_clip(_what_failed(f), 45)} in {' '.join(f['command'].split()[:2])}, fixed by {fix}"
+    out = "\n".join(f"    {ln}" for ln in f["output"])
+    return (f"{clause_clip(title, 88)}\n\n`{f['command']}` failed:\n\n{out}\n\nFixed {how}; "
+            f"`{f['command']}` passed after that.")  # fmt: skip
 
 
 def _failure_line(f: dict[str, Any]) -> str:
     line = f"`{f['command']}` failed" + (f": {f['error']}" if f["error"] else "")
     if not f["fixed"]:
         return line + "; not fixed in this session"
+    if f["commands"]:
+        return line + "; passed after " + ", ".join(f"`{c}`" for c in f["commands"][:3])
     if f["fixed_by"]:
         return line + "; passed after editing " + ", ".join(f"`{p}`" for p in f["fixed_by"])
     return line + "; passed on a later run"
@@ -269,12 +384,31 @@ def _failure_line(f: dict[str, Any]) -> str:
 
 def _fixed_line(f: dict[str, Any]) -> str:
     what = f["error"] or "its failure"
-    how = (
-        " by editing " + ", ".join(f"`{p}`" for p in f["fixed_by"])
-        if f["fixed_by"]
-        else " (passed on a later run)"
-    )
+    if f["commands"]:
+        how = " by running " + ", ".join(f"`{c}`" for c in f["commands"][:3])
+    elif f["fixed_by"]:
+        how = " by editing " + ", ".join(f"`{p}`" for p in f["fixed_by"])
+    else:
+        how = " (passed on a later run)"
     return f"{what} (`{f['command']}`){how}"
+
+
+def outcome_lines(s: Summary) -> list[str]:
+    """What the session changed, for ``## Outcome``: the agent's last words (not an
+    acknowledgement), the files changed, the failures fixed and how, what still fails, and the
+    last command that succeeded."""
+    out = [s.outcome] if s.outcome else []
+    if s.files:
+        more = f" and {len(s.files) - 8} more" if len(s.files) > 8 else ""
+        out.append("Changed " + ", ".join(f"`{f}`" for f in s.files[:8]) + more + ".")
+    for f in s.fixed:
+        how = (f" after `{f['commands'][0]}`" if f["commands"]
+               else " after editing " + ", ".join(f"`{p}`" for p in f["fixed_by"][:3]) if f["fixed_by"] else "")  # fmt: skip
+        out.append(f"`{clip(f['command'], 120)}` passes{how}.")
+    out += [f"`{clip(f['command'], 120)}` still fails." for f in s.failures if not f["fixed"]]
+    if s.last_ok and not any(s.last_ok in line for line in out):
+        out.append(f"Last command that succeeded: `{clip(s.last_ok, 160)}`.")
+    return out
 
 
 def recalled_lines(s: Summary, titles: dict[str, str] | None = None) -> list[str]:
@@ -306,10 +440,11 @@ def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12,
     section("Commands that failed", [_failure_line(f) for f in s.failures])
     section("Memories saved", s.saved)
     section("Memories recalled", recalled_lines(s, titles) + list(shown or []))
-    section("Rules stated by the user", [f"({t}) {r}" for t, r in s.rules])
+    section("Stated by the user", [f"({t}) {r}" for t, r in s.rules])
     section("Subagents", s.subagents)
-    if s.outcome:
-        out.extend(["", "## Outcome", s.outcome])
+    outcome = outcome_lines(s)
+    if outcome:
+        out.extend(["", "## Outcome", *outcome])
     fixed = f", {len(s.fixed)} failure(s) fixed" if s.fixed else ""
     until = s.end[11:16] if s.end[:10] == s.start[:10] else s.end[:16].replace("T", " ")
     when = f" ({s.start[:16].replace('T', ' ')} to {until} UTC)" if s.start and s.end else ""
