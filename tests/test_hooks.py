@@ -265,7 +265,12 @@ def test_end_writes_a_real_summary_and_candidates(run, demo_copy):
     assert "[[Project - Tidewater|Project: Tidewater]]" in note
     cands = {c["title"]: c for c in out["candidates"]}
     assert set(cands) == {"JPY amounts have no minor unit", "Always run ruff before committing",
-                          "Small commits with one change each"}  # fmt: skip
+                          "Small commits with one change each",
+                          "test_jpy_refund failed with AssertionError, fixed by editing refunds.py, currency.py"}  # fmt: skip
+    assert (
+        cands["test_jpy_refund failed with AssertionError, fixed by editing refunds.py, currency.py"]["type"]
+        == "bug_fix"
+    )
     ruff = demo_copy / cands["Always run ruff before committing"]["path"]
     text = ruff.read_text()
     assert "status: candidate" in text and "type: preference" in text and "scope: user" in text

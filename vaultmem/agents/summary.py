@@ -51,7 +51,10 @@ def rule_title(sentence: str, width: int = 90) -> str:
     rest = strip_lead(text).strip(" ,")
     if len(rest) < 8:  # the lead-in was most of it
         rest = text
-    return clause_clip(rest[:1].upper() + rest[1:], width)
+    first = rest.split(" ", 1)[0]
+    if first.isalpha():  # "test_jpy_refund", "npm": a name, kept as written
+        rest = rest[:1].upper() + rest[1:]
+    return clause_clip(rest, width)
 
 
 def clause_clip(text: str, width: int) -> str:
@@ -229,11 +232,16 @@ def _first_line(text: str, width: int = 160) -> str:
     return clip(line, width)
 
 
+DIAGNOSTIC = r"[^\s:]+:\d+(?::\d+)?:\s"  # a compiler's or linter's "path:line:col: message"
+
+
 def _error_line(text: str) -> str:
     """The most telling line of a failed command's output."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for pattern in (r"(FAILED|ERROR)\b|error(\[\w+\])?:", r"(?:E\s+)?\w*(Error|Exception)\b:"):
-        for ln in lines:  # pytest's summary line, a compiler's "error:", then a traceback's last word
+    for pattern in (r"(FAILED|ERROR)\b|error(\[\w+\])?:", r"(?:E\s+)?\w*(Error|Exception)\b:", DIAGNOSTIC):
+        for (
+            ln
+        ) in lines:  # pytest's summary line, a compiler's "error:", a traceback's last word, "file:line:"
             if re.match(pattern, ln):
                 return _first_line(re.sub(r"^E\s+", "", ln), 160)
     for ln in reversed(lines):
@@ -295,6 +303,8 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
             _edit(s, ev, results, roots, open_failures)
         elif ev.tool in SHELL_TOOLS and isinstance(ev.input.get("command"), str):
             _shell(s, ev, results, open_failures)
+    for failure in open_failures.values():
+        failure["fixed"] = bool(failure["variants"])  # a variant passed: fixed, by what is not known
     s.rules = list(dict.fromkeys(s.rules))
     return s
 
@@ -315,7 +325,9 @@ def _shell(
     s: Summary, ev: Event, results: dict[str, Event], open_failures: dict[str, dict[str, Any]]
 ) -> None:
     """A shell call: a failure opens (once per command), a later success of the same command
-    closes it; the other commands that succeeded in between are what fixed it."""
+    closes it; the other commands that succeeded in between are what fixed it (a variant of the
+    failing command too, as ``migrate 0042 --fake`` before ``migrate`` passes, when no file was
+    edited)."""
     cmd = " ".join(ev.input["command"].split())
     s.commands += 1
     res = results.get(ev.id)
@@ -323,15 +335,20 @@ def _shell(
     if res is not None and res.error:
         if key not in open_failures:
             failure = {"command": cmd, "error": _error_line(res.text), "output": _telling_lines(res.text),
-                       "fixed_by": [], "commands": [], "fixed": False}  # fmt: skip
+                       "fixed_by": [], "commands": [], "variants": [], "fixed": False}  # fmt: skip
             open_failures[key] = failure
             s.failures.append(failure)
         return
     if res is None:
         return
     s.last_ok = cmd
-    if key in open_failures:
+    failure = open_failures.get(key)
+    if failure is not None and cmd != failure["command"]:
+        failure["variants"].append(cmd)  # closes the failure only if the command itself never passes
+    elif failure is not None:
         open_failures.pop(key)["fixed"] = True
+        if not failure["fixed_by"]:
+            failure["commands"] += [v for v in failure["variants"] if not READ_ONLY.match(v)]
     elif not READ_ONLY.match(cmd):
         for failure in open_failures.values():
             failure["commands"].append(cmd)
@@ -341,7 +358,8 @@ def _telling_lines(text: str, n: int = 4) -> list[str]:
     """Up to ``n`` lines of a failed command's output, those naming an error first."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     lines = [ln for ln in lines if not re.match(r"(?:exit code|process exited|<shellid)\b", ln, re.I)]
-    bad = [ln for ln in lines if re.search(r"err|fail|exception|denied|not found|in use|already", ln, re.I)]
+    bad = [ln for ln in lines
+           if re.search(r"err|fail|exception|denied|not found|in use|already", ln, re.I) or re.match(DIAGNOSTIC, ln)]  # fmt: skip
     return [clip(ln, 200) for ln in (bad or lines)[:n]]
 
 
@@ -355,19 +373,33 @@ def _what_failed(f: dict[str, Any]) -> str:
     return re.sub(r"^(?:Error|error|ERROR)\b:?\s*", "", error).strip() or "failure"
 
 
+def _command_words(cmd: str, n: int = 3) -> str:
+    """A command named in a title: its first words, up to an option after the second word, a
+    shell operator or a long argument ("terraform force-unlock -force 8f3c..." -> "terraform
+    force-unlock")."""
+    out: list[str] = []
+    for w in cmd.split()[:n]:
+        if (len(out) >= 2 and w.startswith("-")) or w in ("&&", "||", "|", ";") or len(w) > 24:
+            break
+        out.append(w)
+    return " ".join(out) or cmd.split()[0]
+
+
 def fix_text(f: dict[str, Any]) -> str:
-    """A bug fix as a memory: its title ("Error acquiring the state lock in terraform plan,
-    fixed by terraform force-unlock"), a blank line, then the failure, its output and the fix."""
+    """A bug fix as a memory: its title ("Error acquiring the state lock in terraform, fixed by
+    terraform force-unlock"), a blank line, then the failure, its output and the fix."""
     how = (
         "by running " + " then ".join(f"`{c}`" for c in f["commands"][:3])
         if f["commands"]
         else "by editing " + ", ".join(f"`{p}`" for p in f["fixed_by"][:4])
     )
-    fix = (" ".join(f["commands"][0].split()[:4]) if f["commands"]
+    fix = (_command_words(f["commands"][0]) if f["commands"]
            else "editing " + ", ".join(p.rsplit("/", 1)[-1] for p in f["fixed_by"][:2]))  # fmt: skip
-    title = f"{clause_clip(_what_failed(f), 45)} in {' '.join(f['command'].split()[:2])}, fixed by {fix}"
+    what = _what_failed(f)
+    where = "" if " failed" in what else f" in {_command_words(f['command'], 2)}"
+    title = f"{clause_clip(what, 50)}{where}, fixed by {clause_clip(fix, 40)}"
     out = "\n".join(f"    {ln}" for ln in f["output"])
-    return (f"{clause_clip(title, 88)}\n\n`{f['command']}` failed:\n\n{out}\n\nFixed {how}; "
+    return (f"{title}\n\n`{f['command']}` failed:\n\n{out}\n\nFixed {how}; "
             f"`{f['command']}` passed after that.")  # fmt: skip
 
 
