@@ -38,7 +38,7 @@ from benchmarks.capture_set import render, sessions
 from benchmarks.common import WORK, write_result
 
 SKIP_TYPES = {"session_summary", "handoff", "project"}
-SPLITS = ("tune", "heldout", "heldout2")
+SPLITS = ("tune", "heldout", "heldout2", "heldout3")
 AGED = "Session history"  # what the aging rules write when a project has more than 3 sessions
 
 

@@ -117,3 +117,25 @@ def test_no_candidate_is_made_of_a_secret_and_compound_rules_are_split(vault, tm
     assert len(titles) == 2 and any("ruff and mypy" in t for t in titles), titles
     assert any(t.lower().startswith("never push directly to main") for t in titles), titles
     assert not [p["file"] for p in kept if "…" in p["file"] or "..." in p["file"]]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("We decided to deploy from GitHub Actions with OIDC. Update the workflow.",
+     [("decision", "We decided to deploy from GitHub Actions with OIDC.")]),
+    ("After the outage we decided that backups are tested monthly.",
+     [("decision", "After the outage we decided that backups are tested monthly.")]),
+    ("We'll use UUIDv7 for order ids from now on.", [("decision", "We'll use UUIDv7 for order ids from now on.")]),
+    ("We'll use a temp dir for the output instead of the repo folder.", []),  # this task's choice
+    ("Have we decided whether to keep /v1?", []),
+    ("If we decided to drop /v1, the clients break.", []),
+    ("Never mind, it was my typo. Always the same mistake, sorry.", []),
+    ("Don't ever do that again without asking.", []),
+    ("Always run ruff and mypy before committing, and never push to main; open a pull request instead.",
+     [("preference", "Always run ruff and mypy before committing"),
+      ("preference", "never push to main; open a pull request instead.")]),
+    ("Remember that my token is ghp_R8x2kLmN4pQ7sT1vW9yZ3aB5cD6eF0gH2jK4. Always use it for tags.", []),
+])  # fmt: skip
+def test_statements(text, expected):
+    from vaultmem.agents.statements import statements
+
+    assert statements(text) == expected

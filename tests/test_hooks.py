@@ -408,8 +408,8 @@ def test_end_titles_a_rule_by_the_rule_and_skips_known_rules(run, demo_copy):
     out = json.loads(
         ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl"))
     )
-    [cand] = out["candidates"]
-    assert cand["title"] == "Integer cents for money, never floats"
+    [cand, fix] = out["candidates"]  # the rule, then the failing test fixed by the edit (a bug fix)
+    assert cand["title"] == "Integer cents for money, never floats" and fix["type"] == "bug_fix"
     text = (demo_copy / cand["path"]).read_text()
     assert "Also, remember that I always want integer cents for money, never floats." in text
     # the same rule, already an active memory, is not proposed again
@@ -418,7 +418,8 @@ def test_end_titles_a_rule_by_the_rule_and_skips_known_rules(run, demo_copy):
     again = json.loads(ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl",
                               session="9a8b7c6d-3333-4b3c-8d4e-0123456789ab")))  # fmt: skip
     assert again["candidates"] == [] and [k["title"] for k in again["known"]] == [
-        "Money is integer cents, never floats"
+        "Money is integer cents, never floats",
+        fix["title"],
     ]
 
 

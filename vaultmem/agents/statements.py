@@ -13,6 +13,15 @@ import re
 
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 FILLER = r"(?:(?:please|and|also|so|ok|okay|oh|btw|fyi|but|just)[,:]?\s+)*"
+# "never mind", "always the same error", "never worked": always/never not followed by what to do
+NOT_A_RULE = (
+    r"(?!\s+(?:mind|the|a|an|this|that|these|those|so|such|same|been|was|is|are|were|worked|works|happened"
+    r"|happens|fails|failed|again)\b)"
+)
+# "After the outage we decided that ...": a short lead before a decision, but not a condition or a question
+DECISION_LEAD = (
+    r"(?:(?![^,]*\b(?:if|whether|unless|when|once|until|not|never|haven'?t|hasn'?t)\b)[^,;]{3,60},?\s+)?"
+)
 RULE_FILLER = r"(?:(?:please|and|also|so|ok|okay|oh|btw|fyi|but|note|remember|just)[,:]?\s+)*"
 
 
@@ -22,20 +31,20 @@ def patterns() -> dict[str, re.Pattern[str]]:
     return {
         "rule": re.compile(
             rf"^{RULE_FILLER}"
-            r"(?P<kind>always|never|don'?t ever|do not ever|from now on|in future|in the future|going forward"
+            rf"(?P<kind>(?:always|never){NOT_A_RULE}|don'?t ever|do not ever|from now on|in future|in the future|going forward"
             r"|i (?:always |really |strongly )?prefer|i'?d (?:rather|prefer)|i (?:like|want) (?:it|us|you) to"
             r"|remember that|keep in mind that|note that we|we always|we never|i always|i never)\b",
             re.I,
         ),
         "decision": re.compile(
-            rf"^{RULE_FILLER}(?P<lead>"
+            rf"^{RULE_FILLER}(?P<lead>{DECISION_LEAD}"
             r"(?:we|i|the team)(?:'ve| have| has)? (?:decided|agreed|settled)(?: to| that| on)?\s+"
             r"|(?:we|i)(?:'re| are|'m| am) going with\s+"
             r"|let'?s (?:go|stick) with\s+|let'?s switch to\s+"
             r"|(?:our |the )?decision(?: is)?[:,]?\s+(?:to\s+|that\s+)?"
             r"|we(?:'ll| will| are going to|'re going to)\s+"
             r"(?=(?:use|go with|switch to|move to|adopt|standardi[sz]e on)\b.*"
-            r"\b(?:from now on|going forward|instead of|rather than|by default|for all|everywhere)\b))",
+            r"\b(?:from now on|going forward|by default|for all|everywhere)\b))",  # "instead of": often this task's
             re.I,
         ),
         "feedback": re.compile(r"^(?:please\s+)?(?:don'?t|do not|never|always|use|prefer|stop)\b", re.I),
@@ -52,6 +61,7 @@ def patterns() -> dict[str, re.Pattern[str]]:
             r"|\s+and\s+(?=(?:always|never)\b)",
             re.I,
         ),
+        "no_referent": re.compile(r"\b(?:do|did|does|doing|repeat|try|say)\s+(?:that|this|it)\b", re.I),
         "points_back": re.compile(r"\b(?:it|them|this one|that one)\b", re.I),
     }
 
@@ -101,7 +111,7 @@ def statements(text: str, feedback: bool = False) -> list[tuple[str, str]]:
         if not (12 <= len(s) <= 300) or s.endswith("?"):
             continue
         kind = kind_of(s, feedback)
-        if kind is None:
+        if kind is None or patterns()["no_referent"].search(s):  # "Don't ever do that again": of what?
             continue
         parts = [s] if kind == "decision" else split_rule(s)
         for i, part in enumerate(parts):

@@ -207,9 +207,10 @@ class Summary(SimpleNamespace):
     def fixes(self) -> list[dict[str, Any]]:
         """Failures worth a ``bug_fix`` memory: fixed by another command (``terraform
         force-unlock`` after a failed ``terraform plan``), or by edits in a session whose request
-        was about a failure (a test that fails on code not yet written is no bug)."""
+        was about a failure or that failed before any file was edited (a test that fails on code
+        not yet written is no bug)."""
         asked = any(FAILING.search(r) for r in self.requests)
-        return [f for f in self.fixed if f["commands"] or (f["fixed_by"] and asked)]
+        return [f for f in self.fixed if f["commands"] or (f["fixed_by"] and (asked or f["before_edits"]))]
 
     @property
     def memories(self) -> list[tuple[str, str]]:
@@ -335,7 +336,7 @@ def _shell(
     if res is not None and res.error:
         if key not in open_failures:
             failure = {"command": cmd, "error": _error_line(res.text), "output": _telling_lines(res.text),
-                       "fixed_by": [], "commands": [], "variants": [], "fixed": False}  # fmt: skip
+                       "fixed_by": [], "commands": [], "variants": [], "fixed": False, "before_edits": not s.files}  # fmt: skip
             open_failures[key] = failure
             s.failures.append(failure)
         return
