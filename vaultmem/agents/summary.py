@@ -358,7 +358,9 @@ def _shell(
 def _telling_lines(text: str, n: int = 4) -> list[str]:
     """Up to ``n`` lines of a failed command's output, those naming an error first."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not re.match(r"(?:exit code|process exited|<shellid)\b", ln, re.I)]
+    lines = [
+        ln for ln in lines if not re.match(r"(?:exit code|process exited|<shellid)\b|[=_-]{3,}", ln, re.I)
+    ]
     bad = [ln for ln in lines
            if re.search(r"err|fail|exception|denied|not found|in use|already", ln, re.I) or re.match(DIAGNOSTIC, ln)]  # fmt: skip
     return [clip(ln, 200) for ln in (bad or lines)[:n]]
@@ -428,9 +430,9 @@ def _fixed_line(f: dict[str, Any]) -> str:
 
 def outcome_lines(s: Summary) -> list[str]:
     """What the session changed, for ``## Outcome``: the agent's last words (not an
-    acknowledgement), the files changed, the failures fixed and how, what still fails, and the
-    last command that succeeded."""
-    out = [s.outcome] if s.outcome else []
+    acknowledgement), then a list of the files changed, the failures fixed and how, what still
+    fails, and the last command that succeeded."""
+    out = []
     if s.files:
         more = f" and {len(s.files) - 8} more" if len(s.files) > 8 else ""
         out.append("Changed " + ", ".join(f"`{f}`" for f in s.files[:8]) + more + ".")
@@ -441,7 +443,7 @@ def outcome_lines(s: Summary) -> list[str]:
     out += [f"`{clip(f['command'], 120)}` still fails." for f in s.failures if not f["fixed"]]
     if s.last_ok and not any(s.last_ok in line for line in out):
         out.append(f"Last command that succeeded: `{clip(s.last_ok, 160)}`.")
-    return out
+    return ([s.outcome] if s.outcome else []) + [f"- {line}" for line in out]
 
 
 def recalled_lines(s: Summary, titles: dict[str, str] | None = None) -> list[str]:
