@@ -139,3 +139,14 @@ def test_statements(text, expected):
     from vaultmem.agents.statements import statements
 
     assert statements(text) == expected
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "copilot"])
+def test_a_question_answered_by_reading_files_is_chat_only(agent):
+    """The real agents' recorded sessions (tests/agents_e2e): a question, answered after an `ls`."""
+    from vaultmem.agents import summary, transcript
+
+    real = Path(__file__).parent / "fixtures" / "agents" / "real" / agent / "transcript.jsonl"
+    s = summary.summarise(transcript.read_events(real, fmt=agent))
+    assert s.commands and s.chat_only and s.memories == []
+    assert not any("`ls`" in line for line in summary.outcome_lines(s))

@@ -176,6 +176,7 @@ class Summary(SimpleNamespace):
         dict[str, Any]
     ]  # command, error, output, fixed_by (files), commands (that fixed it), fixed
     commands: int
+    actions: int  # commands that are not read-only (``ls``, ``cat``, ``git status`` ... are not)
     saved: list[str]
     recalled: list[tuple[str, list[str]]]  # (what was asked, ids shown)
     rules: list[tuple[str, str]]
@@ -187,7 +188,7 @@ class Summary(SimpleNamespace):
     subagents: list[str]  # subagents whose work is folded in
 
     def __init__(self) -> None:
-        super().__init__(requests=[], files=[], failures=[], commands=0, saved=[], recalled=[], rules=[], outcome="",
+        super().__init__(requests=[], files=[], failures=[], commands=0, actions=0, saved=[], recalled=[], rules=[], outcome="",
                          last_ok="", start="", end="", cwd="", subagents=[])  # fmt: skip
 
     @property
@@ -200,8 +201,8 @@ class Summary(SimpleNamespace):
 
     @property
     def chat_only(self) -> bool:
-        """Nothing was done: no file changed, no command run, no memory saved."""
-        return not (self.files or self.commands or self.saved)
+        """Nothing was done: no file changed, no command run but read-only ones, no memory saved."""
+        return not (self.files or self.actions or self.saved)
 
     @property
     def fixes(self) -> list[dict[str, Any]]:
@@ -331,6 +332,7 @@ def _shell(
     edited)."""
     cmd = " ".join(ev.input["command"].split())
     s.commands += 1
+    s.actions += not READ_ONLY.match(cmd)
     res = results.get(ev.id)
     key = _command_key(cmd)
     if res is not None and res.error:
@@ -342,7 +344,7 @@ def _shell(
         return
     if res is None:
         return
-    s.last_ok = cmd
+    s.last_ok = s.last_ok if READ_ONLY.match(cmd) else cmd
     failure = open_failures.get(key)
     if failure is not None and cmd != failure["command"]:
         failure["variants"].append(cmd)  # closes the failure only if the command itself never passes
