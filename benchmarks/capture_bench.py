@@ -13,7 +13,8 @@ label's words is in its title or body (case-insensitive); each memory matches at
 Precision: matched memories / memories written; recall: matched labels / labels. Per session
 also: the ``## Outcome`` holds the label's outcome words, the title holds its topic words (a
 whole clause), ``## Requests`` holds the request words, a chat-only session is not the project's
-``Last Session``; and across the set: memories made of a redacted secret, file names cut with "…".
+``Last Session`` (a session of Gemini, Copilot or Cursor is dated when the hook runs: the
+script waits a second before each, so that no two are written in the same second); and across the set: memories made of a redacted secret, file names cut with "…".
 
     python benchmarks/capture_bench.py --label after
 
@@ -28,6 +29,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,7 @@ from benchmarks.common import WORK, write_result
 
 SKIP_TYPES = {"session_summary", "handoff", "project"}
 SPLITS = ("tune", "heldout", "heldout2", "heldout3")
+UNTIMED = ("gemini", "copilot", "cursor")  # their events carry no time the readers use
 AGED = "Session history"  # what the aging rules write when a project has more than 3 sessions
 
 
@@ -69,6 +72,8 @@ def run_session(vault: Any, s: dict, path: Path, n: int) -> dict:
     from vaultmem.agents.hooks import end_hook
     from vaultmem.memory.context import collect
 
+    if s["agent"] in UNTIMED:
+        time.sleep(1.05)  # dated when the hook runs, to the second: no tie with the session before
     before = set(vault.records())
     payload = {"session_id": f"capture-{n:04d}-{s['id']}", "transcript_path": str(path),
                "transcript_format": s["agent"], "cwd": s["cwd"], "hook_event_name": "SessionEnd"}  # fmt: skip

@@ -146,6 +146,11 @@ READ_ONLY = re.compile(
     r"^(?:ls|cat|head|tail|less|grep|rg|find|pwd|echo|which|type|env|git (?:status|diff|log|show|branch)"
     r"|sed -n|wc|stat|file|ps|df|du)\b"
 )
+# failures that are routine, not a bug worth a memory: a linter or formatter, a push behind its remote
+ROUTINE = re.compile(
+    r"^(?:git|ruff|black|isort|flake8|pylint|eslint|prettier|gofmt|rustfmt|cargo fmt|cargo clippy|pre-commit"
+    r"|npm run (?:lint|format)|yarn (?:lint|format))\b"
+)
 POLITE = {"noted", "welcome", "you're", "youre", "anytime", "glad", "help", "helped", "problem", "np", "happy",
           "to", "i", "will", "got", "understood", "of", "course", "sure", "thing"}  # fmt: skip
 
@@ -209,9 +214,10 @@ class Summary(SimpleNamespace):
         """Failures worth a ``bug_fix`` memory: fixed by another command (``terraform
         force-unlock`` after a failed ``terraform plan``), or by edits in a session whose request
         was about a failure or that failed before any file was edited (a test that fails on code
-        not yet written is no bug)."""
+        not yet written is no bug); a linter's or ``git``'s failure is routine, none."""
         asked = any(FAILING.search(r) for r in self.requests)
-        return [f for f in self.fixed if f["commands"] or (f["fixed_by"] and (asked or f["before_edits"]))]
+        fixed = [f for f in self.fixed if not ROUTINE.match(f["command"])]
+        return [f for f in fixed if f["commands"] or (f["fixed_by"] and (asked or f["before_edits"]))]
 
     @property
     def memories(self) -> list[tuple[str, str]]:
