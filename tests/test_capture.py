@@ -150,3 +150,23 @@ def test_a_question_answered_by_reading_files_is_chat_only(agent):
     s = summary.summarise(transcript.read_events(real, fmt=agent))
     assert s.commands and s.chat_only and s.memories == []
     assert not any("`ls`" in line for line in summary.outcome_lines(s))
+
+
+@pytest.mark.parametrize(
+    "name", ["tide-prefer", "gem-port", "cop-decision-uuid", "cur-style", "h-copilot-prefer"]
+)
+def test_each_agents_log_leaves_its_labelled_memories(vault, tmp_path, name):
+    """`hook end --agent codex|gemini|copilot|cursor` on a session of the set: each memory its
+    labels name is a candidate of that type, and nothing else is."""
+    for project in ("orders", "ledger"):
+        cli("remember", "project", f"Project: {project}", f"The {project} project.", vault=vault)
+    hook_end(vault, tmp_path, name)
+    kept = [p for p in notes(vault) if p.get("status") == "candidate"]
+    labels = SET[name][1]["labels"]
+    for label in labels:
+        assert any(
+            p["type"] in label["type"].split("|")
+            and all(w.lower() in (p["title"] + p.content).lower() for w in label["words"])
+            for p in kept
+        ), (label, [(p["type"], p["title"]) for p in kept])
+    assert len(kept) == len(labels), [(p["type"], p["title"]) for p in kept]
