@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+from ..core.titles import clause_clip, title_words
 from .events import EDIT_TOOLS, SHELL_TOOLS, SHOWN_ID_RE, is_reminder, memory_action, short_tool
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's small-talk test)
@@ -57,19 +58,6 @@ def rule_title(sentence: str, width: int = 90) -> str:
     return clause_clip(rest, width)
 
 
-def clause_clip(text: str, width: int) -> str:
-    """``text`` cut to at most ``width`` characters at the end of a clause (``;``, ``,``, a
-    dash), else at a word: a title or file name never ends in "…" or inside a word."""
-    text = " ".join(text.split())
-    if len(text) <= width:
-        return text
-    cut = text[: width + 1]
-    end = max(cut.rfind("; "), cut.rfind(", "), cut.rfind(" - "))
-    if end >= width // 3:
-        return cut[:end].rstrip(" ,;:-")
-    return cut[: cut.rfind(" ")].rstrip(" ,;:-") if " " in cut else cut[:width]
-
-
 def clip(text: str, width: int) -> str:
     """``text`` cut to at most ``width`` characters at a sentence end or, failing that, a word
     boundary (with "…"); never in the middle of a word."""
@@ -82,46 +70,6 @@ def clip(text: str, width: int) -> str:
         return cut[: end + 1]
     space = cut.rfind(" ")
     return (cut[:space] if space > 0 else cut).rstrip(" ,;:-") + "…"
-
-
-BREAKS = {
-    "after",
-    "because",
-    "since",
-    "when",
-    "while",
-    "so",
-    "but",
-    "and",
-    "if",
-    "as",
-    "though",
-    "although",
-    "until",
-    "which",
-    "where",
-    "before",
-    "once",
-    "unless",
-    "whereas",
-}  # fmt: skip; words a clause may be cut before
-
-
-def title_words(text: str, n: int = 12) -> str:
-    """The first clause of ``text`` fit for a file name (no ``;``, quotes, slashes or other
-    punctuation): whole when it has at most ``most`` words, else cut before a joining word
-    ("The checkout total test is failing after I bumped the tax library" -> "The checkout total
-    test is failing"),
-    else its first ``n`` words."""
-    clause = re.split(r"[.;:!?](?=\s|$)|\n|,\s", text, maxsplit=1)[0]
-    words = [w for w in re.sub(r"[^\w\s.'-]", " ", clause).split() if w.strip("'.-")]
-    words = [w.strip(".") for w in words]
-    if words and words[0].lower() == "please" and len(words) > 2:
-        words = [words[1][:1].upper() + words[1][1:], *words[2:]]
-    if len(words) <= n:
-        return " ".join(words)
-    cuts = [i for i in range(3, n + 1) if words[i].lower() in BREAKS]
-    return " ".join(words[: cuts[-1] if cuts else n])
 
 
 def topic(requests: list[str], n: int = 12) -> str:
