@@ -127,6 +127,9 @@ def test_no_candidate_is_made_of_a_secret_and_compound_rules_are_split(vault, tm
     ("We'll use UUIDv7 for order ids from now on.", [("decision", "We'll use UUIDv7 for order ids from now on.")]),
     ("We'll use a temp dir for the output instead of the repo folder.", []),  # this task's choice
     ("Have we decided whether to keep /v1?", []),
+    ("Explain why we decided to use Redis for the queue.", []),
+    ("Decision tree code needs a refactor.", []),
+    ("The decision is to ship on Tuesdays.", [("decision", "The decision is to ship on Tuesdays.")]),
     ("If we decided to drop /v1, the clients break.", []),
     ("Never mind, it was my typo. Always the same mistake, sorry.", []),
     ("Don't ever do that again without asking.", []),

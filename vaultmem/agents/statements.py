@@ -18,9 +18,11 @@ NOT_A_RULE = (
     r"(?!\s+(?:mind|the|a|an|this|that|these|those|so|such|same|been|was|is|are|were|worked|works|happened"
     r"|happens|fails|failed|again)\b)"
 )
-# "After the outage we decided that ...": a short lead before a decision, but not a condition or a question
+# "After the outage we decided that ...": a short lead before a decision, but not a condition, a
+# question or a doubt ("If we decided", "Explain why we decided", "I think we decided")
 DECISION_LEAD = (
-    r"(?:(?![^,]*\b(?:if|whether|unless|when|once|until|not|never|haven'?t|hasn'?t)\b)[^,;]{3,60},?\s+)?"
+    r"(?:(?![^,]*\b(?:if|whether|unless|when|once|until|not|never|haven'?t|hasn'?t|why|how|what|who|did|do|does"
+    r"|explain|maybe|perhaps|think|thought|wonder|forgot|unsure|unclear)\b)[^,;]{3,60},?\s+)?"
 )
 RULE_FILLER = r"(?:(?:please|and|also|so|ok|okay|oh|btw|fyi|but|note|remember|just)[,:]?\s+)*"
 
@@ -41,7 +43,7 @@ def patterns() -> dict[str, re.Pattern[str]]:
             r"(?:we|i|the team)(?:'ve| have| has)? (?:decided|agreed|settled)(?: to| that| on)?\s+"
             r"|(?:we|i)(?:'re| are|'m| am) going with\s+"
             r"|let'?s (?:go|stick) with\s+|let'?s switch to\s+"
-            r"|(?:our |the )?decision(?: is)?[:,]?\s+(?:to\s+|that\s+)?"
+            r"|(?:our |the )?decision(?:\s+is\s+|:\s*)(?:to\s+|that\s+)?"
             r"|we(?:'ll| will| are going to|'re going to)\s+"
             r"(?=(?:use|go with|switch to|move to|adopt|standardi[sz]e on)\b.*"
             r"\b(?:from now on|going forward|by default|for all|everywhere)\b))",  # "instead of": often this task's
