@@ -1,5 +1,6 @@
 """What a finished agent session leaves in the vault, with no LLM: its summary note (dated by the
-session's own timestamps, linked to the project's anchor unless nothing was done in it) and, as
+session's own timestamps, linked to the project's anchor, tagged ``chat-only`` when nothing was
+done in it) and, as
 candidate memories unless the vault already holds them, the decisions, rules and preferences the
 user stated and the failures fixed in it (``Summary.memories``). ``hook end`` and the importers of
 agent histories both write through here.
@@ -58,9 +59,8 @@ def write_summary(vault: Vault, s: Summary, source: str, anchor: str | None, *, 
     when = parse_time(s.start) or now or dt.datetime.now(dt.UTC)
     titles = {r.key: r.title for r in vault.records().values()}
     title = session_title(s, when, label)
-    body = render_summary(
-        s, shown, titles=titles
-    )  # remember drops private spans and redacts secrets, and says which
+    # remember drops private spans and redacts secrets, and says which; a chat keeps what the user said
+    body = render_summary(s, shown, titles=titles, said=label == "Conversation")
     return vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
                           supersede=supersede, age=age, tags=[CHAT_ONLY] if s.chat_only else ())  # fmt: skip
 
