@@ -186,7 +186,7 @@ def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run
                                    label=_label(p))  # fmt: skip
             entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         report.written.append(entry)
-        for type_, sentence in p.summary.rules:
+        for type_, sentence in p.summary.memories:
             _rule(vault, report, proposed, type_, sentence, p, dry_run)
     if not dry_run:  # the aging rules once per project, not once per summary
         for anchor in dict.fromkeys(p.anchor for p in planned if p.anchor):
