@@ -52,7 +52,7 @@ def write_summary(vault: Vault, s: Summary, source: str, anchor: str | None, *, 
     """The session summary note; ``now``: when the session happened when the transcript does
     not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``."""
     when = parse_time(s.start) or now or dt.datetime.now(dt.UTC)
-    titles = {r.key: r.title for r in vault.records().values()}
+    titles = {r.key: r.title for r in vault.records().values()} if s.recalled else {}  # ids shown
     title = session_title(s, when, label)
     body = render_summary(
         s, shown, titles=titles

@@ -221,17 +221,21 @@ class Resolver:
         self._by_name: dict[str, list[str]] = defaultdict(list)  # folded file name (notes also without .md)
         self.attachments: set[str] = set()
         for n in notes:
-            self._add_file(n.path)
-            if n.title:
-                self._by["title"][_norm(n.title)].append(n.path)
-            for alias in n.aliases:
-                self._by["alias"][_norm(alias)].append(n.path)
-            if n.id:
-                self._by["id"][n.id.strip().lower()].append(n.path)
+            self.add(n)
         for path in attachments:
             if fold(path) not in self._exact:
                 self.attachments.add(path)
                 self._add_file(path)
+
+    def add(self, n: NoteKeys) -> None:
+        """One more note (a note written since the resolver was built)."""
+        self._add_file(n.path)
+        if n.title:
+            self._by["title"][_norm(n.title)].append(n.path)
+        for alias in n.aliases:
+            self._by["alias"][_norm(alias)].append(n.path)
+        if n.id:
+            self._by["id"][n.id.strip().lower()].append(n.path)
 
     def _add_file(self, path: str) -> None:
         key = fold(path)
