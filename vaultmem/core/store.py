@@ -348,7 +348,8 @@ class Store:
         """Start or end a bulk write (an import of thousands of notes): each file is still written
         atomically, but made durable by ``flush`` (one ``os.sync`` for many files), and the names
         taken in a folder are listed once and kept by ``create``."""
-        self.durable, self._names = not on, ({} if on else None)
+        self.durable = not (on and hasattr(os, "sync"))  # where there is no os.sync: an fsync per file
+        self._names = {} if on else None
         if not on:
             self.flush()
 
