@@ -59,12 +59,16 @@ def _notes(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*.md")) if ".vaultmem" not in p.parts and ".trash" not in p.parts}  # fmt: skip
 
 
-def test_the_bulk_import_writes_what_the_per_note_path_writes(tmp_path, monkeypatch):
+@pytest.mark.parametrize("model", ["none", "test embedder"])
+def test_the_bulk_import_writes_what_the_per_note_path_writes(tmp_path, monkeypatch, model, fake_embedder):
+    """Keyword-only, and with the test embedder (vectors indexed at each checkpoint)."""
     from vaultmem.cli.app import app
     from vaultmem.vault import Vault
 
     export = _export(tmp_path / "conversations.json", 40)
     bulk, single = _vault(tmp_path / "bulk"), _vault(tmp_path / "single")
+    if model != "none":
+        monkeypatch.setattr("vaultmem.vault.make_embedder", lambda *a, **k: fake_embedder)
     ran = CliRunner().invoke(
         app, ["import", "--from", "chatgpt", str(export), "--vault", str(bulk), "--json"]
     )
