@@ -356,7 +356,7 @@ class Vault:
             if old is not None and _link_keys(old) == _link_keys(new):
                 continue
             if old is None and new is not None:  # a new note: its names and its node
-                self._graph.graph["resolver"].add(NoteKeys(new.path, new.title, new.aliases, new.id))
+                self._graph.graph["resolver"].add_notes([NoteKeys(new.path, new.title, new.aliases, new.id)])
                 self._graph.add_node(new.path, title=new.title, type=new.type, status=new.status,
                                      tags=new.tags, dangling=False)  # fmt: skip
             else:
