@@ -165,3 +165,32 @@ def test_progress_is_reported_at_each_checkpoint(tmp_path, monkeypatch, every):
     with undomod.recording(v, "import", "chatgpt", resume=True):
         importers.import_agent(v, "chatgpt", [str(export)], progress=Progress())
     assert seen == [(7, 21), (14, 21), (21, 21)]
+
+
+def test_an_import_indexes_and_builds_the_link_graph_per_checkpoint_not_per_note(tmp_path, monkeypatch):
+    """Before: each conversation written was indexed on its own (a whoosh commit, four fsyncs)
+    and the link graph rebuilt for the project rule: both grew with the vault, per note."""
+    from vaultmem.cli.app import app
+    from vaultmem.index import bm25, graph
+
+    export = _export(tmp_path / "conversations.json", 60)
+    vault = _vault(tmp_path / "v")
+    calls = {"commit": 0, "graph": 0}
+    apply, build = bm25.BM25Index.apply, graph.build
+
+    def counted_apply(self, *a, **k):
+        calls["commit"] += 1
+        return apply(self, *a, **k)
+
+    def counted_build(*a, **k):
+        calls["graph"] += 1
+        return build(*a, **k)
+
+    monkeypatch.setattr(bm25.BM25Index, "apply", counted_apply)
+    monkeypatch.setattr(graph, "build", counted_build)
+    ran = CliRunner().invoke(
+        app, ["import", "--from", "chatgpt", str(export), "--vault", str(vault), "--json"]
+    )
+    assert ran.exit_code == 0, ran.output
+    assert len(json.loads(ran.stdout)["written"]) == 61
+    assert calls["commit"] <= 3 and calls["graph"] <= 3, calls
