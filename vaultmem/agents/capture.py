@@ -57,7 +57,7 @@ def write_summary(vault: Vault, s: Summary, source: str, anchor: str | None, *, 
     chat-only session (a question answered, nothing done) is tagged ``chat-only``: it is never a
     project's *Last Session* (``context.collect``)."""
     when = parse_time(s.start) or now or dt.datetime.now(dt.UTC)
-    titles = {r.key: r.title for r in vault.records().values()}
+    titles = {r.key: r.title for r in vault.records().values()} if s.recalled else {}  # ids shown
     title = session_title(s, when, label)
     # remember drops private spans and redacts secrets, and says which; a chat keeps what the user said
     body = render_summary(s, shown, titles=titles, said=label == "Conversation")
