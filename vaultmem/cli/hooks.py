@@ -55,9 +55,9 @@ def _run(hook: str, agent: str | None, vault: str | None, fn: Callable[[], dict[
 
 
 def _anchor(anchor: str | None) -> str | None:
-    import os
+    from ..core import environment
 
-    return anchor or os.environ.get("VAULTMEM_ANCHOR") or None
+    return anchor or environment.VAULTMEM_ANCHOR.get()
 
 
 def _session(vault: str | None, payload: dict[str, Any] | None = None) -> api.Session:
