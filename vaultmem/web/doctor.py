@@ -10,28 +10,23 @@ aging rules), each change returned as one line.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-import numpy as np
-
 from ..core.discovery import USAGE_DIR
 from ..core.errors import VaultError
-from ..core.fence import PERSON, held, provenance
-from ..core.filters import is_expired, now_utc
-from ..core.lock import WriterLock
-from ..core.note import file_stem
-from ..core.provenance import Trust
-from ..index import graph as graphmod
 
 if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
+
     from ..index.manifest import Record
     from ..vault import Vault
+
+# Light to import (the checks' libraries load inside them): ``report`` is the client's side of
+# a doctor the memory service answers (``cli/fast.py``), which loads no numpy or networkx.
 
 # what a finding of each check means for the exit code: "error" and "warning" need attention
 SEVERITY = {
@@ -98,8 +93,47 @@ class Report:
                 "index": self.index, "watcher": self.watcher, "disk": self.disk}  # fmt: skip
 
 
-def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
-    """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``)."""
+def report(session: Any) -> dict[str, Any]:
+    """The health report (``Report.as_dict``) of an ``api.Session``'s vault: read where its
+    index is (the memory service, when it serves the vault; else this process), then the hooks'
+    findings, read here (this user's home, hook log and project)."""
+    root = session.root
+
+    def here() -> dict[str, Any]:
+        vault = session.vault
+        try:
+            return diagnose(vault, hooks=False).as_dict()
+        finally:
+            vault.close()
+
+    found = session.door("doctor", {"root": str(root)}, here, start=False) if session.serves(root) else here()
+    return with_findings(found, hook_findings(root))
+
+
+def with_findings(report: dict[str, Any], more: list[Finding]) -> dict[str, Any]:
+    """A report (``Report.as_dict``) with ``more`` findings at its end, counted."""
+    counts = dict(report["counts"])
+    for f in more:
+        counts[f.check] = counts.get(f.check, 0) + 1
+    attention = report["needs_attention"] or any(f.severity in ("error", "warning") for f in more)
+    return {**report, "needs_attention": attention, "counts": counts,
+            "findings": report["findings"] + [f.as_dict() for f in more]}  # fmt: skip
+
+
+def served_report(vault: Vault, keeper: dict[str, Any] | None) -> dict[str, Any]:
+    """``doctor`` in the memory service (``Service.tasks``): the report but the hooks' findings;
+    ``keeper``: this service's pid, pending changes and last error when it keeps the indexes."""
+    watcher = {"state": "running", "by": "service", **keeper} if keeper else None
+    return diagnose(vault, watcher=watcher, hooks=False).as_dict()
+
+
+def diagnose(vault: Vault, today: dt.date | None = None, *, watcher: dict[str, Any] | None = None,
+             hooks: bool = True) -> Report:  # fmt: skip
+    """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``;
+    ``watcher``: who keeps the indexes, when the caller knows; ``hooks``: with the hooks' findings)."""
+    from ..core.filters import is_expired, now_utc
+    from ..index import graph as graphmod
+
     parse_errors: dict[str, str] = {}
     records = vault.catalog(errors=parse_errors)
     g = vault.build_graph(records.values())
@@ -137,12 +171,12 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
                                 "its notes are templates ({{date}} placeholders), not memories",
                                 {"folder": vault.obsidian_templates}))  # fmt: skip
     findings += exclude_findings(vault)
-    watcher = watcher_state(vault)
+    watcher = watcher or watcher_state(vault)
     if watcher["state"] == "not answering":
         findings.append(Finding("watcher", None, f"pid {watcher['pid']} keeps the indexes but does not answer "
                                 "as this install's memory service", "another install's service, or one that hangs: "
                                 "`vaultmem service status` shows this one's"))  # fmt: skip
-    findings += hook_findings(vault.root)
+    findings += hook_findings(vault.root) if hooks else []
     return Report(str(vault.root), len(records), findings, index, watcher, disk_use(vault))
 
 
@@ -180,6 +214,9 @@ def held_memories(vault: Vault, records: dict[str, Record]) -> list[Finding]:
     """Memories not from this machine's person (an agent, a capture, a teammate's or synced note
     not yet confirmed) that give the agent orders: kept, never injected by the hooks or wake
     until a person rewrites, confirms or makes them their own (``fence.held``)."""
+    from ..core.fence import PERSON, held, provenance
+    from ..core.provenance import Trust
+
     out = []
     trust = Trust(vault.root)
     for path, rec in sorted(records.items()):
@@ -212,6 +249,8 @@ def duplicate_ids(records: dict[str, Record]) -> list[Finding]:
 
 def _names(records: dict[str, Record]) -> dict[str, str]:
     """Lower-cased file name and title -> that name as written (a link resolves by either)."""
+    from ..core.note import file_stem
+
     out: dict[str, str] = {}
     for r in records.values():
         for name in (file_stem(r.path), r.title):
@@ -221,6 +260,8 @@ def _names(records: dict[str, Record]) -> dict[str, str]:
 
 def _aliases(records: dict[str, Record]) -> dict[str, list[str]]:
     """Lower-cased alias -> file names of the notes that have it."""
+    from ..core.note import file_stem
+
     out: dict[str, list[str]] = {}
     for r in sorted(records.values(), key=lambda r: r.path):
         for alias in r.aliases:
@@ -258,6 +299,8 @@ class Suggester:
                 break
             shared.update(posting)
             budget -= len(posting)
+        import difflib
+
         shortlist = [self.names[i] for i, _ in shared.most_common(self.SHORTLIST)]
         close = difflib.get_close_matches(target, shortlist, n=1, cutoff=0.6)
         return close[0] if close else None
@@ -267,6 +310,8 @@ def broken_links(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
     """Links to a note that does not exist (links to attachments are not broken), each with a
     fix: ``[[Note|Alias]]`` when the target is another note's alias (Obsidian resolves no bare
     alias), else the closest existing name."""
+    from ..index import graph as graphmod
+
     names = _names(records)
     aliases = _aliases(records)
     suggester = Suggester(list(names))
@@ -313,6 +358,8 @@ def stray_possible_updates(g: nx.DiGraph, records: dict[str, Record]) -> list[Fi
 
 
 def empty_anchors(g: nx.DiGraph) -> list[Finding]:
+    from ..index import graph as graphmod
+
     out = []
     for a in graphmod.anchors(g):
         members = [n for n in set(g.successors(a)) | set(g.predecessors(a)) if not g.nodes[n].get("dangling")]
@@ -359,6 +406,8 @@ def likely_updates(vault: Vault, records: dict[str, Record], g: nx.DiGraph) -> l
     """Active memories of one type so similar that one is probably an update of the other,
     without a supersede link between them (cosine of their first chunks, with the thresholds
     ``remember`` uses to auto-supersede)."""
+    import numpy as np
+
     cfg = vault.config["lifecycle"]
     shared_t, plain_t = float(cfg["supersede_shared_context"]), float(cfg["supersede_no_context"])
     active = {
@@ -508,6 +557,7 @@ def watcher_state(vault: Vault) -> dict[str, Any]:
     """Who keeps this vault's indexes: the memory service (``by``: "service", asked for its
     pending changes and last error), nobody (each command indexes for itself), or a process
     holding the writer lock that does not answer as this install's service."""
+    from ..core.lock import WriterLock
     from ..service import client, control
 
     holder = WriterLock(vault.lock_path).holder() if vault.lock_path.exists() else None
