@@ -10,6 +10,7 @@ aging rules), each change returned as one line.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -150,8 +151,9 @@ def diagnose(vault: Vault, today: dt.date | None = None, *, watcher: dict[str, A
     findings += likely_updates(vault, records, g)
     findings += [Finding("candidate", r.path, "candidate memory waiting for confirmation", "vaultmem confirm / resolve")
                  for r in records.values() if r.status == "candidate"]  # fmt: skip
-    findings += secrets_in_notes(vault, records)
-    findings += held_memories(vault, records)
+    texts = note_texts(vault, records)  # read once for the two checks that read the files
+    findings += secrets_in_notes(vault, records, texts)
+    findings += held_memories(vault, records, texts)
     findings += [Finding("conflict", r.path, "merge conflict: both versions are kept in the note",
                          "edit it, keep what is right, then set its status (vaultmem reopen / resolve)")
                  for r in records.values() if r.status == "conflict"]  # fmt: skip
@@ -190,17 +192,24 @@ def hook_findings(root: Path) -> list[Finding]:
 # ---------------------------------------------------------------------- checks over the notes
 
 
-def secrets_in_notes(vault: Vault, records: dict[str, Record]) -> list[Finding]:
+def note_texts(vault: Vault, records: dict[str, Record]) -> dict[str, str]:
+    """Each note's text (the parse and drift checks report a file that cannot be read)."""
+    out = {}
+    for path in sorted(records):
+        try:
+            out[path] = vault.store.read_text(path)
+        except (OSError, VaultError):
+            continue
+    return out
+
+
+def secrets_in_notes(vault: Vault, records: dict[str, Record], texts: dict[str, str]) -> list[Finding]:
     """Notes whose text or file name holds a secret (kind and line, never the value). A person's
     file is reported, not rewritten: writes through vaultmem are redacted before they land."""
     from ..core.secrets import scan
 
     out = []
-    for path in sorted(records):
-        try:
-            text = vault.store.read_text(path)
-        except (OSError, VaultError):
-            continue  # the parse and drift checks report unreadable files
+    for path, text in texts.items():
         found = [(f.kind, f"line {f.line}") for f in scan(text)] + [(f.kind, "file name") for f in scan(path)]
         if found:
             where = ", ".join(f"{kind} ({at})" for kind, at in found)
@@ -210,11 +219,12 @@ def secrets_in_notes(vault: Vault, records: dict[str, Record]) -> list[Finding]:
     return out
 
 
-def held_memories(vault: Vault, records: dict[str, Record]) -> list[Finding]:
+def held_memories(vault: Vault, records: dict[str, Record], texts: dict[str, str]) -> list[Finding]:
     """Memories not from this machine's person (an agent, a capture, a teammate's or synced note
     not yet confirmed) that give the agent orders: kept, never injected by the hooks or wake
     until a person rewrites, confirms or makes them their own (``fence.held``)."""
     from ..core.fence import PERSON, held, provenance
+    from ..core.note import split_frontmatter
     from ..core.provenance import Trust
 
     out = []
@@ -223,12 +233,11 @@ def held_memories(vault: Vault, records: dict[str, Record]) -> list[Finding]:
         synced = trust.label(path)
         if provenance(rec.type, rec.status, rec.source, synced) == PERSON:
             continue
-        try:
-            reason = held(
-                rec.type, rec.status, rec.source, f"{rec.title}\n{vault.store.read(path).body}", synced
-            )
-        except (OSError, VaultError):
+        if path not in texts:
             continue
+        fm, body, _, _ = split_frontmatter(texts[path])  # the body as the note's parse gives it
+        body = body if fm is not None else body.removeprefix("\ufeff")
+        reason = held(rec.type, rec.status, rec.source, f"{rec.title}\n{body}", synced)
         if reason:
             out.append(Finding("held", path, f"not injected: it gives the agent orders ({reason!r})",
                                f"read it; delete it, rewrite it, or vouch for it: vaultmem confirm {rec.key}" if synced
@@ -299,8 +308,6 @@ class Suggester:
                 break
             shared.update(posting)
             budget -= len(posting)
-        import difflib
-
         shortlist = [self.names[i] for i, _ in shared.most_common(self.SHORTLIST)]
         close = difflib.get_close_matches(target, shortlist, n=1, cutoff=0.6)
         return close[0] if close else None
