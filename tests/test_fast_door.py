@@ -218,3 +218,22 @@ def test_hook_end_keeps_its_detach_rule_through_the_fast_path(cli, vault, tmp_pa
     done = subprocess.run([EXE, "hook", "end", "--vault", str(vault), "--json"], input=claude("end", "c-1"),
                           capture_output=True, text=True, env=env, timeout=180)  # fmt: skip
     assert done.returncode == 0 and json.loads(done.stdout)["summary"]["path"] in set(notes(vault)) - made
+
+
+def test_doctor_finds_a_secret_added_to_a_note_it_scanned_before(demo, tmp_path):
+    """The long-running service remembers each note's secret scan by its content: a note changed
+    since is scanned again (and one mended stops being reported)."""
+    from vaultmem.web.doctor import diagnose
+
+    def secrets() -> list[str]:
+        demo.sync()
+        return [f.path for f in diagnose(demo, hooks=False).findings if f.check == "secret"]
+
+    path = "facts/Token.md"
+    write(demo.root, path, "---\ntitle: Token\ntype: fact\n---\nNothing here.\n")
+    assert path not in secrets()
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    write(demo.root, path, f"---\ntitle: Token\ntype: fact\n---\nThe token is {token}.\n")
+    assert path in secrets() and path in secrets()
+    write(demo.root, path, "---\ntitle: Token\ntype: fact\n---\nNothing here.\n")
+    assert path not in secrets()

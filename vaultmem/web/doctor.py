@@ -203,14 +203,32 @@ def note_texts(vault: Vault, records: dict[str, Record]) -> dict[str, str]:
     return out
 
 
+SCANNED: dict[tuple[str, bytes], list[tuple[str, str]]] = {}  # (path, text digest) -> what the scan found
+MAX_SCANNED = 200_000  # notes remembered (the memory service asks again and again: a note is scanned once)
+
+
+def _secrets(path: str, text: str) -> list[tuple[str, str]]:
+    """(kind, where) of each secret in a note's text or file name, remembered by its content."""
+    import hashlib
+
+    key = (path, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+    found = SCANNED.get(key)
+    if found is None:
+        from ..core.secrets import scan
+
+        found = [(f.kind, f"line {f.line}") for f in scan(text)] + [(f.kind, "file name") for f in scan(path)]
+        if len(SCANNED) >= MAX_SCANNED:
+            SCANNED.clear()
+        SCANNED[key] = found
+    return found
+
+
 def secrets_in_notes(vault: Vault, records: dict[str, Record], texts: dict[str, str]) -> list[Finding]:
     """Notes whose text or file name holds a secret (kind and line, never the value). A person's
     file is reported, not rewritten: writes through vaultmem are redacted before they land."""
-    from ..core.secrets import scan
-
     out = []
     for path, text in texts.items():
-        found = [(f.kind, f"line {f.line}") for f in scan(text)] + [(f.kind, "file name") for f in scan(path)]
+        found = _secrets(path, text)
         if found:
             where = ", ".join(f"{kind} ({at})" for kind, at in found)
             out.append(Finding("secret", path, f"holds a secret: {where}",
