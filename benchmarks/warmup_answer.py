@@ -10,14 +10,23 @@ process that has both loaded. No model: the vaults are indexed with ``[embedding
 
     python benchmarks/warmup_answer.py                 # all 5 conversations, both shapes
     python benchmarks/warmup_answer.py --convs 0 --turns 40
+    python benchmarks/warmup_answer.py --shapes linked --tag linked
 
 Results: benchmarks/results/warmup-answer.json.
+
+``--speed-base DIR`` instead times the keyword answer alone (``keywords.recall``, k 10) of this
+tree and of the vaultmem tree at DIR (an older commit's worktree) on vaults already built by a
+run (``--work``): each in a fresh process, in turns, ``--runs`` times; per-query p50 and the
+paired ratio. Results: benchmarks/results/warmup-speed.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -76,6 +85,50 @@ def summarise(rows: list[dict]) -> dict:
     return out
 
 
+TIMER = """
+import json, statistics, sys, time
+from pathlib import Path
+from vaultmem.recall import keywords
+root, questions = Path(sys.argv[1]), json.loads(sys.argv[2])
+for q in questions[:5]:
+    keywords.recall(root, q, {"k": 10})
+ts = []
+for q in questions:
+    t = time.perf_counter(); keywords.recall(root, q, {"k": 10}); ts.append(time.perf_counter() - t)
+print(statistics.median(ts) * 1000)
+"""
+
+
+def speed(args, samples: list[dict]) -> None:
+    """Per-query p50 of the keyword answer, this tree against ``--speed-base``, in turns."""
+    out: dict = {"base": str(args.speed_base), "runs": args.runs, "vaults": {}}
+    for shape in args.shapes.split(","):
+        for sample in samples:
+            root = args.work / shape / sample["sample_id"]
+            qs = json.dumps([str(qa["question"]) for qa in sample["qa"]][:150])
+            times: dict[str, list[float]] = {"this": [], "base": []}
+            for _ in range(args.runs):
+                for side, tree in (
+                    ("base", args.speed_base),
+                    ("this", Path(__file__).resolve().parent.parent),
+                ):
+                    env = {**os.environ, "PYTHONPATH": str(tree)}
+                    done = subprocess.run([sys.executable, "-c", TIMER, str(root), qs], capture_output=True,
+                                          text=True, env=env, check=True)  # fmt: skip
+                    times[side].append(float(done.stdout))
+            ratio = statistics.median(a / b for a, b in zip(times["this"], times["base"]))
+            out["vaults"][f"{shape}/{sample['sample_id']}"] = {"p50_ms": {k: round(statistics.median(v), 2) for k, v in times.items()},
+                                                               "paired_ratio": round(ratio, 2), "runs_ms": times}  # fmt: skip
+            print(
+                shape,
+                sample["sample_id"],
+                out["vaults"][f"{shape}/{sample['sample_id']}"]["p50_ms"],
+                ratio,
+                flush=True,
+            )
+    print(f"wrote {write_result('warmup-speed', out)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -84,21 +137,27 @@ def main() -> None:
     ap.add_argument(
         "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
     )
+    ap.add_argument("--shapes", default="flat,linked", help="comma-separated: flat, linked")
+    ap.add_argument("--tag", default="", help="result file name suffix")
+    ap.add_argument("--speed-base", type=Path, help="time the keyword answer against this vaultmem tree")
+    ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     if not args.data.exists():
         sys.exit(f"warmup_answer.py: no LoCoMo data at {args.data} (pass --data PATH)")
     samples = json.loads(args.data.read_text())
     if args.convs:
         samples = [s for i, s in enumerate(samples) if str(i) in args.convs.split(",")]
+    if args.speed_base:
+        return speed(args, samples)
     result: dict = {"conversations": [s["sample_id"] for s in samples], "turns": args.turns or "all"}
-    for shape in ("flat", "linked"):
+    for shape in args.shapes.split(","):
         rows = [row for sample in samples for row in run(sample, shape, args.work, args.turns)]
         result[shape] = s = summarise(rows)
         print(f"{shape}: {s['n']} questions; R@3/R@10 keywords {s['keywords']['R@3']}/{s['keywords']['R@10']}, "
               f"pipeline bm25 {s['pipeline_bm25']['R@3']}/{s['pipeline_bm25']['R@10']}; same top 3 in "
               f"{s['same_top3']}%; per query p50 {s['keywords']['per_query']['p50_ms']:.1f} vs "
               f"{s['pipeline_bm25']['per_query']['p50_ms']:.1f} ms", flush=True)  # fmt: skip
-    print(f"wrote {write_result('warmup-answer', result)}")
+    print(f"wrote {write_result('warmup-answer' + (f'-{args.tag}' if args.tag else ''), result)}")
 
 
 if __name__ == "__main__":

@@ -54,9 +54,8 @@ def write_summary(vault: Vault, s: Summary, source: str, anchor: str | None, *, 
     when = parse_time(s.start) or now or dt.datetime.now(dt.UTC)
     titles = {r.key: r.title for r in vault.records().values()}
     title = session_title(s, when, label)
-    body = render_summary(
-        s, shown, titles=titles
-    )  # remember drops private spans and redacts secrets, and says which
+    # remember drops private spans and redacts secrets, and says which; a chat keeps what the user said
+    body = render_summary(s, shown, titles=titles, said=label == "Conversation")
     return vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
                           supersede=supersede, age=age)  # fmt: skip
 

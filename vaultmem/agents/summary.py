@@ -92,6 +92,11 @@ def rule_title(sentence: str, width: int = 90) -> str:
     return clip(rest[:1].upper() + rest[1:], width)
 
 
+SAID_CHARS = 1500  # of one request, in a chat's note (``render_summary(said=True)``)
+SAID_MOST = 60  # requests kept whole in a chat's note (and answers' openings)
+ANSWER_CHARS = 300  # of one answer, in a chat's note
+
+
 def clip(text: str, width: int) -> str:
     """``text`` cut to at most ``width`` characters at a sentence end or, failing that, a word
     boundary (with "…"); never in the middle of a word."""
@@ -140,10 +145,12 @@ class Summary(SimpleNamespace):
     end: str
     cwd: str  # the project folder: the one given, else the transcript's first
     subagents: list[str]  # subagents whose work is folded in
+    said: list[str]  # the user's requests whole (a chat's note keeps them: ``render_summary(said=True)``)
+    answers: list[str]  # the opening of each answer (a chat's note keeps them too)
 
     def __init__(self) -> None:
         super().__init__(requests=[], files=[], failures=[], commands=0, saved=[], recalled=[], rules=[], outcome="",
-                         start="", end="", cwd="", subagents=[])  # fmt: skip
+                         start="", end="", cwd="", subagents=[], said=[], answers=[])  # fmt: skip
 
     @property
     def empty(self) -> bool:
@@ -217,9 +224,11 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
                 continue
             if not trivial(ev.text) and ev.tool != "feedback":
                 s.requests.append(_first_line(ev.text, 200))
+                s.said.append(clip(" ".join(ev.text.split()), SAID_CHARS))
             s.rules.extend(rule_sentences(ev.text, feedback=ev.tool == "feedback"))
         elif ev.kind == "text":
             s.outcome = clip(ev.text, 300)
+            s.answers.append(clip(" ".join(ev.text.split()), ANSWER_CHARS))
         if ev.kind != "tool":
             continue
         action = memory_action(ev)
@@ -290,17 +299,24 @@ def recalled_lines(s: Summary, titles: dict[str, str] | None = None) -> list[str
 
 
 def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12,
-                   titles: dict[str, str] | None = None) -> str:  # fmt: skip
+                   titles: dict[str, str] | None = None, said: bool = False) -> str:  # fmt: skip
     """The markdown body of the session summary note (``shown``: lines naming the memories the
-    hooks showed the session; ``titles``: id -> title of the vault's notes)."""
+    hooks showed the session; ``titles``: id -> title of the vault's notes; ``said``: what the
+    user said, every request whole, instead of each one's first line, and the opening of each
+    answer: an imported chat's facts, numbers and names are in what was written, not in tools
+    and files)."""
     out: list[str] = []
 
-    def section(title: str, items: list[str]) -> None:
+    def section(title: str, items: list[str], most: int = limit) -> None:
         if items:
-            extra = [f"- … and {len(items) - limit} more"] if len(items) > limit else []
-            out.extend(["", f"## {title}", *(f"- {i}" for i in items[:limit]), *extra])
+            extra = [f"- … and {len(items) - most} more"] if len(items) > most else []
+            out.extend(["", f"## {title}", *(f"- {i}" for i in items[:most]), *extra])
 
-    section("Requests", s.requests)
+    if said:
+        section("What the user said", s.said, SAID_MOST)
+        section("Answers (their openings)", s.answers, SAID_MOST)
+    else:
+        section("Requests", s.requests)
     section("Fixed", [_fixed_line(f) for f in s.fixed])
     section("Files changed", [f"`{f}`" for f in s.files])
     section("Commands that failed", [_failure_line(f) for f in s.failures])

@@ -190,7 +190,7 @@ class NoteKeys:
 
 def fold(name: str) -> str:
     """The key names are compared by: NFC and case-insensitive."""
-    return unicodedata.normalize("NFC", name).lower()
+    return name.lower() if name.isascii() else unicodedata.normalize("NFC", name).lower()
 
 
 def _norm(name: str) -> str:
@@ -220,6 +220,15 @@ class Resolver:
         self._exact: dict[str, str] = {}  # folded path -> path
         self._by_name: dict[str, list[str]] = defaultdict(list)  # folded file name (notes also without .md)
         self.attachments: set[str] = set()
+        self.add_notes(notes)
+        for path in attachments:
+            if fold(path) not in self._exact:
+                self.attachments.add(path)
+                self._add_file(path)
+
+    def add_notes(self, notes: Iterable[NoteKeys]) -> None:
+        """Add notes (a resolver built a part at a time holds only the notes some targets may
+        name: ``recall.linkrank``; never after attachments, which a note's path outranks)."""
         for n in notes:
             self._add_file(n.path)
             if n.title:
@@ -228,10 +237,6 @@ class Resolver:
                 self._by["alias"][_norm(alias)].append(n.path)
             if n.id:
                 self._by["id"][n.id.strip().lower()].append(n.path)
-        for path in attachments:
-            if fold(path) not in self._exact:
-                self.attachments.add(path)
-                self._add_file(path)
 
     def _add_file(self, path: str) -> None:
         key = fold(path)

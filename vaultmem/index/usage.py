@@ -177,21 +177,7 @@ class UsageStore:
 
     def usage(self, keys: Iterable[str]) -> dict[str, Usage]:
         """Usage of each key (keys never seen are left out)."""
-        wanted = list(dict.fromkeys(keys))
-        out: dict[str, dict] = {}
-        for i in range(0, len(wanted), 500):
-            part = wanted[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for key, count, last in self.db.execute(
-                f"SELECT key, COUNT(*), MAX(at) FROM retrievals WHERE key IN ({marks}) GROUP BY key", part
-            ):
-                out.setdefault(key, {})["count"], out[key]["last_access"] = count, last
-            for key, useful, total, last in self.db.execute(
-                f"SELECT key, SUM(useful), COUNT(*), MAX(at) FROM ratings WHERE key IN ({marks}) GROUP BY key",
-                part,
-            ):
-                out.setdefault(key, {}).update(useful=useful, ratings=total, last_rating=last)
-        return {k: Usage(**v) for k, v in out.items()}
+        return read_usage(self.db, keys)
 
     def dump(self) -> dict:
         """Everything, for ``vaultmem export``."""
@@ -221,3 +207,23 @@ class UsageStore:
             self.db.execute("ROLLBACK")
             raise
         return added
+
+
+def read_usage(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, Usage]:
+    """Usage of each key in a usage store's database (keys never seen are left out; a
+    read-only connection will do: the keyword answer reads it so)."""
+    wanted = list(dict.fromkeys(keys))
+    out: dict[str, dict] = {}
+    for i in range(0, len(wanted), 500):
+        part = wanted[i : i + 500]
+        marks = ",".join("?" * len(part))
+        for key, count, last in db.execute(
+            f"SELECT key, COUNT(*), MAX(at) FROM retrievals WHERE key IN ({marks}) GROUP BY key", part
+        ):
+            out.setdefault(key, {})["count"], out[key]["last_access"] = count, last
+        for key, useful, total, last in db.execute(
+            f"SELECT key, SUM(useful), COUNT(*), MAX(at) FROM ratings WHERE key IN ({marks}) GROUP BY key",
+            part,
+        ):
+            out.setdefault(key, {}).update(useful=useful, ratings=total, last_rating=last)
+    return {k: Usage(**v) for k, v in out.items()}
