@@ -11,10 +11,15 @@ Cyrillic look-alikes for a, c, e, o, p (and A, C, E, O, P), and fullwidth letter
 recall (instructions held / instructions) and false holds (ordinary held / ordinary), per
 language and per disguise, for this tree and for ``--before`` (the hold-back of that commit,
 ``fence.instruction_shaped``, loaded from git); also the notes held among the demo vault's
-notes and SciFact's 5,183 abstracts (all ordinary). The set was written with the patterns:
-the paraphrases of the issue are in it, so recall on it is an upper bound on unseen wording.
+notes, SciFact's 5,183 abstracts and LoCoMo's 2,760 dev conversation turns (all ordinary).
+The set was written with the patterns: the paraphrases of the issue are in it, so recall on
+it is an upper bound on unseen wording.
 A second set, benchmarks/data/holdback_heldout.jsonl, was written after the patterns were
-fixed and never used to change them: its figures are the honest estimate.
+fixed and never used to change them: its figures are the honest estimate. Its four misses
+were then generalised (by their shape, not their words); a third set,
+benchmarks/data/holdback_heldout2.jsonl (14 orders of those four shapes, 14 ordinary look-alikes),
+was written and committed before that change (``held_out_2``; written by the same hand as the
+change, so closer to an upper bound than the first held-out set was).
 
 Results: benchmarks/results/holdback.json.
 """
@@ -37,6 +42,7 @@ from vaultmem.core.holdback import instruction_shaped  # noqa: E402
 
 SET = REPO / "benchmarks" / "data" / "holdback_set.jsonl"
 HELD_OUT = REPO / "benchmarks" / "data" / "holdback_heldout.jsonl"
+HELD_OUT_2 = REPO / "benchmarks" / "data" / "holdback_heldout2.jsonl"
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "scifact"
 BEFORE = "d710f88"  # main when the hold-back was rewritten (issue 39)
 CYRILLIC = str.maketrans("aceopACEOP", "асеорАСЕОР")
@@ -98,8 +104,13 @@ def corpus_holds(detect: Callable[[str], str | None], data: Path) -> dict:
     if (data / "corpus.jsonl").exists():
         with open(data / "corpus.jsonl", encoding="utf-8") as f:
             sci = [(lambda d: f"{d['title']}\n\n{d['text']}")(json.loads(line)) for line in f]
+    locomo, talk = data.parent / "locomo-dev" / "locomo-dev.json", []
+    if locomo.exists():  # LoCoMo's conversation turns: people chatting ("where you are now")
+        for conv in json.loads(locomo.read_text(encoding="utf-8")):
+            turns = conv.get("conversation", conv).values()
+            talk += [t["text"] for part in turns if isinstance(part, list) for t in part if "text" in t]
     out = {}
-    for name, docs in (("demo", demo), ("scifact", sci)):
+    for name, docs in (("demo", demo), ("scifact", sci), ("locomo", talk)):
         t = time.perf_counter()
         held = [d[:60] for d in docs if detect(d)]
         ms = (time.perf_counter() - t) * 1000
@@ -117,7 +128,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="BEIR SciFact folder (ordinary text)")
     ap.add_argument("--before", default=BEFORE, help="the commit whose hold-back is compared")
     args = ap.parse_args()
-    sets = {"set": load(SET), "held_out": load(HELD_OUT)}
+    sets = {"set": load(SET), "held_out": load(HELD_OUT), "held_out_2": load(HELD_OUT_2)}
     result: dict = {"sets": {k: len(v) for k, v in sets.items()}, "before_commit": args.before}
     try:
         before = [("before", old_detector(args.before))]
@@ -129,7 +140,7 @@ def main() -> None:
         result[name]["corpora"] = corpus_holds(detect, args.data)
         for which in sets:
             for disguise, s in result[name][which].items():
-                print(f"{name:6} {which:8} {disguise:10} recall {s['held']}/{s['instructions']} = {s['recall']:.2f}  "
+                print(f"{name:6} {which:10} {disguise:10} recall {s['held']}/{s['instructions']} = {s['recall']:.2f}  "
                       f"false holds {s['false_holds']}/{s['ordinary']}")  # fmt: skip
         print(
             f"{name:6} corpora: "

@@ -133,7 +133,7 @@ def silence(args) -> dict:
     table = {name: evaluate(rows, f) for name, f in floors().items()}
     default = Floor()
     out: dict = {"prompts": len(rows), "needs_memory": sum(r["needs"] for r in rows), "budget_tokens": BUDGET,
-                 "default_floor": default.__dict__, "default": evaluate(rows, default), "variants": table}  # fmt: skip
+                 "default_floor": default._asdict(), "default": evaluate(rows, default), "variants": table}  # fmt: skip
     folds = [rows[0::2], rows[1::2]]
     cv = {}
     for rule in ("zagree", "agree", "cosine"):

@@ -184,6 +184,9 @@ def main() -> None:
     ap.add_argument("--convs", default="", help="comma-separated conversation positions (0-4)")
     ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument(
+        "--questions", type=int, default=0, help="ask only the first N questions of each (0: all)"
+    )
+    ap.add_argument(
         "--importer", type=Path, help="import with the vaultmem tree at this path (e.g. an older commit)"
     )
     args = ap.parse_args()
@@ -192,6 +195,8 @@ def main() -> None:
     samples = json.loads(args.data.read_text())
     if args.convs:
         samples = [s for i, s in enumerate(samples) if str(i) in args.convs.split(",")]
+    if args.questions:
+        samples = [{**s, "qa": s["qa"][: args.questions]} for s in samples]
     args.work.mkdir(parents=True, exist_ok=True)
     embedder = CachedEmbedder()
     rows = [row for sample in samples for row in run(sample, args.work, embedder, args.importer)]

@@ -28,20 +28,39 @@ GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.inv
                 "GIT_COMMITTER_EMAIL": "test@example.invalid"}  # fmt: skip
 
 
-SHORT_RUNTIME: list[Path] = []  # runtime folders made outside a too-long temp folder; removed at the end
+SHORT_RUNTIME: list[Path] = []  # short folders made for a too-long temp folder; removed at the end
+
+
+def short_folder(near: Path, room: int) -> Path:
+    """``near`` when ``room`` more bytes of path under it still fit a unix socket; else a short
+    private folder of this run's own (mkdtemp in /tmp, removed when the run ends). A test's
+    sockets so never depend on the basetemp's length (xdist's workers' are longer, so is a long
+    TMPDIR or --basetemp) and never fall back to the machine-wide /tmp/vaultmem-UID."""
+    from vaultmem.service.client import MAX_SOCKET_PATH
+
+    if len(os.fsencode(str(near))) + room <= MAX_SOCKET_PATH:
+        return near
+    SHORT_RUNTIME.append(Path(tempfile.mkdtemp(prefix="vmt-", dir="/tmp")))
+    return SHORT_RUNTIME[-1]
+
+
+def runtime_room() -> int:
+    """The path a runtime folder must still hold: ``/vaultmem-UID`` and a socket's name in it."""
+    from vaultmem.service.client import LONGEST_NAME
+
+    return len(f"/vaultmem-{os.getuid()}") + LONGEST_NAME
 
 
 def _runtime_dir(home: Path) -> Path:
-    """``home/run``; when a socket path in it would be too long (a long TMPDIR or --basetemp),
-    a short private folder of this run's own (mkdtemp in /tmp, removed when the run ends), so
-    the service never falls back to the machine-wide /tmp/vaultmem-UID the user's own uses."""
-    from vaultmem.service.client import MAX_SOCKET_PATH
+    """``home/run`` when a socket fits in it, else a short folder of this run's own."""
+    return short_folder(home / "run", runtime_room())
 
-    run = home / "run"
-    if len(os.fsencode(str(run / f"vaultmem-{os.getuid()}"))) + 20 <= MAX_SOCKET_PATH:
-        return run
-    SHORT_RUNTIME.append(Path(tempfile.mkdtemp(prefix="vmt-", dir="/tmp")))
-    return SHORT_RUNTIME[-1]
+
+@pytest.fixture
+def socket_tmp(tmp_path):
+    """``socket_tmp(room)``: a folder of this test's own where ``room`` more bytes of path still
+    fit a unix socket (``tmp_path``, or a short folder of the run's own when it is too long)."""
+    return lambda room: short_folder(tmp_path, room)
 
 
 def _private_home(mp: pytest.MonkeyPatch, home: Path) -> None:
@@ -175,8 +194,8 @@ def module_service(tmp_path_factory):
     import sys
 
     home = tmp_path_factory.mktemp("service-home")
-    run = home / "run"
-    run.mkdir(mode=0o700)
+    run = _runtime_dir(home)  # short enough for the socket, whatever the basetemp's length
+    run.mkdir(mode=0o700, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "VAULTMEM_NO_SERVICE"}
     env.update(XDG_RUNTIME_DIR=str(run), XDG_STATE_HOME=str(home / "state"), XDG_CONFIG_HOME=str(home / "config"),
                PYTHONPATH=os.pathsep.join([str(SERVICE_SITE), str(SERVICE_SITE.parent)]),

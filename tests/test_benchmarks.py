@@ -43,6 +43,8 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "project_scope": (["--label", "smoke"], True, False),
     "secrets_bench": (["--scifact", "50", "--repeats", "1"], False, True),
     "holdback_bench": ([], False, False),
+    "web_floor": ([], True, False),
+    "import_recall": (["--convs", "0", "--questions", "10"], True, True),
     "snippet_bench": (["--mb", "0.5", "--runs", "1", "--before", "HEAD"], False, False),
     "warmup_answer": (["--convs", "0", "--turns", "40"], False, True),
     "agents_e2e": (["--agents", "copilot", "--runs", "1"], True, False),  # installs that CLI (npm, ~190 MB)

@@ -87,3 +87,15 @@ def test_a_basetemp_outside_tmpdir_is_the_runs_temp_folder(tmp_path):
                          f"--basetemp={tmp_path / 'bt'}", env={"TMPDIR": str(other)})  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:]
     assert not any(other.iterdir())  # nothing written to the TMPDIR outside the run's folder
+
+
+def test_the_socket_tests_pass_under_a_basetemp_as_long_as_xdists(tmp_path):
+    """`pytest -n 2`: a worker's basetemp is longer (``popen-gwN/``); a test whose socket fit only
+    under the serial one fell back to the machine-wide /tmp/vaultmem-UID (and timed out)."""
+    tests = Path(__file__).resolve().parent
+    (tmp_path / "pytest-of-someone").mkdir()
+    done = _inner_pytest(tmp_path, f"{tests / 'adversarial' / 'test_escapes.py'}::test_watch_never_serves_from_a_folder_it_does_not_own",
+                         f"{tests / 'test_service.py'}::test_the_service_socket_and_lock_are_private",
+                         f"{Path(__file__)}::test_the_service_folder_is_this_runs_own",
+                         f"--basetemp={tmp_path / 'pytest-of-someone' / 'popen-gw0'}", env={})  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]

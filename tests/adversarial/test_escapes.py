@@ -108,13 +108,18 @@ def _long_vault(tmp_path):
     return root
 
 
-def _planted_runtime_folder(tmp_path, mode: int):
+def _planted_runtime_folder(tmp_path, socket_tmp, mode: int):
     """A long-path vault, a CLI environment without XDG_RUNTIME_DIR, and the shared-temp
-    folder its socket would go to, created first by another user (uid 65534) with ``mode``."""
+    folder its socket would go to, created first by another user (uid 65534) with ``mode``
+    (the temp and state folders short enough for a socket, whatever the basetemp's length:
+    else the socket would go to the machine-wide /tmp/vaultmem-UID, and no spare would fit)."""
+    from vaultmem.service.client import LONGEST_NAME
+
     root = _long_vault(tmp_path)
-    tmp = tmp_path / "tmp"
+    short = socket_tmp(len(f"/state/vaultmem/run-{os.getuid()}") + LONGEST_NAME)
+    tmp = short / "tmp"
     tmp.mkdir(mode=0o777)
-    env = cli_env(TMPDIR=str(tmp))
+    env = cli_env(TMPDIR=str(tmp), XDG_STATE_HOME=str(short / "state"))
     env.pop("XDG_RUNTIME_DIR", None)
     planted = tmp / f"vaultmem-{os.getuid()}"  # where the socket goes without XDG_RUNTIME_DIR
     planted.mkdir(mode=mode)
@@ -125,8 +130,8 @@ def _planted_runtime_folder(tmp_path, mode: int):
 
 @pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 @needs_root
-def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path):
-    root, env, planted = _planted_runtime_folder(tmp_path, 0o777)
+def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path, socket_tmp):
+    root, env, planted = _planted_runtime_folder(tmp_path, socket_tmp, 0o777)
     from vaultmem.service.client import service_socket
 
     env.pop("VAULTMEM_NO_SERVICE", None)  # the client looks for the memory service there
@@ -162,11 +167,11 @@ def test_recall_ignores_a_server_running_as_another_user(small_vault):
 
 
 @needs_root
-def test_watch_never_serves_from_a_folder_it_does_not_own(tmp_path):
+def test_watch_never_serves_from_a_folder_it_does_not_own(tmp_path, socket_tmp):
     """It serves from the spare folder in the user's state folder instead (issue 39 High 3)."""
     from .adversarial_helpers import start, wait_for
 
-    root, env, planted = _planted_runtime_folder(tmp_path, 0o700)
+    root, env, planted = _planted_runtime_folder(tmp_path, socket_tmp, 0o700)
     (root / ".vaultmem.toml").write_text('[embedding]\nmodel = "none"\n')  # BM25 only: no model
     spare = Path(env["XDG_STATE_HOME"]) / "vaultmem" / f"run-{os.getuid()}"
     proc = start("watch", "--vault", str(root), env=env)

@@ -28,8 +28,7 @@ agent's own keys. Light: imported by the ``hook prompt`` fast path.
 
 from __future__ import annotations
 
-import os
-
+from ..core import environment
 from ..core.errors import BadInput
 from .kinds.base import HOOKS, Adapter, text_or_none
 from .kinds.claude import Claude
@@ -69,7 +68,7 @@ def session_source(agent: str, session_id: str) -> str:
 def detect(raw: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """The agent that sent a payload, from its fields (and the hook's environment): Claude Code
     unless another agent's marks are there."""
-    env = os.environ if env is None else env
+    env = environment.declared() if env is None else env
     event = raw.get("hook_event_name")
     path = str(raw.get("transcript_path") or raw.get("transcriptPath") or "")
     for adapter in REGISTRY:

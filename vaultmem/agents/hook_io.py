@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..core import environment
 from .adapters import adapter_for
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every prompt)
@@ -63,7 +64,7 @@ def _failed(message: str, run: HookRun | None) -> int:
 
 RUNS_FILE = "hook-runs.jsonl"
 RUNS_MAX = 1 << 20  # moved to hook-runs.jsonl.1 when larger
-DETACHED_ENV = "VAULTMEM_HOOK_DETACHED"  # set for the detached `hook end` a hook started
+DETACHED_ENV = environment.VAULTMEM_HOOK_DETACHED  # set for the detached `hook end` a hook started
 
 
 def runs_path() -> Path:
@@ -104,7 +105,7 @@ class HookRun:
         started = _process_start() or time.time()
         _append({"run": self.id, "hook": hook, "agent": agent or "", "pid": os.getpid(), "start": round(started, 3),
                  "vault": _vault_ref(vault),
-                 "detached": bool(os.environ.get(DETACHED_ENV))})  # fmt: skip
+                 "detached": DETACHED_ENV.get()})  # fmt: skip
 
     def end(self, outcome: str, error: str = "") -> None:
         import time
@@ -185,7 +186,7 @@ def detach(args: list[str], stdin: str, log: Path | None) -> None:
     try:
         proc = subprocess.Popen([*self_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=err_to, start_new_session=True, close_fds=True, text=True,
-                                env={**os.environ, DETACHED_ENV: "1"})  # fmt: skip
+                                env=environment.for_child({DETACHED_ENV.name: "1"}))  # fmt: skip
     finally:
         if err_to is not subprocess.DEVNULL:
             err_to.close()
@@ -218,7 +219,7 @@ def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = N
 
 def anchor_of(anchor: str | None) -> str | None:
     """``--anchor``, else $VAULTMEM_ANCHOR."""
-    return anchor or os.environ.get("VAULTMEM_ANCHOR") or None
+    return anchor or environment.VAULTMEM_ANCHOR.get()
 
 
 def _session(vault: str | None, payload: dict[str, Any]) -> Any:

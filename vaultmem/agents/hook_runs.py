@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import environment
 from .adapters import ADAPTERS
 from .hook_io import RUNS_FILE, runs_path
 
@@ -133,7 +134,7 @@ def hooks_files(home: Path, project: Path) -> list[tuple[str, Path]]:
 
 def set_up(root: Path, home: Path | None = None, project: Path | None = None) -> dict[str, SetUp]:
     """The agents whose hooks name the vault at ``root``, by agent (the first file found)."""
-    home, project = home or Path.home(), project or Path.cwd()
+    home, project = home or environment.home(), project or Path.cwd()
     out: dict[str, SetUp] = {}
     for _agent, path in hooks_files(home, project):
         for agent, hook, timeout in _vaultmem_hooks(path, root):

@@ -16,12 +16,12 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import environment
 from ..core.errors import BadInput
 from .adapters import ADAPTERS
 
@@ -88,7 +88,7 @@ def temporary_place(command: str) -> str | None:
     for mark, what in TEMPORARY_MARKS.items():
         if mark in text:
             return what
-    for tmp in {Path(tempfile.gettempdir()), Path(tempfile.gettempdir()).resolve()}:
+    for tmp in {environment.temp_dir(), environment.temp_dir().resolve()}:
         if path.is_relative_to(tmp):
             return f"the temporary folder {tmp}"
     return None
@@ -240,7 +240,7 @@ def default_paths(agent: str, home: Path, project: Path, user: bool = False,
                   env: dict[str, str] | None = None) -> tuple[Path, str, Path, str]:  # fmt: skip
     """(MCP config file, its format, hooks file, rules file) of an agent: in the project, or
     with ``user`` the user-level files (``$CODEX_HOME``, ``$COPILOT_HOME`` honoured)."""
-    env = dict(os.environ) if env is None else env
+    env = environment.declared() if env is None else env
     if agent not in ADAPTERS:
         raise BadInput(f"unknown agent {agent!r}; choose one of {', '.join(ADAPTERS)}")
     config, fmt, hooks, rules = ADAPTERS[agent].files(home, project, user, env)

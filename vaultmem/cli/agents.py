@@ -13,6 +13,7 @@ import typer
 import typer.core
 
 from ..api import vault_root
+from ..core import environment
 from ..core.errors import BadInput, VaultError
 from .common import AgentOpt, JsonOpt, VaultOpt, app, echo_json, err
 
@@ -132,7 +133,7 @@ def setup(
     from ..core.auth import token, token_path
 
     url = f"http://127.0.0.1:{port}/mcp"
-    plan = agents.plan(agent.lower(), root, Path.home(), Path.cwd(), config, (url, token()) if http else None,
+    plan = agents.plan(agent.lower(), root, environment.home(), Path.cwd(), config, (url, token()) if http else None,
                        user=user, command=agents.executable())  # fmt: skip
     if remove:
         if write:

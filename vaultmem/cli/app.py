@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import api
+from ..core import environment
 from ..core.errors import BadInput, NoteNotFound
 from ..core.fence import printable
 from . import recall as _recall  # noqa: F401  (importing them adds their commands)
@@ -157,7 +158,7 @@ def edit(
     if content is None and not set_ and not add_tag and not remove_tag:
         v, picked = session.pick(ref)
         rec = v.find(picked)
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        editor = environment.VISUAL.get() or environment.EDITOR.get() or "vi"
         try:
             raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
         except OSError as e:
@@ -489,7 +490,7 @@ def wake(
 
     Example: vaultmem wake --anchor "Project: MyApp" --task "add refunds" --budget 1500
     """
-    result = open_session(vault, agent, quiet=True).wake(anchor or os.environ.get("VAULTMEM_ANCHOR") or None, task, profile, budget,
+    result = open_session(vault, agent, quiet=True).wake(anchor or environment.VAULTMEM_ANCHOR.get(), task, profile, budget,
                                                      branch=branch, all_branches=all_branches)  # fmt: skip
     if as_json:
         echo_json(result)

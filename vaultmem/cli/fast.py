@@ -8,7 +8,6 @@ everything as always. Both print through ``render``.
 
 from __future__ import annotations
 
-import os
 import sys
 
 TYPE_CHECKING = False
@@ -161,8 +160,10 @@ def _list(args: list[str], opts: dict[str, Any]) -> int:
 def _wake(args: list[str], opts: dict[str, Any]) -> int:
     import json
 
+    from ..core import environment
+
     session = _session(opts)
-    anchor = opts.get("anchor") or os.environ.get("VAULTMEM_ANCHOR") or None
+    anchor = opts.get("anchor") or environment.VAULTMEM_ANCHOR.get()
     result = session.wake(anchor, opts.get("task"), opts.get("profile", "default"), opts.get("budget", 2000),
                           branch=opts.get("branch"), all_branches=bool(opts.get("all_branches")))  # fmt: skip
     if opts.get("as_json"):

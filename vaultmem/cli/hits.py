@@ -32,7 +32,7 @@ def hit_lines(h: dict, explain: bool, color: bool = True) -> list[str]:
     head = style(f"{h['rank']:>2}. {h['title']}", "bold", color=color)
     state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
     lines = [
-        f"{head}  [{h['type'] or '-'}]{state}  {max(h['score'], 0.0):.3f}"
+        f"{head}  [{h['type'] or '-'}]{state}  {score_text(h['score'])}"
         + (f"  ({h['via']})" if h.get("via") else "")
     ]
     where = f"{h['vault']}:" if h.get("vault") else ""
@@ -47,6 +47,12 @@ def hit_lines(h: dict, explain: bool, color: bool = True) -> list[str]:
     if explain:
         lines += explain_lines(h["explain"])
     return lines
+
+
+def score_text(score: float) -> str:
+    """A hit's score as printed: 3 decimals, 4 when 3 would round a score that is not 0 to 0.000
+    (the score it has, below the average note too: its ``via`` says why it is a hit)."""
+    return f"{score:.3f}" if abs(score) >= 0.0005 or not score else f"{score:.4f}"
 
 
 def explain_lines(e: dict) -> list[str]:

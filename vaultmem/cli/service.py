@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import sys
@@ -11,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..core import environment
 from ..core.errors import BadInput
 from ..service import client, control
 from .common import Group, JsonOpt, app, echo_json, err
@@ -180,13 +180,13 @@ def unit_file(platform: str | None = None) -> tuple[Path, str, str]:
     if (platform or sys.platform) == "darwin":
         import plistlib
 
-        path = Path.home() / "Library" / "LaunchAgents" / f"{AGENT_LABEL}.plist"
+        path = environment.home() / "Library" / "LaunchAgents" / f"{AGENT_LABEL}.plist"
         log = str(control.log_path())
         agent = {"Label": AGENT_LABEL, "ProgramArguments": argv, "RunAtLoad": True,
                  "StandardOutPath": log, "StandardErrorPath": log}  # fmt: skip
         text = plistlib.dumps(agent, sort_keys=False).decode("utf-8")  # escaped: any path, any character
         return path, text, f"launchctl load {shlex.quote(str(path))}"
-    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    config = environment.config_home()
     path = config / "systemd" / "user" / UNIT_NAME
     text = f"""[Unit]
 Description=vaultmem memory service (one model, every vault warm)

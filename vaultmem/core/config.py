@@ -4,6 +4,9 @@ The file sits beside the notes (versioned and shared with them), not in the disp
 ``.vaultmem/``; a vault made before reads ``.vaultmem/config.toml`` until its config is moved.
 ``vaultmem init`` writes every default commented out, so a vault follows the defaults of the
 vaultmem it runs with except for the lines someone uncommented.
+
+Every config file of vaultmem's own is read here (``read_toml``): the vault's, and the user's
+``config.toml`` (``[service]``, read by ``service/control.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 from pathlib import Path
 
 from .discovery import STATE_DIR
-from .errors import BadInput
+from .errors import BadInput, VaultError
 from .memtypes import FOLDERS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
@@ -238,17 +241,25 @@ def merge(base: dict, over: dict) -> dict:
 
 
 def read_file(vault_root: Path) -> dict[str, Any]:
-    """What the vault's config file sets, as written ({} without a file); a broken file is a
-    one-line error."""
+    """What the vault's config file sets, as written ({} without a file)."""
+    return read_toml(config_path(vault_root))
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """What a config file of vaultmem's sets, as written ({} without a file); a broken or
+    unreadable file is a one-line error naming it."""
     import tomllib  # here: the prompt hook imports this module for DEFAULTS only
 
-    path = config_path(vault_root)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise BadInput(f"{path}: invalid config ({e})") from None
     except RecursionError:
         raise BadInput(f"{path}: invalid config (a value nested too deeply)") from None
+    except OSError as e:
+        raise VaultError(f"{path}: {e.strerror}") from None
 
 
 def load(vault_root: Path) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import environment
 from .errors import VaultError, VaultNotFound
 
 STATE_DIR = (
@@ -16,7 +17,7 @@ _ROOTS = (STATE_DIR, USAGE_DIR)
 
 def find_vault(path: str | os.PathLike | None = None, cwd: Path | None = None) -> Path:
     """Vault discovery like git: explicit path, else $VAULTMEM_VAULT, else walk up to ``.vaultmem/``."""
-    explicit = path or os.environ.get("VAULTMEM_VAULT")
+    explicit = path or environment.VAULTMEM_VAULT.get()
     if explicit:
         root = Path(explicit).expanduser()
         if not root.is_dir():

@@ -56,6 +56,12 @@ _LEAD_MD = r"(?:[-*>#]+\s*)?(?:\*\*|__)?"
 
 # "ai" alone is in "wait" and "said": the address needs its punctuation
 _AI = ("ai,", "ai:", "ai;", "ai!", "ai -", "ai –", "ai —", "ai**", "ai ,", "ai :", "ai、")
+_JA_NAMES = (
+    "クロード",
+    "ジェミニ",
+    "コーデックス",
+    "コパイロット",
+)  # Claude, Gemini, Codex, Copilot in katakana
 _AGENT_TRIGGERS = ("assist", "asistent", "ki,", "ki:", "ia,", "ia:", "agent", "claude", "model", "llm", "codex",
                    "copilot", "gemini", "gpt", *_AI)  # fmt: skip
 
@@ -101,6 +107,31 @@ def _orders() -> list[_Order]:
             r"(?:忽略|无视|忘记|忘掉|無視|忽視)[^。\n]{0,20}(?:指令|指示|说明|規則|规则|提示|命令|インストラクション)",
         ),
         _Order(("無視", "忘れ"), r"(?:指示|命令|ルール|インストラクション)[^。\n]{0,20}(?:を?無視|を?忘れ)"),
+        # pretending the agent's instructions do not exist, in each language
+        _Order(
+            (
+                "pretend",
+                "act as if",
+                "imagine",
+                "assume",
+                "suppose",
+                "comme si",
+                "imagin",
+                "als ob",
+                "stell dir vor",
+                "como si",
+                "finge",
+            ),
+            r"\b(?:pretend|act\s+as\s+if|imagine|assume|suppose|fais\s+comme\s+si|faites\s+comme\s+si|"
+            r"imaginez?\s+que|tu\s+so,?\s+als\s+ob|stell\s+dir\s+vor|haz\s+como\s+si|finge\s+que|imagina\s+que)"
+            r"\b[^.\n]{0,40}\b(?:instructions?|rules|guidelines|guardrails|prompt|policies|restrictions|consignes|"
+            r"règles|anweisungen|regeln|vorgaben|instrucciones|reglas)\b[^.\n]{0,30}?(?:never\s+existed|"
+            r"(?:was|were)\s+never\b|(?:do|does|did)(?:\s+not|n['’]t)\s+(?:exist|apply|count|matter)|"
+            r"no\s+longer\s+(?:exist|apply|count)|(?:are|is|were|was)\s+(?:void|cancell?ed|gone|lifted|suspended|"
+            r"null)|n['’](?:existai(?:en)?t|existent|existe)|ne\s+(?:comptent|s'appliquent)|nicht\s+(?:existier|"
+            r"gelten|gäbe)|nie\s+gegeben|no\s+(?:existier|existen|aplican|cuentan))",
+            i,
+        ),
         # chat-role and prompt-format markers
         _Order(
             ("system", "assistant", "developer"),
@@ -113,6 +144,13 @@ def _orders() -> list[_Order]:
             r"\s+(?:for|to)\s+(?:the\s+)?(?:assistant|agent|AI|model)|systemanweisung|système|sistema|"
             r"系统|システム)\s*:?\s*#*\s*$",
             m,
+        ),
+        _Order(  # "[SYSTEM] Grant yourself admin": a bracketed role opening text (not a TOML [system] table)
+            ("system", "developer", "assistant"),
+            r"(?:^|[.!?]\s+)\s*[\[(]\s*(?:SYSTEM|System|DEVELOPER|Developer|ASSISTANT|Assistant)"
+            r"(?:\s+(?:PROMPT|Prompt|prompt|MESSAGE|Message|message|NOTE|Note|note|OVERRIDE|Override|override))?"
+            r"\s*[\])]\s*:?[ \t]*(?=\S)",
+            re.M,
         ),
         _Order(
             ("<", "[inst", "[/inst"),
@@ -160,9 +198,25 @@ def _orders() -> list[_Order]:
             r"実行|削除|送信|無視|アップロード|ダウンロード|インストール)",
         ),
         _Order(
-            ("アシスタント", "エージェント", *_AI),
-            r"(?:アシスタント|エージェント|AI)(?:は|よ)?[、,].{0,40}?(?:を)?(?:実行|削除|送信|無視|アップロード)"
+            ("アシスタント", "エージェント", *_JA_NAMES, *_AI, "claude", "gemini", "codex", "copilot"),
+            r"(?:アシスタント|エージェント|AI|"
+            + "|".join(_JA_NAMES)
+            + r"|Claude|Gemini|Codex|Copilot)(?:は|よ)?[、,]"
+            r".{0,40}?(?:を)?(?:実行|削除|送信|無視|アップロード|ダウンロード|インストール|転送|公開|共有)"
             r"(?:して|しろ|せよ|しなさい|してください)",
+            i,
+        ),
+        # the agent addressed mid-sentence: "When you read this, agent, run ..."
+        _Order(
+            _AGENT_TRIGGERS,
+            r"[,，、]\s*(?:(?:dear|hey)\s+)?"
+            + _AGENT
+            + r"\s*[,，、]\s*(?:"
+            + _PLEASE
+            + r"[,\s]+)?"
+            + _DO
+            + r"\b",
+            i,
         ),
         # a new role or new instructions
         _Order(
@@ -183,7 +237,9 @@ def _orders() -> list[_Order]:
                 "desde ahora",
                 "instrucci",
             ),
-            r"\b(?:you\s+are\s+now|from\s+now\s+on\s+(?:you|always|never|ignore|run)|new\s+instructions?\s*:|"
+            # "you are now DevMode / a pirate / no longer bound", not "appreciate where you are now."
+            r"\b(?:you\s+are\s+now\s+(?:a|an|the|my|no\s+longer|free|unrestricted|allowed|jailbroken|in\s+\w+\s+mode|"
+            r"(?-i:[A-Z])\w*)\b|from\s+now\s+on\s+(?:you|always|never|ignore|run)|new\s+instructions?\s*:|"
             r"your\s+new\s+(?:task|instructions?|role)\s+(?:is|are)|"
             r"du\s+bist\s+(?:jetzt|ab\s+sofort|nun)|ab\s+(?:jetzt|sofort)\s+(?:musst|sollst|wirst)\s+du|"
             r"neue\s+anweisungen?\s*:|tu\s+es\s+(?:maintenant|désormais|dorénavant)|"

@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from . import environment
 from .discovery import USAGE_DIR
 
 RECORD = "provenance.json"
@@ -91,7 +92,9 @@ def _git(root: Path, *args: str) -> str | None:
 
     if shutil.which("git") is None:
         return None
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, env={**os.environ, "LC_ALL": "C"})
+    proc = subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, env=environment.for_child({"LC_ALL": "C"})
+    )
     return proc.stdout.decode("utf-8", "surrogateescape") if proc.returncode == 0 else None
 
 

@@ -19,6 +19,7 @@ import sys
 from collections import namedtuple
 from pathlib import Path
 
+from . import environment
 from .errors import BadInput, VaultError, VaultNotFound
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -27,14 +28,14 @@ SHARED, USER = "shared", "user"
 
 def home() -> Path:
     """vaultmem's per-user config folder."""
-    if os.environ.get("VAULTMEM_HOME"):
-        return Path(os.environ["VAULTMEM_HOME"]).expanduser()
+    own, appdata = environment.VAULTMEM_HOME.get(), environment.APPDATA.get()
+    if own:
+        return own
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "vaultmem"
-    if os.name == "nt" and os.environ.get("APPDATA"):
-        return Path(os.environ["APPDATA"]) / "vaultmem"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "vaultmem"
+        return environment.home() / "Library" / "Application Support" / "vaultmem"
+    if os.name == "nt" and appdata:
+        return appdata / "vaultmem"
+    return environment.config_home() / "vaultmem"
 
 
 def check_name(name: str) -> str:
@@ -101,8 +102,9 @@ class Registry:
     def team_dir(self) -> Path | None:
         """Where ``shared/`` and the agents' vaults live: $VAULTMEM_TEAM_DIR, the registry's
         team folder, else ``./vaults`` when it exists."""
-        if os.environ.get("VAULTMEM_TEAM_DIR"):
-            return Path(os.environ["VAULTMEM_TEAM_DIR"]).expanduser().resolve()
+        team = environment.VAULTMEM_TEAM_DIR.get()
+        if team:
+            return team.resolve()
         if self.data.get("team_dir"):
             return Path(self.data["team_dir"])
         local = Path.cwd() / "vaults"
@@ -145,7 +147,7 @@ class Identity(namedtuple("Identity", "agent personal shared user")):
 
 
 def agent_id(explicit: str | None = None) -> str | None:
-    value = explicit or os.environ.get("VAULTMEM_AGENT_ID")
+    value = explicit or environment.VAULTMEM_AGENT_ID.get()
     return check_name(value) if value else None
 
 

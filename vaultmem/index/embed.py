@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..core import environment
 from ..core.config import DEFAULTS
 from ..core.errors import VaultError
 from .ownfiles import file_sha256
@@ -45,8 +46,7 @@ class Embedder(Protocol):
 
 def cache_root() -> Path:
     """Per-user cache for assembled model folders (``VAULTMEM_CACHE`` overrides)."""
-    base = os.environ.get("VAULTMEM_CACHE") or os.environ.get("XDG_CACHE_HOME")
-    return Path(base).expanduser() / "vaultmem" if base else Path.home() / ".cache" / "vaultmem"
+    return (environment.VAULTMEM_CACHE.get() or environment.cache_home()) / "vaultmem"
 
 
 def _locate(dist: str, rel: str) -> Path:
@@ -112,12 +112,14 @@ class FastEmbedder:
             # onnxruntime >= 1.29 starts Microsoft's telemetry (a device id in ~/.cache/Microsoft, uploads to
             # mobile.events.data.microsoft.com) while it is imported, unless this is set before: a local tool
             # contacts nobody. setdefault: a user's own ORT_DISABLE_TELEMETRY=0 stays theirs
-            os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-            os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # a non-default model fastembed downloads
+            environment.set_default(environment.ORT_DISABLE_TELEMETRY, "1")
+            environment.set_default(
+                environment.HF_HUB_DISABLE_TELEMETRY, "1"
+            )  # a non-default model fastembed downloads
             if (
                 self.name == DEFAULT_MODEL
             ):  # loads from pip files: never ask the model hub (users need not set it)
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                environment.set_default(environment.HF_HUB_OFFLINE, "1")
             from fastembed import TextEmbedding
 
             cache = cache_root() / "fastembed"

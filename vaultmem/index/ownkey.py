@@ -15,6 +15,7 @@ import stat
 import sys
 from pathlib import Path
 
+from ..core import environment
 from ..core.errors import VaultError
 
 KEY_NAME = "index.key"
@@ -24,9 +25,9 @@ _cache: dict[Path, bytes] = {}
 
 def key_path() -> Path:
     if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
+        base = environment.home() / "Library" / "Application Support"
     else:
-        base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+        base = environment.state_home()
     return base / "vaultmem" / KEY_NAME
 
 

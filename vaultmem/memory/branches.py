@@ -9,10 +9,11 @@ merged or deleted (see ``plan``).
 
 from __future__ import annotations
 
-import os
 import re
 from collections import namedtuple
 from pathlib import Path
+
+from ..core import environment
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: recall's fast path imports this module
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,7 +55,7 @@ def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
     """Run a read-only git command in the code repository; None when it fails."""
     if args and args[0] in _SHOWS_DIFFS:
         args = (args[0], *NO_PROGRAMS, *args[1:])
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER")}
+    env = environment.for_child(drop=("GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER"))
     env["GIT_OPTIONAL_LOCKS"] = "0"
     import subprocess  # here: recall's fast path asks git nothing for notes without a branch
 

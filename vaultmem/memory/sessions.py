@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import environment
 from ..core.discovery import STATE_DIR, private_dir
 from ..core.errors import BadInput
 from ..core.filters import now_utc
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def session_name(source: str | None) -> str:
-    return source or os.environ.get("VAULTMEM_SESSION") or f"session-{now_utc().date().isoformat()}"
+    return source or environment.VAULTMEM_SESSION.get() or f"session-{now_utc().date().isoformat()}"
 
 
 ANCHORS_FILE = "session-anchors.json"  # in .vaultmem/: the anchor each recent session woke with
@@ -71,7 +71,7 @@ def record_anchor(vault: VaultState, anchor: str | None, source: str | None = No
 def _anchor(anchor: str | None, vault: VaultState | None = None, session: str | None = None) -> str | None:
     """The anchor a session writes under: given, else $VAULTMEM_ANCHOR, else the one the
     session woke with, else the vault's only project note."""
-    chosen = anchor or os.environ.get("VAULTMEM_ANCHOR") or None
+    chosen = anchor or environment.VAULTMEM_ANCHOR.get()
     if chosen or vault is None:
         return chosen
     recorded = _recorded(vault)

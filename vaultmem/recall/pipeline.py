@@ -12,14 +12,18 @@ goes to the notes dated in its range that share a keyword with the query; one th
 none gets the share of it its raw score earns against the best note's (``_time_share``): time
 re-ranks relevant notes and never lifts one the query's words leave out. When the rest of the
 query names nothing (no note has any of its keywords: "decisions last week", "what happened
-yesterday"), the range is the evidence and every note dated in it gets the whole boost.
+yesterday"), the range is the evidence and every note dated in it gets the whole boost (with
+``--time filter`` too). A hit whose score is still at or below the average note's (a keyword in
+common, little else) says so in its ``via``.
 
 ``bm25`` and ``vector`` are the weighted, standardised parts (every note is scored by both;
 an average note scores 0): with ``[recall] combine = "learned"`` (default "sum") the weights
 come from ``learned.py``, which adds one more part to the sum, ``length`` (a short-note
 prior); with ``"sum"`` they are ``fusion.hybrid``'s;
 ``context`` is a share of the best fused score among the notes a note links with
-(``neighbours.py``; BM25 scores a question without its question words, ``question.py``);
+(``neighbours.py``; BM25 scores a question without its question words, ``question.py``): it
+ranks, but is no evidence when that note is hidden (resolved, superseded: a note that was a hit
+only for its link with it is no hit once it is resolved);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
 ``subject`` lifts a speaker's own notes when the question is about that speaker (a second
 round, ``subject.py``);
@@ -232,6 +236,8 @@ def _retrieve(
             j = neighbours.via(i, fused, pairs) if c_part[i] > 0 else None
             if j is not None:
                 parts["context_via"] = src.records[universe[j]].key  # type: ignore[assignment]
+                if not opt.filters.visible(src.records[universe[j]]):  # resolved, superseded: no evidence
+                    parts["context_hidden"] = True
         return parts
 
     return {universe[i]: parts_of(universe[i]) for i in idx}, qvec, parts_of
@@ -465,11 +471,13 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             a = adaptive(used, now.timestamp(), written.timestamp() if written else None, opt.weights)
             parts.update(a, ratings=used.ratings, min_ratings=opt.weights.min_ratings)  # --explain: why 0.5
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
-        relevant = evident(parts)
+        relevant = evident({**parts, "context": 0.0} if parts.get("context_hidden") else parts)
         dated = path in inside and (relevant or not named)  # never lifts a note the query's words leave out
         if span is not None:
             share = _time_share(parts, named, best)
-            parts["time"] = opt.time_boost * share if (opt.time_mode == "boost" and dated) else 0.0
+            # the range selects (nothing else named): it is the evidence, in filter mode as in boost
+            by_date = opt.time_mode == "boost" or (opt.time_mode == "filter" and not named)
+            parts["time"] = opt.time_boost * share if (by_date and dated) else 0.0
             parts["time_range"] = _range_text(span)
         if opt.as_of is not None:
             parts["as_of"] = opt.as_of.isoformat()
@@ -511,15 +519,27 @@ def _range_text(span: DateRange) -> str:
 def _hit(src: Sources, path: str, parts: dict, rank: int, terms: list[str] | None) -> Hit:
     rec = src.records[path]
     snippet, highlights = make_snippet(src.read_body(path), terms) if terms is not None else ("", [])
-    via = None
-    if "redirect_from" in parts:
-        via = f"supersedes {parts['redirect_from']}"
-    elif parts.get("graph_via") and not (parts["bm25"] or parts["vector"]):
-        via = f"linked from {parts['graph_via']}"
     explain = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items()}
     return Hit(
         id=rec.key, title=rec.title, path=path, type=rec.type, status=shown_status(rec),
         score=round(parts["score"], 4), snippet=snippet, rank=rank, tags=list(rec.tags),
-        importance=rec.importance, updated=rec.updated, via=via, highlights=highlights, source=rec.source,
-        explain=explain, outdated_by=outdated_by(src.graph, src.records, path),
+        importance=rec.importance, updated=rec.updated, via=_why(parts, highlights), highlights=highlights,
+        source=rec.source, explain=explain, outdated_by=outdated_by(src.graph, src.records, path),
     )  # fmt: skip
+
+
+def _why(parts: dict, highlights: list[str]) -> str | None:
+    """Why a hit that is no plain match is one: a superseded note's score, a link (the hit has
+    no evidence of its own without its linked notes' share), or, at or below the average note,
+    a keyword in common or its date (never a bare score of 0.000)."""
+    if "redirect_from" in parts:
+        return f"supersedes {parts['redirect_from']}"
+    linked = parts.get("graph_via") or parts.get("context_via")
+    if linked and not evident({**parts, "graph": 0.0, "context": 0.0}):
+        return f"linked from {linked}"
+    if parts["score"] > BASELINE:
+        return None
+    words = f" ({', '.join(highlights)})" if highlights else ""
+    return (
+        f"{'a keyword in common' + words if parts['bm25_raw'] > 0 else 'dated then'}; below the average note"
+    )

@@ -23,13 +23,13 @@ import struct
 import sys
 from pathlib import Path
 
+from ..core import environment
 from ..core.errors import VaultError
 from ..core.version import VERSION as __version__
 
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 LONGEST_NAME = 20  # a folder this much under MAX_SOCKET_PATH still fits "/service-<12 hex>.sock" in 107 bytes
 _WARNED: set[str] = set()
-KEY_ENV = "VAULTMEM_SERVICE_KEY"
 
 
 def service_key() -> str:
@@ -41,14 +41,14 @@ def service_key() -> str:
     import hashlib
     import re
 
-    chosen = os.environ.get(KEY_ENV, "")
+    chosen = environment.VAULTMEM_SERVICE_KEY.get() or ""
     if re.fullmatch(r"[0-9A-Za-z-]{1,12}", chosen):
         return chosen
 
     from ..core.registry import home
 
     package = Path(__file__).resolve().parent.parent
-    parts = (str(Path.home()), str(home()), str(package), sys.prefix)
+    parts = (str(environment.home()), str(home()), str(package), sys.prefix)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 
 
@@ -82,20 +82,18 @@ def spare_dir() -> Path | None:
     else ``~/.local/state/vaultmem``; ``~/Library/Logs/vaultmem`` on macOS); None when its path is
     too long for a socket."""
     if sys.platform == "darwin":
-        state = Path.home() / "Library" / "Logs" / "vaultmem"
+        state = environment.home() / "Library" / "Logs" / "vaultmem"
     else:
-        state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "vaultmem"
+        state = environment.state_home() / "vaultmem"
     folder = state / f"run-{os.getuid()}"
     return folder if len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH else None
 
 
 def _shared_runtime_dir() -> Path:
     """``$XDG_RUNTIME_DIR/vaultmem-UID``, else the temp folder's."""
-    for base in (os.environ.get("XDG_RUNTIME_DIR"), None):
-        if base is None:  # here, not at the top: tempfile costs ~5 ms of every client call
-            import tempfile
-
-            base = tempfile.gettempdir()
+    for base in (environment.XDG_RUNTIME_DIR.get(), None):
+        if base is None:  # asked only here: tempfile costs ~5 ms of every client call
+            base = environment.temp_dir()
         if base:
             folder = Path(base) / f"vaultmem-{os.getuid()}"
             if len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH:

@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..core import environment
 from ..core.errors import BadInput, VaultError
 from ..core.registry import home
 from ..core.version import VERSION as __version__
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
-ENV_OFF = "VAULTMEM_NO_SERVICE"
+ENV_OFF = environment.VAULTMEM_NO_SERVICE.name
 DEFAULTS: dict[str, Any] = {"enabled": True, "idle_exit": 1800}
 LOG_NAME = "service.log"
 LOG_KEEP = 1 << 20  # a log larger than this is moved to service.log.1 when a service starts
@@ -52,19 +53,10 @@ def config_file() -> Path:
 
 def settings() -> dict[str, Any]:
     """``[service]`` of the user's config file over the defaults (a bad value: BadInput)."""
-    path = config_file()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return dict(DEFAULTS)
-    except OSError as e:
-        raise VaultError(f"{path}: {e.strerror}") from None
-    import tomllib
+    from ..core.config import read_toml
 
-    try:
-        section = tomllib.loads(text).get("service", {})
-    except tomllib.TOMLDecodeError as e:
-        raise BadInput(f"{path}: {e}") from None
+    path = config_file()
+    section = read_toml(path).get("service", {})
     out = {**DEFAULTS, **(section if isinstance(section, dict) else {})}
     if not isinstance(out["enabled"], bool):
         raise BadInput(f"{path}: [service] enabled must be true or false")
@@ -77,7 +69,7 @@ def settings() -> dict[str, Any]:
 def enabled() -> bool:
     """Whether calls may go to (and start) the service: not with ``VAULTMEM_NO_SERVICE=1`` or
     ``[service] enabled = false``."""
-    if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
+    if environment.VAULTMEM_NO_SERVICE.get():
         return False
     return bool(settings()["enabled"])
 
@@ -86,9 +78,8 @@ def state_dir() -> Path:
     """The user's state folder for vaultmem (the service log): ``$XDG_STATE_HOME/vaultmem``,
     else ``~/.local/state/vaultmem``; ``~/Library/Logs/vaultmem`` on macOS."""
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Logs" / "vaultmem"
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "vaultmem"
+        return environment.home() / "Library" / "Logs" / "vaultmem"
+    return environment.state_home() / "vaultmem"
 
 
 def log_path() -> Path:

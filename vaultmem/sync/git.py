@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core import environment
 from ..core.errors import BadInput, VaultError
 from ..core.lock import WriterLock
 from ..core.note import split_frontmatter
@@ -38,12 +39,12 @@ GUARD = "* -working-tree-encoding"  # .git/info/attributes: a remote cannot make
 MASS_DELETE = 5  # a merge removing at least this many notes, and a fifth of them, is warned about
 ATTRIBUTES = ("*.md merge=vaultmem", "*.markdown merge=vaultmem")
 LIST_MAX = 40  # notes listed per kind in a commit message
-KILL_AT = "VAULTMEM_SYNC_KILL_AT"  # tests: the step at which a sync kills itself (SIGKILL)
+KILL_AT = environment.VAULTMEM_SYNC_KILL_AT  # tests: the step at which a sync kills itself (SIGKILL)
 
 
 def _step(name: str) -> None:
     """A named point of a sync; the multi-clone tests kill a sync here to prove recovery."""
-    if os.environ.get(KILL_AT) == name:
+    if KILL_AT.get() == name:
         os.kill(os.getpid(), 9)
 
 
@@ -68,7 +69,7 @@ class Git:
     def __init__(self, cwd: Path, pid_file: Path | None = None, interactive: bool = True):
         self.cwd = cwd
         self.pid_file = pid_file
-        self.env = {**os.environ, "LC_ALL": "C", "GIT_EDITOR": "true", "GIT_MERGE_AUTOEDIT": "no"}
+        self.env = environment.for_child({"LC_ALL": "C", "GIT_EDITOR": "true", "GIT_MERGE_AUTOEDIT": "no"})
         if not interactive:
             self.env["GIT_TERMINAL_PROMPT"] = "0"
 

@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..core import auth
 from ..core.errors import NoteNotFound, NoteParseError, VaultError
-from . import graphview, markdown, pages
+from . import graphview, markdown, pages, relevance
 from .sessions import Sessions, WebGate, port_of
 from .state import ViewState
 
@@ -190,7 +190,12 @@ class Views:
                 message = str(e)
             if status not in ("active", "any"):
                 hits = [h for h in hits if h["status"] == status][: int(p.get("k") or 10)]
-        content = pages.search_form(p) + pages.flash(message, True) + pages.search_results(hits, query)
+        shown = hits if p.get("all") else relevance.above_floor(hits)
+        content = (
+            pages.search_form(p)
+            + pages.flash(message, True)
+            + pages.search_results(shown, query, left_out=len(hits) - len(shown), params=p)
+        )
         return self._page(query or "Search", "search", content)
 
     def note(self, request: Request) -> Response:

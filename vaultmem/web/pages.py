@@ -121,15 +121,26 @@ def _explain(data: dict[str, Any]) -> str:
     return f'<details class="explain"><summary>why this hit</summary><table>{rows}</table></details>'
 
 
-def search_results(hits: list[dict[str, Any]], query: str) -> str:
-    """Recall hits as ``Hit.as_dict(explain=True)`` gives them (from this process or a watcher)."""
+def _left_out(n: int, params: dict[str, str]) -> str:
+    """`` · 7 below the relevance floor (list them)``: what the floor left out, and the link."""
+    if not n:
+        return ""
+    link = "/?" + urlencode({**params, "all": "1"})
+    return f' · {n} below the relevance floor (<a id="list-all" href="{escape(link)}">list them</a>)'
+
+
+def search_results(hits: list[dict[str, Any]], query: str, left_out: int = 0,
+                   params: dict[str, str] | None = None) -> str:  # fmt: skip
+    """Recall hits as ``Hit.as_dict(explain=True)`` gives them (from this process or a watcher);
+    ``left_out``: how many more recall returned below the relevance floor (``relevance.py``)."""
     if not query:
         return '<p class="meta">Type a question: the same hybrid recall as <code>vaultmem recall</code>.</p>'
+    more = _left_out(left_out, params or {"q": query})
     if not hits:
-        return f'<p class="meta" id="no-hits">No memory matches {escape(query)!s}.</p>'
-    out = [f'<p class="meta">{len(hits)} hits for <b>{escape(query)}</b></p><div id="hits">']
+        return f'<p class="meta" id="no-hits">No memory matches {escape(query)!s}{more}.</p>'
+    out = [f'<p class="meta">{len(hits)} hits for <b>{escape(query)}</b>{more}</p><div id="hits">']
     for h in hits:
-        via = f" · via {escape(h['via'])}" if h.get("via") else ""
+        via = f" · {escape(h['via'])}" if h.get("via") else ""
         out.append(
             f'<div class="hit" data-path="{escape(h["path"])}"><h3>{note_link(h["path"], h["title"])}</h3>'
             f'<div class="meta">{badges(h.get("type"), h["status"])} score {h["score"]:.3f} · {escape(h["path"])}{via}</div>'

@@ -7,9 +7,10 @@ fast path.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
+
+from ...core import environment
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,7 +119,7 @@ class Adapter:
             "trigger": text_or_none(raw.get("trigger")),
             "hook_event_name": text_or_none(raw.get("hook_event_name")),
         }
-        out.update(self.extra(raw, env if env is not None else os.environ))
+        out.update(self.extra(raw, env if env is not None else environment.declared()))
         out.update({"agent": self.name, "agent_label": self.label, "transcript_format": self.transcript})
         return out
 

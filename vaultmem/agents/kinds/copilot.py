@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...core import environment
 from .base import SAFE_ID, Adapter, text_or_none
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every hook call)
@@ -70,7 +71,7 @@ class Copilot(Adapter):
         sid = text_or_none(raw.get("sessionId")) or text_or_none(raw.get("session_id"))
         path = text_or_none(raw.get("transcriptPath")) or text_or_none(raw.get("transcript_path"))
         if not path and sid and SAFE_ID.match(sid):
-            home = Path(env.get("COPILOT_HOME") or Path(env.get("HOME") or Path.home()) / ".copilot")
+            home = Path(env.get("COPILOT_HOME") or Path(env.get("HOME") or environment.home()) / ".copilot")
             path = str(home / "session-state" / sid / "events.jsonl")
         source = text_or_none(raw.get("source"))
         return {"session_id": sid, "transcript_path": path, "source": "startup" if source == "new" else source,

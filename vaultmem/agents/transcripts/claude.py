@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from ...core import environment
 from ...core.private import strip_private
 from ..events import MAX_BYTES, MAX_EVENT_TEXT, Event, clip_output, iter_lines, load_line, tail
 
@@ -32,7 +33,7 @@ LINE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot",
 
 
 def default_root() -> Path:
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+    return (environment.CLAUDE_CONFIG_DIR.get() or environment.home() / ".claude") / "projects"
 
 
 def encode_cwd(path: str) -> str:

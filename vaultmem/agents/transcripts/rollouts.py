@@ -29,6 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from ...core import environment
 from ..events import MAX_BYTES, MAX_EVENT_TEXT, Event, clip_output, load_line, stream_lines, tail
 from .common import memory_tool, texts
 
@@ -48,7 +49,7 @@ EXIT_RE = re.compile(r"^Exit code: (-?\d+)|Process exited with code (-?\d+)", re
 
 
 def default_root() -> Path:
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    return environment.CODEX_HOME.get() or environment.home() / ".codex"
 
 
 def zstd_available() -> bool:
