@@ -19,11 +19,11 @@ rule recurs across sessions as it does in a real history. Then, each in a fresh 
 
 Medians of ``--runs`` runs. Results: benchmarks/results/import.json.
 
-``--chats N`` (issue 39, Medium 7) instead times ``vaultmem import --from chatgpt`` of N seeded
-conversations (4 turns, a rule sentence in 15% of requests) into a vault of ``--base-notes``
-indexed notes (model "none"), for this tree and for git ref ``--before`` (its files, first on
-PYTHONPATH), in turns: seconds, conversations/s, the paired ratio. Results:
-benchmarks/results/import-chat.json.
+``--chats N[,N...]`` (issue 39, Medium 7) instead times ``vaultmem import --from chatgpt`` of N
+seeded conversations (4 turns, a rule sentence in 15% of requests) into a fresh vault of each of
+``--base-notes B[,B...]`` indexed notes (model "none"), for this tree and, for N up to
+``--before-max``, for git ref ``--before`` (its files, first on PYTHONPATH), in turns: seconds,
+conversations/s, the paired ratio. Results: benchmarks/results/import-chat.json (``--name``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -179,8 +180,8 @@ def cli(*args: str, repo: Path = REPO) -> tuple[dict, float, float]:
     """(JSON result, seconds, peak RSS in MB) of one `vaultmem` run in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(repo)}
     t = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", RUN, *args, "--json"], capture_output=True, text=True, env=env
+    proc = subprocess.run(  # in repo: ``-c`` puts the working folder first on sys.path, before PYTHONPATH
+        [sys.executable, "-c", RUN, *args, "--json"], capture_output=True, text=True, env=env, cwd=repo
     )
     seconds = time.perf_counter() - t
     if proc.returncode:
@@ -236,45 +237,85 @@ def base_vault(path: Path, notes: int, repo: Path) -> Path:
         (path / "facts" / f"Fact {i}.md").write_text(
             f"---\nid: f{i:06d}\ntitle: Fact {i}\ntype: fact\n---\n{body}\n"
         )
-    subprocess.run([sys.executable, "-m", "vaultmem", "index", "--vault", str(path)], check=True,
+    subprocess.run([sys.executable, "-m", "vaultmem", "index", "--vault", str(path)], check=True, cwd=repo,
                    capture_output=True, env={**os.environ, "PYTHONPATH": str(repo)})  # fmt: skip
     return path
 
 
-def chat_bench(n: int, base_notes: int, before: str, runs: int) -> None:
+def _chat_run(work: Path, export: Path, base_notes: int, repo: Path) -> tuple[float, float, list[int]]:
+    """(wall seconds, CPU seconds) of one ``import --from chatgpt`` into a fresh vault of
+    ``base_notes`` notes, and (written, candidate rules, known rules)."""
+    vault = (
+        base_vault(work / "vault", base_notes, repo) if base_notes else fresh_vault(work / "vault", "none")
+    )
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out, sec, _ = cli("import", "--from", "chatgpt", str(export), "--vault", str(vault), repo=repo)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return sec, cpu, [len(out["written"]), len(out["candidates"]), len(out["known_rules"])]
+
+
+def chat_bench(
+    sizes: list[int], bases: list[int], before: str, runs: int, before_max: int, name: str
+) -> None:
+    """Each export size into each base vault: this tree ``runs`` times, and git ref ``before`` (in
+    turns with it) for sizes up to ``before_max`` (the per-note path is quadratic: 10k took hours)."""
     work = WORK / "import-chat"
     shutil.rmtree(work, ignore_errors=True)
     (work / "before").mkdir(parents=True)
-    export = work / "conversations.json"
-    chatgpt_export(export, n)
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", before], capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(work / "before")], input=archive, check=True)
-    seconds: dict[str, list[float]] = {"before": [], "after": []}
-    counts = {}
-    for _ in range(runs):
-        for which, repo in (("before", work / "before"), ("after", REPO)):
-            vault = base_vault(work / "vault", base_notes, repo)
-            out, sec, _ = cli("import", "--from", "chatgpt", str(export), "--vault", str(vault), repo=repo)
-            seconds[which].append(sec)
-            counts[which] = [len(out["written"]), len(out["candidates"]), len(out["known_rules"])]
-    med = {k: round(statistics.median(v), 1) for k, v in seconds.items()}
-    data = {"conversations": n, "base_notes": base_notes, "model": "none", "runs": runs, "before_ref": before,
-            "seconds_median": med, "per_s": {k: round(n / v, 1) for k, v in med.items()},
-            "paired_ratio_median": round(statistics.median(b / a for b, a in zip(seconds["before"], seconds["after"])), 2),
-            "written_candidates_known": counts, "seconds": seconds}  # fmt: skip
+    rows = []
+    for base in bases:
+        for n in sizes:
+            export = work / "conversations.json"
+            chatgpt_export(export, n)
+            which = [("before", work / "before"), ("after", REPO)] if n <= before_max else [("after", REPO)]
+            seconds: dict[str, list[float]] = {w: [] for w, _ in which}
+            cpu: dict[str, list[float]] = {w: [] for w, _ in which}
+            counts = {}
+            for _ in range(runs if n <= before_max else 1):
+                for w, repo in which:
+                    sec, used, counts[w] = _chat_run(work, export, base, repo)
+                    seconds[w].append(sec)
+                    cpu[w].append(used)
+                    print(f"{base} notes, {n} conversations, {w}: {sec:.1f} s ({used:.1f} s CPU), load "
+                          f"{os.getloadavg()[0]:.1f}", file=sys.stderr)  # fmt: skip
+            med = {k: round(statistics.median(v), 1) for k, v in seconds.items()}
+            row = {"conversations": n, "base_notes": base, "seconds_median": med,
+                   "cpu_seconds_median": {k: round(statistics.median(v), 1) for k, v in cpu.items()},
+                   "per_s": {k: round(n / v, 1) for k, v in med.items()}, "written_candidates_known": counts,
+                   "seconds": seconds, "cpu_seconds": cpu}  # fmt: skip
+            if "before" in seconds:
+                row["paired_ratio_median"] = round(
+                    statistics.median(b / a for b, a in zip(seconds["before"], seconds["after"])), 1
+                )
+            rows.append(row)
+    data = {
+        "model": "none",
+        "runs": runs,
+        "before_ref": before,
+        "load_average": os.getloadavg(),
+        "rows": rows,
+    }
     print(json.dumps(data, indent=2))
-    print(f"wrote {write_result('import-chat', data)}")
+    print(f"wrote {write_result(name, data)}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "--chats", type=int, default=0, help="time a ChatGPT export of this many conversations instead"
+        "--chats", default="", help="time ChatGPT exports of these many conversations instead (e.g. 300,1000)"
     )
-    ap.add_argument("--base-notes", type=int, default=3000, help="with --chats: notes already in the vault")
+    ap.add_argument(
+        "--base-notes", default="3000", help="with --chats: notes already in the vault (e.g. 0,3000)"
+    )
     ap.add_argument("--before", default="main", help="with --chats: the git ref compared with this tree")
+    ap.add_argument(
+        "--before-max", type=int, default=1000, help="with --chats: time --before up to this size"
+    )
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--big-mb", type=int, default=500, help="size of the big folder (0: skip)")
@@ -284,7 +325,9 @@ def main() -> None:
     ap.add_argument("--name", default="import")
     args = ap.parse_args()
     if args.chats:
-        return chat_bench(args.chats, args.base_notes, args.before, args.runs)
+        sizes, bases = ([int(x) for x in v.split(",")] for v in (args.chats, args.base_notes))
+        name = args.name if args.name != "import" else "import-chat"
+        return chat_bench(sizes, bases, args.before, args.runs, args.before_max, name)
     work = WORK / "import"
     folder = work / "projects"
     size = generate(folder, args.sessions, pad=2000)

@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "benchmarks"
 DATA = REPO.parent / "shared" / "data"
-NOT_SCRIPTS = {"__init__", "common"}
+NOT_SCRIPTS = {"__init__", "common", "capture_set"}  # capture_set: the labelled set capture_bench reads
 
 # script -> (tiny-run arguments, loads the real model?, needs ../shared/data?)
 SMOKE: dict[str, tuple[list[str], bool, bool]] = {
@@ -33,6 +33,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "obsidian_bench": (["--fixture", "--parts", "links,chunking", "--max-mb", "0.3"], False, False),
     "scifact": (["--queries", "5", "--skip-build-timing", "--repeats", "1"], True, True),
     "locomo": (["--convs", "0", "--turns", "40"], True, True),
+    "multihop_variants": (["base", "--convs", "0", "--turns", "40"], True, True),
     "hook_bench": (["latency", "--runs", "2", "--cold-runs", "1", "--repeat", "1"], True, False),
     "watch_bench": (["freshness", "--notes", "50", "--edits", "3"], True, False),
     "service_bench": (["soak", "--calls", "20", "--every", "10"], True, False),
@@ -41,6 +42,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "supersede_calibration": ([], True, False),
     "supersede_v2": (["--limit", "6"], True, False),
     "project_scope": (["--label", "smoke"], True, False),
+    "capture_bench": (["--label", "smoke"], False, False),
     "secrets_bench": (["--scifact", "50", "--repeats", "1"], False, True),
     "holdback_bench": ([], False, False),
     "web_floor": ([], True, False),

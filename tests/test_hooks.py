@@ -266,7 +266,12 @@ def test_end_writes_a_real_summary_and_candidates(run, demo_copy):
     assert "[[Project - Tidewater|Project: Tidewater]]" in note
     cands = {c["title"]: c for c in out["candidates"]}
     assert set(cands) == {"JPY amounts have no minor unit", "Always run ruff before committing",
-                          "Small commits with one change each"}  # fmt: skip
+                          "Small commits with one change each",
+                          "test_jpy_refund failed with AssertionError, fixed by editing refunds.py, currency.py"}  # fmt: skip
+    assert (
+        cands["test_jpy_refund failed with AssertionError, fixed by editing refunds.py, currency.py"]["type"]
+        == "bug_fix"
+    )
     ruff = demo_copy / cands["Always run ruff before committing"]["path"]
     text = ruff.read_text()
     assert "status: candidate" in text and "type: preference" in text and "scope: user" in text
@@ -404,8 +409,8 @@ def test_end_titles_a_rule_by_the_rule_and_skips_known_rules(run, demo_copy):
     out = json.loads(
         ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl"))
     )
-    [cand] = out["candidates"]
-    assert cand["title"] == "Integer cents for money, never floats"
+    [cand, fix] = out["candidates"]  # the rule, then the failing test fixed by the edit (a bug fix)
+    assert cand["title"] == "Integer cents for money, never floats" and fix["type"] == "bug_fix"
     text = (demo_copy / cand["path"]).read_text()
     assert "Also, remember that I always want integer cents for money, never floats." in text
     # the same rule, already an active memory, is not proposed again
@@ -414,7 +419,8 @@ def test_end_titles_a_rule_by_the_rule_and_skips_known_rules(run, demo_copy):
     again = json.loads(ok(run("hook", "end", "--json", payload="session_end_nocwd.json", transcript="first_hour.jsonl",
                               session="9a8b7c6d-3333-4b3c-8d4e-0123456789ab")))  # fmt: skip
     assert again["candidates"] == [] and [k["title"] for k in again["known"]] == [
-        "Money is integer cents, never floats"
+        "Money is integer cents, never floats",
+        fix["title"],
     ]
 
 

@@ -242,7 +242,10 @@ def test_codex_rollouts_are_imported_defensively(run, data, empty_vault):
     assert "anchor: '[[Project - shop_api.v2|Project: shop_api.v2]]'" in new
     legacy = notes(empty_vault)[by_session["5973b6c0-94b8-487b-a530-2aeb6098ae0e"]["path"]]
     assert "Use uv instead of pip in the Makefile." in legacy and "created: '2025-05-07T17:24:21" in legacy
-    assert [c["title"] for c in out["candidates"]] == ["Use integer cents for money, never floats"]
+    assert [c["title"] for c in out["candidates"]] == [
+        "Use integer cents for money, never floats",  # the user's rule, then the failure fixed (a bug fix)
+        "AssertionError: assert 12.5 == 1250 in pytest -q, fixed by editing models.py",
+    ]
     again = ok(run("import", "--from", "codex", str(data / "codex")))
     assert "2 already imported" in again
 

@@ -51,6 +51,11 @@ def _link_keys(rec: Record | None) -> tuple | None:
     return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
 
 
+def _normal(title: str | None) -> str:
+    """A title as ``titled`` compares it (``lifecycle.check_new``'s duplicate rule)."""
+    return " ".join((title or "").lower().split())
+
+
 def _suggest(ref: str, records: Iterable[Record]) -> str:
     """``; did you mean ...`` with up to 3 titles that hold every word of ``ref`` or are close to it."""
     import difflib
@@ -94,6 +99,9 @@ class Vault:
         self._held_lock: WriterLock | None = None
         self._batching = False  # inside ``batch()``: ``catalog`` is kept, not rebuilt per call
         self._batch_catalog: dict[str, Record] | None = None
+        self._batch_ids: set[str] | None = None  # the catalogue's ids, kept with it
+        self._pending: set[str] | None = None  # a bulk write: paths written, indexed at ``flush``
+        self._titled: dict[str, list[str]] | None = None  # normalised title -> indexed paths
         self._usage: UsageStore | None = None
         self._memo: dict = {}  # raw scores of recent queries; cleared whenever the indexes change
         self.skipped: dict[str, str] = {}  # notes the last catalog() could not read, with the reason
@@ -270,27 +278,89 @@ class Vault:
     def sync_paths(self, paths: Iterable[str]) -> None:
         """Index notes this process just wrote: here, or, while the memory service keeps the
         indexes, by the service before this returns (read-your-writes: the next call of any
-        client sees them)."""
+        client sees them). In a bulk write they wait for ``flush``; the records, titles and
+        links the note operations read include them meanwhile."""
         paths = list(paths)
-        self.sync(paths)
+        fresh = self._catalog(paths) if self._batch_catalog is not None or self._pending is not None else {}
+        if self._pending is not None:
+            self._pending.update(paths)
+            self._overlay(paths, fresh)
+        else:
+            self.sync(paths)
         if self._batch_catalog is not None:
-            self._batch_catalog.update(self._catalog(paths))
-            for gone in [p for p in paths if self.store.stat(p) is None]:
+            self._batch_catalog.update(fresh)
+            assert self._batch_ids is not None
+            self._batch_ids.update(r.id for r in fresh.values() if r.id)
+            for gone in [p for p in paths if p not in fresh]:
                 self._batch_catalog.pop(gone, None)
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, bulk: bool = False) -> Iterator[None]:
         """Many writes in a row (an import): ``catalog`` is read from the files once and kept
         current by the writes (``sync_paths``), instead of stat-ing every note on each of them
-        (which made a large import quadratic: benchmarks/README.md, "Batched imports")."""
-        outer = self._batching
+        (which made a large import quadratic: benchmarks/README.md, "A large chat export").
+
+        ``bulk``: also no fsync per file and no index commit per note: the notes written wait
+        for ``flush`` (``memory.batch.paced`` calls it every few hundred), which makes them
+        durable at once, saves the undo record so far, and indexes them in one sync (the
+        rules of ``memory.rules`` included). Meanwhile ``records``, ``titled`` and the link
+        resolver hold them, so each note is checked against every one written before it."""
+        outer, bulk = self._batching, bulk and self._pending is None
         self._batching = True
+        if bulk:
+            self.records()  # the indexed view the writes are added to
+            self._pending = set()
+            self.store.bulk(True)
         try:
             yield
         finally:
             self._batching = outer
+            if bulk:
+                try:
+                    self.flush()
+                finally:
+                    self._pending = None
+                    self.store.bulk(False)
             if not outer:
-                self._batch_catalog = None
+                self._batch_catalog = self._batch_ids = None
+
+    def flush(self) -> int:
+        """A bulk write's checkpoint: the files written so far made durable (one ``os.sync``),
+        the undo record saved, then the notes indexed in one sync; how many notes were
+        indexed. Nothing a checkpoint reported is lost by a crash after it."""
+        self.store.flush()
+        if self.store.recorder is not None:
+            self.store.recorder.checkpoint()
+        paths = sorted(self._pending or ())
+        if self._pending:
+            self._pending.clear()
+            self.sync(paths)
+            self._graph = self._index = self._titled = None  # rebuilt once per checkpoint, not per note
+        return len(paths)
+
+    def _overlay(self, paths: list[str], fresh: dict[str, Record]) -> None:
+        """Notes written in a bulk write, not yet indexed, added to the views reads use."""
+        records = self.records()
+        self._memo.clear()
+        for path in paths:
+            old, new = records.pop(path, None), fresh.get(path)
+            if new is not None:
+                records[path] = new
+            if self._titled is not None:
+                if old is not None and path in self._titled.get(_normal(old.title), ()):
+                    self._titled[_normal(old.title)].remove(path)
+                if new is not None:
+                    self._titled.setdefault(_normal(new.title), []).append(path)
+            if self._graph is None:
+                continue
+            if old is not None and _link_keys(old) == _link_keys(new):
+                continue
+            if old is None and new is not None:  # a new note: its names and its node
+                self._graph.graph["resolver"].add_notes([NoteKeys(new.path, new.title, new.aliases, new.id)])
+                self._graph.add_node(new.path, title=new.title, type=new.type, status=new.status,
+                                     tags=new.tags, dangling=False)  # fmt: skip
+            else:
+                self._graph = None  # renamed or removed: built again when next asked
 
     def _indexed_by_owner(self, paths: list[str]) -> None:
         """Ask the process that keeps the indexes (the memory service) to index ``paths`` now,
@@ -309,7 +379,7 @@ class Vault:
             self.refresh()
 
     def _invalidate(self) -> None:
-        self._records = self._graph = self._vectors = self._index = None
+        self._records = self._graph = self._vectors = self._index = self._titled = None
         self._memo.clear()
 
     def _refresh(self, touched: set[str]) -> None:
@@ -321,6 +391,7 @@ class Vault:
             return
         fresh = self.manifest.records(touched)
         old = {p: self._records.pop(p) for p in touched if p in self._records}
+        self._titled = None
         self._records.update(fresh)
         if set(old) != set(fresh):
             self._index = None  # membership changed
@@ -348,6 +419,32 @@ class Vault:
         if self._records is None:
             self._records = self.manifest.records()
         return self._records
+
+    def titled(self, title: str) -> list[Record]:
+        """The indexed notes with this title (case and spacing aside), from an index of titles
+        kept with ``records`` (a check of each note written, not a pass over every note)."""
+        records = self.records()
+        if self._titled is None:
+            self._titled = {}
+            for path, rec in records.items():
+                self._titled.setdefault(_normal(rec.title), []).append(path)
+        return [records[p] for p in self._titled.get(_normal(title), ()) if p in records]
+
+    def note_ids(self) -> set[str]:
+        """The ids of every note (``catalog``'s): a new note's id is none of them."""
+        if self._batching and self._batch_ids is not None:
+            return self._batch_ids
+        ids = {r.id for r in self.catalog().values() if r.id}
+        if self._batching:
+            self._batch_ids = ids
+        return ids
+
+    def note_paths(self) -> list[str]:
+        """Every note path (``store.list_paths``; in a batch, the catalogue's, kept by the writes)."""
+        if self._batching:
+            catalog = self.catalog()
+            return [*catalog, *(p for p in self.skipped if p not in catalog)]
+        return self.store.list_paths()
 
     def graph(self) -> nx.DiGraph:
         """The link graph of the indexed notes."""
@@ -449,7 +546,8 @@ class Vault:
             return self._catalog(None, errors)
         if self._batch_catalog is None:
             self._batch_catalog = self._catalog(None)
-        return dict(self._batch_catalog)
+            self._batch_ids = {r.id for r in self._batch_catalog.values() if r.id}
+        return self._batch_catalog  # kept by the batch's writes: callers read it, never change it
 
     def _catalog(self, paths: list[str] | None, errors: dict[str, str] | None = None) -> dict[str, Record]:
         """``catalog`` of every note, or of ``paths``."""

@@ -1,7 +1,9 @@
 """What a finished agent session leaves in the vault, with no LLM: its summary note (dated by the
-session's own timestamps, linked to the project's anchor) and the rules the user stated, as
-candidate memories unless the vault already holds them. ``hook end`` and the importers of agent
-histories both write through here.
+session's own timestamps, linked to the project's anchor, tagged ``chat-only`` when nothing was
+done in it) and, as
+candidate memories unless the vault already holds them, the decisions, rules and preferences the
+user stated and the failures fixed in it (``Summary.memories``). ``hook end`` and the importers of
+agent histories both write through here.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from .summary import Summary, clip, render_summary, rule_title, topic
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
 
-RULE_TYPES = ("preference", "lesson", "pattern", "gotcha", "decision")
+CHAT_ONLY = "chat-only"  # the tag of a session summary of a session where nothing was done
+RULE_TYPES = ("preference", "lesson", "pattern", "gotcha", "decision", "bug_fix")
 STOP_WORDS = {
     "the", "and", "for", "with", "that", "this", "are", "our", "your", "you", "use", "all", "any", "not", "but",
     "always", "never", "don't", "dont", "should", "must", "when", "from", "into", "than", "then", "them", "its",
@@ -50,14 +53,16 @@ def write_summary(vault: Vault, s: Summary, source: str, anchor: str | None, *, 
                   scope: dict[str, Any] | None = None, now: dt.datetime | None = None,
                   supersede: bool = True, age: bool = True, label: str = "Session") -> dict[str, Any]:  # fmt: skip
     """The session summary note; ``now``: when the session happened when the transcript does
-    not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``."""
+    not say (its own first timestamp wins); ``supersede``, ``age``: see ``ops.remember``. A
+    chat-only session (a question answered, nothing done) is tagged ``chat-only``: it is never a
+    project's *Last Session* (``context.collect``)."""
     when = parse_time(s.start) or now or dt.datetime.now(dt.UTC)
-    titles = {r.key: r.title for r in vault.records().values()}
+    titles = {r.key: r.title for r in vault.records().values()} if s.recalled else {}  # ids shown
     title = session_title(s, when, label)
     # remember drops private spans and redacts secrets, and says which; a chat keeps what the user said
     body = render_summary(s, shown, titles=titles, said=label == "Conversation")
     return vault.remember("session_summary", title, body, source=source, anchor=anchor, extra=scope, now=when,
-                          supersede=supersede, age=age)  # fmt: skip
+                          supersede=supersede, age=age, tags=[CHAT_ONLY] if s.chat_only else ())  # fmt: skip
 
 
 def _words(text: str) -> set[str]:
@@ -85,18 +90,21 @@ def known_rule(vault: Vault, title: str, sentence: str) -> Any:
 def propose_rule(vault: Vault, type_: str, sentence: str, source: str, scope: dict[str, Any] | None = None,
                  now: dt.datetime | None = None, where: str = "session",
                  anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """A rule sentence as a ``status: candidate`` memory titled by the rule, the user's sentence in
-    its body (user scope for preferences; others carry the branch ``scope`` and the project's
-    ``anchor``, so only that project's wake lists them); when the vault
-    already states it, nothing is written and ``duplicate_of`` names that memory."""
+    """A statement of the user (or a bug fix: ``Summary.memories``) as a ``status: candidate``
+    memory titled by it, the user's sentence in its body (user scope for preferences; others carry
+    the branch ``scope`` and the project's ``anchor``, so only that project's wake lists them);
+    when the vault already states it, nothing is written and ``duplicate_of`` names that memory."""
     sentence = redact_for_memory(sentence)
     title = redact_title_for_memory(rule_title(sentence))
     known = known_rule(vault, title, sentence)
     if known is not None:
         return {"id": known.key, "path": known.path, "title": known.title, "type": known.type,
                 "duplicate_of": known.key, "superseded": [], "possible_updates": []}  # fmt: skip
-    body = (f"> {clip(sentence, 600)}\n\nStated by the user in {where} `{source}`; a candidate until confirmed "
-            "(`vaultmem confirm ID`).")  # fmt: skip
+    confirm = "a candidate until confirmed (`vaultmem confirm ID`)."
+    if type_ == "bug_fix":  # the title line, then what failed and what fixed it
+        body = f"{sentence.partition(chr(10))[2].strip()}\n\nSeen in {where} `{source}`; {confirm}"
+    else:
+        body = f"> {clip(sentence, 600)}\n\nStated by the user in {where} `{source}`; {confirm}"
     user = type_ == "preference"
     return vault.remember(type_, title, body, source=source, status="candidate", scope="user" if user else None,
                           extra=None if user else scope, now=now, anchor=None if user else anchor)  # fmt: skip

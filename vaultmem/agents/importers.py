@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
 from ..core.filters import parse_since, parse_time
+from ..memory.batch import paced
 from ..memory.projects import find_anchor
 from .adapters import session_source
 from .capture import (
@@ -170,24 +171,27 @@ def project_anchor(vault: Vault, cwd: str) -> str | None:
     return found or (f"Project: {name}" if name else None)
 
 
-def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run: bool = False) -> None:
-    """Write (or, dry, list) each planned session's summary and its new candidate rules."""
+def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run: bool = False,
+                   progress: Progress | None = None) -> None:  # fmt: skip
+    """Write (or, dry, list) each planned session's new candidate rules and its summary (last:
+    the summary marks the session imported, so a run stopped in between writes the rest);
+    ``progress(done, total)`` at each checkpoint of the bulk write (``memory.batch.paced``)."""
     titles = {r.title for r in vault.records().values()}
     proposed: set[str] = set()
-    for p in planned:
+    for p in paced(vault, planned, progress) if not dry_run else planned:
         p.anchor = project_anchor(vault, p.transcript.cwd)
         if p.anchor and p.anchor not in titles and p.anchor not in report.anchors_created:
             report.anchors_created.append(p.anchor)
         entry = {"session": p.transcript.id, "source": p.source, "when": p.when.isoformat().replace("+00:00", "Z"),
                  "title": redact_title_for_memory(session_title(p.summary, p.when, _label(p))), "anchor": p.anchor,
                  "file": p.transcript.path}  # fmt: skip
+        for type_, sentence in p.summary.memories:
+            _rule(vault, report, proposed, type_, sentence, p, dry_run)
         if not dry_run:
             result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False,
                                    label=_label(p))  # fmt: skip
             entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
         report.written.append(entry)
-        for type_, sentence in p.summary.rules:
-            _rule(vault, report, proposed, type_, sentence, p, dry_run)
     if not dry_run:  # the aging rules once per project, not once per summary
         for anchor in dict.fromkeys(p.anchor for p in planned if p.anchor):
             report.aged += len(vault.age_anchor(anchor))
@@ -227,8 +231,8 @@ def import_history(vault: Vault, source: str, files: list[Path], read: Callable[
     root = Path(os.path.abspath(os.path.expanduser(project))) if project else None
     planned = plan_sessions(vault, files, read, report, strict=strict, project=root, since=since,
                             progress=progress, total=len(files))  # fmt: skip
-    with vault.batch():  # the catalogue is kept, not rebuilt for every note written
-        write_sessions(vault, planned, report, dry_run)
+    with vault.batch(bulk=not dry_run):  # one catalogue, durable and indexed in checkpoints
+        write_sessions(vault, planned, report, dry_run, getattr(progress, "writing", None))
     return report.as_dict()
 
 

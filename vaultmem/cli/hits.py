@@ -77,6 +77,10 @@ def explain_lines(e: dict) -> list[str]:
         )
         lines.append(f"      + subject {e.get('subject', 0.0):.3f} (second round; {came})"
                      f"{': ' + e['subject_via'] if e.get('subject_via') else ''}")  # fmt: skip
+    if e.get("session_via"):
+        lines.append(
+            f"      + session {e.get('session', 0.0):.3f}: best match of the notes dated {e['session_via']}"
+        )
     if "as_of" in e:
         lines.append(f"      valid on {e['as_of']}")
     return lines

@@ -102,20 +102,29 @@ class Progress:
 
     def __init__(self, what: str):
         self.what, self.start, self.tty, self.last = what, time.monotonic(), sys.stderr.isatty(), 0.0
-        self.done = 0
+        self.done, self.wrote = 0, (0, 0)
 
     def __call__(self, done: int, total: int) -> None:
         self.done = done
+        self._show(f"reading {self.what} {done}/{total}", done == total)
+
+    def writing(self, done: int, total: int) -> None:
+        """An import's writes: ``done`` of ``total`` items written and durable (a checkpoint)."""
+        self.wrote = (done, total)
+        self._show(f"written {done}/{total} ({100 * done // max(total, 1)}%)", True)
+
+    def _show(self, text: str, force: bool) -> None:
         now = time.monotonic()
-        if self.tty and (now - self.last > 0.1 or done == total):
+        if self.tty and (now - self.last > 0.1 or force):
             self.last = now
-            print(f"\rvaultmem: reading {self.what} {done}/{total}", end="", file=sys.stderr, flush=True)
+            print(f"\r\033[Kvaultmem: {text}", end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
-        if self.tty and self.done:
+        if self.tty and (self.done or self.wrote[1]):
             print("", file=sys.stderr)
+        wrote = f"; {self.wrote[0]} of {self.wrote[1]} written" if self.wrote[1] else ""
         print(
-            f"vaultmem: {self.done} {self.what} file(s) done in {time.monotonic() - self.start:.1f} s",
+            f"vaultmem: {self.done} {self.what} file(s) done in {time.monotonic() - self.start:.1f} s{wrote}",
             file=sys.stderr,
         )
 
@@ -179,7 +188,9 @@ def import_cmd(
     label = source or (
         str(Path(paths[0]).expanduser().resolve()) if len(paths) == 1 and paths[0] != "-" else "-"
     )
-    with undomod.recording(v, "import", label) as batch:
+    with undomod.recording(
+        v, "import", label, resume=bool(source) and not dry_run
+    ) as batch:  # a stopped one resumes
         if source is None:
             result = _restore(paths, v)
         else:

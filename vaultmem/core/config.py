@@ -49,6 +49,8 @@ DEFAULTS: dict[str, Any] = {
         "context_weight": 0.2,
         "question_words": False,
         "subject": True,  # a question naming a speaker of the top hits gets a second round (subject.py)
+        "session_weight": 0.3,  # a question's notes lifted by their session's best note (spread.py)
+        "date_arithmetic": True,  # "the week before X" is the 7 days up to X (datemath.py)
         "combine": "sum",  # "sum": the hand-set formula; "learned": weights in vaultmem/resources/learned.json
         "learned_weights": "",  # a weights file of one's own ("": the shipped one)
     },
@@ -90,6 +92,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "recall.k": (1, 1000), "recall.candidates": (1, 100_000), "recall.bm25_weight": UNIT,
     "recall.graph_decay": UNIT, "recall.graph_seeds": (0, 1000), "recall.anchor_depth": (0, 20),
     "recall.context_weight": (0, 10), "recall.time_boost": (0, 100),
+    "recall.session_weight": (0, 10),
     "adaptive.usefulness": UNIT, "adaptive.recency": UNIT, "adaptive.frequency": UNIT, "adaptive.floor": UNIT,
     "adaptive.base": UNIT, "adaptive.recency_floor": UNIT, "adaptive.high_importance": (0, 10),
     "adaptive.importance_boost": (0, 100), "adaptive.negative_half_life_days": (0.001, 1e6),
@@ -147,6 +150,12 @@ question_words = {recall[question_words]}
 # A question naming a speaker of its top hits ("Name: ..." notes) is searched again with the
 # name out of the vector query, and that speaker's own notes are lifted.
 subject = {recall[subject]}
+# A question (not one asking for a list) lifts each note by session_weight x the best score
+# among the notes dated on its day (its session): the turn next to the best match rises.
+session_weight = {recall[session_weight]}
+# "the week before X", "two days after X" (X a date or a named event) are the days next to X
+# (X included); false: every day before / after X.
+date_arithmetic = {recall[date_arithmetic]}
 # How the text scores combine: "sum" is the bm25_weight/context_weight formula; "learned"
 # weighs BM25, vector, neighbour context and a short-note prior with weights chosen on SciFact
 # and LoCoMo (vaultmem/learned.py); it ranks a one-line memory lower among longer notes and,

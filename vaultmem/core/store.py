@@ -340,6 +340,25 @@ class Store:
         self.rules = IgnoreRules(self.root, exclude)
         self.folder_types = {k.strip("/").lower(): v for k, v in (folder_types or {}).items()}
         self.recorder: Recorder | None = None  # hears every write (``memory.undo``: a command's undo record)
+        self.durable = True  # False in a bulk write: no fsync per file, ``flush`` makes them durable at once
+        self._names: dict[Path, set[str]] | None = None  # in a bulk write: folder -> its entries (folded)
+        self._unsynced = 0  # files written since the last ``flush``
+
+    def bulk(self, on: bool) -> None:
+        """Start or end a bulk write (an import of thousands of notes): each file is still written
+        atomically, but made durable by ``flush`` (one ``os.sync`` for many files), and the names
+        taken in a folder are listed once and kept by ``create``."""
+        self.durable = not (on and hasattr(os, "sync"))  # where there is no os.sync: an fsync per file
+        self._names = {} if on else None
+        if not on:
+            self.flush()
+
+    def flush(self) -> int:
+        """Make the files written since the last flush durable; how many there were."""
+        done, self._unsynced = self._unsynced, 0
+        if done:
+            os.sync()  # one flush of every file and folder written, not two fsyncs a note
+        return done
 
     @property
     def state_dir(self) -> Path:
@@ -439,7 +458,11 @@ class Store:
     def create(self, rel: str, text: str) -> str:
         """Write a new note; never replaces an existing file. Returns the path used."""
         check_text(rel, text)
-        atomic_write(self.abspath(rel), text, create_only=True)
+        full = self.abspath(rel)
+        atomic_write(full, text, create_only=True, durable=self.durable)
+        self._unsynced += not self.durable
+        if self._names is not None:
+            self._names.setdefault(full.parent, set()).add(_fold(full.name))
         if self.recorder is not None:
             self.recorder.created(rel, text)
         return rel
@@ -475,7 +498,8 @@ class Store:
                     raise Conflict(
                         f"{rel} changed on disk while it was being updated; nothing was written, try again"
                     )
-                atomic_write(full, new, unchanged=settled, label=rel)
+                atomic_write(full, new, unchanged=settled, label=rel, durable=self.durable)
+                self._unsynced += not self.durable
                 if self.recorder is not None:
                     self.recorder.changed(rel, text, new)
             return text, new
@@ -485,12 +509,20 @@ class Store:
         folder = folder.strip("/")
         base = safe_filename(title)
         self.abspath(folder or ".")  # the folder itself must be inside the vault
-        target_dir = self.root / folder
-        taken = {_fold(p.name) for p in target_dir.iterdir()} if target_dir.is_dir() else set()
+        taken = self._taken(self.root / folder)
         name, n = f"{base}.md", 2
         while _fold(name) in taken:
             name, n = f"{base} {n}.md", n + 1
         return f"{folder}/{name}" if folder else name
+
+    def _taken(self, target_dir: Path) -> set[str]:
+        """The (folded) names in a folder: listed each time, or once in a bulk write."""
+        if self._names is not None and target_dir in self._names:
+            return self._names[target_dir]
+        taken = {_fold(p.name) for p in target_dir.iterdir()} if target_dir.is_dir() else set()
+        if self._names is not None:
+            self._names[target_dir] = taken
+        return taken
 
     def folder(self, rel: str) -> Path:
         """A folder inside the vault to write into, created one level at a time; refuses
@@ -554,6 +586,9 @@ class Recorder:
     def changed(self, rel: str, old: str, new: str) -> None: ...
 
     def trashed(self, rel: str, moved: str) -> None: ...
+
+    def checkpoint(self) -> None:
+        """The writes so far are durable (a bulk write's ``flush``): a record may be saved."""
 
 
 def _fold(name: str) -> str:

@@ -189,7 +189,10 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
         if anchor_rec in brief:
             brief.remove(anchor_rec)
         add("Project Brief", anchor_rec)  # the anchor opens the block
-    latest = {t: max((r for r in notes if r.type == t), key=_made, default=None) for t in LATEST_TYPES}
+    latest = {  # a session where nothing was done (tagged chat-only by capture) is no Last Session
+        t: max((r for r in notes if r.type == t and "chat-only" not in r.tags), key=_made, default=None)
+        for t in LATEST_TYPES
+    }
     for section in SECTIONS[:3]:
         for rec in sorted(by_section.get(section, []), key=lambda r: (-r.importance, -_when(r).timestamp())):
             add(section, rec)

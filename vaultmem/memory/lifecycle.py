@@ -300,8 +300,8 @@ def check_new(vault: VaultState, type_: str, title: str, content: str, context: 
     def ours(rec: Record) -> bool:  # the project rule: never a memory of another project
         return rec.scope == "user" or projects.same_project(scope.of(rec.path), mine)
 
-    for rec in vault.records().values():  # exact duplicate, also when vectors are off
-        if rec.type == type_ and rec.status == "active" and _normal(rec.title) == _normal(title):
+    for rec in vault.titled(title):  # exact duplicate, also when vectors are off
+        if rec.type == type_ and rec.status == "active":
             if (_normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch
                     and ours(rec)):  # fmt: skip
                 return rec, [], []

@@ -123,11 +123,11 @@ def remember(
     catalog = vault.catalog()
     created_anchor, anchor_path = _ensure_anchor(vault, anchor, catalog, now) if anchor else (None, None)
     defaults, template_body = _template_parts(vault, type_, title, now)
-    meta = _new_meta(catalog, type_, title, defaults, now)
+    meta = _new_meta(vault.note_ids(), type_, title, defaults, now)
     meta["status"] = status
     meta.update(_given(tags, importance, scope, source, origin, context, defaults))
     meta.update({k: v for k, v in (extra or {}).items() if v not in (None, "")})
-    every = vault.store.list_paths() if anchor or possible or links else []
+    every = vault.note_paths() if anchor or possible or links else []
     if anchor:  # by its file name, as Obsidian resolves links; the name it was given as the label
         meta["anchor"] = link_to(anchor_path, every, _title_of(anchor)) if anchor_path else f"[[{anchor}]]"
     if key:
@@ -237,8 +237,7 @@ def _age_anchor(vault: VaultState, type_: str, anchor: str | None, now: dt.datet
     ]
 
 
-def _new_meta(catalog: dict[str, Record], type_: str, title: str, defaults: dict, now: dt.datetime) -> dict:
-    taken = {r.id for r in catalog.values() if r.id}
+def _new_meta(taken: set[str], type_: str, title: str, defaults: dict, now: dt.datetime) -> dict:
     stamp = _stamp(now)
     meta: dict[str, Any] = {"id": new_id(taken), "title": title, "type": type_, "status": "active"}
     meta.update({k: v for k, v in defaults.items() if k not in ("id", "title", "type", "created", "updated")})

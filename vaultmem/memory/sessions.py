@@ -22,6 +22,7 @@ from ..core.filters import now_utc
 from ..core.lock import named_lock
 from ..core.secrets import Scrubber
 from ..core.store import atomic_write
+from ..core.titles import title_words
 from . import ops
 from .lifecycle import link_to, mark_superseded
 
@@ -163,7 +164,7 @@ def sleep(vault: VaultState, summary: str, next_steps: str | None = None, source
     session = session_name(source)
     anchor = _anchor(anchor, vault, session)
     stamp = now_utc().strftime("%Y-%m-%d %H%M")
-    first = " ".join(re.sub(r"[^\w\s'-]", " ", summary).split()[:6])  # a file name: no ";", "/" or quotes
+    first = title_words(summary, 10)  # a whole clause, fit for a file name: no ";", "/" or quotes
     result = ops.remember(vault, "session_summary", f"Session {stamp} {first}", summary, source=session, anchor=anchor,
                            extra=extra)  # fmt: skip
     out: dict[str, Any] = {"session": session, "summary": result, "handoff": None, "superseded": [],

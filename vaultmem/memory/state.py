@@ -69,6 +69,18 @@ class VaultState(Protocol):
         """A note by id, path, title, alias or file name."""
         ...
 
+    def titled(self, title: str) -> list[Record]:
+        """The indexed notes with this title (case and spacing aside)."""
+        ...
+
+    def note_ids(self) -> set[str]:
+        """The ids of every note (a new note's id is none of them)."""
+        ...
+
+    def note_paths(self) -> list[str]:
+        """Every note path (in a batch, kept by its writes instead of listed)."""
+        ...
+
     def sync_paths(self, paths: Iterable[str]) -> None:
         """Index notes just written (a running watcher does it itself)."""
         ...

@@ -14,10 +14,10 @@ import datetime as dt
 import json
 import os
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, Conflict, NoteNotFound
 from ..core.note import content_hash
@@ -45,18 +45,71 @@ class Batch(Recorder):
         self.binned: dict[str, str] = {}  # path -> where it went in .trash/
         self.files: dict[str, dict[str, Any]] = {}  # a file outside the vault -> {"before", "after"}
         self._watched: dict[Path, str | None] = {}
+        self.finished = True  # False while a resumable command runs (and when it was stopped)
+        self.save: Callable[[], None] | None = None  # set by ``recording``: keeps the record on disk
+        self.journal: IO[str] | None = None  # a resumable command's writes since its last checkpoint
+
+    @classmethod
+    def resumed(cls, record: dict[str, Any]) -> Batch:
+        """The batch of ``record`` (a stopped import), continued under the same id."""
+        batch = cls(str(record.get("kind")), str(record.get("source") or ""))
+        batch.id, batch.at = record["id"], str(record.get("at") or batch.at)
+        batch.made = dict(record.get("created") or {})
+        batch.rewrote = dict(record.get("changed") or {})
+        batch.binned = dict(record.get("trashed") or {})
+        batch.files = dict(record.get("files") or {})
+        return batch
+
+    def checkpoint(self) -> None:
+        """The writes so far are durable: save the record as it is now (a stopped command's
+        writes can still be undone, and its re-run continues this batch)."""
+        if self.save is not None and not self.empty():
+            self.save()
+            if self.journal is not None:  # the record now holds what the journal said
+                self.journal.truncate(0)
 
     def created(self, rel: str, text: str) -> None:
         self.made[rel] = content_hash(text)
+        self._journal({"created": rel, "hash": self.made[rel]})
 
     def changed(self, rel: str, old: str, new: str) -> None:
         if rel in self.made:  # written and rewritten by the same command: undo removes it
             self.made[rel] = content_hash(new)
+            self._journal({"created": rel, "hash": self.made[rel]})
         else:
             self.rewrote.setdefault(rel, {"before": old})["after"] = content_hash(new)
+            self._journal({"changed": rel, "before": self.rewrote[rel]["before"], "after": content_hash(new)})
 
     def trashed(self, rel: str, moved: str) -> None:
         self.binned[rel] = moved
+        self._journal({"trashed": rel, "to": moved})
+
+    def _journal(self, entry: dict[str, Any]) -> None:
+        """One write, appended to the batch's journal (a resumable command: a kill between two
+        checkpoints loses no entry of what it wrote)."""
+        if self.journal is not None:
+            self.journal.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            self.journal.flush()
+
+    def replay(self, path: Path) -> None:
+        """Add the entries of a journal left by a stopped command."""
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines() if not path.is_symlink() else []
+        except OSError:
+            return
+        for line in lines:
+            try:
+                e = json.loads(line)
+            except ValueError:  # the last line, cut by the kill
+                continue
+            if not isinstance(e, dict):
+                continue
+            if isinstance(e.get("created"), str):
+                self.made[e["created"]] = str(e.get("hash"))
+            elif isinstance(e.get("changed"), str):
+                self.rewrote.setdefault(e["changed"], {"before": e.get("before")})["after"] = e.get("after")
+            elif isinstance(e.get("trashed"), str):
+                self.binned[e["trashed"]] = str(e.get("to"))
 
     def watch(self, paths: Sequence[Path]) -> None:
         """Files outside the vault this command may rewrite (AGENTS.md): their text now."""
@@ -79,7 +132,7 @@ class Batch(Recorder):
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "source": self.source, "at": self.at, "undone": None,
                 "created": self.made, "changed": self.rewrote, "trashed": self.binned,
-                "files": self.files}  # fmt: skip
+                "files": self.files, "finished": self.finished}  # fmt: skip
 
 
 def _read(path: Path) -> str | None:
@@ -94,18 +147,42 @@ def folder(vault: VaultState) -> Path:
 
 
 @contextmanager
-def recording(vault: VaultState, kind: str, source: str = "") -> Iterator[Batch]:
+def recording(vault: VaultState, kind: str, source: str = "", resume: bool = False) -> Iterator[Batch]:
     """Record what ``vault``'s store writes meanwhile as one batch (saved when anything was
-    written, also when the command fails half way: what it wrote can still be undone)."""
-    batch = Batch(kind, source)
+    written, also when the command fails half way: what it wrote can still be undone).
+    ``resume`` (an import): a batch of the same kind and source that was stopped (killed,
+    interrupted: ``finished`` false) is continued under its id, so one undo covers the whole
+    import; until the command ends, the batch is saved at each checkpoint as unfinished."""
+    batch = (_stopped(vault, kind, source) if resume else None) or Batch(kind, source)
+    batch.finished = not resume
+    batch.save = lambda: save(vault, batch.as_dict())
+    journal = folder(vault) / f"{batch.id}.log"
+    if resume:  # on disk at once: a kill before the first checkpoint still leaves a batch to resume
+        save(vault, batch.as_dict())
+        batch.journal = open(journal, "a", encoding="utf-8")
+        batch.journal.write("\n")  # a line cut by a kill stays apart from the next
     before, vault.store.recorder = vault.store.recorder, batch
     try:
         yield batch
+        batch.finished = True
     finally:
         vault.store.recorder = before
         batch.settle()
         if not batch.empty():
             save(vault, batch.as_dict())
+        elif resume:
+            (folder(vault) / f"{batch.id}.json").unlink(missing_ok=True)
+        if batch.journal is not None:
+            batch.journal.close()
+            journal.unlink(missing_ok=True)
+
+
+def _stopped(vault: VaultState, kind: str, source: str) -> Batch | None:
+    """The newest batch of ``kind`` from ``source`` when it was stopped before it finished."""
+    for r in batches(vault, kind):
+        if str(r.get("source") or "") == source:
+            return Batch.resumed(r) if r.get("finished") is False and not r.get("undone") else None
+    return None
 
 
 def save(vault: VaultState, record: dict[str, Any]) -> None:
@@ -123,7 +200,14 @@ def load(path: Path) -> dict[str, Any] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("id"), str) else None
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+        return None
+    log = path.with_suffix(".log")
+    if data.get("finished") is False and log.exists() and os.lstat(log).st_uid == os.getuid():
+        batch = Batch.resumed(data)
+        batch.replay(log)
+        data = {**data, "created": batch.made, "changed": batch.rewrote, "trashed": batch.binned}
+    return data
 
 
 def batches(vault: VaultState, kind: str | None = None) -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 Score of a hit (every part is reported by ``--explain``)::
 
-    raw   = bm25 + vector [+ length] + context + graph + anchor + subject [+ time]
+    raw   = bm25 + vector [+ length] + context + graph + anchor + subject + session [+ time]
     score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
 
 A note is a hit only with evidence (``evident``): a keyword in common with the query, or a raw
@@ -26,7 +26,8 @@ ranks, but is no evidence when that note is hidden (resolved, superseded: a note
 only for its link with it is no hit once it is resolved);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
 ``subject`` lifts a speaker's own notes when the question is about that speaker (a second
-round, ``subject.py``);
+round, ``subject.py``); ``session`` lifts a question's notes by the best match among the notes
+dated on their day (``spread.py``);
 ``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types;
 ``importance`` lifts high-importance memories; ``blend`` is the adaptive factor from usage
 (``adaptive.py``; 1 with ``--no-adaptive``).
@@ -56,7 +57,7 @@ from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
 from ..index.usage import Usage
 from ..index.vectors import VectorIndex
-from . import fusion, learned, subject, timefilter
+from . import datemath, fusion, learned, spread, subject, timefilter
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .hit import Hit, make_snippet, shown_status
 from .question import content_query
@@ -96,6 +97,8 @@ class Options:
     subject: bool = DEFAULTS["recall"][
         "subject"
     ]  # a question about a speaker gets a second round (subject.py)
+    session_weight: float = DEFAULTS["recall"]["session_weight"]  # a session's best notes (spread.py)
+    date_arithmetic: bool = DEFAULTS["recall"]["date_arithmetic"]  # "the week before X" (datemath.py)
     candidates: int = DEFAULTS["recall"]["candidates"]
     combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
     learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
@@ -173,6 +176,7 @@ def _parts() -> dict[str, float]:
         "graph": 0.0,
         "anchor": 0.0,
         "subject": 0.0,
+        "session": 0.0,
     }
 
 
@@ -272,7 +276,7 @@ def _sizes(src: Sources) -> np.ndarray:
 
 def _base(parts: dict[str, float]) -> float:
     return (parts["bm25"] + parts["vector"] + parts.get("length", 0.0) + parts["context"] + parts["graph"]
-            + parts["anchor"] + parts["subject"])  # fmt: skip
+            + parts["anchor"] + parts["subject"] + parts["session"])  # fmt: skip
 
 
 def _speaker(src: Sources, path: str) -> str | None:
@@ -302,6 +306,20 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
             parts["subject"] = subj.lift
             parts["subject_via"] = subj.reason()
     return scored, parts_of
+
+
+def _session_part(src: Sources, query: str, scored: dict, opt: Options) -> None:
+    """A question not asking for a list (hybrid and vector modes): each candidate gets
+    ``session_weight`` x the best score among its session's candidates (``spread.py``)."""
+    if opt.session_weight <= 0 or opt.mode == "bm25" or not scored or not spread.applies(query):
+        return  # bm25 mode stays what the keyword answer (linkrank.py) reproduces
+    groups = {p: spread.session_of(src.records[p]) for p in scored}
+    best = spread.session_best(groups, {p: _base(parts) for p, parts in scored.items()})
+    for path, parts in scored.items():
+        group = groups[path]
+        if group is not None:
+            parts["session"] = opt.session_weight * best[group]
+            parts["session_via"] = group  # --explain: the session's day
 
 
 def _replacement(src: Sources, path: str, opt: Options) -> str | None:
@@ -388,6 +406,8 @@ def time_query(
         return query, None, set()
     records = src.records.values()
     parsed = parse_query(query, now, timefilter.event_resolver(records, now.date()))
+    if opt.date_arithmetic:  # "the week before X": the 7 days up to X, not every day before it
+        parsed = datemath.shift(query, parsed)
     if parsed.range is None:
         return query, None, set()
     inside = timefilter.in_range(records, parsed.range)
@@ -439,6 +459,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     allowed = {p for p in records if candidate(p)} if narrowed else None
     scored, _, parts_of = _retrieve(src, query, opt, allowed)
     scored, parts_of = _subject_round(src, query, opt, allowed, scored, parts_of)
+    _session_part(src, query, scored, opt)
     for path in near:
         if candidate(path):
             scored.setdefault(path, parts_of(path))["anchor"] = ANCHOR_WEIGHT * near[path]
