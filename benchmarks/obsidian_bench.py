@@ -21,6 +21,9 @@ Parts (``--parts``, comma-separated; all by default):
 * ``doctor``: ``vaultmem doctor --json`` on the 13k-note vault, this code and ``--before``.
 * ``recall``: a labelled question set of our own over kepano's vault (hybrid, the real model)
   and name searches over the zettelkasten (BM25), MRR and hits@1, this code and ``--before``.
+* ``help``: 10 how-to questions of our own over the help vault (``HELP_QUESTIONS``: hybrid with
+  the real model, and BM25 only), MRR@10 and hits@1, this code and ``--before`` (not in the default
+  parts: issue 37).
 
 Run with ``nice``; the machine is shared. Example:
     nice python benchmarks/obsidian_bench.py --before /tmp/base
@@ -74,6 +77,20 @@ KEPANO_QUESTIONS = {
     "city in Japan": "References/Kyoto.md",
     "the company that makes the Obsidian app": "References/Obsidian.md",
     "board game we rated": "References/Catan.md",
+}
+# the help vault (issue 37): how-to questions written for this benchmark, each with the page a
+# person would open as the answer (paths under en/)
+HELP_QUESTIONS = {
+    "how do I embed a file in a note": "Linking notes and files/Embed files.md",
+    "how do I create an alias for a note": "Linking notes and files/Aliases.md",
+    "how do I restore a deleted note from a snapshot": "Plugins/File recovery.md",
+    "how do I change the keyboard shortcut of a command": "User interface/Hotkeys.md",
+    "how do I add a callout box to a note": "Editing and formatting/Callouts.md",
+    "how do I create a note for today's date": "Plugins/Daily notes.md",
+    "how do I move my notes from Evernote": "Import notes/Import from Evernote.md",
+    "how do I use my own domain for a Publish site": "Obsidian Publish/Custom domains.md",
+    "how do I change the look with my own CSS": "Extending Obsidian/CSS snippets.md",
+    "how do I insert a template into a note": "Plugins/Templates.md",
 }
 NAME_QUERIES = 25  # zettelkasten notes searched by their own file name
 
@@ -313,6 +330,13 @@ def recall_scores(work: Path, props_weights: list[float]) -> dict:
     from vaultmem.vault import Vault
 
     out = {}
+    help_vault = work / "obsidian-help"
+    if help_vault.is_dir():
+        vault = Vault(help_vault)
+        vault.reindex()
+        out["help_hybrid"] = score(vault, HELP_QUESTIONS, "hybrid")
+        out["help_bm25"] = score(vault, HELP_QUESTIONS, "bm25")
+        vault.close()
     kepano = work / "kepano-obsidian"
     if kepano.is_dir():
         vault = Vault(kepano)
@@ -349,7 +373,11 @@ def props_weight_scores(vault, weights: list[float]) -> dict:
     return out
 
 
-def part_recall(before: Path | None, props_weights: list[float]) -> dict:
+def part_recall(
+    before: Path | None, props_weights: list[float], names: tuple = ("kepano-obsidian", "zettelkasten")
+) -> dict:
+    """Questions over ``names`` (recall: kepano's and the zettelkasten's; help: the help vault's),
+    this code and ``before``."""
     out = {}
     for side, code in (("after", HERE.parent), ("before", before)):
         if code is None:
@@ -357,10 +385,10 @@ def part_recall(before: Path | None, props_weights: list[float]) -> dict:
         work = OUT / f"recall-{side}"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
-        for name, dest in (("kepano-obsidian", "kepano-obsidian"), ("zettelkasten", "zettelkasten")):
+        for name in names:
             if available(name):
-                copy_vault_to(name, work / dest)
-        if available("zettelkasten"):
+                copy_vault_to(name, work / name)
+        if "zettelkasten" in names and available("zettelkasten"):
             (work / "name_queries.json").write_text(json.dumps(name_queries(work / "zettelkasten")))
         weights = (
             ["--props-weights", ",".join(map(str, props_weights))]
@@ -544,6 +572,8 @@ def main() -> None:
         result["chunking"] = part_chunking(args.before, args.max_mb)
     if "recall" in parts:
         result["recall"] = part_recall(args.before, args.props_weights)
+    if "help" in parts:
+        result["help"] = part_recall(args.before, [], ("obsidian-help",))
     if "scifact" in parts:
         result["scifact_identity"] = part_scifact_identity(args.before, args.scifact)
     if "doctor" in parts:

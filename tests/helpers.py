@@ -87,10 +87,11 @@ class Running:
 
     def _serve(self, root: Path, embedder) -> None:
         from vaultmem.api import service_parts
+        from vaultmem.cli.service import tasks
         from vaultmem.service.daemon import Service
 
         self._off = os.environ.pop("VAULTMEM_NO_SERVICE", None)
-        self.service = Service(*service_parts(), idle_exit=0, quiet=0.05, max_delay=0.5)
+        self.service = Service(*service_parts(), idle_exit=0, quiet=0.05, max_delay=0.5, tasks=tasks())
         self.service.embedder = lambda model, batch_size: embedder
         self.thread = threading.Thread(target=self.service.run, args=([root],), daemon=True)
         self.thread.start()

@@ -197,7 +197,7 @@ assert branches.shown_test(Path('.'))(Path({vault!r}), 'Plain.md')
 loaded = [m for m in sys.modules if m.startswith(('vaultmem.cli', 'vaultmem.service')) or m in ('yaml', 'vaultmem.core.notedates')]
 print(sorted(loaded))
 """
-FAST_LOADED = "['vaultmem.cli', 'vaultmem.cli.common', 'vaultmem.cli.hits', 'vaultmem.cli.main', 'vaultmem.cli.quick', 'vaultmem.cli.recall', 'vaultmem.service', 'vaultmem.service.client', 'vaultmem.service.control']"
+FAST_LOADED = "['vaultmem.cli', 'vaultmem.cli.argv', 'vaultmem.cli.common', 'vaultmem.cli.hits', 'vaultmem.cli.main', 'vaultmem.cli.quick', 'vaultmem.cli.recall', 'vaultmem.service', 'vaultmem.service.client', 'vaultmem.service.control']"
 
 
 def test_the_recall_fast_path_builds_only_its_own_command(tmp_path):
@@ -232,7 +232,7 @@ print(sorted(m for m in sys.modules if m.startswith(('vaultmem.cli', 'vaultmem.a
 """
 # summary (stdlib only) holds the one list of small talk, which the session summary uses too; events the reminder's
 # mark; kinds one module per agent (the registry, adapters, names them all)
-HOOK_LOADED = "['vaultmem.agents', 'vaultmem.agents.adapters', 'vaultmem.agents.events', 'vaultmem.agents.hook_io', 'vaultmem.agents.hooks', 'vaultmem.agents.kinds', 'vaultmem.agents.kinds.base', 'vaultmem.agents.kinds.claude', 'vaultmem.agents.kinds.codex', 'vaultmem.agents.kinds.copilot', 'vaultmem.agents.kinds.cursor', 'vaultmem.agents.kinds.gemini', 'vaultmem.agents.summary', 'vaultmem.cli', 'vaultmem.cli.main']"
+HOOK_LOADED = "['vaultmem.agents', 'vaultmem.agents.adapters', 'vaultmem.agents.events', 'vaultmem.agents.hook_io', 'vaultmem.agents.hooks', 'vaultmem.agents.kinds', 'vaultmem.agents.kinds.base', 'vaultmem.agents.kinds.claude', 'vaultmem.agents.kinds.codex', 'vaultmem.agents.kinds.copilot', 'vaultmem.agents.kinds.cursor', 'vaultmem.agents.kinds.gemini', 'vaultmem.agents.summary', 'vaultmem.cli', 'vaultmem.cli.argv', 'vaultmem.cli.main']"
 
 
 def test_the_hook_prompt_fast_path_loads_no_typer_for_any_agent(tmp_path):
@@ -244,6 +244,49 @@ def test_the_hook_prompt_fast_path_loads_no_typer_for_any_agent(tmp_path):
         code = HOOK_FAST.format(agent=agent, vault=str(tmp_path), payload=payload)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
         assert out.strip().splitlines()[-1] == HOOK_LOADED, agent
+
+
+SERVED = """
+import io, sys
+sys.argv = ['vaultmem', *{argv!r}]
+sys.stdin = io.StringIO({payload!r})
+from vaultmem.cli.main import main
+try:
+    main()
+except SystemExit:
+    pass
+print(sorted(m for m in sys.modules if m.startswith('vaultmem.cli.') or m == 'vaultmem.vault'
+             or m.split('.')[0] in ('typer', 'click', 'numpy', 'networkx', 'whoosh', 'fastembed')))
+"""
+DOOR = ["vaultmem.cli.argv", "vaultmem.cli.main"]  # the console entry and the one small parser
+DOCTOR_LOADED = sorted([*DOOR, "vaultmem.cli.fast", "vaultmem.cli.render"])
+
+
+def test_doctor_and_the_session_hooks_through_the_service_load_only_their_door(module_service, empty_vault):
+    """`doctor` and `hook start|stop|end` answered by a ready memory service load no typer,
+    click, numpy, networkx, whoosh, model or Vault facade, and no other command's module."""
+    import json
+    import os
+
+    from conftest import MODULE_SERVICE_KEY
+
+    env = {k: v for k, v in os.environ.items() if k not in ("VAULTMEM_NO_SERVICE", "VAULTMEM_TEST_NO_MODEL")}
+    env.update(XDG_RUNTIME_DIR=str(module_service), VAULTMEM_SERVICE_KEY=MODULE_SERVICE_KEY,
+               PYTHONPATH=str(PKG.parent))  # fmt: skip
+    vault = str(empty_vault)
+    run = lambda argv, payload="": subprocess.run([sys.executable, "-c", SERVED.format(argv=argv, payload=payload)],
+                                                  capture_output=True, text=True, env=env, check=True).stdout  # fmt: skip
+    run(["list", "--vault", vault])
+    subprocess.run(
+        [sys.executable, "-m", "vaultmem", "recall", "anything", "--vault", vault],
+        env=env,
+        capture_output=True,
+        check=True,
+    )  # fmt: skip  (the service serves the vault from now on)
+    payload = json.dumps({"session_id": "s1", "cwd": vault, "source": "startup"})
+    for argv, expected in ((["doctor"], DOCTOR_LOADED), (["doctor", "--json"], DOCTOR_LOADED),
+                           (["hook", "start"], DOOR), (["hook", "stop"], DOOR), (["hook", "end", "--wait"], DOOR)):  # fmt: skip
+        assert run([*argv, "--vault", vault], payload).strip().splitlines()[-1] == str(expected), argv
 
 
 def test_the_console_entry_imports_no_process_machinery():

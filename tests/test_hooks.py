@@ -186,17 +186,18 @@ def test_prompt_goes_through_a_running_watcher(run, demo_copy, fake_embedder, mo
 
 
 @pytest.mark.parametrize("argv, parsed", [
-    ([], (None, 400, None)),
-    (["--vault", "/v", "--budget", "300"], ("/v", 300, None)),
-    (["--agent", "gemini", "-V", "/v"], ("/v", 400, "gemini")), (["--agent=codex"], (None, 400, "codex")),
-    (["-V", "/v"], ("/v", 400, None)),
-    (["--vault=/v", "--budget=90"], ("/v", 90, None)),
-    (["--help"], None), (["--budget", "many"], None), (["--vault"], None),
+    ([], {}),
+    (["--vault", "/v", "--budget", "300"], {"vault": "/v", "budget": 300}),
+    (["--agent", "gemini", "-V", "/v"], {"vault": "/v", "agent": "gemini"}), (["--agent=codex"], {"agent": "codex"}),
+    (["-V", "/v"], {"vault": "/v"}),
+    (["--vault=/v", "--budget=90"], {"vault": "/v", "budget": 90}),
+    (["--help"], None), (["--budget", "many"], None), (["--vault"], None), (["extra"], None),
 ])  # fmt: skip
 def test_fast_entry_parses_only_what_it_knows(argv, parsed):
-    from vaultmem.cli.main import prompt_args
+    from vaultmem.cli.argv import parse
+    from vaultmem.cli.main import HOOKS
 
-    assert prompt_args(argv) == parsed
+    assert parse(argv, HOOKS["prompt"], 0) == (None if parsed is None else ([], parsed))
 
 
 def test_console_script_answers_hook_prompt_through_the_watcher(demo_copy, fake_embedder):

@@ -221,6 +221,24 @@ def test_properties_never_change_how_a_notes_text_scores(empty_vault, open_vault
     assert [h.path for h in v.recall("D7:10", mode="bm25", log=False)][:1] == ["linked.md"]
 
 
+def test_a_word_common_in_notes_text_is_no_rarity_in_a_property(empty_vault, open_vault):
+    """The help vault's "how do I move my notes from Evernote" (issue 37): "move" is in many
+    notes' text but in one note's ``description``; as a property word it is judged by how many
+    notes hold it anywhere, so the one short sentence does not outrank the page on Evernote."""
+    notes = {
+        "Import from Evernote.md": "Export an ENEX file from Evernote and open it with the Importer.\n",
+        "Sync regions.md": "---\ndescription: Move your vault to a different region.\n---\nPick a region.\n",
+    }
+    for i, what in enumerate(("a file", "a folder", "a tab", "a heading", "a line", "a block")):
+        notes[f"Move {i}.md"] = f"Drag to move {what} somewhere else, or move it from the menu.\n"
+    for name, text in notes.items():
+        (empty_vault / name).write_text(text, encoding="utf-8")
+    v = open_vault(empty_vault)
+    v.reindex()
+    hits = [h.path for h in v.recall("how do I move my notes from Evernote", mode="bm25", log=False)]
+    assert hits[:1] == ["Import from Evernote.md"], hits
+
+
 def test_list_valued_properties_never_show_as_python_lists(fx, open_vault, fake_model):
     v = open_vault(fx)
     rec = v.records()["References/Out of Control.md"]

@@ -215,3 +215,114 @@ def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = N
             return prompt_hook(session.root, payload, recall, budget, log=log, degraded=degraded)
 
     return adapted(agent, "prompt", go)
+
+
+def anchor_of(anchor: str | None) -> str | None:
+    """``--anchor``, else $VAULTMEM_ANCHOR."""
+    return anchor or environment.VAULTMEM_ANCHOR.get()
+
+
+def _session(vault: str | None, payload: dict[str, Any]) -> Any:
+    """The hook's session; the payload's ``cwd`` (the agent's working directory) decides the
+    code branch scope of what it shows and writes. A hook never waits for the memory service to
+    start (it starts it, and works in its own process meanwhile)."""
+    from .. import api
+
+    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False)
+
+
+def _served(session: Any, payload: dict[str, Any], anchor: str | None) -> dict[str, Any]:
+    """A hook operation's arguments for the memory service: the payload with its transcript's
+    path made absolute (the service runs elsewhere), the vault, anchor and working directory."""
+    path = payload.get("transcript_path")
+    sent = {**payload, "transcript_path": os.path.abspath(path)} if path else payload
+    return {
+        "root": str(session.root),
+        "payload": sent,
+        "anchor": anchor,
+        "cwd": str(session.cwd or Path.cwd()),
+    }
+
+
+def start(vault: str | None = None, anchor: str | None = None, budget: int = 2000,
+          agent: str | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """`vaultmem hook start`: the wake block, where the index is (the memory service, started
+    now if none runs so it is warm by the first prompt; meanwhile this process)."""
+
+    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
+        from .hooks import start_hook
+
+        with _session(vault, payload) as session:
+            here = lambda: start_hook(
+                session.fresh(), payload, anchor_of(anchor), budget, shown=session.shown()
+            )
+            args = {**_served(session, payload, anchor_of(anchor)), "budget": budget}
+            result: dict[str, Any] = session.door("hook_start", args, here)
+            return result
+
+    return adapted(agent, "start", go)
+
+
+def stop(vault: str | None = None, agent: str | None = None) -> dict[str, Any] | None:
+    """`vaultmem hook stop`: ask once to save (reads the transcript; needs no index)."""
+
+    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
+        from .. import api
+        from .hooks import stop_hook
+
+        return stop_hook(api.vault_root(vault), payload)
+
+    return adapted(agent, "stop", go)
+
+
+def end(vault: str | None = None, anchor: str | None = None, as_json: bool = False, agent: str | None = None,
+        wait: bool = False) -> dict[str, Any] | None:  # fmt: skip
+    """`vaultmem hook end`: the session summary and candidates, written where the index is (the
+    memory service while it runs, else this process); for an agent that does not wait for it
+    (``Adapter.detach_end``), by a detached process unless ``wait`` or ``as_json``."""
+    from .hooks import parse_payload
+
+    text = sys.stdin.read(MAX_PAYLOAD + 1)
+    raw = parse_payload(text, MAX_PAYLOAD)
+    adapter = adapter_for(agent, raw)
+    if CURRENT is not None:
+        CURRENT.agent = adapter.name
+    if adapter.detach_end and not (wait or as_json):
+        detach(end_args(vault, anchor, adapter.name), text, end_log(vault))
+        return None
+
+    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
+        from .hooks import end_hook
+
+        with _session(vault, payload) as session:
+
+            def here() -> dict[str, Any]:
+                fresh = session.fresh()
+                return end_hook(
+                    session.served(fresh), payload, anchor_of(anchor), scope=session.write_scope(fresh)
+                )
+
+            result = session.door("hook_end", _served(session, payload, anchor_of(anchor)), here, start=False)
+        return result if as_json else None
+
+    return adapted(adapter.name, "end", go, raw)
+
+
+def end_args(vault: str | None, anchor: str | None, agent: str) -> list[str]:
+    """`hook end` as the detached process runs it: the same vault and anchor, and --wait."""
+    args = ["hook", "end", "--agent", agent, "--wait"]
+    return args + (["--vault", vault] if vault else []) + (["--anchor", anchor] if anchor else [])
+
+
+def end_log(vault: str | None) -> Path | None:
+    """Where a detached `hook end` writes its errors: ``<vault>/.vaultmem/hook-end.log`` (a
+    missing vault is an error here, before detaching)."""
+    from .. import api
+    from ..core.discovery import STATE_DIR
+
+    folder = api.vault_root(vault) / STATE_DIR
+    return folder / "hook-end.log" if folder.is_dir() else None
+
+
+HOOKS: dict[str, Callable[..., dict[str, Any] | None]] = {"prompt": prompt, "start": start, "stop": stop,
+                                                          "end": end}  # fmt: skip

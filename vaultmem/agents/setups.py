@@ -23,7 +23,6 @@ from typing import Any
 
 from ..core import environment
 from ..core.errors import BadInput
-from ..core.store import atomic_write
 from .adapters import ADAPTERS
 
 SERVER_NAME = "vaultmem"
@@ -589,6 +588,8 @@ def _write_merged(path: Path, current: str, new: str, now: dt.datetime | None) -
         backup.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, backup)
     made = [str(d) for d in reversed(path.parents) if not d.exists()]
+    from ..core.store import atomic_write  # here: the doctor's read of the hooks loads no YAML
+
     atomic_write(path, new)
     _record(path, current if existed else None, new, made)
     return {"path": str(path), "changed": True, "backup": str(backup) if backup else None}
@@ -611,6 +612,8 @@ def _records() -> list[dict[str, Any]]:
 def _save_records(records: list[dict[str, Any]]) -> None:
     path = _records_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    from ..core.store import atomic_write  # here: the doctor's read of the hooks loads no YAML
+
     atomic_write(path, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
     os.chmod(path, 0o600)
 
@@ -708,6 +711,8 @@ def _restore(path: Path, before: str | None, made: list[str]) -> None:
             with contextlib.suppress(OSError):
                 Path(folder).rmdir()  # only when empty
     else:
+        from ..core.store import atomic_write  # here: the doctor's read of the hooks loads no YAML
+
         atomic_write(path, before)
 
 

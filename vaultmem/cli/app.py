@@ -642,8 +642,9 @@ def _serve(roots: list[Path], every: float | None, quiet: float, max_delay: floa
     import threading
 
     from ..service.daemon import Service
+    from .service import tasks
 
-    service = Service(*api.service_parts(), idle_exit=0, quiet=quiet, max_delay=max_delay)
+    service = Service(*api.service_parts(), idle_exit=0, quiet=quiet, max_delay=max_delay, tasks=tasks())
     service.foreground = True
     service.after_sync = api.sync_served
 

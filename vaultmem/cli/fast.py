@@ -1,4 +1,4 @@
-"""`vaultmem show|list|stats|edit|resolve|reopen|wake` answered through a ready memory service
+"""`vaultmem show|list|stats|edit|resolve|reopen|wake|doctor` answered through a ready memory service
 without typer, click or the indexes' libraries (their import is most of such a call), as
 ``quick`` does for recall. It takes only what it knows for certain (each command's options
 below, its arguments) and only when a ready service of this version answers; anything else
@@ -31,6 +31,7 @@ SPECS: dict[str, tuple[int, dict[str, tuple[str, str]]]] = {
                  "--status": ("status", "list"), "--tag": ("tag", "list"), "--since": ("since", "str"),
                  "--importance": ("importance", "str"), "--scope": ("scope", "str"), "--limit": ("limit", "int"),
                  "-n": ("limit", "int"), "--all": ("show_all", "bool")}),
+    "doctor": (0, {**VAULT, **JSON}),  # --fix: the typer command (it writes in this process)
     "wake": (0, {**VAULTS, **AGENT, **JSON, "--anchor": ("anchor", "str"), "--task": ("task", "str"),
                  "--profile": ("profile", "str"), "--budget": ("budget", "int"), "--branch": ("branch", "str"),
                  "--all-branches": ("all_branches", "bool")}),
@@ -39,38 +40,10 @@ SPECS: dict[str, tuple[int, dict[str, tuple[str, str]]]] = {
 
 def parse(command: str, argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
     """(arguments, options) of ``COMMAND ARGV``; None when the typer command must parse it."""
+    from .argv import parse as parse_argv
+
     count, flags = SPECS[command]
-    args: list[str] = []
-    opts: dict[str, Any] = {}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("-") or arg == "-":
-            args.append(arg)
-            i += 1
-            continue
-        name, eq, value = arg.partition("=")
-        if name not in flags:
-            return None
-        key, kind = flags[name]
-        if kind == "bool":
-            if eq:
-                return None
-            opts[key] = True
-        else:
-            if not eq:
-                if i + 1 >= len(argv):
-                    return None
-                value, i = argv[i + 1], i + 1
-            if kind == "int" and not value.isdigit():
-                return None
-            item: Any = int(value) if kind == "int" else value
-            if kind == "list":
-                opts.setdefault(key, []).append(item)
-            else:
-                opts[key] = item
-        i += 1
-    return (args, opts) if len(args) == count else None
+    return parse_argv(argv, flags, count)
 
 
 def err(message: str) -> None:
@@ -200,7 +173,16 @@ def _wake(args: list[str], opts: dict[str, Any]) -> int:
     return 0
 
 
+def _doctor(args: list[str], opts: dict[str, Any]) -> int:
+    from ..web.doctor import report
+    from .render import doctor_lines
+
+    data = report(_session(opts))
+    _print(doctor_lines(data, bool(opts.get("as_json"))))
+    return 1 if data["needs_attention"] else 0
+
+
 COMMANDS: dict[str, Callable[[list[str], dict[str, Any]], int]] = {
     "show": _show, "stats": _stats, "resolve": _resolve, "reopen": _reopen, "edit": _edit, "list": _list,
-    "wake": _wake,
+    "wake": _wake, "doctor": _doctor,
 }  # fmt: skip

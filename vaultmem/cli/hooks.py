@@ -5,21 +5,21 @@ nothing), both through the agent's adapter (``--agent``, else detected from the 
 ``agents/adapters.py``). A failing hook exits 1 with one line on stderr, never 2: for Claude
 Code exit code 2 means "block", which on UserPromptSubmit would erase the user's prompt (for
 Gemini CLI it blocks too). Which vault, and recall through the running watcher or in this
-process, is ``api.Session``'s job.
+process, is ``api.Session``'s job. ``prompt``, ``start``, ``stop`` and ``end`` run in
+``agents/hook_io.py``, which the console entry calls without typer (``cli/main.py``); these
+commands are their --help and the path for anything that parser does not know.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from .. import api
 from ..agents import hook_io
-from ..agents.hook_io import MAX_PAYLOAD, PROMPT_BUDGET, adapted, begin, detach, hook_output, prompt
+from ..agents.hook_io import PROMPT_BUDGET, adapted, begin, hook_output, prompt
 from ..core.fence import printable
 from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
@@ -55,9 +55,7 @@ def _run(hook: str, agent: str | None, vault: str | None, fn: Callable[[], dict[
 
 
 def _anchor(anchor: str | None) -> str | None:
-    from ..core import environment
-
-    return anchor or environment.VAULTMEM_ANCHOR.get()
+    return hook_io.anchor_of(anchor)
 
 
 def _session(vault: str | None, payload: dict[str, Any] | None = None) -> api.Session:
@@ -89,14 +87,7 @@ def hook_start(vault: VaultOpt = None, anchor: AnchorOpt = None, budget: BudgetO
     Example (stdin from Gemini CLI): vaultmem hook start --agent gemini --vault ~/memory
     """
 
-    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from ..agents.hooks import start_hook
-
-        with _session(vault, payload) as session:
-            session.warm(model=False)  # a session begins: the service starts now, warm by the first prompt
-            return start_hook(session.fresh(), payload, _anchor(anchor), budget, shown=session.shown())
-
-    _run("start", agent, vault, lambda: adapted(agent, "start", go))
+    _run("start", agent, vault, lambda: hook_io.start(vault, anchor, budget, agent))
 
 
 @hook_app.command("stop")
@@ -108,12 +99,7 @@ def hook_stop(vault: VaultOpt = None, agent: HookAgentOpt = None) -> None:
     Example (stdin from Claude Code): vaultmem hook stop --vault ~/memory
     """
 
-    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from ..agents.hooks import stop_hook
-
-        return stop_hook(api.vault_root(vault), payload)
-
-    _run("stop", agent, vault, lambda: adapted(agent, "stop", go))
+    _run("stop", agent, vault, lambda: hook_io.stop(vault, agent))
 
 
 @hook_app.command("pre-compact")
@@ -148,46 +134,7 @@ def hook_end(vault: VaultOpt = None, anchor: AnchorOpt = None, as_json: JsonOpt 
     Example (stdin from Claude Code): vaultmem hook end --vault ~/memory
     """
 
-    def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from ..agents.hooks import end_hook
-
-        with _session(vault, payload) as session:
-            fresh = session.fresh()
-            result = end_hook(
-                session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh)
-            )
-        return result if as_json else None
-
-    def run() -> dict[str, Any] | None:
-        from ..agents.adapters import adapter_for
-        from ..agents.hooks import parse_payload
-
-        text = sys.stdin.read(MAX_PAYLOAD + 1)
-        raw = parse_payload(text, MAX_PAYLOAD)
-        adapter = adapter_for(agent, raw)
-        if hook_io.CURRENT is not None:
-            hook_io.CURRENT.agent = adapter.name
-        if adapter.detach_end and not (wait or as_json):
-            detach(_end_args(vault, anchor, adapter.name), text, _end_log(vault))
-            return None
-        return adapted(adapter.name, "end", go, raw)
-
-    _run("end", agent, vault, run)
-
-
-def _end_args(vault: str | None, anchor: str | None, agent: str) -> list[str]:
-    """`hook end` as the detached process runs it: the same vault and anchor, and --wait."""
-    args = ["hook", "end", "--agent", agent, "--wait"]
-    return args + (["--vault", vault] if vault else []) + (["--anchor", anchor] if anchor else [])
-
-
-def _end_log(vault: str | None) -> Path | None:
-    """Where a detached `hook end` writes its errors: ``<vault>/.vaultmem/hook-end.log`` (a
-    missing vault is an error here, before detaching)."""
-    from ..core.discovery import STATE_DIR
-
-    folder = api.vault_root(vault) / STATE_DIR
-    return folder / "hook-end.log" if folder.is_dir() else None
+    _run("end", agent, vault, lambda: hook_io.end(vault, anchor, as_json, agent, wait))
 
 
 @app.command()

@@ -1,44 +1,50 @@
 """The ``vaultmem`` console entry point.
 
-``vaultmem hook prompt``, which an agent runs before every prompt, is answered here without
-importing typer and click (about a quarter of its wall time); ``recall`` (``quick``) and
-``show``, ``list``, ``stats``, ``edit``, ``resolve``, ``reopen``, ``wake`` (``fast``) are too,
-through a ready memory service; every other command, and any of these with arguments their
-small parsers do not know (``--help``), goes to the typer app in ``app.py``.
+``vaultmem hook prompt|start|stop|end``, which an agent runs at every prompt and session, is
+answered here without importing typer and click (``agents/hook_io.py`` runs them; the memory
+service answers what needs the indexes); ``recall`` (``quick``) and ``show``, ``list``,
+``stats``, ``edit``, ``resolve``, ``reopen``, ``wake``, ``doctor`` (``fast``) are too, through a
+ready memory service; every other command, and any of these with arguments the one small
+parser (``argv``) does not know (``--help``), goes to the typer app in ``app.py``.
 """
 
 from __future__ import annotations
 
 import sys
 
-FAST = {"show", "list", "stats", "edit", "resolve", "reopen", "wake"}  # cli/fast.py's commands
+FAST = {"show", "list", "stats", "edit", "resolve", "reopen", "wake", "doctor"}  # cli/fast.py's commands
 
 
-def prompt_args(argv: list[str]) -> tuple[str | None, int, str | None] | None:
-    """(--vault, --budget, --agent) of `hook prompt`, or None when the full parser is needed."""
-    from ..agents.hook_io import PROMPT_BUDGET
+VAULT = {"--vault": ("vault", "str"), "-V": ("vault", "str"), "--agent": ("agent", "str")}
+ANCHOR = {"--anchor": ("anchor", "str"), "--budget": ("budget", "int")}
+# `hook HOOK`'s options, as cli/hooks.py's typer commands declare them (hook_io.HOOKS runs each)
+HOOKS = {
+    "prompt": {**VAULT, "--budget": ("budget", "int")},
+    "start": {**VAULT, **ANCHOR},
+    "stop": VAULT,
+    "end": {
+        **VAULT,
+        "--anchor": ("anchor", "str"),
+        "--json": ("as_json", "bool"),
+        "--wait": ("wait", "bool"),
+    },
+}
 
-    vault, budget, agent = None, PROMPT_BUDGET, None
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        name, eq, value = arg.partition("=")
-        if name not in ("--vault", "-V", "--budget", "--agent"):  # -h, --help and anything else: typer
-            return None
-        if not eq:
-            if i + 1 >= len(argv):
-                return None
-            value, i = argv[i + 1], i + 1
-        if name == "--budget":
-            if not value.isdigit():
-                return None
-            budget = int(value)
-        elif name == "--agent":
-            agent = value
-        else:
-            vault = value
-        i += 1
-    return vault, budget, agent
+
+def hook(argv: list[str]) -> None:
+    """`vaultmem hook HOOK ...` without typer (every agent runs these at each prompt and
+    session); returns when the typer command must parse the arguments (--help, ...)."""
+    from .argv import parse
+
+    parsed = parse(argv[1:], HOOKS[argv[0]], 0) if argv and argv[0] in HOOKS else None
+    if parsed is None:
+        return
+    from ..agents.hook_io import HOOKS as RUN
+    from ..agents.hook_io import begin, hook_output
+
+    opts = parsed[1]
+    run = begin(argv[0], opts.get("agent"), opts.get("vault"))
+    sys.exit(hook_output(lambda: RUN[argv[0]](**opts), run))
 
 
 def main() -> None:
@@ -58,13 +64,8 @@ def _main() -> None:
 
         print(f"vaultmem {__version__}")
         return
-    if argv[:2] == ["hook", "prompt"]:
-        parsed = prompt_args(argv[2:])
-        if parsed is not None:
-            from ..agents.hook_io import begin, hook_output, prompt
-
-            run = begin("prompt", parsed[2], parsed[0])
-            sys.exit(hook_output(lambda: prompt(*parsed), run))
+    if argv[:1] == ["hook"]:
+        hook(argv[1:])
     if argv[:1] == ["recall"]:  # the main job: through a ready service without typer, else its own command
         from .quick import run
 

@@ -39,46 +39,17 @@ def flags() -> dict[str, tuple[str, str, Any]]:
 
 def parse(argv: list[str]) -> Parsed | None:
     """(query, the command's own options, the recall options) of ``recall ARGV``; None when the
-    typer command must parse it."""
-    known = flags()
-    values: dict[str, Any] = {}
-    query = None
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("-") or arg == "-":
-            if query is not None:
-                return None
-            query, i = arg, i + 1
-            continue
-        name, eq, value = arg.partition("=")
-        if name not in known:
-            return None
-        key, kind, const = known[name]
-        if kind == "bool":
-            if eq:
-                return None
-            values[key] = const
-        else:
-            if not eq:
-                if i + 1 >= len(argv):
-                    return None
-                value, i = argv[i + 1], i + 1
-            if kind == "int" and not value.isdigit():
-                return None
-            item = int(value) if kind == "int" else value
-            if kind == "list":
-                values.setdefault(key, []).append(item)
-            else:
-                values[key] = item
-        i += 1
-    if query is None:
+    typer command must parse it (``argv.parse``)."""
+    from .argv import parse as parse_argv
+
+    parsed = parse_argv(argv, flags(), 1)
+    if parsed is None:
         return None
     own = {"explain": False, "no_wait": False, "as_json": False, "vault": [], "agent": None}
     options = {p.name: list(p.default) if isinstance(p.default, list) else p.default for p in PARAMS}
-    for key, value in values.items():
+    for key, value in parsed[1].items():
         (own if key in own else options)[key] = value
-    return query, own, options
+    return parsed[0][0], own, options
 
 
 def err(message: str) -> None:

@@ -90,3 +90,63 @@ def undo_hint(r: dict[str, Any]) -> str | None:
     if r["action"] == "reopened" and r.get("was"):
         return f"vaultmem edit {key} --set status={r['was']}"
     return None
+
+
+# ---------------------------------------------------------------------- doctor
+
+
+def doctor_lines(report: dict[str, Any], json_out: bool = False, fixed: list[str] | None = None) -> list[str]:
+    """``doctor``: what ``--fix`` changed, then a summary line per check, then each finding (the
+    report as ``web.doctor.Report.as_dict`` gives it); paths and titles never drive the terminal."""
+    if json_out:
+        return as_json({**report, "fixed": fixed or []})
+    out = [printable(f"fixed: {line}") for line in fixed or []]
+    return out + [printable("\n".join(report_text(report)), keep="\n")]
+
+
+def report_text(report: dict[str, Any]) -> list[str]:
+    out = [f"vault: {report['vault']} ({report['notes']} notes)"]
+    w = report["watcher"]
+    if w.get("by") == "service":
+        out.append(f"indexed by: the memory service, pid {w['pid']}")
+    else:
+        out.append(f"watcher: {w['state']}" + (f", pid {w['pid']}" if w.get("pid") else ""))
+    idx = report["index"]
+    drift = ", ".join(f"{n} {k}" for k, n in idx["drift"].items() if n) or "none"
+    out.append(f"index: {idx['notes_indexed']} of {idx['files']} files indexed; drift: {drift}")
+    out.append("disk: " + ", ".join(f"{k} {size(v)}" for k, v in report["disk"].items()))
+    counts = {k: n for k, n in report["counts"].items() if n}
+    out.append("findings: " + (", ".join(finding_count(k, n) for k, n in counts.items()) or "none"))
+    for f in report["findings"]:
+        where = f"{f['path']}: " if f["path"] else ""
+        out.append(f"  [{f['severity']}] {f['check'].replace('_', ' ')}: {where}{f['message']}"
+                   + (f" ({f['hint']})" if f["hint"] else ""))  # fmt: skip
+        for kind, paths in (f["data"].get("sample") or {}).items():
+            for p in paths:
+                out.append(f"      {kind}: {p}")
+    out.append("needs attention" if report["needs_attention"] else "all good")
+    return out
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def finding_count(check: str, n: int) -> str:
+    """``4 broken links``, ``1 orphan``: a check's name counted (drift and watcher stay singular)."""
+    if check == "config_not_default":
+        return f"{n} setting{'s' if n != 1 else ''} not at the default"
+    word = check.replace("_", " ")
+    return (
+        f"{n} {word}"
+        if n == 1 or check in ("index_drift", "watcher", "old_config_place")
+        else plural(n, word)
+    )
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -24,6 +24,15 @@ IdleOpt = Annotated[float | None, typer.Option("--idle-exit", help="Seconds with
 UNIT_NAME, AGENT_LABEL = "vaultmem.service", "dev.vaultmem.service"
 
 
+def tasks() -> dict[str, Any]:
+    """What the memory service runs on an open vault for ``doctor``, ``hook_start`` and
+    ``hook_end`` (``service.protocol``): the checks and hooks of the layers above it, handed over."""
+    from ..agents.hooks import end_hook, start_hook
+    from ..web.doctor import served_report
+
+    return {"doctor": served_report, "hook_start": start_hook, "hook_end": end_hook}
+
+
 @service_app.command("run")
 def run(idle_exit: IdleOpt = None) -> None:
     """Run the memory service in the foreground (what `start` runs detached; for systemd or
@@ -43,7 +52,7 @@ def run(idle_exit: IdleOpt = None) -> None:
     idle = control.settings()["idle_exit"] if idle_exit is None else idle_exit
     if idle < 0:
         raise BadInput("--idle-exit must be >= 0")
-    service = Service(*service_parts(), idle_exit=float(idle))
+    service = Service(*service_parts(), idle_exit=float(idle), tasks=tasks())
     service.handle_signals()
     if not service.run([p for p in Registry().vaults.values() if is_vault(p)]):
         err(f"a memory service already runs (pid {(control.holder() or {}).get('pid', '?')})")

@@ -11,6 +11,7 @@ from ..api import vault_root
 from ..core.errors import BadInput
 from ..core.fence import printable
 from .common import Group, JsonOpt, VaultOpt, app, echo_json, err, open_session
+from .render import plural
 
 # ---------------------------------------------------------------------- doctor
 
@@ -37,70 +38,26 @@ def doctor(
     Example: vaultmem doctor      vaultmem doctor --fix      vaultmem doctor --json
     """
     from ..web import doctor as doc
+    from .render import doctor_lines
 
-    v = open_session(vault).vault
-    try:
-        report = doc.diagnose(v)
-        changes = doc.fix(v, report) if fix else []
-        if changes:
+    session = open_session(vault)
+    changes: list[str] = []
+    if fix:
+        v = session.vault
+        try:
             report = doc.diagnose(v)
-    finally:
-        v.close()
-    if as_json:
-        echo_json({**report.as_dict(), "fixed": changes})
-    else:
-        for line in changes:
-            typer.echo(printable(f"fixed: {line}"))
-        typer.echo(printable(render_report(report), keep="\n"))  # paths and titles never drive the terminal
-    if report.needs_attention:
+            changes = doc.fix(v, report)
+            if changes:
+                report = doc.diagnose(v)
+        finally:
+            v.close()
+        data = report.as_dict()
+    else:  # where the index is, as `vaultmem doctor` without typer does (cli/fast.py)
+        data = doc.report(session)
+    for line in doctor_lines(data, as_json, changes):
+        typer.echo(line)
+    if data["needs_attention"]:
         raise typer.Exit(1)
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
-def _finding_count(check: str, n: int) -> str:
-    """``4 broken links``, ``1 orphan``: a check's name counted (drift and watcher stay singular)."""
-    if check == "config_not_default":
-        return f"{n} setting{'s' if n != 1 else ''} not at the default"
-    word = check.replace("_", " ")
-    return (
-        f"{n} {word}"
-        if n == 1 or check in ("index_drift", "watcher", "old_config_place")
-        else _plural(n, word)
-    )
-
-
-def render_report(report: Any) -> str:
-    """The doctor report as text: a summary line per check, then each finding."""
-    out = [f"vault: {report.vault} ({report.notes} notes)"]
-    w = report.watcher
-    if w.get("by") == "service":
-        out.append(f"indexed by: the memory service, pid {w['pid']}")
-    else:
-        out.append(f"watcher: {w['state']}" + (f", pid {w['pid']}" if w.get("pid") else ""))
-    idx = report.index
-    drift = ", ".join(f"{n} {k}" for k, n in idx["drift"].items() if n) or "none"
-    out.append(f"index: {idx['notes_indexed']} of {idx['files']} files indexed; drift: {drift}")
-    out.append("disk: " + ", ".join(f"{k} {_size(v)}" for k, v in report.disk.items()))
-    counts = {k: n for k, n in report.counts().items() if n}
-    out.append("findings: " + (", ".join(_finding_count(k, n) for k, n in counts.items()) or "none"))
-    for f in report.findings:
-        where = f"{f.path}: " if f.path else ""
-        out.append(
-            f"  [{f.severity}] {f.check.replace('_', ' ')}: {where}{f.message}"
-            + (f" ({f.hint})" if f.hint else "")
-        )
-        for kind, paths in (f.data.get("sample") or {}).items():
-            for p in paths:
-                out.append(f"      {kind}: {p}")
-    out.append("needs attention" if report.needs_attention else "all good")
-    return "\n".join(out)
 
 
 # ---------------------------------------------------------------------- graph
@@ -136,10 +93,6 @@ def _graph(vault: str | None) -> _Graph:
     return _Graph(v, records, v.build_graph(records.values()))
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def _rows(items: list[dict], extra: str | None = None) -> None:
     """A row per note: title, path and its ``extra`` field (a list, or a count named by it)."""
     for it in items:
@@ -147,7 +100,7 @@ def _rows(items: list[dict], extra: str | None = None) -> None:
         if isinstance(value, list):
             tail = f"  [{', '.join(value)}]"
         elif extra:
-            tail = f"  ({_plural(value, extra.rstrip('s'))})"
+            tail = f"  ({plural(value, extra.rstrip('s'))})"
         else:
             tail = ""
         where = it["path"] or "missing note"

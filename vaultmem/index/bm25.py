@@ -39,6 +39,10 @@ B, K1 = 0.75, 1.2  # whoosh's BM25F defaults; flat on the SciFact train split (b
 # field -> weight of its score. Property values have a field of their own, so they never lengthen
 # ``content`` (its length normalisation is a note's text alone); weight chosen on kepano's questions.
 FIELDS = {"content": 1.0, "props": 2.0}
+# Fields whose words are judged by how many notes hold them anywhere (text or properties), not by
+# how rare they are among the few property blocks: a word in many notes' text and one note's
+# ``description`` is no rarity (issue 37: the help vault's how-to questions).
+NOTE_DF_FIELDS = frozenset({"props"})
 
 
 def idf(weight: float, live_docs: int, df: int) -> float:
@@ -243,8 +247,14 @@ class BM25Index:
         if not live_docs:
             return out
         scores = [np.zeros(len(paths), dtype=np.float64) for _, (_, _, paths) in leaves]
+        found = {
+            f: [self._live_postings(reader, live, f, terms) for reader, (_, live, _) in leaves]
+            for f in FIELDS
+        }
+        notes_df = _notes_holding(found)
         for field, weight in FIELDS.items():
-            self._add_field(field, weight, terms, leaves, live_docs, scores)
+            df = notes_df if field in NOTE_DF_FIELDS else _holding(found[field])
+            self._add_field(field, weight, found[field], df, leaves, live_docs, scores)
         for key, (_, (_, _, paths)), segment_scores in zip(keys, leaves, scores):
             where = self._positions(key, paths, index)
             hit = np.flatnonzero((segment_scores > 0) & (where >= 0))
@@ -255,7 +265,8 @@ class BM25Index:
         self,
         field: str,
         weight: float,
-        terms: list[str],
+        found: list[dict],
+        df: dict[str, int],
         leaves: list,
         live_docs: int,
         scores: list[np.ndarray],
@@ -269,12 +280,7 @@ class BM25Index:
         total = sum(float(lengths[field][live].sum()) for _, (lengths, live, _) in leaves)
         having = sum(int(np.count_nonzero(lengths[field][live])) for _, (lengths, live, _) in leaves)
         avgdl = total / having if having else 1.0
-        found = [self._live_postings(reader, live, field, terms) for reader, (_, live, _) in leaves]
-        df: dict[str, int] = {}
-        for segment_postings in found:
-            for term, (ids, _) in segment_postings.items():
-                df[term] = df.get(term, 0) + len(ids)
-        weights = {t: idf(weight, live_docs, d) for t, d in df.items()}
+        weights = {t: idf(weight, live_docs, df[t]) for segment in found for t in segment}
         for (_, (lengths, _, _)), segment_postings, segment_scores in zip(leaves, found, scores):
             for term, (ids, tf) in segment_postings.items():
                 segment_scores[ids] += term_score(weights[term], tf, lengths[field][ids], avgdl)
@@ -356,19 +362,18 @@ class BM25Index:
             segments = [_plain_segment(r) for r in readers]
             live_docs = sum(len(live) for _, live in segments)
             scores: dict[tuple[int, int], float] = {}
+            by_field = {
+                f: [_plain_postings(reader, live, f, terms) for reader, (_, live) in zip(readers, segments)]
+                for f in FIELDS
+            }
+            notes_df = _plain_notes_holding(by_field)
             for field, weight in FIELDS.items():
                 lengths = [[length[field][i] for i in live] for length, live in segments]
                 having = sum(1 for seg in lengths for x in seg if x)
                 avgdl = sum(sum(seg) for seg in lengths) / having if having else 1.0
-                found = [
-                    _plain_postings(reader, live, field, terms)
-                    for reader, (_, live) in zip(readers, segments)
-                ]
-                df: dict[str, int] = {}
-                for segment_postings in found:
-                    for term, pairs in segment_postings.items():
-                        df[term] = df.get(term, 0) + len(pairs)
-                weights = {t: idf(weight, live_docs, d) for t, d in df.items()}
+                found = by_field[field]
+                df = notes_df if field in NOTE_DF_FIELDS else _plain_holding(found)
+                weights = {t: idf(weight, live_docs, df[t]) for segment in found for t in segment}
                 for s, ((length, _), segment_postings) in enumerate(zip(segments, found)):
                     for term, pairs in segment_postings.items():
                         for doc, tf in pairs:
@@ -381,6 +386,46 @@ class BM25Index:
 
     def count(self) -> int:
         return self._index().doc_count()
+
+
+def _holding(found: list[dict]) -> dict[str, int]:
+    """term -> live documents holding it, from one field's postings of each segment."""
+    df: dict[str, int] = {}
+    for segment in found:
+        for term, (ids, _) in segment.items():
+            df[term] = df.get(term, 0) + len(ids)
+    return df
+
+
+def _notes_holding(found: dict[str, list[dict]]) -> dict[str, int]:
+    """term -> live documents holding it in any field (``found``: field -> postings per segment)."""
+    import numpy as np
+
+    df: dict[str, int] = {}
+    for fields in zip(*found.values()):
+        for term in set().union(*fields):
+            ids = np.concatenate([postings[term][0] for postings in fields if term in postings])
+            df[term] = df.get(term, 0) + int(np.unique(ids).size)
+    return df
+
+
+def _plain_holding(found: list[dict]) -> dict[str, int]:
+    """``_holding`` of ``_plain_postings`` (lists of (doc, tf) pairs)."""
+    df: dict[str, int] = {}
+    for segment in found:
+        for term, pairs in segment.items():
+            df[term] = df.get(term, 0) + len(pairs)
+    return df
+
+
+def _plain_notes_holding(found: dict[str, list[dict]]) -> dict[str, int]:
+    """``_notes_holding`` of ``_plain_postings``."""
+    df: dict[str, int] = {}
+    for fields in zip(*found.values()):
+        for term in set().union(*fields):
+            docs = {doc for postings in fields if term in postings for doc, _ in postings[term]}
+            df[term] = df.get(term, 0) + len(docs)
+    return df
 
 
 def _plain_segment(reader) -> tuple[dict[str, list[float]], set[int]]:

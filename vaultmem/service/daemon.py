@@ -152,11 +152,14 @@ class ServiceLock:
 
 class Service:
     """The memory service. ``make_vault(root, embedder)`` opens a Vault; ``make_multi(named)``
-    makes a MultiVault of open vaults by name."""
+    makes a MultiVault of open vaults by name; ``tasks`` are what ``doctor``, ``hook_start`` and
+    ``hook_end`` run on an open vault (``cli.service.tasks``: the layers above hand them over)."""
 
     def __init__(self, make_vault: Callable[[Path, Any], Any], make_multi: Callable[[dict[str, Any]], Any],
-                 idle_exit: float = 1800.0, quiet: float = 0.2, max_delay: float = 1.0):  # fmt: skip
+                 idle_exit: float = 1800.0, quiet: float = 0.2, max_delay: float = 1.0,
+                 tasks: dict[str, Callable[..., Any]] | None = None):  # fmt: skip
         self.make_vault, self.make_multi = make_vault, make_multi
+        self.tasks = tasks or {}  # doctor, hook_start, hook_end: run on an open vault (see ``_task``)
         self.idle_exit = idle_exit
         self.quiet, self.max_delay = quiet, max_delay
         self.entries: dict[Path, Entry] = {}
@@ -497,6 +500,41 @@ class Service:
     def _reopen(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
             return vault.reopen(vault.checked_ref(args["ref"]))
+
+    def _task(self, name: str) -> Callable[..., Any]:
+        if name not in self.tasks:
+            raise VaultError(f"this memory service was started without {name!r}")
+        return self.tasks[name]
+
+    def _doctor(self, args: dict) -> dict[str, Any]:
+        """The health report of a served vault, read where its index is; ``keeper``: who keeps
+        its indexes (this service, with its watcher's pending changes and last error)."""
+        found = self.entry(args["root"])
+        keeper = None
+        if found.watcher is not None:
+            status = found.watcher.status()
+            keeper = {
+                "pid": os.getpid(),
+                "pending": status.get("pending"),
+                "last_error": status.get("last_error"),
+            }
+        with found.reading() as vault:
+            return self._task("doctor")(vault, keeper)
+
+    def _hook_start(self, args: dict) -> dict[str, Any]:
+        """SessionStart's wake block, other branches' memories left out as wake leaves them."""
+        shown = branches.shown_test(Path(args["cwd"]), None)
+        with self.entry(args["root"]).reading() as vault:
+            return self._task("hook_start")(
+                vault, args["payload"], args["anchor"], args["budget"], shown=shown
+            )
+
+    def _hook_end(self, args: dict) -> dict[str, Any]:
+        """SessionEnd's summary and candidates, scoped to the caller's code branch (``write_scope``)."""
+        found = self.entry(args["root"])
+        scope = branches.scope_fields(Path(args["cwd"]), found.root)
+        with found.writing() as vault:
+            return self._task("hook_end")(vault, args["payload"], args["anchor"], scope=scope)
 
     # ------------------------------------------------------------------ git sync
 

@@ -10,6 +10,9 @@ client's ``api.Session`` sends nothing that is not declared here.
 Wire form: one JSON object per line each way; a request ``{"op", "args", "version"}`` gets
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}`` (``code``
 "version", with the server's ``version``, for a client of another version).
+
+``doctor``, ``hook_start`` and ``hook_end`` run checks and hooks of the layers above the service
+(``web``, ``agents``): the command that runs the service hands them over (``Service.tasks``).
 """
 
 from __future__ import annotations
@@ -96,5 +99,11 @@ DECLARED = (
     Op("stats", {"root": str}, "counts by type, status and importance, dates, disk use"),
     Op("resolve", {"root": str, "ref": str}, "action, changed, id, title", WRITE),
     Op("reopen", {"root": str, "ref": str}, "action, changed, id, title", WRITE),
+    Op("doctor", {"root": str}, "the health report (``web.doctor.Report.as_dict``) but the hooks' findings, "
+       "which the client reads (its home, its hook log)"),
+    Op("hook_start", {"root": str, "payload": dict, "cwd": str}, "SessionStart's answer (Claude Code's shape)",
+       optional={"anchor": (str, None), "budget": (int, 2000)}),
+    Op("hook_end", {"root": str, "payload": dict, "cwd": str}, "summary, candidates, known", WRITE,
+       optional={"anchor": (str, None)}),
 )  # fmt: skip
 OPS: dict[str, Op] = {op.name: op for op in DECLARED}

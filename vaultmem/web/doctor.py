@@ -17,21 +17,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-import numpy as np
-
 from ..core.discovery import USAGE_DIR
 from ..core.errors import VaultError
-from ..core.fence import PERSON, held, provenance
-from ..core.filters import is_expired, now_utc
-from ..core.lock import WriterLock
-from ..core.note import file_stem
-from ..core.provenance import Trust
-from ..index import graph as graphmod
 
 if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
+
     from ..index.manifest import Record
     from ..vault import Vault
+
+# Light to import (the checks' libraries load inside them): ``report`` is the client's side of
+# a doctor the memory service answers (``cli/fast.py``), which loads no numpy or networkx.
 
 # what a finding of each check means for the exit code: "error" and "warning" need attention
 SEVERITY = {
@@ -98,8 +94,47 @@ class Report:
                 "index": self.index, "watcher": self.watcher, "disk": self.disk}  # fmt: skip
 
 
-def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
-    """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``)."""
+def report(session: Any) -> dict[str, Any]:
+    """The health report (``Report.as_dict``) of an ``api.Session``'s vault: read where its
+    index is (the memory service, when it serves the vault; else this process), then the hooks'
+    findings, read here (this user's home, hook log and project)."""
+    root = session.root
+
+    def here() -> dict[str, Any]:
+        vault = session.vault
+        try:
+            return diagnose(vault, hooks=False).as_dict()
+        finally:
+            vault.close()
+
+    found = session.door("doctor", {"root": str(root)}, here, start=False) if session.serves(root) else here()
+    return with_findings(found, hook_findings(root))
+
+
+def with_findings(report: dict[str, Any], more: list[Finding]) -> dict[str, Any]:
+    """A report (``Report.as_dict``) with ``more`` findings at its end, counted."""
+    counts = dict(report["counts"])
+    for f in more:
+        counts[f.check] = counts.get(f.check, 0) + 1
+    attention = report["needs_attention"] or any(f.severity in ("error", "warning") for f in more)
+    return {**report, "needs_attention": attention, "counts": counts,
+            "findings": report["findings"] + [f.as_dict() for f in more]}  # fmt: skip
+
+
+def served_report(vault: Vault, keeper: dict[str, Any] | None) -> dict[str, Any]:
+    """``doctor`` in the memory service (``Service.tasks``): the report but the hooks' findings;
+    ``keeper``: this service's pid, pending changes and last error when it keeps the indexes."""
+    watcher = {"state": "running", "by": "service", **keeper} if keeper else None
+    return diagnose(vault, watcher=watcher, hooks=False).as_dict()
+
+
+def diagnose(vault: Vault, today: dt.date | None = None, *, watcher: dict[str, Any] | None = None,
+             hooks: bool = True) -> Report:  # fmt: skip
+    """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``;
+    ``watcher``: who keeps the indexes, when the caller knows; ``hooks``: with the hooks' findings)."""
+    from ..core.filters import is_expired, now_utc
+    from ..index import graph as graphmod
+
     parse_errors: dict[str, str] = {}
     records = vault.catalog(errors=parse_errors)
     g = vault.build_graph(records.values())
@@ -116,8 +151,9 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
     findings += likely_updates(vault, records, g)
     findings += [Finding("candidate", r.path, "candidate memory waiting for confirmation", "vaultmem confirm / resolve")
                  for r in records.values() if r.status == "candidate"]  # fmt: skip
-    findings += secrets_in_notes(vault, records)
-    findings += held_memories(vault, records)
+    texts = note_texts(vault, records)  # read once for the two checks that read the files
+    findings += secrets_in_notes(vault, records, texts)
+    findings += held_memories(vault, records, texts)
     findings += [Finding("conflict", r.path, "merge conflict: both versions are kept in the note",
                          "edit it, keep what is right, then set its status (vaultmem reopen / resolve)")
                  for r in records.values() if r.status == "conflict"]  # fmt: skip
@@ -137,12 +173,12 @@ def diagnose(vault: Vault, today: dt.date | None = None) -> Report:
                                 "its notes are templates ({{date}} placeholders), not memories",
                                 {"folder": vault.obsidian_templates}))  # fmt: skip
     findings += exclude_findings(vault)
-    watcher = watcher_state(vault)
+    watcher = watcher or watcher_state(vault)
     if watcher["state"] == "not answering":
         findings.append(Finding("watcher", None, f"pid {watcher['pid']} keeps the indexes but does not answer "
                                 "as this install's memory service", "another install's service, or one that hangs: "
                                 "`vaultmem service status` shows this one's"))  # fmt: skip
-    findings += hook_findings(vault.root)
+    findings += hook_findings(vault.root) if hooks else []
     return Report(str(vault.root), len(records), findings, index, watcher, disk_use(vault))
 
 
@@ -156,18 +192,43 @@ def hook_findings(root: Path) -> list[Finding]:
 # ---------------------------------------------------------------------- checks over the notes
 
 
-def secrets_in_notes(vault: Vault, records: dict[str, Record]) -> list[Finding]:
-    """Notes whose text or file name holds a secret (kind and line, never the value). A person's
-    file is reported, not rewritten: writes through vaultmem are redacted before they land."""
-    from ..core.secrets import scan
-
-    out = []
+def note_texts(vault: Vault, records: dict[str, Record]) -> dict[str, str]:
+    """Each note's text (the parse and drift checks report a file that cannot be read)."""
+    out = {}
     for path in sorted(records):
         try:
-            text = vault.store.read_text(path)
+            out[path] = vault.store.read_text(path)
         except (OSError, VaultError):
-            continue  # the parse and drift checks report unreadable files
+            continue
+    return out
+
+
+SCANNED: dict[tuple[str, bytes], list[tuple[str, str]]] = {}  # (path, text digest) -> what the scan found
+MAX_SCANNED = 200_000  # notes remembered (the memory service asks again and again: a note is scanned once)
+
+
+def _secrets(path: str, text: str) -> list[tuple[str, str]]:
+    """(kind, where) of each secret in a note's text or file name, remembered by its content."""
+    import hashlib
+
+    key = (path, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+    found = SCANNED.get(key)
+    if found is None:
+        from ..core.secrets import scan
+
         found = [(f.kind, f"line {f.line}") for f in scan(text)] + [(f.kind, "file name") for f in scan(path)]
+        if len(SCANNED) >= MAX_SCANNED:
+            SCANNED.clear()
+        SCANNED[key] = found
+    return found
+
+
+def secrets_in_notes(vault: Vault, records: dict[str, Record], texts: dict[str, str]) -> list[Finding]:
+    """Notes whose text or file name holds a secret (kind and line, never the value). A person's
+    file is reported, not rewritten: writes through vaultmem are redacted before they land."""
+    out = []
+    for path, text in texts.items():
+        found = _secrets(path, text)
         if found:
             where = ", ".join(f"{kind} ({at})" for kind, at in found)
             out.append(Finding("secret", path, f"holds a secret: {where}",
@@ -176,22 +237,25 @@ def secrets_in_notes(vault: Vault, records: dict[str, Record]) -> list[Finding]:
     return out
 
 
-def held_memories(vault: Vault, records: dict[str, Record]) -> list[Finding]:
+def held_memories(vault: Vault, records: dict[str, Record], texts: dict[str, str]) -> list[Finding]:
     """Memories not from this machine's person (an agent, a capture, a teammate's or synced note
     not yet confirmed) that give the agent orders: kept, never injected by the hooks or wake
     until a person rewrites, confirms or makes them their own (``fence.held``)."""
+    from ..core.fence import PERSON, held, provenance
+    from ..core.note import split_frontmatter
+    from ..core.provenance import Trust
+
     out = []
     trust = Trust(vault.root)
     for path, rec in sorted(records.items()):
         synced = trust.label(path)
         if provenance(rec.type, rec.status, rec.source, synced) == PERSON:
             continue
-        try:
-            reason = held(
-                rec.type, rec.status, rec.source, f"{rec.title}\n{vault.store.read(path).body}", synced
-            )
-        except (OSError, VaultError):
+        if path not in texts:
             continue
+        fm, body, _, _ = split_frontmatter(texts[path])  # the body as the note's parse gives it
+        body = body if fm is not None else body.removeprefix("\ufeff")
+        reason = held(rec.type, rec.status, rec.source, f"{rec.title}\n{body}", synced)
         if reason:
             out.append(Finding("held", path, f"not injected: it gives the agent orders ({reason!r})",
                                f"read it; delete it, rewrite it, or vouch for it: vaultmem confirm {rec.key}" if synced
@@ -212,6 +276,8 @@ def duplicate_ids(records: dict[str, Record]) -> list[Finding]:
 
 def _names(records: dict[str, Record]) -> dict[str, str]:
     """Lower-cased file name and title -> that name as written (a link resolves by either)."""
+    from ..core.note import file_stem
+
     out: dict[str, str] = {}
     for r in records.values():
         for name in (file_stem(r.path), r.title):
@@ -221,6 +287,8 @@ def _names(records: dict[str, Record]) -> dict[str, str]:
 
 def _aliases(records: dict[str, Record]) -> dict[str, list[str]]:
     """Lower-cased alias -> file names of the notes that have it."""
+    from ..core.note import file_stem
+
     out: dict[str, list[str]] = {}
     for r in sorted(records.values(), key=lambda r: r.path):
         for alias in r.aliases:
@@ -267,6 +335,8 @@ def broken_links(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
     """Links to a note that does not exist (links to attachments are not broken), each with a
     fix: ``[[Note|Alias]]`` when the target is another note's alias (Obsidian resolves no bare
     alias), else the closest existing name."""
+    from ..index import graph as graphmod
+
     names = _names(records)
     aliases = _aliases(records)
     suggester = Suggester(list(names))
@@ -313,6 +383,8 @@ def stray_possible_updates(g: nx.DiGraph, records: dict[str, Record]) -> list[Fi
 
 
 def empty_anchors(g: nx.DiGraph) -> list[Finding]:
+    from ..index import graph as graphmod
+
     out = []
     for a in graphmod.anchors(g):
         members = [n for n in set(g.successors(a)) | set(g.predecessors(a)) if not g.nodes[n].get("dangling")]
@@ -359,6 +431,8 @@ def likely_updates(vault: Vault, records: dict[str, Record], g: nx.DiGraph) -> l
     """Active memories of one type so similar that one is probably an update of the other,
     without a supersede link between them (cosine of their first chunks, with the thresholds
     ``remember`` uses to auto-supersede)."""
+    import numpy as np
+
     cfg = vault.config["lifecycle"]
     shared_t, plain_t = float(cfg["supersede_shared_context"]), float(cfg["supersede_no_context"])
     active = {
@@ -508,6 +582,7 @@ def watcher_state(vault: Vault) -> dict[str, Any]:
     """Who keeps this vault's indexes: the memory service (``by``: "service", asked for its
     pending changes and last error), nobody (each command indexes for itself), or a process
     holding the writer lock that does not answer as this install's service."""
+    from ..core.lock import WriterLock
     from ..service import client, control
 
     holder = WriterLock(vault.lock_path).holder() if vault.lock_path.exists() else None
