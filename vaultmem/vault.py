@@ -27,7 +27,7 @@ import networkx as nx
 from .core import config as configmod
 from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
 from .core.ignore import obsidian_templates, vault_files
-from .core.links import NoteKeys, Resolver, parse_link
+from .core.links import NoteKeys, Resolver, link_extras, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.memtypes import known_types
 from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
@@ -455,7 +455,7 @@ class Vault:
     def build_graph(self, records: Iterable[Record]) -> nx.DiGraph:
         """The link graph of these notes under this vault's link settings (``alias_links``),
         with links to the vault's other files as attachments."""
-        extras = ("title", "alias", "id") if self.config["vault"]["alias_links"] else graphmod.EXTRAS
+        extras = link_extras(self.config["vault"]["alias_links"])
         return graphmod.build(records, vault_files(self.root), extras)
 
     def vectors(self) -> VectorIndex:

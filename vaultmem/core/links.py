@@ -198,6 +198,14 @@ def _norm(name: str) -> str:
     return name[:-3] if name.endswith(".md") else name
 
 
+LINK_EXTRAS = ("title", "id")  # what links resolve by when no file name matches (aliases: alias_links)
+
+
+def link_extras(alias_links: bool) -> tuple[str, ...]:
+    """What a vault's links resolve by when no file name matches, under its ``alias_links``."""
+    return ("title", "alias", "id") if alias_links else LINK_EXTRAS
+
+
 class Resolver:
     """Resolves link targets to file paths the way Obsidian does, then by vaultmem's extras.
 
@@ -214,7 +222,7 @@ class Resolver:
     EXTRAS = ("title", "alias", "id")
 
     def __init__(self, notes: Iterable[NoteKeys], attachments: Iterable[str] = (),
-                 extras: Iterable[str] = ("title", "id")):  # fmt: skip
+                 extras: Iterable[str] = LINK_EXTRAS):  # fmt: skip
         self.extras = tuple(e for e in self.EXTRAS if e in tuple(extras))
         self._by: dict[str, dict[str, list[str]]] = {r: defaultdict(list) for r in self.EXTRAS}
         self._exact: dict[str, str] = {}  # folded path -> path

@@ -13,12 +13,12 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from ..core.links import NoteKeys, Resolver
+from ..core.links import LINK_EXTRAS, NoteKeys, Resolver
 from .manifest import Record
 
 DANGLING = "dangling:"
 ATTACHMENT = "attachment:"
-EXTRAS = ("title", "id")  # what links resolve by when no file name matches (aliases: alias_links)
+EXTRAS = LINK_EXTRAS  # what links resolve by when no file name matches (aliases: alias_links)
 
 
 def outdated_by(g: nx.DiGraph, records: dict[str, Record], path: str) -> list[str]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..core.discovery import USAGE_DIR
 from ..core.filters import Filters, now_utc, parse_time
-from ..core.links import NoteKeys, Resolver, fold
+from ..core.links import LINK_EXTRAS, NoteKeys, Resolver, fold, link_extras
 from ..index.manifest import Manifest, Record
 from ..index.usage import FILE as USAGE_FILE
 from ..index.usage import Usage, read_usage
@@ -31,7 +31,7 @@ from .adaptive import Weights, adaptive, blend_factor, evidence, importance_fact
 
 GRAPH_WEIGHT = 0.3  # pipeline.GRAPH_WEIGHT (a test pins these three equal to the pipeline's)
 CANDIDATE_WEIGHT = 0.5  # pipeline.CANDIDATE_WEIGHT
-EXTRAS = ("title", "id")  # graph.EXTRAS: what links resolve by when no file name matches
+EXTRAS = LINK_EXTRAS  # graph.EXTRAS: what links resolve by when no file name matches
 CONTEXT_LIMIT = (
     300  # the best-matching notes whose score a neighbour's context reads (2000: the same on LoCoMo)
 )
@@ -187,7 +187,7 @@ def rank(manifest: Manifest, root: Path, scores: dict[str, float], stats: Stats,
     """The best ``k`` notes for BM25 ``scores`` (path -> raw score of the matching notes) as the
     pipeline's BM25 mode ranks them, with the vault's ``config`` and standardising ``stats``."""
     rc, weights = config["recall"], Weights.from_config(config["adaptive"])
-    extras = ("title", "alias", "id") if config["vault"].get("alias_links") else EXTRAS
+    extras = link_extras(bool(config["vault"].get("alias_links")))
     mean, sd = stats
     links = Links(manifest, extras)
     context_weight = float(rc["context_weight"])
