@@ -14,26 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from ..events import MAX_EVENT_TEXT, Event
-from ..transcripts.history import NotATranscript, Transcript
-from .chats import ChatExport, iso, items
+from ..transcripts.history import Transcript
+from .chats import ChatExport, iso
 
 MAX_NODES = 100_000  # a conversation tree walked at most this deep
 FENCE_RE = re.compile(r"```(.*?)```", re.S)
 
 
 class ChatGPT(ChatExport):
-    name = "chatgpt"
+    name, product, missing = "chatgpt", "ChatGPT", "conversation with a mapping"
 
-    def read(self, path: Path) -> list[Transcript]:
-        return read_chatgpt(path)
-
-
-def read_chatgpt(path: Path) -> list[Transcript]:
-    """Every conversation of a ChatGPT export file; NotATranscript when it holds none."""
-    out = [t for item in items(path) if isinstance(item, dict) for t in [_chatgpt_one(path, item)] if t]
-    if not out:
-        raise NotATranscript(f"{path}: not a ChatGPT export (no conversation with a mapping)")
-    return out
+    def one(self, path: Path, conv: dict[str, Any]) -> Transcript | None:
+        return _chatgpt_one(path, conv)
 
 
 def _thread(conv: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import BadInput
-from ..transcripts.history import NotATranscript
+from ..transcripts.history import NotATranscript, Transcript
 from .base import Found, Importer, existing
 
 MAX_FILE = 1 << 30  # loaded whole without ijson: refuse beyond 1 GB
@@ -65,6 +65,19 @@ class ChatExport(Importer):
 
     label = "Conversation"
     settle = 0
+    product = "chat"  # whose export it is, as its error names it
+    missing = "conversation"  # what each file of it holds, named when one holds none
+
+    def read(self, path: Path) -> list[Transcript]:
+        """Every conversation of an export file; NotATranscript when it holds none."""
+        out = [t for item in items(path) if isinstance(item, dict) for t in [self.one(path, item)] if t]
+        if not out:
+            raise NotATranscript(f"{path}: not a {self.product} export (no {self.missing})")
+        return out
+
+    def one(self, path: Path, conv: dict[str, Any]) -> Transcript | None:
+        """One conversation of the export as a transcript (None: nothing to read in it)."""
+        raise NotImplementedError
 
     def find(self, paths: list[str], project: str | None) -> Found:
         if not paths:

@@ -8,23 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from ..events import MAX_EVENT_TEXT, Event
-from ..transcripts.history import NotATranscript, Transcript
-from .chats import ChatExport, items
+from ..transcripts.history import Transcript
+from .chats import ChatExport
 
 
 class ClaudeAI(ChatExport):
-    name = "claude-ai"
+    name, product, missing = "claude-ai", "Claude.ai", "conversation with chat_messages"
 
-    def read(self, path: Path) -> list[Transcript]:
-        return read_claude_ai(path)
-
-
-def read_claude_ai(path: Path) -> list[Transcript]:
-    """Every conversation of a Claude.ai export's ``conversations.json``."""
-    out = [t for item in items(path) if isinstance(item, dict) for t in [_claude_one(path, item)] if t]
-    if not out:
-        raise NotATranscript(f"{path}: not a Claude.ai export (no conversation with chat_messages)")
-    return out
+    def one(self, path: Path, conv: dict[str, Any]) -> Transcript | None:
+        return _claude_one(path, conv)
 
 
 def _claude_text(msg: dict[str, Any]) -> str:
