@@ -81,6 +81,10 @@ def explain_lines(e: dict) -> list[str]:
         lines.append(
             f"      + session {e.get('session', 0.0):.3f}: best match of the notes dated {e['session_via']}"
         )
+    if e.get("turn"):
+        lines.append(
+            f"      + turn {e['turn']:.3f}: a conversation turn that {'tells' if e['turn'] > 0 else 'asks'}"
+        )
     if "as_of" in e:
         lines.append(f"      valid on {e['as_of']}")
     return lines

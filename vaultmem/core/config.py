@@ -51,6 +51,7 @@ DEFAULTS: dict[str, Any] = {
         "subject": True,  # a question naming a speaker of the top hits gets a second round (subject.py)
         "session_weight": 0.3,  # a question's notes lifted by their session's best note (spread.py)
         "date_arithmetic": True,  # "the week before X" is the 7 days up to X (datemath.py)
+        "turn_weight": 0.1,  # a question lifts a conversation turn that tells, lowers one that asks (turns.py)
         "combine": "sum",  # "sum": the hand-set formula; "learned": weights in vaultmem/resources/learned.json
         "learned_weights": "",  # a weights file of one's own ("": the shipped one)
     },
@@ -92,7 +93,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "recall.k": (1, 1000), "recall.candidates": (1, 100_000), "recall.bm25_weight": UNIT,
     "recall.graph_decay": UNIT, "recall.graph_seeds": (0, 1000), "recall.anchor_depth": (0, 20),
     "recall.context_weight": (0, 10), "recall.time_boost": (0, 100),
-    "recall.session_weight": (0, 10),
+    "recall.session_weight": (0, 10), "recall.turn_weight": (0, 10),
     "adaptive.usefulness": UNIT, "adaptive.recency": UNIT, "adaptive.frequency": UNIT, "adaptive.floor": UNIT,
     "adaptive.base": UNIT, "adaptive.recency_floor": UNIT, "adaptive.high_importance": (0, 10),
     "adaptive.importance_boost": (0, 100), "adaptive.negative_half_life_days": (0.001, 1e6),
@@ -156,6 +157,9 @@ session_weight = {recall[session_weight]}
 # "the week before X", "two days after X" (X a date or a named event) are the days next to X
 # (X included); false: every day before / after X.
 date_arithmetic = {recall[date_arithmetic]}
+# A question lifts a conversation turn ("Name: text") that tells about its speaker (a
+# first-person statement) by turn_weight and lowers one that only asks by as much.
+turn_weight = {recall[turn_weight]}
 # How the text scores combine: "sum" is the bm25_weight/context_weight formula; "learned"
 # weighs BM25, vector, neighbour context and a short-note prior with weights chosen on SciFact
 # and LoCoMo (vaultmem/learned.py); it ranks a one-line memory lower among longer notes and,

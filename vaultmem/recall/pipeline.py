@@ -2,7 +2,7 @@
 
 Score of a hit (every part is reported by ``--explain``)::
 
-    raw   = bm25 + vector [+ length] + context + graph + anchor + subject + session [+ time]
+    raw   = bm25 + vector [+ length] + context + graph + anchor + subject + session + turn [+ time]
     score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
 
 A note is a hit only with evidence (``evident``): a keyword in common with the query, or a raw
@@ -27,7 +27,8 @@ only for its link with it is no hit once it is resolved);
 ``graph`` is what a strong hit passes to the notes it links with (decaying per hop);
 ``subject`` lifts a speaker's own notes when the question is about that speaker (a second
 round, ``subject.py``); ``session`` lifts a question's notes by the best match among the notes
-dated on their day (``spread.py``);
+dated on their day (``spread.py``); ``turn`` lifts a conversation turn that tells and lowers
+one that only asks, for a question (``turns.py``; a prior: no note is a hit by it alone);
 ``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types;
 ``importance`` lifts high-importance memories; ``blend`` is the adaptive factor from usage
 (``adaptive.py``; 1 with ``--no-adaptive``).
@@ -57,10 +58,10 @@ from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
 from ..index.usage import Usage
 from ..index.vectors import VectorIndex
-from . import datemath, fusion, learned, spread, subject, timefilter
+from . import datemath, fusion, learned, spread, subject, timefilter, turns
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .hit import Hit, make_snippet, shown_status
-from .question import content_query
+from .question import content_query, is_question
 
 MODES = ("hybrid", "bm25", "vector")
 PROFILES: dict[str, dict[str, float]] = {
@@ -99,6 +100,9 @@ class Options:
     ]  # a question about a speaker gets a second round (subject.py)
     session_weight: float = DEFAULTS["recall"]["session_weight"]  # a session's best notes (spread.py)
     date_arithmetic: bool = DEFAULTS["recall"]["date_arithmetic"]  # "the week before X" (datemath.py)
+    turn_weight: float = DEFAULTS["recall"][
+        "turn_weight"
+    ]  # a conversation turn that tells, not asks (turns.py)
     candidates: int = DEFAULTS["recall"]["candidates"]
     combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
     learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
@@ -177,6 +181,7 @@ def _parts() -> dict[str, float]:
         "anchor": 0.0,
         "subject": 0.0,
         "session": 0.0,
+        "turn": 0.0,
     }
 
 
@@ -276,7 +281,7 @@ def _sizes(src: Sources) -> np.ndarray:
 
 def _base(parts: dict[str, float]) -> float:
     return (parts["bm25"] + parts["vector"] + parts.get("length", 0.0) + parts["context"] + parts["graph"]
-            + parts["anchor"] + parts["subject"] + parts["session"])  # fmt: skip
+            + parts["anchor"] + parts["subject"] + parts["session"] + parts.get("turn", 0.0))  # fmt: skip
 
 
 def _speaker(src: Sources, path: str) -> str | None:
@@ -306,6 +311,28 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
             parts["subject"] = subj.lift
             parts["subject_via"] = subj.reason()
     return scored, parts_of
+
+
+def _turn_value(src: Sources, path: str) -> tuple[str | None, float]:
+    """``turns.value`` of a note (speaker, value), cached on the graph per content hash."""
+    cache = src.graph.graph.setdefault("turn_values", {})
+    rec = src.records[path]
+    hit = cache.get(path)
+    if hit is None or hit[0] != rec.hash:
+        hit = cache[path] = (rec.hash, turns.value(src.read_body(path)))
+    return hit[1]
+
+
+def _turn_part(src: Sources, query: str, scored: dict, opt: Options) -> None:
+    """A question (hybrid and vector modes): each conversation turn that tells gets
+    ``turn_weight``, one that only asks loses it (``turns.py``); a prior, never evidence."""
+    if opt.turn_weight <= 0 or opt.mode == "bm25" or not is_question(query):
+        return
+    values = {path: _turn_value(src, path) for path in scored}
+    talking = turns.conversational([who for who, _ in values.values()])
+    for path, parts in scored.items():
+        who, value = values[path]
+        parts["turn"] = opt.turn_weight * value if who in talking else 0.0
 
 
 def _session_part(src: Sources, query: str, scored: dict, opt: Options) -> None:
@@ -473,6 +500,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     _graph(
         src, scored, opt, parts_of, lambda p: candidate(p) and (opt.filters.visible(records[p]) or p in past)
     )
+    _turn_part(src, query, scored, opt)
     stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
     # the rest of the query names something (a keyword some note has): then the range re-ranks the
     # notes with evidence only; otherwise ("decisions last week") the range is what selects
@@ -529,8 +557,8 @@ def _time_share(parts: dict[str, float], named: bool, best: float) -> float:
 
 def evident(parts: dict[str, float]) -> bool:
     """Whether a note is evidence for the query: it shares a keyword with it, or its parts
-    (text, links, anchor, speaker) sum above the vault's average note (0)."""
-    return parts["bm25_raw"] > 0 or _base(parts) > BASELINE
+    (text, links, anchor, speaker; not the turn prior) sum above the vault's average note (0)."""
+    return parts["bm25_raw"] > 0 or _base(parts) - parts.get("turn", 0.0) > BASELINE
 
 
 def _range_text(span: DateRange) -> str:
