@@ -19,10 +19,15 @@ from ..core.config import DEFAULTS
 from ..core.errors import NoteParseError
 from ..core.note import Note, property_text
 from ..core.store import Store
+from . import context
 from .bm25 import BM25Index, Doc
 from .chunking import chunk, plain_text
 from .embed import Embedder
 from .manifest import Manifest, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
 
 Progress = Callable[[int, int], None]
 VECTORS, PENDING = (
@@ -340,6 +345,37 @@ class Indexer:
             else:
                 summary.added += 1
         summary.removed = len(gone)
+
+    # ------------------------------------------------------------------ contextual vectors
+
+    def sync_contexts(self, records: dict[str, Record], graph: nx.DiGraph | None) -> int:
+        """Make the contextual vectors (``context.py``) those of ``records`` linked by ``graph``
+        (None: none at all): embed the notes whose context key changed, drop the others'.
+        Returns how many notes' contextual vectors changed."""
+        if self.embedder.name == "none" or self.manifest.get(VECTORS) == PENDING:
+            return 0
+        wanted = context.plan(records, graph) if graph is not None else {}
+        stored = self.manifest.context_keys()
+        changed = [p for p, c in sorted(wanted.items()) if stored.get(p) != c.key]
+        gone = [p for p in stored if p not in wanted]
+        if not changed and not gone:
+            return 0
+        max_tokens = getattr(self.embedder, "max_tokens", 256)
+        rows: dict[str, tuple[str, str]] = {}
+        texts: dict[str, str] = {}
+        for path in changed:
+            try:
+                note = self.store.read(path)
+            except (NoteParseError, OSError):
+                continue  # changed under us: the next sync indexes it, then its context
+            text = wanted[path].text(note_chunks(note, max_tokens)[0])
+            h = chunk_hash(text)
+            rows[path], texts[h] = (wanted[path].key, h), text
+        cached = self.manifest.cached_chunks(self.embedder.name, texts)
+        todo = sorted((h for h in texts if h not in cached), key=lambda h: len(texts[h]))
+        vectors = self._embed(todo, texts, lambda n: None)
+        self.manifest.commit_contexts(rows, gone, vectors, self.embedder.name)
+        return len(rows) + len(gone)
 
     # ------------------------------------------------------------------ repair
 
