@@ -300,7 +300,10 @@ class Manifest:
                 db.execute("DELETE FROM notes WHERE path=?", (path,))
                 db.execute("DELETE FROM chunks WHERE path=?", (path,))
             marks = ",".join("?" * len(NOTE_COLUMNS))
-            db.executemany(f"INSERT OR REPLACE INTO notes VALUES ({marks})", [r.row() for r in upserts])
+            db.executemany(
+                f"INSERT OR REPLACE INTO notes ({', '.join(NOTE_COLUMNS)}) VALUES ({marks})",
+                [r.row() for r in upserts],
+            )  # columns named: a table an ALTER grew orders them its way
             for path, chashes in chunk_rows.items():
                 db.execute("DELETE FROM chunks WHERE path=?", (path,))
                 db.executemany(
