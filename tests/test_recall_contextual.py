@@ -144,3 +144,22 @@ def test_context_text_reads_the_linked_notes_first_lines():
     assert (
         context.lead("\n\n[[S1|Session one]] began, with [[Ann]].\nMore.") == "Session one began, with Ann."
     )
+
+
+def test_the_service_fills_them_in_ahead_with_the_chunks(turns, open_vault, fake_embedder):
+    """A first index's vectors are embedded behind the keyword answer (``indexer.prefill``):
+    the contextual ones too, so the sync that follows embeds nothing under the gate."""
+    from vaultmem.index.embed import NoEmbedder
+    from vaultmem.index.indexer import PENDING, VECTORS, prefill
+
+    vault = open_vault(turns)
+    vault.embedder = NoEmbedder()  # the keyword-first index (service/watch.py: _apply_keywords)
+    vault.reindex()
+    vault.embedder = fake_embedder
+    vault.refresh()
+    vault.manifest.set(VECTORS, PENDING)
+    assert prefill(vault.store, vault.manifest, fake_embedder) == len(NOTES) + 3  # 6 chunks, 3 contexts
+    before = fake_embedder.texts_embedded
+    vault.reindex()
+    assert fake_embedder.texts_embedded == before
+    assert sorted(_contexts(vault)) == ["t1.md", "t2.md", "t3.md"]

@@ -405,7 +405,8 @@ def prefill(store: Store, manifest: Manifest, embedder: Embedder, max_chunks: in
     """Embed the chunks of every note that have no stored vector of ``embedder`` and keep the
     vectors (``Manifest.store_vectors``), without touching what is indexed: the service fills
     a first index's vectors in behind its keyword answers, and the sync that follows finds
-    them stored (``cached_chunks``) and embeds nothing. Returns the chunks embedded."""
+    them stored (``cached_chunks``) and embeds nothing; the notes' contextual vectors
+    (``context.py``, links resolved by the default rules) too. Returns the texts embedded."""
     if embedder.name == "none":
         return 0
     notes = []
@@ -415,6 +416,7 @@ def prefill(store: Store, manifest: Manifest, embedder: Embedder, max_chunks: in
         except (NoteParseError, OSError):
             continue  # the sync reports it
     _, texts = chunk_texts(notes, embedder, max_chunks, Summary())
+    texts.update(context_texts(notes, getattr(embedder, "max_tokens", 256)))
     cached = manifest.cached_chunks(embedder.name, texts)
     missing = sorted((h for h in texts if h not in cached), key=lambda h: len(texts[h]))
     for i in range(0, len(missing), PROGRESS_STEP):
@@ -423,3 +425,17 @@ def prefill(store: Store, manifest: Manifest, embedder: Embedder, max_chunks: in
         if progress:
             progress(min(i + PROGRESS_STEP, len(missing)), len(missing))
     return len(missing)
+
+
+def context_texts(notes: list[Note], max_tokens: int) -> dict[str, str]:
+    """Hash -> text of the contextual vectors of these notes (``prefill``'s: the sync plans
+    them again with the vault's link rules, and finds these stored)."""
+    from .graph import build
+
+    records = {n.path: Record.from_note(n, 0, 0) for n in notes}
+    by_path = {n.path: n for n in notes}
+    out = {}
+    for path, ctx in context.plan(records, build(records.values())).items():
+        text = ctx.text(note_chunks(by_path[path], max_tokens)[0])
+        out[chunk_hash(text)] = text
+    return out
