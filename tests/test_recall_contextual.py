@@ -163,3 +163,24 @@ def test_the_service_fills_them_in_ahead_with_the_chunks(turns, open_vault, fake
     vault.reindex()
     assert fake_embedder.texts_embedded == before
     assert sorted(_contexts(vault)) == ["t1.md", "t2.md", "t3.md"]
+
+
+def test_a_read_only_look_at_an_index_before_schema_4_reads_its_records(turns, open_vault):
+    """The doctor reads the manifest read-only, before any sync re-indexes it: no lead column yet."""
+    import sqlite3
+
+    from vaultmem.index.manifest import Manifest
+
+    vault = open_vault(turns)
+    vault.reindex()
+    vault.close()
+    path = turns / ".vaultmem" / "index" / "manifest.db"
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE notes DROP COLUMN lead")
+    db.commit()
+    db.close()
+    m = Manifest(path, readonly=True)
+    try:
+        assert m.records()["t2.md"].lead == ""
+    finally:
+        m.close()

@@ -203,7 +203,7 @@ class Manifest:
 
     def records(self, paths: Iterable[str] | None = None) -> dict[str, Record]:
         """Indexed records (all, or those of ``paths`` that are indexed)."""
-        cols = ", ".join(NOTE_COLUMNS)
+        cols = self._columns()
         if paths is None:
             rows = self.db.execute(f"SELECT {cols} FROM notes ORDER BY path").fetchall()
         else:
@@ -214,6 +214,14 @@ class Manifest:
                     f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part
                 ).fetchall()
         return {r[0]: Record.from_row(r) for r in rows}
+
+    def _columns(self) -> str:
+        """The notes columns to select: one an older schema lacks reads NULL (a read-only open,
+        e.g. the doctor's, of an index the next sync re-indexes, adds no column)."""
+        if not hasattr(self, "_cols"):
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(notes)")}
+            self._cols = ", ".join(c if c in have else f"NULL AS {c}" for c in NOTE_COLUMNS)
+        return self._cols
 
     def stating(self) -> bool:
         """Whether any indexed note has a subject ``key`` or a ``supersedes`` link (a light
