@@ -134,3 +134,16 @@ def test_a_secret_or_private_span_in_a_long_answer_is_not_written(run, empty_vau
         assert leaked not in notes, leaked
     assert "[REDACTED:" in notes
     assert "**User:** Question 3 about packing" in (empty_vault / move["path"]).read_text()
+
+
+def test_a_message_in_the_transcript_keeps_its_lines_and_its_note_keeps_its_sections():
+    """A heading in an answer becomes bold (not a section of the note), a long code block keeps
+    its first lines and says how many more, a cut inside code closes the fence."""
+    from vaultmem.agents.summary import turn_text
+
+    code = "\n".join(f"x{i} = compute({i})" for i in range(200))
+    text = turn_text(f"## Steps\n\n\n\nRun this:\n```python\n{code}\n```\nThen Kestrelworks.", code=200)
+    assert text.startswith("**Steps**\n\nRun this:\n```python\nx0 = compute(0)")
+    assert "more lines)\n```\nThen Kestrelworks." in text and "x199" not in text
+    cut = turn_text(f"```\n{code}\n```", width=300, code=5000)
+    assert cut.endswith("…\n```") and len(cut) < 320
