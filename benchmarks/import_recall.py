@@ -139,9 +139,51 @@ def said_by(qa: dict, sample: dict) -> str:
     return roles.pop() if len(roles) == 1 else "both"
 
 
+def padded(sample: dict, chars: int, every: int = 3) -> dict:
+    """The sample with every ``every``-th answer ending in a code block of ``chars`` characters
+    (vaultmem's own source, a different slice each time): long answers, as a real chat has, in
+    both the raw and the imported side (``--pad``)."""
+    code = "".join(
+        p.read_text() for p in sorted((Path(__file__).parent.parent / "vaultmem" / "index").glob("*.py"))
+    )
+    user, n, conv = sample["conversation"]["speaker_a"], 0, dict(sample["conversation"])
+    for key, turns in sample["conversation"].items():
+        if key.startswith("session_") and isinstance(turns, list):
+            conv[key] = [dict(t) for t in turns]
+            for t in conv[key]:
+                if t["speaker"] != user:
+                    n += 1
+                    if n % every == 0:
+                        start = (n * 997) % max(1, len(code) - chars)
+                        t["text"] += f"\n\n```python\n{code[start : start + chars]}\n```"
+    return {**sample, "conversation": conv}
+
+
+def words(text: str) -> str:
+    return " ".join(re.sub(r"[*`>#_-]+", " ", text).split())
+
+
+def bodies(sample: dict, vault: Vault) -> dict[int | None, str]:
+    """Session -> the words of the imported notes that map to it."""
+    out: dict[int | None, str] = {}
+    for r in vault.records().values():
+        n = session_of(r.source, sample["sample_id"])
+        out[n] = out.get(n, "") + " " + words((vault.root / r.path).read_text())
+    return out
+
+
+def kept(sample: dict, notes: dict[int | None, str], qa: dict) -> bool:
+    """Whether the imported notes hold every evidence turn of the question whole (its words, in
+    order, in its session's notes): a question lost with its evidence kept was lost by ranking."""
+    turns = {t["dia_id"]: (n, words(text_of(t))) for n, _, ts in sessions(sample["conversation"]) for t in ts}
+    ids = [x for item in qa.get("evidence") or [] for x in re.split(r"[;,\s]+", str(item)) if x in turns]
+    return all(turns[x][1] in notes.get(turns[x][0], "") for x in ids)
+
+
 def run(sample: dict, work: Path, embedder, tree: Path | None = None) -> list[dict]:
     found = {}
     notes = {}
+    whole: list[bool] = []
     for side in ("raw", "imported"):
         root = build(sample, side, work, tree)
         fresh_usage(root)
@@ -152,14 +194,18 @@ def run(sample: dict, work: Path, embedder, tree: Path | None = None) -> list[di
               int(r.source[len("raw-S"):]) for r in vault.records().values()}  # fmt: skip
         found[side] = [[of.get(h.id) for h in vault.recall(str(qa["question"]), k=K, adaptive=False, log=False)]
                        for qa in sample["qa"]]  # fmt: skip
+        if side == "imported":
+            held = bodies(sample, vault)
+            whole = [kept(sample, held, qa) for qa in sample["qa"]]
         vault.close()
     rows = []
     for i, qa in enumerate(sample["qa"]):
         wanted = answer_sessions(qa)
         if wanted:
-            rows.append({"conv": sample["sample_id"], "category": CATEGORIES.get(qa["category"], str(qa["category"])),
-                         "said_by": said_by(qa, sample),
-                         **{side: bool(wanted & set(found[side][i])) for side in found}})  # fmt: skip
+            rows.append({"conv": sample["sample_id"], "q": i, "category": CATEGORIES.get(qa["category"], str(qa["category"])),
+                         "said_by": said_by(qa, sample), "wanted": sorted(wanted), "evidence_kept": whole[i],
+                         **{side: bool(wanted & set(found[side][i])) for side in found},
+                         **{f"{side}_hits": found[side][i] for side in found}})  # fmt: skip
     print(f"{sample['sample_id']}: {len(rows)} questions, notes raw {notes['raw']} / imported {notes['imported']}; "
           f"any@{K} raw {mean(r['raw'] for r in rows):.3f} imported {mean(r['imported'] for r in rows):.3f}", flush=True)  # fmt: skip
     return rows
@@ -174,6 +220,8 @@ def summary(rows: list[dict]) -> dict:
             "by_category": {c: part([r for r in rows if r["category"] == c]) for c in sorted({r["category"] for r in rows})},
             "by_who_said_it": {w: part([r for r in rows if r["said_by"] == w]) for w in ("user", "assistant", "both")},
             "lost": sum(r["raw"] and not r["imported"] for r in rows),
+            "lost_with_evidence_kept": sum(r["raw"] and not r["imported"] and r["evidence_kept"] for r in rows),
+            "evidence_kept": sum(r["evidence_kept"] for r in rows),
             "gained": sum(r["imported"] and not r["raw"] for r in rows)}  # fmt: skip
 
 
@@ -187,6 +235,9 @@ def main() -> None:
         "--questions", type=int, default=0, help="ask only the first N questions of each (0: all)"
     )
     ap.add_argument(
+        "--pad", type=int, default=0, help="end every 3rd answer with a code block of N characters"
+    )
+    ap.add_argument(
         "--importer", type=Path, help="import with the vaultmem tree at this path (e.g. an older commit)"
     )
     args = ap.parse_args()
@@ -195,15 +246,23 @@ def main() -> None:
     samples = json.loads(args.data.read_text())
     if args.convs:
         samples = [s for i, s in enumerate(samples) if str(i) in args.convs.split(",")]
+    if args.pad:
+        samples = [padded(s, args.pad) for s in samples]
     if args.questions:
         samples = [{**s, "qa": s["qa"][: args.questions]} for s in samples]
     args.work.mkdir(parents=True, exist_ok=True)
     embedder = CachedEmbedder()
     rows = [row for sample in samples for row in run(sample, args.work, embedder, args.importer)]
     result = {"data": "LoCoMo dev as a ChatGPT export (LongMemEval-S not reachable)", "k": K,
-              "model": embedder.name, "importer": str(args.importer or "this tree"), "conversations": [s["sample_id"] for s in samples], **summary(rows)}  # fmt: skip
-    print(json.dumps({k: result[k] for k in ("all", "by_who_said_it", "lost", "gained")}))
-    print(f"wrote {write_result('import-recall' + (f'-{args.tag}' if args.tag else ''), result)}")
+              "model": embedder.name, "importer": str(args.importer or "this tree"), "pad": args.pad, "conversations": [s["sample_id"] for s in samples], **summary(rows)}  # fmt: skip
+    print(
+        json.dumps(
+            {k: result[k] for k in ("all", "by_who_said_it", "lost", "lost_with_evidence_kept", "gained")}
+        )
+    )
+    name = "import-recall" + (f"-{args.tag}" if args.tag else "")
+    (args.work / f"{name}-rows.json").write_text(json.dumps(rows))  # each question's hits
+    print(f"wrote {write_result(name, result)}")
 
 
 if __name__ == "__main__":

@@ -455,7 +455,7 @@ def test_claude_ai_export_becomes_conversation_summaries(run, data, empty_vault)
     [conv] = out["written"]
     text = notes(empty_vault)[conv["path"]]
     assert conv["title"].startswith("Conversation 2026-02-20 1402 My refund totals are off by a cent")
-    assert "## Outcome\nThe bug is `round(total * pct, 2)` on floats." in text
+    assert "**Assistant:** The bug is `round(total * pct, 2)` on floats." in text  # the transcript (issue 37)
     assert (
         "- Thanks. Please always show money examples in cents from now on." in text
     )  # content [] and only text

@@ -58,9 +58,8 @@ def rule_title(sentence: str, width: int = 90) -> str:
     return clause_clip(rest, width)
 
 
-SAID_CHARS = 1500  # of one request, in a chat's note (``render_summary(said=True)``)
-SAID_MOST = 60  # requests kept whole in a chat's note (and answers' openings)
-ANSWER_CHARS = 300  # of one answer, in a chat's note
+TURN_CHARS = 4000  # of one message in a chat's transcript (benchmarks/README.md, issue 37)
+CODE_CHARS = 1000  # of one code block in it: longer code bought no recall (``import_recall.py --pad``)
 
 
 def clip(text: str, width: int) -> str:
@@ -114,6 +113,40 @@ def polite(text: str) -> bool:
     return len(words) <= 6 and all(w in SMALL_TALK or w in POLITE for w in words)
 
 
+FENCE_LINE_RE = re.compile(r"^\s{0,3}(```|~~~)")
+HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+
+
+def turn_text(text: str, width: int = TURN_CHARS, code: int = CODE_CHARS) -> str:
+    """One message of a chat's transcript (redacted before: ``importers.base``): its lines kept
+    (code stays code), runs of blank lines made one, a heading outside code made bold (the note's
+    sections stay its own), each code block's first ``code`` characters, at most ``width``
+    characters in all, cut at a line or word end, an open code fence closed."""
+    out: list[str] = []
+    fenced, size, block, dropped = False, 0, 0, 0
+    for line in text.strip().splitlines():
+        line = line.rstrip()
+        if FENCE_LINE_RE.match(line):
+            if fenced and dropped:
+                out.append(f"… ({dropped} more lines)")
+            fenced, block, dropped = not fenced, 0, 0
+        elif fenced and block + len(line) > code:
+            dropped += 1
+            continue
+        elif not fenced and (m := HEADING_RE.match(line)):
+            line = f"**{m.group(1)}**" if m.group(1) else ""
+        if not line and (not out or not out[-1]) and not fenced:
+            continue
+        if size + len(line) > width:
+            rest = clip(line, width - size) if width - size > 40 else ""
+            out += [rest.rstrip("…") + "…" if rest else "…"] + (["```"] if fenced else [])
+            break
+        out.append(line)
+        size += len(line) + 1
+        block += len(line) + 1 if fenced else 0
+    return "\n".join(out).strip()
+
+
 def request_text(text: str, width: int = 400) -> str:
     """A request whole: its lines joined ("Add a coupon field.\n- accept codes\n- reject
     expired ones" -> "Add a coupon field. — accept codes; reject expired ones")."""
@@ -144,12 +177,11 @@ class Summary(SimpleNamespace):
     end: str
     cwd: str  # the project folder: the one given, else the transcript's first
     subagents: list[str]  # subagents whose work is folded in
-    said: list[str]  # the user's requests whole (a chat's note keeps them: ``render_summary(said=True)``)
-    answers: list[str]  # the opening of each answer (a chat's note keeps them too)
+    turns: list[tuple[str, str]]  # an imported chat's messages in order: (who, text) (``turn_text``)
 
     def __init__(self) -> None:
         super().__init__(requests=[], files=[], failures=[], commands=0, actions=0, saved=[], recalled=[], rules=[], outcome="",
-                         last_ok="", start="", end="", cwd="", subagents=[], said=[], answers=[])  # fmt: skip
+                         last_ok="", start="", end="", cwd="", subagents=[], turns=[])  # fmt: skip
 
     @property
     def empty(self) -> bool:
@@ -233,8 +265,9 @@ def _roots(events: list[Event], cwd: str | None) -> list[str]:
     return list(dict.fromkeys(r for r in [cwd or "", *(e.cwd for e in events if e.cwd)] if r))
 
 
-def summarise(events: list[Event], cwd: str | None = None) -> Summary:
-    """What the session did, from its events (``cwd``: the project folder)."""
+def summarise(events: list[Event], cwd: str | None = None, chat: bool = False) -> Summary:
+    """What the session did, from its events (``cwd``: the project folder; ``chat``: an imported
+    chat, whose note keeps every message: ``turns``)."""
     s = Summary()
     roots = _roots(events, cwd)
     s.cwd = roots[0] if roots else ""
@@ -248,10 +281,12 @@ def summarise(events: list[Event], cwd: str | None = None) -> Summary:
                 continue
             if not trivial(ev.text) and ev.tool != "feedback":
                 s.requests.append(request_text(ev.text))
-                s.said.append(clip(" ".join(ev.text.split()), SAID_CHARS))
+            if chat and ev.tool != "feedback":
+                s.turns.append(("User", turn_text(ev.text)))
             s.rules.extend(rule_sentences(ev.text, feedback=ev.tool == "feedback"))
         elif ev.kind == "text":
-            s.answers.append(clip(" ".join(ev.text.split()), ANSWER_CHARS))
+            if chat:
+                s.turns.append(("Assistant", turn_text(ev.text)))
             if not polite(ev.text):
                 s.outcome = clip(ev.text, 300)
         if ev.kind != "tool":
@@ -424,13 +459,27 @@ def recalled_lines(s: Summary, titles: dict[str, str] | None = None) -> list[str
     return list(out.values())
 
 
+def chat_head(s: Summary, until: str) -> str:
+    """An imported chat's first line: its day in words ("Conversation of Tuesday 23 May 2023,
+    13:56 to 14:04 UTC": a question names a day so), its messages and answers."""
+    import datetime as dt
+
+    answers = sum(who == "Assistant" for who, _ in s.turns)
+    try:
+        d = dt.datetime.fromisoformat(s.start.replace("Z", "+00:00"))
+        when = f" of {d:%A} {d.day} {d:%B %Y, %H:%M} to {until} UTC"
+    except ValueError:
+        when = ""
+    return f"Conversation{when}: {len(s.turns) - answers} message(s) of the user, {answers} answer(s)."
+
+
 def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12,
                    titles: dict[str, str] | None = None, said: bool = False) -> str:  # fmt: skip
     """The markdown body of the session summary note (``shown``: lines naming the memories the
-    hooks showed the session; ``titles``: id -> title of the vault's notes; ``said``: what the
-    user said, every request whole, instead of each one's first line, and the opening of each
-    answer: an imported chat's facts, numbers and names are in what was written, not in tools
-    and files)."""
+    hooks showed the session; ``titles``: id -> title of the vault's notes; ``said``: an imported
+    chat's note, its summary then the whole conversation under ``## Transcript``, every message
+    with who said it: the facts, numbers and names of a chat are in what was written, not in
+    tools and files)."""
     out: list[str] = []
 
     def section(title: str, items: list[str], most: int = limit) -> None:
@@ -438,11 +487,7 @@ def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12,
             extra = [f"- … and {len(items) - most} more"] if len(items) > most else []
             out.extend(["", f"## {title}", *(f"- {i}" for i in items[:most]), *extra])
 
-    if said:
-        section("What the user said", s.said, SAID_MOST)
-        section("Answers (their openings)", s.answers, SAID_MOST)
-    else:
-        section("Requests", s.requests)
+    section("Requests", s.requests)
     section("Fixed", [_fixed_line(f) for f in s.fixed])
     section("Files changed", [f"`{f}`" for f in s.files])
     section("Commands that failed", [_failure_line(f) for f in s.failures])
@@ -450,12 +495,16 @@ def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12,
     section("Memories recalled", recalled_lines(s, titles) + list(shown or []))
     section("Stated by the user", [f"({t}) {r}" for t, r in s.rules])
     section("Subagents", s.subagents)
-    outcome = outcome_lines(s)
+    outcome = [] if said else outcome_lines(s)  # a chat's last words are in its transcript
     if outcome:
         out.extend(["", "## Outcome", *outcome])
+    if said and s.turns:  # an imported chat: the whole conversation, after its summary
+        out.extend(["", "## Transcript", *(f"\n**{who}:** {text}" for who, text in s.turns)])
     fixed = f", {len(s.fixed)} failure(s) fixed" if s.fixed else ""
     until = s.end[11:16] if s.end[:10] == s.start[:10] else s.end[:16].replace("T", " ")
     when = f" ({s.start[:16].replace('T', ' ')} to {until} UTC)" if s.start and s.end else ""
     head = (f"Session{when} of {len(s.requests)} request(s), {len(s.files)} file(s) changed, "
             f"{s.commands} command(s) run{fixed}.")  # fmt: skip
+    if said:
+        head = chat_head(s, until)
     return head + "\n" + "\n".join(out) + "\n"

@@ -140,7 +140,7 @@ def plan_sessions(vault: Vault, files: Iterable[Path], read: Callable[[Path], An
             continue
         for t in read_items if isinstance(read_items, list) else [read_items]:  # an export holds many
             hooked_here = (hook_source(t), t.start[:19]) in hooked  # captured by hook end
-            item = _plan_one(t, report, done, project, after, hooked_here)
+            item = _plan_one(t, report, done, project, after, hooked_here, chat=label == "Conversation")
             if item is not None:
                 item.label = label
                 planned.append(item)
@@ -150,7 +150,7 @@ def plan_sessions(vault: Vault, files: Iterable[Path], read: Callable[[Path], An
 
 
 def _plan_one(t: Transcript, report: Report, done: set[str], project: Path | None,
-              after: dt.datetime | None, captured: bool = False) -> Planned | None:  # fmt: skip
+              after: dt.datetime | None, captured: bool = False, chat: bool = False) -> Planned | None:  # fmt: skip
     source = source_of(t)
     when = parse_time(t.start) or dt.datetime.fromtimestamp(Path(t.path).stat().st_mtime, dt.UTC)
     if not _under(t.cwd, project) or (after and (parse_time(t.end) or when) < after):
@@ -159,7 +159,11 @@ def _plan_one(t: Transcript, report: Report, done: set[str], project: Path | Non
     if source in done or captured:
         report.already_imported.append(source)
         return None
-    s = summarise(t.events, t.cwd or None)
+    if chat:  # its note keeps every message, cut to a size: redacted first, so no cut halves a secret
+        for ev in t.events:
+            if ev.kind in ("prompt", "text"):
+                ev.text = redact_for_memory(ev.text)
+    s = summarise(t.events, t.cwd or None, chat=chat)
     s.subagents = list(t.subagents)
     t.events = []  # the summary is what is kept: memory stays bounded by the number of sessions
     if s.empty:
