@@ -147,3 +147,47 @@ def test_a_retraction_must_retract_the_old_subject():
     assert (
         judge(Memory(bare.title, bare.content, "decision", ("app/errors.py",)), NEW, 0.7).decision == "auto"
     )
+
+
+def test_a_new_value_in_the_old_slot_is_an_update_on_its_own():
+    """Issue 37: the same title frame, one value changed and the change said (no retraction word
+    pointing at the old title): automatic when related and similar enough."""
+    from vaultmem.core.slots import slot_change
+
+    ci = Memory("CI runs on ubuntu-20.04", "CI jobs run on ubuntu-20.04 runners.", "tech_context")
+    new = Memory("CI now runs on ubuntu-22.04", "CI jobs now run on ubuntu-22.04 runners.", "tech_context")
+    assert retracts(ci, new) == 0.0 and signals(ci, new, 0.8)["slot"] == 1.0
+    assert judge(ci, new, 0.8).decision == "auto"
+    assert judge(ci, new, 0.45).decision == "possible"  # below slot_cosine
+    assert slot_change("Logs shipped to Papertrail", "Logs go to Papertrail.", "Logs shipped to Grafana Loki",
+                       "Logs now go to Grafana Loki.")  # fmt: skip
+    assert slot_change(
+        "Staging DB host", "db-1.internal", "Staging DB host changed", "It moved to db-2.internal."
+    )
+
+
+def test_the_same_frame_is_not_enough():
+    """Another subject, an identifier, an addition, a negation, a trial, a kept old value or
+    another part: never a slot change, whatever the similarity."""
+    from vaultmem.core.slots import slot_change
+
+    old = ("CI runs on ubuntu-20.04", "GitHub Actions CI jobs run on ubuntu-20.04 runners.")
+    for title, content in [
+        ("Staging now runs on ubuntu-22.04", "The staging VMs now run ubuntu-22.04."),
+        ("CI now runs on ubuntu-22.04", "CI jobs now also run on ubuntu-22.04."),
+        ("CI now runs on ubuntu-22.04", "The lint job in CI now runs on ubuntu-22.04."),
+        ("CI not moved to ubuntu-22.04", "CI was not moved to ubuntu-22.04."),
+        ("CI moved to ubuntu-22.04?", "Trying ubuntu-22.04 on a branch."),
+        (
+            "CI now runs on ubuntu-22.04",
+            "Linux jobs now run on ubuntu-22.04; macOS jobs keep ubuntu-20.04 images.",
+        ),
+        ("CI runs on ubuntu-22.04", "GitHub Actions CI jobs run on ubuntu-22.04 runners."),  # no change said
+    ]:
+        assert not slot_change(*old, title, content), title + " / " + content
+    assert not slot_change("Migration 0042 applied", "Applied on staging.", "Migration 0043 applied",
+                           "Migration 0043 is now applied on staging.")  # fmt: skip
+    assert not slot_change("Cache TTL for product pages", "15 minutes.", "Cache TTL now for search results",
+                           "Search results are now cached 60 seconds.")  # fmt: skip
+    assert not slot_change("DB size is 400 GB", "The production database is 400 GB.", "DB size is now 40 GB",
+                           "The staging database is now 40 GB.")  # fmt: skip

@@ -1,0 +1,206 @@
+"""Same-slot value change: does a new memory give a new value to the old one's slot? (pure)
+
+"CI runs on ubuntu-20.04" -> "CI now runs on ubuntu-22.04": the two titles have one frame
+(the same subject words) and differ in one value, which the new text says changed. Three
+shapes, decided on the titles: a number slot (the values have digits: versions, sizes, times),
+a name slot (the old title ends in its value: "Logs shipped to Papertrail" -> "... to Grafana
+Loki") and the old title said changed ("Staging DB host" -> "Staging DB host changed").
+
+Guards (any one keeps the pair a possible update): the new title adds a word that is neither
+a value nor a change word (another subject: "Staging runs on ..."); a name slot after "for" or
+"of" (a purpose is a subject: "Cache TTL for search results"); no change said next to the new
+value ("Migration 0043 is now applied"); a hedge or a negation ("not raised", "proposal",
+"trying", "?"); an addition ("also", "added", "as well"); the old value still said outside a
+retraction ("stays on Node 18"); another environment, tier or part named in the text
+("staging" for "production", "mobile" for "backend"); or a shared noun with another modifier
+("the platform team" / "the data team").
+"""
+
+from __future__ import annotations
+
+import re
+
+STOPWORDS = frozenset("""a an the and or but of to in on at by for from with without into onto is are was were be
+been being it its this that these those as we our us i you they them he she his her their there here not no now
+so then than too very can could will would should may might must do does did done has have had use used uses
+using via per all any each every only just also still""".split())  # fmt: skip
+WORD_RE = re.compile(r"[a-z0-9][a-z0-9_.\-/]*", re.IGNORECASE)
+# key words of a title that only say "it changed"
+CHANGE_WORDS = frozenset("""moved raised lowered increased decreased reduced upgraded downgraded bumped switched changed
+grew shrank down renamed migrated updated cut extended""".split())  # fmt: skip
+CHANGE_CUE = re.compile(
+    r"\b(now|moved|raised|lowered|increased|decreased|reduced|upgraded|downgraded|bumped|switched|changed|"
+    r"grew|shrank|down to|up to|renamed|migrated|updated|went|cut|extended|no longer|instead|replaced)\b",
+    re.IGNORECASE,
+)
+NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve".split())
+UNITS = frozenset("""ms sec second minute min hour hr day week month year kb mb gb tb px % percent req/min req/s rp
+qp request people person core cpu replica worker shard thread connection seat user item row line character char
+approval review""".split())  # fmt: skip
+HEDGE = re.compile(
+    r"\b(not|never|will|would|could|might|maybe|perhaps|plan(?:s|ned|ning)?|propos(?:e|ed|al)|"
+    r"consider(?:ing)?|try(?:ing)?|trial|experiment(?:ing)?|pilot|draft|if|unless|until|soon|tbd|todo|"
+    r"should we|next (?:sprint|week|month|quarter|year)|during|temporar\w*|for now|this (?:week|month|quarter)|"
+    r"today|tonight|holidays?)\b|\?|n't\b",
+    re.IGNORECASE,
+)
+ADDITION = re.compile(
+    r"\btoo\b(?=\s*(?:[.;,)]|$))|\b(also|as well|additionally|in addition|added|adds|adding|alongside|both|"
+    r"plus|besides|next to|another|second)\b",
+    re.IGNORECASE,
+)
+# said of the old value in a clause that retracts it ("Node 18 is out of support")
+RETRACTED = re.compile(
+    r"\b(no longer|removed|dropped|gone|out of support|unsupported|deprecated|retired|replaced|instead of|"
+    r"rather than|from|was|were|before|previously|anymore|any more|not|no)\b|->|\u2192",
+    re.IGNORECASE,
+)
+KEPT = re.compile(r"\b(stays?|kept|keeps?|still|remains?|unchanged|alongside)\b", re.IGNORECASE)
+# words that name an environment, a tier or a part: a different one is a different subject
+SCOPES = frozenset("""prod production staging stage dev development local ci mobile web ios android desktop backend
+frontend admin api free pro enterprise internal public partner eu us unit e2e end-to-end integration""".split())  # fmt: skip
+# a part of a system: "the lint job", "the docs repository" that the old text does not name
+PARTS = frozenset("""job repo repository service team project app module package cluster region tier
+customer account client endpoint pipeline workflow branch database""".split())  # fmt: skip
+SUBJECT_PREPOSITIONS = frozenset({"for", "of", "about"})
+CLAUSE_RE = re.compile(r"[;:.!?](?:\s|$)|,\s|\s\(|\)")
+
+
+def norm(word: str) -> str:
+    """A word as ``key_words`` keeps it: lower case, edge punctuation and a plural ``s`` off."""
+    w = word.lower().strip(".-/_")
+    plural = len(w) > 3 and w.endswith("s") and not w.endswith("ss") and w not in STOPWORDS
+    return w[:-1] if plural else w
+
+
+def tokens(text: str) -> list[str]:
+    """Every word of a text, normalised (``norm``), in order, stop words included."""
+    return [w for w in (norm(m) for m in WORD_RE.findall(text)) if w]
+
+
+def key_words(text: str) -> set[str]:
+    """Lower-cased words of a text without stop words, a plural ``s`` and edge punctuation."""
+    return {w for w in tokens(text) if len(w) >= 2 and w not in STOPWORDS}
+
+
+def _is_number(w: str) -> bool:
+    return any(c.isdigit() for c in w) or w in NUMBER_WORDS
+
+
+def _values(title: list[str]) -> set[str]:
+    """The value words of a title: numbers and versions, with the unit after one ("4 minutes")."""
+    out = set()
+    for i, w in enumerate(title):
+        if _is_number(w):
+            out.add(w)
+            if i + 1 < len(title) and title[i + 1] in UNITS:
+                out.add(title[i + 1])
+    return out
+
+
+def _keys(words: list[str]) -> list[str]:
+    """The key words of normalised words, in order; a number of one digit counts ("4 minutes")."""
+    return [w for w in words if (len(w) >= 2 or w.isdigit()) and w not in STOPWORDS]
+
+
+def _cue_near(text: str, values: set[str]) -> bool:
+    """Whether a change is said at most four words before one of ``values`` ("now runs on
+    Node 20", "raised to 500")."""
+    words = text.split()
+    for i, raw in enumerate(words):
+        if norm(raw.strip(".,;:()\"'")) in values and CHANGE_CUE.search(" ".join(words[max(0, i - 4) : i])):
+            return True
+    return False
+
+
+def _old_value_kept(content: str, old_values: set[str]) -> bool:
+    """Whether the new text says an old value outside a clause that retracts it, or keeps it."""
+    for clause in CLAUSE_RE.split(content):
+        if old_values & set(tokens(clause)) and (KEPT.search(clause) or not RETRACTED.search(clause)):
+            return True
+    return False
+
+
+def _modifiers(words: list[str]) -> dict[str, set[str]]:
+    """For each key word, the key words right before it ("platform" for "team")."""
+    keys = _keys(words)
+    out: dict[str, set[str]] = {}
+    for a, b in zip(keys, keys[1:], strict=False):
+        out.setdefault(b, set()).add(a)
+    return out
+
+
+def _new_parts(words: list[str], known: set[str]) -> set[str]:
+    """The parts (``PARTS``) a text names with a modifier that ``known`` lacks ("lint" of
+    "the lint job")."""
+    keys = _keys(words)
+    return {f"{a} {b}" for a, b in zip(keys, keys[1:], strict=False)
+            if b in PARTS and a not in known and not _is_number(a) and a not in CHANGE_WORDS}  # fmt: skip
+
+
+def other_subject(old_text: str, new_text: str, nouns: set[str], values: set[str]) -> bool:
+    """Whether the new text names another environment, tier or part than the old one ("staging"
+    for "production"), or gives one of ``nouns`` (the old title's subject words) another
+    modifier than the old text ("the data team" for "the platform team"); ``values`` (the old
+    and new values) do not count as modifiers."""
+    old, new = tokens(old_text), tokens(new_text)
+    so, sn = set(old) & SCOPES, set(new) & SCOPES
+    if sn and so - sn:
+        return True
+    if _new_parts(new, set(old)):
+        return True
+    mo, mn = _modifiers(old), _modifiers(new)
+    skip = values | CHANGE_WORDS
+    for noun in mo.keys() & mn.keys() & nouns:
+        a, b = mo[noun] - set(new) - skip, mn[noun] - set(old) - skip
+        if any(not _is_number(w) for w in a) and any(not _is_number(w) for w in b):
+            return True
+    return False
+
+
+def _shape(old_t: list[str], new_t: list[str]) -> tuple[str, set[str], set[str]] | None:
+    """The slot shape of two titles ("number", "name", "changed") with the old and new values,
+    or None."""
+    ok, nk = _keys(old_t), _keys(new_t)
+    if not (set(ok) & set(nk)) - _values(old_t):
+        return None  # no subject word in common
+    d_old, d_new = set(ok) - set(nk), set(nk) - set(ok) - CHANGE_WORDS
+    v_old, v_new = _values(old_t) & d_old, _values(new_t) & d_new
+    if not d_old and not d_new:
+        return ("changed", set(), set()) if set(nk) - set(ok) else None
+    numbers = sum(map(_is_number, v_old)), sum(map(_is_number, v_new))
+    if numbers[0] and numbers[1] and d_new <= v_new and numbers[0] <= numbers[1]:
+        return "number", v_old, v_new
+    if v_old or v_new or not (_at_end(ok, d_old) and _at_end(nk, d_new)):
+        return None
+    first = min(old_t.index(w) for w in d_old)
+    if first and old_t[first - 1] in SUBJECT_PREPOSITIONS:
+        return None  # a purpose is a subject ("Cache TTL for search results")
+    return "name", d_old, d_new
+
+
+def _at_end(keys: list[str], part: set[str]) -> bool:
+    """Whether ``part`` is the tail of a title's key words (its value)."""
+    return bool(part) and set(keys[-len(part) :]) == part
+
+
+def slot_change(old_title: str, old_content: str, new_title: str, new_content: str) -> bool:
+    """Whether the new memory gives the old one's slot a new value (see the module)."""
+    old_t, new_t = tokens(old_title), tokens(new_title)
+    shape = _shape(old_t, new_t)
+    if shape is None:
+        return False
+    kind, v_old, v_new = shape
+    new_text = f"{new_title}. {new_content}"
+    old_subject = set(_keys(old_t)) - v_old
+    if not old_subject <= set(tokens(new_text)):
+        return False
+    if HEDGE.search(new_title) or HEDGE.search(new_content) or ADDITION.search(new_text):
+        return False
+    if kind != "changed" and not (CHANGE_CUE.search(new_title) or _cue_near(new_content, v_new)):
+        return False
+    if kind == "changed" and not CHANGE_CUE.search(new_content):
+        return False
+    if v_old & set(new_t) or _old_value_kept(new_content, v_old):
+        return False
+    return not other_subject(f"{old_title}. {old_content}", new_text, old_subject, v_old | v_new)
