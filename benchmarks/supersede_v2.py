@@ -15,7 +15,9 @@ shapes). Each pair gets ``vaultmem.core.updates.judge`` (cosine from the default
 retraction word, related, cosine >= 0.54), reproduced here in ``before``.
 
 Reported per set: automatic supersedes (true and false), updates at least flagged (auto or
-possible), distinct pairs flagged as possible. Results: benchmarks/results/supersede-v2.json.
+possible), distinct pairs flagged as possible, per half of the labelled pairs too; each pair's
+outcome and its ``retracts`` and ``slot`` signals are in the result. Results:
+benchmarks/results/supersede-v2.json (``--name``: another name).
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ def main() -> None:
             verdict = judge(old, new, cos)
             rows[name].append({"i": i, "label": p["label"], "cosine": round(cos, 4), "now": verdict.decision,
                                "before": before(old, new, cos), "retracts": verdict.signals["retracts"],
+                               "slot": verdict.signals.get("slot", 0.0),
                                "old": p["old"]["title"], "new": p["new"]["title"]})  # fmt: skip
     seconds = time.perf_counter() - t
     lab = rows["labelled"]
@@ -125,11 +128,12 @@ def main() -> None:
         "before": {**{k: score(v, "before") for k, v in halves.items()}, "labelled": score(lab, "before"),
                    "adversarial": score(rows["adversarial"], "before")},
         "adversarial_pairs": rows["adversarial"],
+        "labelled_pairs": lab,
         "false_auto_now": [r for v in rows.values() for r in v if r["label"] == "distinct" and r["now"] == "auto"],
         "unflagged_updates_now": [r for v in rows.values() for r in v if r["label"] == "update" and r["now"] == "no"],
     }  # fmt: skip
     path = write_result(args.name, result)
-    for name in ("labelled", "adversarial"):
+    for name in ("calibration", "held_out", "labelled", "adversarial"):
         for rule in ("before", "now"):
             s = result[rule][name]
             print(f"{name:12} {rule:7} auto {s['auto_true']}/{s['updates']} true, {s['auto_false']}/{s['distinct']} "
