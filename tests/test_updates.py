@@ -116,14 +116,15 @@ def test_anchors_sessions_and_handoffs_are_never_updates_of_one_another():
 
 def test_no_adversarial_distinct_pair_can_be_automatic_at_any_similarity():
     """tests/data/supersede_adversarial.json: the distinct pairs retract none of the old title's
-    words, so no cosine makes them automatic; the true updates of those shapes do."""
+    words and give none of its slots a new value, so no cosine makes them automatic; the true
+    updates of those shapes are."""
     import json
     from pathlib import Path
 
     pairs = json.loads((Path(__file__).parent / "data" / "supersede_adversarial.json").read_text())
     for p in pairs:
-        old, new = (Memory(p[s]["title"], p[s]["content"], p["type"], anchors=(p[s].get("anchor") or "",))
-                    for s in ("old", "new"))  # fmt: skip
+        old, new = (Memory(p[s]["title"], p[s]["content"], p["type"], tuple(p[s].get("context") or ()),
+                           (p[s].get("anchor") or "",)) for s in ("old", "new"))  # fmt: skip
         decision = judge(old, new, 0.999).decision
         assert decision == ("auto" if p["label"] == "update" else "possible"), (
             p["old"]["title"],
@@ -191,3 +192,18 @@ def test_the_same_frame_is_not_enough():
                            "Search results are now cached 60 seconds.")  # fmt: skip
     assert not slot_change("DB size is 400 GB", "The production database is 400 GB.", "DB size is now 40 GB",
                            "The staging database is now 40 GB.")  # fmt: skip
+
+
+def test_a_generic_frame_or_another_file_needs_more_than_the_title():
+    """Third round of issue 37's pairs: a one-word frame ("Retention") must keep the old text's
+    words, and between memories of other files the old value must be retracted in so many words."""
+    from vaultmem.core.slots import slot_change
+
+    retention = ("Retention is 30 days", "Logs are kept 30 days.")
+    assert not slot_change(*retention, "Retention is now 90 days", "Audit events are now kept 90 days.")
+    assert slot_change(*retention, "Retention raised to 90 days", "Logs are now kept 90 days.")
+    conns = ("Max connections is 100", "Postgres max_connections is 100.")
+    other = ("Max connections now 200", "PgBouncer now allows 200 client connections.")
+    assert not slot_change(*conns, *other, other_files=True)
+    raised = ("Max connections now 200", "Postgres max_connections was raised from 100 to 200.")
+    assert slot_change(*conns, *raised, other_files=True)

@@ -154,6 +154,12 @@ def retracts(old: Memory, new: Memory) -> float:
     return 1.0 if _mentions(applies_to, key_words(f"{new.title} {new.content}")) else 0.0
 
 
+def _other_files(old: Memory, new: Memory) -> bool:
+    """Each names files (``context``), none in common."""
+    a, b = _folded(old.context), _folded(new.context)
+    return bool(a and b and not a & b)
+
+
 def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
     """The signals of the pair (old, new); ``cosine`` from the embedder."""
     return {
@@ -164,7 +170,7 @@ def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
         "body": jaccard(key_words(f"{old.title} {old.content}"), key_words(f"{new.title} {new.content}")),
         "changed": float(bool(CHANGE_RE.search(f"{new.title} {new.content}"))),
         "retracts": retracts(old, new),
-        "slot": float(slot_change(old.title, old.content, new.title, new.content)),
+        "slot": float(slot_change(old.title, old.content, new.title, new.content, _other_files(old, new))),
     }
 
 
