@@ -207,3 +207,19 @@ def test_a_generic_frame_or_another_file_needs_more_than_the_title():
     assert not slot_change(*conns, *other, other_files=True)
     raised = ("Max connections now 200", "Postgres max_connections was raised from 100 to 200.")
     assert slot_change(*conns, *raised, other_files=True)
+
+
+def test_a_narrower_subject_in_the_new_text_is_no_slot_change():
+    """Fourth round: another part, customer, country or cache named in the new text only."""
+    from vaultmem.core.slots import slot_change
+
+    react = ("Frontend on React 17", "The storefront uses React 17.")
+    assert not slot_change(*react, "Frontend on React 18", "The admin frontend now uses React 18.")
+    assert slot_change(*react, "Frontend upgraded to React 18", "The storefront now uses React 18.")
+    vat = ("VAT rate is 19%", "Germany charges 19% VAT.")
+    assert not slot_change(*vat, "VAT rate is now 20%", "Austria's VAT rate is now 20%.")
+    assert slot_change(*vat, "VAT rate is now 20%", "Germany now charges 20% VAT.")
+    assert not slot_change("Invoice due in 30 days", "Invoices are due 30 days after issue.",
+                           "Invoice due now in 60 days", "For Acme, invoices are now due 60 days after issue.")  # fmt: skip
+    assert not slot_change("Upload limit is 50 MB", "MAX_UPLOAD_SIZE is 50 MB for every upload.",
+                           "Upload limit now 5 MB", "Avatar uploads are now limited to 5 MB.")  # fmt: skip
