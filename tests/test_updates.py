@@ -223,3 +223,19 @@ def test_a_narrower_subject_in_the_new_text_is_no_slot_change():
                            "Invoice due now in 60 days", "For Acme, invoices are now due 60 days after issue.")  # fmt: skip
     assert not slot_change("Upload limit is 50 MB", "MAX_UPLOAD_SIZE is 50 MB for every upload.",
                            "Upload limit now 5 MB", "Avatar uploads are now limited to 5 MB.")  # fmt: skip
+
+
+def test_a_value_said_of_something_else_or_narrowed_is_no_slot_change():
+    """Fifth round: another host of the same title, a condition, a recurring day."""
+    from vaultmem.core.slots import slot_change
+
+    host = ("DB host is db1.internal", "The primary database is db1.internal.")
+    assert not slot_change(*host, "DB host now db2.internal", "The read replica is now db2.internal.")
+    assert slot_change(*host, "DB host moved to db2.internal", "The primary database moved to db2.internal.")
+    session = ("Session timeout is 30 minutes", "Sessions expire after 30 minutes idle.")
+    assert not slot_change(*session, "Session timeout now 12 hours", "With remember-me checked, sessions now last 12 hours.")  # fmt: skip
+    assert slot_change(
+        *session, "Session timeout now 60 minutes", "Sessions now expire after 60 minutes idle."
+    )
+    assert not slot_change("Office closes at 18:00", "The office closes at 18:00.", "Office now closes at 16:00",
+                           "The office now closes at 16:00 on Fridays.")  # fmt: skip

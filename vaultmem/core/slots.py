@@ -15,7 +15,10 @@ an addition ("also", "added", "as well"); the old value still said outside a ret
 ("stays on Node 18"); an environment or tier of the old text left out ("production",
 "backend"); a title noun with a modifier the old text lacks ("the data team", "avatar uploads",
 "the CDN cache"); a part or an owner the old text does not name ("the lint job", "the docs
-repository", "Austria's"); an opening that narrows ("For Acme, ..."); a frame of one word
+repository", "Austria's"); an opening or a recurring time that narrows ("For Acme, ...", "With
+remember-me checked, ...", "on Fridays"); the new value said of something else (two words
+before each value differ: "The read replica is now ..." for "The primary database is ...");
+a frame of one word
 ("Retention") whose old text the new one does not repeat ("Logs" vs "Audit events"); memories
 of other files without the old value retracted in so many words. Measured by ``benchmarks/supersede_v2.py``.
 """
@@ -71,7 +74,14 @@ PARTS = frozenset("""job repo repository service team project app module package
 customer account client endpoint pipeline workflow branch database""".split())  # fmt: skip
 SUBJECT_PREPOSITIONS = frozenset({"for", "of", "about"})
 OWNER_RE = re.compile(r"\b([A-Za-z][\w-]*)['\u2019]s\b")
-FRONTED_RE = re.compile(r"\s*(?:for|in|on|at|within|inside)\s+([^,.;:]{1,60}),", re.IGNORECASE)
+FRONTED_RE = re.compile(
+    r"\s*(?:for|in|on|at|within|inside|with|without|under|over)\s+([^,.;:]{1,60}),",
+    re.IGNORECASE,
+)
+PERIODIC_RE = re.compile(
+    r"\b(?:on|at|over)\s+((?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends|weekdays|nights)\b",
+    re.IGNORECASE,
+)
 CLAUSE_RE = re.compile(r"[;:.!?](?:\s|$)|,\s|\s\(|\)")
 
 
@@ -189,10 +199,47 @@ def other_subject(old_text: str, new_text: str, nouns: set[str], values: set[str
 
 
 def _narrowed(content: str, known: set[str]) -> bool:
-    """Whether the new text opens by narrowing what it says to something the old one does not
-    name ("For Acme, invoices are now due ...")."""
+    """Whether the new text narrows what it says to something the old one does not name: an
+    opening ("For Acme, ...", "With remember-me checked, ...") or a recurring time ("on
+    Fridays")."""
     m = FRONTED_RE.match(content)
-    return m is not None and not set(_keys(tokens(m.group(1)))) <= known
+    if m is not None and not set(_keys(tokens(m.group(1)))) <= known:
+        return True
+    return any(norm(w) not in known for w in PERIODIC_RE.findall(content))
+
+
+def _before_value(content: str, values: set[str]) -> set[str] | None:
+    """The key words before the first of ``values`` in its clause (what the value is of), or
+    None when the text does not say a value."""
+    for clause in CLAUSE_RE.split(content):
+        words = tokens(clause)
+        for i, w in enumerate(words):
+            if values & {w, *re.split(r"[./_-]", w)}:
+                return {k for k in _keys(words[:i]) if not _is_number(k) and k not in CHANGE_WORDS}
+    return None
+
+
+def _said(word: str, known: set[str]) -> bool:
+    """Whether ``known`` has ``word`` or another form of it ("written" for "write")."""
+    return word in known or len(word) >= 4 and any(k[:4] == word[:4] for k in known if len(k) >= 4)
+
+
+def _value_of_another(
+    old: tuple[str, str, set[str]], new: tuple[str, str, set[str]], title: set[str]
+) -> bool:
+    """Whether the new value is said of something else: the words before it (what it is of) and
+    before the old value differ in two words each ("The read replica is now db2.internal" for
+    "The primary database is db1.internal")."""
+    (old_text, old_content, old_values), (new_text, new_content, new_values) = old, new
+    a, b = _before_value(old_content, old_values), _before_value(new_content, new_values)
+    if a is None or b is None:
+        return False
+    known_old, known_new = _known(tokens(old_text)), _known(tokens(new_text))
+    return (
+        len({w for w in a - title if not _said(w, known_new)})
+        >= 2
+        <= len({w for w in b - title if not _said(w, known_old)})
+    )
 
 
 def _shape(old_t: list[str], new_t: list[str]) -> tuple[str, set[str], set[str]] | None:
@@ -250,6 +297,10 @@ def slot_change(
         return False
     if len(set(_keys(old_t)) - _values(old_t)) == 1 and _unsaid(old_content, new_text, v_old):
         return False  # a frame of one word names little: the new text keeps every word of the old
-    if _narrowed(new_content, _known(tokens(f"{old_title}. {old_content}"))):
+    old_text = f"{old_title}. {old_content}"
+    if _narrowed(new_content, _known(tokens(old_text))):
+        return False
+    title = set(_keys(old_t)) | set(_keys(new_t))
+    if _value_of_another((old_text, old_content, v_old), (new_text, new_content, v_new), title):
         return False
     return not other_subject(f"{old_title}. {old_content}", new_text, old_subject, v_old | v_new)
