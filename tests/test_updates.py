@@ -239,3 +239,17 @@ def test_a_value_said_of_something_else_or_narrowed_is_no_slot_change():
     )
     assert not slot_change("Office closes at 18:00", "The office closes at 18:00.", "Office now closes at 16:00",
                            "The office now closes at 16:00 on Fridays.")  # fmt: skip
+
+
+def test_an_exception_a_purpose_or_another_subject_before_the_value_is_no_slot_change():
+    """Sixth round: "except in production", "for the cart fragment", "Webhook deliveries"."""
+    from vaultmem.core.slots import slot_change
+
+    level = ("Log level is INFO", "Services log at INFO.")
+    assert not slot_change(*level, "Log level now DEBUG", "Services now log at DEBUG except in production.")
+    assert slot_change(*level, "Log level now DEBUG", "Services now log at DEBUG.")
+    retries = ("Max retries is 3", "Jobs retry 3 times.")
+    assert not slot_change(*retries, "Max retries now 5", "Webhook deliveries now retry 5 times.")
+    assert slot_change(*retries, "Max retries now 5", "Jobs now retry 5 times.")
+    assert not slot_change("Cache TTL is 5 minutes", "Product page cache TTL is 5 minutes.",
+                           "Cache TTL now 1 minute", "It is now 1 minute for the cart fragment.")  # fmt: skip

@@ -16,8 +16,10 @@ an addition ("also", "added", "as well"); the old value still said outside a ret
 "backend"); a title noun with a modifier the old text lacks ("the data team", "avatar uploads",
 "the CDN cache"); a part or an owner the old text does not name ("the lint job", "the docs
 repository", "Austria's"); an opening or a recurring time that narrows ("For Acme, ...", "With
-remember-me checked, ...", "on Fridays"); the new value said of something else (two words
-before each value differ: "The read replica is now ..." for "The primary database is ...");
+remember-me checked, ...", "on Fridays", "... for the cart fragment"); an exception
+("except in production"); the new value said of something else (a word before the old value
+gone, two new before the new one: "The read replica is now ..." for "The primary database
+is ...");
 a frame of one word
 ("Retention") whose old text the new one does not repeat ("Logs" vs "Audit events"); memories
 of other files without the old value retracted in so many words. Measured by ``benchmarks/supersede_v2.py``.
@@ -48,7 +50,7 @@ HEDGE = re.compile(
     r"\b(not|never|will|would|could|might|maybe|perhaps|planned|planning|plans? to|propos(?:e|ed|al)|"
     r"consider(?:ing)?|try(?:ing)?|trial|experiment(?:ing)?|pilot|draft|if|unless|until|soon|tbd|todo|"
     r"should we|next (?:sprint|week|month|quarter|year)|during|temporar\w*|for now|this (?:week|month|quarter)|"
-    r"today|tonight|holidays?)\b|\?|n't\b",
+    r"today|tonight|holidays?|except|excluding|apart from|other than|only (?:for|in|on|at))\b|\?|n't\b",
     re.IGNORECASE,
 )
 ADDITION = re.compile(
@@ -78,6 +80,8 @@ FRONTED_RE = re.compile(
     r"\s*(?:for|in|on|at|within|inside|with|without|under|over)\s+([^,.;:]{1,60}),",
     re.IGNORECASE,
 )
+# "... now 1 minute for the cart fragment": a purpose or a beneficiary after the value
+FOR_RE = re.compile(r"\bfor\s+(?:the\s+|our\s+|its\s+)?([\w./-]+(?:\s+[\w./-]+)?)\s*[.;,)]", re.IGNORECASE)
 PERIODIC_RE = re.compile(
     r"\b(?:on|at|over)\s+((?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends|weekdays|nights)\b",
     re.IGNORECASE,
@@ -167,12 +171,15 @@ def _modifiers(text: str) -> dict[str, set[str]]:
     return out
 
 
-def _new_parts(words: list[str], known: set[str]) -> set[str]:
-    """The parts (``PARTS``) a text names with a modifier that ``known`` lacks ("lint" of
-    "the lint job")."""
-    keys = _keys(words)
-    return {f"{a} {b}" for a, b in zip(keys, keys[1:], strict=False)
-            if b in PARTS and a not in known and not _is_number(a) and a not in CHANGE_WORDS}  # fmt: skip
+def _new_parts(text: str, known: set[str]) -> bool:
+    """Whether a text names a part (``PARTS``) with a key word before it that ``known`` lacks
+    ("the lint job", "the EU instance of the app"), within a clause."""
+    for clause in CLAUSE_RE.split(text):
+        keys = _keys(tokens(clause))
+        for a, b in zip(keys, keys[1:], strict=False):
+            if b in PARTS and a not in known and not _is_number(a) and a not in CHANGE_WORDS:
+                return True
+    return False
 
 
 def _known(words: list[str]) -> set[str]:
@@ -191,11 +198,11 @@ def other_subject(old_text: str, new_text: str, nouns: set[str], values: set[str
     so, sn = set(old) & SCOPES, set(new) & SCOPES
     if so - sn:
         return True
-    if _new_parts(new, known) or any(norm(o) not in known for o in OWNER_RE.findall(new_text)):
+    if _new_parts(new_text, known) or any(norm(o) not in known for o in OWNER_RE.findall(new_text)):
         return True
     mn = _modifiers(new_text)
     skip = values | CHANGE_WORDS
-    return any(not _is_number(w) for noun in mn.keys() & nouns for w in mn[noun] - known - skip)
+    return any(not _is_number(w) for noun in mn.keys() & (nouns | PARTS) for w in mn[noun] - known - skip)
 
 
 def _narrowed(content: str, known: set[str]) -> bool:
@@ -205,7 +212,9 @@ def _narrowed(content: str, known: set[str]) -> bool:
     m = FRONTED_RE.match(content)
     if m is not None and not set(_keys(tokens(m.group(1)))) <= known:
         return True
-    return any(norm(w) not in known for w in PERIODIC_RE.findall(content))
+    if any(norm(w) not in known for w in PERIODIC_RE.findall(content)):
+        return True
+    return any(not set(_keys(tokens(m))) <= known for m in FOR_RE.findall(content))
 
 
 def _before_value(content: str, values: set[str]) -> set[str] | None:
@@ -227,19 +236,17 @@ def _said(word: str, known: set[str]) -> bool:
 def _value_of_another(
     old: tuple[str, str, set[str]], new: tuple[str, str, set[str]], title: set[str]
 ) -> bool:
-    """Whether the new value is said of something else: the words before it (what it is of) and
-    before the old value differ in two words each ("The read replica is now db2.internal" for
-    "The primary database is db1.internal")."""
+    """Whether the new value is said of something else: a word before the old value (what it is
+    of) is gone and two new words come before the new one ("The read replica is now db2.internal"
+    for "The primary database is db1.internal", "Webhook deliveries now retry 5 times" for "Jobs
+    retry 3 times")."""
     (old_text, old_content, old_values), (new_text, new_content, new_values) = old, new
     a, b = _before_value(old_content, old_values), _before_value(new_content, new_values)
     if a is None or b is None:
         return False
     known_old, known_new = _known(tokens(old_text)), _known(tokens(new_text))
-    return (
-        len({w for w in a - title if not _said(w, known_new)})
-        >= 2
-        <= len({w for w in b - title if not _said(w, known_old)})
-    )
+    gone = {w for w in a - title if not _said(w, known_new)}
+    return bool(gone) and len({w for w in b - title if not _said(w, known_old)}) >= 2
 
 
 def _shape(old_t: list[str], new_t: list[str]) -> tuple[str, set[str], set[str]] | None:
