@@ -253,3 +253,14 @@ def test_an_exception_a_purpose_or_another_subject_before_the_value_is_no_slot_c
     assert slot_change(*retries, "Max retries now 5", "Jobs now retry 5 times.")
     assert not slot_change("Cache TTL is 5 minutes", "Product page cache TTL is 5 minutes.",
                            "Cache TTL now 1 minute", "It is now 1 minute for the cart fragment.")  # fmt: skip
+
+
+def test_another_word_in_the_place_of_a_gone_one_is_no_slot_change():
+    """Seventh round: "Team Beta" for "Team Alpha", "to Switzerland" for "within Germany"."""
+    from vaultmem.core.slots import slot_change
+
+    fee = ("Shipping fee is 5 EUR", "Shipping within Germany costs 5 EUR.")
+    assert not slot_change(*fee, "Shipping fee now 9 EUR", "Shipping to Switzerland now costs 9 EUR.")
+    assert slot_change(*fee, "Shipping fee now 6 EUR", "Shipping within Germany now costs 6 EUR.")
+    assert not slot_change("Sprint length is 2 weeks", "Team Alpha runs 2-week sprints.",
+                           "Sprint length now 1 week", "Team Beta now runs 1-week sprints.")  # fmt: skip

@@ -17,9 +17,10 @@ an addition ("also", "added", "as well"); the old value still said outside a ret
 "the CDN cache"); a part or an owner the old text does not name ("the lint job", "the docs
 repository", "Austria's"); an opening or a recurring time that narrows ("For Acme, ...", "With
 remember-me checked, ...", "on Fridays", "... for the cart fragment"); an exception
-("except in production"); the new value said of something else (a word before the old value
-gone, two new before the new one: "The read replica is now ..." for "The primary database
-is ...");
+("except in production"); the new value said of something else (before the old value a word
+gone and two new ones before the new value, "The read replica is now ..." for "The primary
+database is ...", or a new word in a gone one's place, "Team Beta now runs" for "Team Alpha
+runs");
 a frame of one word
 ("Retention") whose old text the new one does not repeat ("Logs" vs "Audit events"); memories
 of other files without the old value retracted in so many words. Measured by ``benchmarks/supersede_v2.py``.
@@ -217,14 +218,14 @@ def _narrowed(content: str, known: set[str]) -> bool:
     return any(not set(_keys(tokens(m))) <= known for m in FOR_RE.findall(content))
 
 
-def _before_value(content: str, values: set[str]) -> set[str] | None:
-    """The key words before the first of ``values`` in its clause (what the value is of), or
-    None when the text does not say a value."""
+def _before_value(content: str, values: set[str]) -> list[str] | None:
+    """The key words before the first of ``values`` in its clause (what the value is of), in
+    order, or None when the text does not say a value."""
     for clause in CLAUSE_RE.split(content):
         words = tokens(clause)
         for i, w in enumerate(words):
             if values & {w, *re.split(r"[./_-]", w)}:
-                return {k for k in _keys(words[:i]) if not _is_number(k) and k not in CHANGE_WORDS}
+                return [k for k in _keys(words[:i]) if not _is_number(k) and k not in CHANGE_WORDS]
     return None
 
 
@@ -236,17 +237,25 @@ def _said(word: str, known: set[str]) -> bool:
 def _value_of_another(
     old: tuple[str, str, set[str]], new: tuple[str, str, set[str]], title: set[str]
 ) -> bool:
-    """Whether the new value is said of something else: a word before the old value (what it is
-    of) is gone and two new words come before the new one ("The read replica is now db2.internal"
-    for "The primary database is db1.internal", "Webhook deliveries now retry 5 times" for "Jobs
-    retry 3 times")."""
+    """Whether the new value is said of something else: before the old value a word is gone and
+    two new ones come before the new value ("The read replica is now db2.internal" for "The
+    primary database is db1.internal"), or one takes a gone one's place ("Team Beta now runs"
+    for "Team Alpha runs", "Shipping to Switzerland now costs" for "Shipping within Germany
+    costs")."""
     (old_text, old_content, old_values), (new_text, new_content, new_values) = old, new
     a, b = _before_value(old_content, old_values), _before_value(new_content, new_values)
     if a is None or b is None:
         return False
     known_old, known_new = _known(tokens(old_text)), _known(tokens(new_text))
-    gone = {w for w in a - title if not _said(w, known_new)}
-    return bool(gone) and len({w for w in b - title if not _said(w, known_old)}) >= 2
+    gone = [i for i, w in enumerate(a) if w not in title and not _said(w, known_new)]
+    added = [j for j, w in enumerate(b) if w not in title and not _said(w, known_old)]
+    if gone and len(added) >= 2:
+        return True
+
+    def near(words: list[str], i: int) -> tuple[str | None, str | None]:
+        return (words[i - 1] if i else None), (words[i + 1] if i + 1 < len(words) else None)
+
+    return any(x is not None and x == y for i in gone for j in added for x, y in zip(near(a, i), near(b, j)))
 
 
 def _shape(old_t: list[str], new_t: list[str]) -> tuple[str, set[str], set[str]] | None:
