@@ -237,20 +237,22 @@ def _said(word: str, known: set[str]) -> bool:
 def _value_of_another(
     old: tuple[str, str, set[str]], new: tuple[str, str, set[str]], title: set[str]
 ) -> bool:
-    """Whether the new value is said of something else: before the old value a word is gone and
-    two new ones come before the new value ("The read replica is now db2.internal" for "The
-    primary database is db1.internal"), or one takes a gone one's place ("Team Beta now runs"
+    """Whether the new value is said of something else: a word before the old value is not in
+    the new text (a title word: not in its content) and two new ones come before the new value
+    ("The read replica is now db2.internal" for "The primary database is db1.internal",
+    "Pull-request previews now live at ..." for "Staging lives at ..."), or one takes a gone one's place ("Team Beta now runs"
     for "Team Alpha runs", "Shipping to Switzerland now costs" for "Shipping within Germany
     costs")."""
     (old_text, old_content, old_values), (new_text, new_content, new_values) = old, new
     a, b = _before_value(old_content, old_values), _before_value(new_content, new_values)
     if a is None or b is None:
         return False
-    known_old, known_new = _known(tokens(old_text)), _known(tokens(new_text))
-    gone = [i for i, w in enumerate(a) if w not in title and not _said(w, known_new)]
+    known_old, in_new = _known(tokens(old_text)), _known(tokens(new_content))
     added = [j for j, w in enumerate(b) if w not in title and not _said(w, known_old)]
-    if gone and len(added) >= 2:
+    if len(added) >= 2 and any(not _said(w, in_new) for w in a):  # a title word counts here
         return True
+    known_new = _known(tokens(new_text))
+    gone = [i for i, w in enumerate(a) if w not in title and not _said(w, known_new)]
 
     def near(words: list[str], i: int) -> tuple[str | None, str | None]:
         return (words[i - 1] if i else None), (words[i + 1] if i + 1 < len(words) else None)
