@@ -274,3 +274,12 @@ def test_a_title_word_the_new_text_drops_before_new_words_is_no_slot_change():
 
     staging = ("Staging URL is stg.acme.io", "Staging lives at stg.acme.io.")
     assert not slot_change(*staging, "Staging URL now preview.acme.io", "Pull-request previews now live at preview.acme.io.")  # fmt: skip
+
+
+def test_a_scope_word_before_the_new_value_is_no_slot_change():
+    """Ninth round: "The iOS tracker now has 7 open bugs" for "The tracker has 12 open bugs"."""
+    from vaultmem.core.slots import slot_change
+
+    bugs = ("Open bugs: 12", "The tracker has 12 open bugs.")
+    assert not slot_change(*bugs, "Open bugs now 7", "The iOS tracker now has 7 open bugs.")
+    assert slot_change(*bugs, "Open bugs now 7", "The tracker now has 7 open bugs.")

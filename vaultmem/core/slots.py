@@ -20,7 +20,7 @@ remember-me checked, ...", "on Fridays", "... for the cart fragment"); an except
 ("except in production"); the new value said of something else (before the old value a word
 gone and two new ones before the new value, "The read replica is now ..." for "The primary
 database is ...", or a new word in a gone one's place, "Team Beta now runs" for "Team Alpha
-runs");
+runs", or an environment or part named before it, "The iOS tracker now has 7");
 a frame of one word
 ("Retention") whose old text the new one does not repeat ("Logs" vs "Audit events"); memories
 of other files without the old value retracted in so many words. Measured by ``benchmarks/supersede_v2.py``.
@@ -250,6 +250,8 @@ def _value_of_another(
     known_old, in_new = _known(tokens(old_text)), _known(tokens(new_content))
     added = [j for j, w in enumerate(b) if w not in title and not _said(w, known_old)]
     if len(added) >= 2 and any(not _said(w, in_new) for w in a):  # a title word counts here
+        return True
+    if any(b[j] in SCOPES for j in added):  # "The iOS tracker now has 7" for "The tracker has 12"
         return True
     known_new = _known(tokens(new_text))
     gone = [i for i, w in enumerate(a) if w not in title and not _said(w, known_new)]
