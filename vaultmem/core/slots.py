@@ -288,39 +288,58 @@ def _at_end(keys: list[str], part: set[str]) -> bool:
     return bool(part) and set(keys[-len(part) :]) == part
 
 
+def _change_said(kind: str, new_title: str, new_content: str, v_new: set[str]) -> bool:
+    """Whether the new memory says its value changed, with no hedge, negation or addition."""
+    new_text = f"{new_title}. {new_content}"
+    if HEDGE.search(new_title) or HEDGE.search(new_content) or ADDITION.search(new_text):
+        return False
+    if kind == "changed":
+        return bool(CHANGE_CUE.search(new_content))
+    return bool(CHANGE_CUE.search(new_title)) or _cue_near(new_content, v_new)
+
+
+def _old_value_gone(new_t: list[str], new_content: str, v_old: set[str], other_files: bool) -> bool:
+    """Whether the new memory no longer says the old value, or only where it retracts it; with
+    ``other_files``, retracts it in so many words."""
+    if v_old & set(new_t) or _old_value_kept(new_content, v_old):
+        return False
+    if other_files:
+        return _old_value_retracted(new_content, v_old) if v_old else bool(STRONG.search(new_content))
+    return True
+
+
+def _same_subject(old: tuple[str, str], new: tuple[str, str], v_old: set[str], v_new: set[str]) -> bool:
+    """Whether the new memory is about what the old one is about (the guards on subjects of
+    the module's docstring)."""
+    (old_title, old_content), (new_title, new_content) = old, new
+    old_t, new_t = tokens(old_title), tokens(new_title)
+    old_text, new_text = f"{old_title}. {old_content}", f"{new_title}. {new_content}"
+    old_subject = set(_keys(old_t)) - v_old
+    if not old_subject <= set(tokens(new_text)):
+        return False
+    if len(set(_keys(old_t)) - _values(old_t)) == 1 and _unsaid(old_content, new_text, v_old):
+        return False  # a frame of one word names little: the new text keeps every word of the old
+    if _narrowed(new_content, _known(tokens(old_text))):
+        return False
+    title = set(_keys(old_t)) | set(_keys(new_t))
+    if _value_of_another((old_text, old_content, v_old), (new_text, new_content, v_new), title):
+        return False
+    return not other_subject(old_text, new_text, old_subject, v_old | v_new)
+
+
 def slot_change(
     old_title: str, old_content: str, new_title: str, new_content: str, other_files: bool = False
 ) -> bool:
     """Whether the new memory gives the old one's slot a new value (see the module). With
     ``other_files`` (each names files, none in common) the new text must also retract the old
     value ("the Papertrail handler was removed"): a limit in another file may be another one."""
-    old_t, new_t = tokens(old_title), tokens(new_title)
-    shape = _shape(old_t, new_t)
+    new_t = tokens(new_title)
+    shape = _shape(tokens(old_title), new_t)
     if shape is None:
         return False
     kind, v_old, v_new = shape
-    new_text = f"{new_title}. {new_content}"
-    old_subject = set(_keys(old_t)) - v_old
-    if not old_subject <= set(tokens(new_text)):
-        return False
-    if HEDGE.search(new_title) or HEDGE.search(new_content) or ADDITION.search(new_text):
-        return False
-    if kind != "changed" and not (CHANGE_CUE.search(new_title) or _cue_near(new_content, v_new)):
-        return False
-    if kind == "changed" and not CHANGE_CUE.search(new_content):
-        return False
-    if v_old & set(new_t) or _old_value_kept(new_content, v_old):
-        return False
-    if other_files and not (
-        _old_value_retracted(new_content, v_old) if v_old else STRONG.search(new_content)
-    ):
-        return False
-    if len(set(_keys(old_t)) - _values(old_t)) == 1 and _unsaid(old_content, new_text, v_old):
-        return False  # a frame of one word names little: the new text keeps every word of the old
-    old_text = f"{old_title}. {old_content}"
-    if _narrowed(new_content, _known(tokens(old_text))):
-        return False
-    title = set(_keys(old_t)) | set(_keys(new_t))
-    if _value_of_another((old_text, old_content, v_old), (new_text, new_content, v_new), title):
-        return False
-    return not other_subject(f"{old_title}. {old_content}", new_text, old_subject, v_old | v_new)
+    return (
+        _change_said(kind, new_title, new_content, v_new)
+        and _old_value_gone(new_t, new_content, v_old, other_files)
+        and _same_subject((old_title, old_content), (new_title, new_content), v_old, v_new)
+    )
