@@ -283,3 +283,13 @@ def test_a_scope_word_before_the_new_value_is_no_slot_change():
     bugs = ("Open bugs: 12", "The tracker has 12 open bugs.")
     assert not slot_change(*bugs, "Open bugs now 7", "The iOS tracker now has 7 open bugs.")
     assert slot_change(*bugs, "Open bugs now 7", "The tracker now has 7 open bugs.")
+
+
+def test_the_value_clause_names_another_subject_though_the_old_one_is_named_elsewhere():
+    """Tenth round: "Google Play now has version 3.3; the App Store review is pending"."""
+    from vaultmem.core.slots import slot_change
+
+    app = ("Mobile app version is 3.2", "The App Store has version 3.2.")
+    other = "Google Play now has version 3.3; the App Store review is pending."
+    assert not slot_change(*app, "Mobile app version now 3.3", other)
+    assert slot_change(*app, "Mobile app version now 3.3", "The App Store now has version 3.3.")
