@@ -2,6 +2,7 @@
 
     python benchmarks/supersede_v2.py                  # default pair files, default model
     python benchmarks/supersede_v2.py --limit 20       # the first 20 pairs of each file (a smoke run)
+    python benchmarks/supersede_v2.py --probe VAULT... --name NAME   # slot changes among real notes
 
 Pairs: ``tests/data/supersede_pairs.json`` (209 pairs: ``update`` = the new memory replaces the
 old one, ``distinct`` = both stay; halves as in ``archive/supersede_signals.py``: pair i is in the
@@ -23,6 +24,8 @@ benchmarks/results/supersede-v2.json (``--name``: another name).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import re
 import sys
 import time
@@ -34,6 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import write_result
 from benchmarks.supersede_calibration import DEFAULT_PAIRS, load
+from vaultmem.core.errors import NoteParseError
+from vaultmem.core.note import parse
+from vaultmem.core.slots import slot_change
 from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, signals
 from vaultmem.index.embed import FastEmbedder
 from vaultmem.memory.lifecycle import memory_text
@@ -87,13 +93,52 @@ def score(rows: list[dict], key: str) -> dict:
     }  # fmt: skip
 
 
+def _titled(path: Path) -> list[tuple[str, str]]:
+    """(title, text) of each note of a vault, or of each document of a BEIR ``corpus.jsonl``."""
+    if path.suffix == ".jsonl":
+        return [
+            (d["title"], d["text"]) for d in map(json.loads, path.read_text().splitlines()) if d.get("title")
+        ]
+    out = []
+    for f in sorted(path.rglob("*.md")):
+        if not any(part.startswith(".") for part in f.relative_to(path).parts):
+            with contextlib.suppress(NoteParseError, UnicodeDecodeError):
+                n = parse(f.read_text(encoding="utf-8"), str(f))
+                out.append((n.title, " ".join(n.body.split())[:1500]))
+    return out
+
+
+def probe(path: Path, common: int = 60) -> dict:
+    """Slot changes (``slots.slot_change``, at any cosine) between notes that share a title key
+    word (one held by at most ``common`` titles): none of these notes updates another, so each
+    is a false positive the rule would need only a cosine and a relation to apply."""
+    items = _titled(path)
+    by_word: dict[str, set[int]] = {}
+    for i, (title, _) in enumerate(items):
+        for w in key_words(title):
+            by_word.setdefault(w, set()).add(i)
+    pairs = {(a, b) for ids in by_word.values() if len(ids) <= common for a in ids for b in ids if a != b}
+    fires = [(items[a][0], items[b][0]) for a, b in sorted(pairs)
+             if slot_change(items[a][0], items[a][1], items[b][0], items[b][1])]  # fmt: skip
+    print(
+        f"{path}: {len(items)} notes, {len(pairs)} ordered pairs sharing a title word, {len(fires)} slot changes"
+    )
+    return {"path": str(path), "notes": len(items), "pairs": len(pairs), "slot_changes": fires}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pair file (JSON list)")
     ap.add_argument("--adversarial", type=Path, default=ADVERSARIAL, help="labelled adversarial pair file")
     ap.add_argument("--limit", type=int, default=0, help="only the first N pairs of each file (0: all)")
     ap.add_argument("--name", default="supersede-v2", help="result name under benchmarks/results/")
+    ap.add_argument("--probe", nargs="+", type=Path, default=[],
+                    help="instead: count slot changes between the notes of these vaults (or BEIR corpus.jsonl)")  # fmt: skip
     args = ap.parse_args()
+    if args.probe:
+        path = write_result(args.name, {"probe": [probe(p) for p in args.probe]})
+        print(f"wrote {path}")
+        return
     sets = {"labelled": load(args.pairs), "adversarial": load(args.adversarial)}
     if args.limit:
         sets = {k: v[: args.limit] for k, v in sets.items()}

@@ -293,3 +293,12 @@ def test_the_value_clause_names_another_subject_though_the_old_one_is_named_else
     other = "Google Play now has version 3.3; the App Store review is pending."
     assert not slot_change(*app, "Mobile app version now 3.3", other)
     assert slot_change(*app, "Mobile app version now 3.3", "The App Store now has version 3.3.")
+
+
+def test_a_name_is_a_few_words_at_the_end_of_the_title():
+    """The probe of real notes: two scientific titles sharing one word are no slot change."""
+    from vaultmem.core.slots import slot_change
+
+    assert not slot_change("Functional Architecture of RNA Polymerase I", "Functional architecture of RNA Polymerase I.",
+                           "Functional Consequences of Splicing of the Antisense Transcript COOLAIR on FLC Transcription",
+                           "COOLAIR splicing now changes FLC transcription.")  # fmt: skip

@@ -275,8 +275,8 @@ def _shape(old_t: list[str], new_t: list[str]) -> tuple[str, set[str], set[str]]
     numbers = sum(map(_is_number, v_old)), sum(map(_is_number, v_new))
     if numbers[0] and numbers[1] and d_new <= v_new and numbers[0] <= numbers[1]:
         return "number", v_old, v_new
-    if v_old or v_new or not (_at_end(ok, d_old) and _at_end(nk, d_new)):
-        return None
+    if v_old or v_new or len(d_old) > 3 or len(d_new) > 3 or not (_at_end(ok, d_old) and _at_end(nk, d_new)):
+        return None  # a name is a few words at the end of both titles
     first = min(old_t.index(w) for w in d_old)
     if first and old_t[first - 1] in SUBJECT_PREPOSITIONS:
         return None  # a purpose is a subject ("Cache TTL for search results")
