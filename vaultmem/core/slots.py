@@ -23,7 +23,9 @@ database is ...", or a new word in a gone one's place, "Team Beta now runs" for 
 runs", or an environment or part named before it, "The iOS tracker now has 7");
 a frame of one word
 ("Retention") whose old text the new one does not repeat ("Logs" vs "Audit events"); memories
-of other files without the old value retracted in so many words. Measured by ``benchmarks/supersede_v2.py``.
+of other files without the old value retracted in so many words. Measured by
+``benchmarks/supersede_v2.py`` (``--probe``: on real notes). The key words of ``updates`` live
+here too (``key_words``).
 """
 
 from __future__ import annotations
