@@ -93,10 +93,13 @@ def score(rows: list[dict], key: str) -> dict:
 
 
 def _titled(path: Path) -> list[tuple[str, str]]:
-    """(title, text) of each note of a vault, or of each document of a BEIR ``corpus.jsonl``."""
+    """(title, text: its first 1,500 characters) of each note of a vault, or of each document of
+    a BEIR ``corpus.jsonl``."""
     if path.suffix == ".jsonl":
         return [
-            (d["title"], d["text"]) for d in map(json.loads, path.read_text().splitlines()) if d.get("title")
+            (d["title"], d["text"][:1500])
+            for d in map(json.loads, path.read_text().splitlines())
+            if d.get("title")
         ]
     out = []
     for f in sorted(path.rglob("*.md")):

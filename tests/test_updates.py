@@ -302,3 +302,13 @@ def test_a_name_is_a_few_words_at_the_end_of_the_title():
     assert not slot_change("Functional Architecture of RNA Polymerase I", "Functional architecture of RNA Polymerase I.",
                            "Functional Consequences of Splicing of the Antisense Transcript COOLAIR on FLC Transcription",
                            "COOLAIR splicing now changes FLC transcription.")  # fmt: skip
+
+
+def test_a_long_memory_is_never_a_slot_change():
+    """A note longer than ``MAX_TEXT`` says more than one value: it stays a possible update."""
+    from vaultmem.core.slots import MAX_TEXT, slot_change
+
+    old = ("CI runs on ubuntu-20.04", "CI jobs run on ubuntu-20.04 runners.")
+    new = "CI jobs now run on ubuntu-22.04 runners."
+    assert slot_change(*old, "CI now runs on ubuntu-22.04", new)
+    assert not slot_change(*old, "CI now runs on ubuntu-22.04", new + " More." * MAX_TEXT)

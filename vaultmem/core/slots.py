@@ -31,6 +31,7 @@ here too (``key_words``).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 STOPWORDS = frozenset("""a an the and or but of to in on at by for from with without into onto is are was were be
 been being it its this that these those as we our us i you they them he she his her their there here not no now
@@ -90,8 +91,10 @@ PERIODIC_RE = re.compile(
     re.IGNORECASE,
 )
 CLAUSE_RE = re.compile(r"[;:.!?](?:\s|$)|,\s|\s\(|\)")
+MAX_TEXT = 2000  # characters of a memory's text the rule reads; a longer one is never a slot change
 
 
+@lru_cache(maxsize=65536)
 def norm(word: str) -> str:
     """A word as ``key_words`` keeps it: lower case, edge punctuation and a plural ``s`` off."""
     w = word.lower().strip(".-/_")
@@ -101,7 +104,12 @@ def norm(word: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """Every word of a text, normalised (``norm``), in order, stop words included."""
-    return [w for w in (norm(m) for m in WORD_RE.findall(text)) if w]
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(w for w in (norm(m) for m in WORD_RE.findall(text)) if w)
 
 
 def key_words(text: str) -> set[str]:
@@ -335,6 +343,8 @@ def slot_change(
     """Whether the new memory gives the old one's slot a new value (see the module). With
     ``other_files`` (each names files, none in common) the new text must also retract the old
     value ("the Papertrail handler was removed"): a limit in another file may be another one."""
+    if len(old_content) > MAX_TEXT or len(new_content) > MAX_TEXT:
+        return False  # a long note says more than one value: its guards would be slow to read
     new_t = tokens(new_title)
     shape = _shape(tokens(old_title), new_t)
     if shape is None:
