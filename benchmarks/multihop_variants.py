@@ -2,6 +2,7 @@
 
     python benchmarks/multihop_variants.py base 'off:recall.session_weight=0'
     python benchmarks/multihop_variants.py --paired 'before:recall.session_weight=0' after
+    python benchmarks/multihop_variants.py --index-cost x   # contextual vectors' index cost
 
 Each argument is ``NAME`` (``base``: the vault's settings) or ``NAME:SECTION.KEY=VALUE[,...]``.
 The ten vaults of ``locomo.py`` (5 conversations x flat/linked, under
@@ -131,6 +132,53 @@ def paired(vaults: dict, a: dict, b: dict, passes: int = 3) -> dict:
     return out
 
 
+class Counting:
+    """An embedder that counts the texts it embeds (index cost, ``--index-cost``)."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner, self.name, self.max_tokens, self.texts = inner, inner.name, inner.max_tokens, 0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+def index_cost(data: Path, conv: int = 0) -> dict:
+    """One linked conversation indexed from nothing with the real model (no cache), with and
+    without contextual vectors (``[embedding] context``): seconds and texts embedded; then the
+    texts one edit re-embeds (a turn's text; a session note's first line)."""
+    import re
+    import tempfile
+
+    from vaultmem.index.embed import FastEmbedder
+
+    sample = json.loads(data.read_text())[conv]
+    embedder = Counting(FastEmbedder())
+    embedder.embed(["load the model"])
+    out: dict = {"conversation": sample["sample_id"]}
+    for on in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "v"
+            write_conversation(root, sample, "linked")
+            (root / ".vaultmem.toml").write_text(f"[embedding]\ncontext = {str(on).lower()}\n")
+            vault = Vault(root, embedder)
+            row: dict = {"notes": len(list(root.glob("*.md")))}
+            for step, edit in (("index", None), ("edit a turn", "D2-3.md"), ("edit a session note", "S2.md")):
+                if edit:
+                    path = root / edit
+                    path.write_text(re.sub(r"(\n---\n)(.)", r"\1Edited: \2", path.read_text(), count=1))
+                embedder.texts = 0
+                start = time.perf_counter()
+                vault.reindex()
+                row[step] = {
+                    "seconds": round(time.perf_counter() - start, 2),
+                    "texts_embedded": embedder.texts,
+                }
+            vault.close()
+        out["context on" if on else "context off"] = row
+    return out
+
+
 def show(name: str, res: dict) -> None:
     for shape in SHAPES:
         for label in ("corrected", "cited"):
@@ -150,11 +198,19 @@ def main() -> None:
         "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
     )
     ap.add_argument("--tag", default="", help="result file name suffix")
+    ap.add_argument(
+        "--index-cost", action="store_true", help="index one conversation with and without contextual vectors"
+    )
     args = ap.parse_args()
     if not args.data.exists():
         sys.exit(f"multihop_variants.py: no LoCoMo data at {args.data} (pass --data PATH)")
-    vaults = load(args.data, args.work, CachedEmbedder(), args.convs, args.turns)
     suffix = f"-{args.tag}" if args.tag else ""
+    if args.index_cost:
+        cost = index_cost(args.data)
+        print(json.dumps(cost))
+        print(f"wrote {write_result('context-index-cost' + suffix, cost)}")
+        return
+    vaults = load(args.data, args.work, CachedEmbedder(), args.convs, args.turns)
     if args.paired:
         (_, a, _), (_, b, _) = (parse_variant(v) for v in args.variants[:2])
         res = paired(vaults, a, b)

@@ -70,5 +70,6 @@ def test_every_embedding_default_is_read():
         "model",
         "batch_size",
         "max_chunks",
+        "context",  # read by Vault._sync_contexts (tests/test_recall_contextual.py)
     }  # chunk size follows the model's window
     assert indexer.MAX_CHUNKS == DEFAULTS["embedding"]["max_chunks"]

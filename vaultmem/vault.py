@@ -94,6 +94,7 @@ class Vault:
         self._records: dict[str, Record] | None = None
         self._graph: nx.DiGraph | None = None
         self._vectors: VectorIndex | None = None
+        self._contexts: VectorIndex | None = None  # contextual vectors (index/context.py)
         self._index: tuple[list[str], dict[str, int]] | None = None
         self._synced = False
         self._held_lock: WriterLock | None = None
@@ -235,6 +236,7 @@ class Vault:
         if paths is None:
             self._synced = True
         self._apply_rules(indexer, summary)
+        self._sync_contexts(indexer, summary)
         if paths is None:
             self.snapshot_counts()
         return summary
@@ -253,6 +255,22 @@ class Vault:
             summary.touched |= again.touched
             summary.updated += again.updated
         summary.superseded = done
+
+    def _sync_contexts(self, indexer: Indexer, summary: Summary) -> None:
+        """The contextual vectors (``index/context.py``, ``[embedding] context``) after a sync
+        that changed notes, or when the setting changed since the last one."""
+        on = bool(self.config["embedding"]["context"])
+        if not summary.touched and self.manifest.get("contexts") == str(on):
+            return
+        if self._records is None and not self.manifest.contextual():
+            self.manifest.set("contexts", str(on))
+            return  # no note links in its frontmatter: nothing to plan (and no records loaded)
+        records = self._records if self._records is not None else self.manifest.records()
+        graph = (self._graph or self.build_graph(records.values())) if on else None
+        if indexer.sync_contexts(records, graph):
+            self._contexts = None
+            self._memo.clear()
+        self.manifest.set("contexts", str(on))
 
     def refresh(self) -> None:
         """Drop this process's cached views of the indexes (another process changed them)."""
@@ -379,7 +397,7 @@ class Vault:
             self.refresh()
 
     def _invalidate(self) -> None:
-        self._records = self._graph = self._vectors = self._index = self._titled = None
+        self._records = self._graph = self._vectors = self._index = self._titled = self._contexts = None
         self._memo.clear()
 
     def _refresh(self, touched: set[str]) -> None:
@@ -463,6 +481,12 @@ class Vault:
             self._vectors = VectorIndex(*self.manifest.vectors(self.embedder.name))
         return self._vectors
 
+    def contexts(self) -> VectorIndex:
+        """The contextual vectors (one row per note that has one; ``index/context.py``)."""
+        if self._contexts is None:
+            self._contexts = VectorIndex(*self.manifest.context_vectors(self.embedder.name))
+        return self._contexts
+
     def warm(self) -> None:
         """Load everything recall needs (model, vectors, graph, BM25 arrays) ahead of time."""
         try:
@@ -516,7 +540,7 @@ class Vault:
         records = self.records()
         universe, index = self.universe()
         return Sources(records, self.bm25, self.vectors, self.embedder, self.graph(), self.body, universe, index,
-                       self.usage.usage, self._memo)  # fmt: skip
+                       self.usage.usage, self._memo, self.contexts)  # fmt: skip
 
     def memory_types(self) -> set[str]:
         """The types of its templates (built-in and the vault's own) and of its notes."""

@@ -37,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "batch_size": 4,  # as fast as 16 on 2 cores, less than half the memory (benchmarks/README.md)
         "max_chunks": 256,  # chunks embedded per note at most (spread over it); BM25 indexes all its text
+        "context": True,  # a note with frontmatter links gets a second, contextual vector (index/context.py)
     },
     "recall": {
         "k": 10,
@@ -51,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
         "subject": True,  # a question naming a speaker of the top hits gets a second round (subject.py)
         "session_weight": 0.3,  # a question's notes lifted by their session's best note (spread.py)
         "date_arithmetic": True,  # "the week before X" is the 7 days up to X (datemath.py)
+        "context_vectors": True,  # a question's notes scored by the better of their two vectors (contextual.py)
         "combine": "sum",  # "sum": the hand-set formula; "learned": weights in vaultmem/resources/learned.json
         "learned_weights": "",  # a weights file of one's own ("": the shipped one)
     },
@@ -137,6 +139,10 @@ batch_size = {embedding[batch_size]}
 # At most this many chunks of one note are embedded (spread over the note; 0: no limit), so a
 # huge file costs bounded time; keyword search still covers all of its text.
 max_chunks = {embedding[max_chunks]}
+# A note that links to other notes in its frontmatter (session: [[S3]], follows: [[turn]]) is
+# embedded a second time with their first lines and the first line of the note that links to
+# it (recall's context_vectors uses it). Changing it re-embeds those notes at the next index.
+context = {embedding[context]}
 
 [recall]
 k = {recall[k]}
@@ -156,6 +162,9 @@ session_weight = {recall[session_weight]}
 # "the week before X", "two days after X" (X a date or a named event) are the days next to X
 # (X included); false: every day before / after X.
 date_arithmetic = {recall[date_arithmetic]}
+# A question (not one asking for a list, a count or a supposition) scores a note by the better
+# of its plain and its contextual vector ([embedding] context).
+context_vectors = {recall[context_vectors]}
 # How the text scores combine: "sum" is the bm25_weight/context_weight formula; "learned"
 # weighs BM25, vector, neighbour context and a short-note prior with weights chosen on SciFact
 # and LoCoMo (vaultmem/learned.py); it ranks a one-line memory lower among longer notes and,

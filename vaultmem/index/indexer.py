@@ -19,10 +19,15 @@ from ..core.config import DEFAULTS
 from ..core.errors import NoteParseError
 from ..core.note import Note, property_text
 from ..core.store import Store
+from . import context
 from .bm25 import BM25Index, Doc
 from .chunking import chunk, plain_text
 from .embed import Embedder
 from .manifest import Manifest, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
 
 Progress = Callable[[int, int], None]
 VECTORS, PENDING = (
@@ -341,6 +346,37 @@ class Indexer:
                 summary.added += 1
         summary.removed = len(gone)
 
+    # ------------------------------------------------------------------ contextual vectors
+
+    def sync_contexts(self, records: dict[str, Record], graph: nx.DiGraph | None) -> int:
+        """Make the contextual vectors (``context.py``) those of ``records`` linked by ``graph``
+        (None: none at all): embed the notes whose context key changed, drop the others'.
+        Returns how many notes' contextual vectors changed."""
+        if self.embedder.name == "none" or self.manifest.get(VECTORS) == PENDING:
+            return 0
+        wanted = context.plan(records, graph) if graph is not None else {}
+        stored = self.manifest.context_keys()
+        changed = [p for p, c in sorted(wanted.items()) if stored.get(p) != c.key]
+        gone = [p for p in stored if p not in wanted]
+        if not changed and not gone:
+            return 0
+        max_tokens = getattr(self.embedder, "max_tokens", 256)
+        rows: dict[str, tuple[str, str]] = {}
+        texts: dict[str, str] = {}
+        for path in changed:
+            try:
+                note = self.store.read(path)
+            except (NoteParseError, OSError):
+                continue  # changed under us: the next sync indexes it, then its context
+            text = wanted[path].text(note_chunks(note, max_tokens)[0])
+            h = chunk_hash(text)
+            rows[path], texts[h] = (wanted[path].key, h), text
+        cached = self.manifest.cached_chunks(self.embedder.name, texts)
+        todo = sorted((h for h in texts if h not in cached), key=lambda h: len(texts[h]))
+        vectors = self._embed(todo, texts, lambda n: None)
+        self.manifest.commit_contexts(rows, gone, vectors, self.embedder.name)
+        return len(rows) + len(gone)
+
     # ------------------------------------------------------------------ repair
 
     def needs_repair(self) -> bool:
@@ -369,7 +405,8 @@ def prefill(store: Store, manifest: Manifest, embedder: Embedder, max_chunks: in
     """Embed the chunks of every note that have no stored vector of ``embedder`` and keep the
     vectors (``Manifest.store_vectors``), without touching what is indexed: the service fills
     a first index's vectors in behind its keyword answers, and the sync that follows finds
-    them stored (``cached_chunks``) and embeds nothing. Returns the chunks embedded."""
+    them stored (``cached_chunks``) and embeds nothing; the notes' contextual vectors
+    (``context.py``, links resolved by the default rules) too. Returns the texts embedded."""
     if embedder.name == "none":
         return 0
     notes = []
@@ -379,6 +416,7 @@ def prefill(store: Store, manifest: Manifest, embedder: Embedder, max_chunks: in
         except (NoteParseError, OSError):
             continue  # the sync reports it
     _, texts = chunk_texts(notes, embedder, max_chunks, Summary())
+    texts.update(context_texts(notes, getattr(embedder, "max_tokens", 256)))
     cached = manifest.cached_chunks(embedder.name, texts)
     missing = sorted((h for h in texts if h not in cached), key=lambda h: len(texts[h]))
     for i in range(0, len(missing), PROGRESS_STEP):
@@ -387,3 +425,17 @@ def prefill(store: Store, manifest: Manifest, embedder: Embedder, max_chunks: in
         if progress:
             progress(min(i + PROGRESS_STEP, len(missing)), len(missing))
     return len(missing)
+
+
+def context_texts(notes: list[Note], max_tokens: int) -> dict[str, str]:
+    """Hash -> text of the contextual vectors of these notes (``prefill``'s: the sync plans
+    them again with the vault's link rules, and finds these stored)."""
+    from .graph import build
+
+    records = {n.path: Record.from_note(n, 0, 0) for n in notes}
+    by_path = {n.path: n for n in notes}
+    out = {}
+    for path, ctx in context.plan(records, build(records.values())).items():
+        text = ctx.text(note_chunks(by_path[path], max_tokens)[0])
+        out[chunk_hash(text)] = text
+    return out

@@ -27,9 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..core.note import Note
 
 log = logging.getLogger("vaultmem.index")
-SCHEMA_VERSION = (
-    "3"  # 2: subject key, validity and dates of a note (issue 13); 3: Obsidian links and titles (issue 27)
-)
+SCHEMA_VERSION = "4"  # 2: subject key, validity and dates (issue 13); 3: Obsidian links and titles
+# (issue 27); 4: a note's lead line and the contextual vectors (``contexts``, issue 37)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS notes (
@@ -37,7 +36,7 @@ CREATE TABLE IF NOT EXISTS notes (
     title TEXT, type TEXT, status TEXT, importance INTEGER, scope TEXT, source TEXT,
     origin TEXT, created TEXT, updated TEXT, expires TEXT, superseded_by TEXT,
     tags TEXT, aliases TEXT, context TEXT, links TEXT,
-    subject TEXT, valid_from TEXT, valid_until TEXT, dates TEXT
+    subject TEXT, valid_from TEXT, valid_until TEXT, dates TEXT, lead TEXT
 );
 CREATE INDEX IF NOT EXISTS notes_id ON notes(id);
 CREATE TABLE IF NOT EXISTS chunks (path TEXT, n INTEGER, chash TEXT, PRIMARY KEY (path, n));
@@ -45,13 +44,14 @@ CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT, chash TEXT, vec BLOB, PRIMARY KEY (model, chash)
 );
 CREATE TABLE IF NOT EXISTS errors (path TEXT PRIMARY KEY, reason TEXT);
+CREATE TABLE IF NOT EXISTS contexts (path TEXT PRIMARY KEY, khash TEXT, chash TEXT);
 """
 NOTE_COLUMNS = (
     "path", "id", "hash", "mtime_ns", "size", "title", "type", "status", "importance", "scope",
     "source", "origin", "created", "updated", "expires", "superseded_by", "tags", "aliases",
-    "context", "links", "subject", "valid_from", "valid_until", "dates",
+    "context", "links", "subject", "valid_from", "valid_until", "dates", "lead",
 )  # fmt: skip
-ADDED_COLUMNS = ("subject", "valid_from", "valid_until", "dates")  # added by schema 2 to an older table
+ADDED_COLUMNS = ("subject", "valid_from", "valid_until", "dates", "lead")  # added by schemas 2 and 4
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,7 @@ class Record:
     valid_from: str | None = None
     valid_until: str | None = None
     dates: tuple[str, ...] = ()  # ISO days the note names: ``date``, title/first line, body
+    lead: str = ""  # the body's first line (``context.lead``): what a linked note's context vector reads
 
     @property
     def key(self) -> str:
@@ -90,13 +91,14 @@ class Record:
     @classmethod
     def from_note(cls, note: Note, mtime_ns: int, size: int) -> Record:
         from ..core import notedates  # its time expressions compile ~25 regexes: only indexing needs them
+        from .context import lead
 
         links = tuple(dict.fromkeys((link.target, link.kind) for link in note.links))
         return cls(
             note.path, note.id, note.hash, mtime_ns, size, note.title, note.type, note.status,
             note.importance, note.scope, note.source, note.origin, note.created, note.updated,
             note.expires, note.superseded_by, note.tags, note.aliases, note.context, links,
-            **notedates.fields(note.meta, note.title, note.body),
+            **notedates.fields(note.meta, note.title, note.body), lead=lead(note.body),
         )  # fmt: skip
 
     def row(self) -> tuple:
@@ -113,6 +115,7 @@ class Record:
         for i in _LIST_COLUMNS:
             values[i] = _json_tuple(values[i])
         values[_LINKS] = tuple(tuple(x) for x in values[_LINKS])
+        values[-1] = values[-1] or ""  # lead: NULL in a row an older schema added the column to
         return cls(*values)
 
 
@@ -200,7 +203,7 @@ class Manifest:
 
     def records(self, paths: Iterable[str] | None = None) -> dict[str, Record]:
         """Indexed records (all, or those of ``paths`` that are indexed)."""
-        cols = ", ".join(NOTE_COLUMNS)
+        cols = self._columns()
         if paths is None:
             rows = self.db.execute(f"SELECT {cols} FROM notes ORDER BY path").fetchall()
         else:
@@ -211,6 +214,14 @@ class Manifest:
                     f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})", part
                 ).fetchall()
         return {r[0]: Record.from_row(r) for r in rows}
+
+    def _columns(self) -> str:
+        """The notes columns to select: one an older schema lacks reads NULL (a read-only open,
+        e.g. the doctor's, of an index the next sync re-indexes, adds no column)."""
+        if not hasattr(self, "_cols"):
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(notes)")}
+            self._cols = ", ".join(c if c in have else f"NULL AS {c}" for c in NOTE_COLUMNS)
+        return self._cols
 
     def stating(self) -> bool:
         """Whether any indexed note has a subject ``key`` or a ``supersedes`` link (a light
@@ -297,7 +308,10 @@ class Manifest:
                 db.execute("DELETE FROM notes WHERE path=?", (path,))
                 db.execute("DELETE FROM chunks WHERE path=?", (path,))
             marks = ",".join("?" * len(NOTE_COLUMNS))
-            db.executemany(f"INSERT OR REPLACE INTO notes VALUES ({marks})", [r.row() for r in upserts])
+            db.executemany(
+                f"INSERT OR REPLACE INTO notes ({', '.join(NOTE_COLUMNS)}) VALUES ({marks})",
+                [r.row() for r in upserts],
+            )  # columns named: a table an ALTER grew orders them its way
             for path, chashes in chunk_rows.items():
                 db.execute("DELETE FROM chunks WHERE path=?", (path,))
                 db.executemany(
@@ -312,7 +326,8 @@ class Manifest:
             db.executemany("INSERT OR REPLACE INTO errors VALUES (?,?)", list(errors.items()))
             if prune and (deletes or chunk_rows):
                 db.execute(
-                    "DELETE FROM embeddings WHERE model=? AND chash NOT IN (SELECT chash FROM chunks)",
+                    "DELETE FROM embeddings WHERE model=? AND chash NOT IN (SELECT chash FROM chunks)"
+                    " AND chash NOT IN (SELECT chash FROM contexts)",
                     (model,),
                 )
             db.execute("DELETE FROM embeddings WHERE model<>?", (model,))
@@ -332,6 +347,7 @@ class Manifest:
         self.db.execute("DELETE FROM notes")
         self.db.execute("DELETE FROM chunks")
         self.db.execute("DELETE FROM errors")
+        self.db.execute("DELETE FROM contexts")
 
     def update_stats(self, stats: dict[str, tuple[int, int]]) -> None:
         """Record new mtime/size for files whose content hash did not change."""
@@ -381,3 +397,52 @@ class Manifest:
         for path, chash in self.db.execute("SELECT path, chash FROM chunks ORDER BY path, n"):
             out.setdefault(path, []).append(chash)
         return out
+
+    # ------------------------------------------------------------------ contextual vectors
+
+    def contextual(self) -> bool:
+        """Whether any note links in its frontmatter or has a contextual vector (a light
+        query: a vault with neither has no contexts to plan)."""
+        q = ("SELECT 1 WHERE EXISTS (SELECT 1 FROM notes WHERE links LIKE '%\"frontmatter\"]%') "
+             "OR EXISTS (SELECT 1 FROM contexts)")  # fmt: skip
+        return self.db.execute(q).fetchone() is not None
+
+    def context_keys(self) -> dict[str, str]:
+        """Path -> the key (``context.Plan``) of the contextual vector stored for it."""
+        return dict(self.db.execute("SELECT path, khash FROM contexts").fetchall())
+
+    def commit_contexts(self, rows: dict[str, tuple[str, str]], deletes: Iterable[str],
+                        new_vectors: dict[str, np.ndarray], model: str) -> None:  # fmt: skip
+        """Put in the contextual vectors of ``rows`` (path -> (key, chunk hash)), drop those of
+        ``deletes``, keep the new vectors and prune the ones nothing uses, in one transaction."""
+        import numpy as np
+
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("DELETE FROM contexts WHERE path=?", [(p,) for p in deletes])
+            db.executemany("INSERT OR REPLACE INTO contexts VALUES (?,?,?)",
+                           [(p, k, h) for p, (k, h) in rows.items()])  # fmt: skip
+            db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
+                [(model, h, v.astype(np.float32).tobytes()) for h, v in new_vectors.items()],
+            )
+            db.execute(
+                "DELETE FROM embeddings WHERE model=? AND chash NOT IN (SELECT chash FROM chunks)"
+                " AND chash NOT IN (SELECT chash FROM contexts)",
+                (model,),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def context_vectors(self, model: str) -> tuple[list[str], np.ndarray]:
+        """(path per row, float32 matrix) of the contextual vectors, one row per note, by path."""
+        import numpy as np
+
+        rows = self.db.execute("SELECT c.path, e.vec FROM contexts c JOIN embeddings e ON e.chash=c.chash "
+                               "AND e.model=? ORDER BY c.path", (model,)).fetchall()  # fmt: skip
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r[0] for r in rows], np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])

@@ -27,6 +27,7 @@ class VectorIndex:
         # because a freed map's id is often reused by the next one
         self._pos = np.zeros(0, dtype=np.int64)
         self._pos_for: dict | None = None
+        self._mask = np.zeros(0, dtype=bool)
 
     def updated(self, row_paths: list[str], matrix: np.ndarray, removed: set[str]) -> VectorIndex:
         """A new index with the rows of ``removed`` paths dropped and the given rows put in
@@ -57,12 +58,25 @@ class VectorIndex:
 
     def aligned_scores(self, qvec: np.ndarray, index: dict[str, int], n: int) -> np.ndarray:
         """Cosine of every note placed at ``index[path]`` (0 for notes without vectors)."""
-        if self._pos_for is not index:
-            self._pos = np.array([index.get(p, -1) for p in self.paths], dtype=np.int64)
-            self._pos_for = index
+        self._align(index, n)
         out = np.zeros(n, dtype=np.float64)
         if self.paths:
             scores = self.note_scores(qvec)
             ok = self._pos >= 0
             out[self._pos[ok]] = scores[ok]
         return out
+
+    def better(self, qvec: np.ndarray, index: dict[str, int], plain: np.ndarray) -> np.ndarray:
+        """``plain`` (cosines in ``index`` order) with each note this index has a vector for
+        raised to that vector's cosine when it is higher (the contextual vectors' use)."""
+        if not self.paths:
+            return plain
+        scores = self.aligned_scores(qvec, index, len(plain))
+        return np.where(self._mask, np.maximum(plain, scores), plain)
+
+    def _align(self, index: dict[str, int], n: int) -> None:
+        if self._pos_for is not index or len(self._mask) != n:
+            self._pos = np.array([index.get(p, -1) for p in self.paths], dtype=np.int64)
+            self._pos_for = index
+            self._mask = np.zeros(n, dtype=bool)
+            self._mask[self._pos[self._pos >= 0]] = True

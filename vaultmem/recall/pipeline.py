@@ -57,7 +57,7 @@ from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
 from ..index.usage import Usage
 from ..index.vectors import VectorIndex
-from . import datemath, fusion, learned, spread, subject, timefilter
+from . import contextual, datemath, fusion, learned, spread, subject, timefilter
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .hit import Hit, make_snippet, shown_status
 from .question import content_query
@@ -99,6 +99,7 @@ class Options:
     ]  # a question about a speaker gets a second round (subject.py)
     session_weight: float = DEFAULTS["recall"]["session_weight"]  # a session's best notes (spread.py)
     date_arithmetic: bool = DEFAULTS["recall"]["date_arithmetic"]  # "the week before X" (datemath.py)
+    context_vectors: bool = DEFAULTS["recall"]["context_vectors"]  # contextual vectors (contextual.py)
     candidates: int = DEFAULTS["recall"]["candidates"]
     combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
     learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
@@ -164,6 +165,7 @@ class Sources:
     index: dict[str, int] = field(default_factory=dict)  # path -> position in universe
     usage: Callable[[list[str]], dict[str, Usage]] | None = None  # key -> usage data
     memo: dict = field(default_factory=dict)  # recent raw scores (a multi-vault recall asks twice)
+    contexts: Callable[[], VectorIndex] | None = None  # contextual vectors (index/context.py)
 
 
 def _parts() -> dict[str, float]:
@@ -181,29 +183,33 @@ def _parts() -> dict[str, float]:
 
 
 def raw_scores(src: Sources, query: str, mode: str, question_words: bool = False,
-               vector_query: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+               vector_query: str | None = None, context: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
     """(BM25 score, cosine) of every note in universe order, and the query vector.
 
     BM25 scores the query without its question words unless ``question_words``; vectors
-    embed ``vector_query`` when given, else the query."""
-    key = (query, mode, question_words, vector_query)
+    embed ``vector_query`` when given, else the query; ``context``: a note's cosine is the
+    better of its plain and its contextual vector's."""
+    key = (query, mode, question_words, vector_query, context)
     if key in src.memo:
         return src.memo[key]
     if len(src.memo) > 8:
         src.memo.clear()
-    src.memo[key] = _raw_scores(src, query, mode, question_words, vector_query)
+    src.memo[key] = _raw_scores(src, query, mode, question_words, vector_query, context)
     return src.memo[key]
 
 
 def _raw_scores(src: Sources, query: str, mode: str, question_words: bool,
-                vector_query: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+                vector_query: str | None = None, context: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
     n = len(src.universe)
     text = query if question_words else content_query(query)
     bm25 = src.bm25.score_all(text, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
     if mode not in ("hybrid", "vector"):
         return bm25, np.zeros(n), None
     qvec = src.embedder.embed([vector_query or query])[0]
-    return bm25, src.vectors().aligned_scores(qvec, src.index, n), qvec
+    vec = src.vectors().aligned_scores(qvec, src.index, n)
+    if context and src.contexts is not None:
+        vec = src.contexts().better(qvec, src.index, vec)
+    return bm25, vec, qvec
 
 
 def _retrieve(
@@ -215,7 +221,8 @@ def _retrieve(
     """
     universe, index = src.universe, src.index
     n = len(universe)
-    bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words, vector_query)
+    ctx = opt.context_vectors and contextual.applies(query)
+    bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words, vector_query, ctx)
     pairs = neighbours.edges(src.graph, index)
     arrays = _combine(src, opt, bm25, vec, pairs)
     c_part = arrays["context"]
@@ -476,7 +483,10 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
     # the rest of the query names something (a keyword some note has): then the range re-ranks the
     # notes with evidence only; otherwise ("decisions last week") the range is what selects
-    named = span is not None and bool((raw_scores(src, query, opt.mode, opt.question_words)[0] > 0).any())
+    ctx = opt.context_vectors and contextual.applies(query)  # the same key: the memo's scores
+    named = span is not None and bool(
+        (raw_scores(src, query, opt.mode, opt.question_words, None, ctx)[0] > 0).any()
+    )
     best = max((_base(p) for p in scored.values()), default=0.0)  # the best text evidence, for time's share
     final = {}
     for path, parts in scored.items():
