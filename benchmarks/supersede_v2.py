@@ -2,6 +2,7 @@
 
     python benchmarks/supersede_v2.py                  # default pair files, default model
     python benchmarks/supersede_v2.py --limit 20       # the first 20 pairs of each file (a smoke run)
+    python benchmarks/supersede_v2.py --probe VAULT... --name NAME   # slot changes among real notes
 
 Pairs: ``tests/data/supersede_pairs.json`` (209 pairs: ``update`` = the new memory replaces the
 old one, ``distinct`` = both stay; halves as in ``archive/supersede_signals.py``: pair i is in the
@@ -15,12 +16,16 @@ shapes). Each pair gets ``vaultmem.core.updates.judge`` (cosine from the default
 retraction word, related, cosine >= 0.54), reproduced here in ``before``.
 
 Reported per set: automatic supersedes (true and false), updates at least flagged (auto or
-possible), distinct pairs flagged as possible. Results: benchmarks/results/supersede-v2.json.
+possible), distinct pairs flagged as possible, per half of the labelled pairs too; each pair's
+outcome and its ``retracts`` and ``slot`` signals are in the result. Results:
+benchmarks/results/supersede-v2.json (``--name``: another name).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import re
 import sys
 import time
@@ -32,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import write_result
 from benchmarks.supersede_calibration import DEFAULT_PAIRS, load
+from vaultmem.core.errors import NoteParseError
+from vaultmem.core.note import parse
 from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, signals
 from vaultmem.index.embed import FastEmbedder
 from vaultmem.memory.lifecycle import memory_text
@@ -85,13 +92,57 @@ def score(rows: list[dict], key: str) -> dict:
     }  # fmt: skip
 
 
+def _titled(path: Path) -> list[tuple[str, str]]:
+    """(title, text: its first 1,500 characters) of each note of a vault, or of each document of
+    a BEIR ``corpus.jsonl``."""
+    if path.suffix == ".jsonl":
+        return [
+            (d["title"], d["text"][:1500])
+            for d in map(json.loads, path.read_text().splitlines())
+            if d.get("title")
+        ]
+    out = []
+    for f in sorted(path.rglob("*.md")):
+        if not any(part.startswith(".") for part in f.relative_to(path).parts):
+            with contextlib.suppress(NoteParseError, UnicodeDecodeError):
+                n = parse(f.read_text(encoding="utf-8"), str(f))
+                out.append((n.title, " ".join(n.body.split())[:1500]))
+    return out
+
+
+def probe(path: Path, common: int = 60) -> dict:
+    """Slot changes (``slots.slot_change``, at any cosine) between notes that share a title key
+    word (one held by at most ``common`` titles): none of these notes updates another, so each
+    is a false positive the rule would need only a cosine and a relation to apply."""
+    from vaultmem.core.slots import slot_change  # not on main before issue 37's slot rule
+
+    items = _titled(path)
+    by_word: dict[str, set[int]] = {}
+    for i, (title, _) in enumerate(items):
+        for w in key_words(title):
+            by_word.setdefault(w, set()).add(i)
+    pairs = {(a, b) for ids in by_word.values() if len(ids) <= common for a in ids for b in ids if a != b}
+    fires = [(items[a][0], items[b][0]) for a, b in sorted(pairs)
+             if slot_change(items[a][0], items[a][1], items[b][0], items[b][1])]  # fmt: skip
+    print(
+        f"{path}: {len(items)} notes, {len(pairs)} ordered pairs sharing a title word, {len(fires)} slot changes"
+    )
+    return {"path": str(path), "notes": len(items), "pairs": len(pairs), "slot_changes": fires}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pair file (JSON list)")
     ap.add_argument("--adversarial", type=Path, default=ADVERSARIAL, help="labelled adversarial pair file")
     ap.add_argument("--limit", type=int, default=0, help="only the first N pairs of each file (0: all)")
     ap.add_argument("--name", default="supersede-v2", help="result name under benchmarks/results/")
+    ap.add_argument("--probe", nargs="+", type=Path, default=[],
+                    help="instead: count slot changes between the notes of these vaults (or BEIR corpus.jsonl)")  # fmt: skip
     args = ap.parse_args()
+    if args.probe:
+        path = write_result(args.name, {"probe": [probe(p) for p in args.probe]})
+        print(f"wrote {path}")
+        return
     sets = {"labelled": load(args.pairs), "adversarial": load(args.adversarial)}
     if args.limit:
         sets = {k: v[: args.limit] for k, v in sets.items()}
@@ -110,6 +161,7 @@ def main() -> None:
             verdict = judge(old, new, cos)
             rows[name].append({"i": i, "label": p["label"], "cosine": round(cos, 4), "now": verdict.decision,
                                "before": before(old, new, cos), "retracts": verdict.signals["retracts"],
+                               "slot": verdict.signals.get("slot", 0.0),
                                "old": p["old"]["title"], "new": p["new"]["title"]})  # fmt: skip
     seconds = time.perf_counter() - t
     lab = rows["labelled"]
@@ -125,11 +177,12 @@ def main() -> None:
         "before": {**{k: score(v, "before") for k, v in halves.items()}, "labelled": score(lab, "before"),
                    "adversarial": score(rows["adversarial"], "before")},
         "adversarial_pairs": rows["adversarial"],
+        "labelled_pairs": lab,
         "false_auto_now": [r for v in rows.values() for r in v if r["label"] == "distinct" and r["now"] == "auto"],
         "unflagged_updates_now": [r for v in rows.values() for r in v if r["label"] == "update" and r["now"] == "no"],
     }  # fmt: skip
     path = write_result(args.name, result)
-    for name in ("labelled", "adversarial"):
+    for name in ("calibration", "held_out", "labelled", "adversarial"):
         for rule in ("before", "now"):
             s = result[rule][name]
             print(f"{name:12} {rule:7} auto {s['auto_true']}/{s['updates']} true, {s['auto_false']}/{s['distinct']} "

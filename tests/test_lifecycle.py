@@ -573,6 +573,74 @@ def test_a_tail_of_an_existing_memory_is_not_a_duplicate(fresh):
     assert third["duplicate_of"] is None and third["path"] != first["path"]
 
 
+# issue 37: a new value in the old memory's slot, said to have changed, is an update on its own
+SLOT_OLD = ("CI runs on ubuntu-20.04", "GitHub Actions CI jobs run on ubuntu-20.04 runners.")
+SLOT_NEW = ("CI now runs on ubuntu-22.04", "GitHub Actions CI jobs now run on ubuntu-22.04 runners.")
+NOT_THE_SLOT = {
+    "another subject": ("Staging now runs on ubuntu-22.04", "The staging VMs now run ubuntu-22.04 LTS."),
+    "an addition": ("CI now runs on ubuntu-22.04", "GitHub Actions CI jobs now also run on ubuntu-22.04."),
+    "a negation": (
+        "CI not moved to ubuntu-22.04",
+        "CI jobs were not moved to ubuntu-22.04: a runner image bug.",
+    ),
+    "a part": ("CI now runs on ubuntu-22.04", "The lint job in CI now runs on ubuntu-22.04."),
+}
+
+
+def _remember(env: dict, *args: str) -> dict:
+    return json.loads(ok(CliRunner().invoke(app, ["remember", "tech_context", *args, "--json"], env=env)))
+
+
+def test_a_new_value_in_the_old_slot_supersedes_it_on_the_cli(empty_vault, fake_model):
+    (empty_vault / ".vaultmem.toml").write_text("[lifecycle]\nsupersede_slot_cosine = -1\n")
+    env = {"VAULTMEM_VAULT": str(empty_vault)}
+    old = _remember(env, *SLOT_OLD, "--source", "s1")
+    new = _remember(env, *SLOT_NEW, "--source", "s2")
+    assert [s["id"] for s in new["superseded"]] == [old["id"]]
+    assert meta(empty_vault, old["path"])["status"] == "superseded"
+    assert meta(empty_vault, new["path"])["supersedes"] == ["[[CI runs on ubuntu-20.04]]"]
+
+
+@pytest.mark.parametrize("shape", sorted(NOT_THE_SLOT))
+def test_the_same_frame_for_another_subject_an_addition_or_a_negation_is_only_possible(
+    empty_vault, fake_model, shape
+):
+    (empty_vault / ".vaultmem.toml").write_text(
+        "[lifecycle]\nsupersede_slot_cosine = -1\nsupersede_retract_cosine = -1\npossible_update = -1\n"
+    )
+    env = {"VAULTMEM_VAULT": str(empty_vault)}
+    old = _remember(env, *SLOT_OLD, "--source", "s1")
+    new = _remember(env, *NOT_THE_SLOT[shape], "--source", "s2")
+    assert new["superseded"] == [] and [p["id"] for p in new["possible_updates"]] == [old["id"]]
+    assert meta(empty_vault, old["path"]).get("status", "active") == "active"
+
+
+@pytest.mark.model
+def test_a_new_value_in_the_old_slot_supersedes_it_with_the_real_model(empty_vault):
+    """Issue 37 through the CLI with the default model: "CI now runs on ubuntu-22.04" replaces
+    "CI runs on ubuntu-20.04" on its own; staging on ubuntu-22.04 (the same frame, another
+    subject) only flags it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VAULTMEM_VAULT": str(empty_vault)}
+
+    def remember(title: str, content: str) -> dict:
+        r = subprocess.run([sys.executable, "-m", "vaultmem", "remember", "tech_context", title, content,
+                            "--context", ".github/workflows/ci.yml", "--json"], env=env, capture_output=True,
+                           text=True, timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    old = remember(*SLOT_OLD)
+    staging = remember(*NOT_THE_SLOT["another subject"])
+    assert staging["superseded"] == [] and meta(empty_vault, old["path"]).get("status", "active") == "active"
+    new = remember(*SLOT_NEW)
+    assert [s["id"] for s in new["superseded"]] == [old["id"]]
+    assert meta(empty_vault, old["path"])["status"] == "superseded"
+
+
 def test_cli_duplicate_message(empty_vault, fake_model):
     env = {"VAULTMEM_VAULT": str(empty_vault)}
     first = ok(CliRunner().invoke(app, ["remember", "decision", *A], env=env)).split()[0]

@@ -56,8 +56,8 @@ _BACK = [
 def remember(type: str, title: str, content: str | None, vault: str | None, agent: str | None, as_json: bool,
              **fields: Any) -> None:  # fmt: skip
     """Store a new memory as a markdown note from its type's template. Prints what it
-    superseded (same --key, named by --supersedes, or retracted in so many words) and the
-    possible updates it left alone: recall shows those as "may be outdated by" the new one;
+    superseded (same --key, named by --supersedes, retracted in so many words, or given a new
+    value in the same title: "CI now runs on ubuntu-22.04") and the possible updates it left alone: recall shows those as "may be outdated by" the new one;
     supersede them yourself if they are.
 
     Example: vaultmem remember decision "Use SQLite for the cache" "Because ..." --tag cache --anchor "Project: MyApp"

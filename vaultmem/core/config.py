@@ -194,7 +194,8 @@ from_retrievals = {adaptive[from_retrievals]}
 [lifecycle]
 # Similarity never supersedes a memory. `remember` supersedes an active one of the same type
 # only on a sure signal: the same --key, the writer naming it (--supersedes), or a retraction
-# of its title's own words ("replaced Rollbar with Sentry"; core/updates.py). Similar ones
+# of its title's own words ("replaced Rollbar with Sentry"; core/updates.py), or a new value in
+# its title's slot, said to have changed ("CI now runs on ubuntu-22.04"; core/slots.py). Similar ones
 # are possible updates: listed, and shown on the older note as "may be outdated by".
 # `doctor` lists active memories of one type at least this similar as likely updates (by
 # shared `context` entry or not); a near-duplicate (`duplicate`) is not stored again.

@@ -16,6 +16,9 @@ Signals of a pair (old, new) of the same type, each in [0, 1]:
   one of the old title's other key words ("error tracking" for "Error tracking in Rollbar"), so
   "Session cookies for the web app ... instead of storing JWTs" does not retract "JWT for API
   auth".
+- ``slot``: the new memory gives the old one's slot a new value (``slots.slot_change``): the
+  same title frame with one value changed and the change said ("CI runs on ubuntu-20.04" ->
+  "CI now runs on ubuntu-22.04"), with no other subject, addition, hedge or kept old value.
 
 The rule never supersedes on similarity: two different memories about one subject can be as
 similar as an update (a bulk of near-identical notes reached 0.91 cosine; "Use SQLite for the
@@ -23,8 +26,10 @@ cache" and "Purge the cache in the post-deploy hook" 0.54). A pair is an update 
 (``auto``) only when the new text retracts the old memory's subject (above: the old title's own
 words, and the new one names what the old one applies to, which relates them; or, for an old
 title that is only what is retracted, a shared context entry or anchor or title key words in
-common) and they are at least as similar as a possible update. Everything else that is similar (``possible_cosine``) and related, shares
-words or says something changed is a ``possible`` update: returned to the writer and shown on
+common) and they are at least as similar as a possible update; or when it gives the old one's
+slot a new value (``slot``), they are related and at least ``slot_cosine`` similar. Everything
+else that is similar (``possible_cosine``) and related, shares words or says something changed
+is a ``possible`` update: returned to the writer and shown on
 the older note, never applied. Never automatic: different types, session summaries, or a new
 memory older than the old one. Never even possible: anchors (project notes), session summaries
 and handoffs (``NEVER_UPDATES``); the project rule (``memory.projects``) is the caller's.
@@ -37,15 +42,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-SIGNALS = ("cosine", "context", "anchor", "title", "body", "changed", "retracts")
+from .slots import key_words, slot_change
+
+SIGNALS = ("cosine", "context", "anchor", "title", "body", "changed", "retracts", "slot")
 SERIES_TYPES = frozenset({"session_summary"})
 # a project's anchor (a project note under no other note), its session summaries and handoffs:
 # records of their own, never updates of one another
 NEVER_UPDATES = frozenset({"project", "session_summary", "handoff"})
-STOPWORDS = frozenset("""a an the and or but of to in on at by for from with without into onto is are was were be
-been being it its this that these those as we our us i you they them he she his her their there here not no now
-so then than too very can could will would should may might must do does did done has have had use used uses
-using via per all any each every only just also still""".split())  # fmt: skip
 CHANGE_RE = re.compile(
     r"\b(now|no longer|not any ?more|anymore|instead|replaced|replaces|switched|switch(?:ed)? to|moved|migrated|"
     r"changed|raised|lowered|dropped|removed|gone|deprecated|took over|overtook|slipped|rewrote|rewritten|"
@@ -67,7 +70,6 @@ RETRACT_AFTER = re.compile(
 )
 # "instead of on every request": what follows is when or where, not what is retracted
 CIRCUMSTANCE = frozenset("on in at during for when after before while by with within per every each".split())
-WORD_RE = re.compile(r"[a-z0-9][a-z0-9_.\-/]*", re.IGNORECASE)
 WINDOW = 2  # key words on the retracted side of a retraction ("instead of loading a second Tailwind
 # build" retracts "loading", not "Tailwind")
 
@@ -77,20 +79,10 @@ class Thresholds:
     """The thresholds (measured in ``benchmarks/results/supersede-v2.json``)."""
 
     auto_cosine: float = 0.40  # a retraction counts only between memories at least this similar
+    slot_cosine: float = 0.50  # a same-slot value change counts only between memories this similar
     title: float = 0.1  # title key words in common that count as "related"
     possible_cosine: float = 0.40  # similar enough to list (every labelled update reaches it)
     body: float = 0.15  # text key words in common that count as related for a possible update
-
-
-def key_words(text: str) -> set[str]:
-    """Lower-cased words of a text without stop words, a plural ``s`` and edge punctuation."""
-    out = set()
-    for w in WORD_RE.findall(text.lower()):
-        w = w.strip(".-/_")
-        if len(w) < 2 or w in STOPWORDS:
-            continue
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return out
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -162,6 +154,12 @@ def retracts(old: Memory, new: Memory) -> float:
     return 1.0 if _mentions(applies_to, key_words(f"{new.title} {new.content}")) else 0.0
 
 
+def _other_files(old: Memory, new: Memory) -> bool:
+    """Each names files (``context``), none in common."""
+    a, b = _folded(old.context), _folded(new.context)
+    return bool(a and b and not a & b)
+
+
 def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
     """The signals of the pair (old, new); ``cosine`` from the embedder."""
     return {
@@ -172,6 +170,7 @@ def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
         "body": jaccard(key_words(f"{old.title} {old.content}"), key_words(f"{new.title} {new.content}")),
         "changed": float(bool(CHANGE_RE.search(f"{new.title} {new.content}"))),
         "retracts": retracts(old, new),
+        "slot": float(slot_change(old.title, old.content, new.title, new.content, _other_files(old, new))),
     }
 
 
@@ -191,6 +190,8 @@ def decide(sig: dict[str, float], th: Thresholds = Thresholds()) -> str:
     """``auto``, ``possible`` or ``no`` for a pair's signals (type and time rules aside)."""
     related = bool(sig["context"] or sig["anchor"] or sig["title"] >= th.title)
     if (sig["retracts"] >= 1.0 or (sig["retracts"] and related)) and sig["cosine"] >= th.auto_cosine:
+        return "auto"
+    if sig.get("slot") and related and sig["cosine"] >= th.slot_cosine:
         return "auto"
     if sig["cosine"] >= th.possible_cosine and (related or sig["changed"] or sig["body"] >= th.body):
         return "possible"

@@ -335,10 +335,12 @@ def _memory(vault: VaultState, rec: Record) -> updates.Memory:
 
 def _thresholds(cfg: dict) -> updates.Thresholds:
     """The thresholds of ``updates`` (a vault's ``[lifecycle]`` may set ``supersede_retract_cosine``,
-    ``supersede_title_overlap`` and ``possible_update``; similarity alone never supersedes)."""
+    ``supersede_slot_cosine``, ``supersede_title_overlap`` and ``possible_update``; similarity
+    alone never supersedes)."""
     base = updates.Thresholds()
     return updates.Thresholds(
         auto_cosine=float(cfg.get("supersede_retract_cosine", base.auto_cosine)),
+        slot_cosine=float(cfg.get("supersede_slot_cosine", base.slot_cosine)),
         title=float(cfg.get("supersede_title_overlap", base.title)),
         possible_cosine=float(cfg.get("possible_update", base.possible_cosine)),
         body=base.body,
