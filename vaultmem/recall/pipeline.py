@@ -291,14 +291,19 @@ def _base(parts: dict[str, float]) -> float:
             + parts["anchor"] + parts["subject"] + parts["session"] + parts.get("turn", 0.0))  # fmt: skip
 
 
-def _speaker(src: Sources, path: str) -> str | None:
-    """The speaker a note opens with (``Name: ...``), cached on the graph per content hash."""
-    cache = src.graph.graph.setdefault("speakers", {})
+def _of_body(src: Sources, name: str, path: str, read: Callable[[str], Any]) -> Any:
+    """``read(body)`` of a note, cached on the graph under ``name`` per content hash."""
+    cache = src.graph.graph.setdefault(name, {})
     rec = src.records[path]
     hit = cache.get(path)
     if hit is None or hit[0] != rec.hash:
-        hit = cache[path] = (rec.hash, subject.speaker(src.read_body(path)))
+        hit = cache[path] = (rec.hash, read(src.read_body(path)))
     return hit[1]
+
+
+def _speaker(src: Sources, path: str) -> str | None:
+    """The speaker a note opens with (``Name: ...``), cached per content hash."""
+    return _of_body(src, "speakers", path, subject.speaker)
 
 
 def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | None, scored: dict, parts_of):
@@ -321,13 +326,8 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
 
 
 def _turn_value(src: Sources, path: str) -> tuple[str | None, float]:
-    """``turns.value`` of a note (speaker, value), cached on the graph per content hash."""
-    cache = src.graph.graph.setdefault("turn_values", {})
-    rec = src.records[path]
-    hit = cache.get(path)
-    if hit is None or hit[0] != rec.hash:
-        hit = cache[path] = (rec.hash, turns.value(src.read_body(path)))
-    return hit[1]
+    """``turns.value`` of a note (speaker, value), cached per content hash."""
+    return _of_body(src, "turn_values", path, turns.value)
 
 
 def _turn_part(src: Sources, query: str, scored: dict, opt: Options) -> None:
