@@ -181,6 +181,16 @@ def test_stop_never_kills_the_pid_a_planted_lock_names(homes, shared_tmp, victim
     assert _lines_naming(folder, done.stderr) == 1, done.stderr
 
 
+def _until_vectors_are_in(svc, vault: Path) -> None:
+    """Recall through the service until it no longer answers by keywords (the first index fills
+    its vectors behind its first answer), or two minutes pass."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if not json.loads(svc("recall", "Alpha", "--vault", str(vault), "--json").stdout).get("degraded"):
+            return
+        time.sleep(0.5)
+
+
 @pytest.mark.parametrize("how", HOW)
 def test_a_planted_folder_is_replaced_by_a_private_one(homes, shared_tmp, victim, small_vault, tmp_path, how):
     """Recall and the hooks keep a warm service: it runs from a spare folder in the user's state
@@ -206,6 +216,7 @@ def test_a_planted_folder_is_replaced_by_a_private_one(homes, shared_tmp, victim
         assert (
             status["running"] and status["socket"] == str(spare_sock) and str(small_vault) in status["vaults"]
         )
+        _until_vectors_are_in(svc, small_vault)  # the first index answers by keywords until then
         hook = svc("hook", "prompt", "--vault", str(small_vault), input=json.dumps(
             {"prompt": "what about Alpha?", "session_id": "s1", "cwd": str(small_vault)}))  # fmt: skip
         assert hook.returncode == 0 and "Alpha" in hook.stdout and "keyword" not in hook.stdout.lower(), hook
