@@ -33,6 +33,7 @@ from .core.memtypes import known_types
 from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
 from .core.scaffold import ignore_state
 from .core.store import STATE_DIR, Store, find_vault
+from .core.titles import folded
 from .index import graph as graphmod
 from .index.bm25 import BM25Index
 from .index.embed import Embedder, make_embedder
@@ -51,11 +52,6 @@ def _link_keys(rec: Record | None) -> tuple | None:
     return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
 
 
-def _normal(title: str | None) -> str:
-    """A title as ``titled`` compares it (``lifecycle.check_new``'s duplicate rule)."""
-    return " ".join((title or "").lower().split())
-
-
 def _suggest(ref: str, records: Iterable[Record]) -> str:
     """``; did you mean ...`` with up to 3 titles that hold every word of ``ref`` or are close to it."""
     import difflib
@@ -64,8 +60,8 @@ def _suggest(ref: str, records: Iterable[Record]) -> str:
     words = ref.casefold().split()
     found = sorted((t for t in titles if words and all(w in t.casefold() for w in words)), key=len)
     if not found:  # best first
-        folded = {t.casefold(): t for t in titles}
-        found = [folded[m] for m in difflib.get_close_matches(ref.casefold(), folded, n=3, cutoff=0.6)]
+        by_fold = {t.casefold(): t for t in titles}
+        found = [by_fold[m] for m in difflib.get_close_matches(ref.casefold(), by_fold, n=3, cutoff=0.6)]
     if not found:
         return ""
     return "; did you mean: " + ", ".join(f"{t!r} ({titles[t]})" for t in found[:3]) + "?"
@@ -365,10 +361,10 @@ class Vault:
             if new is not None:
                 records[path] = new
             if self._titled is not None:
-                if old is not None and path in self._titled.get(_normal(old.title), ()):
-                    self._titled[_normal(old.title)].remove(path)
+                if old is not None and path in self._titled.get(folded(old.title), ()):
+                    self._titled[folded(old.title)].remove(path)
                 if new is not None:
-                    self._titled.setdefault(_normal(new.title), []).append(path)
+                    self._titled.setdefault(folded(new.title), []).append(path)
             if self._graph is None:
                 continue
             if old is not None and _link_keys(old) == _link_keys(new):
@@ -445,8 +441,8 @@ class Vault:
         if self._titled is None:
             self._titled = {}
             for path, rec in records.items():
-                self._titled.setdefault(_normal(rec.title), []).append(path)
-        return [records[p] for p in self._titled.get(_normal(title), ()) if p in records]
+                self._titled.setdefault(folded(rec.title), []).append(path)
+        return [records[p] for p in self._titled.get(folded(title), ()) if p in records]
 
     def note_ids(self) -> set[str]:
         """The ids of every note (``catalog``'s): a new note's id is none of them."""

@@ -12,6 +12,12 @@ BREAKS = frozenset(
 )
 
 
+def folded(text: str | None) -> str:
+    """``text`` with case and runs of white space folded: the form in which two titles (or two
+    texts) are the same memory's (``Vault.titled``, ``remember``'s duplicate and same-title rules)."""
+    return " ".join((text or "").lower().split())
+
+
 def title_words(text: str, n: int = 12) -> str:
     """The first clause of ``text`` fit for a file name (no ``;``, quotes, slashes or other
     punctuation): whole when it has at most ``n`` words, else cut before a joining word ("The

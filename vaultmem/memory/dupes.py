@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.filters import EPOCH, parse_time
 from ..core.mergedriver import merge_meta
 from ..core.note import content_hash, set_fields, split_frontmatter
+from ..core.titles import folded
 from ..index.chunking import plain_text
 from .lifecycle import mark_superseded
 from .projects import project_key
@@ -39,7 +40,7 @@ class Merge:
 def _key(rec: Record) -> tuple[str, str]:
     if _is_anchor(rec):  # one project, one anchor: "Project: Sync" from two clones
         return ("project", f"anchor:{project_key(rec.title)}")
-    return (rec.type or "", " ".join(rec.title.lower().split()))
+    return (rec.type or "", folded(rec.title))
 
 
 def _is_anchor(rec: Record) -> bool:
@@ -117,8 +118,8 @@ def as_action(vault: VaultState, m: Merge) -> dict[str, Any]:
 def same_title(title: str, similar: list[tuple[Record, float | None]]) -> Record | None:
     """Of the similar active memories ``remember`` found (same type and branch scope, each
     close enough to be an update), the one with the new memory's title: the same memory again."""
-    wanted = " ".join(title.lower().split())
-    return next((rec for rec, _ in similar if " ".join(rec.title.lower().split()) == wanted), None)
+    wanted = folded(title)
+    return next((rec for rec, _ in similar if folded(rec.title) == wanted), None)
 
 
 def _sentences(text: str) -> list[str]:

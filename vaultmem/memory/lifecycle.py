@@ -21,6 +21,7 @@ from ..core import updates
 from ..core.links import link_target
 from ..core.mergedriver import CONFLICT
 from ..core.note import file_stem, parse, set_fields
+from ..core.titles import folded
 from ..index.chunking import chunk, plain_text
 from ..recall.timefilter import day
 from . import projects
@@ -228,10 +229,6 @@ def supersede(vault: VaultState, old_ref: str, new_ref: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- on remember
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def similar_active(vault: VaultState, type_: str, text: str, limit: int,
                    branch: tuple[str | None, str | None] | None = None) -> list[tuple[Record, float]]:  # fmt: skip
     """The ``limit`` active memories of a type most similar to ``text`` (cosine), best first;
@@ -293,7 +290,7 @@ def check_new(vault: VaultState, type_: str, title: str, content: str, context: 
     )  # chunked as the indexer does
     # the same text, as remember writes it or without the heading (a body merely ending
     # with the new text is a different memory)
-    same = {_normal(plain_text(f"# {title}\n\n{content.strip()}\n")), _normal(plain_text(content))}
+    same = {folded(plain_text(f"# {title}\n\n{content.strip()}\n")), folded(plain_text(content))}
     scope = projects.Scope(vault)
     mine = scope.of_anchor(anchor)
 
@@ -302,7 +299,7 @@ def check_new(vault: VaultState, type_: str, title: str, content: str, context: 
 
     for rec in vault.titled(title):  # exact duplicate, also when vectors are off
         if rec.type == type_ and rec.status == "active":
-            if (_normal(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch
+            if (folded(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch
                     and ours(rec)):  # fmt: skip
                 return rec, [], []
     similar = [(r, c) for r, c in similar_active(vault, type_, text, int(cfg["supersede_candidates"]), branch=branch)
