@@ -226,7 +226,7 @@ def _retrieve(
     """
     universe, index = src.universe, src.index
     n = len(universe)
-    ctx = opt.context_vectors and contextual.applies(query)
+    ctx = _with_context(opt, query)
     bm25, vec, qvec = raw_scores(src, query, opt.mode, opt.question_words, vector_query, ctx)
     pairs = neighbours.edges(src.graph, index)
     arrays = _combine(src, opt, bm25, vec, pairs)
@@ -328,6 +328,11 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
 def _turn_value(src: Sources, path: str) -> tuple[str | None, float]:
     """``turns.value`` of a note (speaker, value), cached per content hash."""
     return _of_body(src, "turn_values", path, turns.value)
+
+
+def _with_context(opt: Options, query: str) -> bool:
+    """Whether this query's notes score by the better of their two vectors (``contextual.py``)."""
+    return opt.context_vectors and contextual.applies(query)
 
 
 def _turn_part(src: Sources, query: str, scored: dict, opt: Options) -> None:
@@ -511,7 +516,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
     stats = src.usage([records[p].key for p in scored]) if (opt.adaptive and src.usage) else {}
     # the rest of the query names something (a keyword some note has): then the range re-ranks the
     # notes with evidence only; otherwise ("decisions last week") the range is what selects
-    ctx = opt.context_vectors and contextual.applies(query)  # the same key: the memo's scores
+    ctx = _with_context(opt, query)  # the same key: the memo's scores
     named = span is not None and bool(
         (raw_scores(src, query, opt.mode, opt.question_words, None, ctx)[0] > 0).any()
     )
