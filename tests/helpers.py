@@ -128,3 +128,19 @@ class Running:
         self.thread.join(timeout=15)
         self.watcher.close()
         self.vault.close()
+
+
+def recall_json(root: Path, query: str, *args: str) -> list[dict]:
+    """``vaultmem recall QUERY --vault ROOT --json --explain ARGS`` through typer's runner: its hits
+    (it must exit 0)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from vaultmem.cli import app as cli
+
+    result = CliRunner().invoke(
+        cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", *args]
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["results"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import recall_json
 from typer.testing import CliRunner
 
 from vaultmem.cli import app as cli
@@ -42,11 +43,7 @@ def _vault(root: Path) -> Path:
 
 
 def _recall(root: Path, query: str, *extra: str) -> list[dict]:
-    result = CliRunner().invoke(
-        cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", "--no-adaptive", *extra]
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["results"]
+    return recall_json(root, query, "--no-adaptive", *extra)
 
 
 def _config(root: Path, text: str) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
+from helpers import recall_json
 from typer.testing import CliRunner
 
 from vaultmem.cli import app as cli
@@ -65,11 +65,7 @@ def _turns(root: Path) -> Path:
 
 
 def _recall(root: Path, query: str, *extra: str) -> list[dict]:
-    result = CliRunner().invoke(
-        cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", *extra]
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["results"]
+    return recall_json(root, query, *extra)
 
 
 @pytest.fixture

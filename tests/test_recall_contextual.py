@@ -4,15 +4,13 @@ a full rebuild after every kind of change."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from helpers import recall_json
 
-from vaultmem.cli import app as cli
 from vaultmem.index import context
 from vaultmem.recall import contextual
 
@@ -41,9 +39,7 @@ def turns(tmp_path, fake_model) -> Path:
 
 def _recall(root: Path, query: str, config: str) -> list[dict]:
     (root / ".vaultmem.toml").write_text(config)
-    result = CliRunner().invoke(cli.app, ["recall", query, "--vault", str(root), "--json", "--explain"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["results"]
+    return recall_json(root, query)
 
 
 def _ids(hits: list[dict]) -> list[str]:

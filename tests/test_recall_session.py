@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from helpers import recall_json
 from typer.testing import CliRunner
 
 from vaultmem.cli import app as cli
@@ -32,9 +32,7 @@ def sessions(tmp_path, fake_model) -> Path:
 
 
 def _recall(root: Path, query: str) -> list[dict]:
-    result = CliRunner().invoke(cli.app, ["recall", query, "--vault", str(root), "--json", "--explain"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["results"]
+    return recall_json(root, query)
 
 
 def _order(hits: list[dict]) -> list[str]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from helpers import recall_json
 from typer.testing import CliRunner
 
 from vaultmem.cli import app as cli
@@ -31,11 +31,7 @@ def talk(tmp_path, fake_model) -> Path:
 
 
 def _recall(root: Path, query: str, *args: str) -> list[dict]:
-    result = CliRunner().invoke(
-        cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", *args]
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["results"]
+    return recall_json(root, query, *args)
 
 
 def test_the_turn_that_tells_ranks_first(talk):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from helpers import recall_json
 from typer.testing import CliRunner
 
 from vaultmem.cli import app as cli
@@ -88,11 +88,7 @@ def turns(tmp_path, fake_model) -> Path:
 
 
 def _recall(root: Path, query: str, *extra: str) -> list[dict]:
-    result = CliRunner().invoke(
-        cli.app, ["recall", query, "--vault", str(root), "--json", "--explain", "-k", "4", *extra]
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["results"]
+    return recall_json(root, query, "-k", "4", *extra)
 
 
 def test_a_question_about_a_speaker_brings_in_their_notes_and_explain_says_why(turns):
