@@ -15,6 +15,8 @@ import pytest
 from helpers import wait_for, write
 from test_service import EXE, QUERY, cli, vault  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 HERE = Path(__file__).resolve().parent
 IMPORTERS = HERE / "fixtures" / "importers"
 ADVISORY = "yx66znwj"

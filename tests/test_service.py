@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import wait_for, write
+from helpers import HashEmbedder, environ, wait_for, write
+
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
 
 HERE = Path(__file__).resolve().parent
 EXE = shutil.which("vaultmem", path=str(Path(sys.executable).parent))
@@ -44,12 +46,12 @@ class Cli:
         return json.loads(self("service", "status", "--json").stdout)
 
     def holder(self) -> dict | None:
-        """The lock holder (pid, version) as a client of this home sees it."""
-        code = "import json; from vaultmem.service import control; print(json.dumps(control.holder()))"
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env=self.env, check=True
-        )
-        return json.loads(out.stdout)
+        """The lock holder (pid, version) as a client of this home sees it (asked in this process,
+        in the clients' environment: it reads the lock file)."""
+        from vaultmem.service import control
+
+        with environ(self.env):
+            return control.holder()
 
     def log(self) -> str:
         path = Path(self.env["XDG_STATE_HOME"]) / "vaultmem" / "service.log"
@@ -67,16 +69,31 @@ def cli(tmp_path):
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("[service]\nidle_exit = 30\n")  # a late starter the teardown missed does not linger
     yield c
-    c("service", "stop", check=False, timeout=60)
-    held = c.holder()
+    from vaultmem.core.errors import VaultError
+    from vaultmem.service import control
+
+    with environ(c.env):  # `vaultmem service stop`, in this process
+        try:
+            control.stop(timeout=60)
+        except VaultError:
+            pass
+        held = control.holder()
     if held and held.get("pid"):  # a test that failed half-way: never leave a process behind
         os.kill(held["pid"], signal.SIGKILL)
 
 
 @pytest.fixture
 def vault(demo_copy, cli):
-    cli("index", "--vault", str(demo_copy), env={"VAULTMEM_NO_SERVICE": "1"})
-    cli.model_log.unlink()  # that process embedded the notes; the tests count loads after it
+    """The demo copy, indexed as `vaultmem index` indexes it without the service (in this
+    process, with the hash embedder every process of these tests uses: no model load counted)."""
+    from typer.testing import CliRunner
+
+    from vaultmem.cli.app import app
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("vaultmem.vault.make_embedder", lambda *a, **k: HashEmbedder())
+        done = CliRunner().invoke(app, ["index", "--vault", str(demo_copy)])
+    assert done.exit_code == 0, done.output
     return demo_copy
 
 

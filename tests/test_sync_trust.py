@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from gitcluster import Cluster
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 NOTE = """---
 id: {id}
 title: {title}

@@ -17,6 +17,8 @@ import pytest
 
 from .adversarial_helpers import cli_env, run
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 BM25 = Path(".vaultmem/index/bm25")
 
 
