@@ -32,7 +32,9 @@ class ServiceThread:
         self.service = Service(*service_parts(), idle_exit=0, quiet=0.05, max_delay=0.5, tasks=tasks())
         self.service.embedder = lambda model, batch_size: embedder  # type: ignore[method-assign]
         self.result: bool | None = None
-        self.thread = threading.Thread(target=self._run, args=(list(roots),), name="test-service", daemon=True)
+        self.thread = threading.Thread(
+            target=self._run, args=(list(roots),), name="test-service", daemon=True
+        )
         self.thread.start()
         if not self.service.opened.wait(30):
             raise AssertionError("the in-process memory service did not start")

@@ -83,7 +83,9 @@ def test_the_users_config_is_read_once_a_call(service_thread, demo_copy, monkeyp
 
 
 @pytest.mark.parametrize("op", ["list", "show", "stats", "recall", "history", "wake"])
-def test_the_same_answer_in_process_and_through_the_service(op, indexed, service_thread, monkeypatch, fake_model):
+def test_the_same_answer_in_process_and_through_the_service(
+    op, indexed, service_thread, monkeypatch, fake_model
+):
     def ask() -> object:
         with api.Session([str(indexed)]) as s:
             return {"list": lambda: s.list_notes(limit=50), "show": lambda: s.show("Use Postgres advisory locks for job leasing"),
@@ -126,7 +128,9 @@ def _projects(root: Path) -> None:
     """Four decisions of project Alpha that match the query best, one of Beta that matches less."""
     (root / "projects").mkdir()
     for name in ("Alpha", "Beta"):
-        (root / "projects" / f"{name}.md").write_text(f"---\ntype: project\ntitle: Project: {name}\n---\n\n{name}.\n")
+        (root / "projects" / f"{name}.md").write_text(
+            f"---\ntype: project\ntitle: Project: {name}\n---\n\n{name}.\n"
+        )
     for i in range(4):
         (root / "decisions" / f"Alpha queue {i}.md").parent.mkdir(exist_ok=True)
         (root / "decisions" / f"Alpha queue {i}.md").write_text(
@@ -144,7 +148,9 @@ def test_the_prompt_hooks_project_filter_runs_before_the_top_k(empty_vault, tmp_
     beta = tmp_path / "src" / "beta"
     beta.mkdir(parents=True)
     with api.Session([str(empty_vault)], cwd=beta) as session:
-        hits = session.recall("lease queue jobs advisory locks", k=2, project=True, mode="bm25", log=False)
+        hits = session.recall(
+            "lease queue jobs advisory locks", k=2, project=str(beta), mode="bm25", log=False
+        )
         plain = session.recall("lease queue jobs advisory locks", k=2, mode="bm25", log=False)
     assert [h["path"] for h in hits] == ["decisions/Beta queue.md"] and hits[0]["rank"] == 1
     assert all("Alpha" in h["path"] for h in plain)  # what the top 2 were

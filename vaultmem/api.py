@@ -83,7 +83,20 @@ def refresh_agents_md(root: Path, event: str) -> list[dict[str, Any]]:
     if not wanted(load(root)["agents_md"], event, root):
         return []
     with Session([str(root)]) as session:
-        return session.call("refresh_agents_md", {"root": str(root), "event": event})  # type: ignore[no-any-return]
+        done = session.call("refresh_agents_md", {"root": str(root), "event": event}, start=False)
+    return say(done)["files"]  # type: ignore[no-any-return]
+
+
+def say(result: dict[str, Any]) -> dict[str, Any]:
+    """An operation's result without its ``said``: the warnings the call logged where it ran,
+    logged here again (the same place in process and through the service: ``ops._said``)."""
+    import logging
+
+    from .service.ops import SAID
+
+    for line in result.pop("said", None) or []:
+        logging.getLogger(SAID).warning("%s", line)
+    return result
 
 
 def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, Path]:
@@ -189,6 +202,13 @@ def ask(op: str, args: dict[str, Any]) -> tuple[bool, Any]:
     if not reply.get("ok"):
         raise RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
     return True, reply["result"]
+
+
+def _multi(named: dict[str, Vault]) -> MultiVault:
+    """Several open vaults as one (imported when a call reads several: the keyword answer loads no facade)."""
+    from .multi import MultiVault
+
+    return MultiVault(named)
 
 
 def _wire(value: Any) -> Any:
@@ -420,10 +440,9 @@ class Session:
     def host(self) -> LocalHost:
         """The operations' host in this process (made on the first call that runs here)."""
         if self._host is None:
-            from .multi import MultiVault
             from .service.host import LocalHost
 
-            self._host = LocalHost(self.open, MultiVault, fresh=self.fresh, tasks={**tasks(), **self.tasks})
+            self._host = LocalHost(self.open, _multi, fresh=self.fresh, tasks={**tasks(), **self.tasks})
         return self._host
 
     # ------------------------------------------------------------------ recall and wake
@@ -432,13 +451,13 @@ class Session:
         return {"cwd": str(self.cwd or Path.cwd()), "branch": branch, "all_branches": all_branches}
 
     def recall(self, query: str, explain: bool = False, *, branch: str | None = None, all_branches: bool = False,
-               project: bool = False, **options: Any) -> list[dict[str, Any]]:  # fmt: skip
+               project: str | None = None, **options: Any) -> list[dict[str, Any]]:  # fmt: skip
         """Hits as dicts, from every vault of the session in one ranking (``options``:
         ``Vault.recall``'s). Memories scoped to a code branch other than the current or the
         default branch of the working directory's repository are left out where the index is
         (so k hits still come back) unless ``branch`` names theirs or ``all_branches`` (see
-        ``branches``); ``project``: so are other projects' memories by the prompt hook's rule
-        (``projects.scope_hits``). ``degraded`` and ``skipped`` say how it was answered."""
+        ``branches``); ``project``: a working folder whose project keeps out other projects'
+        memories by the prompt hook's rule (``projects.scope_hits``), also before the cut. ``degraded`` and ``skipped`` say how it was answered."""
         args = {"roots": self.roots(), "query": query, "explain": explain, "options": options, "wait": self.wait,
                 "project": project, **self._branch_args(branch, all_branches)}  # fmt: skip
         done = self.call("recall", args)
@@ -495,7 +514,7 @@ class Session:
         """The versions of the fact ``ref`` names (``history.chain``), in the vault a
         ``vault:`` prefix names (default: the caller's own)."""
         root, rest = self.pick_root(ref)
-        return self.call("history", {"root": str(root), "ref": rest})  # type: ignore[no-any-return]
+        return self.call("history", {"root": str(root), "ref": rest}, start=False)  # type: ignore[no-any-return]
 
     def status(self, drift: bool = True) -> dict[str, Any]:
         """Who keeps the indexes (``by``: "service", with its pid, pending changes and last
@@ -584,14 +603,14 @@ class Session:
         """The aging rules' plan for the caller's own vault (carried out with ``apply``, as one
         undo batch); the working directory's code repository decides its branches' memories."""
         args = {"root": str(self.root), "cwd": str(self.cwd or Path.cwd()), "apply": apply, "days": days}
-        return self.call("maintain", args, start=False)  # type: ignore[no-any-return]
+        return say(self.call("maintain", args, start=False))
 
     def agents_md(self, file: str, anchor: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         """``export --to agents-md``: the project's rules into ``file``'s marked section."""
         shown = Path(os.path.expanduser(file))
         shown = shown / "AGENTS.md" if shown.is_dir() else shown
         args = {"root": str(self.root), "file": str(shown.absolute()), "anchor": anchor, "dry_run": dry_run}
-        done: dict[str, Any] = self.call("agents_md", args, start=False)
+        done: dict[str, Any] = say(self.call("agents_md", args, start=False))
         return {**done, "file": str(shown)}  # as the caller named it
 
     def reindex(self, rebuild: bool = False, progress: Progress | None = None) -> tuple[dict[str, Any], bool]:
@@ -680,6 +699,8 @@ class Session:
         for vault in self._opened.values():
             vault.close()
         self._opened.clear()
+        if self._host is not None:
+            self._host.close()  # its entries held those vaults
 
     def __enter__(self) -> Session:
         return self

@@ -204,7 +204,9 @@ def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = N
         from .hooks import prompt_hook
 
         with hook_session(vault, payload) as session:
-            recall = lambda query, k: session.recall(query, explain=True, k=k, log=False, project=True)
+            recall = lambda query, k: session.recall(
+                query, explain=True, k=k, log=False, project=payload.get("cwd") or None
+            )
             degraded = lambda: session.degraded
             log = lambda ids: session.log_shown(ids, "hook")
             return prompt_hook(session.root, payload, recall, budget, log=log, degraded=degraded)

@@ -13,8 +13,10 @@ Filters run here, where the index is, before the top k is cut: other code branch
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -122,7 +124,7 @@ def _recall(host: Host, args: dict, options: dict[str, Any], degraded: str | Non
 
         def run(k: int | None, log: bool) -> list[dict[str, Any]]:
             found = reader.recall(args["query"], **{**options, "k": k, "log": log})
-            return [h.as_dict(explain or args["project"]) for h in found]
+            return [h.as_dict(explain or bool(args["project"])) for h in found]
 
         if args["project"]:
             k = options.get("k") or _default_k(reader)
@@ -148,7 +150,7 @@ def _keyword_recall(host: Host, args: dict, options: dict[str, Any]) -> dict[str
     project = _project_rule(args) if args["project"] else _keep_all
     k = options.get("k") or _default_k(None, roots)
     run = lambda ask: [hit for _, hit in keywords.recall_vaults(roots, args["query"], {**options, "k": ask},
-                                                                 args["explain"] or args["project"])]  # fmt: skip
+                                                                 args["explain"] or bool(args["project"]))]  # fmt: skip
     hits = _widened(run, k, lambda found: project(keep(found)))
     if options.get("log", True):
         _log(host, args["roots"], hits, "recall")
@@ -182,7 +184,7 @@ def _project_rule(args: dict) -> Callable[[list[dict[str, Any]]], list[dict[str,
     from ..memory.projects import scope_hits
 
     roots = {name: Path(root) for name, root in args["roots"].items()}
-    return lambda hits: scope_hits(hits, roots, args["cwd"])
+    return lambda hits: scope_hits(hits, roots, args["project"])
 
 
 def _plain(hit: dict[str, Any]) -> dict[str, Any]:
@@ -358,18 +360,44 @@ def supersede(host: Host, args: dict) -> dict[str, Any]:
         return vault.supersede(vault.checked_ref(args["old"]), vault.checked_ref(args["new"]))
 
 
+SAID = "vaultmem.agents_md"  # the logger whose warnings a call hands back to its caller (``said``)
+
+
+@contextmanager
+def _said() -> Iterator[list[str]]:
+    """The warnings this call's thread logs on ``SAID`` (a file outside the vault, a rule held
+    back), kept from the host's own log and handed back in the result's ``said``: the caller
+    says them where it runs (``api.say``), the same through the service and in process."""
+    said: list[str] = []
+    me = threading.get_ident()
+
+    class Keep(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if record.thread != me:
+                return True
+            said.append(record.getMessage())
+            return False
+
+    keep, logger = Keep(), logging.getLogger(SAID)
+    logger.addFilter(keep)
+    try:
+        yield said
+    finally:
+        logger.removeFilter(keep)
+
+
 def maintain(host: Host, args: dict) -> dict[str, Any]:
     """The aging rules' plan, carried out with ``apply`` as one undo batch (``undo``: its id)."""
     from ..memory import undo as undomod
 
     code_dir = Path(args["cwd"])
-    with host.entry(args["root"]).writing(AS_IS) as vault:
+    with host.entry(args["root"]).writing(AS_IS) as vault, _said() as said:
         if not args["apply"]:
-            return vault.maintain(apply=False, days=args["days"], code_dir=code_dir)
+            return {**vault.maintain(apply=False, days=args["days"], code_dir=code_dir), "said": said}
         with undomod.recording(vault, "maintain", "maintain") as batch:
             batch.watch(vault.agents_md_files("maintain"))
             result: dict[str, Any] = vault.maintain(apply=True, days=args["days"], code_dir=code_dir)
-        return {**result, "undo": None if batch.empty() else batch.id}
+        return {**result, "undo": None if batch.empty() else batch.id, "said": said}
 
 
 def agents_md(host: Host, args: dict) -> dict[str, Any]:
@@ -379,17 +407,17 @@ def agents_md(host: Host, args: dict) -> dict[str, Any]:
     from ..memory import undo as undomod
 
     target = Path(args["file"])
-    with host.entry(args["root"]).writing(AS_IS) as vault:
+    with host.entry(args["root"]).writing(AS_IS) as vault, _said() as said:
         with undomod.recording(vault, "export", str(target.resolve())) as batch:
             batch.watch([target / "AGENTS.md" if target.is_dir() else target])
             result: dict[str, Any] = md.export(vault, args["file"], args["anchor"], args["dry_run"])
-        return {**result, "undo": None if batch.empty() else batch.id}
+        return {**result, "undo": None if batch.empty() else batch.id, "said": said}
 
 
-def refresh_agents_md(host: Host, args: dict) -> list[dict[str, Any]]:
+def refresh_agents_md(host: Host, args: dict) -> dict[str, Any]:
     """The files the vault's ``[agents_md]`` config refreshes after ``event`` ("sync")."""
-    with host.entry(args["root"]).writing(AS_IS) as vault:
-        return vault.refresh_agents_md(args["event"])
+    with host.entry(args["root"]).writing(AS_IS) as vault, _said() as said:
+        return {"files": vault.refresh_agents_md(args["event"]), "said": said}
 
 
 def reindex(host: Host, args: dict) -> dict[str, Any]:
