@@ -99,31 +99,6 @@ def test_the_same_answer_in_process_and_through_the_service(
     assert ask() == served
 
 
-def test_several_vaults_are_recalled_in_one_ranking_by_the_service(service_thread, demo_copy, empty_vault):
-    """test_service's example, on the in-process service: no process started."""
-    note = empty_vault / "facts" / "Harbour cranes.md"
-    note.parent.mkdir(parents=True)
-    note.write_text("# Harbour cranes\n\nThe advisory locks of the harbour cranes.\n", encoding="utf-8")
-    with api.Session([str(demo_copy), str(empty_vault)]) as session:
-        hits = session.recall("advisory locks of the harbour cranes", k=5)
-    assert {h["vault"] for h in hits} == {demo_copy.name, empty_vault.name}
-    assert sorted(map(str, service_thread.service.entries)) == sorted(
-        [str(demo_copy.resolve()), str(empty_vault.resolve())]
-    )
-
-
-def test_sleep_and_checkpoint_write_through_the_service(service_thread, empty_vault):
-    """test_service's example, on the in-process service: the notes are written where the index
-    is, and the next call of any client finds them."""
-    with api.Session([str(empty_vault)]) as session:
-        done = session.sleep("Wired the refunds endpoint", "write the docs", "claude/s1")
-        line = session.checkpoint("refund rounding fixed", "claude/s1")
-        assert session.backend == api.SERVICE
-    assert (empty_vault / done["summary"]["path"]).exists() and line["line"]
-    found = service_thread.service.entry(empty_vault).vault.recall("refunds endpoint", mode="bm25", log=False)
-    assert any(h.path == done["summary"]["path"] for h in found)
-
-
 def _projects(root: Path) -> None:
     """Four decisions of project Alpha that match the query best, one of Beta that matches less."""
     (root / "projects").mkdir()
