@@ -84,38 +84,6 @@ def init(
 
 
 @app.command()
-def demo(
-    dest: Annotated[Path, typer.Argument(help="A new folder for the copy.")] = Path("vaultmem-demo"),
-) -> None:
-    """Copy the shipped demo vault (the memory of a fictional marina-booking app) into a new
-    folder, to try recall on it.
-
-    Example: vaultmem demo && vaultmem recall "why advisory locks over redis?" --vault vaultmem-demo
-    """
-    from ..core import demo as shipped
-
-    copied = shipped.copy(dest)
-    where = shlex.quote(str(dest))
-    typer.echo(f"copied the demo vault ({len(copied)} files) to {dest.resolve()}")
-    typer.echo(
-        f'try: vaultmem recall "why did we pick postgres advisory locks over redis for job leases?" --vault {where}'
-    )
-    typer.echo(f"undo: rm -r {where}")
-
-
-@app.command("man")
-def man_page() -> None:
-    """Print vaultmem's man page (the wheel also installs it in share/man/man1: `man vaultmem`
-    works where that folder is on the manual path, as with pipx).
-
-    Example: vaultmem man | man -l -
-    """
-    from .reference import manpage
-
-    typer.echo(manpage(), nl=False)
-
-
-@app.command()
 def show(
     ref: Annotated[str, typer.Argument(help="Id, title, alias or vault-relative path.")],
     vault: VaultOpt = None,
@@ -748,7 +716,10 @@ def _keeper(data: dict) -> str:
 
 
 vault_app = typer.Typer(
-    cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True
+    cls=Group,
+    help="The registry of named vaults (personal, shared, user).\n\n"
+    "Example: vaultmem vault add shared ./vaults/shared      vaultmem vault list",
+    no_args_is_help=True,
 )
 app.add_typer(vault_app, name="vault")
 
@@ -821,3 +792,4 @@ from . import time as cli_time  # noqa: E402,F401  (history)
 from . import transfer as cli_transfer  # noqa: E402,F401  (export, import)
 from . import undo as cli_undo  # noqa: E402,F401  (restore, undo)
 from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)
+from . import welcome as cli_welcome  # noqa: E402,F401  (demo, completion, man)

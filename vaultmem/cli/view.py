@@ -63,7 +63,10 @@ def doctor(
 # ---------------------------------------------------------------------- graph
 
 graph_app = typer.Typer(
-    cls=Group, help="The link graph: links, backlinks, paths, orphans, exports.", no_args_is_help=True
+    cls=Group,
+    help="The link graph: links, backlinks, paths, orphans, exports.\n\n"
+    'Example: vaultmem graph backlinks "Project: MyApp"      vaultmem graph export --format mermaid --depth 1',
+    no_args_is_help=True,
 )
 app.add_typer(graph_app, name="graph")
 
