@@ -23,6 +23,7 @@ from ..core.note import (
     as_list,
     content_hash,
     load_yaml_value,
+    note_time,
     parse,
     render,
     set_fields,
@@ -42,6 +43,7 @@ EXPORT_FORMAT = "vaultmem-export/1"
 
 
 def _stamp(now: dt.datetime) -> str:
+    """A time as text (an export's date)."""
     return now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
@@ -205,7 +207,7 @@ def _merge_duplicate(vault: VaultState, rec: Record, tags: Iterable[str], senten
     new_tags = list(dict.fromkeys(t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags))
     sentences = sentences or []
     if sentences:
-        dupes.add_text(vault, rec, sentences, source, _stamp(now_utc()))
+        dupes.add_text(vault, rec, sentences, source, note_time(now_utc()))
     if new_tags:
         edit(vault, rec.path, add_tags=new_tags)
     if new_tags or sentences:
@@ -238,7 +240,7 @@ def _age_anchor(vault: VaultState, type_: str, anchor: str | None, now: dt.datet
 
 
 def _new_meta(taken: set[str], type_: str, title: str, defaults: dict, now: dt.datetime) -> dict:
-    stamp = _stamp(now)
+    stamp = note_time(now)
     meta: dict[str, Any] = {"id": new_id(taken), "title": title, "type": type_, "status": "active"}
     meta.update({k: v for k, v in defaults.items() if k not in ("id", "title", "type", "created", "updated")})
     meta.update({"created": stamp, "updated": stamp})
@@ -441,7 +443,7 @@ def edit(vault: VaultState, ref: str, *, content: str | None = None, sets: Itera
                 updates["tags"] = kept
         new = _replace_body(text, rec.title, content) if content is not None else text
         if updates or new != text:
-            updates.setdefault("updated", _stamp(now or now_utc()))
+            updates.setdefault("updated", note_time(now or now_utc()))
         settled = (
             ("status_before_conflict",)
             if str(updates.get("status", "conflict")).lower() != "conflict"
