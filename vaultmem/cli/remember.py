@@ -15,7 +15,7 @@ from ..core.errors import BadInput
 from ..core.fence import printable
 from ..memory.fields import FIELDS
 from ..recall.params import Param, with_params
-from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json
+from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json, err
 
 
 def _option(f: Param) -> Any:
@@ -99,6 +99,8 @@ def remember(type: str, title: str, content: str | None, vault: str | None, agen
         if result.get("text_added"):
             typer.echo(f"added to it: {' '.join(result['text_added'])}")
         return
+    for warning in result.get("warnings", []):
+        err(warning)
     if result["created_anchor"]:
         typer.echo(f"created anchor {result['created_anchor']}")
     typer.echo(printable(f"{result['id']}  {result['path']}"))
