@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import sys
 
+from vaultmem.cli.app import app
 from vaultmem.cli.reference import manpage, markdown
 
 
 def reference() -> str:
     """The whole reference as markdown."""
-    return markdown()
+    return markdown(app)
 
 
 if __name__ == "__main__":
-    print(manpage() if sys.argv[1:] == ["--man"] else markdown(), end="")
+    print(manpage(app) if sys.argv[1:] == ["--man"] else markdown(app), end="")

@@ -110,7 +110,7 @@ def test_the_man_page_and_the_cli_reference_are_the_commands_own_and_readme_link
     from vaultmem.cli.reference import manpage
 
     page = vaultmem("man").stdout
-    assert page == manpage() == (REPO / "docs" / "vaultmem.1").read_text(encoding="utf-8")
+    assert page == manpage(app) == (REPO / "docs" / "vaultmem.1").read_text(encoding="utf-8")
     assert page.startswith(".TH VAULTMEM 1 ") and '.SS "vaultmem graph path"' in page
     if shutil.which("man"):  # it renders
         shown = subprocess.run(["man", "-l", "-"], input=page, capture_output=True, text=True, timeout=60,

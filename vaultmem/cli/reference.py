@@ -34,10 +34,8 @@ https://github.com/vaultmem/vaultmem
 """
 
 
-def commands() -> list[tuple[list[str], Any]]:
+def commands(app: typer.Typer) -> list[tuple[list[str], Any]]:
     """Every visible leaf command of the app with its words, in name order."""
-    from .app import app
-
     return _leaves(typer.main.get_command(app), [])
 
 
@@ -71,10 +69,11 @@ def _doc(command: Any) -> str:
     return (command.help or "").split("\f")[0].strip()
 
 
-def markdown() -> str:
-    """The whole reference as markdown (``docs/cli.md``)."""
+def markdown(app: typer.Typer) -> str:
+    """The whole reference of ``app`` (``cli.app.app``, every command registered) as markdown
+    (``docs/cli.md``)."""
     out = [HEADER]
-    for path, command in commands():
+    for path, command in commands(app):
         out.append(f"## vaultmem {' '.join(path)}\n")
         if doc := _doc(command):
             out.append(doc + "\n")
@@ -93,8 +92,8 @@ def _roff(text: str) -> str:
     return "\n".join("\\&" + line if line.startswith((".", "'")) else line for line in text.splitlines())
 
 
-def manpage() -> str:
-    """The whole reference as a man page (section 1)."""
+def manpage(app: typer.Typer) -> str:
+    """The whole reference of ``app`` as a man page (section 1)."""
     from .. import __version__
 
     out = [
@@ -108,7 +107,7 @@ def manpage() -> str:
         "Every command has \\fB\\-\\-help\\fR with an example. The commands:",
         ".SH COMMANDS",
     ]
-    for path, command in commands():
+    for path, command in commands(app):
         out.append(f'.SS "vaultmem {" ".join(path)}"')
         if doc := _doc(command):
             out += [_roff(doc), ".PP"]

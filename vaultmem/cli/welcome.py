@@ -63,4 +63,4 @@ def man_page() -> None:
     """
     from .reference import manpage
 
-    typer.echo(manpage(), nl=False)
+    typer.echo(manpage(app), nl=False)  # every command is registered by the time one runs
