@@ -195,7 +195,9 @@ def detach(args: list[str], stdin: str, log: Path | None) -> None:
     proc.stdin.close()
 
 
-def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = None) -> dict[str, Any] | None:
+def prompt(
+    vault: str | None = None, budget: int = PROMPT_BUDGET, agent: str | None = None
+) -> dict[str, Any] | None:
     """`vaultmem hook prompt`: recall through the memory service. It never waits for a service to
     start: meanwhile it answers from keywords (``recall.keywords``), and says so. Its code branch
     and its project (``memory.projects``) filter the hits where the index is, before the top k."""
