@@ -328,55 +328,39 @@ def empty_vault(tmp_path) -> Path:
 
 # ---------------------------------------------------------------- both backends
 
-SERVICE_SITE = Path(__file__).resolve().parent / "service_site"
 # a service's address names its HOME: the module's service serves every test home under this key
 MODULE_SERVICE_KEY = "tests"
 
 
 @pytest.fixture(scope="module")
 def module_service(tmp_path_factory):
-    """A real memory service (``vaultmem service run``, the small hash embedder of
-    ``service_site``) in a private runtime folder, shared by a module's tests on the service
-    backend; stopped when the module ends. Yields that runtime folder."""
-    import subprocess
-    import sys
+    """The real memory service (``daemon.Service``, as ``vaultmem service run`` runs it) in a
+    thread of this process with the small test embedder, in a private runtime folder, shared by a
+    module's tests on the service backend; stopped when the module ends, leaving nothing behind
+    (``service_thread.py``). Clients reach it through its socket. Yields that runtime folder."""
+    from helpers import HashEmbedder
+    from service_thread import ServiceThread
 
     home = tmp_path_factory.mktemp("service-home")
     run = _runtime_dir(home)  # short enough for the socket, whatever the basetemp's length
     run.mkdir(mode=0o700, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k != "VAULTMEM_NO_SERVICE"}
-    env.update(XDG_RUNTIME_DIR=str(run), XDG_STATE_HOME=str(home / "state"), XDG_CONFIG_HOME=str(home / "config"),
-               PYTHONPATH=os.pathsep.join([str(SERVICE_SITE), str(SERVICE_SITE.parent)]),
-               VAULTMEM_TEST_MODEL_DELAY="0", VAULTMEM_SERVICE_KEY=MODULE_SERVICE_KEY)  # fmt: skip
-    env.pop("VAULTMEM_TEST_NO_MODEL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "service", "run", "--idle-exit", "0"], env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    from helpers import wait_for
-
-    def ready() -> bool:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("XDG_RUNTIME_DIR", str(run))
-            mp.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)
-            from vaultmem.service import control
-
-            info = control.ping()
-            return bool(info and info.get("ready"))
-
+    with pytest.MonkeyPatch.context() as mp:  # where it listens and keeps its lock
+        mp.setenv("XDG_RUNTIME_DIR", str(run))
+        mp.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)
+        mp.setenv("XDG_STATE_HOME", str(home / "state"))
+        mp.delenv("VAULTMEM_NO_SERVICE", raising=False)
+        service = ServiceThread(run, HashEmbedder())
     try:
-        wait_for(ready, what="the memory service")
         yield run
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        service.stop()
 
 
-@pytest.fixture(params=["process", pytest.param("service", marks=pytest.mark.integration)])
+@pytest.fixture(params=["process", "service"])
 def backend(request, monkeypatch):
     """Run the test on both backends: in this process (``VAULTMEM_NO_SERVICE=1``), and through
-    a real memory service (``module_service``): the service is invisible when both pass alike."""
+    the real memory service (``module_service``, on its socket): the service is invisible when
+    both pass alike."""
     if request.param == "service":
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(request.getfixturevalue("module_service")))
         monkeypatch.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)  # each test's HOME: one service
