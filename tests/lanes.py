@@ -171,8 +171,8 @@ def collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> N
 # ---------------------------------------------------------------- the lanes' durations
 
 _DURATIONS = pytest.StashKey[int | None]()
-# lane: test: (wall, CPU, [(seconds, phase)])
-TIMES: dict[str, dict[str, tuple[float, float, list[tuple[float, str]]]]] = {}
+# lane: test: (wall, CPU, [(seconds, phase, CPU seconds)])
+TIMES: dict[str, dict[str, tuple[float, float, list[tuple[float, str, float]]]]] = {}
 _CPU = pytest.StashKey[float]()
 
 
@@ -198,7 +198,7 @@ def logreport(report: pytest.TestReport) -> None:
     lane, cpu = props.get("lane", "unit"), props.get("cpu", 0.0)
     times = TIMES.setdefault(lane, {})
     wall, used, phases = times.get(report.nodeid, (0.0, 0.0, []))
-    phases.append((report.duration, report.when))
+    phases.append((report.duration, report.when, float(cpu)))
     times[report.nodeid] = (wall + report.duration, used + float(cpu), phases)
 
 
@@ -214,9 +214,9 @@ def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # type: 
         wall = sum(t[0] for t in times.values())
         cpu = sum(t[1] for t in times.values())
         tr.write_sep("=", f"lane {lane}: {len(times)} tests, {wall:.1f} s summed wall, {cpu:.1f} s CPU")
-        rows = sorted(((d, when, nodeid) for nodeid, (_, _, phases) in times.items() for d, when in phases),
-                      reverse=True)  # fmt: skip
-        for d, when, nodeid in rows[: n or None]:
+        rows = sorted(((d, when, cpu, nodeid) for nodeid, (_, _, phases) in times.items()
+                       for d, when, cpu in phases), reverse=True)  # fmt: skip
+        for d, when, cpu, nodeid in rows[: n or None]:
             if d < 0.005:
                 break
-            tr.write_line(f"{d:.2f}s {when:<8} {nodeid}")
+            tr.write_line(f"{d:.2f}s {when:<8} (CPU {cpu:.2f}s) {nodeid}")

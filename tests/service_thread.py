@@ -56,7 +56,10 @@ class ServiceThread:
         self.thread.join(timeout=60)
         assert not self.thread.is_alive(), "the in-process memory service did not stop"
         assert not self.socket.exists(), f"{self.socket} was left behind"
-        wait_for(lambda: not _service_threads(), timeout=10, what="the service's threads to end")
+        try:
+            wait_for(lambda: not _service_threads(), timeout=60, what="the service's threads to end")
+        except AssertionError:
+            raise AssertionError(f"the service's threads did not end: {_service_threads()}") from None
         shutil.rmtree(self.runtime, ignore_errors=True)
 
 

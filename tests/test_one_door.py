@@ -29,8 +29,9 @@ def env_of(backend: str) -> dict:
 
 
 def serve(cli, root: Path) -> int:  # noqa: F811
-    """Start the service and have it serve ``root``; its pid."""
-    cli("service", "start")
+    """Start the service (in a thread of this test: these tests are about its clients) and have
+    it serve ``root``; its pid."""
+    cli.serve_here()
     cli("recall", "warm", "--vault", str(root))
     assert str(root.resolve()) in cli.status()["vaults"]
     return cli.status()["pid"]

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import HashEmbedder, environ, wait_for, write
@@ -33,6 +34,19 @@ class Cli:
         self.env["VAULTMEM_TEST_MODEL_DELAY"] = "0"
         self.env["VAULTMEM_TEST_MODEL_LOG"] = str(model_log)
         self.home, self.model_log = home, model_log
+        self.thread: Any = None
+
+    def serve_here(self) -> int:
+        """Start the real memory service in a thread of this test (``service_thread``: the same
+        handlers, watchers and socket as `vaultmem service run`, no process) where this home's
+        clients find it; its pid (this process's)."""
+        from service_thread import ServiceThread
+
+        from vaultmem.service import client
+
+        with environ({k: v for k, v in self.env.items() if k != "VAULTMEM_NO_SERVICE"}):
+            self.thread = ServiceThread(client.runtime_dir(), HashEmbedder())
+        return os.getpid()
 
     def __call__(self, *args: str, input: str | None = None, env: dict | None = None, timeout: float = 120,
                  check: bool = True) -> subprocess.CompletedProcess:  # fmt: skip
@@ -78,7 +92,9 @@ def cli(tmp_path):
         except VaultError:
             pass
         held = control.holder()
-    if held and held.get("pid"):  # a test that failed half-way: never leave a process behind
+    if c.thread is not None:
+        c.thread.stop()
+    elif held and held.get("pid"):  # a test that failed half-way: never leave a process behind
         os.kill(held["pid"], signal.SIGKILL)
 
 

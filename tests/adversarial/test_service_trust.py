@@ -92,9 +92,10 @@ class Svc:
 
 
 @pytest.fixture
-def homes():
+def homes(runtime):
     """``homes(name, runtime=..., tmpdir=...)``: an Svc in a fresh HOME (a short path, so that its
-    state folder can hold a socket); each stopped at the end."""
+    state folder can hold a socket); each stopped at the end (before ``runtime`` is removed: a
+    service whose socket and lock were deleted first could not be stopped, and ran on)."""
     base = Path(tempfile.mkdtemp(prefix="vh", dir="/tmp"))
     made: list[Svc] = []
 
