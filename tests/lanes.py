@@ -136,6 +136,7 @@ def configure(config: pytest.Config) -> None:
     config.option.durations = None
 
 
+FIRST = ("model", "agents_e2e", "integration", "unit")  # the order the lanes run in
 MODEL_FIXTURES = {"real_model", "_shared_model"}  # conftest: the model loaded in the test process
 AGENTS = "VAULTMEM_AGENTS_E2E"  # =1: run the real-agents lane too
 
@@ -165,7 +166,9 @@ def collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> N
         (kept if not wanted or lane in wanted else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    # the slow lanes first, each in collection order: the workers end together on short unit tests
+    # instead of one worker running a long test after the other has finished
+    items[:] = sorted(kept, key=lambda item: FIRST.index(lane_of(item)))
 
 
 # ---------------------------------------------------------------- the lanes' durations
