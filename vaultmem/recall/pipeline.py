@@ -52,7 +52,7 @@ from ..core.filters import Filters, now_utc, parse_time
 from ..core.timeexpr import DateRange, parse_query
 from ..index import neighbours
 from ..index.bm25 import BM25Index
-from ..index.embed import Embedder
+from ..index.embed import Embedder, similarity
 from ..index.graph import outdated_by
 from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
@@ -210,11 +210,11 @@ def _raw_scores(src: Sources, query: str, mode: str, question_words: bool,
     bm25 = src.bm25.score_all(text, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
     if mode not in ("hybrid", "vector"):
         return bm25, np.zeros(n), None
-    qvec = src.embedder.embed([vector_query or query])[0]
+    qvec = src.embedder.embed_query([vector_query or query])[0]
     vec = src.vectors().aligned_scores(qvec, src.index, n)
     if context and src.contexts is not None:
         vec = src.contexts().better(qvec, src.index, vec)
-    return bm25, vec, qvec
+    return bm25, similarity(src.embedder, vec), qvec  # one scale for every model (embed.similarity)
 
 
 def _retrieve(
