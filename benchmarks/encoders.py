@@ -4,6 +4,7 @@
     python benchmarks/encoders.py --part multilingual   # de / es / zh-ja-ko sets (data/multilingual)
     python benchmarks/encoders.py --part cost           # index time, warm recall, RSS (a process each)
     python benchmarks/encoders.py --part scale          # fit e5's cosine -> MiniLM's scale (embed.similarity)
+    python benchmarks/encoders.py --part floor          # the relevance floor's evidence (recall.floor)
 
 ``multilingual``: one vault per set and model, the notes as written in ``data/multilingual``,
 ``Vault.recall(question)`` with default settings (adaptive off, no logging); MRR, R@1, R@5.
@@ -13,6 +14,11 @@ indexed from nothing with the real model (no cache), then 100 of its questions r
 peak RSS. ``scale``: the LoCoMo dev questions against their conversation's turns, from the
 vectors ``locomo.py`` cached for both models: e5's cosines mapped onto MiniLM's by an affine
 fit of two quantiles (the median, an unrelated pair, and the 99.5th, a close one).
+``floor``: every dev question and the 21 nonsense queries of ``tests/data/nonsense_queries.txt``
+through ``Vault.recall(k=10)`` (adaptive off) on the vaults ``locomo.py`` left in ``.work`` (both
+shapes) and on the demo vault, each hit's score parts and whether it is evidence (corrected):
+what ``recall/floor.py`` is calibrated on (the share of true evidence hits a floor drops, and
+the hits it leaves the nonsense queries).
 Results: benchmarks/results/encoders-PART[-TAG].json.
 """
 
@@ -145,9 +151,80 @@ def scale() -> dict:
     return out
 
 
+NONSENSE = HERE.parent / "tests" / "data" / "nonsense_queries.txt"
+PARTS = (
+    "vector_raw",
+    "bm25_raw",
+    "bm25",
+    "vector",
+    "context",
+    "graph",
+    "subject",
+    "session",
+    "turn",
+    "score",
+)
+
+
+def _row(hit, evidence: set[str], query: str) -> dict:
+    e = hit.explain
+    return {
+        "q": query,
+        "ev": hit.id in evidence,
+        "rank": hit.rank,
+        **{k: round(float(e.get(k, 0.0)), 4) for k in PARTS},
+    }
+
+
+def floor_data(models: list[str]) -> dict:
+    """Each hit of the dev questions and of the nonsense queries, with its parts (see the module)."""
+    import shutil
+
+    from benchmarks.common import CachedEmbedder
+    from benchmarks.locomo import audited, load_audit
+    from vaultmem.vault import Vault
+
+    samples = json.loads(LOCOMO.read_text())
+    audit = load_audit(LOCOMO)
+    nonsense = NONSENSE.read_text().split("\n")
+    out: dict = {}
+    for model in models:
+        embedder = CachedEmbedder(model=model)
+        base = WORK / ("locomo" if model == MINILM else f"locomo-{short(model)}")
+        rows: list[dict] = []
+        for shape in ("flat", "linked"):
+            for i, sample in enumerate(samples):
+                vault = Vault(base / shape / sample["sample_id"], embedder)
+                vault.reindex()
+                fixed = {q: ev for (c, q), ev in audit.items() if c == i}
+                for qa, _, corrected in audited(sample, vault, fixed):
+                    for hit in vault.recall(str(qa["question"]), k=10, log=False, adaptive=False):
+                        rows.append({**_row(hit, set(corrected), str(qa["question"])), "shape": shape,
+                                     "cat": qa["category"], "kind": "question"})  # fmt: skip
+                for q in filter(None, nonsense):
+                    rows += [{**_row(h, set(), q), "shape": shape, "kind": "nonsense"}
+                             for h in vault.recall(q, k=10, log=False, adaptive=False)]  # fmt: skip
+                vault.close()
+        demo = WORK / "demo" / short(model)
+        if not demo.exists():
+            shutil.copytree(HERE.parent / "vaults" / "demo", demo)
+        vault = Vault(demo, embedder)
+        vault.reindex()
+        for q in filter(None, nonsense):
+            rows += [{**_row(h, set(), q), "shape": "demo", "kind": "nonsense"}
+                     for h in vault.recall(q, k=10, log=False, adaptive=False)]  # fmt: skip
+        vault.close()
+        (WORK / f"floor-{short(model)}.json").write_text(json.dumps(rows))
+        ev = [r for r in rows if r["ev"]]
+        out[short(model)] = {"hits": len(rows), "evidence_hits": len(ev),
+                             "nonsense_hits": sum(r["kind"] == "nonsense" for r in rows)}  # fmt: skip
+        print(f"  {short(model)}: {out[short(model)]}", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("multilingual", "cost", "scale"), required=True)
+    ap.add_argument("--part", choices=("multilingual", "cost", "scale", "floor"), required=True)
     ap.add_argument("--models", default="minilm,e5", help="comma-separated: minilm, e5")
     ap.add_argument("--turns", type=int, default=400)
     ap.add_argument("--queries", type=int, default=100)
@@ -160,6 +237,8 @@ def main() -> None:
         result = multilingual(models)
     elif args.part == "cost":
         result = cost(models, args.turns, args.queries, args.passes)
+    elif args.part == "floor":
+        result = floor_data(models)
     else:
         result = scale()
     result = {"part": args.part, "seconds": round(time.time() - started, 1), "results": result}

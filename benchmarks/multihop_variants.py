@@ -202,6 +202,7 @@ def main() -> None:
         "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
     )
     ap.add_argument("--tag", default="", help="result file name suffix")
+    ap.add_argument("--model", default="", help="[embedding] model (its vaults: locomo.py --model's folder)")
     ap.add_argument(
         "--index-cost", action="store_true", help="index one conversation with and without contextual vectors"
     )
@@ -214,7 +215,9 @@ def main() -> None:
         print(json.dumps(cost))
         print(f"wrote {write_result('context-index-cost' + suffix, cost)}")
         return
-    vaults = load(args.data, args.work, CachedEmbedder(), args.convs, args.turns)
+    if args.model and args.work == WORK / "locomo":
+        args.work = WORK / f"locomo-{args.model.rsplit('/', 1)[-1]}"
+    vaults = load(args.data, args.work, CachedEmbedder(model=args.model), args.convs, args.turns)
     if args.paired:
         (_, a, _), (_, b, _) = (parse_variant(v) for v in args.variants[:2])
         res = paired(vaults, a, b)

@@ -58,7 +58,7 @@ from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
 from ..index.usage import Usage
 from ..index.vectors import VectorIndex
-from . import contextual, datemath, fusion, learned, spread, subject, timefilter, turns
+from . import contextual, datemath, feedback, fusion, learned, spread, subject, timefilter, turns
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .hit import Hit, make_snippet, shown_status
 from .question import content_query, is_question
@@ -104,6 +104,10 @@ class Options:
         "turn_weight"
     ]  # a conversation turn that tells, not asks (turns.py)
     context_vectors: bool = DEFAULTS["recall"]["context_vectors"]  # contextual vectors (contextual.py)
+    feedback_weight: float = DEFAULTS["recall"][
+        "feedback_weight"
+    ]  # list questions' third round (feedback.py)
+    feedback_part: float = DEFAULTS["recall"]["feedback_part"]
     candidates: int = DEFAULTS["recall"]["candidates"]
     combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
     learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
@@ -184,6 +188,7 @@ def _parts() -> dict[str, float]:
         "subject": 0.0,
         "session": 0.0,
         "turn": 0.0,
+        "feedback": 0.0,
     }
 
 
@@ -288,7 +293,8 @@ def _sizes(src: Sources) -> np.ndarray:
 
 def _base(parts: dict[str, float]) -> float:
     return (parts["bm25"] + parts["vector"] + parts.get("length", 0.0) + parts["context"] + parts["graph"]
-            + parts["anchor"] + parts["subject"] + parts["session"] + parts.get("turn", 0.0))  # fmt: skip
+            + parts["anchor"] + parts["subject"] + parts["session"] + parts.get("turn", 0.0)
+            + parts.get("feedback", 0.0))  # fmt: skip
 
 
 def _of_body(src: Sources, name: str, path: str, read: Callable[[str], Any]) -> Any:
@@ -316,13 +322,38 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
     if subj is None:
         return scored, parts_of
     first = {p: rank for rank, p in enumerate(ranked, start=1)}
-    scored, _, parts_of = _retrieve(src, query, opt, allowed, subj.vector_query)
+    scored, qvec, parts_of = _retrieve(src, query, opt, allowed, subj.vector_query)
     for path, parts in scored.items():
         parts["first_round_rank"] = first.get(path, 0)  # 0: not among the first round's candidates
         if _speaker(src, path) in subj.names:
             parts["subject"] = subj.lift
             parts["subject_via"] = subj.reason()
+    if opt.feedback_weight > 0 and subj.lift > subject.WEIGHT and qvec is not None:
+        _feedback_round(src, opt, subj, qvec, scored, parts_of, allowed)
     return scored, parts_of
+
+
+def _feedback_round(src: Sources, opt: Options, subj: subject.Subject, qvec: np.ndarray, scored: dict,
+                    parts_of, allowed: set[str] | None) -> None:  # fmt: skip
+    """A list question about a speaker: the speaker's notes scored by the question's vector
+    moved towards the speaker's best notes so far (``feedback.py``)."""
+    own = [p for p in sorted(scored, key=lambda p: -_base(scored[p])) if _speaker(src, p) in subj.names]
+    vectors = src.vectors()
+    seeds = [v for p in own[: feedback.SEEDS] if (v := vectors.note_vector(p)) is not None]
+    if not seeds:
+        return
+    cos = vectors.aligned_scores(
+        feedback.expanded(qvec, seeds, opt.feedback_weight), src.index, len(src.universe)
+    )
+    z = fusion.standardise(cos)
+    top = np.argsort(-z)[: opt.candidates]
+    for i in top:
+        path = src.universe[i]
+        if _speaker(src, path) not in subj.names or (allowed is not None and path not in allowed):
+            continue
+        parts = scored.setdefault(path, parts_of(path))
+        parts["subject"] = subj.lift
+        parts["feedback"] = opt.feedback_part * float(z[i])
 
 
 def _turn_value(src: Sources, path: str) -> tuple[str | None, float]:
