@@ -6,7 +6,7 @@
     python benchmarks/encoders.py --part scale          # fit e5's cosine -> MiniLM's scale (embed.similarity)
     python benchmarks/encoders.py --part floor          # the relevance floor's evidence (recall.floor)
 
-``multilingual``: one vault per set and model, the notes as written in ``data/multilingual``,
+``multilingual``: one vault per set and model (and one of all three sets: ``all``), the notes as written in ``data/multilingual``,
 ``Vault.recall(question)`` with default settings (adaptive off, no logging); MRR, R@1, R@5.
 ``cost``: in a fresh process per model, LoCoMo's first conversation (linked shape, 400 turns)
 indexed from nothing with the real model (no cache), then 100 of its questions recalled warm
@@ -53,9 +53,10 @@ def multilingual(models: list[str]) -> dict:
     out: dict = {}
     for model in models:
         embedder = CachedEmbedder(model=model)
-        for path in sorted(SETS.glob("*.json")):
-            data = json.loads(path.read_text())
-            root = WORK / "multilingual" / short(model) / path.stem
+        sets = {p.stem: json.loads(p.read_text()) for p in sorted(SETS.glob("*.json"))}
+        sets["all"] = {k: [x for d in list(sets.values()) for x in d[k]] for k in ("notes", "questions")}
+        for stem, data in sets.items():  # each language alone, then all three in one vault
+            root = WORK / "multilingual" / short(model) / stem
             root.mkdir(parents=True, exist_ok=True)
             for note in data["notes"]:
                 text = f"---\ntitle: {json.dumps(note['title'], ensure_ascii=False)}\n---\n{note['body']}\n"
@@ -70,8 +71,8 @@ def multilingual(models: list[str]) -> dict:
             row = {"MRR": round(mean(1 / r if r else 0.0 for r in ranks), 3),
                    "R@1": round(mean(r == 1 for r in ranks), 3),
                    "R@5": round(mean(0 < r <= 5 for r in ranks), 3), "n": len(ranks), "ranks": ranks}  # fmt: skip
-            out.setdefault(path.stem, {})[short(model)] = row
-            print(f"  {path.stem:<4} {short(model):<24} MRR {row['MRR']:.3f}  R@1 {row['R@1']:.3f}"
+            out.setdefault(stem, {})[short(model)] = row
+            print(f"  {stem:<4} {short(model):<24} MRR {row['MRR']:.3f}  R@1 {row['R@1']:.3f}"
                   f"  R@5 {row['R@5']:.3f}  ranks {ranks}", flush=True)  # fmt: skip
     return out
 
@@ -129,11 +130,15 @@ def scale() -> dict:
 
     samples = json.loads(LOCOMO.read_text())
     sims: dict[str, list[float]] = {MINILM: [], E5: []}
+    from vaultmem.core.note import parse
+    from vaultmem.index.indexer import note_chunks
+
     for model in sims:
         embedder = CachedEmbedder(model=model)
         for sample in samples:
-            bodies = [t.split("---\n", 2)[-1] for t in notes_of(sample, "flat").values()]
-            passages = embedder.embed(bodies)  # cached: the turns' text as locomo.py embeds it? (approx.)
+            files = notes_of(sample, "flat")
+            chunks = [c for name, text in files.items() for c in note_chunks(parse(text, name), 256)]
+            passages = embedder.embed(chunks)  # the turns' chunks as the flat vaults embed them (cached)
             queries = embedder.embed_query([str(q["question"]) for q in sample["qa"]])
             sims[model] += list((queries @ passages.T).ravel())
     a, b = np.array(sims[MINILM]), np.array(sims[E5])
@@ -230,7 +235,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--tag", default="")
+    ap.add_argument("--data", type=Path, default=LOCOMO, help="the LoCoMo dev file (cost, scale, floor)")
     args = ap.parse_args()
+    globals()["LOCOMO"] = args.data
     models = [MODELS[m] for m in args.models.split(",")]
     started = time.time()
     if args.part == "multilingual":

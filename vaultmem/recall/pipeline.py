@@ -58,7 +58,7 @@ from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
 from ..index.usage import Usage
 from ..index.vectors import VectorIndex
-from . import contextual, datemath, feedback, fusion, learned, spread, subject, timefilter, turns
+from . import contextual, datemath, feedback, floor, fusion, learned, spread, subject, timefilter, turns
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .hit import Hit, make_snippet, shown_status
 from .question import content_query, is_question
@@ -552,6 +552,8 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         (raw_scores(src, query, opt.mode, opt.question_words, None, ctx)[0] > 0).any()
     )
     best = max((_base(p) for p in scored.values()), default=0.0)  # the best text evidence, for time's share
+    vectors = opt.mode != "bm25" and src.embedder.name != "none"  # the floor reads cosines (floor.py)
+    sources = frozenset(records[p].key for p, parts in scored.items() if _meaning(parts, vectors))
     final = {}
     for path, parts in scored.items():
         rec = records[path]
@@ -566,7 +568,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             a = adaptive(used, now.timestamp(), written.timestamp() if written else None, opt.weights)
             parts.update(a, ratings=used.ratings, min_ratings=opt.weights.min_ratings)  # --explain: why 0.5
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
-        relevant = evident({**parts, "context": 0.0} if parts.get("context_hidden") else parts)
+        relevant = evident(
+            {**parts, "context": 0.0} if parts.get("context_hidden") else parts, vectors, sources
+        )
         dated = path in inside and (relevant or not named)  # never lifts a note the query's words leave out
         if span is not None:
             share = _time_share(parts, named, best)
@@ -582,7 +586,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             "time", 0.0
         )  # multipliers lift what stands out; never a below-average score
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
-        if relevant or dated:  # a note without evidence is never a hit, not even to fill k
+        if (relevant or dated) and parts[
+            "score"
+        ] >= BASELINE:  # never a hit without evidence, nor below average
             final[path] = parts["score"]
     ranked = _first_shown(fusion.ranked(final), opt)
     terms = src.bm25.terms(query)
@@ -601,10 +607,21 @@ def _time_share(parts: dict[str, float], named: bool, best: float) -> float:
     return min(1.0, max(0.0, _base(parts)) / best) if best > 0 else 0.0
 
 
-def evident(parts: dict[str, float]) -> bool:
-    """Whether a note is evidence for the query: it shares a keyword with it, or its parts
-    (text, links, anchor, speaker; not the turn prior) sum above the vault's average note (0)."""
-    return parts["bm25_raw"] > 0 or _base(parts) - parts.get("turn", 0.0) > BASELINE
+def _meaning(parts: dict, vectors: bool) -> bool:
+    """Whether a note shares meaning with the query beyond chance on its own (``floor.py``)."""
+    return floor.meaningful(parts["vector_raw"], parts["bm25_raw"] > 0, vectors)
+
+
+def evident(parts: dict, vectors: bool = True, sources: frozenset = frozenset()) -> bool:
+    """Whether a note is evidence for the query: it shares meaning with the query beyond chance
+    (``floor.py``: a keyword, or a cosine unrelated texts do not reach), or is linked with a
+    note in ``sources`` (keys of notes that do) that lifted it; and, without a keyword, its
+    parts (text, links, anchor, speaker; not the turn prior) sum above the vault's average
+    note (0). A hit's final score is never below the average either (``search``)."""
+    if parts["bm25_raw"] <= 0 and _base(parts) - parts.get("turn", 0.0) <= BASELINE:
+        return False
+    linked = {parts.get("graph_via"), None if parts["context"] <= 0 else parts.get("context_via")}
+    return _meaning(parts, vectors) or bool(linked & sources)
 
 
 def _range_text(span: DateRange) -> str:
@@ -630,7 +647,8 @@ def _why(parts: dict, highlights: list[str]) -> str | None:
     if "redirect_from" in parts:
         return f"supersedes {parts['redirect_from']}"
     linked = parts.get("graph_via") or parts.get("context_via")
-    if linked and not evident({**parts, "graph": 0.0, "context": 0.0}):
+    own = {**parts, "graph": 0.0, "context": 0.0}  # the hit without its linked notes' share
+    if linked and own["bm25_raw"] <= 0 and _base(own) - parts.get("turn", 0.0) <= BASELINE:
         return f"linked from {linked}"
     if parts["score"] > BASELINE:
         return None
