@@ -45,19 +45,20 @@ def printed_scores(stdout: str) -> dict[str, str]:
     }
 
 
-def test_an_unrelated_gotcha_is_never_shown_at_0_000_nor_below_it(deploys):
+def test_an_unrelated_gotcha_is_shown_at_the_average_with_why_never_below(deploys):
     """The gotcha shares one keyword ("api") and scores below the vault's average note: it was
-    shown with a negative score and "a keyword in common; below the average note"; issue 47:
-    no negative score is ever shown, a hit needs more than a word below the average."""
+    shown with a negative score; issue 47: no score shown is negative, it is shown at 0 with
+    why it is there, after every note above the average."""
     v = ["--vault", str(deploys)]
     shown = invoke("recall", "deploy api fly.io", *v)
-    data = json.loads(invoke("recall", "deploy api fly.io", "--json", *v).stdout)["results"]
-    assert data and all(h["title"] != "Safari caches the API responses" for h in data), data
-    scores = printed_scores(shown.stdout)
-    assert "0.000" not in scores.values(), shown.stdout
-    assert all(h["score"] >= 0 for h in data), data
-    assert scores == {h["title"]: f"{h['score']:.3f}" for h in data}, shown.stdout  # the score it has
-    assert all(h["via"] is None for h in data if "Fly.io" in h["title"]), data
+    data = json.loads(invoke("recall", "deploy api fly.io", "--json", "--explain", *v).stdout)["results"]
+    gotcha = next(h for h in data if h["title"] == "Safari caches the API responses")
+    assert gotcha["score"] == 0 and gotcha["explain"]["score"] == 0 and data[-1] is gotcha
+    assert all(h["score"] >= 0 and h["explain"]["score"] >= 0 for h in data), data
+    assert "keyword" in gotcha["via"] and "below" in gotcha["via"], gotcha  # and why it is there
+    line = next(ln for ln in shown.stdout.splitlines() if "Safari caches" in ln)
+    assert f"({gotcha['via']})" in line and "-0." not in line, line
+    assert all(h["via"] is None for h in data if h["score"] > 0 and "Fly.io" in h["title"]), data
 
 
 def test_a_note_the_date_range_selects_is_scored_for_its_date(demo_copy, fake_model):
@@ -112,8 +113,9 @@ def test_through_the_memory_service_too(cli, tmp_path):  # noqa: F811
     for _ in range(2):  # the first call starts the service, the second takes the fast path
         out = cli("recall", "deploy api fly.io", "--vault", str(root)).stdout
         scores = printed_scores(out)
-        assert "0.000" not in scores.values() and "Safari caches the API responses" not in scores, out
-        assert scores and all(float(x) > 0 for x in scores.values()), out
+        assert scores["Safari caches the API responses"] == "0.000", out
+        assert all(float(x) >= 0 for x in scores.values()), out
+        assert "(a keyword in common (api); below the average note)" in out, out
 
 
 def test_a_resolved_note_lifts_no_unrelated_neighbour_into_the_hits(empty_vault, fake_model):

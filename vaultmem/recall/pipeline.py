@@ -586,10 +586,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             "time", 0.0
         )  # multipliers lift what stands out; never a below-average score
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
-        if (relevant or dated) and parts[
-            "score"
-        ] >= BASELINE:  # never a hit without evidence, nor below average
+        if relevant or dated:  # a note without evidence is never a hit, not even to fill k
             final[path] = parts["score"]
+        parts["score"] = max(parts["score"], BASELINE)  # ranked by it; shown never below the average
     ranked = _first_shown(fusion.ranked(final), opt)
     terms = src.bm25.terms(query)
     return [
@@ -617,7 +616,8 @@ def evident(parts: dict, vectors: bool = True, sources: frozenset = frozenset())
     (``floor.py``: a keyword, or a cosine unrelated texts do not reach), or is linked with a
     note in ``sources`` (keys of notes that do) that lifted it; and, without a keyword, its
     parts (text, links, anchor, speaker; not the turn prior) sum above the vault's average
-    note (0). A hit's final score is never below the average either (``search``)."""
+    note (0). A hit below the average (a keyword in common, little else) is shown at 0 with
+    why it is there (``_why``): no score shown is negative."""
     if parts["bm25_raw"] <= 0 and _base(parts) - parts.get("turn", 0.0) <= BASELINE:
         return False
     linked = {parts.get("graph_via"), None if parts["context"] <= 0 else parts.get("context_via")}
