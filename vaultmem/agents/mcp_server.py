@@ -444,7 +444,7 @@ def _resources(server: MCPServer, memory: Session) -> None:
     def read_memory(id: str) -> str:
         try:
             with memory.lock:
-                return memory.show(id)["text"]  # type: ignore[no-any-return]
+                return memory.show(id)["text"]
         except (VaultError, OSError) as e:
             raise ResourceError(str(e)) from None
 
