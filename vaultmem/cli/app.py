@@ -667,8 +667,12 @@ def _serve(roots: list[Path], every: float | None, quiet: float, max_delay: floa
             err(f"watching {root} (pid {os.getpid()}: the memory service, in the foreground)")
         err("Ctrl-C stops")
 
+    def stopped() -> None:  # ``stop`` set (Ctrl-C): the service stops
+        stop.wait()
+        service.stop_event.set()
+
     threading.Thread(target=opened, daemon=True).start()
-    threading.Thread(target=lambda: (stop.wait(), service.stop_event.set()), daemon=True).start()
+    threading.Thread(target=stopped, daemon=True).start()
     if not service.run(roots, sync_every=every):
         return False
     err("stopped")
