@@ -42,14 +42,37 @@ log = logging.getLogger("vaultmem.service")
 DEFAULT_MODEL = configmod.DEFAULTS["embedding"]["model"]
 
 
-def _vectors_pending(reader: Any) -> bool:
-    """Whether one vault's first index holds no vectors yet (``Watcher.keywords_first``); several
-    vaults are recalled in full (a vault without vectors yet adds its keyword hits)."""
-    if hasattr(reader, "vaults"):
-        return False
-    from ..index.indexer import PENDING, VECTORS
+FILL_WAIT = 10.0  # seconds a recall that waits gives a first index to embed its first notes
+KEYWORDS_WAIT = 30.0  # ... and to build its keyword index (seconds for thousands of notes)
+HOOK_WAIT = 3.0  # what a session-start hook waits for it (then it reads what is indexed so far)
 
-    return bool(reader.embedder.name != "none" and reader.manifest.get(VECTORS) == PENDING)
+
+def _filling(entries: list[Entry]) -> tuple[int, int] | None:
+    """(notes with vectors, notes indexed) over these served vaults when some of them are
+    being indexed behind the answers (keywords first, vectors filled in); None when all is in."""
+    done = total = 0
+    busy = False
+    for found in entries:
+        if found.watcher is None or found.vault.embedder.name == "none":
+            continue
+        d, t = found.vault.vector_counts()
+        done, total, busy = done + d, total + t, busy or d < t or found.watcher.catching_up
+    return (done, total) if busy else None
+
+
+SMALL_FILL = 200  # a recall keywords cannot answer lets a vault with this few notes left to embed finish
+
+
+def _wait_vectors(found: Entry, deadline: float) -> float:
+    """Wait, until ``deadline`` at most, for vectors of a vault being filled in: its first
+    ones, or all of them when few are left (SMALL_FILL notes); the seconds waited."""
+    started, watcher = time.monotonic(), found.watcher
+    while watcher is not None and time.monotonic() < deadline:
+        done, total = found.vault.vector_counts()
+        if done >= total and not watcher.catching_up or done and total - done > SMALL_FILL:
+            break
+        watcher.wait_filled(min(1.0, deadline - time.monotonic()))
+    return time.monotonic() - started
 
 
 @dataclass
@@ -72,10 +95,13 @@ class Entry:
         return (self.root / STATE_DIR).is_dir()
 
     @contextmanager
-    def reading(self) -> Iterator[Any]:
+    def reading(self, wait: float = KEYWORDS_WAIT) -> Iterator[Any]:
         """The vault, current, for one call: the changes its watcher has seen applied first, its
-        batches waiting meanwhile."""
+        batches waiting meanwhile; a vault being opened has its keyword index built first
+        (waited for at most ``wait`` seconds: then the call reads what is indexed so far)."""
         if self.watcher is not None:
+            if wait > 0 and self.watcher.catching_up:
+                self.watcher.wait_caught_up(wait)
             self.watcher.flush()
             with self.watcher.gate.read():
                 yield self.vault
@@ -253,9 +279,9 @@ class Service:
                 self.embedders[key] = make_embedder(model, int(batch_size))
             return self.embedders[key]
 
-    def entry(self, root: str | Path, keywords_first: bool = False) -> Entry:
-        """The served vault at ``root``, opened (and watched) on first use; ``keywords_first``:
-        a first index without vectors, filled in behind (a recall of this vault alone)."""
+    def entry(self, root: str | Path) -> Entry:
+        """The served vault at ``root``, opened (and watched) on first use: at once, its
+        indexes brought in line behind the answers (keywords first, then the vectors)."""
         root = Path(root).resolve()
         with self._lock:
             opening = self._opening.setdefault(root, threading.Lock())
@@ -269,7 +295,7 @@ class Service:
             find_vault(
                 root
             )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
-            found = self._open_entry(root, keywords_first)
+            found = self._open_entry(root)
             with self._lock:
                 self.entries[root] = found
             return found
@@ -289,14 +315,14 @@ class Service:
                 "%s: [%s] changed and applies when the service restarts", found.root, "], [".join(pending)
             )
 
-    def _open_entry(self, root: Path, keywords_first: bool = False) -> Entry:
+    def _open_entry(self, root: Path) -> Entry:
         stat = _config_stat(root)
         emb = configmod.load(root)["embedding"]
         vault = self.make_vault(root, self.embedder(emb["model"], emb["batch_size"]))
         report = _reporter(root) if self.foreground else None
         watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, on_batch=report)
         watcher.housekeeping = self.housekeeping
-        watcher.keywords_first = keywords_first
+        watcher.keywords_first = True
         try:
             watcher.start()
         except VaultError as e:  # another process writes its indexes: serve it read-only
@@ -336,18 +362,18 @@ class Service:
         log.info("dropped %s (%s)", root, why)
 
     @contextmanager
-    def reading(self, roots: dict[str, str]) -> Iterator[Any]:
+    def reading(self, roots: dict[str, str], wait: float = KEYWORDS_WAIT) -> Iterator[Any]:
         """One vault (one root) or a MultiVault (several), current, for one call; several are
         taken in a fixed order so two calls never wait on each other crosswise."""
         if not isinstance(roots, dict) or not all(isinstance(p, str) for p in roots.values()):
             raise TypeError("roots must map names to vault folders")
-        entries = {name: self.entry(path, keywords_first=len(roots) == 1) for name, path in roots.items()}
+        entries = {name: self.entry(path) for name, path in roots.items()}
         if not entries:
             raise VaultError("no vaults named")
         with ExitStack() as stack:
             opened = {}
             for name, found in sorted(entries.items(), key=lambda item: str(item[1].root)):
-                opened[name] = stack.enter_context(found.reading())
+                opened[name] = stack.enter_context(found.reading(wait))
             yield next(iter(opened.values())) if len(opened) == 1 else self.make_multi(opened)
 
     # ------------------------------------------------------------------ protocol
@@ -403,17 +429,27 @@ class Service:
             options["mode"] = "bm25"
         if not args["all_branches"]:  # other code branches' memories: left out here, where the index is
             options["shown"] = branches.shown_test(Path(args["cwd"]), args["branch"])
-        with self.reading(args["roots"]) as reader:
-            filling = not degraded and _vectors_pending(reader) and options.get("mode", "hybrid") != "bm25"
-            if filling:
-                options["mode"] = "bm25"
-            hits = [h.as_dict(args["explain"]) for h in reader.recall(args["query"], **options)]
-        skipped = self.skipped(args["roots"])
-        return {
-            "hits": hits,
-            "degraded": "bm25" if degraded else "first-index" if filling else None,
-            "skipped": skipped,
-        }
+        entries = [self.entry(root) for root in args["roots"].values()]
+        if args["wait"]:  # a caller that waits gets the whole keyword index (a bounded wait)
+            for found in entries:
+                if found.watcher is not None and found.watcher.catching_up:
+                    found.watcher.wait_caught_up(KEYWORDS_WAIT)
+        filling = None if degraded or options.get("mode", "hybrid") == "bm25" else _filling(entries)
+        hits = self._recall_hits(args, options if filling is None else {**options, "mode": "bm25"})
+        how, waited = "bm25" if degraded else "first-index" if filling else None, 0.0
+        if filling and not hits:  # keywords found nothing: the vectors embedded so far answer
+            if args["wait"]:  # none yet, or few left: a bounded wait for them
+                deadline = time.monotonic() + FILL_WAIT
+                waited = sum(_wait_vectors(found, deadline) for found in entries)
+            filling = _filling(entries)
+            hits, how = self._recall_hits(args, options), "partial-vectors" if filling else None
+        indexing = {"vectors": filling[0], "notes": filling[1], "waited": round(waited, 1)} if filling else None
+        return {"hits": hits, "degraded": how, "skipped": self.skipped(args["roots"]),
+                **({"indexing": indexing} if indexing else {})}  # fmt: skip
+
+    def _recall_hits(self, args: dict, options: dict) -> list[dict]:
+        with self.reading(args["roots"], wait=0) as reader:
+            return [h.as_dict(args["explain"]) for h in reader.recall(args["query"], **options)]
 
     def skipped(self, roots: dict[str, str]) -> dict[str, str]:
         """The notes of these vaults their indexes could not read (``vault:path`` for several)."""
@@ -457,8 +493,9 @@ class Service:
     def _status(self, args: dict) -> dict[str, Any]:
         found = self.entry(args["root"])
         watcher = found.watcher.status() if found.watcher is not None else {"pid": None}
+        done, total = found.vault.vector_counts()
         return {**watcher, "by": "service" if found.watcher is not None else None,
-                **found.vault.index_status(drift=args["drift"])}  # fmt: skip
+                **found.vault.index_status(drift=args["drift"]), "vectors": {"done": done, "notes": total}}  # fmt: skip
 
     def _reindex(self, args: dict) -> dict[str, Any]:
         with self.entry(args["root"]).writing() as vault:
@@ -524,7 +561,7 @@ class Service:
     def _hook_start(self, args: dict) -> dict[str, Any]:
         """SessionStart's wake block, other branches' memories left out as wake leaves them."""
         shown = branches.shown_test(Path(args["cwd"]), None)
-        with self.entry(args["root"]).reading() as vault:
+        with self.entry(args["root"]).reading(HOOK_WAIT) as vault:  # a hook: in its budget
             return self._task("hook_start")(
                 vault, args["payload"], args["anchor"], args["budget"], shown=shown
             )
