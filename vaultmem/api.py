@@ -161,13 +161,17 @@ def service_call(
     start: bool = True,
     wait: bool = True,
     say: Callable[[str], None] | None = None,
+    timeout: float = 600.0,
+    on_progress: Callable[[dict], None] | None = None,
 ) -> tuple[Any, bool]:
     """A request answered by the memory service: (result, True), or (None, False) when it is off
     or not answering. ``start``: start one when none runs (or replace one of an older version);
-    ``wait``: then wait until it is ready (``say`` tells the user once), else return at once."""
+    ``wait``: then wait until it is ready (``say`` tells the user once), else return at once.
+    ``timeout``: the longest it waits for a line of the answer (``client.NoAnswer``);
+    ``on_progress``: the progress events of a streaming operation (``reindex``)."""
     if not control.enabled():
         return None, False
-    reply = client.call(op, args)
+    reply = client.call(op, args, timeout, on_progress)
     if reply is not None and reply.get("code") == "version":
         if not (start and control.outdated(reply.get("version", "0"))):
             return None, False  # a newer service: this older client works in its own process
@@ -175,7 +179,7 @@ def service_call(
     if reply is None:
         if not start or control.ensure(wait, say) is None:
             return None, False
-        reply = client.call(op, args)
+        reply = client.call(op, args, timeout, on_progress)
         if reply is None or reply.get("code") == "version":
             return None, False
     if not reply.get("ok"):
@@ -258,11 +262,13 @@ class Session:
                  create: bool = False, progress: Callable[[], Progress] | None = None,
                  on_indexed: Callable[[Summary], None] | None = None, cwd: str | Path | None = None,
                  wait: bool = True, say: Callable[[str], None] | None = None,
-                 backend: str | None = None):  # fmt: skip
+                 backend: str | None = None, timeout: float = 600.0):  # fmt: skip
         self.cwd = Path(cwd) if cwd else None
         self.wait, self.say = wait, say
+        self.timeout = timeout  # the longest a call waits for the service's answer (a hook's budget)
         self.use_service = embedder is None
         self.degraded: str | None = None  # the last recall's: "bm25" when answered without the model
+        self.indexing: dict[str, Any] | None = None  # the last recall's: a vault's vectors being filled in
         self.skipped: dict[
             str, str
         ] = {}  # the last recall's: notes its vaults could not read, with the reason
@@ -433,11 +439,13 @@ class Session:
         served = set(info.get("vaults", [])) if info else set()
         return all(str(Path(r).resolve()) in served for r in roots)
 
-    def door(self, op: str, args: dict[str, Any], local: Callable[[], Any], start: bool = True) -> Any:
+    def door(self, op: str, args: dict[str, Any], local: Callable[[], Any], start: bool = True,
+             on_progress: Callable[[dict], None] | None = None) -> Any:  # fmt: skip
         """One declared operation (``service.protocol``): answered by the memory service when it
         is this session's backend, else ``local()`` in this process."""
         if self._pick(start) == SERVICE:
-            result, done = service_call(op, args, start=start, wait=self.wait, say=self.say)
+            result, done = service_call(op, args, start=start, wait=self.wait, say=self.say,
+                                        timeout=self.timeout, on_progress=on_progress)  # fmt: skip
             if done:
                 return result
             if start:  # the service went away and did not come back: this process from now on
@@ -465,7 +473,7 @@ class Session:
         default branch of the working directory's repository are left out where the index is
         (so k hits still come back) unless ``branch`` names theirs or ``all_branches`` (see
         ``branches``). ``degraded`` and ``skipped`` say how it was answered."""
-        self.degraded, self.skipped = None, {}
+        self.degraded, self.skipped, self.indexing = None, {}, None
         if self.backend == KEYWORDS and options.get("mode", "hybrid") != "bm25":
             from .memory import branches
 
@@ -481,7 +489,7 @@ class Session:
         done = self.door(
             "recall", args, lambda: self._recall_here(query, explain, {**options, "shown": shown})
         )
-        self.degraded, self.skipped = done["degraded"], done["skipped"]
+        self.degraded, self.skipped, self.indexing = done["degraded"], done["skipped"], done.get("indexing")
         return done["hits"]
 
     def _recall_here(self, query: str, explain: bool, options: dict[str, Any]) -> dict[str, Any]:
@@ -735,7 +743,8 @@ class Session:
             here.append(True)
             return self.vault.reindex(rebuild=rebuild, progress=progress).as_dict()
 
-        done = self.door("reindex", {"root": str(self.root), "rebuild": rebuild}, local, start=False)
+        done = self.door("reindex", {"root": str(self.root), "rebuild": rebuild}, local, start=False,
+                         on_progress=getattr(progress, "event", None))  # fmt: skip
         return done, not here
 
     def close(self) -> None:

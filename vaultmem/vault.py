@@ -47,6 +47,13 @@ from .recall import params
 from .recall.pipeline import Hit, Options, Sources, make_snippet, search
 
 
+def _phase(progress: Progress | None, name: str) -> None:
+    """Tell a progress display that counts by phase (``cli.progress``) that the next one starts."""
+    start = getattr(progress, "start", None)
+    if callable(start):
+        start(name)
+
+
 def _link_keys(rec: Record | None) -> tuple | None:
     """What of a record the link graph depends on."""
     return None if rec is None else (rec.title, rec.aliases, rec.id, rec.links)
@@ -216,7 +223,8 @@ class Vault:
             paths = None
         indexer = self.indexer
         summary = indexer.sync(paths, progress, vectors)
-        if vectors and paths is None:  # notes a keyword-first index left without vectors
+        if vectors and paths is None and indexer.pending(limit=1):  # a keyword-first index's notes
+            _phase(progress, "vectors")
             summary.touched |= set(indexer.fill(progress))
         if summary.touched:
             self._refresh(summary.touched)
@@ -224,7 +232,7 @@ class Vault:
             self._synced = True
         self._apply_rules(indexer, summary, vectors)
         if vectors:
-            self._sync_contexts(indexer, summary)
+            self._sync_contexts(indexer, summary, progress)
         if paths is None:
             self.snapshot_counts()
         return summary
@@ -252,6 +260,11 @@ class Vault:
             indexer.repair()
         return stale
 
+    def clear_indexes(self) -> None:
+        """Delete the indexes (``vaultmem index --rebuild`` through the service, whose watcher
+        then indexes every note again)."""
+        self._prepare(rebuild=True)
+
     def changed_paths(self, rebuild: bool = False) -> list[str]:
         """The notes a whole sync would index or drop, after ``_prepare`` (an index of another
         model or version is emptied first: then every note): what the memory service indexes
@@ -275,7 +288,7 @@ class Vault:
             summary.updated += again.updated
         summary.superseded = done
 
-    def _sync_contexts(self, indexer: Indexer, summary: Summary) -> None:
+    def _sync_contexts(self, indexer: Indexer, summary: Summary, progress: Progress | None = None) -> None:
         """The contextual vectors (``index/context.py``, ``[embedding] context``) after a sync
         that changed notes, or when the setting changed since the last one."""
         on = bool(self.config["embedding"]["context"])
@@ -286,7 +299,7 @@ class Vault:
             return  # no note links in its frontmatter: nothing to plan (and no records loaded)
         records = self._records if self._records is not None else self.manifest.records()
         graph = (self._graph or self.build_graph(records.values())) if on else None
-        if indexer.sync_contexts(records, graph):
+        if indexer.sync_contexts(records, graph, progress):
             self._contexts = None
             self._memo.clear()
         self.manifest.set("contexts", str(on))

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 PROMPT_BUDGET = 400
+ANSWER_SECONDS = 10.0  # the longest a hook waits for the memory service (setup declares 30 s): then silent
 CURRENT: HookRun | None = None  # this process's hook run (one a process)
 
 
@@ -205,16 +206,31 @@ def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = N
         from .hooks import prompt_hook
 
         with api.Session(
-            [vault] if vault else [], cwd=payload.get("cwd") or None, wait=False
+            [vault] if vault else [], cwd=payload.get("cwd") or None, wait=False, timeout=ANSWER_SECONDS
         ) as session:  # its code branch scopes recall, its project what is shown (memory.projects)
             recall = lambda query, k: scope_hits(
                 session.recall(query, explain=True, k=k, log=False), session.named, payload.get("cwd")
             )
             degraded = lambda: session.degraded
             log = lambda ids: session.log_shown(ids, "hook")
-            return prompt_hook(session.root, payload, recall, budget, log=log, degraded=degraded)
+            return silent_if_late(lambda: prompt_hook(session.root, payload, recall, budget, log=log,
+                                                      degraded=degraded))  # fmt: skip
 
     return adapted(agent, "prompt", go)
+
+
+def silent_if_late(answer: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+    """A hook's answer, or nothing when the memory service did not answer in ANSWER_SECONDS
+    (a vault it is indexing, a loaded machine): the agent goes on, never kills the hook; the
+    hook run's record says so."""
+    from ..service.client import NoAnswer
+
+    try:
+        return answer()
+    except NoAnswer as e:
+        if CURRENT is not None:
+            CURRENT.end("late", str(e))
+        return None
 
 
 def anchor_of(anchor: str | None) -> str | None:
@@ -228,7 +244,8 @@ def _session(vault: str | None, payload: dict[str, Any]) -> Any:
     start (it starts it, and works in its own process meanwhile)."""
     from .. import api
 
-    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False)
+    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False,
+                       timeout=ANSWER_SECONDS)  # fmt: skip
 
 
 def _served(session: Any, payload: dict[str, Any], anchor: str | None) -> dict[str, Any]:
@@ -257,8 +274,7 @@ def start(vault: str | None = None, anchor: str | None = None, budget: int = 200
                 session.fresh(), payload, anchor_of(anchor), budget, shown=session.shown()
             )
             args = {**_served(session, payload, anchor_of(anchor)), "budget": budget}
-            result: dict[str, Any] = session.door("hook_start", args, here)
-            return result
+            return silent_if_late(lambda: session.door("hook_start", args, here))
 
     return adapted(agent, "start", go)
 

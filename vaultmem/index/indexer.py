@@ -323,7 +323,9 @@ class Indexer:
         return {"new": len(on_disk.keys() - known.keys() - errors.keys()), "changed": changed,
                 "removed": len(known.keys() - on_disk.keys())}  # fmt: skip
 
-    def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary, vectors: bool = True) -> None:
+    def _apply(
+        self, batch: _Batch, progress: Progress | None, summary: Summary, vectors: bool = True
+    ) -> None:
         """Index the batch in commits of at most BATCH_CHUNKS chunks / BATCH_NOTES notes, huge
         notes last and each alone: a run stopped midway keeps what it committed (the next one
         starts from there), and recall waits for one commit at a time, never for a huge note
@@ -352,14 +354,14 @@ class Indexer:
             rows = {n.path: chunk_rows[n.path] for n in notes if n.path in chunk_rows}
             todo = list(dict.fromkeys(h for hashes in rows.values() for h in hashes if h in missing))
             todo.sort(key=lambda h: len(texts[h]))  # a model call pads to its longest text: like with like
-            vectors = self._embed(todo, texts, report)
+            new = self._embed(todo, texts, report)
             missing.difference_update(todo)
             summary.embedded += len(todo)
             records = [Record.from_note(n, *batch.stats[n.path]) for n in notes]
             deletes = batch.deletes if first else []
             self.manifest.set("dirty", "1")
             self.bm25.apply((bm25_doc(n) for n in notes), deletes)
-            self.manifest.commit_batch(records, rows, vectors, deletes, batch.errors if first else {},
+            self.manifest.commit_batch(records, rows, new, deletes, batch.errors if first else {},
                                        self.embedder.name, prune=last)  # fmt: skip
             if not texts:
                 report(len(notes))
@@ -378,7 +380,8 @@ class Indexer:
 
     # ------------------------------------------------------------------ contextual vectors
 
-    def sync_contexts(self, records: dict[str, Record], graph: nx.DiGraph | None) -> int:
+    def sync_contexts(self, records: dict[str, Record], graph: nx.DiGraph | None,
+                      progress: Progress | None = None) -> int:  # fmt: skip
         """Make the contextual vectors (``context.py``) those of ``records`` linked by ``graph``
         (None: none at all): embed the notes whose context key changed, drop the others'.
         Returns how many notes' contextual vectors changed."""
@@ -386,7 +389,19 @@ class Indexer:
         if work is None:
             return 0
         rows, gone, texts = work
-        self.manifest.commit_contexts(rows, gone, self.embed_texts(texts), self.embedder.name)
+        start = getattr(progress, "start", None)
+        if callable(start) and progress is not None:
+            start("contexts")
+            progress(0, len(texts))
+        done = 0
+
+        def report(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(done, len(texts))
+
+        self.manifest.commit_contexts(rows, gone, self.embed_texts(texts, report), self.embedder.name)
         return len(rows) + len(gone)
 
     def context_work(self, records: dict[str, Record], graph: nx.DiGraph | None

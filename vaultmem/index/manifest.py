@@ -277,8 +277,10 @@ class Manifest:
 
     def pending_vectors(self, limit: int | None = None) -> list[str]:
         """Indexed notes without chunk rows: indexed for keywords only (a first index, a large
-        batch), their vectors still to be filled in (``Indexer.fill``); path order."""
-        q = "SELECT path FROM notes n WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.path = n.path) ORDER BY path"
+        batch), their vectors still to be filled in (``Indexer.fill``): the most important and
+        newest first (what recall most often wants is embedded first)."""
+        q = ("SELECT path FROM notes n WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.path = n.path) "
+             "ORDER BY importance DESC, updated DESC, path")  # fmt: skip
         args: tuple = ()
         if limit is not None:
             q, args = q + " LIMIT ?", (limit,)
@@ -307,7 +309,9 @@ class Manifest:
             out.update((p, h) for p, h in self.db.execute(q, part))
         return out
 
-    def commit_chunks(self, chunk_rows: dict[str, list[str]], vectors: dict[str, np.ndarray], model: str) -> None:
+    def commit_chunks(
+        self, chunk_rows: dict[str, list[str]], vectors: dict[str, np.ndarray], model: str
+    ) -> None:
         """Give indexed notes their chunk rows and the new vectors those use, in one
         transaction (``Indexer.fill``: nothing else of the notes changes)."""
         import numpy as np

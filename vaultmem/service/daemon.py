@@ -443,7 +443,9 @@ class Service:
                 waited = sum(_wait_vectors(found, deadline) for found in entries)
             filling = _filling(entries)
             hits, how = self._recall_hits(args, options), "partial-vectors" if filling else None
-        indexing = {"vectors": filling[0], "notes": filling[1], "waited": round(waited, 1)} if filling else None
+        indexing = (
+            {"vectors": filling[0], "notes": filling[1], "waited": round(waited, 1)} if filling else None
+        )
         return {"hits": hits, "degraded": how, "skipped": self.skipped(args["roots"]),
                 **({"indexing": indexing} if indexing else {})}  # fmt: skip
 
@@ -498,8 +500,13 @@ class Service:
                 **found.vault.index_status(drift=args["drift"]), "vectors": {"done": done, "notes": total}}  # fmt: skip
 
     def _reindex(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).writing() as vault:
-            return vault.reindex(rebuild=args["rebuild"]).as_dict()
+        """The whole vault indexed by its watcher (keywords first, then the vectors: recall
+        answers meanwhile), its progress streamed to a client that asked (``emit``)."""
+        found = self.entry(args["root"])
+        if found.watcher is None:  # served read-only: another process writes its indexes
+            with found.writing() as vault:
+                return vault.reindex(rebuild=args["rebuild"]).as_dict()
+        return found.watcher.reindex(args["rebuild"], args["emit"]).as_dict()
 
     def _sync(self, args: dict) -> dict[str, Any] | None:
         """Index the notes a client just wrote, before it returns (read-your-writes: the next
@@ -554,6 +561,7 @@ class Service:
                 "pid": os.getpid(),
                 "pending": status.get("pending"),
                 "last_error": status.get("last_error"),
+                "indexing": status.get("indexing"),
             }
         with found.reading() as vault:
             return self._task("doctor")(vault, keeper)

@@ -373,7 +373,11 @@ class Watcher:
         self._failures = 0  # batches failed in a row
         self.keywords_first = False  # the service: big work indexed for keywords first, vectors behind
         self._catching_up = False  # the start's reconcile is still to run (``_catch_up``, in the run loop)
-        self._todo: list[str] = []  # pending notes (no vectors yet) the fill works through
+        self._todo: list[str] | None = (
+            None  # pending notes (no vectors yet) the fill works through; None: ask
+        )
+        self._rounds = 0  # whole reconciles done (``reindex`` waits for the next)
+        self._embedded = 0  # texts the fill embedded since ``reindex`` asked
         self._contexts_due = False  # contextual vectors to make once no note is pending
         self.indexing = Indexing()  # how far the long work is (``status``)
         self.caught_up = Summary()  # what the last reconcile did (``reindex`` through the service)
@@ -409,6 +413,7 @@ class Watcher:
 
     CATCH_UP = 256  # notes indexed for keywords per hold of the gate (~0.3-1 s; 2 busy cores)
     FILL = 32  # notes embedded per step of the fill (their vectors committed in one moment)
+    FIRST_FILL = 8  # ... in its first step: the first vectors answer within a second or two
     INLINE = 32  # a batch of at most this many notes gets its vectors at once (read-your-writes)
 
     def _catch_up(self) -> None:
@@ -431,16 +436,22 @@ class Watcher:
         self.caught_up = total
         self._catching_up = False
         self._contexts_due = True
-        self._todo = []
+        self._todo = None
+        self._rounds += 1
         self.indexing.end()
         self._notify()
 
     def busy(self) -> bool:
         """Whether long work is left: the reconcile, notes without vectors, contextual vectors."""
-        return self._catching_up or bool(self._todo) or self._contexts_due or bool(self._pending_now())
+        return self._catching_up or self._contexts_due or bool(self._pending_now())
+
+    def busy_now(self) -> bool:
+        """``busy`` as last known (asks nothing: any thread may call it)."""
+        return bool(self._catching_up or self._todo is None or self._todo or self._contexts_due
+                    or self.batcher.pending)  # fmt: skip
 
     def _pending_now(self) -> list[str]:
-        if not self._todo and self.keywords_first:
+        if self._todo is None:
             with self.gate.write():
                 self._todo = self.vault.pending_vectors()
         return self._todo
@@ -456,10 +467,12 @@ class Watcher:
         if self.indexing.phase != "vectors":
             done, total = self.vault.vector_counts()
             self.indexing.begin("vectors", done, total)
-        part, self._todo = todo[: self.FILL], todo[self.FILL :]
+        step = self.FIRST_FILL if self.indexing.done == self.indexing._first else self.FILL
+        part, self._todo = todo[:step], todo[step:]
         filled = self.vault.embed_pending(part)
         with self.gate.write():
             committed = self.vault.commit_vectors(filled)
+        self._embedded += len(filled.vectors)
         self.indexing.step(self.indexing.done + len(committed))
         if not self._todo:
             self._contexts_due = True
@@ -473,6 +486,7 @@ class Watcher:
             work = self.vault.context_work()
         self._contexts_due = False
         if work is None:
+            self._notify()
             return
         rows, gone, texts = work
         paths = sorted(rows)
@@ -487,6 +501,7 @@ class Watcher:
                 self.vault.commit_contexts(part, gone if i == 0 else [], vectors)
             self.indexing.step(min(i + self.FILL, len(paths)))
         self.indexing.end()
+        self._notify()
 
     @property
     def catching_up(self) -> bool:
@@ -497,6 +512,29 @@ class Watcher:
         """Wait at most ``timeout`` seconds for the keyword index to be whole."""
         with self._filled:
             self._filled.wait_for(lambda: not self._catching_up, timeout)
+
+    def reindex(self, rebuild: bool = False, emit: Callable[[dict], None] = lambda e: None,
+                every: float = 1.0) -> Summary:  # fmt: skip
+        """The whole vault indexed again (``rebuild``: from nothing) by the run loop, which keeps
+        answering reads; returns once its vectors are in, ``emit``-ting how far it is every
+        ``every`` seconds. The summary: what the reconcile did, and the chunks embedded."""
+        if rebuild:
+            with self.gate.write():
+                self.vault.clear_indexes()
+        with self._filled:
+            rounds, self._embedded = self._rounds, 0
+        self.batcher.add(full=True)
+        while True:
+            with self._filled:
+                if self._rounds > rounds and not self.busy_now():
+                    break
+                self._filled.wait(every)
+            if self.stop_event.is_set():
+                raise VaultError("the memory service is stopping; run vaultmem index again")
+            emit(self.indexing.as_dict() or {"phase": "waiting"})
+        summary = self.caught_up
+        summary.embedded = self._embedded
+        return summary
 
     def wait_filled(self, timeout: float) -> None:
         """Wait at most ``timeout`` seconds for the next commit of vectors (or the end of a
@@ -638,7 +676,7 @@ class Watcher:
             return Summary()
         self._failures = 0
         if not vectors and summary.touched:
-            self._todo = []  # asked again: the notes just indexed for keywords are pending
+            self._todo = None  # asked again: the notes just indexed for keywords are pending
         self.state.batches += 1
         self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
         self.state.last_error = None  # recovered: status shows only what is still wrong
