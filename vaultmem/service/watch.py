@@ -518,12 +518,14 @@ class Watcher:
         """The whole vault indexed again (``rebuild``: from nothing) by the run loop, which keeps
         answering reads; returns once its vectors are in, ``emit``-ting how far it is every
         ``every`` seconds. The summary: what the reconcile did, and the chunks embedded."""
+        started = time.perf_counter()
         if rebuild:
             with self.gate.write():
                 self.vault.clear_indexes()
         with self._filled:
             rounds, self._embedded = self._rounds, 0
-        self.batcher.add(full=True)
+        if rebuild or not self._catching_up:  # else the reconcile under way (the vault just opened) is it
+            self.batcher.add(full=True)
         while True:
             with self._filled:
                 if self._rounds > rounds and not self.busy_now():
@@ -533,7 +535,7 @@ class Watcher:
                 raise VaultError("the memory service is stopping; run vaultmem index again")
             emit(self.indexing.as_dict() or {"phase": "waiting"})
         summary = self.caught_up
-        summary.embedded = self._embedded
+        summary.embedded, summary.seconds = self._embedded, time.perf_counter() - started
         return summary
 
     def wait_filled(self, timeout: float) -> None:
