@@ -2,6 +2,8 @@
 PYTHONPATH): the small hash embedder instead of the real model, and the version a test asks for.
 
 ``VAULTMEM_TEST_MODEL_DELAY``: seconds the first embedding of a process waits (a model load);
+``VAULTMEM_TEST_TEXT_DELAY``: seconds each text embedded takes after that (a slow model: a big
+vault's first index then outlasts a hook's budget, cheaply);
 ``VAULTMEM_TEST_MODEL_LOG``: a file each process that "loads the model" appends its pid to;
 ``VAULTMEM_TEST_VERSION``: the vaultmem version this process claims (an old or new install).
 The embedder module is patched when something imports it, so a light client stays light.
@@ -35,6 +37,7 @@ def _fake_model(batch_size: int = 4):
                 if os.environ.get("VAULTMEM_TEST_MODEL_LOG"):
                     with open(os.environ["VAULTMEM_TEST_MODEL_LOG"], "a") as f:
                         f.write(f"{os.getpid()}\n")
+            time.sleep(float(os.environ.get("VAULTMEM_TEST_TEXT_DELAY") or 0) * len(texts))
             return super().embed(texts)
 
     return Loading()

@@ -34,8 +34,8 @@ def about(seconds: float | None) -> str:
 class Reporter:
     """Counts by phase and the time left at the phase's rate so far; ``show`` renders."""
 
-    def __init__(self, what: str = "indexing", phase: str = "chunks"):
-        self.what, self.phase = what, phase
+    def __init__(self, what: str = "indexing", phase: str = "chunks", names: dict[str, str] | None = None):
+        self.what, self.phase, self.names = what, phase, names or {}
         self.done = self.total = 0
         self.left: float | None = None
         self._since, self._first = time.monotonic(), 0
@@ -64,6 +64,8 @@ class Reporter:
         self.show()
 
     def label(self) -> str:
+        if self.phase in self.names:
+            return self.names[self.phase]
         name = PHASES.get(self.phase, self.phase)
         return self.what if name == "embedding" and self.what == "indexing" else f"{self.what} {name}"
 
@@ -76,15 +78,17 @@ class Reporter:
 
 class Lines(Reporter):
     """A plain line on stderr: the first report, then at most one every ``every`` seconds, and
-    the last of each phase."""
+    the last of each phase; nothing before ``after`` seconds (work that short needs none)."""
 
-    def __init__(self, what: str = "indexing", phase: str = "chunks", every: float = 2.0):
-        super().__init__(what, phase)
+    def __init__(self, what: str = "indexing", phase: str = "chunks", names: dict[str, str] | None = None,
+                 every: float = 2.0, after: float = 0.0):  # fmt: skip
+        super().__init__(what, phase, names)
         self.every, self._last = every, 0.0
+        self._quiet_until = time.monotonic() + after
 
     def show(self) -> None:
         now = time.monotonic()
-        if self.done and self.done < self.total and now - self._last < self.every:
+        if now < self._quiet_until or self.done and self.done < self.total and now - self._last < self.every:
             return
         self._last = now
         left = about(self.left) if self.done < self.total else ""
@@ -98,8 +102,9 @@ class Events(Reporter):
     "done", "total", "seconds_left"}``, at most one every ``every`` seconds and the last of each
     phase."""
 
-    def __init__(self, what: str = "indexing", phase: str = "chunks", every: float = 1.0):
-        super().__init__(what, phase)
+    def __init__(self, what: str = "indexing", phase: str = "chunks", names: dict[str, str] | None = None,
+                 every: float = 1.0):  # fmt: skip
+        super().__init__(what, phase, names)
         self.every, self._last = every, 0.0
 
     def show(self) -> None:
@@ -115,8 +120,8 @@ class Events(Reporter):
 class Bar(Reporter):
     """A rich progress bar on stderr: the phase, the bar, done/total and the time left."""
 
-    def __init__(self, what: str = "indexing", phase: str = "chunks"):
-        super().__init__(what, phase)
+    def __init__(self, what: str = "indexing", phase: str = "chunks", names: dict[str, str] | None = None):
+        super().__init__(what, phase, names)
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
 
@@ -141,8 +146,10 @@ class Bar(Reporter):
             self._bar = None
 
 
-def reporter(what: str = "indexing", as_json: bool = False, phase: str = "chunks") -> Reporter:
-    """JSON events with ``--json``, a bar on a terminal, plain lines otherwise."""
+def reporter(what: str = "indexing", as_json: bool = False, phase: str = "chunks",
+             names: dict[str, str] | None = None, after: float = 0.0) -> Reporter:  # fmt: skip
+    """JSON events with ``--json``, a bar on a terminal, plain lines otherwise (``after``: not
+    before that many seconds)."""
     if as_json:
-        return Events(what, phase)
-    return Bar(what, phase) if sys.stderr.isatty() else Lines(what, phase)
+        return Events(what, phase, names)
+    return Bar(what, phase, names) if sys.stderr.isatty() else Lines(what, phase, names, after=after)

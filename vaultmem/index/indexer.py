@@ -390,16 +390,17 @@ class Indexer:
             return 0
         rows, gone, texts = work
         start = getattr(progress, "start", None)
-        if callable(start) and progress is not None:
-            start("contexts")
-            progress(0, len(texts))
+        shown = progress if callable(start) else None  # a display that counts by phase (cli.progress)
+        if shown is not None:
+            start("contexts")  # type: ignore[misc]
+            shown(0, len(texts))
         done = 0
 
         def report(n: int) -> None:
             nonlocal done
             done += n
-            if progress:
-                progress(done, len(texts))
+            if shown is not None:
+                shown(done, len(texts))
 
         self.manifest.commit_contexts(rows, gone, self.embed_texts(texts, report), self.embedder.name)
         return len(rows) + len(gone)
