@@ -53,8 +53,8 @@ def _filling(entries: list[Entry]) -> tuple[int, int] | None:
     done = total = 0
     busy = False
     for found in entries:
-        if found.watcher is None or found.vault.embedder.name == "none":
-            continue
+        if found.watcher is None or found.vault.embedder.name == "none" or not found.watcher.busy_now():
+            continue  # (asks nothing: a served vault's recall pays no count)
         d, t = found.vault.vector_counts()
         done, total, busy = done + d, total + t, busy or d < t or found.watcher.catching_up
     return (done, total) if busy else None
