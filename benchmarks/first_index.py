@@ -11,7 +11,9 @@ the probes run one after another: ``recall`` (a note's own words, ``--json``), `
 (the first recall with hits) and to hybrid (the first recall no longer degraded), the index
 command's exit and time, the recall, hook and status latencies p50/p95 during the first
 index, how many hooks took longer than the agent's 30 s (killed) and how many were silent,
-whether status showed progress, and the service's peak RSS (VmHWM).
+whether status showed progress, and the service's peak RSS (VmHWM). Then ``--settled`` rounds
+of the same probes on the settled vault: the paired baseline at the same load (a CLI call's
+own start-up is most of its time on a loaded machine).
 
 ``--burn N`` runs N busy processes meanwhile (load >= N; the machine's own load is recorded
 too). ``--base DIR``: the same run with another checkout's package (its vaultmem/ on
@@ -68,7 +70,9 @@ def vm_hwm_mb(pid: int) -> float | None:
     return round(next(int(x.split()[1]) for x in lines if x.startswith("VmHWM:")) / 1024, 1)
 
 
-def one_run(exe: str, notes: int, limit: float, pythonpath: str | None, probe_every: float) -> dict:
+def one_run(
+    exe: str, notes: int, limit: float, pythonpath: str | None, probe_every: float, settled: int
+) -> dict:
     with tempfile.TemporaryDirectory(prefix="vmfi", dir=WORK) as tmp:
         home = Path(tmp)
         (home / "run").mkdir(mode=0o700)
@@ -134,6 +138,15 @@ def one_run(exe: str, notes: int, limit: float, pythonpath: str | None, probe_ev
             if hybrid is not None and index_done is not None:
                 break
             time.sleep(max(0.0, probe_every - (time.perf_counter() - t0 - at)))
+        after = []  # the same probes once the vault is settled: the paired baseline at this load
+        for j in range(settled if hybrid is not None else 0):
+            q, _ = queries[j % len(queries)]
+            payload = json.dumps(
+                {"session_id": f"a{j}", "prompt": q, "cwd": str(home), "hook_event_name": "UserPromptSubmit"}
+            )
+            after.append({"recall_s": timed([exe, "recall", q, *v, "--json", "-k", "10"], env, 600)[0],
+                          "hook_s": timed([exe, "hook", "prompt", *v], env, HOOK_KILLED, payload)[0],
+                          "status_s": timed([exe, "status", *v, "--json"], env, 600)[0]})  # fmt: skip
         if index.poll() is None:
             index.kill()
         out, err = index.communicate()
@@ -152,7 +165,12 @@ def one_run(exe: str, notes: int, limit: float, pythonpath: str | None, probe_ev
             "hooks_silent": sum(p["hook"] == "silent" for p in during),
             "status_showed_progress": any(p.get("status_indexing") for p in probes),
             "found_in_top10": round(sum(bool(p.get("found")) for p in probes) / max(len(probes), 1), 3),
-            "service_peak_rss_mb": peak, "probes": probes,
+            "service_peak_rss_mb": peak,
+            **({"settled": {k: latency_summary([a[f"{k}_s"] for a in after]) for k in ("recall", "hook", "status")},
+                "hook_p50_during_over_settled": round(latency_summary([p["hook_s"] for p in during])["p50_ms"]
+                                                      / latency_summary([a["hook_s"] for a in after])["p50_ms"], 2)}
+               if after else {}),
+            "load_during": os.getloadavg(), "probes": probes,
         }  # fmt: skip
 
 
@@ -164,6 +182,7 @@ def main() -> None:
     ap.add_argument("--burn", type=int, default=0, help="busy processes meanwhile (a loaded machine)")
     ap.add_argument("--base", help="another checkout to run first, as the paired before")
     ap.add_argument("--label", default="")
+    ap.add_argument("--settled", type=int, default=10, help="probe rounds once hybrid (the paired baseline)")
     opts = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     exe = str(Path(sys.executable).with_name("vaultmem"))
@@ -173,7 +192,7 @@ def main() -> None:
         result: dict = {"notes": opts.notes, "burn": opts.burn, "load_before": os.getloadavg(), "cpus": os.cpu_count(),
                         "limit_s": opts.limit, "sides": {}}  # fmt: skip
         for side, path in sides.items():
-            result["sides"][side] = one_run(exe, opts.notes, opts.limit, path, opts.every)
+            result["sides"][side] = one_run(exe, opts.notes, opts.limit, path, opts.every, opts.settled)
             summary = {k: v for k, v in result["sides"][side].items() if k != "probes"}
             print(side, json.dumps(summary), flush=True)
         result["load_after"] = os.getloadavg()

@@ -68,3 +68,15 @@ def test_the_demos_first_recall_of_what_we_decided_is_not_blank(cli, demo_copy):
     first = json.loads(cli("recall", "what did we decide", "--vault", str(demo_copy), "--json").stdout)
     assert first["results"], first
     assert first.get("degraded") in (None, "partial-vectors")
+
+
+def test_index_and_index_rebuild_through_the_service_report_what_they_did(cli, demo_copy):  # noqa: F811
+    cli("service", "start")
+    vault = ["--vault", str(demo_copy)]
+    first = json.loads(cli("index", *vault, "--json").stdout)
+    assert first["added"] >= 60 and first["embedded_chunks"] >= first["added"], first
+    again = json.loads(cli("index", "--rebuild", *vault, "--json").stdout)
+    assert again["added"] == first["added"], again
+    counts = status(cli, demo_copy)["vectors"]
+    assert counts["done"] == counts["notes"] == first["added"]
+    assert json.loads(cli("recall", "advisory locks", *vault, "--json").stdout)["results"]

@@ -262,8 +262,9 @@ class Vault:
 
     def clear_indexes(self) -> None:
         """Delete the indexes (``vaultmem index --rebuild`` through the service, whose watcher
-        then indexes every note again)."""
+        then indexes every note again; reads meanwhile see what it has indexed so far)."""
         self._prepare(rebuild=True)
+        self.refresh()
 
     def changed_paths(self, rebuild: bool = False) -> list[str]:
         """The notes a whole sync would index or drop, after ``_prepare`` (an index of another
