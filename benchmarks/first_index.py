@@ -117,7 +117,7 @@ def one_run(
                 paths = [h["path"] for h in data["results"]]
                 row.update(hits=len(paths), found=expected in paths, degraded=data.get("degraded"),
                            indexing=data.get("indexing"))  # fmt: skip
-                done_at = time.perf_counter() - t0
+                done_at = at + rs  # when this recall answered
                 if paths and first_kw is None:
                     first_kw = round(done_at, 2)
                 if paths and not data.get("degraded") and hybrid is None:
