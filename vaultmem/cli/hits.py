@@ -112,7 +112,13 @@ def indexing_note(indexing: dict | None) -> list[str]:
     if not indexing:
         return []
     waited = f"; waited {indexing['waited']:g} s for them" if indexing.get("waited") else ""
-    return [f"vectors for {indexing['vectors']} of {indexing['notes']} notes so far{waited}"]
+    keywords = indexing.get("keywords") or {}
+    first = (
+        [f"keywords for {keywords['done']} of {keywords['total']} notes so far"]
+        if keywords.get("total")
+        else []
+    )
+    return first + [f"vectors for {indexing['vectors']} of {indexing['notes']} notes so far{waited}"]
 
 
 def recall_output(query: str, options: dict, hits: list[dict], degraded: str | None, explain: bool, as_json: bool,

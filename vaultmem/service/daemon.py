@@ -43,7 +43,7 @@ DEFAULT_MODEL = configmod.DEFAULTS["embedding"]["model"]
 
 
 FILL_WAIT = 10.0  # seconds a recall that waits gives a first index to embed its first notes
-KEYWORDS_WAIT = 30.0  # ... and to build its keyword index (seconds for thousands of notes)
+KEYWORDS_WAIT = 10.0  # ... and to build its keyword index (seconds for thousands of notes; then so far)
 HOOK_WAIT = 3.0  # what a session-start hook waits for it (then it reads what is indexed so far)
 
 
@@ -443,9 +443,13 @@ class Service:
                 waited = sum(_wait_vectors(found, deadline) for found in entries)
             filling = _filling(entries)
             hits, how = self._recall_hits(args, options), "partial-vectors" if filling else None
-        indexing = (
-            {"vectors": filling[0], "notes": filling[1], "waited": round(waited, 1)} if filling else None
+        keywords = next(
+            (f.watcher.indexing.as_dict() for f in entries if f.watcher and f.watcher.catching_up), None
         )
+        indexing = (
+            {"vectors": filling[0], "notes": filling[1], "waited": round(waited, 1),
+             **({"keywords": keywords} if keywords else {})} if filling else None
+        )  # fmt: skip
         return {"hits": hits, "degraded": how, "skipped": self.skipped(args["roots"]),
                 **({"indexing": indexing} if indexing else {})}  # fmt: skip
 

@@ -411,7 +411,7 @@ class Watcher:
 
     # ------------------------------------------------------------------ big work, behind the answers
 
-    CATCH_UP = 256  # notes indexed for keywords per hold of the gate (~0.3-1 s; 2 busy cores)
+    CATCH_UP = 128  # notes indexed for keywords per hold of the gate (~0.3 s quiet, ~10 s at load 35)
     FILL = 32  # notes embedded per step of the fill (their vectors committed in one moment)
     FIRST_FILL = 8  # ... in its first step: the first vectors answer within a second or two
     INLINE = 32  # a batch of at most this many notes gets its vectors at once (read-your-writes)
