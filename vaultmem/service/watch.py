@@ -424,11 +424,12 @@ class Watcher:
             paths = self.vault.changed_paths()
         self.indexing.begin("keywords", 0, len(paths))
         total = Summary()
+        few = len(paths) <= self.INLINE  # a restart's or a folder event's few notes: with their vectors
         for i in range(0, len(paths), self.CATCH_UP):
             if self.stop_event.is_set():
                 return
             with self.gate.write():
-                done = self._apply(Batch(set(paths[i : i + self.CATCH_UP])), vectors=False)
+                done = self._apply(Batch(set(paths[i : i + self.CATCH_UP])), vectors=few)
             _add(total, done)
             self.indexing.step(min(i + self.CATCH_UP, len(paths)))
         with self.gate.write():  # settles what moved meanwhile; the rules, the day's counts
