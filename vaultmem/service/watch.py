@@ -272,12 +272,17 @@ class ChangeStream:
 
 class WriterFirst:
     """One-at-a-time access to the vault where applying a batch goes before waiting readers,
-    so a stream of recall requests can never starve the indexing of a saved file."""
+    so a stream of recall requests can never starve the indexing of a saved file; the steps of
+    long work (a first index) go after the readers already waiting (``background``), so they
+    never starve the readers either."""
+
+    PATIENCE = 5.0  # seconds a step of long work lets waiting readers go first, at most
 
     def __init__(self, mutex: threading.RLock):
         self.mutex = mutex
         self._cond = threading.Condition()
         self._writers = 0
+        self._readers = 0  # readers waiting for the vault or reading it
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -295,12 +300,26 @@ class WriterFirst:
             self.mutex.release()
 
     @contextmanager
+    def background(self) -> Iterator[None]:
+        """``write`` for a step of long work: after the readers waiting now (PATIENCE at most)."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._readers, timeout=self.PATIENCE)
+        with self.write():
+            yield
+
+    @contextmanager
     def read(self) -> Iterator[None]:
         with self._cond:
             while self._writers:
                 self._cond.wait()
-        with self.mutex:
-            yield
+            self._readers += 1
+        try:
+            with self.mutex:
+                yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
 
 
 @dataclass
@@ -428,7 +447,7 @@ class Watcher:
         for i in range(0, len(paths), self.CATCH_UP):
             if self.stop_event.is_set():
                 return
-            with self.gate.write():
+            with self.gate.background():
                 done = self._apply(Batch(set(paths[i : i + self.CATCH_UP])), vectors=few)
             _add(total, done)
             self.indexing.step(min(i + self.CATCH_UP, len(paths)))
@@ -471,7 +490,7 @@ class Watcher:
         step = self.FIRST_FILL if self.indexing.done == self.indexing._first else self.FILL
         part, self._todo = todo[:step], todo[step:]
         filled = self.vault.embed_pending(part)
-        with self.gate.write():
+        with self.gate.background():
             committed = self.vault.commit_vectors(filled)
         self._embedded += len(filled.vectors)
         self.indexing.step(self.indexing.done + len(committed))
@@ -498,7 +517,7 @@ class Watcher:
                 return
             part = {p: rows[p] for p in paths[i : i + self.FILL]}
             vectors = self.vault.embed_texts({h: texts[h] for _, h in part.values()})
-            with self.gate.write():
+            with self.gate.background():
                 self.vault.commit_contexts(part, gone if i == 0 else [], vectors)
             self.indexing.step(min(i + self.FILL, len(paths)))
         self.indexing.end()
