@@ -118,7 +118,8 @@ def indexing_note(indexing: dict | None) -> list[str]:
         if keywords.get("total")
         else []
     )
-    return first + [f"vectors for {indexing['vectors']} of {indexing['notes']} notes so far{waited}"]
+    vectors = f"vectors for {indexing['vectors']} of {indexing['notes']} notes so far{waited}"
+    return first + ([vectors] if indexing.get("notes") else [])
 
 
 def recall_output(query: str, options: dict, hits: list[dict], degraded: str | None, explain: bool, as_json: bool,

@@ -347,7 +347,7 @@ class Service:
 
     @contextmanager
     def usage(self, root: str) -> Iterator[Any]:
-        with self.entry(root).reading() as vault:  # as recall logs its hits
+        with self.entry(root).reading(wait=0) as vault:  # as recall logs its hits
             yield vault.usage
 
     def task(self, name: str) -> Callable[..., Any]:

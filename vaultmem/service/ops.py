@@ -116,6 +116,14 @@ def recall(host: Host, args: dict) -> dict[str, Any]:
             return _keyword_recall(host, args, options)
         return _recall(host, args, {**options, "mode": "bm25"}, "bm25", VIEWS)
     degraded = not args["wait"] and not host.ready and wanted != "bm25"
+    building = [f.watcher.indexing.as_dict() for f in _watched(host, args["roots"]) if f.watcher.catching_up]
+    if not args["wait"] and wanted != "bm25" and any(building):  # its keyword index is being built:
+        from ..recall import keywords  # BM25 as it is on disk, without the gate (a hook's budget)
+
+        if keywords.covers(options):
+            done = _keyword_recall(host, args, options)
+            return {**done, "degraded": "first-index", "indexing": {"vectors": 0, "notes": 0, "waited": 0.0,
+                                                                    "keywords": building[0]}}  # fmt: skip
     return _recall(
         host, args, {**options, "mode": "bm25"} if degraded else options, "bm25" if degraded else None
     )
@@ -168,6 +176,11 @@ def _ranked(host: Host, args: dict, options: dict[str, Any], mode: str) -> list[
         if options.get("log", True):
             _log(host, roots, hits, "recall")
         return hits if explain else [_plain(h) for h in hits]
+
+
+def _watched(host: Host, roots: dict[str, str]) -> list[Any]:
+    """The entries of these vaults that a watcher keeps (the service's)."""
+    return [found for found in (host.entry(root) for root in roots.values()) if found.watcher is not None]
 
 
 def _filling(entries: list[Any]) -> tuple[int, int] | None:
