@@ -185,10 +185,13 @@ def is_vault_name(name: str) -> bool:
     return name in reg.vaults or bool(team and is_vault(team / name))
 
 
-def _answer(op: str, args: dict[str, Any]) -> dict[str, Any] | None:
+def _answer(op: str, args: dict[str, Any], timeout: float = 600.0,
+            on_progress: Callable[[dict], None] | None = None) -> dict[str, Any] | None:  # fmt: skip
     """The memory service's reply to one request; None when none of this version answered (none
-    runs, it went away, or it refused a client of another version: ``ensure`` settles that)."""
-    reply = client.call(op, args)
+    runs, it went away, or it refused a client of another version: ``ensure`` settles that).
+    ``timeout``: the longest silence (``client.NoAnswer``); ``on_progress``: a streaming
+    operation's progress events (``reindex``)."""
+    reply = client.call(op, args, timeout, on_progress)
     return None if reply is None or reply.get("code") == "version" else reply
 
 
@@ -249,11 +252,14 @@ class Session:
                  create: bool = False, progress: Callable[[], Progress] | None = None,
                  on_indexed: Callable[[Summary], None] | None = None, cwd: str | Path | None = None,
                  wait: bool = True, say: Callable[[str], None] | None = None,
-                 backend: str | None = None, tasks: dict[str, Callable[..., Any]] | None = None):  # fmt: skip
+                 backend: str | None = None, tasks: dict[str, Callable[..., Any]] | None = None,
+                 timeout: float = 600.0):  # fmt: skip
         self.cwd = Path(cwd) if cwd else None
         self.wait, self.say = wait, say
         self.use_service = embedder is None
         self.degraded: str | None = None  # the last recall's: "bm25" when answered without the model
+        self.indexing: dict[str, Any] | None = None  # the last recall's: a vault being indexed behind it
+        self.timeout = timeout  # the longest a call waits for the service's answer (a hook's budget)
         self.skipped: dict[str, str] = {}  # the last recall's or list's: notes its vaults could not read
         self.told: set[str] = set()  # the notes a front end already named as skipped (``cli.hits``)
         self.only_service = backend == SERVICE
@@ -407,7 +413,8 @@ class Session:
         with self.lock:
             return _wire(host.run(op, args))
 
-    def _remote(self, op: str, args: dict[str, Any], start: bool) -> tuple[bool, Any]:
+    def _remote(self, op: str, args: dict[str, Any], start: bool,
+                on_progress: Callable[[dict], None] | None = None) -> tuple[bool, Any]:  # fmt: skip
         """(True, its result) when the memory service answered ``op``; (False, None) when this
         process must. The first reply decides the backend; a version refusal is settled by
         ``control.ensure`` (an older service replaced, a newer one left alone)."""
@@ -418,14 +425,14 @@ class Session:
         if not self._enabled:
             self._backend = PROCESS
             return False, None
-        reply = _answer(op, args)
+        reply = _answer(op, args, self.timeout, on_progress)
         if reply is None:
             if not start or self.only_service:
                 return False, None
             if control.ensure(self.wait, self.say) is None:
                 self._backend = PROCESS if self.wait else KEYWORDS
                 return False, None
-            reply = _answer(op, args)
+            reply = _answer(op, args, self.timeout, on_progress)
             if reply is None:  # a newer service, or one that went away again: this process from now on
                 self._backend = PROCESS
                 return False, None
@@ -461,7 +468,7 @@ class Session:
         args = {"roots": self.roots(), "query": query, "explain": explain, "options": options, "wait": self.wait,
                 "project": project, **self._branch_args(branch, all_branches)}  # fmt: skip
         done = self.call("recall", args)
-        self.degraded, self.skipped = done["degraded"], done["skipped"]
+        self.degraded, self.skipped, self.indexing = done["degraded"], done["skipped"], done.get("indexing")
         return done["hits"]
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
@@ -617,7 +624,9 @@ class Session:
         """Bring the indexes in line with the files: by the memory service when it runs, else
         here. Returns (the summary as a dict, whether the service did it)."""
         args = _wire({"root": str(self.root), "rebuild": rebuild})
-        answered, done = self._remote("reindex", args, start=False)
+        answered, done = self._remote(
+            "reindex", args, start=False, on_progress=getattr(progress, "event", None)
+        )
         if answered:
             return done, True
         host = self.host
