@@ -420,7 +420,7 @@ def likely_updates(vault: Vault, records: dict[str, Record], g: nx.DiGraph) -> l
     ``remember`` uses to auto-supersede)."""
     import numpy as np
 
-    from ..index.embed import similarity
+    from .index.embed import similarity
 
     cfg = vault.config["lifecycle"]
     shared_t, plain_t = float(cfg["supersede_shared_context"]), float(cfg["supersede_no_context"])
