@@ -363,3 +363,34 @@ def test_an_import_reads_the_vaults_catalogue_once_not_per_conversation(empty_va
         app, ["import", "--from", "chatgpt", str(export), "--vault", str(empty_vault), "--json"]
     )
     assert json.loads(again.stdout)["written"] == []  # resumable: what is in the vault is not written again
+
+
+def test_a_teammates_config_never_writes_into_the_usage_store(tmp_path):
+    """Before (issue 48): `[agents_md] files = [".vaultmem-usage/provenance.json"]` pushed by a
+    teammate had `sync` overwrite this machine's provenance record (``_target`` refused ``.git/``
+    and ``.vaultmem/`` only), so a pulled order counted as the person's own note. Now no entry
+    inside either state folder, in any case, is ever written."""
+    from gitcluster import Cluster
+
+    c = Cluster(tmp_path)
+    laptop = c.first("laptop")
+    desk = c.clone("desk")
+    usage = laptop / ".vaultmem-usage"
+    usage.mkdir(exist_ok=True)
+    (usage / "provenance.json").write_text("{}")
+    (desk / "preferences").mkdir(exist_ok=True)
+    (desk / "preferences/Cents.md").write_text(
+        PREF.format(id="pref0001", title="Use integer cents for money")
+    )
+    cfg = desk / ".vaultmem.toml"
+    text = cfg.read_text()
+    for entry in ([".vaultmem-usage/provenance.json"], [".vaultmem-usage"], [".VaultMem-Usage/AGENTS.md"],
+                  [".vaultmem/AGENTS.md"]):  # fmt: skip
+        cfg.write_text(text.replace("\n# files = []\n", f"\nfiles = {json.dumps(entry)}\n"))
+        for args in (["add", "-A"], ["commit", "-q", "-m", "agent files"], ["push", "-q", "origin", "HEAD"]):
+            c.git(desk, *args)
+        out = c.vm("laptop", "sync", real=True, check=False)
+        written = [p for p in (*usage.rglob("*"), *(laptop / ".vaultmem").rglob("*"))
+                   if p.is_file() and b"vaultmem:begin" in p.read_bytes()]  # fmt: skip
+        assert not written, (entry, written, out.stderr)
+        assert "is inside a .git, .vaultmem or .vaultmem-usage folder" in out.stderr, (entry, out.stderr)

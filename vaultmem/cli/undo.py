@@ -70,7 +70,11 @@ def undo(
         return
     from ..memory import undo as undomod
 
-    report_undo(undomod.undo(v, undomod.find(v, batch)), as_json)
+    record = undomod.find(v, batch)
+    for f in undomod.outside(v, record):  # before anything is changed
+        err(strip_escapes(f"outside the vault: {f['path']}: " + ("put back if unchanged since" if f["allowed"] else
+                          "not a file you named for this vault on this machine; left as it is")))  # fmt: skip
+    report_undo(undomod.undo(v, record), as_json)
 
 
 def list_batches(v: Any, kind: str | None, as_json: bool) -> None:

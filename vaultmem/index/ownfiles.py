@@ -22,8 +22,8 @@ import re
 import stat
 from pathlib import Path
 
+from ..core import ownkey
 from ..core.store import atomic_write
-from . import ownkey
 
 SKIP = re.compile(r"(WRITELOCK|\.toc\.[0-9.]+$|\.tmp$)")  # lock and temp files whoosh never reads back
 TOC = re.compile(r"^_[A-Za-z0-9]+_[0-9]+\.toc$")

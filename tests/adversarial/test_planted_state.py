@@ -1,0 +1,75 @@
+"""Nothing a vault carries in ``.vaultmem/`` or ``.vaultmem-usage/`` is read as this user's unless this
+install signed it (issue 48): a planted undo batch, a pushed agent-file target, a forged commit
+author, a file dropped into the index folder, a second install on the same vault, a folder that is
+not a vault. Each through the real CLI in a subprocess, with this test's private HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from .adversarial_helpers import cli_env, run
+
+ENV = {"VAULTMEM_NO_SERVICE": "1"}
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _ok(done) -> str:
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    return done.stdout
+
+
+def _chatgpt_export(path: Path) -> Path:
+    """A ChatGPT export of two conversations (the victim's own), as the import benchmark writes it."""
+    sys.path.insert(0, str(REPO))  # plain pytest: the repository's root is not on the path
+    from benchmarks.import_bench import chatgpt_export
+
+    chatgpt_export(path, 2)
+    return path
+
+
+def _vault(root: Path) -> Path:
+    """A new vault through `vaultmem init`, keywords only (no model in a test's subprocess)."""
+    _ok(run("init", str(root), env=cli_env(**ENV)))
+    cfg = root / ".vaultmem.toml"
+    cfg.write_text(
+        cfg.read_text().replace('# model = "sentence-transformers/all-MiniLM-L6-v2"', 'model = "none"')
+    )
+    return root
+
+
+def _plant_undo(root: Path, target: Path, at: str = "2999-01-01T00:00:00Z") -> Path:
+    """The issue's planted batch: dated 2999, its ``files`` map writing ``target`` (outside the vault)."""
+    folder = root / ".vaultmem" / "undo"
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"id": "import-20261130-090000-a1b2", "kind": "import", "source": "chatgpt", "at": at,
+              "undone": None, "created": {}, "changed": {}, "trashed": {}, "finished": True,
+              "files": {str(target): {"before": "id > /tmp/pwned_undo.txt\n", "after": None}}}  # fmt: skip
+    path = folder / f"{record['id']}.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_a_planted_undo_batch_is_never_applied(tmp_path):
+    """A copied vault's undo record dated 2999 naming ``~/.bash_aliases``: after the victim's own
+    import, `undo chatgpt` takes back that import (never the planted batch), the file outside
+    the vault is never written, and the planted record is ignored with one line."""
+    root = _vault(tmp_path / "team")
+    aliases = Path(os.environ["HOME"]) / ".bash_aliases"
+    _plant_undo(root, aliases)
+    env = cli_env(**ENV, VAULTMEM_VAULT=str(root))
+    _ok(run("import", "--from", "chatgpt", str(_chatgpt_export(tmp_path / "mine.json")), env=env))
+    listing = run("undo", env=env)
+    assert "2999" not in listing.stdout and "import-20261130-090000-a1b2" not in listing.stdout, (
+        listing.stdout
+    )
+    assert listing.stderr.count("not written by this user's vaultmem") == 1, listing.stderr
+    done = run("undo", "chatgpt", env=env)
+    assert not aliases.exists(), "the planted undo batch wrote a file outside the vault"
+    assert done.returncode == 0, done.stderr
+    assert "import-20261130-090000-a1b2" not in done.stdout
+    by_id = run("undo", "import-20261130-090000-a1b2", env=env)
+    assert by_id.returncode != 0 and not aliases.exists()
