@@ -31,8 +31,7 @@ from .core.links import NoteKeys, Resolver, link_extras, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.memtypes import known_types
 from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
-from .core.scaffold import ignore_state
-from .core.store import STATE_DIR, Store, find_vault
+from .core.store import Store, find_vault
 from .core.titles import folded
 from .index import graph as graphmod
 from .index.bm25 import BM25Index
@@ -73,8 +72,6 @@ class Vault:
     def __init__(self, root: Path, embedder: Embedder | None = None):
         self.root = Path(root).resolve()
         self.config = configmod.load(self.root)
-        if not (self.root / STATE_DIR).exists():  # a folder never init-ed: its state stays out of git
-            ignore_state(self.root)
         vcfg = self.config["vault"]
         if vcfg["title_from"] not in TITLE_FROM:
             raise BadInput(f"[vault] title_from = {vcfg['title_from']!r}: use one of {', '.join(TITLE_FROM)}")

@@ -73,3 +73,26 @@ def test_a_planted_undo_batch_is_never_applied(tmp_path):
     assert "import-20261130-090000-a1b2" not in done.stdout
     by_id = run("undo", "import-20261130-090000-a1b2", env=env)
     assert by_id.returncode != 0 and not aliases.exists()
+
+
+def test_index_and_init_never_change_the_users_gitignore(tmp_path):
+    """Before: `vaultmem index` on an Obsidian vault with its own .gitignore (kepano-obsidian's
+    kind) appended .vaultmem/ and .vaultmem-usage/ to it. Now each state folder ignores itself,
+    and git still sees nothing of them."""
+    import shutil
+    import subprocess
+
+    root = Path(shutil.copytree(REPO / "tests/fixtures/obsidian_vault", tmp_path / "obsidian"))
+    ignore = b".obsidian/workspace.json\n.obsidian/workspace-mobile.json\n.trash/\n"
+    (root / ".gitignore").write_bytes(ignore)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    env = cli_env(**ENV)
+    _ok(run("index", "--vault", str(root), env=env))
+    _ok(run("recall", "links", "--vault", str(root), env=env))
+    _ok(run("init", str(root), env=env))
+    assert (root / ".gitignore").read_bytes() == ignore
+    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-uall", "--ignored=no"],
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert not [
+        line for line in status.splitlines() if line[3:].startswith((".vaultmem/", ".vaultmem-usage/"))
+    ]

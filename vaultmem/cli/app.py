@@ -62,8 +62,8 @@ def init(
         str | None, typer.Option("--remote", help="With --git: the remote to sync with (added as origin).")
     ] = None,
 ) -> None:
-    """Make a folder a vault: .vaultmem/ with its config, a README for people and agents,
-    and .vaultmem/ in .gitignore. Safe to run again; never overwrites a file.
+    """Make a folder a vault: .vaultmem/ (which git ignores: a .gitignore of its own) with its
+    config, a README for people and agents. Safe to run again; never overwrites a file.
 
     Example: vaultmem init ~/notes/agent-memory      vaultmem init --git --remote git@host:me/memory.git
     """

@@ -32,11 +32,16 @@ def find_vault(path: str | os.PathLike | None = None, cwd: Path | None = None) -
     )
 
 
+IGNORE_ALL = "*\n"  # the .gitignore inside each state folder: git never sees what is in it
+
+
 def private_dir(path: Path) -> Path:
     """Make sure ``path`` is a folder only its owner can enter (0700), creating missing
     folders on the way with that mode, and tightening the folder itself if it is ours and
     open to others (``.vaultmem/`` holds queries, ``.vaultmem-usage/`` usage). Refuses a
-    state folder that is a symlink (a cloned vault could point ``.vaultmem`` anywhere)."""
+    state folder that is a symlink (a cloned vault could point ``.vaultmem`` anywhere). A
+    state folder ignores itself (``ignores_itself``): no file of the user's, such as the
+    vault's .gitignore, is changed to keep it out of git."""
     inside = any(name in path.parts for name in _ROOTS)
     for folder in (path, *path.parents):
         if folder.is_symlink():
@@ -57,9 +62,27 @@ def private_dir(path: Path) -> Path:
         st = folder.stat()
         if st.st_mode & 0o077 and st.st_uid == os.getuid():
             os.chmod(folder, 0o700)
+        if folder.name in _ROOTS:
+            ignores_itself(folder)
         if folder.name in _ROOTS or not inside:
             break
     return path
+
+
+def ignores_itself(folder: Path) -> None:
+    """A ``.gitignore`` holding ``*`` in the state folder ``folder`` (made when missing; one
+    that says something else is left alone)."""
+    ignore = folder / ".gitignore"
+    if os.path.lexists(ignore):
+        return
+    try:
+        fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        return
+    try:
+        os.write(fd, IGNORE_ALL.encode())
+    finally:
+        os.close(fd)
 
 
 def owner_only(path: Path) -> None:
