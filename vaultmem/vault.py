@@ -37,7 +37,7 @@ from .index import graph as graphmod
 from .index.bm25 import BM25Index
 from .index.embed import Embedder, make_embedder
 from .index.indexer import Indexer, Progress, Summary
-from .index.layout import index_dir, index_version
+from .index.layout import adopt, index_dir, index_version
 from .index.manifest import Manifest, Record
 from .index.usage import UsageStore
 from .index.vectors import VectorIndex
@@ -80,6 +80,7 @@ class Vault:
                     *([f"/{self.obsidian_templates}/"] if self.obsidian_templates else []))  # fmt: skip
         folder_types = {folder: type_ for type_, folder in self.config["folders"].items()}
         self.store = Store(self.root, excludes, folder_types, vcfg["title_from"])
+        adopt(self.root)  # indexes an older vaultmem of this install kept in .vaultmem/index/ itself
         emb = self.config["embedding"]
         self.embedder: Embedder = embedder or make_embedder(emb["model"], int(emb["batch_size"]))
         self._manifest: Manifest | None = None

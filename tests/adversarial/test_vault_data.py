@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from .adversarial_helpers import cli_env, run
+from vaultmem.index.layout import index_dir
 
-BM25 = Path(".vaultmem/index/bm25")
+from .adversarial_helpers import cli_env, run
 
 
 class Payload:
@@ -34,7 +34,7 @@ def _indexed(root: Path) -> Path:
     """``root`` indexed by this user's vaultmem (keywords only); its BM25 folder."""
     done = run("index", "--vault", str(root), env=cli_env(VAULTMEM_NO_SERVICE="1"))
     assert done.returncode == 0, done.stderr
-    return root / BM25
+    return index_dir(root) / "bm25"
 
 
 def _forge_record(folder: Path) -> None:
@@ -92,7 +92,7 @@ def test_a_planted_index_never_runs_its_payload(small_vault, tmp_path, plant):
     marker = tmp_path / "pwned"
     plant(_indexed(small_vault), marker)
     _keywords_recall(small_vault, marker)
-    assert (small_vault / ".vaultmem/index/bm25.foreign").is_dir()  # set aside, for a look
+    assert (index_dir(small_vault) / "bm25.foreign").is_dir()  # set aside, for a look
 
 
 def test_the_keyword_answer_never_opens_a_planted_index(small_vault, tmp_path):
@@ -321,7 +321,7 @@ def test_an_index_folder_another_user_owns_is_set_aside(small_vault):
         os.chown(p, 65534, 65534)
     done = run("recall", "alpha", "--vault", str(small_vault), "--json", env=cli_env(VAULTMEM_NO_SERVICE="1"))
     assert done.returncode == 0 and "set aside" in done.stderr, done.stderr
-    assert (small_vault / ".vaultmem/index/bm25.foreign").is_dir()
+    assert (index_dir(small_vault) / "bm25.foreign").is_dir()
     assert [h["path"] for h in json.loads(done.stdout)["results"]][:1] == ["Alpha.md"]
 
 

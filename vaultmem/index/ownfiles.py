@@ -78,6 +78,11 @@ def _read(folder: Path) -> dict[str, list] | None:
         return None
 
 
+def signed_record(folder: Path) -> bool:
+    """Whether the record of ``folder`` is this install's, signed with its key."""
+    return _read(folder) is not None
+
+
 def legacy(folder: Path) -> bool:
     """Whether the record is an unsigned one an older vaultmem wrote (name -> [size, time, hash])."""
     try:
