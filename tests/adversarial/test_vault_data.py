@@ -116,7 +116,9 @@ def test_an_index_written_by_another_user_is_not_trusted(small_vault, tmp_path, 
     with monkeypatch.context() as other:
         other.setenv("XDG_STATE_HOME", str(tmp_path / "other-user-state"))
         _plant_toc(folder, marker)
-        ownfiles.record(folder)  # the other user's vaultmem vouches for the files with its own key
+        ownfiles.record(
+            folder, {p.name for p in folder.iterdir()}
+        )  # the other user's vaultmem vouches for them, with its key
     _keywords_recall(small_vault, marker)
 
 
