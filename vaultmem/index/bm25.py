@@ -115,8 +115,8 @@ class BM25Index:
                 self._ix = self._open()
             if self._ix is None:
                 private_dir(self.folder)
-                self._ix = windex.create_in(str(self.folder), schema())
-                ownfiles.record(self.folder, {f"_{self._ix.indexname}_0.toc"})  # a new index's one file
+                self._ix = made = windex.create_in(str(self.folder), schema())
+                ownfiles.record(self.folder, {f"_{made.indexname}_0.toc"})  # a new index's one file
         return self._ix
 
     def _open(self):
