@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import config as configmod
-from ..core.discovery import STATE_DIR, find_vault
+from ..core.discovery import STATE_DIR, served_vault
 from ..core.errors import BadInput, VaultError, VaultNotFound
 from ..core.version import VERSION as __version__
 from ..index.embed import make_embedder
@@ -266,9 +266,7 @@ class Service:
                 return found
             if found is not None:
                 self._drop(root, "its watcher stopped")
-            find_vault(
-                root
-            )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
+            served_vault(root)  # an initialised vault of this user's, never `/` (core.discovery)
             found = self._open_entry(root, keywords_first)
             with self._lock:
                 self.entries[root] = found
