@@ -10,6 +10,7 @@ import importlib.metadata as md
 
 import numpy as np
 import pytest
+from gadgets import chain, plant_toc
 from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.filedb.structfile import BufferFile, StructFile
 from whoosh.matching.wrappers import FilterMatcher
@@ -152,33 +153,12 @@ def test_the_unpickler_refuses_every_name_whoosh_offers_but_its_two_segment_clas
             unpickler.find_class(module, name)
 
 
-def _chain(marker) -> bytes:
-    """The issue's gadget chain: operator.methodcaller through whoosh.idsets, the globals of a
-    function the old list allowed, their __import__, os.system."""
-
-    def name(module: str, attr: str) -> bytes:
-        return f"c{module}\n{attr}\n".encode()
-
-    def call(fn: bytes, *args: bytes) -> bytes:
-        return fn + b"(" + b"".join(args) + b"tR"
-
-    def text(s: str) -> bytes:
-        return b"S" + repr(s).encode() + b"\n"
-
-    mc = name("whoosh.idsets", "operator.methodcaller")
-    scope = call(call(mc, text("__getattribute__"), text("__globals__")), name("copyreg", "_reconstructor"))
-    builtins = call(call(mc, text("get"), text("__builtins__")), scope)
-    importer = call(call(mc, text("get"), text("__import__")), builtins)
-    os_ = call(importer, text("os"))
-    return b"\x80\x04" + call(call(mc, text("system"), text(f"touch {marker}")), os_) + b"."
-
-
 def test_the_gadget_chain_of_the_issue_runs_nothing(tmp_path):
     import pickle
 
     marker = tmp_path / "pwned"
     with pytest.raises(pickle.UnpicklingError):
-        whoosh_compat.safe_loads(_chain(marker))
+        whoosh_compat.safe_loads(chain(marker))
     assert not marker.exists()
 
 
@@ -201,12 +181,7 @@ def test_a_file_dropped_into_the_folder_while_indexing_is_never_signed(tmp_path,
     table of contents a sync client or an agent wrote there meanwhile was vouched for, and the
     next open unpickled it (the gadget chain ran). Now only the commit's own files are signed:
     the next open sets the folder aside and runs nothing."""
-    from whoosh.filedb.filestore import FileStorage
-    from whoosh.filedb.structfile import StructFile
-    from whoosh.index import TOC
     from whoosh.writing import SegmentWriter
-
-    from vaultmem.index.bm25 import schema
 
     marker, folder = tmp_path / "pwned", tmp_path / "bm25"
     index = BM25Index(folder)
@@ -215,11 +190,7 @@ def test_a_file_dropped_into_the_folder_while_indexing_is_never_signed(tmp_path,
 
     def commit_and_drop(writer, *args, **kwargs):
         commit(writer, *args, **kwargs)
-        with (
-            monkeypatch.context() as m
-        ):  # the planted table of contents: newest generation, the chain as segments
-            m.setattr(StructFile, "write_pickle", lambda self, obj, protocol=-1: self.write(_chain(marker)))
-            TOC(schema(), [], 999).write(FileStorage(str(folder)), "MAIN")
+        plant_toc(folder, marker)  # the newest generation, the chain as its segments
 
     monkeypatch.setattr(SegmentWriter, "commit", commit_and_drop)
     index.apply([Doc("b.md", "2", "B", "", "", "beta", "fact", "active")], [])

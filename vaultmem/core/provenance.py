@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import environment, ownkey
-from .discovery import USAGE_DIR
+from .discovery import STATE_DIR, USAGE_DIR
 
 RECORD = "provenance"  # provenance.<key id>.json
 KIND = "vaultmem provenance record"
@@ -85,6 +85,8 @@ def label(entry: dict[str, Any] | None) -> str | None:
     author = (
         re.sub(r"[^\w.@+-]", "", str(entry.get("author") or ""))[:60] or "unknown"
     )  # an address, never prose
+    if entry.get("via") == "copy":
+        return "note of a vault made elsewhere, unconfirmed"
     who = "teammate's note" if entry.get("teammate", True) else "synced note"
     return f"{who} ({author}), unconfirmed"
 
@@ -239,22 +241,34 @@ def _head_sha(root: Path) -> str | None:
 
 
 def refresh_if_moved(root: Path) -> None:
-    """``refresh`` only when HEAD (read from the files: no git process) is not the record's:
-    the prompt hook's check, so a note pulled by hand is marked before it is injected."""
+    """``refresh`` only when this install has not looked at the vault yet, or HEAD (read from the
+    files: no git process) is not the record's: the prompt hook's check, so a note pulled by hand
+    or a vault handed over is marked before it is injected."""
+    data = read(root)
     head = _head_sha(root)
-    if head and read(root).get("head") != head:
+    if not data.get("seen") or (head and data.get("head") != head):
         refresh(root)
 
 
 def refresh(root: Path) -> None:
     """Mark the notes whose newest commit since the record's HEAD (the whole history the first
     time) was not made on this machine (``made_here``) nor signed by a key its person listed;
-    drop marks of notes that are gone. Cheap when HEAD has not moved."""
-    if not _in_repo(root):
+    drop marks of notes that are gone. The first time this install looks at a vault that another
+    install's vaultmem wrote state into (a copied, unpacked or synced vault: ``made_elsewhere``),
+    every note in it is marked too. Cheap when HEAD has not moved."""
+    data = read(root)
+    if not data.get("seen"):
+        data["seen"] = True
+        if made_elsewhere(root):
+            _mark_copied(root, data)
+        if not _in_repo(root):
+            _write(root, data)
+            return
+    elif not _in_repo(root):
         return
     head = (_git(root, "rev-parse", "-q", "--verify", "HEAD") or "").strip()
-    data = read(root)
     if not head or data.get("head") == head:
+        _write(root, data)
         return
     old = data.get("head")
     if old and _git(root, "cat-file", "-e", f"{old}^{{commit}}") is None:
@@ -270,6 +284,32 @@ def refresh(root: Path) -> None:
     data["notes"] = {p: e for p, e in data["notes"].items() if (root / p).is_file()}
     data["head"], data["reflog"] = head, end
     _write(root, data)
+
+
+def made_elsewhere(root: Path) -> bool:
+    """Whether another install's vaultmem kept state in this vault (an index folder or a
+    provenance record under another key's name): it was made, or last used, elsewhere."""
+    mine = ownkey.key_id()
+    try:
+        others = [p.name for p in (root / STATE_DIR / "index").iterdir() if p.is_dir() and p.name != mine
+                  and re.fullmatch(r"[0-9a-f]{12}", p.name)]  # fmt: skip
+    except OSError:
+        others = []
+    try:
+        records = [p.name for p in (root / USAGE_DIR).glob(f"{RECORD}.*.json") if p.name != _path(root).name]
+    except OSError:
+        records = []
+    return bool(others or records)
+
+
+def _mark_copied(root: Path, data: dict[str, Any]) -> None:
+    """Mark every note of the vault as one of a vault made elsewhere (the first look at it)."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.lower().endswith(NOTE_SUFFIXES) and not name.startswith("."):
+                rel = Path(folder, name).relative_to(root).as_posix()
+                data["notes"].setdefault(rel, {"author": "", "teammate": True, "via": "copy"})
 
 
 def mark_range(root: Path, old: str | None, new: str) -> list[str]:
