@@ -38,6 +38,8 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "watch_bench": (["freshness", "--notes", "50", "--edits", "3"], True, False),
     "service_bench": (["soak", "--calls", "20", "--every", "10"], True, False),
     "first_recall": (["--runs", "1"], True, False),
+    "first_index": (["--notes", "30", "--limit", "120", "--every", "0.5"], True, False),
+    "embed_rate": (["--notes", "40", "--texts", "8", "--rounds", "1"], True, False),
     "time_questions": ([], True, False),
     "supersede_calibration": ([], True, False),
     "supersede_v2": (["--limit", "6"], True, False),
@@ -50,6 +52,8 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "snippet_bench": (["--mb", "0.5", "--runs", "1", "--before", "HEAD"], False, False),
     "warmup_answer": (["--convs", "0", "--turns", "40"], False, True),
     "agents_e2e": (["--agents", "copilot", "--runs", "1"], True, False),  # installs that CLI (npm, ~190 MB)
+    "encoders": (["--part", "multilingual", "--models", "minilm"], True, False),
+    "vault_questions": (["--vault", "{repo}/tests/fixtures/obsidian_vault"], True, False),
 }
 
 

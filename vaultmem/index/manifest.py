@@ -19,6 +19,7 @@ import json
 import logging
 import secrets
 import sqlite3
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +144,9 @@ def _json_tuple(text: str | None) -> tuple:
     return () if not text or text == "[]" else tuple(json.loads(text))
 
 
+SCHEMA_WAIT = 2.0  # s a read waits for the schema of a manifest a first index just created
+
+
 class Manifest:
     """The SQLite manifest of one vault's indexes."""
 
@@ -150,18 +154,7 @@ class Manifest:
         """Open (creating it unless ``readonly``) the manifest at ``path``."""
         self.path = path
         if readonly:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
-                                      check_same_thread=False, timeout=30)  # fmt: skip
-            self.db.row_factory = sqlite3.Row
-            try:
-                self.db.execute("SELECT value FROM state LIMIT 1").fetchall()
-                if not self._claimed():
-                    raise sqlite3.DatabaseError(NOT_OURS)
-            except sqlite3.DatabaseError as e:
-                self.db.close()
-                raise VaultError(
-                    f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds"
-                ) from None
+            self._open_readonly(path)
             return
         private_dir(path.parent)
         try:
@@ -181,6 +174,38 @@ class Manifest:
             )
             self._open(path)
             self.set("dirty", "1")
+
+    def _open_readonly(self, path: Path) -> None:
+        """Open the manifest read-only; fail in one line unless this install's vaultmem made it.
+        A database with no table yet, or no state yet, is one a first index has just created: its
+        schema and its claim follow within moments, so the read waits for them (up to
+        ``SCHEMA_WAIT`` s, a new connection each look) instead of calling it foreign."""
+        deadline = time.monotonic() + SCHEMA_WAIT
+        while True:
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                                      check_same_thread=False, timeout=30)  # fmt: skip
+            self.db.row_factory = sqlite3.Row
+            try:
+                if not self.db.execute("SELECT value FROM state LIMIT 1").fetchall():
+                    raise sqlite3.DatabaseError("no state yet")
+                if not self._claimed():
+                    raise sqlite3.DatabaseError(NOT_OURS)
+                return
+            except sqlite3.DatabaseError as e:
+                retry = (self._empty() or str(e) == "no state yet") and time.monotonic() < deadline
+                self.db.close()
+                if not retry:
+                    raise VaultError(
+                        f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds"
+                    ) from None
+            time.sleep(0.05)
+
+    def _empty(self) -> bool:
+        """Whether the database holds no table at all (False when it is not a database)."""
+        try:
+            return not self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.DatabaseError:
+            return False
 
     def _open(self, path: Path) -> None:
         owner_only(path)
@@ -318,16 +343,63 @@ class Manifest:
             found.update(row[0] for row in self.db.execute(q, (model, *part)))
         return found
 
-    def store_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
-        """Keep vectors of chunk hashes (``indexer.prefill``: embedded ahead of the sync that
-        uses them; a vector no chunk uses is pruned by that sync)."""
+    def pending_vectors(self, limit: int | None = None) -> list[str]:
+        """Indexed notes without chunk rows: indexed for keywords only (a first index, a large
+        batch), their vectors still to be filled in (``Indexer.fill``): the most important and
+        newest first (what recall most often wants is embedded first)."""
+        q = ("SELECT path FROM notes n WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.path = n.path) "
+             "ORDER BY importance DESC, updated DESC, path")  # fmt: skip
+        args: tuple = ()
+        if limit is not None:
+            q, args = q + " LIMIT ?", (limit,)
+        return [r[0] for r in self.db.execute(q, args)]
+
+    def vector_counts(self) -> tuple[int, int]:
+        """(notes with vectors, notes indexed)."""
+        done = self.db.execute("SELECT COUNT(DISTINCT path) FROM chunks").fetchone()[0]
+        return done, self.count()
+
+    def with_chunks(self, paths: Iterable[str]) -> builtins.set[str]:
+        """Those of these paths that have chunk rows (vectors)."""
+        wanted, out = list(paths), builtins.set[str]()
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT DISTINCT path FROM chunks WHERE path IN ({','.join('?' * len(part))})"
+            out.update(r[0] for r in self.db.execute(q, part))
+        return out
+
+    def hashes(self, paths: Iterable[str]) -> dict[str, str]:
+        """The content hash of each of these paths that is indexed."""
+        wanted, out = list(paths), dict[str, str]()
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT path, hash FROM notes WHERE path IN ({','.join('?' * len(part))})"
+            out.update((p, h) for p, h in self.db.execute(q, part))
+        return out
+
+    def commit_chunks(
+        self, chunk_rows: dict[str, list[str]], vectors: dict[str, np.ndarray], model: str
+    ) -> None:
+        """Give indexed notes their chunk rows and the new vectors those use, in one
+        transaction (``Indexer.fill``: nothing else of the notes changes)."""
         import numpy as np
 
-        with self.db:
-            self.db.executemany(
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for path, chashes in chunk_rows.items():
+                db.execute("DELETE FROM chunks WHERE path=?", (path,))
+                db.executemany(
+                    "INSERT INTO chunks VALUES (?,?,?)", [(path, n, h) for n, h in enumerate(chashes)]
+                )
+            db.executemany(
                 "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
                 [(model, h, v.astype(np.float32).tobytes()) for h, v in vectors.items()],
             )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def commit_batch(
         self,
