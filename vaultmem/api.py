@@ -105,7 +105,8 @@ def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, P
     agent = agent_id(agent)
     if len(refs) > 1:
         reg = Registry()
-        return {reg.name_of(p): p for p in (reg.resolve(r) for r in refs)}
+        # each as one named alone: a folder named by path is made a vault here (``find_vault``)
+        return {reg.name_of(p): p for p in (find_vault(reg.resolve(r)) for r in refs)}
     if not refs and agent:
         ident = identity(agent)
         if not is_vault(ident.personal):  # say so, instead of searching only the others (or nothing)

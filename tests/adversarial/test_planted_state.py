@@ -216,8 +216,12 @@ def test_a_planted_session_anchor_picks_nothing(tmp_path):
     """Before: ``.vaultmem/session-anchors.json`` from a copied vault named the anchor a session's
     checkpoints and summaries were written under. Now only this install's signed record does."""
     root = _vault(tmp_path / "v")
-    (root / "Project - Real.md").write_text("---\nid: prj00001\ntitle: 'Project: Real'\ntype: project\n---\nThe real one.\n")
-    (root / ".vaultmem" / "session-anchors.json").write_text(json.dumps({"s1": ["Project: Evil", "2999-01-01"]}))
+    (root / "Project - Real.md").write_text(
+        "---\nid: prj00001\ntitle: 'Project: Real'\ntype: project\n---\nThe real one.\n"
+    )
+    (root / ".vaultmem" / "session-anchors.json").write_text(
+        json.dumps({"s1": ["Project: Evil", "2999-01-01"]})
+    )
     env = cli_env(**ENV, VAULTMEM_VAULT=str(root), VAULTMEM_SESSION="s1")
     done = run("checkpoint", "wired the refunds endpoint", env=env)
     assert done.returncode == 0 and "Evil" not in done.stdout + done.stderr, (done.stdout, done.stderr)
