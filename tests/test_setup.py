@@ -540,7 +540,9 @@ def test_remove_of_one_project_keeps_the_others_and_claudes_own_keys(existed, em
     (A's entry lost) or deleted ~/.claude.json ("deleted (--write had created it)")."""
     state = home / ".claude.json"
     if existed:
-        state.write_text(json.dumps({"numStartups": 3, "projects": {"/elsewhere": {"history": []}}}, indent=2))
+        state.write_text(
+            json.dumps({"numStartups": 3, "projects": {"/elsewhere": {"history": []}}}, indent=2)
+        )
     a = in_project(home.parent / "alpha", monkeypatch)
     ok(setup("claude", "--vault", str(empty_vault), "--write"))
     claude_saves(state, lambda d: d.update(numStartups=4, tipsHistory={"new-user": 1}))
@@ -556,7 +558,9 @@ def test_remove_of_one_project_keeps_the_others_and_claudes_own_keys(existed, em
     monkeypatch.chdir(a)
     ok(setup("claude", "--vault", str(empty_vault), "--remove"))
     left = json.loads(state.read_text())
-    assert str(a) not in left["projects"] and left["numStartups"] == 4 and left["tipsHistory"] == {"new-user": 1}
+    assert (
+        str(a) not in left["projects"] and left["numStartups"] == 4 and left["tipsHistory"] == {"new-user": 1}
+    )
     assert left["projects"][str(b)] == {"allowedTools": [], "hasTrustDialogAccepted": True}
     assert "vaultmem" not in state.read_text()
 
@@ -595,7 +599,26 @@ def test_write_edits_a_shared_file_in_place(empty_vault, home):
     state.write_text(text)
     ok(setup("claude", "--vault", str(empty_vault), "--write"))
     new = state.read_text()
-    assert new.startswith('{\n    "numStartups": 3,\n    "projects": {\n        "/elsewhere": {"history": [1, 2]},\n')
+    assert new.startswith(
+        '{\n    "numStartups": 3,\n    "projects": {\n        "/elsewhere": {"history": [1, 2]},\n'
+    )
     assert new.endswith("\n    }\n}")
     ok(setup("claude", "--vault", str(empty_vault), "--remove"))
     assert state.read_text() == text
+
+
+@pytest.mark.parametrize("first, then", [("claude", "copilot"), ("copilot", "claude"), ("claude", "cursor")])
+def test_setup_says_when_an_agent_also_runs_anothers_vaultmem_hooks(first, then, empty_vault, home):
+    """Before: neither set-up said that Copilot CLI runs Claude Code's hooks too (every hook ran
+    twice and the start block reached the model twice)."""
+    assert not [n for n in json.loads(ok(setup(then, "--vault", str(empty_vault), "--json")))["notes"]
+                if "also runs the hooks" in n]  # fmt: skip
+    ok(setup(first, "--vault", str(empty_vault), "--write"))
+    notes = json.loads(ok(setup(then, "--vault", str(empty_vault), "--json")))["notes"]
+    who = {"copilot": "Copilot CLI", "cursor": "Cursor"}[then if then != "claude" else first]
+    local = str(Path.cwd() / ".claude" / "settings.local.json")
+    assert [
+        n
+        for n in notes
+        if n.startswith(f"{who} also runs the hooks in {local}") and "answer the first run" in n
+    ]

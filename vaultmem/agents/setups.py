@@ -311,11 +311,48 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
     if http:
         notes.append(f"the entry below holds your access token: keep {config_path} private and out of git; "
                      f"start the server with `vaultmem mcp --vault {shlex.quote(str(vault))} --http`")  # fmt: skip
+    notes += doubled(agent, home, project)
     steps = [adapter.trust_step] if adapter.trust_required else []
     moved = [str(project / ".mcp.json"), str(project / ".claude" / "settings.json")] if under else []
     return AgentSetup(agent, ADAPTERS[agent].title, str(vault), str(config_path), fmt, snippet, str(hooks_path),
                       agent_hooks(agent, Path(vault_ref), command), ADAPTERS[agent].hooks_note, rules, instr, notes, entry,
                       command, under, steps, moved, owner_of(agent, project, user, config))  # fmt: skip
+
+
+def _has_vaultmem_hooks(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    groups = [
+        g for gs in (hooks.values() if isinstance(hooks, dict) else []) if isinstance(gs, list) for g in gs
+    ]
+    entries = [
+        e
+        for g in groups
+        for e in (g["hooks"] if isinstance(g, dict) and isinstance(g.get("hooks"), list) else [g])
+    ]
+    return any(_is_vaultmem_hook(e) for e in entries)
+
+
+def doubled(agent: str, home: Path, project: Path) -> list[str]:
+    """Notes on the hooks that would run twice for one event: ``agent`` also runs another agent's
+    files that hold vaultmem hooks, or an agent set up here runs ``agent``'s."""
+    mine = {default_paths(agent, home, project, user)[2] for user in (False, True)}
+    if agent == "claude":
+        mine.add(project / ".claude" / "settings.json")
+    pairs = [(ADAPTERS[agent], path) for path in ADAPTERS[agent].also_runs(home, project)
+             if path not in mine and _has_vaultmem_hooks(path)]  # fmt: skip
+    for other in ADAPTERS.values():
+        theirs = [p for p in other.also_runs(home, project) if p in mine] if other.name != agent else []
+        if theirs and any(
+            _has_vaultmem_hooks(default_paths(other.name, home, project, u)[2]) for u in (False, True)
+        ):
+            pairs.append((other, theirs[0]))
+    return [f"{who.title} also runs the hooks in {path}: with vaultmem's hooks in both, each of its events runs "
+            "a vaultmem hook twice; the hooks answer the first run of each event only (the second prints nothing), "
+            "so the agent gets each memory block once" for who, path in pairs]  # fmt: skip
 
 
 def owner_of(agent: str, project: Path, user: bool, config: Path | None = None) -> str:
