@@ -78,3 +78,39 @@ def test_a_new_event_of_the_same_session_is_answered(hook):
     later = {**prompt, "timestamp": prompt["timestamp"] + 60_000,
              "prompt": "How do we refund a JPY payment without rounding it?"}  # fmt: skip
     assert "[MEMORY" in hook("prompt", later, "--agent", "copilot")
+
+
+# ---------------------------------------------------------------------- every session keeps its note
+
+HOOKS_DATA = Path(__file__).parent / "data" / "hooks"
+
+
+def claude_end(session: str) -> dict:
+    payload = json.loads((HOOKS_DATA / "session_end.json").read_text())
+    return {**payload, "session_id": session, "transcript_path": str(HOOKS_DATA / "coding_session.jsonl")}
+
+
+def test_two_identical_sessions_leave_two_notes_the_second_linked(hook, demo_copy):
+    """Before: a session whose summary read like an earlier one was taken for a duplicate and
+    left no note (two identical Claude sessions in a row: one note)."""
+    first = json.loads(hook("end", claude_end("5f0c2a9e-aaaa-4a2b-9c3d-abcdef012345"), "--json"))["summary"]
+    second = json.loads(hook("end", claude_end("77d1e0b3-bbbb-4a2b-9c3d-abcdef012345"), "--json"))["summary"]
+    assert second["duplicate_of"] is None and second["path"] != first["path"], second
+    assert second["like"] == first["id"]
+    body = (demo_copy / second["path"]).read_text()
+    assert "Like an earlier session: [[" in body and Path(first["path"]).stem in body
+
+
+def test_a_session_written_again_stays_one_note(open_vault, empty_vault):
+    """Dedupe by the session's identity: the same source written again (a resumed session, an end
+    hook the agent ran twice) rewrites its note with the newer summary."""
+    vault = open_vault(empty_vault)
+    one = vault.remember("session_summary", "Session 2026-11-20 1405 Fix the refund test", "Fixed the test.",
+                         source="codex-019a7c3e-55d1-7a12")  # fmt: skip
+    two = vault.remember("session_summary", "Session 2026-11-20 1405 Fix the refund test",
+                         "Fixed the test, then the JPY rounding.", source="codex-019a7c3e-55d1-7a12")  # fmt: skip
+    assert two["duplicate_of"] == one["id"] and two["path"] == one["path"] and two["updated"]
+    assert "JPY rounding" in (vault.root / one["path"]).read_text()
+    day = [vault.remember("session_summary", f"Session 2026-11-20 {t} Notes", "Same words.", source="session-2026-11-20")
+           for t in ("1405", "1610")]  # fmt: skip
+    assert day[0]["path"] != day[1]["path"]  # a day's name is no session: two sleeps, two notes

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from ..core.note import (
 )
 from ..core.secrets import Scrubber
 from ..core.store import check_title, new_id
+from ..core.titles import folded
 from ..index import graph as graphmod
 from ..index.manifest import Record
 from . import aging, dupes
@@ -98,9 +100,19 @@ def remember(
     key = _key(key)
     named = _named(vault, supersedes)
     branch = (str(extra["branch"]), extra.get("repo")) if extra and extra.get("branch") else (None, None)
+    like = None
+    if type_ in SESSION_TYPES and session_identity(source):  # a session is one note, whatever its text
+        earlier = _of_session(vault, type_, str(source), title)
+        if earlier is not None:
+            return {
+                **_same_session(vault, earlier, content),
+                **({"redacted": clean.kinds} if clean.kinds else {}),
+            }
     if content and content.strip():
         duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor,
                                                   branch=branch)  # fmt: skip
+        if type_ in SESSION_TYPES:  # a session like an earlier one is another session: kept, linked to it
+            like, duplicate, replaced, possible = duplicate, None, [], []
         # an active memory under an active one's title is that one (never "Title 2.md"); a candidate
         # is never merged into a memory nobody confirmed it for
         repeated = (
@@ -138,6 +150,8 @@ def remember(
     body = f"{content.strip()}\n" if content and content.strip() else without_title(template_body, title)
     if links:
         body += "\nRelated: " + ", ".join(_related(vault, link, catalog, every) for link in links) + "\n"
+    if like is not None:
+        body += f"\nLike an earlier session: {link_to(like.path, vault.note_paths(), like.title)}.\n"
     folder = existing_folder(vault.root, vault.config["folders"].get(type_, type_))
     path = vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
     touched = [path] + ([created_anchor] if created_anchor else [])
@@ -153,7 +167,40 @@ def remember(
             "duplicate_of": None,
             "superseded": [_superseded(r, c, key) for r, c in replaced] + aged,
             "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible],
+            **({"like": like.key} if like is not None else {}),
             **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
+
+
+SESSION_TYPES = ("session_summary",)  # one note per session: named by its source, never deduplicated by text
+DAY_SESSION = re.compile(r"^session-\d{4}-\d{2}-\d{2}$")  # ``sleep`` without a source: a day, not one session
+
+
+def session_identity(source: str | None) -> bool:
+    """Whether ``source`` names one session (an agent's session id, ``--source``), not the day
+    name ``sleep`` falls back to."""
+    return bool(source) and not DAY_SESSION.match(str(source))
+
+
+def _of_session(vault: VaultState, type_: str, source: str, title: str) -> Record | None:
+    """The active note of ``type_`` this session already wrote: its source, and its title (a
+    session's summary is titled by its own start and first request; 8 characters of an id are
+    a source, and ``sleep`` titles each summary by when it was written)."""
+    found = [r for r in vault.catalog().values()
+             if r.type == type_ and r.source == source and r.status == "active" and folded(r.title) == folded(title)]  # fmt: skip
+    return max(found, key=lambda r: (r.created, r.path), default=None)
+
+
+def _same_session(vault: VaultState, rec: Record, content: str | None) -> dict[str, Any]:
+    """The session's note written again (a resumed session, an end hook run twice): its body is
+    the newer summary (it read the session so far), no second note."""
+    changed = False
+    if content and content.strip():
+        changed = edit(vault, rec.path, content=content)["changed"]
+        if changed:
+            vault.sync_paths([rec.path])
+    return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
+            "duplicate_of": rec.key, "same_session": True, "updated": changed, "superseded": [],
+            "possible_updates": []}  # fmt: skip
 
 
 def _round(value: float | None) -> float | None:
