@@ -304,6 +304,7 @@ def summarise(events: list[Event], cwd: str | None = None, chat: bool = False) -
             _edit(s, ev, results, roots, open_failures)
         elif ev.tool in SHELL_TOOLS and isinstance(ev.input.get("command"), str):
             _shell(s, ev, results, open_failures)
+            _shell_files(s, ev, results, roots)
     for failure in open_failures.values():
         failure["fixed"] = bool(failure["variants"])  # a variant passed: fixed, by what is not known
     s.rules = list(dict.fromkeys(s.rules))
@@ -354,6 +355,20 @@ def _shell(
     elif not READ_ONLY.match(cmd):
         for failure in open_failures.values():
             failure["commands"].append(cmd)
+
+
+def _shell_files(s: Summary, ev: Event, results: dict[str, Event], roots: list[str]) -> None:
+    """The files a shell call that succeeded wrote (``echo ... > notes.txt``, ``sed -i``, ``mv``):
+    changed files, as an edit tool's are (``shellwrites``)."""
+    res = results.get(ev.id)
+    if res is None or res.error:
+        return
+    from .shellwrites import written
+
+    for path in written(ev.input["command"]):
+        rel = _rel(path, roots).removeprefix("./")
+        if rel not in s.files:
+            s.files.append(rel)
 
 
 def _telling_lines(text: str, n: int = 4) -> list[str]:
