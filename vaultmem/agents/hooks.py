@@ -485,7 +485,7 @@ def end_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
     source = source_name(payload)
     anchor = project_anchor(vault, anchor, payload.get("cwd") or s.cwd, source)
     out["summary"] = write_summary(vault, s, source, anchor, shown=shown, scope=scope)
-    for type_, sentence in s.memories:
-        result = propose_rule(vault, type_, sentence, source, scope, anchor=anchor)
+    for type_, sentence, who in s.memories:
+        result = propose_rule(vault, type_, sentence, source, scope, anchor=anchor, who=who)
         out["known" if result.get("duplicate_of") else "candidates"].append(result)
     return out
