@@ -202,7 +202,9 @@ def detach(args: list[str], stdin: str, log: Path | None) -> None:
     proc.stdin.close()
 
 
-def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = None) -> dict[str, Any] | None:
+def prompt(
+    vault: str | None = None, budget: int = PROMPT_BUDGET, agent: str | None = None
+) -> dict[str, Any] | None:
     """`vaultmem hook prompt`: recall through the memory service (or a vault's watcher). It never
     waits for a service to start: meanwhile it answers from keywords (``recall.keywords``), and says so."""
 

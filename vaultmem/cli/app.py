@@ -154,6 +154,15 @@ def edit(
 
     Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres --remove-tag draft
     """
+    if (
+        content is None
+        and not set_
+        and not add_tag
+        and not remove_tag
+        and not (sys.stdin.isatty() and sys.stdout.isatty())
+    ):  # an editor on a pipe prints screens of escape codes
+        raise BadInput("no terminal to open an editor in: give the change (--set, --add-tag, --remove-tag, "
+                       "--content), or run it in a terminal")  # fmt: skip
     session = open_session(vault)
     if content is None and not set_ and not add_tag and not remove_tag:
         v, picked = session.pick(ref)
@@ -525,8 +534,22 @@ def sleep(
         typer.echo(printable(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}"))
     for key in result["superseded"]:
         typer.echo(f"superseded older handoff {key}")
-    made = [result["summary"]["id"]] + ([result["handoff"]["id"]] if result["handoff"] else [])
+    handoff = result["handoff"] or {}
+    if handoff.get("anchor_was") is not None:
+        typer.echo(printable(f"moved handoff {handoff['id']} to this summary's anchor "
+                             f"(was {handoff['anchor_was'] or 'none'})"))  # fmt: skip
+    made = [result["summary"]["id"]] + ([handoff["id"]] if handoff.get("created", True) and handoff else [])
+    if result["summary"].get("created_anchor"):
+        typer.echo(f"created anchor {result['summary']['created_anchor']}")
+        made.append(shlex.quote(result["summary"]["created_anchor"]))
     undo = [f"vaultmem delete --force {key}" for key in made]
+    if handoff and not handoff.get("created", True):  # the checkpoints' handoff: never deleted by an undo
+        undo.append(f"take the next steps out of {shlex.quote(handoff['path'])}")
+        if handoff.get("anchor_was") is not None:
+            was = handoff["anchor_was"]
+            undo.append(
+                f"vaultmem edit {handoff['id']} --set {shlex.quote('anchor=' + was) if was else 'anchor='}"
+            )
     undo += [f"vaultmem reopen {old['id']}" for old in result["summary"]["superseded"]]
     undo += [f"vaultmem reopen {key}" for key in result["superseded"]]
     typer.echo("undo: " + "; ".join(undo))
@@ -549,6 +572,10 @@ def checkpoint(
         echo_json(result)
     else:
         typer.echo(printable(f"{result['id']}  {result['path']}  {result['line']}"))
+        if result.get("anchor_guessed"):
+            typer.echo(
+                printable(f"anchor: {result['anchor']} ({result['anchor_guessed']}; --anchor names another)")
+            )
         typer.echo(
             f"undo: take that line out of {shlex.quote(result['path'])} (vaultmem edit {result['id']} opens it)"
         )
@@ -716,7 +743,10 @@ def _keeper(data: dict) -> str:
 
 
 vault_app = typer.Typer(
-    cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True
+    cls=Group,
+    help="The registry of named vaults (personal, shared, user).\n\n"
+    "Example: vaultmem vault add shared ./vaults/shared      vaultmem vault list",
+    no_args_is_help=True,
 )
 app.add_typer(vault_app, name="vault")
 
@@ -789,3 +819,4 @@ from . import time as cli_time  # noqa: E402,F401  (history)
 from . import transfer as cli_transfer  # noqa: E402,F401  (export, import)
 from . import undo as cli_undo  # noqa: E402,F401  (restore, undo)
 from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)
+from . import welcome as cli_welcome  # noqa: E402,F401  (demo, completion, man)

@@ -44,11 +44,34 @@ def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
         ctx.exit(130)
 
 
+# words a newcomer tries for a command of another name (typer suggests the names a typo is close to)
+SYNONYMS = {
+    **dict.fromkeys(("web", "ui", "browse", "server"), "serve"),
+    **dict.fromkeys(("search", "find", "query", "ask"), "recall"),
+    **dict.fromkeys(("add", "save", "store", "new", "note"), "remember"),
+    **dict.fromkeys(("rm", "del", "remove", "trash"), "delete"),
+    **dict.fromkeys(("cat", "get", "view", "open", "read"), "show"),
+    **dict.fromkeys(("check", "health", "fsck"), "doctor"),
+    "ls": "list",
+    "reindex": "index",
+    "daemon": "service",
+    "untrash": "restore",
+    "help": "--help",
+}
+
+
 class Group(typer.core.TyperGroup):
-    """The app: errors become one line on stderr and an exit code, never a traceback."""
+    """The app: errors become one line on stderr and an exit code, never a traceback; a
+    mistyped command gets a suggestion."""
 
     def invoke(self, ctx):  # type: ignore[no-untyped-def]
         return guarded(super().invoke, ctx)
+
+    def resolve_command(self, ctx, args):  # type: ignore[no-untyped-def]
+        meant = SYNONYMS.get(args[0]) if args and not ctx.resilient_parsing else None
+        if meant and args[0] not in self.commands and (meant in self.commands or meant == "--help"):
+            ctx.fail(f"No such command {args[0]!r}. Did you mean {meant!r}?")
+        return super().resolve_command(ctx, args)
 
 
 class Command(typer.core.TyperCommand):
@@ -74,7 +97,7 @@ APP_SETTINGS: dict[str, Any] = {  # the app's, and those of a sub-app run on its
 app = typer.Typer(
     name="vaultmem",
     help="Long-term memory for AI agents, kept as a vault of plain markdown files.",
-    **APP_SETTINGS,
+    **{**APP_SETTINGS, "add_completion": True},  # --install-completion, --show-completion (bash, zsh, fish)
 )
 
 

@@ -25,7 +25,8 @@ from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
 hook_app = typer.Typer(
     help="Agent hooks (Claude Code, Gemini CLI, Codex CLI, Cursor, Copilot CLI): read the hook's JSON on stdin, "
-    "print the agent's JSON.",
+    "print the agent's JSON (`vaultmem setup AGENT --write` sets them up).\n\n"
+    'Example: echo \'{"prompt": "how do we deploy?"}\' | vaultmem hook prompt --agent claude',
     **APP_SETTINGS,
 )
 app.add_typer(hook_app, name="hook")

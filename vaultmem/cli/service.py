@@ -17,7 +17,8 @@ from .common import Group, JsonOpt, app, echo_json, err
 
 service_app = typer.Typer(cls=Group, no_args_is_help=True,
                           help="The memory service: one background process per user that keeps the model and every "
-                               "vault's indexes warm. Calls start it when needed; it exits when idle.")  # fmt: skip
+                               "vault's indexes warm. Calls start it when needed; it exits when idle.\n\n"
+                               "Example: vaultmem service status      vaultmem service stop")  # fmt: skip
 app.add_typer(service_app, name="service")
 
 IdleOpt = Annotated[float | None, typer.Option("--idle-exit", help="Seconds without a call before it exits (0: never; default [service] idle_exit).")]  # fmt: skip

@@ -106,6 +106,8 @@ def report_undo(result: dict[str, Any], as_json: bool) -> None:
         )
     for path in result["restored"]:
         typer.echo(strip_escapes(f"restored {path}"))
+    for path in result.get("folders", []):
+        typer.echo(strip_escapes(f"removed the empty folder {path}/ it made"))
     for s in result["skipped"]:
         err(strip_escapes(f"kept {s['path']}: {s['reason']}"))
     typer.echo(f"undid {result['id']}: {len(result['removed'])} removed, {len(result['restored'])} restored, "

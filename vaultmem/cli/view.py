@@ -63,7 +63,10 @@ def doctor(
 # ---------------------------------------------------------------------- graph
 
 graph_app = typer.Typer(
-    cls=Group, help="The link graph: links, backlinks, paths, orphans, exports.", no_args_is_help=True
+    cls=Group,
+    help="The link graph: links, backlinks, paths, orphans, exports.\n\n"
+    'Example: vaultmem graph backlinks "Project: MyApp"      vaultmem graph export --format mermaid --depth 1',
+    no_args_is_help=True,
 )
 app.add_typer(graph_app, name="graph")
 
@@ -154,7 +157,9 @@ def graph_neighbours(
 
 @graph_app.command("path")
 def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """The shortest chain of links between two notes (either direction). Exit 1 if none.
+    """The shortest chain of links between two notes (either direction). Each hop says which
+    way its link goes: "->" the note above links to this one, "<-" this one links to the note
+    above (a backlink), "<->" both. Exit 1 if none.
 
     Example: vaultmem graph path "Use Redis locks for job leasing" "Project: Tidewater"
     """
@@ -164,10 +169,12 @@ def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt 
     g = view.g
     chain = graphview.path(g, view.path(a), view.path(b))
     items = [graphview.node_info(g, n) for n in chain or []]
+    arrows = graphview.directions(g, chain or [])
     if as_json:
-        echo_json({"path": items, "hops": len(items) - 1 if chain else None})
+        echo_json({"path": items, "hops": len(items) - 1 if chain else None, "directions": arrows})
     elif chain:
-        typer.echo("\n-> ".join(printable(f"{it['title']}  ({it['path']})") for it in items))
+        for arrow, it in zip(["", *(f"{a} " for a in arrows)], items):
+            typer.echo(printable(f"{arrow}{it['title']}  ({it['path']})"))
     else:
         err("no chain of links joins these notes")
     if not chain:

@@ -132,12 +132,16 @@ class ServiceLock:
 
     def acquire(self) -> bool:
         control.private_runtime_dir()
-        fd = os.open(control.lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
+        while True:
+            fd = os.open(control.lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            if _still_there(fd):
+                break
+            os.close(fd)  # a stopping service removed the file it held: lock the one there now
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "version": __version__}).encode(), 0)
         self.fd = fd
@@ -145,9 +149,20 @@ class ServiceLock:
 
     def release(self) -> None:
         if self.fd is not None:
-            os.ftruncate(self.fd, 0)
+            if _still_there(self.fd):  # removed while held: nothing is left behind
+                os.unlink(control.lock_path())
             os.close(self.fd)  # closing drops the flock
             self.fd = None
+
+
+def _still_there(fd: int) -> bool:
+    """Whether the lock file's path still names the file ``fd`` holds."""
+    try:
+        st = os.stat(control.lock_path(), follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
 class Service:
