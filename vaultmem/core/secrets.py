@@ -423,13 +423,15 @@ _PROSE_AFTER_IS = {
     "different", "same", "case", "ignored", "provided", "given", "sent", "printed", "logged", "visible", "hidden",
     "already", "never", "always", "usually", "generated", "random", "new", "old", "default", "temporary", "ok",
     "fine", "good", "bad", "there", "here", "checked", "validated", "accepted", "rejected", "read", "taken",
-    "passed", "used", "available", "needed", "defined", "configured", "enforced", "prompted", "asked",
+    "passed", "used", "available", "defined", "configured", "enforced", "prompted", "asked",
 }  # fmt: skip
 
 
 def _told_password(v: str) -> bool:
     """A word after "password is" that is no word of prose about passwords."""
-    return len(v) >= 4 and v.lower() not in _PROSE_AFTER_IS and not _is_placeholder(v) and not _PATHLIKE.match(v)
+    return (
+        len(v) >= 4 and v.lower() not in _PROSE_AFTER_IS and not _is_placeholder(v) and not _PATHLIKE.match(v)
+    )
 
 
 def _assignments(text: str, out: list[RawSpan]) -> None:

@@ -200,8 +200,12 @@ def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run
         if not dry_run:
             result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False,
                                    label=_label(p))  # fmt: skip
-            entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"),
-                         **({"like": result["like"]} if result.get("like") else {}))
+            entry.update(
+                id=result["id"],
+                path=result["path"],
+                duplicate_of=result.get("duplicate_of"),
+                **({"like": result["like"]} if result.get("like") else {}),
+            )
         report.written.append(entry)
     if not dry_run:  # the aging rules once per project, not once per summary
         for anchor in dict.fromkeys(p.anchor for p in planned if p.anchor):
