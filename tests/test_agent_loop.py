@@ -327,3 +327,59 @@ def test_a_password_the_user_says_in_prose_is_redacted(hook, demo_copy, tmp_path
                                   ("bash", "make smoke", "ok", False)])  # fmt: skip
     text = (demo_copy / out["summary"]["path"]).read_text()
     assert "seahorse" not in text and "[REDACTED:password]" in text
+
+
+# ---------------------------------------------------------------------- project scope, one rule
+
+
+def _note(root: Path, rel: str, front: str, body: str) -> str:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(f"---\n{front}\n---\n\n{body}\n")
+    return rel
+
+
+def test_a_memory_of_no_project_enters_a_projects_prompt_block_labelled_and_above_a_higher_bar(tmp_path):
+    """Before: "Alpha uses port 8081", remembered with no project, was injected unlabelled into
+    Beta's prompt block for Beta's port question."""
+    from vaultmem.memory.projects import NO_PROJECT_COS, scope_hits
+
+    root = tmp_path / "vault"
+    _note(root, "projects/Project - Beta.md", 'title: "Project: Beta"\ntype: project', "Beta.")
+    _note(root, "projects/Project - Alpha.md", 'title: "Project: Alpha"\ntype: project', "Alpha.")
+    loose = _note(
+        root, "facts/Alpha uses port 8081.md", "title: Alpha uses port 8081\ntype: fact", "Port 8081."
+    )
+    near = _note(root, "facts/Ports below 1024.md", "title: Ports below 1024\ntype: fact", "Need root.")
+    linked = _note(root, "facts/Beta port.md", "title: Beta port\ntype: fact", "See [[Project: Beta]]: 8090.")
+    alpha = _note(
+        root, "facts/Alpha TLS.md", 'title: Alpha TLS\ntype: fact\nanchor: "[[Project: Alpha]]"', "TLS."
+    )
+
+    def hit(path: str, cos: float) -> dict:
+        return {"id": path, "path": path, "title": Path(path).stem, "type": "fact", "status": "active",
+                "explain": {"vector_raw": cos, "bm25_raw": 1.0}}  # fmt: skip
+
+    hits = [
+        hit(loose, NO_PROJECT_COS - 0.05),
+        hit(near, NO_PROJECT_COS + 0.05),
+        hit(linked, 0.4),
+        hit(alpha, 0.9),
+    ]
+    shown = scope_hits(hits, {"v": root}, str(tmp_path / "code" / "beta"))
+    assert [h["title"] for h in shown] == [
+        "Ports below 1024 (no project)",  # of no project: above the higher bar, and said
+        "Beta port",  # no anchor, but its text links Beta's project note: Beta's own
+        "Alpha TLS (from Project: Alpha)",
+    ]
+
+
+def test_a_new_memory_of_no_project_never_flags_a_projects_memory_as_outdated(open_vault, empty_vault):
+    """Before: a `remember` with no project flagged Alpha's decision as a possible update, and
+    Alpha's block then said it "may be outdated by" that note."""
+    vault = open_vault(empty_vault)
+    vault.remember("decision", "The API listens on port 8081", "The API server listens on port 8081 in every "
+                   "environment.", anchor="Project: Alpha")  # fmt: skip
+    new = vault.remember("decision", "The API listens on port 8090", "The API server listens on port 8090 in "
+                         "every environment.")  # fmt: skip
+    assert new["possible_updates"] == [] and not new["superseded"], new
+    assert "may be outdated" not in vault.wake("Project: Alpha")["text"]
