@@ -371,7 +371,7 @@ def test_the_note_page_shows_attachment_links_as_attachments_not_broken(fx, open
 
 def test_doctor_suggestions_compare_a_bounded_shortlist(monkeypatch):
     # 85 s on a 13k-note vault was difflib over every name for every broken target
-    from vaultmem.web import doctor as doctormod
+    from vaultmem import doctor as doctormod
 
     names = [f"note about topic {i}" for i in range(20_000)] + ["kubernetes deployment"]
     compared: list[int] = []

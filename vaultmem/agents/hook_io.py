@@ -205,19 +205,16 @@ def detach(args: list[str], stdin: str, log: Path | None) -> None:
 def prompt(
     vault: str | None = None, budget: int = PROMPT_BUDGET, agent: str | None = None
 ) -> dict[str, Any] | None:
-    """`vaultmem hook prompt`: recall through the memory service (or a vault's watcher). It never
-    waits for a service to start: meanwhile it answers from keywords (``recall.keywords``), and says so."""
+    """`vaultmem hook prompt`: recall through the memory service. It never waits for a service to
+    start: meanwhile it answers from keywords (``recall.keywords``), and says so. Its code branch
+    and its project (``memory.projects``) filter the hits where the index is, before the top k."""
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from .. import api
-        from ..memory.projects import scope_hits
         from .hooks import prompt_hook
 
-        with api.Session(
-            [vault] if vault else [], cwd=payload.get("cwd") or None, wait=False
-        ) as session:  # its code branch scopes recall, its project what is shown (memory.projects)
-            recall = lambda query, k: scope_hits(
-                session.recall(query, explain=True, k=k, log=False), session.named, payload.get("cwd")
+        with hook_session(vault, payload) as session:
+            recall = lambda query, k: session.recall(
+                query, explain=True, k=k, log=False, project=payload.get("cwd") or None
             )
             degraded = lambda: session.degraded
             log = lambda ids: session.log_shown(ids, "hook")
@@ -231,26 +228,15 @@ def anchor_of(anchor: str | None) -> str | None:
     return anchor or environment.VAULTMEM_ANCHOR.get()
 
 
-def _session(vault: str | None, payload: dict[str, Any]) -> Any:
+def hook_session(vault: str | None, payload: dict[str, Any]) -> Any:
     """The hook's session; the payload's ``cwd`` (the agent's working directory) decides the
     code branch scope of what it shows and writes. A hook never waits for the memory service to
-    start (it starts it, and works in its own process meanwhile)."""
+    start (it starts it, and works in its own process meanwhile); what the hooks run on an open
+    vault (``hooks.TASKS``) runs in this process then."""
     from .. import api
+    from .hooks import TASKS  # the prompt hook has loaded it already
 
-    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False)
-
-
-def _served(session: Any, payload: dict[str, Any], anchor: str | None) -> dict[str, Any]:
-    """A hook operation's arguments for the memory service: the payload with its transcript's
-    path made absolute (the service runs elsewhere), the vault, anchor and working directory."""
-    path = payload.get("transcript_path")
-    sent = {**payload, "transcript_path": os.path.abspath(path)} if path else payload
-    return {
-        "root": str(session.root),
-        "payload": sent,
-        "anchor": anchor,
-        "cwd": str(session.cwd or Path.cwd()),
-    }
+    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False, tasks=TASKS)
 
 
 def start(vault: str | None = None, anchor: str | None = None, budget: int = 2000,
@@ -259,14 +245,8 @@ def start(vault: str | None = None, anchor: str | None = None, budget: int = 200
     now if none runs so it is warm by the first prompt; meanwhile this process)."""
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from .hooks import start_hook
-
-        with _session(vault, payload) as session:
-            here = lambda: start_hook(
-                session.fresh(), payload, anchor_of(anchor), budget, shown=session.shown()
-            )
-            args = {**_served(session, payload, anchor_of(anchor)), "budget": budget}
-            result: dict[str, Any] = session.door("hook_start", args, here)
+        with hook_session(vault, payload) as session:
+            result: dict[str, Any] = session.hook("hook_start", payload, anchor_of(anchor), budget=budget)
             return result
 
     return adapted(agent, "start", go)
@@ -301,17 +281,8 @@ def end(vault: str | None = None, anchor: str | None = None, as_json: bool = Fal
         return None
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from .hooks import end_hook
-
-        with _session(vault, payload) as session:
-
-            def here() -> dict[str, Any]:
-                fresh = session.fresh()
-                return end_hook(
-                    session.served(fresh), payload, anchor_of(anchor), scope=session.write_scope(fresh)
-                )
-
-            result = session.door("hook_end", _served(session, payload, anchor_of(anchor)), here, start=False)
+        with hook_session(vault, payload) as session:
+            result = session.hook("hook_end", payload, anchor_of(anchor), start=False)
         return result if as_json else None
 
     return adapted(adapter.name, "end", go, raw)

@@ -42,7 +42,6 @@ from .common import (  # fmt: skip
     err,
     open_session,
     summary_line,
-    target,
 )
 from .hits import skipped_notes
 
@@ -165,11 +164,12 @@ def edit(
                        "--content), or run it in a terminal")  # fmt: skip
     session = open_session(vault)
     if content is None and not set_ and not add_tag and not remove_tag:
-        v, picked = session.pick(ref)
-        rec = v.find(picked)
+        note = session.show(ref)
         editor = environment.VISUAL.get() or environment.EDITOR.get() or "vi"
         try:
-            raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
+            raise typer.Exit(
+                subprocess.call([*editor.split(), str(session.pick_root(ref)[0] / note["path"])])
+            )
         except OSError as e:
             raise BadInput(f"cannot run editor {editor!r}: {e.strerror}") from None
     if content == "-":
@@ -192,12 +192,12 @@ def delete(
 
     Example: vaultmem delete k7f3x9q2 --force
     """
-    v, ref = target(ref, vault)
-    rec = v.find(ref)
-    if not force and not _confirmed(f"Move {rec.path} to .trash/?"):
+    session = open_session(vault)
+    path = session.show(ref)["path"]
+    if not force and not _confirmed(f"Move {path} to .trash/?"):
         err("not deleted")
         raise typer.Exit(1)
-    result = v.delete(rec.path)
+    result = session.delete(ref)
     typer.echo(printable(f"moved {result['path']} to {result['trashed_to']}"))
     typer.echo(f"undo: vaultmem restore {shlex.quote(result['trashed_to'])}")
 
@@ -253,7 +253,7 @@ def index(
             typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
                        "keyword search covers all of its text")  # fmt: skip
     if not as_json:  # every note the indexes could not read, whoever indexed them
-        state = open_session(vault).vault.index_status(drift=False)
+        state = open_session(vault).status(drift=False)
         for line in skipped_notes(state["errors"], set()):
             err(line)
         _duplicate_ids(state.get("duplicate_ids", {}))
@@ -284,7 +284,7 @@ def resolve(
     if ref is not None and source is not None:
         raise BadInput("give either a memory (ID) or --source, not both")
     s = open_session(vault)
-    results = s.vault.resolve_source(source) if source else [s.resolve(ref)]  # type: ignore[arg-type]
+    results = s.resolve_source(source) if source else [s.resolve(ref)]  # type: ignore[arg-type]
     _report(results, as_json)
 
 
@@ -348,21 +348,13 @@ def maintain(
 
     Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
     """
-    from ..memory import undo as undomod
-
-    v = open_session(vault).vault
+    session = open_session(vault)
     if undo is not None:
         from .undo import report_undo
 
-        report_undo(undomod.undo(v, undomod.find(v, undo, "maintain")), as_json)
+        report_undo(session.undo(undo, "maintain"), as_json)
         return
-    if not apply:
-        result = v.maintain(apply=False, days=days, code_dir=Path.cwd())
-    else:
-        with undomod.recording(v, "maintain", "maintain") as batch:
-            batch.watch(v.agents_md_files("maintain"))
-            result = v.maintain(apply=True, days=days, code_dir=Path.cwd())
-        result["undo"] = None if batch.empty() else batch.id
+    result = session.maintain(apply, days)
     if as_json:
         echo_json(result)
         return
@@ -445,7 +437,7 @@ def gap(
 
     Example: vaultmem gap "how to rotate the Stripe webhook secret" --query "stripe secret rotation"
     """
-    open_session(vault).vault.gap(text, query, source)
+    open_session(vault).gap(text, query, source)
     typer.echo("recorded")
 
 
@@ -455,7 +447,7 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem gaps
     """
-    rows = open_session(vault).vault.gaps()
+    rows = open_session(vault).gaps()
     if as_json:
         echo_json(rows)
         return
@@ -630,10 +622,7 @@ def watch(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     while not stop.is_set():
-        info = control.ping()
-        if info is not None and control.outdated(info.get("version", "0")):
-            control.stop()  # an older install's service: this one takes over
-            info = None
+        info = control.replace_older(control.ping())  # an older install's service: this one takes over
         if info is not None:
             if _follow(info, roots, every, stop):
                 return
@@ -645,13 +634,10 @@ def watch(
 def _follow(info: dict, roots: list[Path], every: float | None, stop: Any) -> bool:
     """Have the running service serve ``roots`` and follow it until ``stop`` (True) or until it
     ends (False)."""
-    from ..service import client, control
+    from ..service import control
 
-    reply = client.call("open", {"roots": [str(r) for r in roots], "sync_every": every})
-    if reply is None or reply.get("code") == "version":
+    if not api.ask("open", {"roots": [str(r) for r in roots], "sync_every": every})[0]:
         return False
-    if not reply.get("ok"):
-        raise api.RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
     for root in roots:
         err(f"the memory service (pid {info['pid']}) serves {root}; following it (log: {control.log_path()})")
     err("Ctrl-C stops following; `vaultmem service stop` stops the service")

@@ -23,7 +23,6 @@ from ..core.fence import printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..api import Session
-    from ..vault import Vault
 
 
 def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
@@ -245,8 +244,3 @@ def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = No
     session = Session(refs, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report,
                       wait=wait, say=err)  # fmt: skip
     return session
-
-
-def target(ref: str, vault: str | None = None, agent: str | None = None) -> tuple[Vault, str]:
-    """The vault a note reference names (``vault:id`` as in MCP, else the command's vault) and the reference."""
-    return open_session(vault, agent).pick(ref)

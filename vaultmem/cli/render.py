@@ -97,7 +97,7 @@ def undo_hint(r: dict[str, Any]) -> str | None:
 
 def doctor_lines(report: dict[str, Any], json_out: bool = False, fixed: list[str] | None = None) -> list[str]:
     """``doctor``: what ``--fix`` changed, then a summary line per check, then each finding (the
-    report as ``web.doctor.Report.as_dict`` gives it); paths and titles never drive the terminal."""
+    report as ``doctor.Report.as_dict`` gives it); paths and titles never drive the terminal."""
     if json_out:
         return as_json({**report, "fixed": fixed or []})
     out = [printable(f"fixed: {line}") for line in fixed or []]

@@ -26,12 +26,12 @@ UNIT_NAME, AGENT_LABEL = "vaultmem.service", "dev.vaultmem.service"
 
 
 def tasks() -> dict[str, Any]:
-    """What the memory service runs on an open vault for ``doctor``, ``hook_start`` and
-    ``hook_end`` (``service.protocol``): the checks and hooks of the layers above it, handed over."""
-    from ..agents.hooks import end_hook, start_hook
-    from ..web.doctor import served_report
+    """What the memory service runs on an open vault for ``doctor`` and the hooks' operations
+    (``service.protocol``): the checks and hooks of the layers above it, handed over."""
+    from ..agents.hooks import TASKS
+    from ..api import tasks as top_tasks
 
-    return {"doctor": served_report, "hook_start": start_hook, "hook_end": end_hook}
+    return {**top_tasks(), **TASKS}
 
 
 @service_app.command("run")

@@ -62,7 +62,7 @@ def export(
             raise BadInput("a file argument needs --to agents-md (the JSON backup goes to standard output)")
         from ..memory.ops import dump_json
 
-        data = open_session(vault).vault.export()
+        data = open_session(vault).export()
         for skipped in data.pop("skipped"):
             err(f"skipped {skipped['path']}: {skipped['error']}")
         typer.echo(dump_json(data))
@@ -70,22 +70,17 @@ def export(
     if to not in TARGETS:
         raise BadInput(f"--to: {to!r} is not one of: {', '.join(TARGETS)}")
     from ..memory import agents_md
-    from ..memory import undo as undomod
 
-    v = open_session(vault).vault
+    session = open_session(vault)
     if keep is False:
         err(
-            f"forgot {agents_md.keep(v.root, file or 'AGENTS.md', False)}: no longer refreshed on this machine"
+            f"forgot {agents_md.keep(session.root, file or 'AGENTS.md', False)}: no longer refreshed on this machine"
         )
         return
-    target = Path(file or "AGENTS.md").expanduser()
-    with undomod.recording(v, "export", str(target.resolve())) as batch:
-        batch.watch([target / "AGENTS.md" if target.is_dir() else target])
-        result = agents_md.export(v, file or "AGENTS.md", anchor, dry_run)
-    result["undo"] = None if batch.empty() else batch.id
+    result = session.agents_md(file or "AGENTS.md", anchor, dry_run)
     if keep and not dry_run:
         err(
-            f"kept {agents_md.keep(v.root, file or 'AGENTS.md')}: maintain --apply and sync refresh it on this machine"
+            f"kept {agents_md.keep(session.root, file or 'AGENTS.md')}: maintain --apply and sync refresh it on this machine"
         )
     if as_json:
         echo_json(result)
@@ -175,14 +170,17 @@ def import_cmd(
     from ..memory import undo as undomod
 
     paths = paths or []
-    v = open_session(vault).vault
+    session = open_session(vault)
     if undo is not None:
         from .undo import report_undo
 
         if paths or source:
             raise BadInput("--undo takes no files and no --from (give the batch id or the source to --undo)")
-        report_undo(undomod.undo(v, undomod.find(v, undo, "import")), as_json)
+        report_undo(session.undo(undo, "import"), as_json)
         return
+    # the one command that works on a Vault in this process on purpose: a bulk import writes
+    # thousands of notes with checkpoints and a progress line (``Vault.batch``), not a call each
+    v = session.vault
     if source is None:
         label = str(Path(paths[0]).expanduser().resolve()) if len(paths) == 1 and paths[0] != "-" else "-"
         with undomod.recording(v, "import", label) as batch:

@@ -37,23 +37,12 @@ def doctor(
 
     Example: vaultmem doctor      vaultmem doctor --fix      vaultmem doctor --json
     """
-    from ..web import doctor as doc
+    from ..agents.hook_runs import doctor_report
     from .render import doctor_lines
 
-    session = open_session(vault)
-    changes: list[str] = []
-    if fix:
-        v = session.vault
-        try:
-            report = doc.diagnose(v)
-            changes = doc.fix(v, report)
-            if changes:
-                report = doc.diagnose(v)
-        finally:
-            v.close()
-        data = report.as_dict()
-    else:  # where the index is, as `vaultmem doctor` without typer does (cli/fast.py)
-        data = doc.report(session)
+    # where the index is, as `vaultmem doctor` without typer does (cli/fast.py)
+    data = doctor_report(open_session(vault), fix)
+    changes = data.pop("changes", [])
     for line in doctor_lines(data, as_json, changes):
         typer.echo(line)
     if data["needs_attention"]:

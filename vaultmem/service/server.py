@@ -60,8 +60,8 @@ class _RequestHandler(socketserver.StreamRequestHandler):
             reply = {"ok": True, "result": result}
         except VersionMismatch as e:
             reply = {"ok": False, "error": str(e), "code": "version", "version": __version__}
-        except VaultError as e:
-            reply = {"ok": False, "error": str(e), "code": e.exit_code}
+        except VaultError as e:  # a refusal the client acts on ("unserved") names itself
+            reply = {"ok": False, "error": str(e), "code": getattr(e, "code", None) or e.exit_code}
         except (ValueError, KeyError, TypeError) as e:
             reply = {"ok": False, "error": f"bad request: {e}", "code": 2}
         except Exception as e:  # keep serving; report the failure to the client
