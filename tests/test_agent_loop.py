@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
@@ -383,3 +384,36 @@ def test_a_new_memory_of_no_project_never_flags_a_projects_memory_as_outdated(op
                          "every environment.")  # fmt: skip
     assert new["possible_updates"] == [] and not new["superseded"], new
     assert "may be outdated" not in vault.wake("Project: Alpha")["text"]
+
+
+@pytest.fixture
+def cli(empty_vault, fake_model):
+    def run(*args: str) -> str:
+        done = CliRunner().invoke(app, [*args, "--vault", str(empty_vault)])
+        assert done.exit_code == 0, (done.stdout, done.stderr)
+        return done.stdout
+
+    return run
+
+
+def test_wake_and_remember_in_a_project_folder_keep_to_its_project(cli, empty_vault, tmp_path, monkeypatch):
+    """Before: plain `vaultmem wake` in project B's folder listed project A's decisions and
+    gotchas (only the hooks inferred the project from the folder), and `remember` run in A's
+    folder recorded no project."""
+    cli("remember", "project", "Project: Alpha", "The alpha service.")
+    cli("remember", "project", "Project: Beta", "The beta service.")
+    (tmp_path / "alpha" / "src").mkdir(parents=True)
+    (tmp_path / "beta").mkdir()
+    monkeypatch.chdir(tmp_path / "alpha" / "src")
+    written = json.loads(cli("remember", "decision", "Alpha uses port 8081", "The alpha API listens on 8081.",
+                             "--json"))  # fmt: skip
+    meta = yaml.safe_load((empty_vault / written["path"]).read_text().split("---")[1])
+    assert "Project - Alpha" in str(meta.get("anchor")), meta  # remembered in Alpha's folder: Alpha's
+    cli("remember", "gotcha", "Alpha's cache keys expire at midnight", "All of them at once.")
+    assert "Alpha uses port 8081" in cli("wake")
+    monkeypatch.chdir(tmp_path / "beta")
+    text = cli("wake")
+    assert "Memory for Project: Beta" in text
+    assert "8081" not in text and "midnight" not in text
+    monkeypatch.chdir(tmp_path)  # a folder of no project: the whole vault, as before
+    assert "8081" in cli("wake")

@@ -67,7 +67,7 @@ def remember(
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
     extra: dict[str, Any] | None = None, key: str | None = None, supersedes: Iterable[str] = (),
-    supersede: bool = True, age: bool = True,
+    supersede: bool = True, age: bool = True, cwd: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Write a new memory from its type's template; returns its id, path, what it superseded
     and the likely updates it did not supersede on its own (``possible_updates``).
@@ -80,12 +80,17 @@ def remember(
     supersedes an active one. ``extra``: more frontmatter keys (e.g. ``branch``/``repo``).
     ``supersede=False``: likely updates are reported, never applied (an importer writing many
     memories at once); ``age=False``: the anchor's aging rules wait for ``age_anchor`` (called
-    once after a batch)."""
+    once after a batch). ``cwd``: the writer's working folder; with no ``anchor``, a memory of
+    that folder's project is anchored to it (the user's own, a project note: never)."""
     clean = Scrubber()  # text from an agent, a transcript or an import: no private span, no secret
     title, content, anchor, key, source = (clean.title(title), clean.text(content), clean.title(anchor),
                                            clean.title(key), clean.title(source))  # fmt: skip
     tags, links, context = ([clean.title(v) for v in vs] for vs in (tags, links, context))
     type_ = normalize_type(type)
+    if not anchor and cwd and scope != "user" and type_ not in ("project", "preference"):
+        from .projects import find_anchor
+
+        anchor = find_anchor(vault, cwd)  # remembered in a project's folder: that project's memory
     types = known_types(vault.templates_dir)
     if type_ not in types:
         raise BadInput(f"unknown type {type!r}; known types: {', '.join(types)}")

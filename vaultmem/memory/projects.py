@@ -33,6 +33,19 @@ def find_anchor(vault: VaultState, cwd: str | None) -> str | None:
     return None
 
 
+def folder_anchor(reader, cwd: str | None) -> str | None:  # type: ignore[no-untyped-def]
+    """The project note of a working folder in a vault, or in the first of several vaults
+    (``MultiVault``) that has one: what ``wake``, ``remember``, the MCP tools and the hooks
+    infer when no anchor is given (``find_anchor``)."""
+    if not cwd:
+        return None
+    for vault in getattr(reader, "vaults", {"": reader}).values():
+        found = find_anchor(vault, cwd)
+        if found:
+            return found
+    return None
+
+
 def _fold(text: str) -> str:
     return " ".join(re.sub(r"[-_.]+", " ", text).lower().split())
 

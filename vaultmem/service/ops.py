@@ -234,8 +234,13 @@ def _shown_test(args: dict) -> Callable[[Path, str], bool] | None:
 
 
 def wake(host: Host, args: dict) -> dict[str, Any]:
+    """The [MEMORY] block of the anchor given, else of the caller's folder's project (the rule
+    the hooks use: ``projects.folder_anchor``)."""
+    from ..memory.projects import folder_anchor
+
     with host.reading(args["roots"]) as reader:
-        return reader.wake(anchor=args["anchor"], task=args["task"], profile=args["profile"],
+        anchor = args["anchor"] or folder_anchor(reader, args["cwd"])
+        return reader.wake(anchor=anchor, task=args["task"], profile=args["profile"],
                            budget=args["budget"], shown=_shown_test(args))  # fmt: skip
 
 
