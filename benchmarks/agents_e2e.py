@@ -5,6 +5,7 @@ the model, whether the summary was written, and how long the agent waited for ea
     python benchmarks/agents_e2e.py                      # every agent, 3 sessions each
     python benchmarks/agents_e2e.py --agents codex --runs 1
     python benchmarks/agents_e2e.py --record             # also refresh tests/fixtures/agents/real/
+    python benchmarks/agents_e2e.py --loop               # issue 46's reproductions, once each
 
 The pinned CLIs (tests/agents_e2e/install.py) are installed from npm into
 $VAULTMEM_AGENTS_CACHE (default ~/.cache/vaultmem-agents-e2e) when missing."""
@@ -27,6 +28,7 @@ from agents_e2e import install, record  # noqa: E402
 from agents_e2e.agents import SPECS  # noqa: E402
 from agents_e2e.checks import CHECKS, percentile, waits  # noqa: E402
 from agents_e2e.harness import Session, run_session  # noqa: E402
+from agents_e2e.scenarios import SCENARIOS  # noqa: E402
 
 from benchmarks.common import WORK, write_result  # noqa: E402
 
@@ -78,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--runs", type=int, default=3, help="sessions per agent (default 3)")
     ap.add_argument("--record", action="store_true", help="write the first run's payloads as fixtures")
+    ap.add_argument("--loop", action="store_true", help="issue 46's reproductions (scenarios.py), once each")
     args = ap.parse_args(argv)
+    if args.loop:
+        return loop()
     variants = [v.strip() for v in args.agents.split(",") if v.strip()]
     bindir, error = install.ensure(sorted({SPECS[VARIANTS[v][0]].name for v in variants}))
     if error:
@@ -110,6 +115,36 @@ def main(argv: list[str] | None = None) -> int:
             "configs from vaultmem setup --write, hooks wrapped by a recorder (its ~30 ms start included)",
             "pins": {a: v for a, (_, v) in install.PINS.items()},
             "agents": results,
+        },
+    )
+    print(f"wrote {path}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def loop() -> int:
+    """Each reproduction of issue 46 (tests/agents_e2e/scenarios.py) once: its checks, passed or not."""
+    bindir, error = install.ensure()
+    if error:
+        print(f"cannot install the agent CLIs: {error}", file=sys.stderr)
+        return 2
+    work = WORK / "agents-e2e-loop"
+    shutil.rmtree(work, ignore_errors=True)
+    results = {}
+    for name, scenario in SCENARIOS.items():
+        root = work / name
+        root.mkdir(parents=True)
+        checks = scenario(bindir, root)
+        results[name] = {check: {"passed": ok, "detail": detail} for check, (ok, detail) in checks.items()}
+        passed = sum(ok for ok, _ in checks.values())
+        print(f"{name:28} {passed}/{len(checks)} " + " ".join(c for c, (ok, _) in checks.items() if not ok))
+    path = write_result(
+        "agents-e2e-loop",
+        {
+            "conditions": "headless, fake model on 127.0.0.1 (a scripted shell command or three, then text), "
+            "configs from vaultmem setup --write, hooks wrapped by a recorder",
+            "pins": {a: v for a, (_, v) in install.PINS.items()},
+            "scenarios": results,
         },
     )
     print(f"wrote {path}")

@@ -417,3 +417,37 @@ def test_wake_and_remember_in_a_project_folder_keep_to_its_project(cli, empty_va
     assert "8081" not in text and "midnight" not in text
     monkeypatch.chdir(tmp_path)  # a folder of no project: the whole vault, as before
     assert "8081" in cli("wake")
+
+
+def test_recall_from_a_project_folder_says_where_each_memory_is_from(cli, tmp_path, monkeypatch):
+    """recall infers the project as wake, the MCP tools and the hooks do; an explicit search
+    hides nothing but names another project's memory and one of no project."""
+    cli("remember", "project", "Project: Alpha", "The alpha service.")
+    cli("remember", "project", "Project: Beta", "The beta service.")
+    cli(
+        "remember",
+        "decision",
+        "Alpha uses port 8081",
+        "The API listens on port 8081.",
+        "--anchor",
+        "Project: Alpha",
+    )
+    cli("remember", "fact", "Ports below 1024 need root", "The API cannot bind port 80 as a user.")
+    cli(
+        "remember",
+        "decision",
+        "Beta uses port 8090",
+        "The API listens on port 8090.",
+        "--anchor",
+        "Project: Beta",
+    )
+    (tmp_path / "beta").mkdir()
+    monkeypatch.chdir(tmp_path / "beta")
+    hits = {
+        h["title"]: h.get("project")
+        for h in json.loads(cli("recall", "which port does the API use", "--json"))["results"]
+    }
+    assert hits["Beta uses port 8090"] is None
+    assert hits["Alpha uses port 8081"] == "from Project: Alpha"
+    assert hits["Ports below 1024 need root"] == "no project"
+    assert "(from Project: Alpha)" in cli("recall", "which port does the API use")

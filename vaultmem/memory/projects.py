@@ -298,3 +298,26 @@ def scope_hits(hits: list[dict], roots: dict[str, Path], cwd: str | None) -> lis
         if ok:
             out.append({**hit, "title": labelled(hit["title"], label)} if label else hit)
     return out
+
+
+def label_hits(hits: list[dict], roots: dict[str, Path], cwd: str | None) -> list[dict]:
+    """Recall hits asked from a project's folder, each of another project or of none named
+    (``project``: "from Project: Alpha", "no project"), by the rule the prompt hook uses to
+    keep them out (``scope_hits``): an explicit search hides nothing, it says where a memory is
+    from."""
+    if not hits or not roots or not cwd:
+        return hits
+    known = known_projects(roots.values())
+    mine = folder_project(cwd, known)
+    if mine is None:
+        return hits
+    default_root = next(iter(roots.values()))
+    for hit in hits:
+        root = roots.get(hit.get("vault") or "", default_root)
+        fields = _head(Path(root) / hit["path"]) if hit.get("path") else {}
+        project = hit_project(fields, known)
+        if fields.get("scope") == "user" or project == mine:
+            continue
+        name = next(iter(anchor_names(fields.get("anchor"))), None) or fields.get("title") or project
+        hit["project"] = NO_PROJECT if project is None else f"from {name}"
+    return hits

@@ -132,8 +132,8 @@ def _recall(host: Host, args: dict, options: dict[str, Any], degraded: str | Non
             if options.get("log", True):
                 _log(host, roots, hits, "recall")
             hits = hits if explain else [_plain(h) for h in hits]
-        else:
-            hits = run(options.get("k"), options.get("log", True))
+        else:  # asked from a project's folder: each hit of another project, or of none, says so
+            hits = _labels(args)(run(options.get("k"), options.get("log", True)))
     return {"hits": hits, "degraded": degraded, "skipped": _index_errors(host, roots)}
 
 
@@ -147,7 +147,7 @@ def _keyword_recall(host: Host, args: dict, options: dict[str, Any]) -> dict[str
     if not args["all_branches"]:
         shown = branches.shown_test(Path(args["cwd"]), args["branch"])
         keep = lambda hits: branches.filter_hits(hits, roots, shown)
-    project = _project_rule(args) if args["project"] else _keep_all
+    project = _project_rule(args) if args["project"] else _labels(args)
     k = options.get("k") or _default_k(None, roots)
     run = lambda ask: [hit for _, hit in keywords.recall_vaults(roots, args["query"], {**options, "k": ask},
                                                                  args["explain"] or bool(args["project"]))]  # fmt: skip
@@ -185,6 +185,15 @@ def _project_rule(args: dict) -> Callable[[list[dict[str, Any]]], list[dict[str,
 
     roots = {name: Path(root) for name, root in args["roots"].items()}
     return lambda hits: scope_hits(hits, roots, args["project"])
+
+
+def _labels(args: dict) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Recall from a project's folder: the hits of another project, or of none, say so
+    (``projects.label_hits``)."""
+    from ..memory.projects import label_hits
+
+    roots = {name: Path(root) for name, root in args["roots"].items()}
+    return lambda hits: label_hits(hits, roots, args["cwd"])
 
 
 def _plain(hit: dict[str, Any]) -> dict[str, Any]:
