@@ -85,12 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.loop:
         return loop()
     variants = [v.strip() for v in args.agents.split(",") if v.strip()]
-    bindir, error = install.ensure(sorted({SPECS[VARIANTS[v][0]].name for v in variants}))
-    if error:
-        print(f"cannot install the agent CLIs: {error}", file=sys.stderr)
+    bindir, work = prepare(sorted({SPECS[VARIANTS[v][0]].name for v in variants}), "agents-e2e")
+    if bindir is None:
         return 2
-    work = WORK / "agents-e2e"
-    shutil.rmtree(work, ignore_errors=True)
     results = {}
     for variant in variants:
         spec_name, extra = VARIANTS[variant]
@@ -108,15 +105,25 @@ def main(argv: list[str] | None = None) -> int:
             f"{variant:17} {spec.version:9} checks {sum(r['checks_passed'].values())}/{len(CHECKS) * args.runs} "
             f"killed {r['hooks_killed']} wait p50 {r['wait_all_s']['p50']} s p95 {r['wait_all_s']['p95']} s"
         )
-    path = write_result(
-        "agents-e2e",
-        {
-            "conditions": "headless, fake model on 127.0.0.1 (one ls tool call, then text), 13 planted notes, "
-            "configs from vaultmem setup --write, hooks wrapped by a recorder (its ~30 ms start included)",
-            "pins": {a: v for a, (_, v) in install.PINS.items()},
-            "agents": results,
-        },
-    )
+    conditions = ("headless, fake model on 127.0.0.1 (one ls tool call, then text), 13 planted notes, "
+                  "configs from vaultmem setup --write, hooks wrapped by a recorder (its ~30 ms start included)")  # fmt: skip
+    return finish("agents-e2e", conditions, "agents", results, work)
+
+
+def prepare(agents: list[str] | None, name: str) -> tuple[Path | None, Path]:
+    """(the CLIs' bin folder, or None when they cannot be installed; an empty work folder)."""
+    bindir, error = install.ensure(agents)
+    if error:
+        print(f"cannot install the agent CLIs: {error}", file=sys.stderr)
+        return None, WORK / name
+    shutil.rmtree(WORK / name, ignore_errors=True)
+    return bindir, WORK / name
+
+
+def finish(name: str, conditions: str, key: str, results: dict, work: Path) -> int:
+    """Write ``results/<name>.json`` (with the pins) and remove the work folder."""
+    pins = {a: v for a, (_, v) in install.PINS.items()}
+    path = write_result(name, {"conditions": conditions, "pins": pins, key: results})
     print(f"wrote {path}")
     shutil.rmtree(work, ignore_errors=True)
     return 0
@@ -124,12 +131,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def loop() -> int:
     """Each reproduction of issue 46 (tests/agents_e2e/scenarios.py) once: its checks, passed or not."""
-    bindir, error = install.ensure()
-    if error:
-        print(f"cannot install the agent CLIs: {error}", file=sys.stderr)
+    bindir, work = prepare(None, "agents-e2e-loop")
+    if bindir is None:
         return 2
-    work = WORK / "agents-e2e-loop"
-    shutil.rmtree(work, ignore_errors=True)
     results = {}
     for name, scenario in SCENARIOS.items():
         root = work / name
@@ -138,18 +142,9 @@ def loop() -> int:
         results[name] = {check: {"passed": ok, "detail": detail} for check, (ok, detail) in checks.items()}
         passed = sum(ok for ok, _ in checks.values())
         print(f"{name:28} {passed}/{len(checks)} " + " ".join(c for c, (ok, _) in checks.items() if not ok))
-    path = write_result(
-        "agents-e2e-loop",
-        {
-            "conditions": "headless, fake model on 127.0.0.1 (a scripted shell command or three, then text), "
-            "configs from vaultmem setup --write, hooks wrapped by a recorder",
-            "pins": {a: v for a, (_, v) in install.PINS.items()},
-            "scenarios": results,
-        },
-    )
-    print(f"wrote {path}")
-    shutil.rmtree(work, ignore_errors=True)
-    return 0
+    conditions = ("headless, fake model on 127.0.0.1 (a scripted shell command or three, then text), "
+                  "configs from vaultmem setup --write, hooks wrapped by a recorder")  # fmt: skip
+    return finish("agents-e2e-loop", conditions, "scenarios", results, work)
 
 
 if __name__ == "__main__":

@@ -131,14 +131,12 @@ def _vaultmem(env: dict, *args: str) -> subprocess.CompletedProcess:
                           timeout=120)  # fmt: skip
 
 
-def test_a_hook_that_gets_no_xdg_runtime_dir_uses_the_users_service(tmp_path):
-    """Before: Codex CLI runs its hooks with HOME, PATH, LANG and TERM only; without
-    XDG_RUNTIME_DIR a hook looked for the service in the temp folder, started a second one (a
-    second model load) that `vaultmem service stop` from the user's shell did not stop."""
+def _environments() -> tuple[dict[str, str], dict[str, str]]:
+    """(the user's shell, with its runtime folder; what Codex CLI gives a hook: HOME, PATH,
+    LANG and TERM; PYTHONPATH for the test's small embedder, TMPDIR to keep to the test's temp)."""
     from conftest import _runtime_dir
 
-    home = Path(os.environ["HOME"])
-    run = _runtime_dir(home)
+    run = _runtime_dir(Path(os.environ["HOME"]))
     run.mkdir(mode=0o700, exist_ok=True)
     shell = {
         k: v for k, v in os.environ.items() if k not in ("VAULTMEM_NO_SERVICE", "VAULTMEM_TEST_NO_MODEL")
@@ -146,6 +144,14 @@ def test_a_hook_that_gets_no_xdg_runtime_dir_uses_the_users_service(tmp_path):
     shell.update(PYTHONPATH=os.pathsep.join([str(SERVICE_SITE), str(SERVICE_SITE.parent)]),
                  VAULTMEM_TEST_MODEL_DELAY="0", XDG_RUNTIME_DIR=str(run))  # fmt: skip
     stripped = {k: shell[k] for k in ("HOME", "PATH", "LANG", "TERM", "PYTHONPATH", "TMPDIR") if k in shell}
+    return shell, stripped
+
+
+def test_a_hook_that_gets_no_xdg_runtime_dir_uses_the_users_service(tmp_path):
+    """Before: Codex CLI runs its hooks with HOME, PATH, LANG and TERM only; without
+    XDG_RUNTIME_DIR a hook looked for the service in the temp folder, started a second one (a
+    second model load) that `vaultmem service stop` from the user's shell did not stop."""
+    shell, stripped = _environments()
     started = _vaultmem(shell, "service", "start")
     try:
         assert started.returncode == 0, started.stderr
@@ -161,17 +167,7 @@ def test_a_hook_that_gets_no_xdg_runtime_dir_uses_the_users_service(tmp_path):
 def test_service_stop_stops_a_service_started_in_another_runtime_folder(tmp_path):
     """A service a stripped hook started before any process had written the runtime folder
     down (the temp folder's) is this user's too: `service stop` from the shell stops it."""
-    from conftest import _runtime_dir
-
-    home = Path(os.environ["HOME"])
-    run = _runtime_dir(home)
-    run.mkdir(mode=0o700, exist_ok=True)
-    shell = {
-        k: v for k, v in os.environ.items() if k not in ("VAULTMEM_NO_SERVICE", "VAULTMEM_TEST_NO_MODEL")
-    }
-    shell.update(PYTHONPATH=os.pathsep.join([str(SERVICE_SITE), str(SERVICE_SITE.parent)]),
-                 VAULTMEM_TEST_MODEL_DELAY="0", XDG_RUNTIME_DIR=str(run))  # fmt: skip
-    stripped = {k: shell[k] for k in ("HOME", "PATH", "LANG", "TERM", "PYTHONPATH", "TMPDIR") if k in shell}
+    shell, stripped = _environments()
     assert _vaultmem(stripped, "service", "start").returncode == 0
     try:
         pid = json.loads(_vaultmem(stripped, "service", "status", "--json").stdout)["pid"]
