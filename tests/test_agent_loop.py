@@ -368,6 +368,11 @@ def test_a_memory_of_no_project_enters_a_projects_prompt_block_labelled_and_abov
         "Beta port",  # no anchor, but its text links Beta's project note: Beta's own
         "Alpha TLS (from Project: Alpha)",
     ]
+    # keywords only while the service starts, no cosine: half the best BM25 score is the bar
+    words = [{**hit(loose, 0.0), "explain": {"bm25_raw": 4.0}}, {**hit(near, 0.0), "explain": {"bm25_raw": 1.0}},
+             {**hit(alpha, 0.0), "explain": {"bm25_raw": 5.0}}]  # fmt: skip
+    shown = scope_hits(words, {"v": root}, str(tmp_path / "code" / "beta"), keywords=True)
+    assert [h["title"] for h in shown] == ["Alpha uses port 8081 (no project)"]
 
 
 def test_a_new_memory_of_no_project_never_flags_a_projects_memory_as_outdated(open_vault, empty_vault):

@@ -68,6 +68,7 @@ OTHER_PROJECT_COS = 0.7
 # ("Alpha uses port 8081", remembered with no project, is 0.42-0.60 from a port question of
 # another project's; the planted no-project note of the real-agent lane is 0.81 from its prompt)
 NO_PROJECT_COS = 0.65
+NO_PROJECT_BM25 = 0.5  # keywords only (the service is starting): a share of the best hit's BM25
 NO_PROJECT = "no project"  # the label of a memory of no project in a project's block
 OTHER = "other"  # ``admitted``'s word for another project's memory (labelled with that project's name)
 MAX_HOPS = 3
@@ -174,18 +175,24 @@ def same_project(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b
 
 
-def admitted(project: str | None, mine: str | None, hit: dict, user: bool = False) -> tuple[bool, str | None]:
+def admitted(project: str | None, mine: str | None, hit: dict, user: bool = False,
+             keywords: float | None = None) -> tuple[bool, str | None]:  # fmt: skip
     """The project rule for a memory entering the block of project ``mine`` (a prompt's, a
     task's, a recall's in a project folder): (whether it enters, the label its title gets).
     The project's own memories and the user's enter as they are (and every memory when there
     is no project to tell apart); another project's only close to the query (a term match and
     ``OTHER_PROJECT_COS``), never its sessions or candidates, labelled with its project
     (``OTHER``: the caller names it); a memory of no project only above ``NO_PROJECT_COS``,
-    labelled "no project"."""
+    labelled "no project". ``keywords``: the answer came from keywords only (the service is
+    starting), no cosine to ask: the best BM25 score among the hits, and a memory of no project
+    enters at ``NO_PROJECT_BM25`` of it, another project's not at all."""
     if user or mine is None or project == mine:
         return True, None
     e = hit.get("explain") or {}
-    cos, term = float(e.get("vector_raw", 0.0)), float(e.get("bm25_raw", 0.0)) > 0
+    cos, bm25 = float(e.get("vector_raw", 0.0)), float(e.get("bm25_raw", 0.0))
+    term = bm25 > 0
+    if project is None and keywords is not None:
+        return term and bm25 >= NO_PROJECT_BM25 * keywords, NO_PROJECT
     if project is None:
         return cos >= NO_PROJECT_COS and term, NO_PROJECT
     ok = (
@@ -276,10 +283,13 @@ def folder_project(cwd: str, known: set[str]) -> str | None:
     return None
 
 
-def scope_hits(hits: list[dict], roots: dict[str, Path], cwd: str | None) -> list[dict]:
+def scope_hits(
+    hits: list[dict], roots: dict[str, Path], cwd: str | None, keywords: bool = False
+) -> list[dict]:
     """Prompt hits by the project rule (``admitted``): the working folder's project's memories
     and the user's; another project's only close to the prompt, labelled with its project; one
-    of no project only above the higher bar, labelled "no project"."""
+    of no project only above the higher bar, labelled "no project" (``keywords``: the hits came
+    from keywords only, while the service starts)."""
     if not hits or not roots or not cwd:
         return hits
     known = known_projects(roots.values())
@@ -287,12 +297,17 @@ def scope_hits(hits: list[dict], roots: dict[str, Path], cwd: str | None) -> lis
     if mine is None:  # a folder of no project the vault knows: nothing to tell apart
         return hits
     default_root = next(iter(roots.values()))
+    best = (
+        max((float((h.get("explain") or {}).get("bm25_raw", 0.0)) for h in hits), default=0.0)
+        if keywords
+        else None
+    )
     out = []
     for hit in hits:
         root = roots.get(hit.get("vault") or "", default_root)
         fields = _head(Path(root) / hit["path"]) if hit.get("path") else {}
         project = hit_project(fields, known)
-        ok, label = admitted(project, mine, hit, fields.get("scope") == "user")
+        ok, label = admitted(project, mine, hit, fields.get("scope") == "user", best)
         if label == OTHER:
             label = next(iter(anchor_names(fields.get("anchor"))), None) or fields.get("title") or project
         if ok:

@@ -128,7 +128,8 @@ def _recall(host: Host, args: dict, options: dict[str, Any], degraded: str | Non
 
         if args["project"]:
             k = options.get("k") or _default_k(reader)
-            hits = _widened(lambda ask: run(ask, False), k, _project_rule(args))
+            rule = _project_rule(args, options.get("mode") == "bm25")
+            hits = _widened(lambda ask: run(ask, False), k, rule)
             if options.get("log", True):
                 _log(host, roots, hits, "recall")
             hits = hits if explain else [_plain(h) for h in hits]
@@ -147,7 +148,7 @@ def _keyword_recall(host: Host, args: dict, options: dict[str, Any]) -> dict[str
     if not args["all_branches"]:
         shown = branches.shown_test(Path(args["cwd"]), args["branch"])
         keep = lambda hits: branches.filter_hits(hits, roots, shown)
-    project = _project_rule(args) if args["project"] else _labels(args)
+    project = _project_rule(args, True) if args["project"] else _labels(args)
     k = options.get("k") or _default_k(None, roots)
     run = lambda ask: [hit for _, hit in keywords.recall_vaults(roots, args["query"], {**options, "k": ask},
                                                                  args["explain"] or bool(args["project"]))]  # fmt: skip
@@ -179,12 +180,15 @@ def _keep_all(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return hits
 
 
-def _project_rule(args: dict) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
-    """The prompt hook's project rule (``projects.scope_hits``) for the caller's folder."""
+def _project_rule(
+    args: dict, keywords: bool = False
+) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The prompt hook's project rule (``projects.scope_hits``) for the caller's folder
+    (``keywords``: the hits come from BM25 alone, no cosine to ask)."""
     from ..memory.projects import scope_hits
 
     roots = {name: Path(root) for name, root in args["roots"].items()}
-    return lambda hits: scope_hits(hits, roots, args["project"])
+    return lambda hits: scope_hits(hits, roots, args["project"], keywords)
 
 
 def _labels(args: dict) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
