@@ -16,6 +16,7 @@ import shlex
 import shutil
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -297,8 +298,8 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
         notes.append(f"the vaultmem running now ({command}) lives in {why}, which may be gone when the agent runs it: "
                      "install vaultmem for good (`uv tool install vaultmem-md` or `pipx install vaultmem-md`) and run "
                      "setup again from there")  # fmt: skip
-    if ADAPTERS[agent].setup_note:
-        notes.append(ADAPTERS[agent].setup_note)
+    if adapter.setup_note:
+        notes.append(adapter.setup_note)
     personal = (
         [p for p in (command, vault_ref) if Path(p).is_absolute()]
         if not user and not adapter.local_scope
@@ -422,7 +423,8 @@ def merge_json(
     servers = node.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise BadInput("the config's mcpServers is not an object; add the entry by hand")
-    current = servers.get(name) if isinstance(servers.get(name), dict) else {}
+    found = servers.get(name)
+    current = found if isinstance(found, dict) else {}
     other = _other_transport(entry)
     merged = {
         **{k: v for k, v in current.items() if k not in other},
@@ -611,9 +613,7 @@ def write_plan(s: AgentSetup, now: dt.datetime | None = None) -> tuple[dict[str,
     for old in s.moved_from:  # an older set-up's entry and hooks in committed files: moved to local ones
         path = Path(old)
         if path.is_file():
-            owned.write(
-                path, lambda text, old=old: _without_vaultmem(text, s, old), "json", s.owner, s.agent, now
-            )
+            owned.write(path, _taking_out(s, old), "json", s.owner, s.agent, now)
     if s.config_under and hooks is not None:
         _git_exclude(hooks, now, s.owner)
     result = write_config(config, s.config_format, s.server, now, s.config_under, s.owner, s.agent)
@@ -672,12 +672,17 @@ def remove_plan(s: AgentSetup, now: dt.datetime | None = None) -> list[dict[str,
         rec = owned.find(name, s.owner)
         if name in extra and rec is None:
             continue
-        done = owned.remove(Path(name), rec, lambda text, name=name: _without_vaultmem(text, s, name), now)
+        done = owned.remove(Path(name), rec, _taking_out(s, name), now)
         if rec is not None:
             owned.forget(name, s.owner)
         if not (name in extra and done["how"] == "missing"):
             out.append(done)
     return out
+
+
+def _taking_out(s: AgentSetup, name: str) -> Callable[[str], str]:
+    """What takes vaultmem's entry and hooks out of the text of the plan's file ``name``."""
+    return lambda text: _without_vaultmem(text, s, name)
 
 
 def _without_vaultmem(text: str, s: AgentSetup, name: str) -> str:

@@ -216,16 +216,16 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
     if task and task.strip():
         seen = {ln.id for ln in lines}
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
-            rec = records.get(hit.path)
-            if rec is None or hit.id in seen or not keep(hit.path):
+            note = records.get(hit.path)
+            if note is None or hit.id in seen or not keep(hit.path):
                 continue
-            theirs = scope.of(rec.path)
-            fields = {"explain": hit.explain, "type": rec.type, "status": rec.status}
-            ok, label = projects.admitted(theirs, mine, fields, rec.scope == "user")
+            theirs = scope.of(note.path)
+            fields = {"explain": hit.explain, "type": note.type, "status": note.status}
+            ok, label = projects.admitted(theirs, mine, fields, note.scope == "user")
             if ok and not held(
                 hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}", trust.label(hit.path)
             ):
-                label = _project_name(vault, rec) if label == projects.OTHER else label
+                label = _project_name(vault, note) if label == projects.OTHER else label
                 title = projects.labelled(hit.title, label) if label and mine is not None else hit.title
                 lines.append(Line("Relevant to Current Task", hit.id, redact(title)[0], hit.type, hit.importance,
                                   hit.updated, redact(hit.snippet)[0], provenance(hit.type, hit.status, hit.source, trust.label(hit.path)),

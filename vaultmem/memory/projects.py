@@ -12,6 +12,10 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from ..index.manifest import Record
     from .state import VaultState
 
 
@@ -33,7 +37,7 @@ def find_anchor(vault: VaultState, cwd: str | None) -> str | None:
     return None
 
 
-def folder_anchor(reader, cwd: str | None) -> str | None:  # type: ignore[no-untyped-def]
+def folder_anchor(reader: Any, cwd: str | None) -> str | None:
     """The project note of a working folder in a vault, or in the first of several vaults
     (``MultiVault``) that has one: what ``wake``, ``remember``, the MCP tools and the hooks
     infer when no anchor is given (``find_anchor``)."""
@@ -98,7 +102,9 @@ def anchor_names(value: object) -> list[str]:
     return [n for n in (link.label, link.target.rsplit("/", 1)[-1]) if n]
 
 
-def record_project(rec, records: dict, resolve) -> str | None:  # type: ignore[no-untyped-def]
+def record_project(
+    rec: Record, records: dict[str, Record], resolve: Callable[[str, str], str | None]
+) -> str | None:
     """The key of a record's project: a project note's own title; else the note its first
     frontmatter link (the ``anchor``) resolves to, followed up to MAX_HOPS anchors until a
     project note; a note with no anchor, the one project note its text links to (``[[Project:
@@ -121,7 +127,7 @@ def record_project(rec, records: dict, resolve) -> str | None:  # type: ignore[n
     return None
 
 
-def _linked_project(rec, records: dict, resolve) -> str | None:  # type: ignore[no-untyped-def]
+def _linked_project(rec: Record, records: dict, resolve: Callable[..., str | None]) -> str | None:
     """The project of a note with no anchor: the one project note its text links to."""
     found = set()
     for target, kind in rec.links:
@@ -255,7 +261,7 @@ PROJECT_FOLDER = "projects"  # where anchors are made (core.memtypes.FOLDERS)
 PARENTS = 4  # a working folder's project may be this many folders up (src/app/backend)
 
 
-def known_projects(roots) -> set[str]:  # type: ignore[no-untyped-def]
+def known_projects(roots: Iterable[str | Path]) -> set[str]:
     """The project keys of the anchor notes in the vaults' ``projects/`` folder (any case)."""
     keys: set[str] = set()
     for root in roots:
