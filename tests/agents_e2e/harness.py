@@ -389,6 +389,16 @@ def run_session(
     return Session(agent, spec.version, rc, out, err, seconds, requests, hooks, notes, root, extra)
 
 
+def stop_services(ws: Workspace) -> None:
+    """Stop this home's memory services, one a late call may have started too (never leaves one)."""
+    for _ in range(3):
+        subprocess.run([str(VAULTMEM), "service", "stop"], env=ws.env(), capture_output=True, timeout=60)
+        if wait_for(lambda: not services(ws.home), 5):
+            return
+    for pid in services(ws.home):
+        os.kill(pid, 15)
+
+
 def services(home: Path) -> list[int]:
     """The pids of the memory services running for this HOME (whatever runtime folder)."""
     out = []

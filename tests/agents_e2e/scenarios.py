@@ -20,6 +20,7 @@ from agents_e2e.harness import (
     read_notes,
     run_session,
     services,
+    stop_services,
     wait_for,
 )
 from agents_e2e.providers import Script
@@ -67,6 +68,7 @@ def claude_json_two_projects(bindir: Path, root: Path) -> Checks:
     state = ws.home / ".claude.json"
     before = state.read_text()
     removed = ws.vaultmem("setup", "claude", "--vault", str(ws.vault), "--remove", cwd=root / "harbor")
+    stop_services(ws)
     out: Checks = {"session_ran": (s.rc == 0, f"claude exited {s.rc}")}
     if not state.exists():
         out["b_removed_keeps_claude_json"] = (False, f"~/.claude.json is gone: {removed.strip()}")
@@ -143,8 +145,7 @@ def codex_one_service(bindir: Path, root: Path) -> Checks:
     subprocess.run([str(VAULTMEM), "service", "stop"], env=ws.env(), capture_output=True, timeout=60)
     stopped = wait_for(lambda: not services(ws.home), 20)
     left = services(ws.home)
-    for pid in left:  # never leave one behind
-        subprocess.run(["kill", str(pid)], check=False)
+    stop_services(ws)  # never leave one behind
     return {
         "session_ran": (s.rc == 0 and bool(s.hooks), f"codex exited {s.rc}, {len(s.hooks)} hook runs"),
         "one_service": (
@@ -174,6 +175,7 @@ def model_states_a_decision(bindir: Path, root: Path) -> Checks:
     ws = Workspace(root)
     cands = [n for n in s.notes if n.get("type") == "decision" and "Redis Streams" in str(n.get("title"))]
     rank = _recall_rank(ws, QUESTION, "Redis Streams") if cands else None
+    stop_services(ws)  # the recall started one
     summary = (_summaries(s, "claude-code-") or [{}])[0]
     return {
         "decision_captured": (bool(cands) and cands[0].get("status") == "candidate"
@@ -200,7 +202,7 @@ def download_and_run_and_a_prose_secret(bindir: Path, root: Path) -> Checks:
     done = subprocess.run([str(VAULTMEM), "hook", "prompt", "--agent", "claude", "--vault", str(ws.vault)],
                           input=json.dumps(payload), env=ws.env(), cwd=ws.proj, capture_output=True, text=True,
                           timeout=120)  # fmt: skip
-    subprocess.run([str(VAULTMEM), "service", "stop"], env=ws.env(), capture_output=True, timeout=60)
+    stop_services(ws)  # the prompt hook started one as it exited
     secret = [n["path"] for n in read_notes(ws.vault) if "seahorse" in n["body"] + str(n.get("title"))]
     return {
         "session_ran": (s.rc == 0 and (ws.proj / ".fixed").exists(), f"claude exited {s.rc}"),
@@ -230,7 +232,7 @@ def project_scope_in_another_folder(bindir: Path, root: Path) -> Checks:
     start = "".join(h.get("stdout", "") for h in s.hook("start"))
     prompt = "".join(h.get("stdout", "") for h in s.hook("prompt"))
     wake = ws.vaultmem("wake", "--vault", str(ws.vault), cwd=root / "harbor")
-    subprocess.run([str(VAULTMEM), "service", "stop"], env=ws.env(), capture_output=True, timeout=60)
+    stop_services(ws)
     tidewater = ("Slip pricing per metre", "Seasonal slip contracts", "Tide tables", PROJECT)
     leak = lambda text: [t for t in (*tidewater, "8081") if t in text]
     labelled = "8081" not in prompt or "(from Project: Tidewater)" in prompt
@@ -247,6 +249,7 @@ def project_scope_in_another_folder(bindir: Path, root: Path) -> Checks:
 def hook_timings(bindir: Path, root: Path) -> Checks:
     """What `status` says the agent waited, against a wrapper around each hook (the recorder)."""
     s = run_session("claude", SPECS["claude"], bindir, root)
+    stop_services(Workspace(root))
     from agents_e2e.checks import waits
     from vaultmem.agents.hook_runs import read_runs
 
