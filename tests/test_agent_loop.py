@@ -387,14 +387,19 @@ def test_a_new_memory_of_no_project_never_flags_a_projects_memory_as_outdated(op
     assert "may be outdated" not in vault.wake("Project: Alpha")["text"]
 
 
-@pytest.fixture
-def cli(empty_vault, fake_model):
+@pytest.fixture(params=["process", "service"])
+def cli(request, empty_vault, fake_model):
+    """The CLI on either backend: in this process, or through the memory service (in a thread of
+    the test): the project rule and the labels are the same through both."""
+    served = request.getfixturevalue("service_thread") if request.param == "service" else None
+
     def run(*args: str) -> str:
         done = CliRunner().invoke(app, [*args, "--vault", str(empty_vault)])
         assert done.exit_code == 0, (done.stdout, done.stderr)
         return done.stdout
 
-    return run
+    yield run
+    assert served is None or served.service.entries, "the calls did not reach the service"
 
 
 def test_wake_and_remember_in_a_project_folder_keep_to_its_project(cli, empty_vault, tmp_path, monkeypatch):
