@@ -11,6 +11,8 @@ import pytest
 from helpers import wait_for
 from test_service import QUERY, cli  # noqa: F401  (fixture)
 
+from vaultmem.index.layout import index_dir
+
 pytestmark = pytest.mark.integration  # the CLI in subprocesses
 
 
@@ -37,7 +39,7 @@ def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli
         not later.get("degraded")
         and later["results"][0]["title"] == "Use Postgres advisory locks for job leasing"
     )
-    db = sqlite3.connect(demo_copy / ".vaultmem" / "index" / "manifest.db")
+    db = sqlite3.connect(index_dir(demo_copy) / "manifest.db")
     try:
         model = db.execute("SELECT value FROM state WHERE key='model'").fetchone()[0]
         chunks, vectors = (

@@ -105,7 +105,8 @@ def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, P
     agent = agent_id(agent)
     if len(refs) > 1:
         reg = Registry()
-        return {reg.name_of(p): p for p in (reg.resolve(r) for r in refs)}
+        # each as one named alone: a folder named by path is made a vault here (``find_vault``)
+        return {reg.name_of(p): p for p in (find_vault(reg.resolve(r)) for r in refs)}
     if not refs and agent:
         ident = identity(agent)
         if not is_vault(ident.personal):  # say so, instead of searching only the others (or nothing)
@@ -548,6 +549,7 @@ class Session:
         extra = {**self.write_scope(root, scope), **fields.pop("extra", {})}
         if fields.get("now") is not None:  # JSON: a date as text
             fields["now"] = fields["now"].isoformat()
+        fields.setdefault("cwd", str(self.cwd or Path.cwd()))  # its project, when no anchor is given
         args = {"root": str(root), "type": type, "title": title, "content": content,
                 "fields": {"scope": scope, "extra": extra, **fields}}  # fmt: skip
         return self.call("remember", args)
@@ -640,6 +642,9 @@ class Session:
 
     def batches(self, kind: str | None = None) -> list[dict[str, Any]]:
         return self.call("batches", {"root": str(self.root), "kind": kind}, start=False)
+
+    def undo_plan(self, batch: str, kind: str | None = None) -> dict[str, Any]:
+        return self.call("undo_plan", {"root": str(self.root), "batch": batch, "kind": kind}, start=False)
 
     def undo(self, batch: str, kind: str | None = None) -> dict[str, Any]:
         return self.call("undo", {"root": str(self.root), "batch": batch, "kind": kind}, start=False)
