@@ -7,6 +7,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import lanes
+import leaks
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -81,14 +83,120 @@ def _private_home(mp: pytest.MonkeyPatch, home: Path) -> None:
         mp.setenv(var, value)
 
 
+# ---------------------------------------------------------------- lanes, and nothing left behind
+
+
+def pytest_addoption(parser):
+    lanes.addoption(parser)
+
+
+def pytest_configure(config):
+    lanes.configure(config)
+    lanes.install_guard()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks it adds
+def pytest_collection_modifyitems(config, items):
+    lanes.collection_modifyitems(config, items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    lanes.begin(item)
+    lanes.phase_started(item)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    lanes.phase_started(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    lanes.phase_started(item)
+    try:
+        return (yield)
+    finally:
+        lanes.end()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    lanes.phase_report(item, report)
+    return report
+
+
+def pytest_runtest_logreport(report):
+    lanes.logreport(report)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    lanes.terminal_summary(terminalreporter, config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """What a module- or session-scoped fixture starts carries that fixture's tag (it may outlive
+    the test that first asked for it; it must not outlive the run)."""
+    if fixturedef.scope == "function":
+        return (yield)
+    old = os.environ.get(leaks.OWNER)
+    os.environ[leaks.OWNER] = leaks.new_tag(f"{fixturedef.scope}-{fixturedef.argname}-")
+    try:
+        return (yield)
+    finally:
+        if old is None:
+            os.environ.pop(leaks.OWNER, None)
+        else:
+            os.environ[leaks.OWNER] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_left_behind(tmp_path_factory):
+    """At the end of the run (torn down last): no process the run started still runs, and the
+    short folders it made outside its temp folder are gone; else the run fails."""
+    yield
+    problems = []
+    if leaks.supported():
+        left = leaks.left_running(lambda: leaks.of_run(tmp_path_factory.getbasetemp()))
+        if left:
+            problems.append(leaks.report("the run's fixtures", left))
+    stuck = leaks.remove_folders(SHORT_RUNTIME)
+    if stuck:
+        problems.append(f"folders outside the run's temp folder could not be removed: {stuck}")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left(request):
+    """A test stops what it starts: a process it started that still runs a few seconds after its
+    teardown fails it (and is killed); so does a process a unit-lane test tried to start."""
+    tag = leaks.new_tag("test")
+    old = os.environ.get(leaks.OWNER)
+    os.environ[leaks.OWNER] = tag
+    yield
+    if old is None:
+        os.environ.pop(leaks.OWNER, None)
+    else:
+        os.environ[leaks.OWNER] = old
+    problems = [f"{request.node.nodeid} is in the unit lane but started a process ({what}): mark it "
+                "@pytest.mark.integration" for what in lanes.GUARD.refused[:3]]  # fmt: skip
+    if lanes.GUARD.started and leaks.supported():
+        left = leaks.left_running(lambda: leaks.of_test(tag))
+        if left:
+            problems.append(leaks.report(request.node.nodeid, left))
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_home(tmp_path_factory):
     """Session- and module-scoped fixtures (servers, browsers) start with a private home too."""
     with pytest.MonkeyPatch.context() as mp:
         _private_home(mp, tmp_path_factory.mktemp("session-home"))
         yield
-    for folder in SHORT_RUNTIME:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -118,6 +226,46 @@ def _model_only_when_marked(request, monkeypatch):
             pytest.fail(f"{request.node.nodeid} loads the real model: mark it @pytest.mark.model")
 
         monkeypatch.setattr(FastEmbedder, "_load", refuse)
+
+
+@pytest.fixture(scope="session")
+def _shared_model():
+    """The default model, loaded once per worker, with the vectors of the texts it has embedded
+    kept (the demo vault indexed by a second test costs no model time)."""
+    import numpy as np
+
+    from vaultmem.index.embed import FastEmbedder
+
+    class Remembering(FastEmbedder):
+        def __init__(self) -> None:
+            super().__init__(threads=1)  # one per worker: xdist runs one worker per core
+            self.seen: dict[str, np.ndarray] = {}
+
+        def _embed(self, texts):
+            new = list(dict.fromkeys(t for t in texts if t not in self.seen))
+            if new:
+                self.seen.update(zip(new, super()._embed(new)))
+            return np.stack([self.seen[t] for t in texts])
+
+    return Remembering()
+
+
+@pytest.fixture
+def real_model(request, _shared_model, monkeypatch):
+    """For model-lane tests: every vault this process opens with the default model gets the
+    worker's loaded copy (no load per vault); returns it. A subprocess still loads its own."""
+    from vaultmem.index.embed import DEFAULT_BATCH, DEFAULT_MODEL, make_embedder
+
+    assert request.node.get_closest_marker("model"), (
+        f"{request.node.nodeid} uses the real model: mark it model"
+    )
+
+    def shared(model: str, batch_size: int = DEFAULT_BATCH):
+        return _shared_model if model == DEFAULT_MODEL else make_embedder(model, batch_size)
+
+    monkeypatch.setattr("vaultmem.vault.make_embedder", shared)
+    monkeypatch.setattr("vaultmem.service.daemon.make_embedder", shared)
+    return _shared_model
 
 
 @pytest.fixture
@@ -180,7 +328,6 @@ def empty_vault(tmp_path) -> Path:
 
 # ---------------------------------------------------------------- both backends
 
-SERVICE_SITE = Path(__file__).resolve().parent / "service_site"
 # a service's address names its HOME: the module's service serves every test home under this key
 MODULE_SERVICE_KEY = "tests"
 SERVICE_KEYS: dict[Path, Path] = {}  # a module service's runtime folder -> its install's signing key
@@ -199,11 +346,12 @@ def share_service_key(run: Path) -> None:
 
 @pytest.fixture(scope="module")
 def module_service(tmp_path_factory):
-    """A real memory service (``vaultmem service run``, the small hash embedder of
-    ``service_site``) in a private runtime folder, shared by a module's tests on the service
-    backend; stopped when the module ends. Yields that runtime folder."""
-    import subprocess
-    import sys
+    """The real memory service (``daemon.Service``, as ``vaultmem service run`` runs it) in a
+    thread of this process with the small test embedder, in a private runtime folder, shared by a
+    module's tests on the service backend; stopped when the module ends, leaving nothing behind
+    (``service_thread.py``). Clients reach it through its socket. Yields that runtime folder."""
+    from helpers import HashEmbedder
+    from service_thread import ServiceThread
 
     home = tmp_path_factory.mktemp("service-home")
     run = _runtime_dir(home)  # short enough for the socket, whatever the basetemp's length
@@ -213,39 +361,23 @@ def module_service(tmp_path_factory):
     key.write_bytes(os.urandom(32))
     key.chmod(0o600)
     SERVICE_KEYS[run] = key
-    env = {k: v for k, v in os.environ.items() if k != "VAULTMEM_NO_SERVICE"}
-    env.update(XDG_RUNTIME_DIR=str(run), XDG_STATE_HOME=str(home / "state"), XDG_CONFIG_HOME=str(home / "config"),
-               PYTHONPATH=os.pathsep.join([str(SERVICE_SITE), str(SERVICE_SITE.parent)]),
-               VAULTMEM_TEST_MODEL_DELAY="0", VAULTMEM_SERVICE_KEY=MODULE_SERVICE_KEY)  # fmt: skip
-    env.pop("VAULTMEM_TEST_NO_MODEL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "service", "run", "--idle-exit", "0"], env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    from helpers import wait_for
-
-    def ready() -> bool:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("XDG_RUNTIME_DIR", str(run))
-            mp.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)
-            from vaultmem.service import control
-
-            info = control.ping()
-            return bool(info and info.get("ready"))
-
+    with pytest.MonkeyPatch.context() as mp:  # where it listens and keeps its lock
+        mp.setenv("XDG_RUNTIME_DIR", str(run))
+        mp.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)
+        mp.setenv("XDG_STATE_HOME", str(home / "state"))
+        mp.delenv("VAULTMEM_NO_SERVICE", raising=False)
+        service = ServiceThread(run, HashEmbedder())
     try:
-        wait_for(ready, what="the memory service")
         yield run
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        service.stop()
 
 
 @pytest.fixture(params=["process", "service"])
 def backend(request, monkeypatch):
     """Run the test on both backends: in this process (``VAULTMEM_NO_SERVICE=1``), and through
-    a real memory service (``module_service``): the service is invisible when both pass alike."""
+    the real memory service (``module_service``, on its socket): the service is invisible when
+    both pass alike."""
     if request.param == "service":
         run = request.getfixturevalue("module_service")
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))

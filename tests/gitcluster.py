@@ -67,13 +67,14 @@ class Cluster:
                                  f"{proc.stdout}\n{proc.stderr}")  # fmt: skip
         return proc
 
-    def _invoke(self, name: str, *args: str, check: bool) -> subprocess.CompletedProcess:
+    def _invoke(self, name: str | None, *args: str, check: bool) -> subprocess.CompletedProcess:
         from typer.testing import CliRunner
 
         from vaultmem.cli.app import app
 
         env = {k: v for k, v in self.env.items() if k.startswith(("GIT_", "VAULTMEM_", "HF_"))}
-        result = CliRunner().invoke(app, [*args, "--vault", str(self.vaults[name])], env=env)
+        where = ["--vault", str(self.vaults[name])] if name else []
+        result = CliRunner().invoke(app, [*args, *where], env=env)
         code = result.exit_code
         if check and code != 0:
             raise AssertionError(f"vaultmem {' '.join(args)} on {name} failed ({code}):\n{result.output}\n"
@@ -90,8 +91,7 @@ class Cluster:
     def first(self, name: str) -> Path:
         """The machine that creates the vault (``vaultmem init --git --remote``)."""
         root = self.tmp / name
-        subprocess.run([sys.executable, "-m", "vaultmem", "init", "--git", "--remote", str(self.remote), str(root)],
-                       env=self.env, check=True, capture_output=True)  # fmt: skip
+        self._invoke(None, "init", "--git", "--remote", str(self.remote), str(root), check=True)  # in process
         self._configure(root)
         self.vaults[name] = root
         self.vm(name, "sync")
@@ -101,8 +101,7 @@ class Cluster:
         """Another machine: git clone, vaultmem init, sync --setup."""
         root = self.tmp / name
         self.git(self.tmp, "clone", "-q", str(self.remote), str(root))
-        subprocess.run([sys.executable, "-m", "vaultmem", "init", str(root)], env=self.env, check=True,
-                       capture_output=True)  # fmt: skip
+        self._invoke(None, "init", str(root), check=True)
         self._configure(root)
         self.vaults[name] = root
         self.vm(name, "sync", "--setup")

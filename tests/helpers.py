@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +61,20 @@ def failed(result, code: int | None = None) -> str:
     return lines[0]
 
 
+@contextmanager
+def environ(env: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` is exactly ``env`` inside (restored after): a call in this process sees the
+    environment a subprocess given ``env=env`` would."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def wait_for(condition, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):  # type: ignore[no-untyped-def]
     """Poll ``condition`` until it is truthy and return its value; fail after ``timeout`` seconds
     (generous: it only bounds how long a failing test takes)."""
@@ -68,6 +85,21 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition", interval
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def wait_listening(port: int, proc, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until ``proc`` (a server subprocess) accepts connections on 127.0.0.1:``port``."""
+    import socket
+
+    def up() -> bool:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return True
+        except OSError:
+            return False
+
+    wait_for(up, timeout=timeout, interval=0.1, what=f"a server on port {port}")
 
 
 class Running:
@@ -112,6 +144,15 @@ class Running:
         except BaseException as e:  # surfaced by the tests
             self.error = e
 
+    def settle(self) -> None:
+        """Wait until every file event before this call is applied: a barrier note written, then
+        removed, reaches the watcher through the same ordered event queue after them."""
+        barrier = self.vault.root / "zz-settle-barrier.md"
+        barrier.write_text("# settle\n", encoding="utf-8")
+        wait_for(lambda: barrier.name in self.paths(), what="the barrier note indexed")
+        barrier.unlink()
+        wait_for(lambda: barrier.name not in self.paths(), what="the barrier note removed")
+
     def paths(self) -> set[str]:
         with self.watcher.mutex:
             return set(self.vault.manifest.records())
@@ -151,3 +192,42 @@ def recall_json(root: Path, query: str, *args: str) -> list[dict]:
     )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)["results"]
+
+
+@dataclass
+class Done:
+    """What a `vaultmem` call run in this process printed and exited with (as a subprocess's)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def vaultmem(capsys, *argv: str, stdin: str = "") -> Done:  # type: ignore[no-untyped-def]
+    """``vaultmem ARGV`` through the console entry (``vaultmem.cli.main.main``) in this process,
+    ``capsys`` capturing its output: where a subprocess proves nothing more (no process start,
+    no model load of its own). Not for what a process owns: exit-time work, signals, a service."""
+    import io
+    import logging
+
+    import pytest
+
+    from vaultmem.cli.main import main
+
+    capsys.readouterr()  # only this call's output
+    code: int = 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "argv", ["vaultmem", *argv])
+        mp.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"))
+        # a process's logging: no handler but logging's last resort, which writes warnings to stderr
+        mp.setattr(logging.root, "handlers", [])
+        try:
+            main()
+        except SystemExit as e:
+            if isinstance(e.code, str):  # as the interpreter does: the message on stderr, exit 1
+                print(e.code, file=sys.stderr)
+                code = 1
+            else:
+                code = e.code or 0
+    out = capsys.readouterr()
+    return Done(code, out.out, out.err)

@@ -29,6 +29,7 @@ class ServiceThread:
         from vaultmem.service.daemon import Service
 
         self.runtime = runtime
+        self.before = {t.ident for t in threading.enumerate()}  # another service's threads are not ours
         self.service = Service(*service_parts(), idle_exit=0, quiet=0.05, max_delay=0.5, tasks=tasks())
         self.service.embedder = lambda model, batch_size: embedder  # type: ignore[method-assign]
         self.result: bool | None = None
@@ -56,12 +57,17 @@ class ServiceThread:
         self.thread.join(timeout=60)
         assert not self.thread.is_alive(), "the in-process memory service did not stop"
         assert not self.socket.exists(), f"{self.socket} was left behind"
-        wait_for(lambda: not _service_threads(), timeout=10, what="the service's threads to end")
+        try:
+            wait_for(lambda: not self._threads(), timeout=60, what="the service's threads to end")
+        except AssertionError:
+            raise AssertionError(f"the service's threads did not end: {self._threads()}") from None
         shutil.rmtree(self.runtime, ignore_errors=True)
 
-
-def _service_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.is_alive() and t.name.startswith(THREADS)]
+    def _threads(self) -> list[str]:
+        """The service threads this one started that still run (a module's service running
+        beside a test's own is not this one's)."""
+        return [t.name for t in threading.enumerate()
+                if t.is_alive() and t.name.startswith(THREADS) and t.ident not in self.before]  # fmt: skip
 
 
 def start(monkeypatch: pytest.MonkeyPatch, folder: Path, embedder: Any, key: str = "thread") -> ServiceThread:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import wait_for
 
 from vaultmem.agents import adapters, events, summary, transcript
 
@@ -93,6 +94,7 @@ def env(monkeypatch) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.integration  # the CLI in subprocesses
 def test_the_whole_loop(name, demo_copy, tmp_path, env):
     """Before: `vaultmem hook` read only Claude Code's payloads and answered only in its shape
     (a Cursor or Copilot payload had no session, no prompt, or no transcript it could read)."""
@@ -138,16 +140,15 @@ def test_the_whole_loop(name, demo_copy, tmp_path, env):
 
 
 def wait_for_new_note(vault: Path, before: set[Path], timeout: float = 120) -> Path:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        new = [p for p in set(vault.rglob("*.md")) - before if "session_summary" in p.read_text()]
-        if new:
-            return new[0]
-        time.sleep(0.2)
     log = vault / ".vaultmem" / "hook-end.log"
-    pytest.fail(f"no session summary written; {log.read_text() if log.exists() else 'no log'}")
+    try:
+        return wait_for(lambda: next((p for p in set(vault.rglob("*.md")) - before
+                                      if "session_summary" in p.read_text()), None), timeout=timeout)  # fmt: skip
+    except AssertionError:
+        pytest.fail(f"no session summary written; {log.read_text() if log.exists() else 'no log'}")
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_end_waits_when_asked_and_pre_compact_checkpoints(demo_copy, tmp_path, env):
     agent = Agent("gemini", demo_copy, tmp_path, env)
     out = json.loads(
@@ -159,6 +160,7 @@ def test_end_waits_when_asked_and_pre_compact_checkpoints(demo_copy, tmp_path, e
     assert "before compaction (manual): 1 request(s)" in handoff.read_text()
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_two_agents_on_one_project_keep_their_own_shown_sets(demo_copy, tmp_path, env):
     """Before: a Cursor and a Copilot payload both fell back to the one session "unknown-session",
     so the memories shown to one agent were withheld from the other."""
@@ -173,6 +175,7 @@ def test_two_agents_on_one_project_keep_their_own_shown_sets(demo_copy, tmp_path
 
 
 @pytest.mark.parametrize("fixture", ["vscode-SessionStart.json", "vscode-UserPromptSubmit.json"])
+@pytest.mark.integration  # the CLI in subprocesses
 def test_copilot_snake_case_payloads_from_claude_hooks(fixture, demo_copy, tmp_path, env):
     """Copilot CLI also runs `.claude/settings.json` hooks (installed with --agent claude), with
     its snake_case payloads: they are told apart and answered in Copilot's flat shape."""
@@ -201,6 +204,7 @@ def test_payloads_tell_their_agent(name):
     assert adapters.detect({"session_id": "x"}, {"CURSOR_VERSION": "3.20.17"}) == "cursor"
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_unknown_agent_is_one_line(demo_copy, env):
     done = subprocess.run([sys.executable, CLI, "hook", "prompt", "--agent", "vim", "--vault", str(demo_copy)],
                           input="{}", capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
@@ -299,6 +303,7 @@ def test_transcripts_are_read_from_regular_files_only(tmp_path):
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_a_detached_end_still_refuses_a_missing_vault_at_once(env, tmp_path):
     stdin = (FIXTURES / "codex" / "end.json").read_text()
     done = subprocess.run([sys.executable, CLI, "hook", "end", "--agent", "codex", "--vault", str(tmp_path / "nowhere")],
@@ -310,6 +315,7 @@ def test_a_detached_end_still_refuses_a_missing_vault_at_once(env, tmp_path):
     )
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_a_detached_end_logs_its_errors(demo_copy, tmp_path, env):
     (demo_copy / ".vaultmem").mkdir(exist_ok=True)
     (demo_copy / ".vaultmem.toml").write_text(
@@ -318,9 +324,9 @@ def test_a_detached_end_logs_its_errors(demo_copy, tmp_path, env):
     agent = Agent("cursor", demo_copy, tmp_path, env)
     assert agent.run("end", "end.json").stdout == ""
     log = demo_copy / ".vaultmem" / "hook-end.log"
-    deadline = time.monotonic() + 120
-    while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_for(
+        lambda: log.exists() and log.read_text().strip(), timeout=120, what="the detached hook's log line"
+    )
     [line] = log.read_text().strip().splitlines()
     assert line.startswith("vaultmem: ") and ".vaultmem.toml" in line
 
@@ -328,6 +334,7 @@ def test_a_detached_end_logs_its_errors(demo_copy, tmp_path, env):
 # ---------------------------------------------------------------------- issue 35, "Required 2"
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_gemini_precompress_before_each_model_call_checkpoints_nothing(demo_copy, tmp_path, env):
     """Before: Gemini's PreCompress (fired, trigger auto, before every model call) wrote a
     "before compaction (auto)" checkpoint each time though nothing was compacted."""
@@ -342,6 +349,7 @@ def test_gemini_precompress_before_each_model_call_checkpoints_nothing(demo_copy
     assert "before compaction (manual): 1 request(s)" in handoff.read_text()
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_headless_gemini_prompt_recalls_on_the_question(demo_copy, tmp_path, env):
     """Before: `gemini -p` prepends the SessionStart context (7,500 characters here) to the
     user's words; the 4,000-character cut kept only the memory block, so recall searched it."""
@@ -362,6 +370,7 @@ def copilot_user(text: str, n: int) -> str:
 
 
 @pytest.mark.parametrize("name", ["gemini", "copilot"])
+@pytest.mark.integration  # the CLI in subprocesses
 def test_the_stop_reminder_sent_back_is_no_request(name, demo_copy, tmp_path, env):
     """Before: after `hook stop` blocked, Gemini and Copilot send its reason back as a user
     message: the prompt hook recalled on it and the summary listed it as a request (a headless
@@ -399,6 +408,7 @@ UUID7_A = "019a7c3e-55d1-7a12-9c4e-2b1f6e8d0a93"
 UUID7_B = "019a7c3e-6a09-7b44-8f10-3c2d1e0f9a71"  # started 5 s later: the same first 8 hex digits
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_codex_sessions_started_seconds_apart_stay_apart(demo_copy, tmp_path, env):
     """Before: `codex-<first 8 hex>` of a UUIDv7 changes every ~65 s: two sessions 5 s apart
     shared one source (one handoff, one session anchor)."""
@@ -414,6 +424,7 @@ def test_codex_sessions_started_seconds_apart_stay_apart(demo_copy, tmp_path, en
     assert f"source: codex-{UUID7_A}" in texts[0] and f"source: codex-{UUID7_B}" in texts[1]
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_codex_import_after_hook_capture_says_already_imported(demo_copy, tmp_path, env):
     """Before: `hook end` named a Codex session `codex-<8 hex>` and `import --from codex`
     `codex-<whole id>`, so importing after the hook captured it wrote every session twice."""
@@ -452,6 +463,7 @@ def cli(
                           env=env, cwd=cwd)  # fmt: skip
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_status_names_a_killed_and_a_never_run_hook(demo_copy, tmp_path, env):
     """Before: nothing recorded whether an agent's hooks ran; a killed SessionEnd (Claude Code's
     1.5 s) or an untrusted Codex folder (no hook runs at all) went unnoticed for months."""
@@ -469,9 +481,8 @@ def test_status_names_a_killed_and_a_never_run_hook(demo_copy, tmp_path, env):
     log = Path(env["XDG_STATE_HOME"]) / "vaultmem" / "hook-runs.jsonl"
     proc = subprocess.Popen([sys.executable, CLI, "hook", "end", "--agent", "claude", "--vault", str(demo_copy)],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while '"hook": "end"' not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: '"hook": "end"' in (log.read_text() if log.exists() else ""), timeout=120,
+             what="the hook's start logged")  # fmt: skip
     proc.kill()
     proc.wait()
     status = cli("status", "--vault", str(demo_copy), env=env, cwd=project)
@@ -523,6 +534,7 @@ def real(name: str, root: Path) -> str:
     return text
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_the_real_gemini_session_end_to_end(demo_copy, tmp_path, env):
     """Gemini CLI 0.61.0 headless: its PreCompress before a model call (trigger auto) checkpoints
     nothing; its BeforeAgent prompt (the SessionStart context, then the question) recalls on the

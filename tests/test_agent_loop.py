@@ -147,6 +147,7 @@ def _environments() -> tuple[dict[str, str], dict[str, str]]:
     return shell, stripped
 
 
+@pytest.mark.integration
 def test_a_hook_that_gets_no_xdg_runtime_dir_uses_the_users_service(tmp_path):
     """Before: Codex CLI runs its hooks with HOME, PATH, LANG and TERM only; without
     XDG_RUNTIME_DIR a hook looked for the service in the temp folder, started a second one (a
@@ -164,6 +165,7 @@ def test_a_hook_that_gets_no_xdg_runtime_dir_uses_the_users_service(tmp_path):
         _vaultmem(shell, "service", "stop")
 
 
+@pytest.mark.integration
 def test_service_stop_stops_a_service_started_in_another_runtime_folder(tmp_path):
     """A service a stripped hook started before any process had written the runtime folder
     down (the temp folder's) is this user's too: `service stop` from the shell stops it."""
@@ -181,6 +183,7 @@ def test_service_stop_stops_a_service_started_in_another_runtime_folder(tmp_path
 # ---------------------------------------------------------------------- hook timings
 
 
+@pytest.mark.integration
 def test_a_hooks_time_is_what_the_agent_waited(empty_vault, tmp_path):
     """Before: a run's start was /proc/stat's boot time (whole seconds) plus the process's start
     ticks, so `status` showed a hook up to a second slower than the agent waited (p50 997 ms

@@ -1,19 +1,19 @@
 """The vault config's ``[agents_md]`` section: ``vaultmem maintain --apply`` and ``vaultmem sync``
 refresh the vaultmem section of the files it names inside the vault, and of the files outside it
 that this machine keeps (``export --to agents-md FILE --keep``; issue 28, "the other direction";
-issue 39: a synced config never names where vaultmem writes outside the vault), through the real
-CLI in a subprocess. Off by default: no file is written unless one is named."""
+issue 39: a synced config never names where vaultmem writes outside the vault), through the
+console entry (in this process: files are all these tests look at; the sync tests run it in a
+subprocess). Off by default: no file is written unless one is named."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from gitcluster import Cluster
+from helpers import Done, vaultmem
 
 HEAD, TAIL = "# Shop\n\nHand-written intro.\n", "\n## Setup\n- `uv sync`\n"
 NOTE = "---\nid: {id}\ntitle: '{title}'\ntype: {type}\nstatus: active\nimportance: {imp}\n{extra}---\n# {title}\n\n{body}\n"
@@ -51,14 +51,11 @@ def _configure(root: Path, **values: str) -> None:
 
 
 @pytest.fixture
-def shop(tmp_path):
+def shop(tmp_path, capsys, monkeypatch):
     """A vault (vectors off) with a project, its lesson and key decision, and a user preference;
     beside it the project folder ``shop/`` with a hand-written AGENTS.md."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     root = tmp_path / "vault"
-    subprocess.run(
-        [sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True
-    )
+    assert vaultmem(capsys, "init", str(root)).returncode == 0
     _configure(root, model='"none"')
     _note(root, "projects/Project - Shop.md", "proj0001", "Project: Shop", "project", 8)
     _note(root, "lessons/Stripe retries.md", "less0001", "Stripe retries webhooks for three days", "lesson",
@@ -71,14 +68,15 @@ def shop(tmp_path):
     project.mkdir()
     (project / "AGENTS.md").write_text(HEAD + TAIL, encoding="utf-8")
 
-    def vm(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "vaultmem", *args, "--vault", str(root)], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+
+    def vm(*args: str) -> Done:
+        return vaultmem(capsys, *args, "--vault", str(root))
 
     return root, project / "AGENTS.md", vm
 
 
-def _ok(proc: subprocess.CompletedProcess) -> str:
+def _ok(proc: Done | subprocess.CompletedProcess) -> str:
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     return proc.stdout
 
@@ -197,6 +195,7 @@ def test_a_config_entry_outside_the_vault_is_skipped_and_said(shop):
     assert f"agents-md updated {root / 'AGENTS.md'}" in out
 
 
+@pytest.mark.integration  # `vaultmem sync` in subprocesses
 def test_sync_refreshes_the_file_with_what_the_pull_brought(tmp_path):
     """A teammate's preference arrives by `vaultmem sync`, which then refreshes AGENTS.md; a second
     sync leaves it alone; a bad value is reported after the sync's own report."""

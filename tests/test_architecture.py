@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PKG = Path(__file__).resolve().parent.parent / "vaultmem"
 
 # unit -> the units it may import at run time (imports under TYPE_CHECKING only type the code).
@@ -176,6 +178,7 @@ def test_command_modules_open_vaults_only_through_the_session():
     assert found == []
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_the_cli_and_the_library_api_import_light():
     """`vaultmem recall` through a watcher (and a hook) loads no heavy module."""
     code = "import sys, vaultmem.cli.app, vaultmem.api; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
@@ -200,6 +203,7 @@ print(sorted(loaded))
 FAST_LOADED = "['vaultmem.cli', 'vaultmem.cli.argv', 'vaultmem.cli.common', 'vaultmem.cli.hits', 'vaultmem.cli.main', 'vaultmem.cli.quick', 'vaultmem.cli.recall', 'vaultmem.service', 'vaultmem.service.client', 'vaultmem.service.control']"
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_the_recall_fast_path_builds_only_its_own_command(tmp_path):
     """`vaultmem recall` loads cli.recall, not cli.app and the other command modules, and the
     branch filter reads no YAML and asks git nothing for a note without a `branch:` line."""
@@ -210,6 +214,7 @@ def test_the_recall_fast_path_builds_only_its_own_command(tmp_path):
     assert out.strip().splitlines()[-1] == FAST_LOADED
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_python_dash_m_takes_the_same_fast_path(tmp_path):
     """`python -m vaultmem recall` dispatches like the console entry (one entry dispatch)."""
     (tmp_path / "Plain.md").write_text("---\ntitle: Plain\n---\n\nNo branch here.\n", encoding="utf-8")
@@ -235,6 +240,7 @@ print(sorted(m for m in sys.modules if m.startswith(('vaultmem.cli', 'vaultmem.a
 HOOK_LOADED = "['vaultmem.agents', 'vaultmem.agents.adapters', 'vaultmem.agents.events', 'vaultmem.agents.hook_io', 'vaultmem.agents.hooks', 'vaultmem.agents.kinds', 'vaultmem.agents.kinds.base', 'vaultmem.agents.kinds.claude', 'vaultmem.agents.kinds.codex', 'vaultmem.agents.kinds.copilot', 'vaultmem.agents.kinds.cursor', 'vaultmem.agents.kinds.gemini', 'vaultmem.agents.summary', 'vaultmem.cli', 'vaultmem.cli.argv', 'vaultmem.cli.main']"
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_the_hook_prompt_fast_path_loads_no_typer_for_any_agent(tmp_path):
     """`hook prompt --agent X` (every prompt of every agent) is answered before typer is
     imported, with one adapter module more than Claude Code's path had."""
@@ -262,6 +268,7 @@ DOOR = ["vaultmem.cli.argv", "vaultmem.cli.main"]  # the console entry and the o
 DOCTOR_LOADED = sorted([*DOOR, "vaultmem.cli.fast", "vaultmem.cli.render"])
 
 
+@pytest.mark.integration  # a memory service process, and the CLI in subprocesses
 def test_doctor_and_the_session_hooks_through_the_service_load_only_their_door(module_service, empty_vault):
     """`doctor` and `hook start|stop|end` answered by a ready memory service load no typer,
     click, numpy, networkx, whoosh, model or Vault facade, and no other command's module."""
@@ -289,6 +296,7 @@ def test_doctor_and_the_session_hooks_through_the_service_load_only_their_door(m
         assert run([*argv, "--vault", vault], payload).strip().splitlines()[-1] == str(expected), argv
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_the_console_entry_imports_no_process_machinery():
     """The entry every hook call pays for imports no subprocess/threading (a detached `hook end`
     imports them when it runs): they cost ~16 modules on every prompt."""

@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
 from helpers import wait_for, write
 from test_service import EXE, cli  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.integration  # the CLI and the memory service in subprocesses
 
 NOTES = 120
 

@@ -4,9 +4,9 @@ them once the branch is merged or deleted."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,7 @@ from gitcluster import git_env
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
+from vaultmem.core.filters import now_utc
 from vaultmem.core.notedates import note_scope
 from vaultmem.memory.branches import code_state, normalize_remote
 
@@ -159,7 +160,10 @@ def test_wake_leaves_other_branches_out_like_recall(setup, monkeypatch):
         vm(vault, "remember", "progress", "Main progress", "zebrawake main going.", "--json")
     )
     git(code, "checkout", "-qb", "feature-wake")
-    time.sleep(1.1)  # the feature's progress is the newer: without the scope it would be "the latest"
+    # the feature's progress is the newer (the clock set on, not slept): without the scope it would be
+    # "the latest"
+    later = now_utc() + dt.timedelta(seconds=5)
+    monkeypatch.setattr("vaultmem.memory.ops.now_utc", lambda: later)
     feat_progress = json.loads(
         vm(vault, "remember", "progress", "Feature progress", "zebrawake feature half done.", "--json")
     )

@@ -245,6 +245,7 @@ def test_show_returns_backlinks(run, demo_copy):
     ]
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_version_from_the_console_entry_and_python_dash_m():
     import subprocess
     import sys

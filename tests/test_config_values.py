@@ -5,11 +5,9 @@ that hides every note."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+from helpers import vaultmem
 
 from vaultmem.core.config import DEFAULTS, check
 
@@ -31,25 +29,23 @@ BAD = [
 ]
 
 
-def _vault(tmp_path, text: str):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+def _vault(tmp_path, capsys, text: str):
     root = tmp_path / "v"
-    subprocess.run(
-        [sys.executable, "-m", "vaultmem", "init", str(root)], env=env, check=True, capture_output=True
-    )
+    assert vaultmem(capsys, "init", str(root)).returncode == 0
     (root / "Note.md").write_text("---\ntitle: Note\n---\nSome text about otters.\n")
     cfg = root / ".vaultmem.toml"
     cfg.write_text(text + '\n[embedding]\nmodel = "none"\n' if "[embedding]" not in text else text.replace(
         "[embedding]\n", '[embedding]\nmodel = "none"\n'))  # fmt: skip
-    return root, env
+    return root
 
 
 @pytest.mark.parametrize("text,key", BAD[:3] + BAD[5:6] + BAD[7:8] + BAD[-1:])
-def test_a_bad_value_is_a_one_line_error_naming_the_key(tmp_path, text, key):
-    root, env = _vault(tmp_path, text)
+def test_a_bad_value_is_a_one_line_error_naming_the_key(tmp_path, capsys, text, key):
+    """Through the console entry, in this process (an uncaught error fails the test as a
+    traceback would fail it in a process)."""
+    root = _vault(tmp_path, capsys, text)
     for args in (["recall", "otters"], ["doctor"]):
-        proc = subprocess.run([sys.executable, "-m", "vaultmem", *args, "--vault", str(root)], env=env,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        proc = vaultmem(capsys, *args, "--vault", str(root))
         assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and key in lines[0] and ".vaultmem.toml" in lines[0], proc.stderr
@@ -73,9 +69,8 @@ def test_the_defaults_and_good_values_pass():
                   "embedding": {"batch_size": 16}, "folders": {"recipe": "recipes"}, "future": {"x": 1}}) is None  # fmt: skip
 
 
-def test_doctor_reports_an_exclude_hiding_every_note(tmp_path):
-    root, env = _vault(tmp_path, '[vault]\nexclude = ["*"]\n')
-    proc = subprocess.run([sys.executable, "-m", "vaultmem", "doctor", "--json", "--vault", str(root)], env=env,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+def test_doctor_reports_an_exclude_hiding_every_note(tmp_path, capsys):
+    root = _vault(tmp_path, capsys, '[vault]\nexclude = ["*"]\n')
+    proc = vaultmem(capsys, "doctor", "--json", "--vault", str(root))
     found = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "exclude_hides_all"]
     assert proc.returncode != 0 and found and "hides every note" in found[0]["message"], proc.stdout

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers import failed, write
+from helpers import failed, wait_for, write
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
@@ -252,9 +251,7 @@ def test_doctor_reports_a_running_watcher_and_leaves_reindexing_to_it(run, empty
     write(empty_vault, "b.md", note("Beta", "[[Alpha]]"))
     watcher = Running(empty_vault, fake_embedder, serve=True)
     try:
-        deadline = time.time() + 20
-        while len(watcher.paths()) < 2 and time.time() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: len(watcher.paths()) == 2, what="both notes indexed")
         code, rep = doctor_json(run, empty_vault)
         assert rep["watcher"]["state"] == "running" and rep["watcher"]["pid"] == os.getpid()
         assert code == 0 and rep["index"]["notes_indexed"] == 2

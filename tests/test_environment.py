@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from vaultmem.core import environment
@@ -93,6 +94,7 @@ def test_the_docs_table_is_the_declaration():
     assert environment.table() in DOC.read_text(encoding="utf-8")
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_the_root_is_stdlib_only_and_cheap_to_import():
     """The fast paths of recall and the hooks load it: it imports os and pathlib (tempfile when
     the temp folder is asked for), nothing of vaultmem and nothing outside the standard library."""

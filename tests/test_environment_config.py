@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PKG = Path(__file__).resolve().parent.parent / "vaultmem"
 # agents/setups.py reads and merges the agents' own config files (Codex's config.toml), not vaultmem's
 READS_AGENTS_FILES = {"agents/setups.py"}
@@ -32,6 +34,7 @@ def _vaultmem(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           timeout=300)  # fmt: skip
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_a_broken_user_config_is_the_same_one_line_error_as_a_broken_vault_config(tmp_path):
     """End to end: `service status` and `recall` (which asks whether the service is on) name the
     user's broken config.toml in one line and exit 2, as `list` does for a broken .vaultmem.toml."""

@@ -20,6 +20,8 @@ from test_agent_hooks import FIXTURES, session_fields
 from test_one_door import serve
 from test_service import EXE, cli, vault  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "hooks"
 AGENTS = ("claude", "codex", "gemini", "cursor", "copilot")

@@ -215,6 +215,7 @@ def _cli(*args: str, input: str | None = None, vault: Path) -> subprocess.Comple
                           timeout=120)  # fmt: skip
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_delete_reads_the_answer_from_a_pipe(empty_vault):
     for i, title in enumerate(("Kept", "Doomed")):
         write(empty_vault, f"facts/{title}.md", note(f"del{i}0000", title, "x", type="fact"))

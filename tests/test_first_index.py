@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 
+import pytest
+from helpers import wait_for
 from test_service import QUERY, cli  # noqa: F401  (fixture)
 
 from vaultmem.index.layout import index_dir
+
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
 
 
 def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli, demo_copy):  # noqa: F811
@@ -25,13 +28,13 @@ def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli
     )  # meanwhile
     assert "facts/Otters nap at noon.md" in made.stdout
     assert cli("wake", "--budget", "300", *vault).stdout.startswith("[MEMORY ")
-    deadline = time.monotonic() + 120
-    while True:  # later recalls answer at once (keywords) until the vectors are in, then hybrid
+
+    def hybrid() -> dict | None:  # later recalls answer at once (keywords) until the vectors are in
         later = json.loads(cli("recall", QUERY, "--json", *vault).stdout)
-        if not later.get("degraded") or time.monotonic() > deadline:
-            break
-        assert later["degraded"] == "first-index"
-        time.sleep(0.5)
+        assert later.get("degraded") in (None, "first-index"), later
+        return None if later.get("degraded") else later
+
+    later = wait_for(hybrid, timeout=120, interval=0.5, what="a hybrid answer")
     assert (
         not later.get("degraded")
         and later["results"][0]["title"] == "Use Postgres advisory locks for job leasing"

@@ -15,6 +15,8 @@ from gitcluster import KILL, Cluster, wait_for
 
 from vaultmem.core.note import parse
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 NOTE = """---
 id: {id}
 title: {title}

@@ -205,6 +205,7 @@ def test_fast_entry_parses_only_what_it_knows(argv, parsed):
     assert parse(argv, HOOKS["prompt"], 0) == (None if parsed is None else ([], parsed))
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_console_script_answers_hook_prompt_through_the_watcher(demo_copy, fake_embedder):
     import shutil
     import subprocess

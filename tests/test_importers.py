@@ -9,12 +9,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers import vaultmem
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
@@ -179,19 +178,15 @@ def test_huge_lines_are_skipped_in_bounded_memory(run, tmp_path):
     assert [w["title"] for w in res["written"]] == ["Session 2026-01-02 0304 Fix the login redirect"]
 
 
-def _cli(*args: str, vault: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    return subprocess.run([sys.executable, "-m", "vaultmem", *args, "--vault", str(vault)], capture_output=True,
-                          text=True, env=env, timeout=120)  # fmt: skip
-
-
 @pytest.mark.parametrize("source", ["claude-code", "codex", "rules", "mcp-memory", "chatgpt", "claude-ai"])
-def test_a_binary_file_is_a_one_line_error_and_nothing_is_written(source, tmp_path, empty_vault):
+def test_a_binary_file_is_a_one_line_error_and_nothing_is_written(source, tmp_path, empty_vault, capsys):
     binary = tmp_path / ("rollout-x.jsonl" if source == "codex" else "x.jsonl")
     binary.write_bytes(bytes(range(256)) * 64)
     aged(tmp_path)
     before = notes(empty_vault)
-    res = _cli("import", "--from", source, str(binary), vault=empty_vault)
+    res = vaultmem(
+        capsys, "import", "--from", source, str(binary), "--vault", str(empty_vault)
+    )  # the console entry
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "nothing was" in res.stderr, res.stderr
     assert notes(empty_vault) == before

@@ -169,6 +169,7 @@ def test_a_superseded_note_is_not_shown_even_when_it_matches_best(demo):
     assert [h["path"] for h in keywords.recall(demo.root, "tidepool", {})] == ["facts/New lease rule.md"]
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_importing_it_loads_neither_numpy_nor_networkx_nor_the_model():
     code = ("import sys, vaultmem.recall.keywords, vaultmem.api; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'networkx', 'fastembed', 'onnxruntime')"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import failed, write
+from helpers import failed, vaultmem, write
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
@@ -616,20 +616,16 @@ def test_the_same_frame_for_another_subject_an_addition_or_a_negation_is_only_po
 
 
 @pytest.mark.model
-def test_a_new_value_in_the_old_slot_supersedes_it_with_the_real_model(empty_vault):
+def test_a_new_value_in_the_old_slot_supersedes_it_with_the_real_model(empty_vault, real_model, capsys,
+                                                                       monkeypatch):  # fmt: skip
     """Issue 37 through the CLI with the default model: "CI now runs on ubuntu-22.04" replaces
     "CI runs on ubuntu-20.04" on its own; staging on ubuntu-22.04 (the same frame, another
-    subject) only flags it."""
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VAULTMEM_VAULT": str(empty_vault)}
+    subject) only flags it. (The console entry in this process, with the worker's model.)"""
+    monkeypatch.setenv("VAULTMEM_VAULT", str(empty_vault))
 
     def remember(title: str, content: str) -> dict:
-        r = subprocess.run([sys.executable, "-m", "vaultmem", "remember", "tech_context", title, content,
-                            "--context", ".github/workflows/ci.yml", "--json"], env=env, capture_output=True,
-                           text=True, timeout=300)  # fmt: skip
+        r = vaultmem(capsys, "remember", "tech_context", title, content, "--context", ".github/workflows/ci.yml",
+                     "--json")  # fmt: skip
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)
 
@@ -649,19 +645,17 @@ def test_cli_duplicate_message(empty_vault, fake_model):
 
 
 @pytest.mark.model
-def test_a_different_decision_under_one_anchor_stays_and_is_flagged_with_the_real_model(empty_vault):
+def test_a_different_decision_under_one_anchor_stays_and_is_flagged_with_the_real_model(
+    empty_vault, real_model, capsys, monkeypatch
+):
     """The issue's reproduction through the CLI with the default model: the purge decision
     (cosine 0.541 to the SQLite one) once superseded it; now it is a possible update, and
-    recall and wake show the SQLite decision as possibly outdated."""
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VAULTMEM_VAULT": str(empty_vault)}
+    recall and wake show the SQLite decision as possibly outdated. (The console entry in this
+    process, with the worker's model.)"""
+    monkeypatch.setenv("VAULTMEM_VAULT", str(empty_vault))
 
     def cli(*args: str) -> str:
-        r = subprocess.run([sys.executable, "-m", "vaultmem", *args], env=env, capture_output=True, text=True,
-                           timeout=300)  # fmt: skip
+        r = vaultmem(capsys, *args)
         assert r.returncode == 0, r.stderr
         return r.stdout
 

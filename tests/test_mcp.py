@@ -1,7 +1,8 @@
 """The MCP server: tools and resource through the SDK's client.
 
 Fast tests talk to ``build_server`` in process (small test embedder); the end-to-end session
-runs ``vaultmem mcp`` in a subprocess over stdio with the real model, as an agent would.
+runs ``vaultmem mcp`` in a subprocess over stdio, as an agent would (with the small hash
+embedder of ``service_site``: the protocol is under test here; the model is in test_recall's).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from helpers import vaultmem, wait_listening
 from mcp import Client, MCPError, StdioServerParameters
 
 from vaultmem.agents.mcp_server import build_server
@@ -233,6 +234,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+SITE = Path(__file__).resolve().parent / "service_site"
+FAKE_MODEL = {"PYTHONPATH": os.pathsep.join([str(SITE), str(SITE.parent)]), "VAULTMEM_TEST_MODEL_DELAY": "0"}
+
+
 def _vaultmem() -> str:
     script = Path(sys.executable).parent / "vaultmem"
     found = str(script) if script.exists() else shutil.which("vaultmem")
@@ -241,7 +246,7 @@ def _vaultmem() -> str:
     return found
 
 
-@pytest.mark.model  # the server subprocess loads the real model
+@pytest.mark.integration  # the CLI in subprocesses
 async def test_http_serves_on_localhost_only(empty_vault, tmp_path):
     from mcp.client.streamable_http import (
         create_mcp_http_client,
@@ -251,18 +256,11 @@ async def test_http_serves_on_localhost_only(empty_vault, tmp_path):
     from vaultmem.core import auth
 
     port = _free_port()
-    env = {**os.environ, "VAULTMEM_HOME": str(tmp_path / "home")}
+    env = {**os.environ, **FAKE_MODEL, "VAULTMEM_HOME": str(tmp_path / "home")}
     proc = subprocess.Popen([_vaultmem(), "mcp", "--vault", str(empty_vault), "--http", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read()
-                time.sleep(0.1)
+        wait_listening(port, proc)
         os.environ["VAULTMEM_HOME"] = env["VAULTMEM_HOME"]  # the server made the token there
         try:
             headers = {"Authorization": f"Bearer {auth.token()}"}
@@ -286,12 +284,12 @@ async def test_http_serves_on_localhost_only(empty_vault, tmp_path):
 
 def _stdio(root: Path) -> Client:
     params = StdioServerParameters(
-        command=_vaultmem(), args=["mcp", "--vault", str(root)], env=dict(os.environ)
+        command=_vaultmem(), args=["mcp", "--vault", str(root)], env={**os.environ, **FAKE_MODEL}
     )
     return Client(params, read_timeout_seconds=300)
 
 
-@pytest.mark.model
+@pytest.mark.integration  # the CLI in subprocesses
 async def test_agent_session_end_to_end(demo_copy):
     """wake, recall, remember (naming the memory it replaces), rate; sleep; a new session's wake
     shows the handoff and not the superseded memory."""
@@ -321,7 +319,7 @@ async def test_agent_session_end_to_end(demo_copy):
         [_vaultmem(), "sleep", "--vault", str(demo_copy), "--json", "--anchor", "Project: Tidewater",
          "--source", "claude-code/session-e2e", "--summary", "Planned the nrt replica for Kasumi Bay.",
          "--next", "Add the nrt region to fly.toml; measure Kasumi Bay p95 latency"],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ),
+        capture_output=True, text=True, timeout=300, env={**os.environ, **FAKE_MODEL},
     )  # fmt: skip
     assert slept.returncode == 0, slept.stderr
     handoff = json.loads(slept.stdout)["handoff"]["id"]
@@ -452,7 +450,7 @@ async def test_list_memories_is_one_json_array_and_names_every_status(server):
         assert all(status in described for status in STATUSES)
 
 
-def test_mcp_help_lists_the_tools_the_server_has(demo_copy, fake_embedder):
+def test_mcp_help_lists_the_tools_the_server_has(demo_copy, fake_embedder, capsys, monkeypatch):
     import anyio
 
     srv = build_server(demo_copy, fake_embedder)
@@ -460,8 +458,8 @@ def test_mcp_help_lists_the_tools_the_server_has(demo_copy, fake_embedder):
         names = [t.name for t in anyio.run(srv.list_tools)]
     finally:
         srv.memory.vault.close()
-    out = subprocess.run([_vaultmem(), "mcp", "--help"], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "COLUMNS": "300"})  # fmt: skip
+    monkeypatch.setenv("COLUMNS", "300")
+    out = vaultmem(capsys, "mcp", "--help")  # the console entry, in this process
     assert out.returncode == 0, out.stderr
     listed = re.search(r"Tools:(.*?);", " ".join(out.stdout.replace("│", " ").split()))
     assert listed and [n.strip() for n in listed.group(1).split(",")] == names, out.stdout

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
+from helpers import wait_for
 from helpers import write as note
 from typer.testing import CliRunner
 
@@ -163,14 +163,12 @@ def test_watch_all_watches_every_registered_vault_from_one_process(team, fake_em
         assert watchers[0].housekeeping is watchers[1].housekeeping  # one schedule per process
         note(team / "shared", "facts/New shared.md", "# New shared\n\nzebra\n")
         note(team / "alice", "facts/New alice.md", "# New alice\n\nzebra\n")
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
+
+        def done() -> bool:
             with watchers[0].mutex, watchers[1].mutex:
-                done = all(any("New" in p for p in w.vault.manifest.records()) for w in watchers)
-            if done:
-                break
-            time.sleep(0.05)
-        assert done
+                return all(any("New" in p for p in w.vault.manifest.records()) for w in watchers)
+
+        wait_for(done, what="both new notes indexed")
         assert watchers[0].vault.embedder is watchers[1].vault.embedder  # one model for all
     finally:
         service.stop_event.set()

@@ -15,6 +15,8 @@ import pytest
 from helpers import wait_for, write
 from test_service import EXE, QUERY, cli, vault  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 HERE = Path(__file__).resolve().parent
 IMPORTERS = HERE / "fixtures" / "importers"
 ADVISORY = "yx66znwj"
@@ -27,8 +29,9 @@ def env_of(backend: str) -> dict:
 
 
 def serve(cli, root: Path) -> int:  # noqa: F811
-    """Start the service and have it serve ``root``; its pid."""
-    cli("service", "start")
+    """Start the service (in a thread of this test: these tests are about its clients) and have
+    it serve ``root``; its pid."""
+    cli.serve_here()
     cli("recall", "warm", "--vault", str(root))
     assert str(root.resolve()) in cli.status()["vaults"]
     return cli.status()["pid"]

@@ -73,6 +73,7 @@ def test_a_git_failure_is_said_whole(tmp_path):
     assert not message.endswith("and the repository exists."), message
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_recall_through_the_service_into_a_closed_pipe_ends_quietly(cli, vault):  # noqa: F811
     cli(
         "recall", "advisory locks", "--vault", str(vault)

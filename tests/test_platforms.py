@@ -44,14 +44,17 @@ def test_without_so_peercred_and_getpeereid_the_peer_is_not_trusted(monkeypatch,
     def answer() -> None:
         conn, _ = server.accept()
         with conn:
-            conn.recv(1 << 16)
-            conn.sendall(b'{"ok": true, "result": "FAKE"}\n')
+            if conn.recv(1 << 16):  # the waker below sends nothing
+                conn.sendall(b'{"ok": true, "result": "FAKE"}\n')
 
     thread = threading.Thread(target=answer, daemon=True)
     thread.start()
     try:
         assert client.send(path, {"op": "ping", "args": {}}, 5) is None  # never talks to it
-    finally:
+    finally:  # wake the accept before closing the socket under it (was: EBADF in the thread)
+        with socket.socket(socket.AF_UNIX) as waker:
+            waker.connect(str(path))
+        thread.join(timeout=30)
         server.close()
     assert "cannot tell which user runs the process serving" in capsys.readouterr().err
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import write
 
 from vaultmem.cli import progress
@@ -59,6 +60,7 @@ def test_a_terminal_gets_a_bar_with_counts_per_phase(capsys, monkeypatch):
     assert "indexing vectors" in err and "12/300" in err and "about 60 s left" in err
 
 
+@pytest.mark.integration
 def test_index_shows_plain_progress_lines_without_a_terminal(tmp_path):
     root = tmp_path / "v"
     for i in range(20):

@@ -124,6 +124,7 @@ def shipped_demo() -> list[str]:
                   and not {".vaultmem", ".vaultmem-usage", ".trash"} & set(p.relative_to(DEMO).parts))  # fmt: skip
 
 
+@pytest.mark.integration
 @pytest.mark.wheel
 def test_the_build_warns_of_nothing_and_both_archives_carry_what_they_need(built):
     wheel, sdist, printed = built

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import write
+from helpers import wait_for, write
 from test_service import EXE, cli, vault  # noqa: F401  (fixtures)
 from typer.testing import CliRunner
 
@@ -105,6 +105,7 @@ def test_sleeps_undo_still_deletes_a_handoff_it_made(run, empty_vault):
 # ------------------------------------------------------------------ edit without a terminal
 
 
+@pytest.mark.integration
 def test_edit_without_flags_and_without_a_terminal_refuses_in_one_line(empty_vault, tmp_path):
     marker = tmp_path / "editor-ran"
     write(empty_vault, "facts/Note.md", "---\nid: note0001\ntitle: Note\n---\nText.\n")
@@ -148,6 +149,7 @@ def test_an_undo_keeps_a_folder_that_holds_a_note_written_since(run, empty_vault
 # ------------------------------------------------------------------ the service's lock file
 
 
+@pytest.mark.integration
 def test_service_stop_leaves_no_lock_file(cli):  # noqa: F811
     cli("service", "start")
     folder = Path(os.environ["XDG_RUNTIME_DIR"]) / f"vaultmem-{os.getuid()}"
@@ -205,6 +207,7 @@ def test_an_older_note_with_quoted_dates_still_reads_the_same(run, empty_vault):
 # ------------------------------------------------------------------ the prompt hook's vault
 
 
+@pytest.mark.integration
 def test_the_prompt_hook_without_vault_finds_it_as_every_command_does(cli, vault, tmp_path):  # noqa: F811
     """The hook's fast path called its prompt without a vault when --vault was not given (a
     traceback); the vault then comes from $VAULTMEM_VAULT as for any command."""
@@ -213,3 +216,5 @@ def test_the_prompt_hook_without_vault_finds_it_as_every_command_does(cli, vault
                check=False)  # fmt: skip
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "advisory" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].lower()
+    # the hook started the memory service behind it: up before the fixture stops it (no late starter)
+    wait_for(lambda: (cli.holder() or {}).get("pid"), timeout=60, what="the service the hook started")

@@ -225,9 +225,9 @@ def test_json_schema_of_recall(demo_copy, fake_model):
 
 
 @pytest.mark.model
-def test_demo_questions_with_real_model(demo_copy):
+def test_demo_questions_with_real_model(demo_copy, real_model):
     questions = json.loads((REPO / "tests/data/demo_questions.json").read_text())
-    v = Vault(demo_copy)
+    v = Vault(demo_copy, embedder=real_model)
     found_top3 = 0
     for q in questions:
         paths = [h.path for h in v.recall(q["query"], k=3)]

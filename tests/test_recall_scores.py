@@ -103,6 +103,7 @@ def test_a_hit_only_its_link_brings_says_where_it_is_linked_from(empty_vault, fa
     assert f"(linked from {ids['Deploy the API to Fly.io']})" in line, line
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_through_the_memory_service_too(cli, tmp_path):  # noqa: F811
     """The same through the service (its typer-free path prints the hits): the score it has,
     never 0.000, and no note below the average (issue 47)."""

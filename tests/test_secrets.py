@@ -412,6 +412,7 @@ def test_private_spans_are_dropped(text, kept):
     assert S.strip_private(text) == kept
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_importing_the_module_or_stripping_loads_no_detector():
     code = ("import sys; from vaultmem.core import secrets as s; s.strip_private('<private>x</private>');"
             "print('detect_secrets' in sys.modules, 'requests' in sys.modules)")  # fmt: skip
@@ -444,6 +445,7 @@ def test_a_token_cut_by_a_window_is_still_redacted_whole():
     assert {"github-token", "jwt"} <= {f.kind for f in findings}
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_the_prompt_hook_path_loads_no_detector():
     """`hook prompt` runs before every prompt: it strips private spans (core.private) and fences
     (core.fence) but never loads the detector, detect-secrets or requests."""

@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
 
+pytestmark = pytest.mark.integration  # the installed vaultmem, bash, zsh, fish and man in subprocesses
+
 BIN = Path(sys.executable).parent  # where the console script `vaultmem` is installed
 
 

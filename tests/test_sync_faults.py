@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import random
 
+import pytest
 from gitcluster import Cluster
 from syncload import Load
 
 SECONDS = float(os.environ.get("VAULTMEM_FAULT_SECONDS", "35"))
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_no_acknowledged_write_or_commit_is_lost_under_kills(tmp_path):
     load = Load(Cluster(tmp_path), seed=24)
     try:

@@ -17,6 +17,8 @@ from gitcluster import Cluster
 
 from vaultmem.index.layout import index_dir
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 NOTE = """---
 id: {id}
 title: {title}

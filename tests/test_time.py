@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 
 import pytest
 import yaml
@@ -248,82 +243,46 @@ def test_watcher_acts_on_a_hand_written_update_only_when_it_says_so(empty_vault,
     monkeypatch.setattr(
         lifecycle, "_thresholds", lambda *a: dataclasses.replace(calibrated(*a), auto_cosine=-1.0)
     )
-    old_text = note("rb1", "Error tracking in Rollbar", "Backend errors are reported to Rollbar.", type="decision",
-                    context=["app/errors.py"], created="2026-10-01")  # fmt: skip
-    write(empty_vault, "decisions/Rollbar.md", old_text)
-    r = Running(empty_vault, fake_embedder)
-    try:
-        update = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
-                      context=["app/errors.py"], created="2026-11-01")  # fmt: skip
-        _batches_after(r, lambda: write(empty_vault, "decisions/Sentry.md", update))
-        wait_for(lambda: "decisions/Sentry.md" in r.paths(), what="the update indexed")
-        time.sleep(0.5)  # a wrong supersede would have been written by now
-        assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text
-        stated = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
-                      context=["app/errors.py"], created="2026-11-01", supersedes="[[Rollbar]]")  # fmt: skip
-        write(empty_vault, "decisions/Sentry.md", stated)
-        wait_for(
-            lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded",
-            what="old superseded",
-        )
-        old = meta(empty_vault, "decisions/Rollbar.md")
-        assert (
-            old["superseded_by"] == "[[Sentry|Error tracking moved to Sentry]]"
-            and str(old["valid_until"]) == "2026-11-01"
-        )
-        assert (empty_vault / "decisions/Sentry.md").read_text() == stated  # the new note is never touched
-    finally:
-        r.stop()
+    _a_watcher_supersedes_only_when_stated(empty_vault, fake_embedder)
 
 
-@pytest.mark.model  # the watcher subprocess loads the real embedding model
-def test_a_watcher_process_never_supersedes_by_similarity_with_the_real_model(empty_vault, tmp_path):
-    """``vaultmem watch`` as its own process, with the default model: neither a related note
-    nor an update written by hand changes the old note; a stated ``supersedes:`` does."""
+@pytest.mark.model
+def test_a_watcher_never_supersedes_by_similarity_with_the_real_model(empty_vault, real_model):
+    """The same with the default model and its calibrated thresholds (a watcher in this process
+    runs the code ``vaultmem watch`` runs): neither a related note nor an update written by hand
+    changes the old note; a stated ``supersedes:`` does."""
+    _a_watcher_supersedes_only_when_stated(empty_vault, real_model)
+
+
+def _a_watcher_supersedes_only_when_stated(root, embedder) -> None:
     old_text = note("rb1", "Error tracking in Rollbar", "Backend errors are reported to Rollbar.", type="decision",
                     context=["app/errors.py"], created="2026-10-01")  # fmt: skip
-    write(empty_vault, "decisions/Rollbar.md", old_text)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    env.pop("VAULTMEM_VAULT", None)
-    status = lambda: json.loads(
-        CliRunner().invoke(app, ["status", "--json", "--vault", str(empty_vault)]).stdout or "{}"
-    )
-    proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "watch", "--vault", str(empty_vault)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    write(root, "decisions/Rollbar.md", old_text)
+    r = Running(root, embedder)
     try:
-        wait_for(lambda: status().get("pid") == proc.pid, timeout=120, what="the watcher process")
         distinct = note("al1", "Error alert threshold", "Alerts fire after five errors a minute.", type="decision",
                         context=["app/errors.py"], created="2026-10-20")  # fmt: skip
-        write(empty_vault, "decisions/Alerts.md", distinct)
-        wait_for(lambda: ((st := status()).get("last_batch") or {}).get("added") == 1 and not st.get("pending"),
-                 timeout=60, what="the distinct note indexed")  # fmt: skip
-        time.sleep(0.5)  # a wrong supersede would have been written by now
-        assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text
         update = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
                       context=["app/errors.py"], created="2026-11-01")  # fmt: skip
-        write(empty_vault, "decisions/Sentry.md", update)
-        wait_for(lambda: ((st := status()).get("last_batch") or {}).get("added") == 1 and not st.get("pending")
-                 and st.get("batches", 0) >= 3, timeout=60, what="the update indexed")  # fmt: skip
-        time.sleep(0.5)
-        assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text
+        for rel, text in (("decisions/Alerts.md", distinct), ("decisions/Sentry.md", update)):
+            _batches_after(r, lambda: write(root, rel, text))  # noqa: B023 (called at once)
+            wait_for(lambda: rel in r.paths(), what=f"{rel} indexed")  # noqa: B023
+            # the batch that indexed it ran the vault's rules: a wrong supersede is on disk now
+            assert (root / "decisions/Rollbar.md").read_text() == old_text
         stated = update.replace("created:", "supersedes: '[[Rollbar]]'\ncreated:")
-        write(empty_vault, "decisions/Sentry.md", stated)
-        wait_for(lambda: meta(empty_vault, "decisions/Rollbar.md").get("status") == "superseded", timeout=60,
-                 what="old superseded")  # fmt: skip
-        old = meta(empty_vault, "decisions/Rollbar.md")
+        write(root, "decisions/Sentry.md", stated)
+        wait_for(
+            lambda: meta(root, "decisions/Rollbar.md").get("status") == "superseded", what="old superseded"
+        )
+        old = meta(root, "decisions/Rollbar.md")
         assert (
             old["superseded_by"] == "[[Sentry|Error tracking moved to Sentry]]"
             and str(old["valid_until"]) == "2026-11-01"
         )
-        assert (empty_vault / "decisions/Sentry.md").read_text() == stated
-        assert (empty_vault / "decisions/Alerts.md").read_text() == distinct
+        assert (root / "decisions/Sentry.md").read_text() == stated  # the new note is never touched
+        assert (root / "decisions/Alerts.md").read_text() == distinct
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        r.stop()
 
 
 def test_keys_and_signals_supersede_only_within_a_branch(open_vault, empty_vault):

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from helpers import write
 from typer.testing import CliRunner
 
@@ -24,6 +25,7 @@ def test_graph_links_names_a_missing_target_once_in_parentheses(demo_copy, fake_
     assert "((" not in r.stdout
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_closed_pipe_ends_quietly(demo_copy):
     """`vaultmem graph export | head -1`: the reader going away is not an error worth a line."""
     proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "graph", "export", "--vault", str(demo_copy)],

@@ -40,7 +40,7 @@ def test_batcher_waits_for_quiet_and_caps_delay():
     def keep_busy():
         for i in range(40):
             b.add({f"n{i}.md"})
-            time.sleep(0.02)
+            time.sleep(0.02)  # the thing under test: changes that never leave a quiet period
 
     t = threading.Thread(target=keep_busy)
     t.start()
@@ -133,14 +133,18 @@ def test_watcher_serves_a_vault_without_notes(empty_vault, fake_embedder):
         r.stop()
 
 
-def test_running_watcher_gives_memory_back_once_idle(running):
-    before = running.watcher.housekeeping.runs
+def test_running_watcher_gives_memory_back_once_idle(running, monkeypatch):
+    housekeeping, turns = running.watcher.housekeeping, []
+    after = housekeeping.after
+    monkeypatch.setattr(housekeeping, "after", lambda applied, caller=None: (after(applied, caller),
+                                                                             turns.append(applied)))  # fmt: skip
+    before = housekeeping.runs
     write(running.vault.root, "facts/Beta.md", "# Beta\n\nmore\n")
     wait_for(lambda: "facts/Beta.md" in running.paths(), what="indexed")
-    wait_for(lambda: running.watcher.housekeeping.runs > before, what="housekeeping after the batch")
-    runs = running.watcher.housekeeping.runs
-    time.sleep(1.5)  # a further idle turn with nothing applied must not collect again
-    assert running.watcher.housekeeping.runs == runs
+    wait_for(lambda: housekeeping.runs > before, what="housekeeping after the batch")
+    runs, seen = housekeeping.runs, len(turns)
+    wait_for(lambda: False in turns[seen:], what="a further idle turn (one a second)")
+    assert housekeeping.runs == runs  # a turn with nothing applied does not collect again
 
 
 # ---------------------------------------------------------------- editor save patterns

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers import write
+from helpers import wait_for, write
 from starlette.testclient import TestClient
 
 from vaultmem.core import auth
@@ -123,12 +123,10 @@ def test_file_change_bumps_generation(served):
         "facts/Brand new fact.md",
         "---\ntitle: Brand new fact\ntype: fact\n---\nThe marina opens at dawn.\n",
     )
-    deadline = time.time() + 20  # the file event arrives, then a check looks at the files
-    while not state.check() and time.time() < deadline:
-        time.sleep(0.1)
+    wait_for(state.check, timeout=20, what="the file event, then a look at the files")
     assert client.get("/api/version").json()["generation"] == g0 + 1
     assert "Brand new fact" in client.get("/", params={"q": "marina opens at dawn"}).text
-    time.sleep(0.5)
+    time.sleep(0.5)  # the thing under test: no echo of its own index write arrives meanwhile
     assert not (state.check() or state.check())  # its own index write is not a change: no reload loop
 
 
@@ -139,12 +137,17 @@ def test_the_view_reads_the_vaults_change_stream_not_its_own_observer(
     vaultmem's own state never make one); it runs no watchdog observer of its own."""
     import vaultmem.service.watch as watchmod
 
-    streams = []
+    streams, seen = [], []
 
     class Recorded(watchmod.ChangeStream):
         def __init__(self, *a, **k):
             super().__init__(*a, **k)
             streams.append(self)
+
+        def drain(self):
+            batch = super().drain()
+            seen.extend(batch.paths if batch else ())
+            return batch
 
     monkeypatch.setattr(watchmod, "ChangeStream", Recorded)
     write(empty_vault, ".gitignore", "scratch/\n")
@@ -153,13 +156,12 @@ def test_the_view_reads_the_vaults_change_stream_not_its_own_observer(
         assert state.watch_files() and len(streams) == 1
         state._looked = time.monotonic()  # a look just happened: only the stream says when to look again
         write(empty_vault, "scratch/Ignored.md", "# Ignored\n\nnot a note of the vault.\n")
-        time.sleep(1.0)
-        assert not state.check()
         write(empty_vault, "facts/Gamma.md", "# Gamma\n\nThe ferry leaves at nine.\n")
-        deadline = time.time() + 20
-        while not state.check() and time.time() < deadline:
-            time.sleep(0.1)
+        wait_for(state.check, timeout=20, what="the note's change set")  # file events come in order:
         assert "facts/Gamma.md" in state.vault.records()
+        assert "facts/Gamma.md" in seen and not any(p.startswith("scratch/") for p in seen), (
+            seen
+        )  # none for it
     finally:
         state.close()
     source = (Path(__file__).parent.parent / "vaultmem" / "web" / "state.py").read_text()
@@ -182,6 +184,7 @@ def _get(url: str, **headers: str) -> tuple[int, dict]:
         return e.code, dict(e.headers)
 
 
+@pytest.mark.integration  # Python in a subprocess
 def test_serve_prints_a_one_time_login_link_and_new_token_rotates_the_web_token(
     demo_copy, tmp_path, monkeypatch
 ):
@@ -202,14 +205,18 @@ def test_serve_prints_a_one_time_login_link_and_new_token_rotates_the_web_token(
         base, code = m.groups()
         new = auth.token(auth.WEB_TOKEN_FILE)
         assert new != old and code not in (new, old) and auth.token() == mcp_token
-        for _ in range(100):
+
+        def refused() -> bool:
             try:
                 urllib.request.urlopen(base + "/")
             except urllib.error.HTTPError as e:
                 assert e.code == 401
-                break
-            except OSError:
-                time.sleep(0.2)
+                return True
+            except OSError:  # not listening yet
+                return False
+            raise AssertionError("served without a token")
+
+        wait_for(refused, timeout=20, interval=0.2, what="the server")
         status, headers = _get(f"{base}/state?login={code}")
         assert status == 303 and headers["location"] == "/state" and new not in headers["set-cookie"]
         session = headers["set-cookie"].split(";")[0]  # vaultmem_session_PORT=<random id>
@@ -243,9 +250,7 @@ def test_with_a_watcher_running_the_view_follows_its_index(empty_vault, fake_emb
         write(
             empty_vault, "facts/Beta.md", "---\ntitle: Beta\n---\nThe harbour crane is booked on Fridays.\n"
         )
-        deadline = time.time() + 20
-        while "facts/Beta.md" not in watcher.paths() and time.time() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: "facts/Beta.md" in watcher.paths(), timeout=20, what="Beta indexed by the watcher")
         g0 = state.generation
         state.check()  # sees the files changed (its reindex defers to the watcher) and the watcher's commit
         assert state.generation == g0 + 1

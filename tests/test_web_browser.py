@@ -15,6 +15,8 @@ import pytest
 from browser import Server, missing, open_browser
 from helpers import wait_for, write
 
+pytestmark = pytest.mark.integration  # a browser (chromedriver, chromium)
+
 ADVISORY = "decisions/Use Postgres advisory locks for job leasing.md"
 SHOTS = os.environ.get("VAULTMEM_SCREENSHOTS")  # a folder: save a screenshot of each page there
 SHOTS = os.path.abspath(SHOTS) if SHOTS else None  # relative to where pytest starts (tests chdir away)

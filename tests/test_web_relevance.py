@@ -21,12 +21,11 @@ PROMPTS = REPO / "benchmarks" / "data" / "hook_prompts.jsonl"
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory):
+def client(tmp_path_factory, _shared_model):
+    """The web app on a demo copy, with the worker's loaded model (every test here is ``model``)."""
     from conftest import DEMO, copy_notes
 
-    from vaultmem.index.embed import FastEmbedder
-
-    state = ViewState(copy_notes(DEMO, tmp_path_factory.mktemp("web") / "demo"), FastEmbedder())
+    state = ViewState(copy_notes(DEMO, tmp_path_factory.mktemp("web") / "demo"), _shared_model)
     app = make_app(state, auth.TokenFile(auth.WEB_TOKEN_FILE), poll=3600, logins=auth.Logins())
     token = auth.token(auth.WEB_TOKEN_FILE)
     with TestClient(app, base_url="http://127.0.0.1:8770") as c:

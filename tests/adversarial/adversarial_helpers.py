@@ -12,16 +12,23 @@ from helpers import Running as Watching  # noqa: F401  (a watcher in a thread of
 from helpers import wait_for  # noqa: F401  (the tests' one poller, used from here by the adversarial tests)
 
 CLI = [str(Path(sys.executable).with_name("vaultmem"))]  # the installed console script
+SITE = Path(__file__).resolve().parents[1] / "service_site"
+# service_site/sitecustomize.py: the small hash embedder instead of the model, in every process
+FAKE_MODEL = {"PYTHONPATH": os.pathsep.join([str(SITE), str(SITE.parent)]), "VAULTMEM_TEST_MODEL_DELAY": "0"}
 
 
-def cli_env(**extra: str) -> dict[str, str]:
-    """The environment of a CLI subprocess: offline, the test cache, no caller's vault, no memory service."""
+def cli_env(real_model: bool = False, **extra: str) -> dict[str, str]:
+    """The environment of a CLI subprocess: offline, the test cache, no caller's vault, no memory
+    service; the small hash embedder instead of the model unless ``real_model`` (what these tests
+    check, the model does not change: it would cost each process a model load)."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("VAULTMEM_") or k in ("VAULTMEM_CACHE", "VAULTMEM_NO_SERVICE")
     }
     env["HF_HUB_OFFLINE"] = "1"
+    if not real_model:
+        env.update(FAKE_MODEL)
     env.update(extra)
     return env
 

@@ -106,6 +106,7 @@ def _count(folder: Path) -> int:
         return 0
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_an_import_killed_half_way_resumes_to_the_state_of_an_uninterrupted_one(tmp_path):
     n = 400  # a checkpoint at 250: killed after it, before the end
     export = _export(tmp_path / "conversations.json", n)

@@ -9,14 +9,12 @@ different keys all land.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from .adversarial_helpers import run, start
+from .adversarial_helpers import run, start, wait_for
 
 WRITERS = 10
-pytestmark = pytest.mark.model  # every vaultmem edit loads the real embedding model to index
+pytestmark = pytest.mark.integration  # concurrent processes (with the hash embedder: cli_env)
 
 
 def _race(root, tag: str) -> list[tuple[int, str, str]]:
@@ -55,10 +53,12 @@ def test_concurrent_edits_of_one_note_lose_nothing(small_vault):
 def test_concurrent_edits_with_a_watcher_lose_nothing(small_vault):
     watcher = start("watch", "--vault", str(small_vault))
     try:
-        deadline = time.monotonic() + 60
-        while run("status", "--vault", str(small_vault)).stdout.find("running") < 0:
-            assert time.monotonic() < deadline and watcher.poll() is None, watcher.communicate()
-            time.sleep(0.5)
+
+        def up() -> bool:
+            assert watcher.poll() is None, watcher.communicate()
+            return "running" in run("status", "--vault", str(small_vault)).stdout
+
+        wait_for(up, timeout=60, interval=0.2, what="the watcher")
         assert _check(small_vault, "w", _race(small_vault, "w")) == WRITERS
     finally:
         watcher.terminate()

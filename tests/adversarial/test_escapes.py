@@ -16,6 +16,8 @@ import pytest
 
 from .adversarial_helpers import run
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 
 def _mode(path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
@@ -52,7 +54,6 @@ def test_delete_into_a_real_trash_still_works(small_vault):
     assert (small_vault / ".trash" / "Alpha.md").exists() and not (small_vault / "Alpha.md").exists()
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 def test_state_folder_and_its_files_are_owner_only(tmp_path):
     root = tmp_path / "v"
     assert run("init", str(root)).returncode == 0
@@ -69,7 +70,6 @@ def test_state_folder_and_its_files_are_owner_only(tmp_path):
                 assert _mode(path) == 0o600, path
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 def test_an_existing_open_state_folder_is_tightened(small_vault):
     os.chmod(small_vault / ".vaultmem", 0o755)
     assert run("index", "--vault", str(small_vault)).returncode == 0
@@ -128,7 +128,6 @@ def _planted_runtime_folder(tmp_path, socket_tmp, mode: int):
     return root, env, planted
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 @needs_root
 def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path, socket_tmp):
     root, env, planted = _planted_runtime_folder(tmp_path, socket_tmp, 0o777)
@@ -145,9 +144,9 @@ def test_recall_ignores_a_socket_folder_another_user_created_first(tmp_path, soc
     finally:
         server.kill()
         server.wait()
+        run("service", "stop", env=env)  # the one the client started in the spare folder (was left running)
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 @needs_root
 def test_recall_ignores_a_server_running_as_another_user(small_vault):
     from vaultmem.service.client import service_socket
@@ -198,8 +197,7 @@ def _free_port() -> int:
 
 
 def _serve_http(root, home, *extra):
-    import socket
-    import time
+    from helpers import wait_listening
 
     from .adversarial_helpers import start
 
@@ -214,14 +212,8 @@ def _serve_http(root, home, *extra):
         *extra,
         env=cli_env(VAULTMEM_HOME=str(home)),
     )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, f"http://127.0.0.1:{port}/mcp"
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.1)
+    wait_listening(port, proc)
+    return proc, f"http://127.0.0.1:{port}/mcp"
 
 
 def _post(url: str, token: str | None):
@@ -241,7 +233,6 @@ def _post(url: str, token: str | None):
         return e.code
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 def test_mcp_http_refuses_requests_without_the_access_token(small_vault, tmp_path):
     home = tmp_path / "home"
     proc, url = _serve_http(small_vault, home)
@@ -256,7 +247,6 @@ def test_mcp_http_refuses_requests_without_the_access_token(small_vault, tmp_pat
         proc.communicate(timeout=30)
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 def test_mcp_http_without_token_only_when_asked_and_says_so(small_vault, tmp_path):
     proc, url = _serve_http(small_vault, tmp_path / "home", "--no-token")
     try:

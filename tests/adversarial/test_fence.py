@@ -145,7 +145,7 @@ def test_terminal_output_strips_escape_sequences(cli, vault):
     assert "Esc 0;pwned" not in cli("list", "--limit", "0")
 
 
-@pytest.mark.model  # the subprocess indexes with the real embedding model
+@pytest.mark.integration  # the CLI in subprocesses
 def test_hook_start_in_a_subprocess_is_fenced(tmp_path):
     root = tmp_path / "v"
     assert run_cli("init", str(root)).returncode == 0

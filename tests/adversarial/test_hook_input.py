@@ -14,6 +14,8 @@ import pytest
 
 from .adversarial_helpers import run
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 HOOKS = ["stop", "end", "pre-compact", "start"]
 
 

@@ -22,7 +22,7 @@ def _plant_loops(root) -> None:
 
 
 # ---------------------------------------------------------------- symlink loops
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+@pytest.mark.integration  # the CLI in subprocesses
 def test_symlink_loops_are_skipped_with_a_reason_by_every_command(small_vault):
     _plant_loops(small_vault)
     v = str(small_vault)
@@ -45,7 +45,7 @@ def test_watcher_skips_a_symlink_loop_once_and_keeps_going(small_vault, watching
     _plant_loops(small_vault)
     wait_for(lambda: LOOP_REASON in (w.watcher.state.last_error or ""), what="the loop to be reported")
     batches = w.watcher.state.batches
-    time.sleep(2.0)  # a watcher retrying a failed batch would run several batches meanwhile
+    time.sleep(2.0)  # the thing under test: a watcher retrying a failed batch would run several meanwhile
     assert w.watcher.state.batches <= batches + 1 and w.error is None
     (small_vault / "Delta.md").write_text("---\ntitle: Delta\n---\nDelta text.\n")
     wait_for(lambda: "Delta.md" in w.vault.manifest.records(), what="a later note to be indexed")
@@ -82,8 +82,8 @@ def test_watcher_retries_a_failing_batch_a_few_times_not_forever(small_vault, wa
 
     monkeypatch.setattr(w.vault, "reindex", broken)
     (small_vault / "Delta.md").write_text("---\ntitle: Delta\n---\nDelta text.\n")
-    wait_for(lambda: calls, what="the batch to be tried")
-    time.sleep(5.0)  # retries back off 0.5, 1, 1.5 s: all done within 5 s
+    # the last failure queues no retry (retries back off 0.5, 1, 1.5 s, then wait for a change)
+    wait_for(lambda: w.watcher._failures == 1 + w.watcher.RETRIES, what="the retries to be given up")
     assert 1 + w.watcher.RETRIES == len(calls), len(calls)
     assert "disk on fire" in w.watcher.status()["last_error"] and w.error is None
 
@@ -124,6 +124,7 @@ async def test_mcp_remember_refuses_control_characters_and_writes_nothing(small_
     assert _files(small_vault) == before
 
 
+@pytest.mark.integration  # the CLI in subprocesses
 def test_cli_refuses_control_characters_in_titles(small_vault):
     from .adversarial_helpers import run
 
@@ -140,7 +141,7 @@ def test_cli_refuses_control_characters_in_titles(small_vault):
     assert _files(small_vault) == before and "title: Alpha" in (small_vault / "Alpha.md").read_text()
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+@pytest.mark.integration  # the CLI in subprocesses
 def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
     from .adversarial_helpers import run
 
@@ -151,7 +152,7 @@ def test_editing_a_note_that_already_has_a_form_feed_still_works(small_vault):
 
 
 # ---------------------------------------------------------------- huge notes
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+@pytest.mark.integration  # the CLI in subprocesses
 def test_a_huge_note_embeds_at_most_max_chunks_and_bm25_keeps_all_of_it(small_vault):
     from .adversarial_helpers import run
 
@@ -187,7 +188,7 @@ Boom.
 """
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+@pytest.mark.integration  # the CLI in subprocesses
 def test_a_yaml_alias_bomb_is_skipped_with_a_reason_in_bounded_time(small_vault):
     """The 389-byte 'billion laughs' kept `vaultmem index` busy for ~6 minutes; the subprocess
     timeout (60 s, mostly model loading on a busy machine) is the bound checked here."""

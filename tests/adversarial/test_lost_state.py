@@ -6,8 +6,6 @@ watcher running at that moment must notice and rebuild, not write into the void.
 
 from __future__ import annotations
 
-import time
-
 from vaultmem.index.layout import index_dir
 
 from .adversarial_helpers import wait_for
@@ -41,7 +39,9 @@ def test_watcher_rebuilds_when_its_state_folder_is_deleted(small_vault, watching
     w = watching(small_vault)
     wait_for(lambda: "Alpha.md" in w.vault.manifest.records(), what="the first index")
     shutil.rmtree(small_vault / ".vaultmem")
-    time.sleep(1.5)  # the watcher checks its state folder at least once a second
+    wait_for(
+        lambda: w.watcher.state.rebuilds == 1, what="the rebuild (it checks its state folder each second)"
+    )
     (small_vault / "Delta.md").write_text("---\ntitle: Delta\n---\nDelta text about otters.\n")
     index = index_dir(small_vault)
     wait_for(lambda: (index / "manifest.db").exists() and "Delta.md" in Manifest(index / "manifest.db", readonly=True).records(),

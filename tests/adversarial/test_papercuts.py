@@ -6,8 +6,9 @@ import pytest
 
 from .adversarial_helpers import run
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+
 def test_a_skipped_note_is_named_on_each_recall_in_one_line(small_vault):
     """A broken note never drops out silently (issue 34: the same warnings on every backend and
     every call), and one broken note costs one line, not a traceback."""
@@ -24,7 +25,6 @@ def test_a_skipped_note_is_named_on_each_recall_in_one_line(small_vault):
     assert "skipped Broken.md" in run("recall", "Alpha", "--vault", v).stderr  # a new reason: reported again
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 def test_sleep_and_checkpoint_default_to_the_anchor_the_session_woke_with(small_vault):
     v = str(small_vault)
     assert run("remember", "project", "Project: Otter", "The otter project.", "--vault", v).returncode == 0
@@ -36,7 +36,6 @@ def test_sleep_and_checkpoint_default_to_the_anchor_the_session_woke_with(small_
     assert "otter pump" in block, block  # before: written without anchor, so left out of this wake
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 def test_sleep_defaults_to_the_only_project_anchor(small_vault):
     v = str(small_vault)
     assert run("remember", "project", "Project: Otter", "The otter project.", "--vault", v).returncode == 0
@@ -49,7 +48,6 @@ def test_help_shows_defaults_without_a_stray_backslash():
     assert "[default: hybrid]" in out and "\\[" not in out, out
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
 def test_human_recall_output_has_no_negative_scores(small_vault):
     import re
 
@@ -69,14 +67,14 @@ def test_readme_set_up_commands_agree_and_delete_mentions_force():
     assert "--force" in next(ln for ln in readme.splitlines() if ln.startswith("vaultmem delete"))
 
 
-@pytest.mark.model  # a vaultmem subprocess loads the real embedding model
+@pytest.mark.model  # the subprocess loads the real embedding model
 def test_the_default_model_loads_without_hf_hub_offline_set(tmp_path):
     import subprocess
     import sys
 
     from .adversarial_helpers import cli_env
 
-    env = cli_env()
+    env = cli_env(real_model=True)
     env.pop("HF_HUB_OFFLINE")
     code = ("import os; from vaultmem.index.embed import FastEmbedder, DEFAULT_MODEL; "
             "FastEmbedder(DEFAULT_MODEL).embed(['x']); print(os.environ.get('HF_HUB_OFFLINE'))")  # fmt: skip

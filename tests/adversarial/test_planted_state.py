@@ -11,7 +11,11 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from .adversarial_helpers import cli_env, run
+
+pytestmark = pytest.mark.integration  # the CLI and the memory service in subprocesses
 
 ENV = {"VAULTMEM_NO_SERVICE": "1"}
 REPO = Path(__file__).resolve().parents[2]

@@ -13,6 +13,8 @@ import pytest
 
 from .adversarial_helpers import run
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 rng = random.Random(25)
 AN = string.ascii_letters + string.digits
 GHP = "ghp_" + "".join(rng.choice(AN) for _ in range(36))
@@ -58,7 +60,6 @@ def _leaks(root: Path) -> list[str]:
     return found
 
 
-@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_hook_end_writes_no_secret_into_the_summary_its_title_or_its_file_name(vault, tmp_path):
     """Before: the summary, its title and its file name carried the GitHub token and AWS key id
     and the body the curl bearer key."""
@@ -78,7 +79,6 @@ def test_hook_end_writes_no_secret_into_the_summary_its_title_or_its_file_name(v
     assert [c["title"] for c in out["candidates"]] == []
 
 
-@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_pre_compact_checkpoint_holds_no_secret(vault, tmp_path):
     payload = json.dumps({"session_id": "5f0c2a9e-2222", "transcript_path": str(_transcript(tmp_path / "t.jsonl")),
                           "cwd": str(tmp_path), "trigger": "auto"})  # fmt: skip
@@ -87,7 +87,6 @@ def test_pre_compact_checkpoint_holds_no_secret(vault, tmp_path):
     assert list((vault / "handoffs").glob("*.md")) and _leaks(vault) == []
 
 
-@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_remember_checkpoint_and_sleep_redact_and_drop_private_spans(vault):
     remembered = run("remember", "fact", f"Deploy token {GHP}",
                      f"Use {AWS} for the bucket. <private>{PRIVATE}</private> Rest stays.", "--tag", STRIPE,
@@ -137,7 +136,6 @@ async def test_mcp_writes_redact_and_drop_private_spans(small_vault, fake_embedd
     assert _leaks(small_vault) == []
 
 
-@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_a_persons_note_with_a_secret_is_reported_by_doctor_never_rewritten(vault):
     note = vault / "Ops.md"
     original = f"---\ntitle: Ops\n---\n# Ops\n\nThe deploy token is {GHP}.\n"
@@ -152,7 +150,6 @@ def test_a_persons_note_with_a_secret_is_reported_by_doctor_never_rewritten(vaul
     assert "holds a secret" in text and GHP not in text
 
 
-@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 @pytest.mark.parametrize(
     "text",
     ["Fixed in commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904 after review.",
@@ -202,7 +199,6 @@ def _wider_transcript(path: Path) -> Path:
     return path
 
 
-@pytest.mark.model  # the vaultmem subprocess embeds what it writes with the real model
 def test_hook_end_redacts_command_line_passwords_url_credentials_and_new_tokens(vault, tmp_path):
     """Before: the summary carried `mysql -pPASS` (three times), the sshpass, docker and redis
     passwords, the AWS secret key in prose, the Shopify and DigitalOcean tokens and the cookie."""

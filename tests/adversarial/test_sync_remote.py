@@ -11,6 +11,8 @@ import subprocess
 import pytest
 from gitcluster import Cluster
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
 NOTE = "---\nid: {id}\ntitle: {title}\ntype: fact\n---\n# {title}\n\nLine of {title}.\n"
 
 

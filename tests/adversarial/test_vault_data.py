@@ -19,6 +19,10 @@ from vaultmem.index.layout import index_dir
 
 from .adversarial_helpers import cli_env, run
 
+pytestmark = pytest.mark.integration  # the CLI in subprocesses
+
+BM25 = Path(".vaultmem/index/bm25")
+
 
 class Payload:
     """A pickle that, when loaded, creates the file ``marker`` (os.system runs ``touch``)."""

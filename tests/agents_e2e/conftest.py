@@ -9,18 +9,7 @@ import pytest
 
 from agents_e2e import install
 
-LANE = "VAULTMEM_AGENTS_E2E"
-
-
-def pytest_collection_modifyitems(config, items):
-    """The lane takes ~6 minutes and ~1 GB of CLIs: it runs when asked for (``-m agents_e2e``
-    or ``VAULTMEM_AGENTS_E2E=1``), not in a plain ``pytest``."""
-    if os.environ.get(LANE) or "agents_e2e" in (config.getoption("markexpr") or ""):
-        return
-    skip = pytest.mark.skip(reason=f"the real-agents lane: pytest -m agents_e2e (or {LANE}=1)")
-    for item in items:
-        if item.get_closest_marker("agents_e2e"):
-            item.add_marker(skip)
+# The lane (~6 minutes, ~1 GB of CLIs) runs only when asked for: tests/lanes.py skips it otherwise.
 
 
 @pytest.fixture(scope="session")

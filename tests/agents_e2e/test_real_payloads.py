@@ -15,6 +15,8 @@ import pytest
 
 from agents_e2e.record import EVENTS, SCRUB_ROOT
 
+pytestmark = pytest.mark.integration  # the hooks run as the agents run them: in subprocesses
+
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "real"
 CLI = str(Path(__file__).resolve().parents[1] / "agent_cli.py")
 CASES = sorted(p for p in REAL.glob("*/*.json"))
