@@ -13,7 +13,7 @@ from vaultmem.agents.mcp_server import build_server
 from vaultmem.cli.app import app
 from vaultmem.core.config import DEFAULTS
 from vaultmem.recall.params import PARAMS
-from vaultmem.recall.pipeline import Options
+from vaultmem.recall.options import Options
 
 
 def _recall_cli(vault, *args: str) -> dict:
