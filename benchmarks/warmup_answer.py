@@ -14,26 +14,25 @@ process that has both loaded. No model: the vaults are indexed with ``[embedding
 
 Results: benchmarks/results/warmup-answer.json.
 
-``--speed-base DIR`` instead times the keyword answer alone (``keywords.recall``, k 10) of this
-tree and of the vaultmem tree at DIR (an older commit's worktree) on vaults already built by a
-run (``--work``): each in a fresh process, in turns, ``--runs`` times; per-query p50 and the
-paired ratio. Results: benchmarks/results/warmup-speed.json.
+``--speed-base DIR`` instead times the keyword answer (``keywords.recall``, k 10) and the
+pipeline's BM25 mode (``Vault.recall``, warm, in process) of this tree and of the vaultmem tree
+at DIR (an older commit's worktree) on vaults already built by a run (``--work``): each in a
+fresh process, in turns, ``--runs`` times; per-query p50 and the paired ratio. Results:
+benchmarks/results/warmup-speed[-TAG].json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, fresh_usage, latency_summary, mean, write_result
+from benchmarks.common import WORK, fresh_usage, in_turns, latency_summary, mean, write_result
 from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, questions, write_conversation
 from vaultmem.recall import keywords
 from vaultmem.vault import Vault
@@ -89,44 +88,41 @@ TIMER = """
 import json, statistics, sys, time
 from pathlib import Path
 from vaultmem.recall import keywords
+from vaultmem.vault import Vault
 root, questions = Path(sys.argv[1]), json.loads(sys.argv[2])
-for q in questions[:5]:
-    keywords.recall(root, q, {"k": 10})
-ts = []
-for q in questions:
-    t = time.perf_counter(); keywords.recall(root, q, {"k": 10}); ts.append(time.perf_counter() - t)
-print(statistics.median(ts) * 1000)
+vault = Vault(root)
+answers = {"keywords": lambda q: keywords.recall(root, q, {"k": 10}),
+           "pipeline": lambda q: vault.recall(q, k=10, mode="bm25", log=False)}
+out = {}
+for name, answer in answers.items():
+    for q in questions[:5]:
+        answer(q)
+    ts = []
+    for q in questions:
+        t = time.perf_counter(); answer(q); ts.append(time.perf_counter() - t)
+    out[name] = statistics.median(ts) * 1000
+print(json.dumps(out))
 """
 
 
 def speed(args, samples: list[dict]) -> None:
-    """Per-query p50 of the keyword answer, this tree against ``--speed-base``, in turns."""
+    """Per-query p50 of the keyword answer and of the pipeline's BM25 mode (in process, warm),
+    this tree against ``--speed-base``, in turns."""
     out: dict = {"base": str(args.speed_base), "runs": args.runs, "vaults": {}}
+    trees = {"base": args.speed_base, "this": Path(__file__).resolve().parent.parent}
     for shape in args.shapes.split(","):
         for sample in samples:
             root = args.work / shape / sample["sample_id"]
             qs = json.dumps([str(qa["question"]) for qa in sample["qa"]][:150])
-            times: dict[str, list[float]] = {"this": [], "base": []}
-            for _ in range(args.runs):
-                for side, tree in (
-                    ("base", args.speed_base),
-                    ("this", Path(__file__).resolve().parent.parent),
-                ):
-                    env = {**os.environ, "PYTHONPATH": str(tree)}
-                    done = subprocess.run([sys.executable, "-c", TIMER, str(root), qs], capture_output=True,
-                                          text=True, env=env, check=True)  # fmt: skip
-                    times[side].append(float(done.stdout))
-            ratio = statistics.median(a / b for a, b in zip(times["this"], times["base"]))
-            out["vaults"][f"{shape}/{sample['sample_id']}"] = {"p50_ms": {k: round(statistics.median(v), 2) for k, v in times.items()},
-                                                               "paired_ratio": round(ratio, 2), "runs_ms": times}  # fmt: skip
-            print(
-                shape,
-                sample["sample_id"],
-                out["vaults"][f"{shape}/{sample['sample_id']}"]["p50_ms"],
-                ratio,
-                flush=True,
-            )
-    print(f"wrote {write_result('warmup-speed', out)}")
+            runs = in_turns(trees, TIMER, [str(root), qs], args.runs)
+            row = out["vaults"][f"{shape}/{sample['sample_id']}"] = {"runs_ms": runs}
+            for answer in ("keywords", "pipeline"):
+                times = {side: [r[answer] for r in runs[side]] for side in trees}
+                ratio = statistics.median(a / b for a, b in zip(times["this"], times["base"]))
+                row[answer] = {"p50_ms": {k: round(statistics.median(v), 2) for k, v in times.items()},
+                               "paired_ratio": round(ratio, 3)}  # fmt: skip
+            print(shape, sample["sample_id"], {a: row[a] for a in ("keywords", "pipeline")}, flush=True)
+    print(f"wrote {write_result('warmup-speed' + (f'-{args.tag}' if args.tag else ''), out)}")
 
 
 def main() -> None:

@@ -249,6 +249,7 @@ class SparseText:
         self.context_weight = context_weight
         self.best = max(self.z.values(), default=self.zero)
         self.matched = any(score > 0 for score in raw.values())
+        self._order: list[str] | None = None
 
     def parts(self, path: str) -> dict[str, float]:
         return {"bm25": self.z.get(path, self.zero), "vector": 0.0, "bm25_raw": self.raw.get(path, 0.0),
@@ -258,5 +259,6 @@ class SparseText:
         return self.z.get(path, self.zero)
 
     def ranked(self) -> Iterator[tuple[str, float]]:
-        matched = sorted((p for p, score in self.raw.items() if score > 0), key=lambda p: (-self.z[p], p))
-        return ((path, self.z[path]) for path in matched)
+        if self._order is None:
+            self._order = sorted((p for p, s in self.raw.items() if s > 0), key=lambda p: (-self.z[p], p))
+        return ((path, self.z[path]) for path in self._order)

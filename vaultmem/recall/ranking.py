@@ -162,27 +162,22 @@ class Round:
 
     def __init__(self, reader: Reader, text: Text, filters: Filters):
         self.reader, self.text, self.filters = reader, text, filters
-        self._context: dict[str, tuple[float, str | None]] = {}
 
     def context(self, path: str) -> tuple[float, str | None]:
         """(context part, the neighbour it comes from: the best-scoring one, ties the later
         path; None without links or below the average note)."""
-        found = self._context.get(path)
-        if found is None:
-            weight, fused = self.text.context_weight, self.text.fused
-            best, via = (
-                max(((fused(q), q) for q in self.reader.near(path)), default=(0.0, None))
-                if weight > 0
-                else (0.0, None)
-            )
-            found = self._context[path] = (weight * best, via) if best > 0 else (0.0, None)
-        return found
+        weight, fused = self.text.context_weight, self.text.fused
+        if weight <= 0:
+            return 0.0, None
+        best, via = max(((fused(q), q) for q in self.reader.near(path)), default=(0.0, None))
+        return (weight * best, via) if best > 0 else (0.0, None)
 
-    def parts_of(self, path: str) -> Parts:
-        """The parts of any note (a note pulled in by a later stage keeps its own text scores)."""
+    def parts_of(self, path: str, context: tuple[float, str | None] | None = None) -> Parts:
+        """The parts of any note (a note pulled in by a later stage keeps its own text scores);
+        ``context``: its context, when known."""
         parts: Parts = dict.fromkeys(PARTS, 0.0)
         parts.update(self.text.parts(path))
-        parts["context"], via = self.context(path)
+        parts["context"], via = context or self.context(path)
         if via is not None:
             self.reader.fetch([via])
             rec = self.reader.records[via]
@@ -198,10 +193,11 @@ class Round:
         reach = weight * max(self.text.best, 0.0) if weight > 0 else 0.0  # the most context adds
         pool = self._pool(count, reach, ok)
         self.reader.follow(pool)
-        total = {path: dense + self.context(path)[0] for path, dense in pool.items()}
+        context = {path: self.context(path) for path in pool}
+        total = {path: dense + context[path][0] for path, dense in pool.items()}
         kept = sorted(total, key=lambda p: (-total[p], p))[:count]
         self.reader.fetch(kept)
-        return {path: self.parts_of(path) for path in kept if path in self.reader.records}
+        return {path: self.parts_of(path, context[path]) for path in kept if path in self.reader.records}
 
     def _pool(self, count: int, reach: float, ok: Callable[[str], bool] | None) -> dict[str, float]:
         """The notes (best text first) that may be among the ``count`` best with context: down
