@@ -170,7 +170,8 @@ class ArrayText:
         self.universe, self.index = src.universe, src.index
         self.arrays = {**parts, "bm25_raw": bm25, "vector_raw": vec}
         fused = parts["bm25"] + parts["vector"]  # what a neighbour's context comes from
-        self._fused = fused.tolist()
+        self._fused_array = fused
+        self._fused: list[float] | None = None
         self._dense: np.ndarray = sum(parts.values())  # type: ignore[assignment]  # never empty
         self.eligible = eligible
         self.context_weight = context_weight
@@ -182,6 +183,8 @@ class ArrayText:
         return {} if i is None else {name: float(a[i]) for name, a in self.arrays.items()}
 
     def fused(self, path: str) -> float:
+        if self._fused is None:  # a list reads faster one note at a time (read only when notes link)
+            self._fused = self._fused_array.tolist()
         i = self.index.get(path)
         return 0.0 if i is None else self._fused[i]
 
