@@ -253,6 +253,20 @@ def test_a_superseded_note_hands_its_score_down_a_chain_of_replacements(demo):
     ]
 
 
+def test_a_filter_on_the_shown_notes_runs_before_the_top_k(demo):
+    """``shown`` (another code branch's memories left out) is tested where the ranking is, so
+    the answer still brings k hits, as ``Vault.recall`` does."""
+    demo.sync()
+    every = [h["path"] for h in keywords.recall(demo.root, "job leasing", {"k": 6})]
+    hidden = set(every[:2])
+    shown = lambda root, path: root == demo.root and path not in hidden
+    light = keywords.recall(demo.root, "job leasing", {"k": 4, "shown": shown})
+    assert [h["path"] for h in light] == every[2:6]
+    full = demo.recall("job leasing", k=4, mode="bm25", log=False, shown=shown)
+    assert [h["path"] for h in light] == [h.path for h in full]
+    assert keywords.covers({"k": 4, "shown": shown})
+
+
 def test_it_shows_what_may_update_a_hit_and_leaves_out_a_hidden_notes_context(demo):
     """A hit another note names as a possible update says so (``outdated_by``); context from a
     resolved note is no evidence (the pipeline's rule)."""

@@ -41,7 +41,8 @@ from .search import search
 from .standard import Moments, Stats, moments, pooled, standardise
 
 # the recall options this answer honours; any other must be at its declared default
-HONOURED = {"k", "types", "tags", "since", "scope", "include_resolved", "mode", "log"}
+# (``shown``: a test of (vault root, path) the hits must pass, as ``Vault.recall`` takes it)
+HONOURED = {"k", "types", "tags", "since", "scope", "include_resolved", "mode", "log", "shown"}
 DEFAULTS = {p.name: p.default for p in params.PARAMS}
 # the best-scoring matches whose links are read for their neighbours' context (a match further
 # down lends none here: on LoCoMo 2000 ranked the same; ``ManifestReader.text``)
@@ -157,7 +158,9 @@ class ManifestReader:
         call = params.resolve(
             {k: v for k, v in options.items() if k in params.BY_NAME}, self.config["recall"]
         )
-        return Options.build({**call, "mode": "bm25"}, self.config, self.root, stats=stats)
+        shown = options.get("shown")
+        mine = (lambda path: shown(self.root, path)) if shown is not None else None
+        return Options.build({**call, "mode": "bm25"}, self.config, self.root, stats=stats, shown=mine)
 
     def matches(self, text: str) -> dict[str, float]:
         """path -> BM25 score of the notes holding a term of ``text`` (read once per text)."""
