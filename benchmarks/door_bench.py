@@ -46,10 +46,16 @@ COMMANDS = {
     "hook start": ["hook", "start"],
     "hook stop": ["hook", "stop"],
     "hook end": ["hook", "end"],
+    "hook prompt": ["hook", "prompt"],
 }
 HOOKS = HERE.parent / "tests" / "data" / "hooks"
 # Claude Code's payloads (a new session each call: stop reads the transcript, end writes a summary)
-PAYLOADS = {"hook start": "session_start.json", "hook stop": "stop.json", "hook end": "session_end.json"}
+PAYLOADS = {
+    "hook start": "session_start.json",
+    "hook stop": "stop.json",
+    "hook end": "session_end.json",
+    "hook prompt": "prompt_webhooks.json",
+}
 EXIT = {"doctor": (0, 1)}  # the demo vault's broken links: doctor exits 1
 
 

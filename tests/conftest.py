@@ -234,3 +234,15 @@ def backend(request, monkeypatch):
         monkeypatch.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)  # each test's HOME: one service
         monkeypatch.delenv("VAULTMEM_NO_SERVICE", raising=False)
     return request.param
+
+
+@pytest.fixture
+def service_thread(monkeypatch, socket_tmp, fake_embedder):
+    """The real memory service (``daemon.Service``) in a thread of this test, with the small test
+    embedder, on a socket in this test's temp folder; clients of the test (and its subprocesses)
+    reach it. Stopped when the test ends, leaving no thread, socket or folder (``service_thread.py``)."""
+    from service_thread import start
+
+    running = start(monkeypatch, socket_tmp(runtime_room() + 8) / "run", fake_embedder)
+    yield running
+    running.stop()

@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
     "web": {"core", "index", "recall", "memory", "service", "sync", "top", "agents"},
     "cli": {"core", "index", "recall", "memory", "service", "sync", "top", "agents", "web"},
 }
-TOP = {"vault", "multi", "api", "__init__"}
+TOP = {"vault", "multi", "api", "doctor", "__init__"}
 ENTRY = {"__main__": "cli"}  # `python -m vaultmem` is the console entry's twin
 FACADE_PARTS = {"memory"}  # composed by Vault: never import it, even for types at run time
 

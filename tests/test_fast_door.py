@@ -225,11 +225,11 @@ def test_hook_end_keeps_its_detach_rule_through_the_fast_path(cli, vault, tmp_pa
 def test_doctor_finds_a_secret_added_to_a_note_it_scanned_before(demo, tmp_path):
     """The long-running service remembers each note's secret scan by its content: a note changed
     since is scanned again (and one mended stops being reported)."""
-    from vaultmem.web.doctor import diagnose
+    from vaultmem.doctor import diagnose
 
     def secrets() -> list[str]:
         demo.sync()
-        return [f.path for f in diagnose(demo, hooks=False).findings if f.check == "secret"]
+        return [f.path for f in diagnose(demo).findings if f.check == "secret"]
 
     path = "facts/Token.md"
     write(demo.root, path, "---\ntitle: Token\ntype: fact\n---\nNothing here.\n")

@@ -188,7 +188,7 @@ def test_mcp_server_for_an_agent_refuses_other_agents_vaults(team, fake_embedder
     assert vault is memory.vaults["shared"] and ref == "Deploy with blue green"
     with pytest.raises(Refused, match="not available to agent 'alice'"):
         memory.pick("bob:Bob secret")
-    hits = [h.vault for h in memory.multi().recall("Bob private deploy token", k=10)]
+    hits = [h["vault"] for h in memory.recall("Bob private deploy token", k=10)]
     assert "bob" not in hits
     for v in memory.vaults.values():
         v.close()

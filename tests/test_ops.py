@@ -62,7 +62,10 @@ def test_remember_writes_a_note_with_id_in_the_type_folder(vault):
     m = meta(vault, r["path"])
     assert (m["id"], m["title"], m["type"], m["status"]) == (r["id"], r["title"], "decision", "active")
     assert m["tags"] == ["cache"]
-    assert m["created"] == m["updated"] == "2026-06-01T12:00:00Z"
+    # unquoted, as Obsidian writes a Date & time (issue 49); read back as the same UTC time
+    assert m["created"] == m["updated"] == dt.datetime(2026, 6, 1, 12, 0)
+    assert "\ncreated: 2026-06-01T12:00:00\nupdated: 2026-06-01T12:00:00\n" in read(vault, r["path"])
+    assert vault.find(r["id"]).created == vault.find(r["id"]).updated == "2026-06-01T12:00:00Z"
     # no "# title" heading: Obsidian shows the title (issue 36)
     assert read(vault, r["path"]).endswith("---\nBecause it is simple.\n")
 
@@ -255,7 +258,7 @@ def test_edit_content_keeps_frontmatter_and_heading(demo):
     assert result == {"id": "yx66znwj", "path": ADVISORY, "changed": True}
     text = read(demo, ADVISORY)
     assert text.endswith("\n---\n# Use Postgres advisory locks for job leasing\n\nNew body.\n")
-    assert meta(demo, ADVISORY) == {**before, "updated": "2026-06-01T12:00:00Z"}
+    assert meta(demo, ADVISORY) == {**before, "updated": dt.datetime(2026, 6, 1, 12, 0)}
 
 
 def test_edit_set_and_add_tag_rewrite_only_those_keys(demo):
@@ -267,7 +270,7 @@ def test_edit_set_and_add_tag_rewrite_only_those_keys(demo):
             "tags: [jobs, postgres, leasing, concurrency]",
             "tags: [jobs, postgres, leasing, concurrency, locks]",
         )
-        .replace("updated: 2026-11-06T09:12:00Z", "updated: '2026-06-01T12:00:00Z'")
+        .replace("updated: 2026-11-06T09:12:00Z", "updated: 2026-06-01T12:00:00")
     )
     assert read(demo, ADVISORY) == expected  # reviewed_by and every other byte kept
 
@@ -335,7 +338,7 @@ def test_edit_keeps_crlf(vault):
     (vault.root / "n.md").write_bytes(b"---\r\ntitle: N\r\n---\r\n# N\r\n\r\nold\r\n")
     vault.edit("n.md", content="new\nlines", sets=["importance=3"], now=NOW)
     assert (vault.root / "n.md").read_bytes() == (
-        b"---\r\ntitle: N\r\nimportance: 3\r\nupdated: '2026-06-01T12:00:00Z'\r\n---\r\n# N\r\n\r\nnew\r\nlines\r\n"
+        b"---\r\ntitle: N\r\nimportance: 3\r\nupdated: 2026-06-01T12:00:00\r\n---\r\n# N\r\n\r\nnew\r\nlines\r\n"
     )
 
 

@@ -58,7 +58,7 @@ def test_same_key_and_type_supersedes_whatever_the_source(run, empty_vault):
     old, new = meta(empty_vault, first["path"]), meta(empty_vault, out.splitlines()[0].split("  ")[1])
     assert old["status"] == "superseded" and old["superseded_by"] == "[[Where we deploy]]"
     assert new["key"] == "Deploy-Target" and new["supersedes"] == ["[[Deploy target]]"]
-    assert str(old["valid_until"]) == str(new["valid_from"]) == new["created"][:10]
+    assert str(old["valid_until"]) == str(new["valid_from"]) == new["created"].date().isoformat()
     hist = ok(run("history", "deploy-target"))
     assert "2 version(s)" in hist
     lines = hist.splitlines()[1:]

@@ -25,13 +25,14 @@ process, so a recall answered by the service stays fast.
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 from pathlib import Path
 
 from .core.discovery import STATE_DIR, find_vault
 from .core.errors import BadInput, VaultError, VaultNotFound
 from .core.registry import SHARED, USER, Registry, agent_id, identity
-from .core.version import VERSION
 from .service import client, control
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms of every client call)
@@ -42,10 +43,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from .index.embed import Embedder
     from .index.indexer import Progress, Summary
     from .multi import MultiVault
+    from .service.host import LocalHost
     from .vault import Vault
 
+UNSERVED = "unserved"  # the service's refusal of a read of a vault it does not serve (``ops.NotServed``)
 SINGLE = "vault"  # the name of the one vault of a session that is not an agent's
 SERVICE, PROCESS, KEYWORDS = "service", "process", "keywords"  # where a session's calls run
+
+
+def tasks() -> dict[str, Callable[..., Any]]:
+    """What the ``doctor`` operation runs on an open vault (``doctor.served_report``), handed to
+    a host (the memory service, or a session's own process) with the hooks' (``agents.hooks.TASKS``)."""
+    from .doctor import served_report
+
+    return {"doctor": served_report}
 
 
 def is_vault(path: Path) -> bool:
@@ -65,14 +76,27 @@ def vault_root(ref: str | None = None, agent: str | None = None) -> Path:
 
 def refresh_agents_md(root: Path, event: str) -> list[dict[str, Any]]:
     """After ``event`` ("sync"): refresh the files the vault's ``[agents_md]`` config names for
-    it (``Vault.refresh_agents_md``); the vault is not even opened when it names none."""
+    it (the ``refresh_agents_md`` operation); nothing is called when it names none."""
     from .core.config import load
     from .memory.agents_md import wanted
 
     if not wanted(load(root)["agents_md"], event, root):
         return []
     with Session([str(root)]) as session:
-        return session.vault.refresh_agents_md(event)
+        done = session.call("refresh_agents_md", {"root": str(root), "event": event}, start=False)
+    return say(done)["files"]
+
+
+def say(result: dict[str, Any]) -> dict[str, Any]:
+    """An operation's result without its ``said``: the warnings the call logged where it ran,
+    logged here again (the same place in process and through the service: ``ops._said``)."""
+    import logging
+
+    from .service.ops import SAID
+
+    for line in result.pop("said", None) or []:
+        logging.getLogger(SAID).warning("%s", line)
+    return result
 
 
 def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, Path]:
@@ -154,45 +178,6 @@ def sync_served(entry: Any, every: float) -> None:
             vault.refresh_agents_md("sync")
 
 
-def service_call(
-    op: str,
-    args: dict[str, Any],
-    *,
-    start: bool = True,
-    wait: bool = True,
-    say: Callable[[str], None] | None = None,
-) -> tuple[Any, bool]:
-    """A request answered by the memory service: (result, True), or (None, False) when it is off
-    or not answering. ``start``: start one when none runs (or replace one of an older version);
-    ``wait``: then wait until it is ready (``say`` tells the user once), else return at once."""
-    if not control.enabled():
-        return None, False
-    reply = client.call(op, args)
-    if reply is not None and reply.get("code") == "version":
-        if not (start and control.outdated(reply.get("version", "0"))):
-            return None, False  # a newer service: this older client works in its own process
-        reply = None
-    if reply is None:
-        if not start or control.ensure(wait, say) is None:
-            return None, False
-        reply = client.call(op, args)
-        if reply is None or reply.get("code") == "version":
-            return None, False
-    if not reply.get("ok"):
-        raise RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
-    return reply["result"], True
-
-
-def keeper_status(root: Path) -> dict[str, Any] | None:
-    """The memory service's status of ``root`` when it serves the vault, asked whether or not
-    this client works through it (``VAULTMEM_NO_SERVICE``): status tells who keeps the indexes."""
-    info = control.ping()
-    if info is None or str(Path(root).resolve()) not in info.get("vaults", []):
-        return None
-    reply = client.call("status", {"root": str(root)})
-    return reply["result"] if reply and reply.get("ok") else None
-
-
 def is_vault_name(name: str) -> bool:
     """Whether a prefix names some vault (registered, or an agent folder of the team)."""
     reg = Registry()
@@ -200,85 +185,97 @@ def is_vault_name(name: str) -> bool:
     return name in reg.vaults or bool(team and is_vault(team / name))
 
 
-class ServedVault:
-    """A Vault whose ``remember`` and ``checkpoint`` go to the memory service while one runs (see
-    ``Session.served``); every other attribute is the Vault's own."""
+def _answer(op: str, args: dict[str, Any], timeout: float = 600.0,
+            on_progress: Callable[[dict], None] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """The memory service's reply to one request; None when none of this version answered (none
+    runs, it went away, or it refused a client of another version: ``ensure`` settles that).
+    ``timeout``: the longest silence (``client.NoAnswer``); ``on_progress``: a streaming
+    operation's progress events (``reindex``)."""
+    reply = client.call(op, args, timeout, on_progress)
+    return None if reply is None or reply.get("code") == "version" else reply
 
-    def __init__(self, vault: Vault, session: Session):
-        self._vault, self._session = vault, session
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._vault, name)
+def ask(op: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    """One request to the running memory service, whether or not a session works through it
+    (``vaultmem watch`` following it): (True, its result), or (False, None) when none of this
+    version answers; RemoteError when it refuses or fails."""
+    reply = _answer(op, args)
+    if reply is None:
+        return False, None
+    if not reply.get("ok"):
+        raise RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
+    return True, reply["result"]
 
-    def remember(self, type: str, title: str, content: str | None = None, **fields: Any) -> dict[str, Any]:
-        sent = {
-            **fields,
-            **({"now": fields["now"].isoformat()} if fields.get("now") is not None else {}),
-        }  # JSON: a date as text
-        args = {
-            "root": str(self._vault.root),
-            "type": type,
-            "title": title,
-            "content": content,
-            "fields": sent,
-        }
-        return self._session.door("remember", args, lambda: self._vault.remember(type, title, content, **fields),
-                                  start=False)  # fmt: skip
 
-    def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None,
-                   extra: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
-        fields = {"source": source, "anchor": anchor, "extra": extra}
-        args = {"root": str(self._vault.root), "text": text, "fields": fields}
-        return self._session.door(
-            "checkpoint", args, lambda: self._vault.checkpoint(text, **fields), start=False
-        )
+def _multi(named: dict[str, Vault]) -> MultiVault:
+    """Several open vaults as one (imported when a call reads several: the keyword answer loads no facade)."""
+    from .multi import MultiVault
+
+    return MultiVault(named)
+
+
+def _wire(value: Any) -> Any:
+    """``value`` as it comes out of the wire (JSON): what this process's answer gives too."""
+    return json.loads(json.dumps(value, ensure_ascii=False))
+
+
+class NoService(VaultError):
+    """A session that works only through the service (``backend`` given as ``service``: a fast
+    path) found none of its version answering; the caller then takes its full path."""
 
 
 class Session:
-    """The vault(s) one caller works with, opened on first use (nothing is opened for a call
-    a running watcher answers).
+    """The vault(s) one caller works with, and the one door its calls go through.
 
     ``refs``: vault names or paths (several: searched together); ``agent``: an agent identity
     (its own vault is the default for writes, and it may read the shared and the user's
     vault, never another agent's); ``create``: make the agent's own vault if missing (a long-
     running server does). ``progress`` makes a fresh ``(done, total)`` callback for each
-    reindex (a progress bar; closed after, if it has ``close``), and ``on_indexed`` hears
-    each reindex's summary. ``lock`` lets a server run calls one at a time. ``cwd``: the
-    working directory whose code repository scopes memory (default: this process's).
+    reindex in this process (a progress bar; closed after, if it has ``close``), and
+    ``on_indexed`` hears each reindex's summary. ``lock`` lets a server run calls one at a
+    time. ``cwd``: the working directory whose code repository scopes memory (default: this
+    process's). ``tasks``: the work of the layers above that an operation runs on an open vault
+    in this process (``doctor``, the hooks'; ``api.tasks`` and ``agents.hooks.TASKS``).
 
-    Where its calls run is decided once (``backend``): the memory service, this process, or
-    keywords only. ``wait``: when no service runs, start one and wait for it (``say`` tells the
-    user), else start it and answer at once: recall then from BM25 over the indexes as they are
-    (``recall.keywords``; ``degraded`` says so), everything else in this process. An
-    ``embedder`` given keeps every call in this process (tests); ``backend`` given is taken as
-    decided (the CLI's fast paths have just found a ready service).
+    Every operation (``service.protocol``) goes through ``call``: to the memory service, or to
+    this process's host of the same handlers (``service.host.LocalHost``). Where the calls run
+    is decided by the first call that may start the service, then kept (``backend``): the
+    service (that call's own reply answers the version question), this process
+    (``VAULTMEM_NO_SERVICE=1``, ``[service] enabled = false``, a newer service of another
+    install, a service that does not start), or keywords (``wait`` False: the service is
+    started, not waited for; recall answers from BM25 over the indexes as they are meanwhile,
+    everything else runs here). An ``embedder`` given keeps every call in this process (tests);
+    ``backend="service"`` takes only the service (a fast path: ``NoService`` when none answers).
     """
 
     def __init__(self, refs: Sequence[str] = (), agent: str | None = None, *, embedder: Embedder | None = None,
                  create: bool = False, progress: Callable[[], Progress] | None = None,
                  on_indexed: Callable[[Summary], None] | None = None, cwd: str | Path | None = None,
                  wait: bool = True, say: Callable[[str], None] | None = None,
-                 backend: str | None = None):  # fmt: skip
+                 backend: str | None = None, tasks: dict[str, Callable[..., Any]] | None = None,
+                 timeout: float = 600.0):  # fmt: skip
         self.cwd = Path(cwd) if cwd else None
         self.wait, self.say = wait, say
         self.use_service = embedder is None
         self.degraded: str | None = None  # the last recall's: "bm25" when answered without the model
-        self.skipped: dict[
-            str, str
-        ] = {}  # the last recall's: notes its vaults could not read, with the reason
-        self.told: set[str] = (
-            set()
-        )  # the notes a front end already named as skipped (``cli.hits.skipped_notes``)
-        self._backend = backend  # SERVICE, PROCESS or KEYWORDS, once decided (a fast path that pinged knows)
+        self.indexing: dict[str, Any] | None = None  # the last recall's: a vault being indexed behind it
+        self.timeout = timeout  # the longest a call waits for the service's answer (a hook's budget)
+        self.skipped: dict[str, str] = {}  # the last recall's or list's: notes its vaults could not read
+        self.told: set[str] = set()  # the notes a front end already named as skipped (``cli.hits``)
+        self.only_service = backend == SERVICE
+        self._backend = PROCESS if backend == PROCESS else None  # SERVICE, PROCESS or KEYWORDS once decided
+        self._enabled: bool | None = None  # [service] enabled, read once a session
         self._attached: set[Path] = set()
         self.refs = [r for r in refs if r]
         self.agent = agent_id(agent) if not self.refs or len(self.refs) > 1 else None
         self.embedder = embedder
         self.progress, self.on_indexed = progress, on_indexed
+        self.tasks = tasks or {}
         self.lock = threading.RLock()
         self._opened: dict[Path, Vault] = {}
         self._named: dict[str, Path] | None = None
         self._root: Path | None = None
+        self._host: LocalHost | None = None
         if create and self.agent:
             from .core.scaffold import init_vault
 
@@ -307,6 +304,25 @@ class Session:
             self._named = found
         return self._named
 
+    def roots(self) -> dict[str, str]:
+        """The vaults a read goes to, by name, as the operations take them."""
+        return {name: str(path) for name, path in self.named.items()}
+
+    def pick_root(self, ref: str) -> tuple[Path, str]:
+        """The root of the vault a ``vault:id`` reference names (default: the caller's own) and
+        the rest, without opening the vault."""
+        prefix, sep, rest = ref.partition(":")
+        if sep and rest and prefix in self.named:
+            return Path(self.named[prefix]).resolve(), rest.strip()
+        if sep and rest and prefix and " " not in prefix and self.agent and is_vault_name(prefix):
+            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
+                           f"(only {', '.join(self.named)})")  # fmt: skip
+        return Path(self.root).resolve(), ref.strip()
+
+    # ------------------------------------------------------------------ a Vault in this process
+    # Only for what runs here on purpose (the web view, a bulk import, tests): every front end
+    # call goes through an operation (``call``).
+
     def open(self, root: Path) -> Vault:
         """The open ``Vault`` of a root (one per root; every vault shares one embedding model)."""
         from .vault import Vault
@@ -320,41 +336,24 @@ class Session:
 
     @property
     def vault(self) -> Vault:
-        """The caller's own vault, open."""
+        """The caller's own vault, open in this process."""
         return self.open(self.root)
 
     @property
     def vaults(self) -> dict[str, Vault]:
-        """Every vault this session may read, open, by name."""
+        """Every vault this session may read, open in this process, by name."""
         return {name: self.open(path) for name, path in self.named.items()}
 
-    def only(self) -> Vault:
-        """The first (for a single-vault session, the only) vault it may read, open."""
-        return self.open(next(iter(self.named.values())))
-
-    def pick_root(self, ref: str) -> tuple[Path, str]:
-        """The root of the vault a ``vault:id`` reference names (default: the caller's own) and
-        the rest, without opening the vault."""
-        prefix, sep, rest = ref.partition(":")
-        if sep and rest and prefix in self.named:
-            return Path(self.named[prefix]).resolve(), rest.strip()
-        if sep and rest and prefix and " " not in prefix and self.agent and is_vault_name(prefix):
-            raise BadInput(f"vault {prefix!r} is not available to agent {self.agent!r} "
-                           f"(only {', '.join(self.named)})")  # fmt: skip
-        return Path(self.root).resolve(), ref.strip()
-
     def pick(self, ref: str) -> tuple[Vault, str]:
-        """The vault a ``vault:id`` reference names (default: the caller's own) and the rest;
-        a path-like reference must stay inside that vault."""
+        """The vault a ``vault:id`` reference names, open in this process, and the rest (a
+        path-like reference must stay inside that vault)."""
         root, ref = self.pick_root(ref)
         vault = self.open(root)
         return vault, vault.checked_ref(ref)
 
-    # ------------------------------------------------------------------ freshness
-
     def fresh(self, vault: Vault | None = None) -> Vault:
         """A vault with its indexes current: reconciled here (cheap when nothing changed), or,
-        while a watcher maintains them, with this process's cached views dropped."""
+        while the memory service keeps them, with this process's cached views dropped."""
         vault = vault or self.vault
         self.attach(vault.root)
         bar = self.progress() if self.progress else None
@@ -372,7 +371,7 @@ class Session:
         only reads); nothing when none runs."""
         if self.use_service and root not in self._attached:
             self._attached.add(root)
-            self.door("open", {"roots": [str(root)]}, lambda: None, start=False)
+            self._remote("open", {"roots": [str(root)]}, start=False)
 
     def warm(self, model: bool = True) -> bool:
         """Get ready before the first call (a long-running front end at its start): the memory
@@ -381,10 +380,7 @@ class Session:
         True when the service serves them."""
         roots = [str(p) for p in self.named.values()]
         # the service opens only vaults: a folder never init-ed is opened on its first call
-        if (
-            all(is_vault(Path(p)) for p in roots)
-            and self.door("open", {"roots": roots}, lambda: None) is not None
-        ):
+        if all(is_vault(Path(p)) for p in roots) and self._remote("open", {"roots": roots}, start=True)[0]:
             self._attached.update(Path(p).resolve() for p in roots)
             return True
         if model:
@@ -396,148 +392,92 @@ class Session:
     # ------------------------------------------------------------------ the one door
 
     @property
-    def backend(self) -> str:
-        """Where this session's calls run (decided on the first call, then kept): ``service``,
-        ``process``, or ``keywords`` (a caller that does not wait while the service starts:
-        recall from BM25 over the indexes as they are, everything else in this process)."""
-        return self._pick(start=True)
-
-    def _pick(self, start: bool) -> str:
-        """Decide the backend; a call that may not start a service (``start`` False) decides
-        only when one runs, and otherwise runs in this process, leaving the choice open."""
-        if self._backend is not None:
-            return self._backend
-        if not self.use_service or not control.enabled():
-            self._backend = PROCESS
-            return PROCESS
-        info = control.ping()
-        if info is not None and info.get("version") == VERSION:
-            self._backend = SERVICE
-        elif not start:
-            return PROCESS
-        elif info is not None and not control.outdated(info.get("version", "0")):
-            self._backend = PROCESS  # a newer service (another install): this client works alone
-        elif control.ensure(self.wait, self.say) is not None:
-            self._backend = SERVICE
-        else:  # not started (see its log), or starting while this caller does not wait
-            self._backend = PROCESS if self.wait else KEYWORDS
+    def backend(self) -> str | None:
+        """Where this session's calls run: ``service``, ``process`` or ``keywords``; None until
+        a call that may start the service has decided it."""
         return self._backend
 
-    def serves(self, *roots: Path | str) -> bool:
-        """Whether the memory service, as this session's backend, already serves these vaults: a
-        read from the files alone (show, list, stats) goes to it only then, never making it open
-        (and index) a vault for a read that needs no index."""
-        if self._pick(start=False) != SERVICE:
-            return False
-        info = control.ping()
-        served = set(info.get("vaults", [])) if info else set()
-        return all(str(Path(r).resolve()) in served for r in roots)
+    def call(self, op: str, args: dict[str, Any], start: bool = True) -> Any:
+        """One declared operation (``service.protocol``) through the door: answered by the memory
+        service when it is (or becomes: ``start``) this session's backend, else by the same
+        handler in this process. A call that may not start the service (``start`` False) goes
+        to it only when one runs, and otherwise leaves the choice open."""
+        args = _wire(args)
+        answered, result = self._remote(op, args, start)
+        if answered:
+            return result
+        if self.only_service and self._backend != SERVICE:
+            raise NoService(f"no memory service of this version answered {op!r}")
+        host = self.host
+        host.keywords = self._backend == KEYWORDS
+        with self.lock:
+            return _wire(host.run(op, args))
 
-    def door(self, op: str, args: dict[str, Any], local: Callable[[], Any], start: bool = True) -> Any:
-        """One declared operation (``service.protocol``): answered by the memory service when it
-        is this session's backend, else ``local()`` in this process."""
-        if self._pick(start) == SERVICE:
-            result, done = service_call(op, args, start=start, wait=self.wait, say=self.say)
-            if done:
-                return result
-            if start:  # the service went away and did not come back: this process from now on
+    def _remote(self, op: str, args: dict[str, Any], start: bool,
+                on_progress: Callable[[dict], None] | None = None) -> tuple[bool, Any]:  # fmt: skip
+        """(True, its result) when the memory service answered ``op``; (False, None) when this
+        process must. The first reply decides the backend; a version refusal is settled by
+        ``control.ensure`` (an older service replaced, a newer one left alone)."""
+        if self._backend in (PROCESS, KEYWORDS) or not self.use_service:
+            return False, None
+        if self._enabled is None:
+            self._enabled = control.enabled()
+        if not self._enabled:
+            self._backend = PROCESS
+            return False, None
+        reply = _answer(op, args, self.timeout, on_progress)
+        if reply is None:
+            if not start or self.only_service:
+                return False, None
+            if control.ensure(self.wait, self.say) is None:
+                self._backend = PROCESS if self.wait else KEYWORDS
+                return False, None
+            reply = _answer(op, args, self.timeout, on_progress)
+            if reply is None:  # a newer service, or one that went away again: this process from now on
                 self._backend = PROCESS
-        return local()
+                return False, None
+        self._backend = SERVICE
+        if reply.get("code") == UNSERVED:  # a read the service leaves to this process (``served``)
+            return False, None
+        if not reply.get("ok"):
+            raise RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
+        return True, reply["result"]
 
-    def multi(self) -> MultiVault | None:
-        """Every vault of the session searched together, each fresh (None for a single vault)."""
-        if len(self.named) < 2:
-            return None
-        from .multi import MultiVault
+    @property
+    def host(self) -> LocalHost:
+        """The operations' host in this process (made on the first call that runs here)."""
+        if self._host is None:
+            from .service.host import LocalHost
 
-        return MultiVault({name: self.fresh(v) for name, v in self.vaults.items()})
+            self._host = LocalHost(self.open, _multi, fresh=self.fresh, tasks={**tasks(), **self.tasks})
+        return self._host
 
-    def reader(self) -> Vault | MultiVault:
-        """What a read that needs the indexes (wake) works on, fresh."""
-        return self.multi() or self.fresh(self.only())
+    # ------------------------------------------------------------------ recall and wake
 
-    # ------------------------------------------------------------------ calls
+    def _branch_args(self, branch: str | None, all_branches: bool) -> dict[str, Any]:
+        return {"cwd": str(self.cwd or Path.cwd()), "branch": branch, "all_branches": all_branches}
 
     def recall(self, query: str, explain: bool = False, *, branch: str | None = None, all_branches: bool = False,
-               **options: Any) -> list[dict[str, Any]]:  # fmt: skip
+               project: str | None = None, **options: Any) -> list[dict[str, Any]]:  # fmt: skip
         """Hits as dicts, from every vault of the session in one ranking (``options``:
         ``Vault.recall``'s). Memories scoped to a code branch other than the current or the
         default branch of the working directory's repository are left out where the index is
         (so k hits still come back) unless ``branch`` names theirs or ``all_branches`` (see
-        ``branches``). ``degraded`` and ``skipped`` say how it was answered."""
-        self.degraded, self.skipped = None, {}
-        if self.backend == KEYWORDS and options.get("mode", "hybrid") != "bm25":
-            from .memory import branches
-
-            hits = self._recall_without_model(query, explain, options)
-            kept = hits if all_branches else branches.filter_hits(hits, self.named, self.shown(branch))
-            for rank, hit in enumerate(kept, 1):  # numbered as shown: 1, 2, 3, never 1, 3, 4
-                hit["rank"] = rank
-            return kept
-        args = {"roots": {name: str(path) for name, path in self.named.items()}, "query": query,
-                "explain": explain, "options": options, "wait": self.wait, "cwd": str(self.cwd or Path.cwd()),
-                "branch": branch, "all_branches": all_branches}  # fmt: skip
-        shown = None if all_branches else self.shown(branch)
-        done = self.door(
-            "recall", args, lambda: self._recall_here(query, explain, {**options, "shown": shown})
-        )
-        self.degraded, self.skipped = done["degraded"], done["skipped"]
+        ``branches``); ``project``: a working folder whose project keeps out other projects'
+        memories by the prompt hook's rule (``projects.scope_hits``), also before the cut. ``degraded`` and ``skipped`` say how it was answered."""
+        args = {"roots": self.roots(), "query": query, "explain": explain, "options": options, "wait": self.wait,
+                "project": project, **self._branch_args(branch, all_branches)}  # fmt: skip
+        done = self.call("recall", args)
+        self.degraded, self.skipped, self.indexing = done["degraded"], done["skipped"], done.get("indexing")
         return done["hits"]
-
-    def _recall_here(self, query: str, explain: bool, options: dict[str, Any]) -> dict[str, Any]:
-        """Recall in this process, in the service's answer form."""
-        reader = self.multi() or self.fresh(self.only())
-        hits = [h.as_dict(explain) for h in reader.recall(query, **options)]
-        many = len(self.named) > 1
-        skipped = {(f"{name}:{path}" if many else path): reason for name, vault in self.vaults.items()
-                   for path, reason in vault.index_errors().items()}  # fmt: skip
-        return {"hits": hits, "degraded": None, "skipped": skipped}
-
-    def _recall_without_model(
-        self, query: str, explain: bool, options: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        """The answer while the service warms up, from what needs no model: BM25 over each
-        vault's indexes as they are on disk (``recall.keywords``: nothing is reindexed, and
-        neither the model nor the pipeline is loaded); the pipeline's BM25 mode in this process
-        for a call asking for more than keywords can honour. ``degraded`` says so."""
-        from .recall import keywords
-
-        self.degraded = "bm25"
-        if not keywords.covers(options):
-            return self._bm25_in_process(query, explain, options)
-        kept = keywords.recall_vaults(
-            {name: Path(root) for name, root in self.named.items()}, query, options, explain
-        )
-        if options.get("log", True):
-            for name, root in self.named.items():
-                mine = [hit["id"] for n, hit in kept if n == name]
-                if mine:
-                    self.log_shown(mine, "recall", Path(root))
-        return [hit for _, hit in kept]
-
-    def _bm25_in_process(self, query: str, explain: bool, options: dict[str, Any]) -> list[dict[str, Any]]:
-        """The pipeline's BM25 mode over the indexes as they are (nothing reindexed, no model)."""
-        for vault in self.vaults.values():
-            vault.refresh()
-        reader: Any = self.only()
-        if len(self.named) > 1:
-            from .multi import MultiVault
-
-            reader = MultiVault(self.vaults)
-        return [h.as_dict(explain) for h in reader.recall(query, **{**options, "mode": "bm25"})]
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000, *, branch: str | None = None, all_branches: bool = False) -> dict[str, Any]:  # fmt: skip
         """The session-start [MEMORY] block (ids ``vault:id`` across several vaults), without
         other branches' memories by the rule recall uses (``branch``, ``all_branches``: as recall's)."""
-        args = {"roots": {n: str(p) for n, p in self.named.items()}, "anchor": anchor, "task": task, "profile": profile,
-                "budget": budget, "cwd": str(self.cwd or Path.cwd()), "branch": branch, "all_branches": all_branches}  # fmt: skip
-
-        def here() -> dict[str, Any]:
-            shown = None if all_branches else self.shown(branch)
-            return self.reader().wake(anchor=anchor, task=task, profile=profile, budget=budget, shown=shown)
-
-        return self.door("wake", args, here)
+        args = {"roots": self.roots(), "anchor": anchor, "task": task, "profile": profile, "budget": budget,
+                **self._branch_args(branch, all_branches)}  # fmt: skip
+        return self.call("wake", args)
 
     # ------------------------------------------------------------------ code branch scope
 
@@ -558,47 +498,46 @@ class Session:
         root = vault if isinstance(vault, Path) else vault.root
         return {} if scope == USER else scope_fields(self.cwd or Path.cwd(), root)
 
+    # ------------------------------------------------------------------ reads
+
     def list_notes(self, limit: int | None = 20, **filters: Any) -> list[dict[str, Any]]:
         """Notes matching the filters, newest first (read from the files: no reindex needed);
         ``skipped``: the notes left out because they cannot be read."""
-        args = {"roots": {n: str(p) for n, p in self.named.items()}, "limit": limit, "filters": filters}
-
-        def here() -> dict[str, Any]:
-            reader: Any = self.only()
-            if len(self.named) > 1:
-                from .multi import MultiVault
-
-                reader = MultiVault(self.vaults)
-            return {"rows": reader.list_notes(limit=limit, **filters), "skipped": self.skips()}
-
-        done = self.door("list", args, here, start=False) if self.serves(*self.named.values()) else here()
+        args = {"roots": self.roots(), "limit": limit, "filters": filters, "served": True}
+        done = self.call("list", args, start=False)
         self.skipped = done["skipped"]
         return done["rows"]
 
     def show(self, ref: str) -> dict[str, Any]:
         """A note by reference (``vault:id``; ``Vault.show``)."""
         root, rest = self.pick_root(ref)
-        if not self.serves(root):
-            return self.pick(ref)[0].show(rest)
-        return self.door(
-            "show", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].show(rest), start=False
-        )
+        return self.call("show", {"root": str(root), "ref": rest, "served": True}, start=False)
 
     def stats(self) -> dict[str, Any]:
         """The caller's own vault's counts (``Vault.stats``)."""
-        if not self.serves(self.root):
-            return self.vault.stats()
-        return self.door("stats", {"root": str(self.root)}, lambda: self.vault.stats(), start=False)
+        return self.call("stats", {"root": str(self.root), "served": True}, start=False)
 
-    def skips(self) -> dict[str, str]:
-        """Notes the vaults read so far left out because they cannot be read, with the reason
-        (``vault:path`` keys when several vaults are read)."""
-        many = len(self._opened) > 1
-        return {(f"{self.named_of(v)}:{p}" if many else p): r
-                for v in self._opened.values() for p, r in v.skipped.items()}  # fmt: skip
+    def history(self, ref: str) -> dict[str, Any]:
+        """The versions of the fact ``ref`` names (``history.chain``), in the vault a
+        ``vault:`` prefix names (default: the caller's own)."""
+        root, rest = self.pick_root(ref)
+        return self.call("history", {"root": str(root), "ref": rest}, start=False)
 
-    def named_of(self, vault: Vault) -> str:
-        return next((n for n, p in self.named.items() if Path(p).resolve() == vault.root), str(vault.root))
+    def status(self, drift: bool = True) -> dict[str, Any]:
+        """Who keeps the indexes (``by``: "service", with its pid, pending changes and last
+        error; pid None when each command does), notes indexed, errors and drift."""
+        return self.call("status", {"root": str(self.root), "drift": drift}, start=False)
+
+    def doctor(self, fix: bool = False) -> dict[str, Any]:
+        """The health report of the caller's own vault where its index is, but the hooks'
+        findings (``agents.hook_runs.doctor_report`` adds them); ``fix``: the safe repairs first."""
+        return self.call("doctor", {"root": str(self.root), "fix": fix, "served": not fix}, start=False)
+
+    def export(self) -> dict[str, Any]:
+        """Every note of the caller's own vault (the JSON backup) and the files it skipped."""
+        return self.call("export", {"root": str(self.root)}, start=False)
+
+    # ------------------------------------------------------------------ writes
 
     def remember(self, type: str, title: str, content: str | None = None, *, shared: bool = False,
                  scope: str | None = None, **fields: Any) -> dict[str, Any]:  # fmt: skip
@@ -607,140 +546,170 @@ class Session:
         ref = self.refs[0] if len(self.refs) == 1 else None
         root = Path(write_root(ref, self.agent, shared, scope)).resolve()
         extra = {**self.write_scope(root, scope), **fields.pop("extra", {})}
+        if fields.get("now") is not None:  # JSON: a date as text
+            fields["now"] = fields["now"].isoformat()
         args = {"root": str(root), "type": type, "title": title, "content": content,
                 "fields": {"scope": scope, "extra": extra, **fields}}  # fmt: skip
+        return self.call("remember", args)
 
-        def here() -> dict[str, Any]:
-            return self.fresh(self.open(root)).remember(
-                type, title, content, scope=scope, extra=extra, **fields
-            )
-
-        return self.door("remember", args, here)
+    def _on(self, op: str, ref: str, start: bool = True, **args: Any) -> Any:
+        """``op`` on the note a reference names (``vault:id``, default: the caller's own vault)."""
+        root, rest = self.pick_root(ref)
+        return self.call(op, {"root": str(root), "ref": rest, **args}, start=start)
 
     def edit(self, ref: str, **fields: Any) -> dict[str, Any]:
-        """Change the note a reference names (``vault:id``, default: the caller's own vault;
-        ``fields``: ``Vault.edit``'s), through the memory service while one runs."""
-        root, rest = self.pick_root(ref)
-        return self.door("edit", {"root": str(root), "ref": rest, "fields": fields},
-                         lambda: self.pick(ref)[0].edit(rest, **fields))  # fmt: skip
+        """Change the note a reference names (``fields``: ``Vault.edit``'s)."""
+        return self._on("edit", ref, fields=fields)
+
+    def delete(self, ref: str) -> dict[str, Any]:
+        """Move the note a reference names to the vault's .trash/."""
+        return self._on("delete", ref, start=False)
+
+    def write_note(self, path: str, content: str, expected_version: str | None = None,
+                   overwrite: bool = False) -> dict[str, Any]:  # fmt: skip
+        """A whole note file in the caller's own vault (``Vault.write_note``)."""
+        args = {"root": str(self.root), "path": path, "content": content, "expected_version": expected_version,
+                "overwrite": overwrite}  # fmt: skip
+        return self.call("write_note", args)
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
         """End a session in the caller's own vault (``Vault.sleep``), scoped like ``remember``."""
-        fields = {
-            "next_steps": next_steps,
-            "source": source,
-            "anchor": anchor,
-            "extra": self.write_scope(self.root),
-        }
-        return self.door("sleep", {"root": str(self.root), "summary": summary, "fields": fields},
-                         lambda: self.vault.sleep(summary, **fields))  # fmt: skip
+        fields = {"next_steps": next_steps, "source": source, "anchor": anchor,
+                  "extra": self.write_scope(self.root)}  # fmt: skip
+        return self.call("sleep", {"root": str(self.root), "summary": summary, "fields": fields})
 
     def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
         """A line in this session's handoff note (``Vault.checkpoint``); a new handoff is scoped
         like ``remember``."""
         fields = {"source": source, "anchor": anchor, "extra": self.write_scope(self.root)}
-        return self.door("checkpoint", {"root": str(self.root), "text": text, "fields": fields},
-                         lambda: self.vault.checkpoint(text, **fields))  # fmt: skip
-
-    def served(self, vault: Vault) -> Vault:
-        """``vault`` with its ``remember`` (the write that needs the model: duplicate and update
-        checks) answered by the memory service while one runs (a hook's summary and candidates)."""
-        return ServedVault(vault, self)  # type: ignore[return-value]
-
-    # ------------------------------------------------------------------ a memory by reference (``vault:id``)
+        return self.call("checkpoint", {"root": str(self.root), "text": text, "fields": fields})
 
     def resolve(self, ref: str) -> dict[str, Any]:
-        root, rest = self.pick_root(ref)
-        return self.door("resolve", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].resolve(rest),
-                         start=False)  # fmt: skip
+        return self._on("resolve", ref, start=False)
 
     def reopen(self, ref: str) -> dict[str, Any]:
-        root, rest = self.pick_root(ref)
-        return self.door("reopen", {"root": str(root), "ref": rest}, lambda: self.pick(ref)[0].reopen(rest),
-                         start=False)  # fmt: skip
+        return self._on("reopen", ref, start=False)
+
+    def confirm(self, ref: str) -> dict[str, Any]:
+        return self._on("confirm", ref, start=False)
+
+    def resolve_source(self, source: str) -> list[dict[str, Any]]:
+        """Resolve every active memory of the caller's own vault written by ``source``."""
+        return self.call("resolve_source", {"root": str(self.root), "source": source}, start=False)
 
     def supersede(self, old: str, new: str) -> dict[str, Any]:
         """OLD replaced by NEW; both must be in one vault."""
-        vault, old = self.pick(old)
-        other, new = self.pick(new)
-        if other is not vault:
+        root, old = self.pick_root(old)
+        other, new = self.pick_root(new)
+        if other != root:
             raise BadInput("a memory can only supersede another in the same vault")
-        return vault.supersede(old, new)
+        return self.call("supersede", {"root": str(root), "old": old, "new": new}, start=False)
+
+    def maintain(self, apply: bool = False, days: int | None = None) -> dict[str, Any]:
+        """The aging rules' plan for the caller's own vault (carried out with ``apply``, as one
+        undo batch); the working directory's code repository decides its branches' memories."""
+        args = {"root": str(self.root), "cwd": str(self.cwd or Path.cwd()), "apply": apply, "days": days}
+        return say(self.call("maintain", args, start=False))
+
+    def agents_md(self, file: str, anchor: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+        """``export --to agents-md``: the project's rules into ``file``'s marked section."""
+        shown = Path(os.path.expanduser(file))
+        shown = shown / "AGENTS.md" if shown.is_dir() else shown
+        args = {"root": str(self.root), "file": str(shown.absolute()), "anchor": anchor, "dry_run": dry_run}
+        done: dict[str, Any] = say(self.call("agents_md", args, start=False))
+        return {**done, "file": str(shown)}  # as the caller named it
+
+    def reindex(self, rebuild: bool = False, progress: Progress | None = None) -> tuple[dict[str, Any], bool]:
+        """Bring the indexes in line with the files: by the memory service when it runs, else
+        here. Returns (the summary as a dict, whether the service did it)."""
+        args = _wire({"root": str(self.root), "rebuild": rebuild})
+        answered, done = self._remote(
+            "reindex", args, start=False, on_progress=getattr(progress, "event", None)
+        )
+        if answered:
+            return done, True
+        host = self.host
+        host.progress = progress
+        try:
+            return self.call("reindex", args, start=False), False
+        finally:
+            host.progress = None
+
+    # ------------------------------------------------------------------ undo and the trash
+
+    def batches(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return self.call("batches", {"root": str(self.root), "kind": kind}, start=False)
+
+    def undo(self, batch: str, kind: str | None = None) -> dict[str, Any]:
+        return self.call("undo", {"root": str(self.root), "batch": batch, "kind": kind}, start=False)
+
+    def trash(self) -> list[dict[str, Any]]:
+        return self.call("trash", {"root": str(self.root)}, start=False)
+
+    def restore(self, ref: str, to: str | None = None) -> dict[str, Any]:
+        return self.call("restore", {"root": str(self.root), "ref": ref, "to": to}, start=False)
+
+    # ------------------------------------------------------------------ usage: ratings, gaps, shown
 
     def rate(
         self, ratings: Sequence[tuple[str, bool]], source: str | None = None
     ) -> dict[str, list[dict[str, Any]]]:
         """Ratings of memories in any of the session's vaults (``vault:id``): every memory found
         is rated (``rated``); a reference that names none, or a vault this caller may not use, is
-        listed in ``unknown`` with the reason (``Vault.rate``: one bad id does not cost the others)."""
-        by_vault: dict[int, tuple[Vault, list[tuple[str, bool]], dict[str, str]]] = {}
+        listed in ``unknown`` with the reason (one bad id does not cost the others)."""
+        by_root: dict[Path, tuple[list[list[Any]], dict[str, str]]] = {}
         unknown: list[dict[str, Any]] = []
         for ref, useful in ratings:
             try:
-                vault, rest = self.pick(ref)
-            except VaultError as e:  # a vault this caller may not use, a path leading outside
+                root, rest = self.pick_root(ref)
+            except VaultError as e:  # a vault this caller may not use
                 unknown.append({"id": ref, "error": str(e)})
                 continue
-            group = by_vault.setdefault(id(vault), (vault, [], {}))
-            group[1].append((rest, useful))
-            group[2][rest] = ref  # unknown ones are named as the caller wrote them
+            group = by_root.setdefault(root, ([], {}))
+            group[0].append([rest, useful])
+            group[1][rest] = ref  # unknown ones are named as the caller wrote them
         rated: list[dict[str, Any]] = []
-        for vault, mine, written in by_vault.values():
-            done = vault.rate(mine, source)
+        for root, (mine, written) in by_root.items():
+            done = self.call("rate", {"root": str(root), "ratings": mine, "source": source}, start=False)
             rated += done["rated"]
             unknown += [{**u, "id": written.get(u["id"], u["id"])} for u in done["unknown"]]
         return {"rated": rated, "unknown": unknown}
 
+    def gap(self, text: str, query: str | None = None, source: str | None = None) -> None:
+        """Record a knowledge gap in the caller's own vault."""
+        self.call(
+            "gap", {"root": str(self.root), "text": text, "query": query, "source": source}, start=False
+        )
+
+    def gaps(self) -> list[dict[str, Any]]:
+        return self.call("gaps", {"root": str(self.root)}, start=False)
+
     def log_shown(self, ids: Sequence[str], via: str, root: Path | None = None) -> None:
         """Log memories of ``root`` (default: the caller's own vault) as retrieved by ``via``
         (memories a hook showed): by the memory service while it runs, whose usage store stays
-        open (a prompt hook then neither imports nor opens it, nor syncs its file), else here."""
-        root = Path(root or self.root)
+        open (a prompt hook then neither imports nor opens it), else here."""
+        self.call("shown", {"root": str(Path(root or self.root)), "ids": list(ids), "via": via}, start=False)
 
-        def here() -> None:
-            from .index.usage import UsageStore
+    # ------------------------------------------------------------------ the hooks' work where the index is
 
-            store = UsageStore.of(root)
-            try:
-                store.log_retrievals(ids, via)
-            finally:
-                store.close()
-
-        self.door("shown", {"root": str(root), "ids": list(ids), "via": via}, here, start=False)
-
-    def history(self, ref: str) -> dict[str, Any]:
-        """The versions of the fact ``ref`` names (``history.chain``), in the vault a
-        ``vault:`` prefix names (default: the caller's own)."""
-        from .memory.history import chain
-
-        vault, ref = self.pick(ref)
-        return chain(self.fresh(vault), ref)
-
-    def status(self) -> dict[str, Any]:
-        """Who keeps the indexes (``by``: "service", with its pid, pending changes and last
-        error; pid None when each command does), notes indexed, errors and drift."""
-
-        def here() -> dict[str, Any]:
-            return keeper_status(self.root) or {"pid": None, "by": None, **self.vault.index_status()}
-
-        return self.door("status", {"root": str(self.root)}, here, start=False)
-
-    def reindex(self, rebuild: bool = False, progress: Progress | None = None) -> tuple[dict[str, Any], bool]:
-        """Bring the indexes in line with the files: by the memory service when it runs, else
-        here. Returns (the summary as a dict, whether the service did it)."""
-        here: list[bool] = []
-
-        def local() -> dict[str, Any]:
-            here.append(True)
-            return self.vault.reindex(rebuild=rebuild, progress=progress).as_dict()
-
-        done = self.door("reindex", {"root": str(self.root), "rebuild": rebuild}, local, start=False)
-        return done, not here
+    def hook(self, name: str, payload: dict[str, Any], anchor: str | None, start: bool = True,
+             **more: Any) -> Any:  # fmt: skip
+        """``hook_start``, ``hook_end`` or ``hook_precompact`` for this session's vault: the payload
+        with its transcript's path made absolute (the service runs elsewhere), the anchor and the
+        working directory (its code branch scopes what is shown and written)."""
+        path = payload.get("transcript_path")
+        sent = {**payload, "transcript_path": os.path.abspath(path)} if path else payload
+        args = {"root": str(self.root), "payload": sent, "anchor": anchor, "cwd": str(self.cwd or Path.cwd()),
+                **more}  # fmt: skip
+        return self.call(name, args, start=start)
 
     def close(self) -> None:
         for vault in self._opened.values():
             vault.close()
+        self._opened.clear()
+        if self._host is not None:
+            self._host.close()  # its entries held those vaults
 
     def __enter__(self) -> Session:
         return self

@@ -106,8 +106,8 @@ def test_doctor_and_the_state_page_list_held_memories(cli, vault):
     report = json.loads(cli("doctor", "--json", codes=(0, 1)))  # 1: findings need attention
     held = [f for f in report["findings"] if f["check"] == "held"]
     assert [f["path"] for f in held] == ["gotchas/Agent orders.md"]
+    from vaultmem.doctor import diagnose
     from vaultmem.vault import Vault
-    from vaultmem.web.doctor import diagnose
     from vaultmem.web.pages import state_page
 
     v = Vault(vault)

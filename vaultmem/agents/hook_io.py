@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 PROMPT_BUDGET = 400
+ANSWER_SECONDS = 10.0  # the longest a hook waits for the memory service (setup declares 30 s): then silent
 CURRENT: HookRun | None = None  # this process's hook run (one a process)
 
 
@@ -195,26 +196,40 @@ def detach(args: list[str], stdin: str, log: Path | None) -> None:
     proc.stdin.close()
 
 
-def prompt(vault: str | None, budget: int = PROMPT_BUDGET, agent: str | None = None) -> dict[str, Any] | None:
-    """`vaultmem hook prompt`: recall through the memory service (or a vault's watcher). It never
-    waits for a service to start: meanwhile it answers from keywords (``recall.keywords``), and says so."""
+def prompt(
+    vault: str | None = None, budget: int = PROMPT_BUDGET, agent: str | None = None
+) -> dict[str, Any] | None:
+    """`vaultmem hook prompt`: recall through the memory service. It never waits for a service to
+    start: meanwhile it answers from keywords (``recall.keywords``), and says so. Its code branch
+    and its project (``memory.projects``) filter the hits where the index is, before the top k."""
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from .. import api
-        from ..memory.projects import scope_hits
         from .hooks import prompt_hook
 
-        with api.Session(
-            [vault] if vault else [], cwd=payload.get("cwd") or None, wait=False
-        ) as session:  # its code branch scopes recall, its project what is shown (memory.projects)
-            recall = lambda query, k: scope_hits(
-                session.recall(query, explain=True, k=k, log=False), session.named, payload.get("cwd")
+        with hook_session(vault, payload) as session:
+            recall = lambda query, k: session.recall(
+                query, explain=True, k=k, log=False, project=payload.get("cwd") or None
             )
             degraded = lambda: session.degraded
             log = lambda ids: session.log_shown(ids, "hook")
-            return prompt_hook(session.root, payload, recall, budget, log=log, degraded=degraded)
+            return silent_if_late(lambda: prompt_hook(session.root, payload, recall, budget, log=log,
+                                                      degraded=degraded))  # fmt: skip
 
     return adapted(agent, "prompt", go)
+
+
+def silent_if_late(answer: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+    """A hook's answer, or nothing when the memory service did not answer in ANSWER_SECONDS
+    (a vault it is indexing, a loaded machine): the agent goes on, never kills the hook; the
+    hook run's record says so."""
+    from ..service.client import NoAnswer
+
+    try:
+        return answer()
+    except NoAnswer as e:
+        if CURRENT is not None:
+            CURRENT.end("late", str(e))
+        return None
 
 
 def anchor_of(anchor: str | None) -> str | None:
@@ -222,26 +237,16 @@ def anchor_of(anchor: str | None) -> str | None:
     return anchor or environment.VAULTMEM_ANCHOR.get()
 
 
-def _session(vault: str | None, payload: dict[str, Any]) -> Any:
+def hook_session(vault: str | None, payload: dict[str, Any]) -> Any:
     """The hook's session; the payload's ``cwd`` (the agent's working directory) decides the
     code branch scope of what it shows and writes. A hook never waits for the memory service to
-    start (it starts it, and works in its own process meanwhile)."""
+    start (it starts it, and works in its own process meanwhile); what the hooks run on an open
+    vault (``hooks.TASKS``) runs in this process then."""
     from .. import api
+    from .hooks import TASKS  # the prompt hook has loaded it already
 
-    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False)
-
-
-def _served(session: Any, payload: dict[str, Any], anchor: str | None) -> dict[str, Any]:
-    """A hook operation's arguments for the memory service: the payload with its transcript's
-    path made absolute (the service runs elsewhere), the vault, anchor and working directory."""
-    path = payload.get("transcript_path")
-    sent = {**payload, "transcript_path": os.path.abspath(path)} if path else payload
-    return {
-        "root": str(session.root),
-        "payload": sent,
-        "anchor": anchor,
-        "cwd": str(session.cwd or Path.cwd()),
-    }
+    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False, tasks=TASKS,
+                       timeout=ANSWER_SECONDS)  # fmt: skip
 
 
 def start(vault: str | None = None, anchor: str | None = None, budget: int = 2000,
@@ -250,15 +255,10 @@ def start(vault: str | None = None, anchor: str | None = None, budget: int = 200
     now if none runs so it is warm by the first prompt; meanwhile this process)."""
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from .hooks import start_hook
-
-        with _session(vault, payload) as session:
-            here = lambda: start_hook(
-                session.fresh(), payload, anchor_of(anchor), budget, shown=session.shown()
+        with hook_session(vault, payload) as session:
+            return silent_if_late(
+                lambda: session.hook("hook_start", payload, anchor_of(anchor), budget=budget)
             )
-            args = {**_served(session, payload, anchor_of(anchor)), "budget": budget}
-            result: dict[str, Any] = session.door("hook_start", args, here)
-            return result
 
     return adapted(agent, "start", go)
 
@@ -292,17 +292,8 @@ def end(vault: str | None = None, anchor: str | None = None, as_json: bool = Fal
         return None
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
-        from .hooks import end_hook
-
-        with _session(vault, payload) as session:
-
-            def here() -> dict[str, Any]:
-                fresh = session.fresh()
-                return end_hook(
-                    session.served(fresh), payload, anchor_of(anchor), scope=session.write_scope(fresh)
-                )
-
-            result = session.door("hook_end", _served(session, payload, anchor_of(anchor)), here, start=False)
+        with hook_session(vault, payload) as session:
+            result = session.hook("hook_end", payload, anchor_of(anchor), start=False)
         return result if as_json else None
 
     return adapted(adapter.name, "end", go, raw)

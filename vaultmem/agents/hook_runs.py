@@ -13,11 +13,14 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import environment
 from .adapters import ADAPTERS
 from .hook_io import RUNS_FILE, runs_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..doctor import Finding
 
 KILLED_AFTER = 900  # seconds: a run with no end this old is dead even when its pid was reused
 
@@ -155,11 +158,8 @@ def _vaultmem_hooks(path: Path, root: Path) -> list[tuple[str, str, float | None
     out = []
     for groups in hooks.values() if isinstance(hooks, dict) else []:
         for group in groups if isinstance(groups, list) else []:
-            entries = (
-                group.get("hooks")
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-                else [group]
-            )
+            listed = group.get("hooks") if isinstance(group, dict) else None
+            entries = listed if isinstance(listed, list) else [group]
             for entry in entries:
                 found = _hook_of(entry, root)
                 if found:
@@ -303,3 +303,23 @@ def findings(root: Path, now: float | None = None, **kw: Any) -> list[tuple[str,
                     else "run the hook by hand with the payload to see why")  # fmt: skip
             out.append((f"hook_{f['outcome']}", failure_line(agent, f, now), hint))
     return out
+
+
+def doctor_findings(root: Path) -> list[Finding]:
+    """The hooks' problems as the health report's findings (``doctor.Finding``)."""
+    from ..doctor import Finding
+
+    return [Finding(check, None, message, hint) for check, message, hint in findings(root)]
+
+
+def doctor_report(session: Any, fix: bool = False) -> dict[str, Any]:
+    """The health report (``doctor.Report.as_dict``) of an ``api.Session``'s vault: read where its
+    index is (the ``doctor`` operation: the memory service, when it serves the vault, else this
+    process; with ``fix``, the safe repairs first, in ``changes``), then the hooks' findings, read
+    here (this user's home, hook log and project)."""
+    from ..doctor import with_findings
+
+    found = session.doctor(fix)
+    changes = found.pop("changes", [])
+    report = with_findings(found, doctor_findings(session.root))
+    return {**report, "changes": changes} if fix else report

@@ -443,3 +443,9 @@ def end_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
         result = propose_rule(vault, type_, sentence, source, scope, anchor=anchor)
         out["known" if result.get("duplicate_of") else "candidates"].append(result)
     return out
+
+
+TASKS: dict[str, Callable[..., Any]] = {"hook_start": start_hook, "hook_end": end_hook,
+                                        "hook_precompact": precompact_hook}  # fmt: skip
+"""What the hooks' operations (``service.protocol``) run on an open vault, handed to the host that
+runs them: the memory service (``cli.service.tasks``) or a hook's own process (``hook_io``)."""

@@ -144,16 +144,22 @@ def _tool(memory: Session) -> Callable[[F], F]:
     return wrap
 
 
+class VaultServer(MCPServer):
+    """The MCP server with the session its tools call into (``serve()`` and tests close it)."""
+
+    memory: Session
+
+
 def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None = None,
-                 agent: str | None = None) -> MCPServer:  # fmt: skip
+                 agent: str | None = None) -> VaultServer:  # fmt: skip
     """The MCP server for one vault, or for one agent identity (its personal, shared and user
     vaults); ``embedder`` replaces the configured model, for tests."""
     refs = [] if agent else [str(vault_path)] if vault_path else []
     memory = Session(refs, agent, embedder=embedder, create=True)
-    memory.vaults  # noqa: B018 -- open them now: a missing vault fails here, not on the first call
-    server = MCPServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
+    memory.named  # noqa: B018 -- find them now: a missing vault fails here, not on the first call
+    server = VaultServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
     _register(server, memory)
-    server.memory = memory  # type: ignore[attr-defined]  (the open vault, for serve() and tests)
+    server.memory = memory
     return server
 
 
@@ -171,7 +177,7 @@ def tool_names() -> list[str]:
     import anyio
 
     server = MCPServer("vaultmem")
-    _register(server, None)  # type: ignore[arg-type]  (the tools are listed, never called)
+    _register(server, None)  # type: ignore[arg-type]  # the tools are listed, never called
     return [t.name for t in anyio.run(server.list_tools)]
 
 
@@ -252,8 +258,7 @@ def _note_tools(server: MCPServer, memory: Session) -> None:
     def read_note(ref: Ref) -> dict[str, Any]:
         """Read one whole note (markdown with its YAML frontmatter). Returns its text, metadata
         and `version`: pass that version back to write_note to change the note safely."""
-        vault, ref = memory.pick(ref)
-        data = vault.show(ref)
+        data = memory.show(ref)
         return {**data, "version": content_hash(data["text"])}
 
     @server.tool()
@@ -283,7 +288,7 @@ def _note_tools(server: MCPServer, memory: Session) -> None:
         unchanged since you read it (pass read_note's `version` as expected_version). Prefer
         `remember` for new memories; use this to edit a note's text or for a note in your own
         format. Paths outside the vault, dot-folders and non-markdown files are refused."""
-        return memory.vault.write_note(path, content, expected_version, overwrite)
+        return memory.write_note(path, content, expected_version, overwrite)
 
     @server.tool()
     @tool
@@ -316,7 +321,7 @@ def _note_tools(server: MCPServer, memory: Session) -> None:
     @tool
     def stats() -> dict[str, Any]:
         """Counts of memories by type, status and importance, the date range and disk use."""
-        return memory.vault.stats()
+        return memory.stats()
 
 
 # ---------------------------------------------------------------------- lifecycle and usage
@@ -360,7 +365,7 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
         done = memory.rate([(r.id, r.useful) for r in ratings], source)
         recorded = bool(gap and gap.strip())
         if recorded:
-            memory.vault.gap(gap, None, source)  # type: ignore[arg-type]
+            memory.gap(gap, None, source)  # type: ignore[arg-type]
         if done["unknown"] and not done["rated"]:  # nothing rated: an error naming them, as the CLI's
             errors = "; ".join(u["error"] for u in done["unknown"])
             raise NoteNotFound(f"{errors}{' (the gap is recorded)' if recorded else ''}")
@@ -375,7 +380,7 @@ def _lifecycle_tools(server: MCPServer, memory: Session) -> None:
     ) -> dict[str, Any]:
         """Record a knowledge gap: something you needed that memory did not have, so people can
         fill it. (Once you learn the answer, remember it.)"""
-        memory.vault.gap(text, query, source)
+        memory.gap(text, query, source)
         return {"recorded": True}
 
 
@@ -445,8 +450,7 @@ def _resources(server: MCPServer, memory: Session) -> None:
     def read_memory(id: str) -> str:
         try:
             with memory.lock:
-                vault, ref = memory.pick(id)
-                return vault.show(ref)["text"]
+                return memory.show(id)["text"]
         except (VaultError, OSError) as e:
             raise ResourceError(str(e)) from None
 
@@ -459,7 +463,7 @@ def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 
     """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only;
     with ``token``, every HTTP request must carry it, see ``auth``)."""
     server = build_server(vault_path, agent=agent)
-    memory: Session = server.memory  # type: ignore[attr-defined]
+    memory = server.memory
     threading.Thread(target=_warm, args=(memory,), name="vaultmem-warm", daemon=True).start()
     try:
         if http:

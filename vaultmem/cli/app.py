@@ -26,10 +26,8 @@ from . import render
 from .common import (  # fmt: skip
     AgentOpt,
     AnchorOpt,
-    EmbeddingBar,
     Group,
     JsonOpt,
-    LineProgress,
     SinceOpt,
     SourceOpt,
     TagOpt,
@@ -42,7 +40,6 @@ from .common import (  # fmt: skip
     err,
     open_session,
     summary_line,
-    target,
 )
 from .hits import skipped_notes
 
@@ -154,13 +151,23 @@ def edit(
 
     Example: vaultmem edit k7f3x9q2 --set importance=8 --add-tag postgres --remove-tag draft
     """
+    if (
+        content is None
+        and not set_
+        and not add_tag
+        and not remove_tag
+        and not (sys.stdin.isatty() and sys.stdout.isatty())
+    ):  # an editor on a pipe prints screens of escape codes
+        raise BadInput("no terminal to open an editor in: give the change (--set, --add-tag, --remove-tag, "
+                       "--content), or run it in a terminal")  # fmt: skip
     session = open_session(vault)
     if content is None and not set_ and not add_tag and not remove_tag:
-        v, picked = session.pick(ref)
-        rec = v.find(picked)
+        note = session.show(ref)
         editor = environment.VISUAL.get() or environment.EDITOR.get() or "vi"
         try:
-            raise typer.Exit(subprocess.call([*editor.split(), str(v.root / rec.path)]))
+            raise typer.Exit(
+                subprocess.call([*editor.split(), str(session.pick_root(ref)[0] / note["path"])])
+            )
         except OSError as e:
             raise BadInput(f"cannot run editor {editor!r}: {e.strerror}") from None
     if content == "-":
@@ -183,12 +190,12 @@ def delete(
 
     Example: vaultmem delete k7f3x9q2 --force
     """
-    v, ref = target(ref, vault)
-    rec = v.find(ref)
-    if not force and not _confirmed(f"Move {rec.path} to .trash/?"):
+    session = open_session(vault)
+    path = session.show(ref)["path"]
+    if not force and not _confirmed(f"Move {path} to .trash/?"):
         err("not deleted")
         raise typer.Exit(1)
-    result = v.delete(rec.path)
+    result = session.delete(ref)
     typer.echo(printable(f"moved {result['path']} to {result['trashed_to']}"))
     typer.echo(f"undo: vaultmem restore {shlex.quote(result['trashed_to'])}")
 
@@ -227,12 +234,13 @@ def index(
 
     Example: vaultmem index --rebuild
     """
-    bar = EmbeddingBar() if not as_json and sys.stderr.isatty() else LineProgress()
+    from .progress import reporter
+
+    bar = reporter("indexing", as_json)  # a bar on a terminal, plain lines, or JSON events (--json)
     try:
         summary, by_watcher = api.Session([vault] if vault else []).reindex(rebuild, progress=bar)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     if as_json:
         echo_json(summary)
     elif by_watcher:
@@ -244,7 +252,7 @@ def index(
             typer.echo(f"{path}: embedded {done} of its {total} chunks ([embedding] max_chunks); "
                        "keyword search covers all of its text")  # fmt: skip
     if not as_json:  # every note the indexes could not read, whoever indexed them
-        state = open_session(vault).vault.index_status(drift=False)
+        state = open_session(vault).status(drift=False)
         for line in skipped_notes(state["errors"], set()):
             err(line)
         _duplicate_ids(state.get("duplicate_ids", {}))
@@ -275,7 +283,7 @@ def resolve(
     if ref is not None and source is not None:
         raise BadInput("give either a memory (ID) or --source, not both")
     s = open_session(vault)
-    results = s.vault.resolve_source(source) if source else [s.resolve(ref)]  # type: ignore[arg-type]
+    results = s.resolve_source(source) if source else [s.resolve(ref)]  # type: ignore[arg-type]
     _report(results, as_json)
 
 
@@ -339,21 +347,13 @@ def maintain(
 
     Example: vaultmem maintain            (prints the plan)   vaultmem maintain --apply
     """
-    from ..memory import undo as undomod
-
-    v = open_session(vault).vault
+    session = open_session(vault)
     if undo is not None:
         from .undo import report_undo
 
-        report_undo(undomod.undo(v, undomod.find(v, undo, "maintain")), as_json)
+        report_undo(session.undo(undo, "maintain"), as_json)
         return
-    if not apply:
-        result = v.maintain(apply=False, days=days, code_dir=Path.cwd())
-    else:
-        with undomod.recording(v, "maintain", "maintain") as batch:
-            batch.watch(v.agents_md_files("maintain"))
-            result = v.maintain(apply=True, days=days, code_dir=Path.cwd())
-        result["undo"] = None if batch.empty() else batch.id
+    result = session.maintain(apply, days)
     if as_json:
         echo_json(result)
         return
@@ -436,7 +436,7 @@ def gap(
 
     Example: vaultmem gap "how to rotate the Stripe webhook secret" --query "stripe secret rotation"
     """
-    open_session(vault).vault.gap(text, query, source)
+    open_session(vault).gap(text, query, source)
     typer.echo("recorded")
 
 
@@ -446,7 +446,7 @@ def gaps(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem gaps
     """
-    rows = open_session(vault).vault.gaps()
+    rows = open_session(vault).gaps()
     if as_json:
         echo_json(rows)
         return
@@ -525,8 +525,22 @@ def sleep(
         typer.echo(printable(f"{old.get('action', 'superseded')} {old['id']}  {old['title']}"))
     for key in result["superseded"]:
         typer.echo(f"superseded older handoff {key}")
-    made = [result["summary"]["id"]] + ([result["handoff"]["id"]] if result["handoff"] else [])
+    handoff = result["handoff"] or {}
+    if handoff.get("anchor_was") is not None:
+        typer.echo(printable(f"moved handoff {handoff['id']} to this summary's anchor "
+                             f"(was {handoff['anchor_was'] or 'none'})"))  # fmt: skip
+    made = [result["summary"]["id"]] + ([handoff["id"]] if handoff.get("created", True) and handoff else [])
+    if result["summary"].get("created_anchor"):
+        typer.echo(f"created anchor {result['summary']['created_anchor']}")
+        made.append(shlex.quote(result["summary"]["created_anchor"]))
     undo = [f"vaultmem delete --force {key}" for key in made]
+    if handoff and not handoff.get("created", True):  # the checkpoints' handoff: never deleted by an undo
+        undo.append(f"take the next steps out of {shlex.quote(handoff['path'])}")
+        if handoff.get("anchor_was") is not None:
+            was = handoff["anchor_was"]
+            undo.append(
+                f"vaultmem edit {handoff['id']} --set {shlex.quote('anchor=' + was) if was else 'anchor='}"
+            )
     undo += [f"vaultmem reopen {old['id']}" for old in result["summary"]["superseded"]]
     undo += [f"vaultmem reopen {key}" for key in result["superseded"]]
     typer.echo("undo: " + "; ".join(undo))
@@ -549,6 +563,10 @@ def checkpoint(
         echo_json(result)
     else:
         typer.echo(printable(f"{result['id']}  {result['path']}  {result['line']}"))
+        if result.get("anchor_guessed"):
+            typer.echo(
+                printable(f"anchor: {result['anchor']} ({result['anchor_guessed']}; --anchor names another)")
+            )
         typer.echo(
             f"undo: take that line out of {shlex.quote(result['path'])} (vaultmem edit {result['id']} opens it)"
         )
@@ -603,10 +621,7 @@ def watch(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     while not stop.is_set():
-        info = control.ping()
-        if info is not None and control.outdated(info.get("version", "0")):
-            control.stop()  # an older install's service: this one takes over
-            info = None
+        info = control.replace_older(control.ping())  # an older install's service: this one takes over
         if info is not None:
             if _follow(info, roots, every, stop):
                 return
@@ -618,13 +633,10 @@ def watch(
 def _follow(info: dict, roots: list[Path], every: float | None, stop: Any) -> bool:
     """Have the running service serve ``roots`` and follow it until ``stop`` (True) or until it
     ends (False)."""
-    from ..service import client, control
+    from ..service import control
 
-    reply = client.call("open", {"roots": [str(r) for r in roots], "sync_every": every})
-    if reply is None or reply.get("code") == "version":
+    if not api.ask("open", {"roots": [str(r) for r in roots], "sync_every": every})[0]:
         return False
-    if not reply.get("ok"):
-        raise api.RemoteError(reply.get("error") or "the memory service failed", reply.get("code", 1))
     for root in roots:
         err(f"the memory service (pid {info['pid']}) serves {root}; following it (log: {control.log_path()})")
     err("Ctrl-C stops following; `vaultmem service stop` stops the service")
@@ -654,8 +666,12 @@ def _serve(roots: list[Path], every: float | None, quiet: float, max_delay: floa
             err(f"watching {root} (pid {os.getpid()}: the memory service, in the foreground)")
         err("Ctrl-C stops")
 
+    def stopped() -> None:  # ``stop`` set (Ctrl-C): the service stops
+        stop.wait()
+        service.stop_event.set()
+
     threading.Thread(target=opened, daemon=True).start()
-    threading.Thread(target=lambda: (stop.wait(), service.stop_event.set()), daemon=True).start()
+    threading.Thread(target=stopped, daemon=True).start()
     if not service.run(roots, sync_every=every):
         return False
     err("stopped")
@@ -680,6 +696,9 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(line)
     typer.echo(f"indexed by: {_keeper(data)}")
     typer.echo(f"notes indexed: {data['notes_indexed']}")
+    progress = render.indexing_line(data.get("indexing"))
+    if progress:
+        typer.echo(progress)
     if data.get("pid"):
         typer.echo(f"pending changes: {data['pending']}")
         typer.echo(f"last error: {data.get('last_error') or 'none'}")
@@ -716,7 +735,10 @@ def _keeper(data: dict) -> str:
 
 
 vault_app = typer.Typer(
-    cls=Group, help="The registry of named vaults (personal, shared, user).", no_args_is_help=True
+    cls=Group,
+    help="The registry of named vaults (personal, shared, user).\n\n"
+    "Example: vaultmem vault add shared ./vaults/shared      vaultmem vault list",
+    no_args_is_help=True,
 )
 app.add_typer(vault_app, name="vault")
 
@@ -789,3 +811,4 @@ from . import time as cli_time  # noqa: E402,F401  (history)
 from . import transfer as cli_transfer  # noqa: E402,F401  (export, import)
 from . import undo as cli_undo  # noqa: E402,F401  (restore, undo)
 from . import view as cli_view  # noqa: E402,F401  (doctor, graph, serve)
+from . import welcome as cli_welcome  # noqa: E402,F401  (demo, completion, man)

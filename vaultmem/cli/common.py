@@ -23,10 +23,9 @@ from ..core.fence import printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..api import Session
-    from ..vault import Vault
 
 
-def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
+def guarded(invoke, ctx):
     """Run a click invoke, turning vaultmem errors into one line on stderr and an exit code."""
     try:
         return invoke(ctx)
@@ -44,17 +43,40 @@ def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
         ctx.exit(130)
 
 
-class Group(typer.core.TyperGroup):
-    """The app: errors become one line on stderr and an exit code, never a traceback."""
+# words a newcomer tries for a command of another name (typer suggests the names a typo is close to)
+SYNONYMS = {
+    **dict.fromkeys(("web", "ui", "browse", "server"), "serve"),
+    **dict.fromkeys(("search", "find", "query", "ask"), "recall"),
+    **dict.fromkeys(("add", "save", "store", "new", "note"), "remember"),
+    **dict.fromkeys(("rm", "del", "remove", "trash"), "delete"),
+    **dict.fromkeys(("cat", "get", "view", "open", "read"), "show"),
+    **dict.fromkeys(("check", "health", "fsck"), "doctor"),
+    "ls": "list",
+    "reindex": "index",
+    "daemon": "service",
+    "untrash": "restore",
+    "help": "--help",
+}
 
-    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+
+class Group(typer.core.TyperGroup):
+    """The app: errors become one line on stderr and an exit code, never a traceback; a
+    mistyped command gets a suggestion."""
+
+    def invoke(self, ctx):
         return guarded(super().invoke, ctx)
+
+    def resolve_command(self, ctx, args):
+        meant = SYNONYMS.get(args[0]) if args and not ctx.resilient_parsing else None
+        if meant and args[0] not in self.commands and (meant in self.commands or meant == "--help"):
+            ctx.fail(f"No such command {args[0]!r}. Did you mean {meant!r}?")
+        return super().resolve_command(ctx, args)
 
 
 class Command(typer.core.TyperCommand):
     """One command run on its own (the fast path of `vaultmem recall`), with the same errors."""
 
-    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx):
         return guarded(super().invoke, ctx)
 
 
@@ -74,7 +96,7 @@ APP_SETTINGS: dict[str, Any] = {  # the app's, and those of a sub-app run on its
 app = typer.Typer(
     name="vaultmem",
     help="Long-term memory for AI agents, kept as a vault of plain markdown files.",
-    **APP_SETTINGS,
+    **{**APP_SETTINGS, "add_completion": True},  # --install-completion, --show-completion (bash, zsh, fish)
 )
 
 
@@ -222,8 +244,3 @@ def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = No
     session = Session(refs, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report,
                       wait=wait, say=err)  # fmt: skip
     return session
-
-
-def target(ref: str, vault: str | None = None, agent: str | None = None) -> tuple[Vault, str]:
-    """The vault a note reference names (``vault:id`` as in MCP, else the command's vault) and the reference."""
-    return open_session(vault, agent).pick(ref)

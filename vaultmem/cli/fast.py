@@ -1,9 +1,11 @@
 """`vaultmem show|list|stats|edit|resolve|reopen|wake|doctor` answered through a ready memory service
 without typer, click or the indexes' libraries (their import is most of such a call), as
 ``quick`` does for recall. It takes only what it knows for certain (each command's options
-below, its arguments) and only when a ready service of this version answers; anything else
+below, its arguments) and only when a service of this version answers; anything else
 (--help, an option it does not know, no service) goes to the typer command, which then does
-everything as always. Both print through ``render``.
+everything as always. There is no ping first: the command's own call is the first request, and
+a reply from a service of another version, or none, sends it to the typer command. Both print
+through ``render``.
 """
 
 from __future__ import annotations
@@ -51,10 +53,10 @@ def err(message: str) -> None:
 
 
 def run(argv: list[str]) -> bool:
-    """Answer ``vaultmem ARGV`` through a ready service; False when the typer command must."""
+    """Answer ``vaultmem ARGV`` through a running service of this version; False when the typer
+    command must (no such service answered the command's first call, which was its real call)."""
+    from ..api import NoService
     from ..core.errors import VaultError
-    from ..core.version import VERSION
-    from ..service import control
 
     command = argv[0] if argv else ""
     if command not in SPECS:
@@ -63,18 +65,14 @@ def run(argv: list[str]) -> bool:
     if parsed is None or (command == "edit" and not _edits(parsed[1])):
         return False
     try:
-        if not control.enabled():
-            return False
-    except VaultError:  # a broken config file: the typer command says so
-        return False
-    info = control.ping()
-    if not info or not info.get("ready") or info.get("version") != VERSION:
-        return False
-    try:
         code = COMMANDS[command](*parsed)
+    except NoService:
+        return False
     except VaultError as e:
         err(str(e))
         sys.exit(e.exit_code)
+    except BrokenPipeError:  # `vaultmem list | head -1`: the console entry ends quietly
+        raise
     except OSError as e:
         err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         sys.exit(1)
@@ -96,7 +94,7 @@ def _session(opts: dict[str, Any]) -> Any:
 
     vault = opts.get("vault")
     refs = vault if isinstance(vault, list) else [vault] if vault else []
-    return Session(refs, opts.get("agent"), say=err, backend=SERVICE)  # run() found it ready
+    return Session(refs, opts.get("agent"), say=err, backend=SERVICE)  # only the service: else NoService
 
 
 def _print(lines: list[str]) -> None:
@@ -174,10 +172,10 @@ def _wake(args: list[str], opts: dict[str, Any]) -> int:
 
 
 def _doctor(args: list[str], opts: dict[str, Any]) -> int:
-    from ..web.doctor import report
+    from ..agents.hook_runs import doctor_report
     from .render import doctor_lines
 
-    data = report(_session(opts))
+    data = doctor_report(_session(opts))
     _print(doctor_lines(data, bool(opts.get("as_json"))))
     return 1 if data["needs_attention"] else 0
 

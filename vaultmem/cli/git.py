@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,32 +13,32 @@ from ..core.errors import BadInput
 from ..core.fence import printable
 from .common import JsonOpt, VaultOpt, agents_md_line, app, echo_json, err
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..sync.git import SyncReport
 
-def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def]
-    """Index what the pull brought, so it is recallable at once (a running watcher does it
-    itself; local edits are indexed as before, by the watcher or the next command), and keep
+
+def index_after_sync(root: Path, report: SyncReport) -> None:
+    """Index what the pull brought, so it is recallable at once (a running service does it
+    itself; local edits are indexed as before, by the service or the next command), and keep
     only notes in the report of what came in."""
     if not report.touched and not report.incoming:
         return  # nothing came in: skip loading the indexes (and numpy, networkx, whoosh)
-    from ..core.lock import WatcherRunning
-
     with api.Session([str(root)]) as session:
-        v = session.vault
-        report.incoming = [(c, p) for c, p in report.incoming if not v.store.rules.ignored(p)]
+        notes = set(
+            session.call("notes", {"root": str(root), "paths": [p for _, p in report.incoming]}, start=False)
+        )
+        report.incoming = [(c, p) for c, p in report.incoming if p in notes]
         if not report.touched:
             return
-        try:
-            summary = v.reindex(sorted(report.touched))
-        except WatcherRunning:
-            return
-    if summary.changed:
+        summary = session.call("sync", {"root": str(root), "paths": sorted(report.touched)}, start=False)
+    if summary and (summary["added"] or summary["updated"] or summary["moved"] or summary["removed"]):
         err(
-            f"indexed: {summary.added} added, {summary.updated} updated, {summary.moved} moved, "
-            f"{summary.removed} removed"
+            f"indexed: {summary['added']} added, {summary['updated']} updated, {summary['moved']} moved, "
+            f"{summary['removed']} removed"
         )
 
 
-def print_report(report, as_json: bool, refreshed: list[dict] | None = None) -> None:  # type: ignore[no-untyped-def]
+def print_report(report: SyncReport, as_json: bool, refreshed: list[dict] | None = None) -> None:
     """The sync's report; ``refreshed``: the AGENTS.md files ([agents_md] config) it refreshed."""
     refreshed = refreshed or []
     if as_json:

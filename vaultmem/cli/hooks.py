@@ -25,7 +25,8 @@ from .common import APP_SETTINGS, JsonOpt, VaultOpt, app, echo_json
 
 hook_app = typer.Typer(
     help="Agent hooks (Claude Code, Gemini CLI, Codex CLI, Cursor, Copilot CLI): read the hook's JSON on stdin, "
-    "print the agent's JSON.",
+    "print the agent's JSON (`vaultmem setup AGENT --write` sets them up).\n\n"
+    'Example: echo \'{"prompt": "how do we deploy?"}\' | vaultmem hook prompt --agent claude',
     **APP_SETTINGS,
 )
 app.add_typer(hook_app, name="hook")
@@ -56,13 +57,6 @@ def _run(hook: str, agent: str | None, vault: str | None, fn: Callable[[], dict[
 
 def _anchor(anchor: str | None) -> str | None:
     return hook_io.anchor_of(anchor)
-
-
-def _session(vault: str | None, payload: dict[str, Any] | None = None) -> api.Session:
-    """The hook's session; the payload's ``cwd`` (the agent's working directory) decides the
-    code branch scope of what it shows and writes. A hook never waits for the memory service to
-    start (it starts it, and works in its own process meanwhile)."""
-    return api.Session([vault] if vault else [], cwd=(payload or {}).get("cwd") or None, wait=False)
 
 
 @hook_app.command("prompt")
@@ -112,13 +106,11 @@ def hook_pre_compact(vault: VaultOpt = None, anchor: AnchorOpt = None, agent: Ho
 
     def go(payload: dict[str, Any]) -> None:
         from ..agents.adapters import ADAPTERS
-        from ..agents.hooks import precompact_hook
 
         if not ADAPTERS[payload["agent"]].compacting(payload):
             return None  # Gemini's PreCompress before every model call: nothing is compacted
-        with _session(vault, payload) as session:
-            fresh = session.fresh()
-            precompact_hook(session.served(fresh), payload, _anchor(anchor), scope=session.write_scope(fresh))
+        with hook_io.hook_session(vault, payload) as session:
+            session.hook("hook_precompact", payload, _anchor(anchor))
         return None
 
     _run("pre-compact", agent, vault, lambda: adapted(agent, "pre-compact", go))
@@ -151,8 +143,8 @@ def confirm(
 
     Example: vaultmem confirm k7f3x9q2
     """
-    with _session(vault) as session:
-        result = session.vault.confirm(ref)
+    with api.Session([vault] if vault else []) as session:
+        result = session.confirm(ref)
     if as_json:
         echo_json(result)
     else:

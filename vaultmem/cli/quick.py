@@ -1,7 +1,7 @@
 """`vaultmem recall` answered by a running memory service without typer and click (their import
 is about half of such a call). The console entry tries this first; it takes only what it knows
 for certain (the options declared in ``recall.params``, the command's own, one query) and only
-when a ready service of this version answers. Anything else (--help, a value it does not
+when a service of this version answers the recall itself. Anything else (--help, a value it does not
 parse, no service) goes to the typer command, which then does everything as always.
 """
 
@@ -57,23 +57,19 @@ def err(message: str) -> None:
 
 
 def run(argv: list[str]) -> bool:
-    """Answer `vaultmem recall ARGV` through a ready service; False when the typer command must."""
+    """Answer `vaultmem recall ARGV` through a running service of this version; False when the
+    typer command must (none answered the recall itself: there is no ping first)."""
+    from ..api import NoService
     from ..core.errors import VaultError
-    from ..core.version import VERSION
-    from ..service import control
 
     parsed = parse(argv)
-    try:
-        if parsed is None or not control.enabled():
-            return False
-    except VaultError:  # a broken config file: the typer command says so
-        return False
-    info = control.ping()
-    if not info or not info.get("ready") or info.get("version") != VERSION:
+    if parsed is None:
         return False
     query, own, options = parsed
     try:
         answer(query, own, options)
+    except NoService:
+        return False
     except VaultError as e:
         err(str(e))
         sys.exit(e.exit_code)
@@ -92,7 +88,7 @@ def answer(query: str, own: dict[str, Any], options: dict[str, Any]) -> None:
     memory = api.Session(own["vault"], own["agent"], wait=not own["no_wait"], say=err, backend=api.SERVICE)
     hits = memory.recall(query, own["explain"], **options)
     out, notes = recall_output(query, options, hits, memory.degraded, own["explain"], own["as_json"],
-                               color=sys.stdout.isatty())  # fmt: skip
+                               color=sys.stdout.isatty(), indexing=memory.indexing)  # fmt: skip
     for note in skipped_notes(memory.skipped, memory.told) + notes:
         err(note)
     for line in out:

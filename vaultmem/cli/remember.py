@@ -15,7 +15,7 @@ from ..core.errors import BadInput
 from ..core.fence import printable
 from ..memory.fields import FIELDS
 from ..recall.params import Param, with_params
-from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json
+from .common import AgentOpt, Command, JsonOpt, VaultOpt, app, echo_json, err
 
 
 def _option(f: Param) -> Any:
@@ -44,6 +44,29 @@ _FRONT = [
         annotation=Annotated[str | None, typer.Argument(help="Body text; '-' reads standard input.")],
     ),
 ]
+
+
+class Once(Command):
+    """``remember``: an option that takes one value given twice is refused (click keeps the last
+    one silently: ``--anchor A --anchor B`` dropped A)."""
+
+    def parse_args(self, ctx, args):
+        if ctx.resilient_parsing:  # completing a word: nothing to refuse
+            return super().parse_args(ctx, args)
+        single = {o: p for p in self.params if getattr(p, "is_flag", True) is False and not p.multiple
+                  for o in p.opts if o.startswith("-")}  # fmt: skip
+        given: dict[str, list[str]] = {}
+        for arg in args[: args.index("--") if "--" in args else len(args)]:
+            flag = arg.split("=", 1)[0]
+            if flag in single:
+                given.setdefault(single[flag].name or flag, []).append(flag)
+        for name, flags in given.items():
+            if len(flags) > 1:
+                hint = "; a memory has one anchor: link other notes with --link" if name == "anchor" else ""
+                ctx.fail(f"{flags[0]} given {len(flags)} times: it takes one value{hint}")
+        return super().parse_args(ctx, args)
+
+
 _BACK = [
     inspect.Parameter("vault", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=VaultOpt),
     inspect.Parameter("agent", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=AgentOpt),
@@ -51,7 +74,7 @@ _BACK = [
 ]  # fmt: skip
 
 
-@app.command()
+@app.command(cls=Once)
 @with_params(_option, _FRONT, _BACK, params=FIELDS)
 def remember(type: str, title: str, content: str | None, vault: str | None, agent: str | None, as_json: bool,
              **fields: Any) -> None:  # fmt: skip
@@ -76,6 +99,8 @@ def remember(type: str, title: str, content: str | None, vault: str | None, agen
         if result.get("text_added"):
             typer.echo(f"added to it: {' '.join(result['text_added'])}")
         return
+    for warning in result.get("warnings", []):
+        err(warning)
     if result["created_anchor"]:
         typer.echo(f"created anchor {result['created_anchor']}")
     typer.echo(printable(f"{result['id']}  {result['path']}"))
@@ -101,5 +126,5 @@ def remember(type: str, title: str, content: str | None, vault: str | None, agen
 def run_remember(argv: list[str]) -> None:
     """Run `vaultmem remember ARGV` as a command of its own (no other command is built)."""
     single = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-    single.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})(remember)
+    single.command(cls=Once, context_settings={"help_option_names": ["-h", "--help"]})(remember)
     single(args=argv, prog_name="vaultmem remember")

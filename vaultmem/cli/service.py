@@ -17,7 +17,8 @@ from .common import Group, JsonOpt, app, echo_json, err
 
 service_app = typer.Typer(cls=Group, no_args_is_help=True,
                           help="The memory service: one background process per user that keeps the model and every "
-                               "vault's indexes warm. Calls start it when needed; it exits when idle.")  # fmt: skip
+                               "vault's indexes warm. Calls start it when needed; it exits when idle.\n\n"
+                               "Example: vaultmem service status      vaultmem service stop")  # fmt: skip
 app.add_typer(service_app, name="service")
 
 IdleOpt = Annotated[float | None, typer.Option("--idle-exit", help="Seconds without a call before it exits (0: never; default [service] idle_exit).")]  # fmt: skip
@@ -25,12 +26,12 @@ UNIT_NAME, AGENT_LABEL = "vaultmem.service", "dev.vaultmem.service"
 
 
 def tasks() -> dict[str, Any]:
-    """What the memory service runs on an open vault for ``doctor``, ``hook_start`` and
-    ``hook_end`` (``service.protocol``): the checks and hooks of the layers above it, handed over."""
-    from ..agents.hooks import end_hook, start_hook
-    from ..web.doctor import served_report
+    """What the memory service runs on an open vault for ``doctor`` and the hooks' operations
+    (``service.protocol``): the checks and hooks of the layers above it, handed over."""
+    from ..agents.hooks import TASKS
+    from ..api import tasks as top_tasks
 
-    return {"doctor": served_report, "hook_start": start_hook, "hook_end": end_hook}
+    return {**top_tasks(), **TASKS}
 
 
 @service_app.command("run")

@@ -28,11 +28,9 @@ def restore(
 
     Example: vaultmem restore      vaultmem restore k7f3x9q2      vaultmem restore "Use SQLite" --to decisions/sqlite.md
     """
-    from ..memory import trash
-
-    v = open_session(vault).vault
+    session = open_session(vault)
     if ref is None:
-        rows = trash.entries(v)
+        rows = session.trash()
         if as_json:
             echo_json(rows)
             return
@@ -42,7 +40,7 @@ def restore(
         if not rows:
             err("the trash is empty")
         return
-    result = trash.restore(v, ref, to)
+    result = session.restore(ref, to)
     if as_json:
         echo_json(result)
         return
@@ -64,20 +62,16 @@ def undo(
 
     Example: vaultmem undo      vaultmem undo import-20261127-171502-3f9a
     """
-    v = open_session(vault).vault
+    session = open_session(vault)
     if batch is None:
-        list_batches(v, None, as_json)
+        list_batches(session, None, as_json)
         return
-    from ..memory import undo as undomod
-
-    report_undo(undomod.undo(v, undomod.find(v, batch)), as_json)
+    report_undo(session.undo(batch), as_json)
 
 
-def list_batches(v: Any, kind: str | None, as_json: bool) -> None:
+def list_batches(session: Any, kind: str | None, as_json: bool) -> None:
     """The recorded batches (of ``kind``), newest first, one line each."""
-    from ..memory import undo as undomod
-
-    rows = undomod.batches(v, kind)
+    rows = session.batches(kind)
     if as_json:
         echo_json([{k: r.get(k) for k in ("id", "kind", "source", "at", "undone")} | counts(r) for r in rows])
         return
@@ -106,6 +100,8 @@ def report_undo(result: dict[str, Any], as_json: bool) -> None:
         )
     for path in result["restored"]:
         typer.echo(strip_escapes(f"restored {path}"))
+    for path in result.get("folders", []):
+        typer.echo(strip_escapes(f"removed the empty folder {path}/ it made"))
     for s in result["skipped"]:
         err(strip_escapes(f"kept {s['path']}: {s['reason']}"))
     typer.echo(f"undid {result['id']}: {len(result['removed'])} removed, {len(result['restored'])} restored, "

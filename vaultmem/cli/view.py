@@ -37,23 +37,12 @@ def doctor(
 
     Example: vaultmem doctor      vaultmem doctor --fix      vaultmem doctor --json
     """
-    from ..web import doctor as doc
+    from ..agents.hook_runs import doctor_report
     from .render import doctor_lines
 
-    session = open_session(vault)
-    changes: list[str] = []
-    if fix:
-        v = session.vault
-        try:
-            report = doc.diagnose(v)
-            changes = doc.fix(v, report)
-            if changes:
-                report = doc.diagnose(v)
-        finally:
-            v.close()
-        data = report.as_dict()
-    else:  # where the index is, as `vaultmem doctor` without typer does (cli/fast.py)
-        data = doc.report(session)
+    # where the index is, as `vaultmem doctor` without typer does (cli/fast.py)
+    data = doctor_report(open_session(vault), fix)
+    changes = data.pop("changes", [])
     for line in doctor_lines(data, as_json, changes):
         typer.echo(line)
     if data["needs_attention"]:
@@ -63,7 +52,10 @@ def doctor(
 # ---------------------------------------------------------------------- graph
 
 graph_app = typer.Typer(
-    cls=Group, help="The link graph: links, backlinks, paths, orphans, exports.", no_args_is_help=True
+    cls=Group,
+    help="The link graph: links, backlinks, paths, orphans, exports.\n\n"
+    'Example: vaultmem graph backlinks "Project: MyApp"      vaultmem graph export --format mermaid --depth 1',
+    no_args_is_help=True,
 )
 app.add_typer(graph_app, name="graph")
 
@@ -100,7 +92,7 @@ def _rows(items: list[dict], extra: str | None = None) -> None:
         if isinstance(value, list):
             tail = f"  [{', '.join(value)}]"
         elif extra:
-            tail = f"  ({plural(value, extra.rstrip('s'))})"
+            tail = f"  ({plural(it[extra], extra.rstrip('s'))})"
         else:
             tail = ""
         where = it["path"] or "missing note"
@@ -154,7 +146,9 @@ def graph_neighbours(
 
 @graph_app.command("path")
 def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """The shortest chain of links between two notes (either direction). Exit 1 if none.
+    """The shortest chain of links between two notes (either direction). Each hop says which
+    way its link goes: "->" the note above links to this one, "<-" this one links to the note
+    above (a backlink), "<->" both. Exit 1 if none.
 
     Example: vaultmem graph path "Use Redis locks for job leasing" "Project: Tidewater"
     """
@@ -164,10 +158,12 @@ def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt 
     g = view.g
     chain = graphview.path(g, view.path(a), view.path(b))
     items = [graphview.node_info(g, n) for n in chain or []]
+    arrows = graphview.directions(g, chain or [])
     if as_json:
-        echo_json({"path": items, "hops": len(items) - 1 if chain else None})
+        echo_json({"path": items, "hops": len(items) - 1 if chain else None, "directions": arrows})
     elif chain:
-        typer.echo("\n-> ".join(printable(f"{it['title']}  ({it['path']})") for it in items))
+        for arrow, it in zip(["", *(f"{a} " for a in arrows)], items):
+            typer.echo(printable(f"{arrow}{it['title']}  ({it['path']})"))
     else:
         err("no chain of links joins these notes")
     if not chain:

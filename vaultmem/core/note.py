@@ -233,6 +233,14 @@ def iso(value: Any) -> str | None:
     return str(value).strip()
 
 
+def note_time(when: dt.datetime) -> dt.datetime:
+    """A time as vaultmem writes it into a note's ``created``/``updated``: UTC to the second,
+    without an offset, so YAML writes it unquoted (``2026-12-07T16:40:28``), the format Obsidian
+    types as Date & time. ``iso`` reads it back as the same time (``2026-12-07T16:40:28Z``), as it
+    reads the quoted ``"...Z"`` strings of older notes."""
+    return when.astimezone(dt.UTC).replace(microsecond=0, tzinfo=None)
+
+
 def from_timestamp(ts: float) -> str:
     """A POSIX timestamp as an ISO 8601 UTC string (seconds precision)."""
     return dt.datetime.fromtimestamp(int(ts), dt.UTC).isoformat().replace("+00:00", "Z")
@@ -426,8 +434,14 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
+def _represent_datetime(dumper: yaml.SafeDumper, data: dt.datetime) -> yaml.Node:
+    # "2026-12-07T16:40:28" as Obsidian writes a Date & time (PyYAML's own puts a space for the T)
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", data.isoformat())
+
+
 _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(dt.datetime, _represent_datetime)
 
 
 def dump_field(key: str, value: Any) -> str:

@@ -466,12 +466,15 @@ class Store:
         """Write a new note; never replaces an existing file. Returns the path used."""
         check_text(rel, text)
         full = self.abspath(rel)
+        folders = _new_folders(self.root, rel) if self.recorder is not None else []
         atomic_write(full, text, create_only=True, durable=self.durable)
         self._unsynced += not self.durable
         if self._names is not None:
             self._names.setdefault(full.parent, set()).add(_fold(full.name))
         if self.recorder is not None:
             self.recorder.created(rel, text)
+            if folders:
+                self.recorder.folders(folders)
         return rel
 
     def replace(self, rel: str, text: str, expected_hash: str) -> None:
@@ -594,8 +597,21 @@ class Recorder:
 
     def trashed(self, rel: str, moved: str) -> None: ...
 
+    def folders(self, rels: list[str]) -> None:
+        """Folders a new note's write made (they did not exist before it)."""
+
     def checkpoint(self) -> None:
         """The writes so far are durable (a bulk write's ``flush``): a record may be saved."""
+
+
+def _new_folders(root: Path, rel: str) -> list[str]:
+    """The folders of ``rel`` (under ``root``) that do not exist yet, deepest first."""
+    found: list[str] = []
+    parent = posixpath.dirname(rel)
+    while parent and not os.path.lexists(root / parent):
+        found.append(parent)
+        parent = posixpath.dirname(parent)
+    return found
 
 
 def _fold(name: str) -> str:

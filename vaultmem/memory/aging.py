@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.filters import EPOCH, is_expired, now_utc, parse_time
-from ..core.note import render
+from ..core.note import note_time, render
 from ..index import graph as graphmod
 from .lifecycle import change, link_to, mark_superseded
 
@@ -109,11 +109,13 @@ def apply(vault: VaultState, actions: list[Action], now: dt.datetime | None = No
     """Carry out planned actions with guarded writes; returns what was done."""
     records = vault.records()
     paths = vault.store.list_paths() if actions else []
-    done, touched = [], set()
+    done: list[dict[str, Any]] = []
+    touched: set[str] = set()
     histories: dict[str, list[str]] = {}
     for a in actions:
         rec = records[a.path]
         if a.kind == "supersede":
+            assert a.by is not None  # plan() names the replacing note of every supersede
             mark_superseded(vault, rec, records[a.by], paths)
             touched |= {a.path, a.by}
         else:
@@ -142,7 +144,7 @@ def _record_history(vault: VaultState, anchor: Record, archived: list[Record], n
     if existing is None:
         from ..core.store import new_id
 
-        stamp = now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        stamp = note_time(now)
         taken = {r.id for r in vault.catalog().values() if r.id}
         meta = {"id": new_id(taken), "title": title, "type": "fact", "tags": [HISTORY_TAG],
                 "anchor": link_to(anchor.path, paths, anchor.title), "created": stamp, "updated": stamp}  # fmt: skip

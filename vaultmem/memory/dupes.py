@@ -12,6 +12,7 @@ and type of a similar active one is that one (``same_title``); what it adds is a
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -137,7 +138,9 @@ def new_sentences(vault: VaultState, rec: Record, content: str) -> list[str]:
     return [s.strip() for s in _sentences(plain_text(content)) if _words(s) not in have]
 
 
-def add_text(vault: VaultState, rec: Record, sentences: list[str], source: str | None, stamp: str) -> None:
+def add_text(
+    vault: VaultState, rec: Record, sentences: list[str], source: str | None, stamp: dt.datetime
+) -> None:
     """Append what a repeated memory adds to the existing note, under a heading as ``merge_one``
     does; ``stamp``: its new ``updated`` time."""
 

@@ -349,7 +349,7 @@ def supersede_old(vault: VaultState, old: Record, new: Record, every: list[str])
     changing only the old note; None if it changed meanwhile (left for the next batch)."""
     from ..core.errors import Conflict
 
-    fields = {"status": "superseded", "superseded_by": link_to(new.path, every, new.title)}
+    fields: dict[str, Any] = {"status": "superseded", "superseded_by": link_to(new.path, every, new.title)}
     since = _day(start_of(new))
     if since and not old.valid_until:
         fields["valid_until"] = since

@@ -23,6 +23,7 @@ from ..core.note import (
     as_list,
     content_hash,
     load_yaml_value,
+    note_time,
     parse,
     render,
     set_fields,
@@ -42,6 +43,7 @@ EXPORT_FORMAT = "vaultmem-export/1"
 
 
 def _stamp(now: dt.datetime) -> str:
+    """A time as text (an export's date)."""
     return now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
@@ -121,7 +123,10 @@ def remember(
         replaced = [(r, c) for r, c in replaced if r not in named] + [(r, "named") for r in named]
         possible = [(r, c) for r, c in possible if r not in named]
     catalog = vault.catalog()
-    created_anchor, anchor_path = _ensure_anchor(vault, anchor, catalog, now) if anchor else (None, None)
+    warnings: list[str] = []  # what the writer should know: an anchor picked of several, a bare template
+    created_anchor, anchor_path = (
+        _ensure_anchor(vault, anchor, catalog, now, warnings) if anchor else (None, None)
+    )
     defaults, template_body = _template_parts(vault, type_, title, now)
     meta = _new_meta(vault.note_ids(), type_, title, defaults, now)
     meta["status"] = status
@@ -149,11 +154,14 @@ def remember(
     finally:  # the new note is indexed even if an old one changed meanwhile (Conflict)
         vault.sync_paths(touched)
     aged = _age_anchor(vault, type_, anchor_path or anchor, now) if age else []
+    if not (content and content.strip()):  # said, never silently a note of empty headings
+        held = f"only the {type_} template's empty headings" if body.strip() else "no text"
+        warnings.append(f"no text given: {path} holds {held}; write the memory into it")
     return {"id": meta["id"], "path": path, "title": title, "type": type_, "created_anchor": created_anchor,
             "duplicate_of": None,
             "superseded": [_superseded(r, c, key) for r, c in replaced] + aged,
             "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible],
-            **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
+            **({"redacted": clean.kinds} if clean.kinds else {}), **({"warnings": warnings} if warnings else {})}  # fmt: skip
 
 
 def _round(value: float | None) -> float | None:
@@ -205,7 +213,7 @@ def _merge_duplicate(vault: VaultState, rec: Record, tags: Iterable[str], senten
     new_tags = list(dict.fromkeys(t.lstrip("#") for t in tags if t.lstrip("#").lower() not in rec.tags))
     sentences = sentences or []
     if sentences:
-        dupes.add_text(vault, rec, sentences, source, _stamp(now_utc()))
+        dupes.add_text(vault, rec, sentences, source, note_time(now_utc()))
     if new_tags:
         edit(vault, rec.path, add_tags=new_tags)
     if new_tags or sentences:
@@ -238,7 +246,7 @@ def _age_anchor(vault: VaultState, type_: str, anchor: str | None, now: dt.datet
 
 
 def _new_meta(taken: set[str], type_: str, title: str, defaults: dict, now: dt.datetime) -> dict:
-    stamp = _stamp(now)
+    stamp = note_time(now)
     meta: dict[str, Any] = {"id": new_id(taken), "title": title, "type": type_, "status": "active"}
     meta.update({k: v for k, v in defaults.items() if k not in ("id", "title", "type", "created", "updated")})
     meta.update({"created": stamp, "updated": stamp})
@@ -270,11 +278,12 @@ def _importance_value(value: int | str, flag: str = "--importance") -> int | str
 
 
 def _ensure_anchor(
-    vault: VaultState, anchor: str, catalog: dict[str, Record], now: dt.datetime
+    vault: VaultState, anchor: str, catalog: dict[str, Record], now: dt.datetime, warnings: list[str]
 ) -> tuple[str | None, str | None]:
     """(the path of the anchor note if created here, its path). Created when no note by that
     name exists, at the one path its title gives (``projects/Project - X.md``): a file already
-    there (another clone's, not yet indexed) is that anchor, never a second one."""
+    there (another clone's, not yet indexed) is that anchor, never a second one. A name several
+    notes have picks one, said in ``warnings``."""
     from ..core.errors import NoteNotFound
     from ..core.store import safe_filename
 
@@ -283,8 +292,12 @@ def _ensure_anchor(
         return None, vault.find(link_target(anchor) or anchor, catalog).path
     except NoteNotFound:
         pass
-    except BadInput:  # two anchors of one name (made on two clones, not yet folded): the first
-        return None, _first_named(catalog, title).path
+    except BadInput:  # two notes of that name (two clones' anchors, not yet folded): the first, said
+        picked = _first_named(catalog, title).path
+        same = sorted(r.path for r in catalog.values() if r.title.casefold() == title.casefold())
+        warnings.append(f"--anchor {anchor!r} names {len(same)} notes ({', '.join(same[:5])}): linked "
+                        f"{picked}; name another by its path")  # fmt: skip
+        return None, picked
     folder = existing_folder(vault.root, vault.config["folders"].get("project", "project"))
     path = (
         f"{folder.strip('/')}/{safe_filename(title)}.md"
@@ -441,7 +454,7 @@ def edit(vault: VaultState, ref: str, *, content: str | None = None, sets: Itera
                 updates["tags"] = kept
         new = _replace_body(text, rec.title, content) if content is not None else text
         if updates or new != text:
-            updates.setdefault("updated", _stamp(now or now_utc()))
+            updates.setdefault("updated", note_time(now or now_utc()))
         settled = (
             ("status_before_conflict",)
             if str(updates.get("status", "conflict")).lower() != "conflict"
@@ -581,26 +594,26 @@ def import_(vault: VaultState, data: dict[str, Any]) -> dict[str, Any]:
     entries = [_import_entry(vault, item) for item in data["notes"]]  # all checked before any write
     catalog = vault.catalog()
     ids = {r.id for r in catalog.values() if r.id}
-    result = {"imported": 0, "skipped_existing": 0, "paths": []}
+    imported, skipped, paths = 0, 0, list[str]()
     for path, text in entries:
         try:
             note_id = parse(text, path).id
         except NoteParseError:  # exported as it was: a broken note is restored as it was
             note_id = None
         if (note_id and note_id in ids) or os.path.lexists(vault.root / path):
-            result["skipped_existing"] += 1
+            skipped += 1
             continue
         vault.store.create(path, text)
         if note_id:
             ids.add(note_id)
-        result["imported"] += 1
-        result["paths"].append(path)
+        imported += 1
+        paths.append(path)
     usage = data.get("usage")
     if usage is not None and not isinstance(usage, dict):
         raise BadInput("the export's usage section is not an object")
-    result["usage_rows"] = vault.usage.load(usage) if usage else 0
-    vault.sync_paths(result["paths"])
-    return result
+    usage_rows = vault.usage.load(usage) if usage else 0
+    vault.sync_paths(paths)
+    return {"imported": imported, "skipped_existing": skipped, "paths": paths, "usage_rows": usage_rows}
 
 
 def _import_entry(vault: VaultState, item: Any) -> tuple[str, str]:

@@ -70,19 +70,25 @@ def record_anchor(vault: VaultState, anchor: str | None, source: str | None = No
 
 
 def _anchor(anchor: str | None, vault: VaultState | None = None, session: str | None = None) -> str | None:
-    """The anchor a session writes under: given, else $VAULTMEM_ANCHOR, else the one the
-    session woke with, else the vault's only project note."""
+    """The anchor a session writes under (see ``_guess``)."""
+    return _guess(anchor, vault, session)[0]
+
+
+def _guess(anchor: str | None, vault: VaultState | None = None,
+           session: str | None = None) -> tuple[str | None, str | None]:  # fmt: skip
+    """(the anchor a session writes under, how it was guessed: None when given): given, else
+    $VAULTMEM_ANCHOR, else the one the session woke with, else the vault's only project note."""
     chosen = anchor or environment.VAULTMEM_ANCHOR.get()
     if chosen or vault is None:
-        return chosen
+        return chosen, None if anchor else "$VAULTMEM_ANCHOR" if chosen else None
     recorded = _recorded(vault)
     if session in recorded:
-        return recorded[session][0]
+        return recorded[session][0], "the anchor this session woke with"
     today = [a for a, day in recorded.values() if day == now_utc().date().isoformat()]
     if today:  # a hook's wake and sleep may name the session differently: today's last wake
-        return today[-1]
+        return today[-1], "today's last wake"
     projects = [r for r in vault.catalog().values() if r.type == "project" and r.status == "active"]
-    return projects[0].title if len(projects) == 1 else None
+    return (projects[0].title, "the vault's only project") if len(projects) == 1 else (None, None)
 
 
 def session_anchor(vault: VaultState, anchor: str | None, source: str | None = None) -> str | None:
@@ -138,10 +144,11 @@ def checkpoint(vault: VaultState, text: str, source: str | None = None, anchor: 
     if not text.strip():
         raise BadInput("a checkpoint needs some text")
     session = session_name(source)
-    anchor = _anchor(anchor, vault, session)
+    anchor, guessed = _guess(anchor, vault, session)
     line = f"- {now_utc().strftime('%H:%M')} {' '.join(text.split())}"
     with _session_lock(vault, session):  # two first checkpoints at once: one handoff
         rec = _handoff_of(vault, session)
+        created = rec is None
         if rec is None:
             rec = _new_handoff(
                 vault, session, anchor, f"Work in progress in {session}.\n\n## Checkpoints\n{line}", extra
@@ -149,7 +156,8 @@ def checkpoint(vault: VaultState, text: str, source: str | None = None, anchor: 
         else:
             _append(vault, rec, "Checkpoints", [line])
     vault.sync_paths([rec.path])
-    return {"id": rec.key, "path": rec.path, "session": session, "line": line,
+    said = {"anchor": anchor, "anchor_guessed": guessed} if created and guessed else {}  # a guess is said
+    return {"id": rec.key, "path": rec.path, "session": session, "line": line, "created": created, **said,
             **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
 
 
@@ -171,8 +179,10 @@ def sleep(vault: VaultState, summary: str, next_steps: str | None = None, source
                            **({"redacted": clean.kinds} if clean.kinds else {})}  # fmt: skip
     if next_steps and next_steps.strip():
         steps = [f"- {s.strip()}" for s in re.split(r"\n|;", next_steps) if s.strip()]
+        moved: str | None = None
         with _session_lock(vault, session):
             rec = _handoff_of(vault, session)
+            created = rec is None
             if rec is None:
                 body = (
                     f"Handoff from {session}; summary in {link_to(result['path'], (), result['title'])}.\n\n## Next steps\n"
@@ -181,10 +191,25 @@ def sleep(vault: VaultState, summary: str, next_steps: str | None = None, source
                 rec = _new_handoff(vault, session, anchor, body, extra)
             else:
                 _append(vault, rec, "Next steps", steps)
-        out["handoff"] = {"id": rec.key, "path": rec.path}
+                moved = _same_anchor(vault, rec, result["path"])
+        out["handoff"] = {"id": rec.key, "path": rec.path, "created": created,
+                          **({"anchor_was": moved} if moved is not None else {})}  # fmt: skip
         out["superseded"] = _retire_old_handoffs(vault, rec, anchor)
         vault.sync_paths([rec.path])
     return out
+
+
+def _same_anchor(vault: VaultState, handoff: Record, summary: str) -> str | None:
+    """Put the session's handoff (begun by a checkpoint, maybe under a guessed anchor) under the
+    anchor of its session summary; returns its anchor before ("" for none) when it changed."""
+    from .lifecycle import change
+
+    before = vault.store.read(handoff.path).meta.get("anchor")
+    after = vault.store.read(summary).meta.get("anchor")
+    if not after or after == before:
+        return None
+    change(vault, handoff, {"anchor": after})
+    return str(before or "")
 
 
 def _retire_old_handoffs(vault: VaultState, current: Record, anchor: str | None) -> list[str]:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..core.errors import BadInput, Conflict, NoteNotFound
+from ..core.errors import BadInput, Conflict, NoteNotFound, VaultError
 from ..core.note import content_hash
 from ..core.store import Recorder, atomic_write
 
@@ -43,6 +43,7 @@ class Batch(Recorder):
         self.made: dict[str, str] = {}  # path -> hash of the text written
         self.rewrote: dict[str, dict[str, Any]] = {}  # path -> {"before": text, "after": hash}
         self.binned: dict[str, str] = {}  # path -> where it went in .trash/
+        self.dirs: list[str] = []  # folders its new notes' writes made
         self.files: dict[str, dict[str, Any]] = {}  # a file outside the vault -> {"before", "after"}
         self._watched: dict[Path, str | None] = {}
         self.finished = True  # False while a resumable command runs (and when it was stopped)
@@ -58,6 +59,7 @@ class Batch(Recorder):
         batch.rewrote = dict(record.get("changed") or {})
         batch.binned = dict(record.get("trashed") or {})
         batch.files = dict(record.get("files") or {})
+        batch.dirs = [str(d) for d in record.get("folders") or []]
         return batch
 
     def checkpoint(self) -> None:
@@ -83,6 +85,10 @@ class Batch(Recorder):
     def trashed(self, rel: str, moved: str) -> None:
         self.binned[rel] = moved
         self._journal({"trashed": rel, "to": moved})
+
+    def folders(self, rels: list[str]) -> None:
+        self.dirs += [r for r in rels if r not in self.dirs]
+        self._journal({"folders": rels})
 
     def _journal(self, entry: dict[str, Any]) -> None:
         """One write, appended to the batch's journal (a resumable command: a kill between two
@@ -110,6 +116,8 @@ class Batch(Recorder):
                 self.rewrote.setdefault(e["changed"], {"before": e.get("before")})["after"] = e.get("after")
             elif isinstance(e.get("trashed"), str):
                 self.binned[e["trashed"]] = str(e.get("to"))
+            elif isinstance(e.get("folders"), list):
+                self.dirs += [str(r) for r in e["folders"] if str(r) not in self.dirs]
 
     def watch(self, paths: Sequence[Path]) -> None:
         """Files outside the vault this command may rewrite (AGENTS.md): their text now."""
@@ -132,7 +140,7 @@ class Batch(Recorder):
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "source": self.source, "at": self.at, "undone": None,
                 "created": self.made, "changed": self.rewrote, "trashed": self.binned,
-                "files": self.files, "finished": self.finished}  # fmt: skip
+                "files": self.files, "folders": self.dirs, "finished": self.finished}  # fmt: skip
 
 
 def _read(path: Path) -> str | None:
@@ -206,7 +214,8 @@ def load(path: Path) -> dict[str, Any] | None:
     if data.get("finished") is False and log.exists() and os.lstat(log).st_uid == os.getuid():
         batch = Batch.resumed(data)
         batch.replay(log)
-        data = {**data, "created": batch.made, "changed": batch.rewrote, "trashed": batch.binned}
+        data = {**data, "created": batch.made, "changed": batch.rewrote, "trashed": batch.binned,
+                "folders": batch.dirs}  # fmt: skip
     return data
 
 
@@ -236,12 +245,14 @@ def undo(vault: VaultState, record: dict[str, Any]) -> dict[str, Any]:
     """Take one batch back, file by file, where each is still as the batch left it."""
     if record.get("undone"):
         raise BadInput(f"batch {record['id']} was already undone on {record['undone']}")
-    done: dict[str, list] = {"removed": [], "restored": [], "skipped": []}
+    done: dict[str, list] = {"removed": [], "restored": [], "skipped": [], "folders": []}
     touched: list[str] = []
     for rel, before in reversed(list(record.get("changed", {}).items())):
         _put_back(vault, rel, before, done, touched)
     for rel, digest in record.get("created", {}).items():
         _remove(vault, rel, digest, done, touched)
+    for rel in sorted(record.get("folders") or [], key=lambda r: str(r).count("/"), reverse=True):
+        _drop_folder(vault, str(rel), done)
     for rel, moved in record.get("trashed", {}).items():
         _untrash(vault, rel, moved, done, touched)
     for name, before in record.get("files", {}).items():
@@ -283,6 +294,15 @@ def _remove(vault: VaultState, rel: str, digest: str, done: dict, touched: list[
     else:
         done["removed"].append({"path": rel, "trashed_to": vault.store.trash(rel)})
         touched.append(rel)
+
+
+def _drop_folder(vault: VaultState, rel: str, done: dict) -> None:
+    """A folder the batch's writes made, removed when nothing is left in it (never one that holds anything)."""
+    try:
+        vault.store.abspath(rel).rmdir()
+    except (OSError, VaultError):  # not empty (a note kept, a file added since), gone, or outside
+        return
+    done["folders"].append(rel)
 
 
 def _untrash(vault: VaultState, rel: str, moved: str, done: dict, touched: list[str]) -> None:

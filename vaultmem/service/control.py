@@ -170,6 +170,17 @@ def outdated(service_version: str) -> bool:
     return version_key(__version__) > version_key(str(service_version))
 
 
+def replace_older(info: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The client's one version check: a running service (its ping answer) of an older version
+    than this client is stopped (None is returned: start this one's); a newer one, of another
+    install, is left alone and kept (its calls then refuse this client, which works in its own
+    process). Every client path asks here (``ensure``, ``vaultmem watch``)."""
+    if info is not None and outdated(info.get("version", "0")):
+        stop()
+        return None
+    return info
+
+
 def spawn(reap: bool = True) -> int:
     """Start a service detached from this process (its own session, no terminal, output to the
     log file); returns its pid. The new service exits at once if another holds the lock.
@@ -204,10 +215,7 @@ def ensure(wait: bool, say: Callable[[str], None] | None = None) -> dict[str, An
     if problem:  # at once, once per process; the caller works without the service
         client.warn_once(blocked_message(problem), str(client.runtime_dir()))
         return None
-    info = ping()
-    if info is not None and outdated(info.get("version", "0")):
-        stop()
-        info = None
+    info = replace_older(ping())
     if info is None and holder() is None:
         if not wait:
             _spawn_at_exit()

@@ -21,86 +21,24 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..core import config as configmod
 from ..core.discovery import STATE_DIR, find_vault
-from ..core.errors import BadInput, VaultError, VaultNotFound
+from ..core.errors import VaultError
 from ..core.version import VERSION as __version__
 from ..index.embed import make_embedder
-from ..memory import branches
 from . import client, control
-from .protocol import OPS
+from .host import Entry, check_roots, reading_all
+from .ops import HANDLERS, KEYWORDS_WAIT, SYNC, NotServed
 from .server import Handler, SocketServer
 from .watch import Housekeeping, Watcher
 
 log = logging.getLogger("vaultmem.service")
 DEFAULT_MODEL = configmod.DEFAULTS["embedding"]["model"]
-
-
-def _vectors_pending(reader: Any) -> bool:
-    """Whether one vault's first index holds no vectors yet (``Watcher.keywords_first``); several
-    vaults are recalled in full (a vault without vectors yet adds its keyword hits)."""
-    if hasattr(reader, "vaults"):
-        return False
-    from ..index.indexer import PENDING, VECTORS
-
-    return bool(reader.embedder.name != "none" and reader.manifest.get(VECTORS) == PENDING)
-
-
-@dataclass
-class Entry:
-    """One vault the service serves: its open Vault and, unless another process writes its
-    indexes, the Watcher keeping them current."""
-
-    root: Path
-    vault: Any
-    watcher: Watcher | None
-    mutex: threading.RLock = field(default_factory=threading.RLock)  # read-only vaults: one call at a time
-    thread: threading.Thread | None = None
-    syncing: bool = False  # a git sync loop runs for it (``watch --sync-every``)
-    config_stat: tuple | None = None  # the config file as last read: a changed one is read before a call
-
-    @property
-    def alive(self) -> bool:
-        if self.watcher is not None:
-            return self.thread is not None and self.thread.is_alive()
-        return (self.root / STATE_DIR).is_dir()
-
-    @contextmanager
-    def reading(self) -> Iterator[Any]:
-        """The vault, current, for one call: the changes its watcher has seen applied first, its
-        batches waiting meanwhile."""
-        if self.watcher is not None:
-            self.watcher.flush()
-            with self.watcher.gate.read():
-                yield self.vault
-        else:
-            with self.mutex:
-                self.vault.sync()
-                yield self.vault
-
-    @contextmanager
-    def writing(self) -> Iterator[Any]:
-        if self.watcher is not None:
-            self.watcher.flush()
-            with self.watcher.gate.write():
-                yield self.vault
-        else:
-            with self.reading() as vault:
-                yield vault
-
-    def close(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
-            if self.thread is not None:
-                self.thread.join(timeout=60)
-            self.watcher.close()
-        self.vault.close()
 
 
 def _reporter(root: Path) -> Callable[[dict], None]:
@@ -132,12 +70,16 @@ class ServiceLock:
 
     def acquire(self) -> bool:
         control.private_runtime_dir()
-        fd = os.open(control.lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
+        while True:
+            fd = os.open(control.lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            if _still_there(fd):
+                break
+            os.close(fd)  # a stopping service removed the file it held: lock the one there now
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "version": __version__}).encode(), 0)
         self.fd = fd
@@ -145,27 +87,39 @@ class ServiceLock:
 
     def release(self) -> None:
         if self.fd is not None:
-            os.ftruncate(self.fd, 0)
+            if _still_there(self.fd):  # removed while held: nothing is left behind
+                os.unlink(control.lock_path())
             os.close(self.fd)  # closing drops the flock
             self.fd = None
 
 
+def _still_there(fd: int) -> bool:
+    """Whether the lock file's path still names the file ``fd`` holds."""
+    try:
+        st = os.stat(control.lock_path(), follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
 class Service:
     """The memory service. ``make_vault(root, embedder)`` opens a Vault; ``make_multi(named)``
-    makes a MultiVault of open vaults by name; ``tasks`` are what ``doctor``, ``hook_start`` and
-    ``hook_end`` run on an open vault (``cli.service.tasks``: the layers above hand them over)."""
+    makes a MultiVault of open vaults by name; ``tasks`` are what ``doctor`` and the hooks'
+    operations run on an open vault (``cli.service.tasks``: the layers above hand them over). It
+    is the host of the operations' handlers (``ops``) over its socket."""
 
     def __init__(self, make_vault: Callable[[Path, Any], Any], make_multi: Callable[[dict[str, Any]], Any],
                  idle_exit: float = 1800.0, quiet: float = 0.2, max_delay: float = 1.0,
                  tasks: dict[str, Callable[..., Any]] | None = None):  # fmt: skip
         self.make_vault, self.make_multi = make_vault, make_multi
-        self.tasks = tasks or {}  # doctor, hook_start, hook_end: run on an open vault (see ``_task``)
+        self.tasks = tasks or {}  # doctor and the hooks' work: run on an open vault (see ``task``)
         self.idle_exit = idle_exit
         self.quiet, self.max_delay = quiet, max_delay
         self.entries: dict[Path, Entry] = {}
         self.embedders: dict[tuple[str, int], Any] = {}
         self.housekeeping = Housekeeping()  # one garbage-collection schedule for every watcher
-        self.ready = threading.Event()  # the default model is loaded
+        self.ready_event = threading.Event()  # the default model is loaded
         self.opened = threading.Event()  # and the vaults given at start are open
         self.stop_event = threading.Event()
         self.started = time.time()
@@ -215,7 +169,7 @@ class Service:
             self.embedder(DEFAULT_MODEL, configmod.DEFAULTS["embedding"]["batch_size"]).embed(["warm up"])
         except Exception as e:  # a vault whose config names another model still works
             log.error("could not load the default model: %s", e)
-        self.ready.set()
+        self.ready_event.set()
         log.info("model loaded")
         for root in roots:
             try:
@@ -253,9 +207,11 @@ class Service:
                 self.embedders[key] = make_embedder(model, int(batch_size))
             return self.embedders[key]
 
-    def entry(self, root: str | Path, keywords_first: bool = False) -> Entry:
-        """The served vault at ``root``, opened (and watched) on first use; ``keywords_first``:
-        a first index without vectors, filled in behind (a recall of this vault alone)."""
+    def entry(self, root: str | Path, keywords_first: bool = False, served: bool = False) -> Entry:
+        """The served vault at ``root``, opened (and watched) on first use: at once, its indexes
+        brought in line behind the answers (keywords first, then the vectors; ``keywords_first``
+        is always so now); ``served``: only a vault already served (else ``NotServed``: the
+        caller reads it itself)."""
         root = Path(root).resolve()
         with self._lock:
             opening = self._opening.setdefault(root, threading.Lock())
@@ -264,12 +220,14 @@ class Service:
             if found is not None and found.alive:
                 self._check_config(found)
                 return found
+            if served:
+                raise NotServed(f"the memory service does not serve {root}")
             if found is not None:
                 self._drop(root, "its watcher stopped")
             find_vault(
                 root
             )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
-            found = self._open_entry(root, keywords_first)
+            found = self._open_entry(root)
             with self._lock:
                 self.entries[root] = found
             return found
@@ -289,14 +247,14 @@ class Service:
                 "%s: [%s] changed and applies when the service restarts", found.root, "], [".join(pending)
             )
 
-    def _open_entry(self, root: Path, keywords_first: bool = False) -> Entry:
+    def _open_entry(self, root: Path) -> Entry:
         stat = _config_stat(root)
         emb = configmod.load(root)["embedding"]
         vault = self.make_vault(root, self.embedder(emb["model"], emb["batch_size"]))
         report = _reporter(root) if self.foreground else None
         watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, on_batch=report)
         watcher.housekeeping = self.housekeeping
-        watcher.keywords_first = keywords_first
+        watcher.keywords_first = True  # opened at once, indexed behind the answers (issue 45)
         try:
             watcher.start()
         except VaultError as e:  # another process writes its indexes: serve it read-only
@@ -336,26 +294,25 @@ class Service:
         log.info("dropped %s (%s)", root, why)
 
     @contextmanager
-    def reading(self, roots: dict[str, str]) -> Iterator[Any]:
-        """One vault (one root) or a MultiVault (several), current, for one call; several are
-        taken in a fixed order so two calls never wait on each other crosswise."""
-        if not isinstance(roots, dict) or not all(isinstance(p, str) for p in roots.values()):
-            raise TypeError("roots must map names to vault folders")
-        entries = {name: self.entry(path, keywords_first=len(roots) == 1) for name, path in roots.items()}
-        if not entries:
-            raise VaultError("no vaults named")
-        with ExitStack() as stack:
-            opened = {}
-            for name, found in sorted(entries.items(), key=lambda item: str(item[1].root)):
-                opened[name] = stack.enter_context(found.reading())
-            yield next(iter(opened.values())) if len(opened) == 1 else self.make_multi(opened)
+    def reading(self, roots: dict[str, str], mode: str = SYNC, wait: float = KEYWORDS_WAIT) -> Iterator[Any]:
+        """One vault (one root) or a MultiVault (several), current, for one call."""
+        check_roots(roots)
+        entries = {name: self.entry(path) for name, path in roots.items()}
+        with reading_all(entries, self.make_multi, wait=wait) as reader:
+            yield reader
 
-    # ------------------------------------------------------------------ protocol
+    # ------------------------------------------------------------------ protocol: the host of ``ops``
+
+    @property
+    def ready(self) -> bool:
+        return self.ready_event.is_set()
+
+    keywords = False  # the service answers every recall with what it has loaded
 
     def _handlers(self) -> dict[str, Handler]:
-        """One handler per declared operation (``protocol.OPS``); all but ping and stop count
-        as calls (they keep the service from exiting idle)."""
-        ops: dict[str, Handler] = {name: getattr(self, f"_{name}") for name in OPS}
+        """One handler per declared operation (``ops.HANDLERS``, run on this host); all but ping
+        and stop count as calls (they keep the service from exiting idle)."""
+        ops: dict[str, Handler] = {name: partial(fn, self) for name, fn in HANDLERS.items()}
         return {name: self._counted(fn) if name not in ("ping", "stop") else fn for name, fn in ops.items()}
 
     def _counted(self, fn: Handler) -> Handler:
@@ -372,169 +329,35 @@ class Service:
 
         return run
 
-    def _ping(self, args: dict) -> dict[str, Any]:
-        return {"pid": os.getpid(), "version": __version__, "ready": self.ready.is_set(), "started": self.started,
+    def ping(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "version": __version__, "ready": self.ready, "started": self.started,
                 "calls": self.calls, "idle_exit": self.idle_exit, "log": str(control.log_path()),
                 "vaults": sorted(str(r) for r in self.entries), "foreground": self.foreground}  # fmt: skip
 
-    def _stop(self, args: dict) -> dict[str, Any]:
+    def stop(self) -> dict[str, Any]:
         self.stop_event.set()
         return {"pid": os.getpid()}
 
-    def _open(self, args: dict) -> list[str]:
-        roots = args["roots"]
-        if not all(isinstance(root, str) for root in roots):
-            raise BadInput("open: roots must be a list of vault folders")
-        for root in roots:  # never a folder that is no vault (`/` would be watched whole)
-            if not (Path(root) / STATE_DIR).is_dir():
-                raise VaultNotFound(f"{root} is not a vault (no {STATE_DIR}/ in it)")
+    def open(self, roots: list[str], sync_every: float | None) -> list[str]:
         opened = [self.entry(root) for root in roots]
-        if args["sync_every"]:
+        if sync_every:
             for found in opened:
-                self._sync_loop(found, args["sync_every"])
+                self._sync_loop(found, sync_every)
         return [str(found.root) for found in opened]
 
-    def _recall(self, args: dict) -> dict[str, Any]:
-        """Hits as dicts; without ``wait`` while the model loads, from BM25 and the graph only
-        (``degraded``: "bm25"); ``skipped``: the notes left out because they cannot be read."""
-        options = dict(args["options"])
-        degraded = not args["wait"] and not self.ready.is_set() and options.get("mode", "hybrid") != "bm25"
-        if degraded:
-            options["mode"] = "bm25"
-        if not args["all_branches"]:  # other code branches' memories: left out here, where the index is
-            options["shown"] = branches.shown_test(Path(args["cwd"]), args["branch"])
-        with self.reading(args["roots"]) as reader:
-            filling = not degraded and _vectors_pending(reader) and options.get("mode", "hybrid") != "bm25"
-            if filling:
-                options["mode"] = "bm25"
-            hits = [h.as_dict(args["explain"]) for h in reader.recall(args["query"], **options)]
-        skipped = self.skipped(args["roots"])
-        return {
-            "hits": hits,
-            "degraded": "bm25" if degraded else "first-index" if filling else None,
-            "skipped": skipped,
-        }
+    @contextmanager
+    def usage(self, root: str) -> Iterator[Any]:
+        with self.entry(root).reading(wait=0) as vault:  # as recall logs its hits
+            yield vault.usage
 
-    def skipped(self, roots: dict[str, str]) -> dict[str, str]:
-        """The notes of these vaults their indexes could not read (``vault:path`` for several)."""
-        many = len(roots) > 1
-        return {(f"{name}:{path}" if many else path): reason for name, root in roots.items()
-                for path, reason in self.entry(root).vault.index_errors().items()}  # fmt: skip
-
-    def _wake(self, args: dict) -> dict[str, Any]:
-        shown = None if args["all_branches"] else branches.shown_test(Path(args["cwd"]), args["branch"])
-        with self.reading(args["roots"]) as reader:
-            return reader.wake(anchor=args["anchor"], task=args["task"], profile=args["profile"],
-                               budget=args["budget"], shown=shown)  # fmt: skip
-
-    def _remember(self, args: dict) -> dict[str, Any]:
-        fields = dict(args["fields"])
-        if isinstance(fields.get("now"), str):  # a fixed clock travels as ISO text
-            fields["now"] = datetime.fromisoformat(fields["now"])
-        with self.entry(args["root"]).writing() as vault:
-            return vault.remember(args["type"], args["title"], args["content"], **fields)
-
-    def _edit(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).writing() as vault:
-            return vault.edit(vault.checked_ref(args["ref"]), **args["fields"])
-
-    def _sleep(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).writing() as vault:
-            return vault.sleep(args["summary"], **args["fields"])
-
-    def _checkpoint(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).writing() as vault:
-            return vault.checkpoint(args["text"], **args["fields"])
-
-    def _shown(self, args: dict) -> None:
-        """Memories a client showed (a prompt hook), logged as retrievals in the vault's usage store."""
-        ids = args["ids"]
-        if not all(isinstance(i, str) for i in ids):
-            raise TypeError("ids must be a list of strings")
-        with self.entry(args["root"]).reading() as vault:  # as recall logs its hits
-            vault.usage.log_retrievals(ids, args["via"])
-
-    def _status(self, args: dict) -> dict[str, Any]:
-        found = self.entry(args["root"])
-        watcher = found.watcher.status() if found.watcher is not None else {"pid": None}
-        return {**watcher, "by": "service" if found.watcher is not None else None,
-                **found.vault.index_status(drift=args["drift"])}  # fmt: skip
-
-    def _reindex(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).writing() as vault:
-            return vault.reindex(rebuild=args["rebuild"]).as_dict()
-
-    def _sync(self, args: dict) -> dict[str, Any] | None:
-        """Index the notes a client just wrote, before it returns (read-your-writes: the next
-        call from any client sees them; the watcher later finds them unchanged)."""
-        paths = [str(p) for p in args["paths"]]
-        with self.entry(args["root"]).writing() as vault:
-            summary = vault.sync(paths)
-        return summary.as_dict() if summary is not None else None
-
-    def _show(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).reading() as vault:
-            return vault.show(vault.checked_ref(args["ref"]))
-
-    def _list(self, args: dict) -> dict[str, Any]:
-        """Notes matching the filters, newest first, read from the files (as in process), and the
-        notes left out because they cannot be read."""
-        entries = {name: self.entry(root) for name, root in args["roots"].items()}
-        with self.reading(args["roots"]) as reader:
-            for found in entries.values():
-                found.vault.skipped.clear()
-            rows = reader.list_notes(limit=args["limit"], **args["filters"])
-        many = len(entries) > 1
-        skipped = {(f"{name}:{path}" if many else path): reason for name, found in entries.items()
-                   for path, reason in found.vault.skipped.items()}  # fmt: skip
-        return {"rows": rows, "skipped": skipped}
-
-    def _stats(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).reading() as vault:
-            return vault.stats()
-
-    def _resolve(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).writing() as vault:
-            return vault.resolve(vault.checked_ref(args["ref"]))
-
-    def _reopen(self, args: dict) -> dict[str, Any]:
-        with self.entry(args["root"]).writing() as vault:
-            return vault.reopen(vault.checked_ref(args["ref"]))
-
-    def _task(self, name: str) -> Callable[..., Any]:
+    def task(self, name: str) -> Callable[..., Any]:
         if name not in self.tasks:
             raise VaultError(f"this memory service was started without {name!r}")
         return self.tasks[name]
 
-    def _doctor(self, args: dict) -> dict[str, Any]:
-        """The health report of a served vault, read where its index is; ``keeper``: who keeps
-        its indexes (this service, with its watcher's pending changes and last error)."""
-        found = self.entry(args["root"])
-        keeper = None
-        if found.watcher is not None:
-            status = found.watcher.status()
-            keeper = {
-                "pid": os.getpid(),
-                "pending": status.get("pending"),
-                "last_error": status.get("last_error"),
-            }
-        with found.reading() as vault:
-            return self._task("doctor")(vault, keeper)
-
-    def _hook_start(self, args: dict) -> dict[str, Any]:
-        """SessionStart's wake block, other branches' memories left out as wake leaves them."""
-        shown = branches.shown_test(Path(args["cwd"]), None)
-        with self.entry(args["root"]).reading() as vault:
-            return self._task("hook_start")(
-                vault, args["payload"], args["anchor"], args["budget"], shown=shown
-            )
-
-    def _hook_end(self, args: dict) -> dict[str, Any]:
-        """SessionEnd's summary and candidates, scoped to the caller's code branch (``write_scope``)."""
-        found = self.entry(args["root"])
-        scope = branches.scope_fields(Path(args["cwd"]), found.root)
-        with found.writing() as vault:
-            return self._task("hook_end")(vault, args["payload"], args["anchor"], scope=scope)
+    def keeper(self, found: Entry) -> dict[str, Any] | None:
+        """This service's watcher status of a vault whose indexes it keeps (None: served read-only)."""
+        return {**found.watcher.status(), "by": "service"} if found.watcher is not None else None
 
     # ------------------------------------------------------------------ git sync
 

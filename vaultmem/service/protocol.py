@@ -9,10 +9,14 @@ client's ``api.Session`` sends nothing that is not declared here.
 
 Wire form: one JSON object per line each way; a request ``{"op", "args", "version"}`` gets
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}`` (``code``
-"version", with the server's ``version``, for a client of another version).
+"version", with the server's ``version``, for a client of another version). A request of an
+operation declared ``stream`` with ``"stream": true`` gets ``{"progress": {...}}`` lines first
+(a long ``reindex``: phase, done, total, seconds_left), then its reply.
 
-``doctor``, ``hook_start`` and ``hook_end`` run checks and hooks of the layers above the service
-(``web``, ``agents``): the command that runs the service hands them over (``Service.tasks``).
+Each operation has one handler (``ops.HANDLERS``), which the service runs over its socket and a
+session working in its own process runs directly (``host.LocalHost``): the same code either way.
+``doctor``, ``hook_start``, ``hook_end`` and ``hook_precompact`` run checks and hooks of the
+layers above the service (``doctor``, ``agents``): whoever runs a host hands them over (``tasks``).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class Op:
     gate: str = READ
     optional: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name -> (JSON type(s), default)
     any_version: bool = False
+    stream: bool = False  # it reports progress: its handler takes ``emit``, sent as lines before the reply
 
     def check(self, args: Any) -> dict[str, Any]:
         """The arguments with defaults filled in; BadInput naming the first wrong one."""
@@ -75,35 +80,64 @@ BRANCH: dict[str, tuple[Any, Any]] = {
 FIELDS: dict[str, tuple[Any, Any]] = {
     "fields": (dict, {})
 }  # the operation's own keyword arguments (``Vault``'s)
+SERVED: dict[str, tuple[Any, Any]] = {
+    "served": (bool, False)
+}  # a read that needs no index: only of a vault the service already serves (else refused: ``ops.NotServed``)
+REF: dict[str, type | tuple[type, ...]] = {"root": str, "ref": str}
 DECLARED = (
     Op("ping", {}, "pid, version, ready, started, calls, idle_exit, log, vaults", NONE, any_version=True),
     Op("stop", {}, "pid", NONE, any_version=True),
     Op("open", {"roots": list}, "the roots served", NONE, optional={"sync_every": (float, None)}),
     Op("recall", {"roots": Roots, "query": str}, "hits (Hit.as_dict), degraded, skipped (path -> reason)",
-       optional={"explain": (bool, False), "options": (dict, {}), "wait": (bool, True), **BRANCH}),
+       optional={"explain": (bool, False), "options": (dict, {}), "wait": (bool, True), "project": (str, None),
+                 **BRANCH}),
     Op("wake", {"roots": Roots}, "the [MEMORY] block: text, tokens, budget, ids, sections",
        optional={"anchor": (str, None), "task": (str, None), "profile": (str, "default"), "budget": (int, 2000),
                  **BRANCH}),
     Op("remember", {"root": str, "type": str, "title": str}, "the note written (id, path, ...)", WRITE,
        optional={"content": (str, None), **FIELDS}),
-    Op("edit", {"root": str, "ref": str}, "path, changed", WRITE, optional=FIELDS),
+    Op("edit", REF, "path, changed", WRITE, optional=FIELDS),
+    Op("write_note", {"root": str, "path": str, "content": str}, "id, path, version, created", WRITE,
+       optional={"expected_version": (str, None), "overwrite": (bool, False)}),
+    Op("delete", REF, "path, trashed_to", WRITE),
     Op("sleep", {"root": str, "summary": str}, "summary, handoff, superseded", WRITE, optional=FIELDS),
     Op("checkpoint", {"root": str, "text": str}, "id, path, line", WRITE, optional=FIELDS),
     Op("shown", {"root": str, "ids": list, "via": str}, "nothing", READ),
     Op("status", {"root": str}, "watcher status and index status", NONE, optional={"drift": (bool, True)}),
-    Op("reindex", {"root": str}, "the index summary", WRITE, optional={"rebuild": (bool, False)}),
+    Op("reindex", {"root": str}, "the index summary", NONE, optional={"rebuild": (bool, False)}, stream=True),
     Op("sync", {"root": str, "paths": list}, "the index summary of those paths", WRITE),
-    Op("show", {"root": str, "ref": str}, "the note: path, id, metadata, text, links, backlinks"),
+    Op("notes", {"root": str, "paths": list}, "those of the paths that are notes (the vault's ignore rules)"),
+    Op("show", REF, "the note: path, id, metadata, text, links, backlinks", optional=SERVED),
     Op("list", {"roots": Roots}, "rows (newest first), skipped (path -> reason)",
-       optional={"limit": (int, None), "filters": (dict, {})}),
-    Op("stats", {"root": str}, "counts by type, status and importance, dates, disk use"),
-    Op("resolve", {"root": str, "ref": str}, "action, changed, id, title", WRITE),
-    Op("reopen", {"root": str, "ref": str}, "action, changed, id, title", WRITE),
-    Op("doctor", {"root": str}, "the health report (``web.doctor.Report.as_dict``) but the hooks' findings, "
-       "which the client reads (its home, its hook log)"),
+       optional={"limit": (int, None), "filters": (dict, {}), **SERVED}),
+    Op("stats", {"root": str}, "counts by type, status and importance, dates, disk use", optional=SERVED),
+    Op("history", REF, "key, versions (oldest first, each with its valid days and state)"),
+    Op("export", {"root": str}, "every note's exact text (the JSON backup), skipped"),
+    Op("resolve", REF, "action, changed, id, title", WRITE),
+    Op("reopen", REF, "action, changed, id, title", WRITE),
+    Op("confirm", REF, "action, changed, id, title", WRITE),
+    Op("resolve_source", {"root": str, "source": str}, "[action, changed, id, title] of each", WRITE),
+    Op("supersede", {"root": str, "old": str, "new": str}, "action, changed, id, title", WRITE),
+    Op("maintain", {"root": str, "cwd": str}, "actions, agents_md, done, undo, said (its warnings)", WRITE,
+       optional={"apply": (bool, False), "days": (int, None)}),
+    Op("agents_md", {"root": str, "file": str}, "the section written (export --to agents-md), undo, said", WRITE,
+       optional={"anchor": (str, None), "dry_run": (bool, False)}),
+    Op("refresh_agents_md", {"root": str, "event": str}, "files (refreshed), said", WRITE),
+    Op("batches", {"root": str}, "the recorded undo batches, newest first", optional={"kind": (str, None)}),
+    Op("undo", {"root": str, "batch": str}, "id, removed, restored, skipped", WRITE, optional={"kind": (str, None)}),
+    Op("trash", {"root": str}, "the notes in .trash/, newest first"),
+    Op("restore", REF, "path, restored_to, id", WRITE, optional={"to": (str, None)}),
+    Op("rate", {"root": str, "ratings": list}, "rated, unknown", optional={"source": (str, None)}),
+    Op("gap", {"root": str, "text": str}, "nothing", optional={"query": (str, None), "source": (str, None)}),
+    Op("gaps", {"root": str}, "the gaps reported, most frequent first"),
+    Op("doctor", {"root": str}, "the health report (``doctor.Report.as_dict``) but the hooks' findings, "
+       "which the client reads (its home, its hook log); changes (with ``fix``)",
+       optional={"fix": (bool, False), **SERVED}),
     Op("hook_start", {"root": str, "payload": dict, "cwd": str}, "SessionStart's answer (Claude Code's shape)",
        optional={"anchor": (str, None), "budget": (int, 2000)}),
     Op("hook_end", {"root": str, "payload": dict, "cwd": str}, "summary, candidates, known", WRITE,
+       optional={"anchor": (str, None)}),
+    Op("hook_precompact", {"root": str, "payload": dict, "cwd": str}, "checkpoint (or nothing)", WRITE,
        optional={"anchor": (str, None)}),
 )  # fmt: skip
 OPS: dict[str, Op] = {op.name: op for op in DECLARED}

@@ -56,17 +56,23 @@ class _RequestHandler(socketserver.StreamRequestHandler):
         line = self.rfile.readline(1 << 20)
         try:
             req = json.loads(line)
-            result = self.server.dispatch(req["op"], req.get("args"), req.get("version"))  # type: ignore[attr-defined]
+            emit = self._progress if req.get("stream") is True else None
+            result = self.server.dispatch(req["op"], req.get("args"), req.get("version"), emit)  # type: ignore[attr-defined]
             reply = {"ok": True, "result": result}
         except VersionMismatch as e:
             reply = {"ok": False, "error": str(e), "code": "version", "version": __version__}
-        except VaultError as e:
-            reply = {"ok": False, "error": str(e), "code": e.exit_code}
+        except VaultError as e:  # a refusal the client acts on ("unserved") names itself
+            reply = {"ok": False, "error": str(e), "code": getattr(e, "code", None) or e.exit_code}
         except (ValueError, KeyError, TypeError) as e:
             reply = {"ok": False, "error": f"bad request: {e}", "code": 2}
         except Exception as e:  # keep serving; report the failure to the client
             reply = {"ok": False, "error": f"{type(e).__name__}: {e}", "code": 70}
         self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+
+    def _progress(self, event: dict) -> None:
+        """One progress line of a streaming operation, before its reply."""
+        self.wfile.write(json.dumps({"progress": event}).encode() + b"\n")
+        self.wfile.flush()
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -118,13 +124,19 @@ class SocketServer:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
-    def dispatch(self, name: str, args: Any, version: str | None = None) -> Any:
+    def dispatch(self, name: str, args: Any, version: str | None = None,
+                 emit: Callable[[dict], None] | None = None) -> Any:  # fmt: skip
+        """The operation's result; ``emit`` takes the progress events of an operation declared
+        ``stream`` (a client that did not ask for them gets none)."""
         op = OPS.get(name)
         if op is None:
             raise BadInput(f"unknown request {name!r}")
         if version != __version__ and not op.any_version:
             raise VersionMismatch(f"this memory service runs vaultmem {__version__}, the client {version}")
-        return self.handlers[name](op.check(args or {}))
+        checked = op.check(args or {})
+        if op.stream:
+            checked["emit"] = emit or (lambda event: None)
+        return self.handlers[name](checked)
 
     def start(self) -> None:
         """Bind (removing a stale socket left by a dead server) and serve in a thread."""

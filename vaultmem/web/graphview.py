@@ -58,6 +58,16 @@ def path(g: nx.DiGraph, a: str, b: str) -> list[str] | None:
         return None
 
 
+def directions(g: nx.DiGraph, chain: list[str]) -> list[str]:
+    """Each hop of a chain as its link goes: "->" the note before links to the next, "<-" the
+    next links to it (a backlink), "<->" both."""
+    out = []
+    for a, b in zip(chain, chain[1:]):
+        forward, back = g.has_edge(a, b), g.has_edge(b, a)
+        out.append("<->" if forward and back else "->" if forward else "<-")
+    return out
+
+
 def select(g: nx.DiGraph, anchor: str | None = None, depth: int = 2, cap: int | None = None) -> list[str]:
     """The notes to draw or export: an anchor's neighbourhood, or every note; with ``cap``, the
     nearest (then the most linked) ``cap`` of them."""

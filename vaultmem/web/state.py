@@ -127,7 +127,8 @@ class ViewState:
 
     def doctor(self) -> Any:
         """The doctor report, computed once per generation."""
-        from . import doctor
+        from .. import doctor
+        from ..agents.hook_runs import doctor_findings
 
         with self.lock:
             generation, cached = self.generation, self._doctor
@@ -136,7 +137,7 @@ class ViewState:
         # without the lock (a big vault's report takes seconds): a Vault object of its own
         own = Vault(self.vault.root, embedder=self.vault.embedder)
         try:
-            report = doctor.diagnose(own)
+            report = doctor.diagnose(own, more=doctor_findings(own.root))
         finally:
             own.close()
         with self.lock:

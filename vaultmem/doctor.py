@@ -1,9 +1,10 @@
-"""`vaultmem doctor`: one health report of a vault, and the safe repairs.
+"""`vaultmem doctor`: one health report of a vault, and the safe repairs (the ``doctor``
+operation runs it where the index is: ``served_report``).
 
 The report reads the files (not the indexes) for everything about notes, so it also sees what
 the indexes miss; the indexes are only compared with the files (drift) and read for the vectors
-the "looks like an unrecorded update" check needs. Nothing is written unless ``fix`` is called,
-and ``fix`` only reconciles the indexes and archives expired memories (the same change as the
+the "looks like an unrecorded update" check needs. Nothing is written unless ``repair`` is called,
+and ``repair`` only reconciles the indexes and archives expired memories (the same change as the
 aging rules), each change returned as one line.
 """
 
@@ -17,17 +18,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.discovery import USAGE_DIR
-from ..core.errors import VaultError
+from .core.discovery import USAGE_DIR
+from .core.errors import VaultError
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
 
-    from ..index.manifest import Record
-    from ..vault import Vault
+    from .index.manifest import Record
+    from .vault import Vault
 
-# Light to import (the checks' libraries load inside them): ``report`` is the client's side of
-# a doctor the memory service answers (``cli/fast.py``), which loads no numpy or networkx.
+# Light to import (the checks' libraries load inside them): ``with_findings`` is the client's side
+# of a doctor the memory service answers (``cli/fast.py``), which loads no numpy or networkx.
 
 # what a finding of each check means for the exit code: "error" and "warning" need attention
 SEVERITY = {
@@ -94,23 +95,6 @@ class Report:
                 "index": self.index, "watcher": self.watcher, "disk": self.disk}  # fmt: skip
 
 
-def report(session: Any) -> dict[str, Any]:
-    """The health report (``Report.as_dict``) of an ``api.Session``'s vault: read where its
-    index is (the memory service, when it serves the vault; else this process), then the hooks'
-    findings, read here (this user's home, hook log and project)."""
-    root = session.root
-
-    def here() -> dict[str, Any]:
-        vault = session.vault
-        try:
-            return diagnose(vault, hooks=False).as_dict()
-        finally:
-            vault.close()
-
-    found = session.door("doctor", {"root": str(root)}, here, start=False) if session.serves(root) else here()
-    return with_findings(found, hook_findings(root))
-
-
 def with_findings(report: dict[str, Any], more: list[Finding]) -> dict[str, Any]:
     """A report (``Report.as_dict``) with ``more`` findings at its end, counted."""
     counts = dict(report["counts"])
@@ -121,19 +105,29 @@ def with_findings(report: dict[str, Any], more: list[Finding]) -> dict[str, Any]
             "findings": report["findings"] + [f.as_dict() for f in more]}  # fmt: skip
 
 
-def served_report(vault: Vault, keeper: dict[str, Any] | None) -> dict[str, Any]:
-    """``doctor`` in the memory service (``Service.tasks``): the report but the hooks' findings;
-    ``keeper``: this service's pid, pending changes and last error when it keeps the indexes."""
-    watcher = {"state": "running", "by": "service", **keeper} if keeper else None
-    return diagnose(vault, watcher=watcher, hooks=False).as_dict()
+def served_report(vault: Vault, keeper: dict[str, Any] | None, fix: bool = False) -> dict[str, Any]:
+    """The ``doctor`` operation where the index is (the memory service's or this process's
+    ``tasks``): the report but the hooks' findings, which the client adds (``with_findings``);
+    ``keeper``: the service's pid, pending changes and last error when it keeps the indexes;
+    ``fix``: the safe repairs first, each in ``changes``."""
+    watcher = None
+    if keeper:
+        watcher = {"state": "running", "by": "service", "pid": keeper.get("pid"),
+                   "pending": keeper.get("pending"), "last_error": keeper.get("last_error")}  # fmt: skip
+    report = diagnose(vault, watcher=watcher)
+    changes = repair(vault, report) if fix else []
+    if changes:
+        report = diagnose(vault, watcher=watcher)
+    return {**report.as_dict(), "changes": changes}
 
 
 def diagnose(vault: Vault, today: dt.date | None = None, *, watcher: dict[str, Any] | None = None,
-             hooks: bool = True) -> Report:  # fmt: skip
+             more: list[Finding] | None = None) -> Report:  # fmt: skip
     """The health report of ``vault`` (reads only; ``today``: a fixed date for ``expires``;
-    ``watcher``: who keeps the indexes, when the caller knows; ``hooks``: with the hooks' findings)."""
-    from ..core.filters import is_expired, now_utc
-    from ..index import graph as graphmod
+    ``watcher``: who keeps the indexes, when the caller knows; ``more``: findings of the layers
+    above, such as the hooks' (``agents.hook_runs.doctor_findings``))."""
+    from .core.filters import is_expired, now_utc
+    from .index import graph as graphmod
 
     parse_errors: dict[str, str] = {}
     records = vault.catalog(errors=parse_errors)
@@ -178,15 +172,8 @@ def diagnose(vault: Vault, today: dt.date | None = None, *, watcher: dict[str, A
         findings.append(Finding("watcher", None, f"pid {watcher['pid']} keeps the indexes but does not answer "
                                 "as this install's memory service", "another install's service, or one that hangs: "
                                 "`vaultmem service status` shows this one's"))  # fmt: skip
-    findings += hook_findings(vault.root) if hooks else []
+    findings += more or []
     return Report(str(vault.root), len(records), findings, index, watcher, disk_use(vault))
-
-
-def hook_findings(root: Path) -> list[Finding]:
-    """Agents' hooks that were killed, failed, or never ran for this vault (``agents.hook_runs``)."""
-    from ..agents.hook_runs import findings
-
-    return [Finding(check, None, message, hint) for check, message, hint in findings(root)]
 
 
 # ---------------------------------------------------------------------- checks over the notes
@@ -214,7 +201,7 @@ def _secrets(path: str, text: str) -> list[tuple[str, str]]:
     key = (path, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
     found = SCANNED.get(key)
     if found is None:
-        from ..core.secrets import scan
+        from .core.secrets import scan
 
         found = [(f.kind, f"line {f.line}") for f in scan(text)] + [(f.kind, "file name") for f in scan(path)]
         if len(SCANNED) >= MAX_SCANNED:
@@ -241,9 +228,9 @@ def held_memories(vault: Vault, records: dict[str, Record], texts: dict[str, str
     """Memories not from this machine's person (an agent, a capture, a teammate's or synced note
     not yet confirmed) that give the agent orders: kept, never injected by the hooks or wake
     until a person rewrites, confirms or makes them their own (``fence.held``)."""
-    from ..core.fence import PERSON, held, provenance
-    from ..core.note import split_frontmatter
-    from ..core.provenance import Trust
+    from .core.fence import PERSON, held, provenance
+    from .core.note import split_frontmatter
+    from .core.provenance import Trust
 
     out = []
     trust = Trust(vault.root)
@@ -276,7 +263,7 @@ def duplicate_ids(records: dict[str, Record]) -> list[Finding]:
 
 def _names(records: dict[str, Record]) -> dict[str, str]:
     """Lower-cased file name and title -> that name as written (a link resolves by either)."""
-    from ..core.note import file_stem
+    from .core.note import file_stem
 
     out: dict[str, str] = {}
     for r in records.values():
@@ -287,7 +274,7 @@ def _names(records: dict[str, Record]) -> dict[str, str]:
 
 def _aliases(records: dict[str, Record]) -> dict[str, list[str]]:
     """Lower-cased alias -> file names of the notes that have it."""
-    from ..core.note import file_stem
+    from .core.note import file_stem
 
     out: dict[str, list[str]] = {}
     for r in sorted(records.values(), key=lambda r: r.path):
@@ -335,7 +322,7 @@ def broken_links(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
     """Links to a note that does not exist (links to attachments are not broken), each with a
     fix: ``[[Note|Alias]]`` when the target is another note's alias (Obsidian resolves no bare
     alias), else the closest existing name."""
-    from ..index import graph as graphmod
+    from .index import graph as graphmod
 
     names = _names(records)
     aliases = _aliases(records)
@@ -344,7 +331,7 @@ def broken_links(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
     for i, (target, sources) in enumerate(sorted(graphmod.unresolved(g).items())):
         owners = aliases.get(target.lower())
         if owners:
-            suggestion = f"{owners[0]}|{target}"
+            suggestion: str | None = f"{owners[0]}|{target}"
             hint = f"{target!r} is an alias of {owners[0]!r}: write [[{suggestion}]]"
         else:
             close = suggester.closest(target.lower()) if i < MAX_SUGGEST else None
@@ -358,8 +345,8 @@ def broken_links(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
 
 def obsidian_unresolved(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
     """Links vaultmem resolves by a title or id but Obsidian, which resolves file names, does not."""
-    from ..core.note import file_stem
-    from ..memory.relink import obsidian_unresolved as find
+    from .core.note import file_stem
+    from .memory.relink import obsidian_unresolved as find
 
     resolver = g.graph["resolver"]
     out = []
@@ -375,7 +362,7 @@ def obsidian_unresolved(g: nx.DiGraph, records: dict[str, Record]) -> list[Findi
 def stray_possible_updates(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
     """``may_update`` entries an older vaultmem wrote against the project rule (between anchors,
     session summaries or handoffs, or across projects)."""
-    from ..memory.relink import stray_updates
+    from .memory.relink import stray_updates
 
     return [Finding("stray_possible_update", src, f"may_update names [[{target}]], which it cannot update "
                     "(another project, or an anchor, session summary or handoff)", "--fix drops the entry",
@@ -383,7 +370,7 @@ def stray_possible_updates(g: nx.DiGraph, records: dict[str, Record]) -> list[Fi
 
 
 def empty_anchors(g: nx.DiGraph) -> list[Finding]:
-    from ..index import graph as graphmod
+    from .index import graph as graphmod
 
     out = []
     for a in graphmod.anchors(g):
@@ -448,8 +435,9 @@ def likely_updates(vault: Vault, records: dict[str, Record], g: nx.DiGraph) -> l
         first.setdefault(p, i)
     by_type: dict[str, list[str]] = {}
     for p in first:
-        if p in active:
-            by_type.setdefault(active[p].type, []).append(p)
+        rec = active.get(p)
+        if rec is not None and rec.type:
+            by_type.setdefault(rec.type, []).append(p)
     out = []
     for type_, paths in sorted(by_type.items()):
         m = matrix[[first[p] for p in paths]]
@@ -489,14 +477,14 @@ def config_findings(root: Path) -> list[Finding]:
     """A config still in the disposable ``.vaultmem/`` (deleting that folder would lose it), and
     each setting that differs from today's default (an older ``init`` wrote every default
     uncommented, which pins a vault to the defaults of its day)."""
-    from ..core.config import (
+    from .core.config import (
         CONFIG_FILE,
         DEFAULTS,
         LEGACY_CONFIG,
         config_path,
         read_file,
     )
-    from ..core.errors import BadInput
+    from .core.errors import BadInput
 
     path = config_path(root)
     out = []
@@ -522,7 +510,7 @@ def config_findings(root: Path) -> list[Finding]:
 
 def exclude_findings(vault: Vault) -> list[Finding]:
     """``[vault] exclude`` patterns that hide every note (``["*"]``): recall would find nothing."""
-    from ..core.ignore import IgnoreRules
+    from .core.ignore import IgnoreRules
 
     patterns = list(vault.config["vault"].get("exclude", []))
     if not patterns or vault.store.list_paths():
@@ -538,7 +526,7 @@ def exclude_findings(vault: Vault) -> list[Finding]:
 
 def index_state(vault: Vault, records: dict[str, Record], parse_errors: dict[str, str]) -> dict[str, Any]:
     """The indexes against the files: counts of new, changed and removed notes and a sample."""
-    from ..index.manifest import Manifest
+    from .index.manifest import Manifest
 
     path = vault.index_dir / "manifest.db"
     known: dict[str, Record] = {}
@@ -565,7 +553,7 @@ def index_state(vault: Vault, records: dict[str, Record], parse_errors: dict[str
 def index_files(vault: Vault) -> list[Finding]:
     """The keyword index's files that this user's vaultmem did not write or that changed since
     (planted, torn by a crash), every file re-hashed (``ownfiles.foreign(deep=True)``)."""
-    from ..index import ownfiles
+    from .index import ownfiles
 
     folder = vault.index_dir / "bm25"
     bad = ownfiles.foreign(folder, deep=True)
@@ -582,8 +570,8 @@ def watcher_state(vault: Vault) -> dict[str, Any]:
     """Who keeps this vault's indexes: the memory service (``by``: "service", asked for its
     pending changes and last error), nobody (each command indexes for itself), or a process
     holding the writer lock that does not answer as this install's service."""
-    from ..core.lock import WriterLock
-    from ..service import client, control
+    from .core.lock import WriterLock
+    from .service import client, control
 
     holder = WriterLock(vault.lock_path).holder() if vault.lock_path.exists() else None
     if not holder or holder.get("role") != "watch":
@@ -636,14 +624,14 @@ def disk_use(vault: Vault) -> dict[str, int]:
 # ---------------------------------------------------------------------- repairs
 
 
-def fix(vault: Vault, report: Report, today: dt.date | None = None) -> list[str]:
+def repair(vault: Vault, report: Report, today: dt.date | None = None) -> list[str]:
     """Apply the safe repairs the report calls for; returns one line per change."""
-    from ..core.lock import WatcherRunning
-    from ..memory import aging
+    from .core.lock import WatcherRunning
+    from .memory import aging
 
     done: list[str] = []
     if any(f.check == "old_config_place" for f in report.findings):
-        from ..core.config import CONFIG_FILE, LEGACY_CONFIG
+        from .core.config import CONFIG_FILE, LEGACY_CONFIG
 
         old, new = vault.root / LEGACY_CONFIG, vault.root / CONFIG_FILE
         if old.exists() and not new.exists():
@@ -659,7 +647,7 @@ def fix(vault: Vault, report: Report, today: dt.date | None = None) -> list[str]
         except WatcherRunning as e:
             done.append(f"not reindexed: {e} (the watcher reconciles the indexes itself)")
     if any(f.check in ("obsidian_unresolved", "stray_possible_update") for f in report.findings):
-        from ..memory import relink
+        from .memory import relink
 
         vault.ensure_synced()
         for a in relink.apply(vault, relink.plan(vault)):

@@ -1,0 +1,74 @@
+"""The real memory service in a thread of the test process (``conftest.service_thread``).
+
+Most service tests need the service's behaviour, not a process of its own: ``ServiceThread``
+runs ``daemon.Service`` (the same handlers, watchers and socket server as ``vaultmem service
+run``) with the small test embedder, on a socket in the test's own temp folder, and stops it
+cleanly: no thread, socket or folder is left behind (``stop`` checks). Clients in the test
+process and its subprocesses reach it as they reach a real one (``XDG_RUNTIME_DIR`` and
+``VAULTMEM_SERVICE_KEY`` point at it; ``VAULTMEM_NO_SERVICE`` is unset for the test).
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+THREADS = ("vaultmem-socket", "warm", "watch-", "sync-")  # what a Service starts (daemon.Service, server)
+
+
+class ServiceThread:
+    """A ``daemon.Service`` running in a thread; ``runtime`` is its private runtime folder."""
+
+    def __init__(self, runtime: Path, embedder: Any, roots: tuple[Path, ...] = ()):
+        from vaultmem.api import service_parts
+        from vaultmem.cli.service import tasks
+        from vaultmem.service.daemon import Service
+
+        self.runtime = runtime
+        self.service = Service(*service_parts(), idle_exit=0, quiet=0.05, max_delay=0.5, tasks=tasks())
+        self.service.embedder = lambda model, batch_size: embedder  # type: ignore[method-assign]
+        self.result: bool | None = None
+        self.thread = threading.Thread(
+            target=self._run, args=(list(roots),), name="test-service", daemon=True
+        )
+        self.thread.start()
+        if not self.service.opened.wait(30):
+            raise AssertionError("the in-process memory service did not start")
+        if self.result is False:
+            raise AssertionError("another memory service holds this test's service lock")
+
+    def _run(self, roots: list[Path]) -> None:
+        self.result = self.service.run(roots)
+
+    @property
+    def socket(self) -> Path:
+        return self.service.server.path
+
+    def stop(self) -> None:
+        """Stop the service as SIGTERM does, and check that it left nothing running or on disk."""
+        from helpers import wait_for
+
+        self.service.stop_event.set()
+        self.thread.join(timeout=60)
+        assert not self.thread.is_alive(), "the in-process memory service did not stop"
+        assert not self.socket.exists(), f"{self.socket} was left behind"
+        wait_for(lambda: not _service_threads(), timeout=10, what="the service's threads to end")
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+
+def _service_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.is_alive() and t.name.startswith(THREADS)]
+
+
+def start(monkeypatch: pytest.MonkeyPatch, folder: Path, embedder: Any, key: str = "thread") -> ServiceThread:
+    """A ServiceThread whose runtime folder is ``folder`` (created 0700), made the one clients of
+    this test (and its subprocesses) reach."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    monkeypatch.setenv("VAULTMEM_SERVICE_KEY", key)
+    monkeypatch.delenv("VAULTMEM_NO_SERVICE", raising=False)
+    return ServiceThread(folder, embedder)
