@@ -287,3 +287,29 @@ def test_it_shows_what_may_update_a_hit_and_leaves_out_a_hidden_notes_context(de
     assert hits[0]["path"] == "facts/Tide table.md" and hits[0]["outdated_by"] == ["New tide table"]
     for query in ("kelpie", "kelpie tidepool", "kelpie quay"):
         same_answer(demo, query, k=10)
+
+
+def test_a_note_linked_with_a_match_passes_the_relevance_floor(demo):
+    """Without vectors the relevance floor (issue 47, ``floor.py``) takes a keyword in common, or
+    a lift from a linked note that has one (its key among the ranking's sources): a note that
+    shares no word with the query but links with a match stays a hit in both readers."""
+    note(demo.root, "decisions/Kelpie pens.md", "---\ntype: decision\n---\n# Kelpie pens\n\n"
+         "kelpie kelpie pens, see [[Pen gates]]\n")  # fmt: skip
+    note(demo.root, "facts/Pen gates.md", "---\ntype: fact\n---\n# Pen gates\n\nThe gates open inward.\n")
+    demo.sync()
+    hits = same_answer(demo, "kelpie", k=5)
+    assert [h["path"] for h in hits] == ["decisions/Kelpie pens.md", "facts/Pen gates.md"]
+    assert hits[1]["via"] == "linked from decisions/Kelpie pens.md" and hits[1]["explain"]["bm25_raw"] == 0
+
+
+def test_a_hit_below_the_average_note_is_shown_at_zero(empty_vault, open_vault):
+    """A note with a keyword in common and little else scores below the vault's average: it is
+    listed last at 0 and says why, never with a negative score (issue 47), in both readers."""
+    for i in range(5):
+        note(empty_vault, f"Tide {i}.md", f"# Tide {i}\n\ntidepool tidepool tidepool\n")
+    note(empty_vault, "Long log.md", "# Long log\n\n" + "harbour crane pier quay lease " * 40 + "tidepool\n")
+    vault = open_vault(empty_vault)
+    vault.sync()
+    hits = same_answer(vault, "tidepool", k=10)
+    assert hits[-1]["path"] == "Long log.md" and hits[-1]["score"] == 0.0
+    assert hits[-1]["via"].startswith("a keyword in common") and all(h["score"] >= 0 for h in hits)

@@ -252,6 +252,7 @@ class SparseText:
         self.context_weight = context_weight
         self.best = max(self.z.values(), default=self.zero)
         self.matched = any(score > 0 for score in raw.values())
+        self.vectors = False  # no cosines: a keyword in common is the relevance floor's evidence
         self._order: list[str] | None = None
 
     def parts(self, path: str) -> dict[str, float]:
@@ -260,6 +261,9 @@ class SparseText:
 
     def fused(self, path: str) -> float:
         return self.z.get(path, self.zero)
+
+    def similar(self, seeds: list[str], weight: float, count: int) -> list[tuple[str, float]]:
+        return []  # no vectors
 
     def ranked(self) -> Iterator[tuple[str, float]]:
         if self._order is None:

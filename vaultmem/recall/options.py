@@ -54,6 +54,10 @@ class Options:
         "turn_weight"
     ]  # a conversation turn that tells, not asks (turns.py)
     context_vectors: bool = DEFAULTS["recall"]["context_vectors"]  # contextual vectors (contextual.py)
+    feedback_weight: float = DEFAULTS["recall"][
+        "feedback_weight"
+    ]  # list questions' third round (feedback.py)
+    feedback_part: float = DEFAULTS["recall"]["feedback_part"]
     candidates: int = DEFAULTS["recall"]["candidates"]
     combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
     learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights

@@ -16,12 +16,12 @@ import numpy as np
 from ..core.errors import BadInput
 from ..index import graph as graphmod
 from ..index.bm25 import BM25Index
-from ..index.embed import Embedder
+from ..index.embed import Embedder, similarity
 from ..index.manifest import Record
 from ..index.traverse import anchor_weights
 from ..index.usage import Usage
 from ..index.vectors import VectorIndex
-from . import contextual, fusion, learned
+from . import contextual, feedback, fusion, learned
 from . import search as searching
 from .hit import Hit
 from .options import Options
@@ -73,11 +73,11 @@ def _raw_scores(src: Sources, query: str, mode: str, question_words: bool,
     )
     if mode not in ("hybrid", "vector"):
         return bm25, np.zeros(n), None
-    qvec = src.embedder.embed([vector_query or query])[0]
+    qvec = src.embedder.embed_query([vector_query or query])[0]
     vec = src.vectors().aligned_scores(qvec, src.index, n)
     if context and src.contexts is not None:
         vec = src.contexts().better(qvec, src.index, vec)
-    return bm25, vec, qvec
+    return bm25, similarity(src.embedder, vec), qvec  # one scale for every model (embed.similarity)
 
 
 def _combine(
@@ -123,9 +123,10 @@ class VaultReader:
 
     def text(self, query: str, opt: Options, vector_query: str | None = None) -> ArrayText:
         context = opt.context_vectors and contextual.applies(query)
-        bm25, vec, _ = raw_scores(self.src, query, opt.mode, opt.question_words, vector_query, context)
+        bm25, vec, qvec = raw_scores(self.src, query, opt.mode, opt.question_words, vector_query, context)
         parts, context_weight = _combine(self.src, opt, bm25, vec)
-        return ArrayText(self.src, parts, bm25, vec, context_weight, bm25 > 0 if opt.mode == "bm25" else None)
+        eligible = bm25 > 0 if opt.mode == "bm25" else None
+        return ArrayText(self.src, parts, bm25, vec, context_weight, eligible, qvec)
 
     def follow(self, paths: Iterable[str], back: bool = False) -> None:
         """Every link is at hand."""
@@ -166,7 +167,7 @@ class ArrayText:
     """A query's text parts of every note, as numpy arrays in universe order (``ranking.Text``)."""
 
     def __init__(self, src: Sources, parts: dict[str, np.ndarray], bm25: np.ndarray, vec: np.ndarray,
-                 context_weight: float, eligible: np.ndarray | None):  # fmt: skip
+                 context_weight: float, eligible: np.ndarray | None, qvec: np.ndarray | None = None):  # fmt: skip
         self.universe, self.index = src.universe, src.index
         self.arrays = {**parts, "bm25_raw": bm25, "vector_raw": vec}
         fused = parts["bm25"] + parts["vector"]  # what a neighbour's context comes from
@@ -177,6 +178,9 @@ class ArrayText:
         self.context_weight = context_weight
         self.best = float(fused.max()) if fused.size else 0.0
         self.matched = bool((bm25 > 0).any())
+        self.qvec = qvec  # the query's vector (None: BM25 mode)
+        self.vectors = qvec is not None and src.embedder.name != "none"  # the floor reads cosines (floor.py)
+        self._src = src
 
     def parts(self, path: str) -> dict[str, float]:
         i = self.index.get(path)
@@ -187,6 +191,21 @@ class ArrayText:
             self._fused = self._fused_array.tolist()
         i = self.index.get(path)
         return 0.0 if i is None else self._fused[i]
+
+    def similar(self, seeds: list[str], weight: float, count: int) -> list[tuple[str, float]]:
+        """The ``count`` notes nearest the query's vector moved towards the first
+        ``feedback.SEEDS`` of ``seeds`` (``feedback.expanded``), with their standardised cosine."""
+        if self.qvec is None:
+            return []
+        vectors = self._src.vectors()
+        found = [v for p in seeds[: feedback.SEEDS] if (v := vectors.note_vector(p)) is not None]
+        if not found:
+            return []
+        cos = vectors.aligned_scores(
+            feedback.expanded(self.qvec, found, weight), self.index, len(self.universe)
+        )
+        z = fusion.standardise(cos)
+        return [(self.universe[i], float(z[i])) for i in np.argsort(-z)[:count].tolist()]
 
     def ranked(self) -> Iterator[tuple[str, float]]:
         idx = np.flatnonzero(self.eligible) if self.eligible is not None else np.arange(len(self.universe))

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ..core.filters import Filters, parse_time
 from ..index.manifest import Record
 from ..index.usage import Usage
+from . import floor
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 
 GRAPH_WEIGHT = 0.3  # share of a strong hit's score it passes to the notes it links with
@@ -38,6 +39,7 @@ PARTS = (
     "subject",
     "session",
     "turn",
+    "feedback",
 )
 Parts = dict[str, Any]  # part name -> value (floats; ``*_via`` and flags for --explain)
 
@@ -48,6 +50,7 @@ class Text(Protocol):
     context_weight: float  # the weight of a note's best neighbour's ``fused`` score (its context)
     best: float  # the best ``fused`` score of any note (how much context can add at most)
     matched: bool  # some note holds a keyword of the query
+    vectors: bool  # the parts hold the query's cosines (``vector_raw``; the relevance floor reads them)
 
     def parts(self, path: str) -> dict[str, float]:
         """A note's weighted text parts (bm25, vector, [length]) and raw scores (bm25_raw, vector_raw)."""
@@ -60,6 +63,11 @@ class Text(Protocol):
     def ranked(self) -> Iterator[tuple[str, float]]:
         """(path, sum of its text parts) of every note that may be a candidate (in BM25 mode,
         those holding a keyword), best first, ties by path."""
+        ...
+
+    def similar(self, seeds: list[str], weight: float, count: int) -> list[tuple[str, float]]:
+        """(path, standardised cosine) of the ``count`` notes nearest the query's vector moved
+        towards the best of ``seeds`` (``feedback.py``), best first; [] without vectors."""
         ...
 
 
@@ -116,19 +124,43 @@ class Reader(Protocol):
 def base(parts: Parts) -> float:
     """The sum of a note's additive parts (the raw score before time, profile, importance, blend)."""
     return (parts["bm25"] + parts["vector"] + parts.get("length", 0.0) + parts["context"] + parts["graph"]
-            + parts["anchor"] + parts["subject"] + parts["session"] + parts.get("turn", 0.0))  # fmt: skip
+            + parts["anchor"] + parts["subject"] + parts["session"] + parts.get("turn", 0.0)
+            + parts.get("feedback", 0.0))  # fmt: skip
 
 
-def evident(parts: Parts) -> bool:
-    """Whether a note is evidence for the query: it shares a keyword with it, or its parts
-    (text, links, anchor, speaker; not the turn prior) sum above the vault's average note (0)."""
+def above_average(parts: Parts) -> bool:
+    """Whether a note shares a keyword with the query, or its parts (text, links, anchor,
+    speaker; not the turn prior) sum above the vault's average note (0)."""
     return parts["bm25_raw"] > 0 or base(parts) - parts.get("turn", 0.0) > BASELINE
 
 
-def relevant(parts: Parts) -> bool:
+def meaning(parts: Parts, vectors: bool) -> bool:
+    """Whether a note shares meaning with the query beyond chance on its own (``floor.py``;
+    ``vectors``: its ``vector_raw`` is the query's cosine, else a keyword decides)."""
+    return floor.meaningful(parts["vector_raw"], parts["bm25_raw"] > 0, vectors)
+
+
+def sources(scored: dict[str, Parts], records: dict[str, Record], vectors: bool) -> frozenset[str]:
+    """The keys of the notes that share meaning with the query on their own (``meaning``)."""
+    return frozenset(records[p].key for p, parts in scored.items() if meaning(parts, vectors))
+
+
+def evident(parts: Parts, vectors: bool = True, linked_from: frozenset[str] = frozenset()) -> bool:
+    """Whether a note is evidence for the query: it shares meaning with the query beyond chance
+    (``floor.py``: a keyword, or a cosine unrelated texts do not reach), or is linked with a
+    note in ``linked_from`` (keys of notes that do: ``sources``) that lifted it; and, without a
+    keyword, ``above_average``. A hit below the average (a keyword in common, little else) is
+    shown at 0 with why it is there: no score shown is negative (``score``)."""
+    if not above_average(parts):
+        return False
+    linked = {parts.get("graph_via"), None if parts["context"] <= 0 else parts.get("context_via")}
+    return meaning(parts, vectors) or bool(linked & linked_from)
+
+
+def relevant(parts: Parts, vectors: bool = True, linked_from: frozenset[str] = frozenset()) -> bool:
     """``evident``, with no context from a hidden note (resolved, superseded: a note that was a
     hit only for its link with it is no hit once it is resolved)."""
-    return evident({**parts, "context": 0.0} if parts.get("context_hidden") else parts)
+    return evident({**parts, "context": 0.0} if parts.get("context_hidden") else parts, vectors, linked_from)
 
 
 def weigh(

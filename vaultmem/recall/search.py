@@ -6,12 +6,16 @@ lifecycle redirects, graph expansion, profiles, usage. The hybrid pipeline
 
 Score of a hit (every part is reported by ``--explain``)::
 
-    raw   = bm25 + vector [+ length] + context + graph + anchor + subject + session + turn [+ time]
+    raw   = bm25 + vector [+ length] + context + graph + anchor + subject + session + turn
+            [+ feedback] [+ time]
     score = raw * profile * importance * blend      (a raw score <= 0 is left as it is)
 
-A note is a hit only with evidence (``ranking.evident``): a keyword in common with the query,
-or a raw score above the vault's average note (0); recall returns fewer than k hits rather
-than pad them with notes that have none. ``time`` (a time expression in the query, ``--time
+A note is a hit only with evidence (``ranking.evident``): it shares meaning with the query
+beyond chance (the relevance floor, ``floor.py``: a keyword in common, or a cosine unrelated
+texts do not reach; without vectors, as in BM25 mode and the keyword answer, a keyword) or is
+lifted by a link with a note that does, and it has a keyword or a raw score above the vault's
+average note (0); recall returns fewer than k hits rather than pad them with notes that have
+none, and a hit is shown with a score of at least 0. ``time`` (a time expression in the query, ``--time
 boost``) goes to the notes dated in its range that share a keyword with the query; one that
 shares none gets the share of it its raw score earns against the best note's (``_time_share``):
 time re-ranks relevant notes and never lifts one the query's words leave out. When the rest of
@@ -30,7 +34,8 @@ ranks, but is no evidence when that note is hidden (resolved, superseded: a note
 hit only for its link with it is no hit once it is resolved);
 ``graph`` is what a strong hit passes to the notes it links with (``ranking.expand``);
 ``subject`` lifts a speaker's own notes when the question is about that speaker (a second
-round, ``subject.py``); ``session`` lifts a question's notes by the best match among the notes
+round, ``subject.py``; ``feedback``, off by default: a list question's third round from the
+speaker's best notes, ``feedback.py``); ``session`` lifts a question's notes by the best match among the notes
 dated on their day (``spread.py``); ``turn`` lifts a conversation turn that tells and lowers
 one that only asks, for a question (``turns.py``; a prior: no note is a hit by it alone);
 ``anchor`` lifts notes near an explicit ``--anchor``; ``profile`` re-weights types;
@@ -101,7 +106,7 @@ def search(reader: Reader, query: str, opt: Options) -> list[Hit]:
     ranking.expand(reader, scored, opt.graph_seeds, opt.graph_decay, parts_of,
                    lambda p: candidate(p) and (opt.filters.visible(records[p]) or p in past))  # fmt: skip
     _turn_part(reader, query, scored, opt)
-    final = _final(reader, scored, opt, now, span, inside, first.text.matched)
+    final = _final(reader, scored, opt, now, span, inside, first.text)
     terms = reader.terms(query) if opt.snippets else None
     return [
         _hit(reader, path, scored[path], rank, terms)
@@ -119,21 +124,22 @@ def _valid_on(day: dt.date | None) -> Callable[[Record], bool] | None:
 
 
 def _final(reader: Reader, scored: dict[str, Parts], opt: Options, now: dt.datetime, span: DateRange | None,
-           inside: set[str], matched: bool) -> dict[str, float]:  # fmt: skip
+           inside: set[str], text: ranking.Text) -> dict[str, float]:  # fmt: skip
     """Each note's multipliers, time part and score; path -> score of the notes with evidence
-    (a note without evidence is never a hit, not even to fill k)."""
+    (``ranking.relevant``: a note without evidence is never a hit, not even to fill k)."""
     records = reader.records
     used = reader.usage([records[p].key for p in scored]) if opt.adaptive else {}
     # the rest of the query names something (a keyword some note has): then the range re-ranks the
     # notes with evidence only; otherwise ("decisions last week") the range is what selects
-    named = span is not None and matched
+    named = span is not None and text.matched
     best = max((base(p) for p in scored.values()), default=0.0)  # the best text evidence, for time's share
+    linked_from = ranking.sources(scored, records, text.vectors)  # the relevance floor (floor.py)
     final = {}
     for path, parts in scored.items():
         rec = records[path]
         ranking.weigh(parts, rec, _profile(rec, opt.profile, now), opt.weights,
                       used.get(rec.key, Usage()) if opt.adaptive else None, now.timestamp())  # fmt: skip
-        relevant = ranking.relevant(parts)
+        relevant = ranking.relevant(parts, text.vectors, linked_from)
         dated = path in inside and (relevant or not named)  # never lifts a note the query's words leave out
         if span is not None:
             share = _time_share(parts, named, best)
@@ -148,6 +154,7 @@ def _final(reader: Reader, scored: dict[str, Parts], opt: Options, now: dt.datet
         ranking.score(parts)
         if relevant or dated:
             final[path] = parts["score"]
+        parts["score"] = max(parts["score"], BASELINE)  # ranked by it; shown never below the average
     return final
 
 
@@ -237,7 +244,28 @@ def _subject_round(reader: Reader, query: str, opt: Options, ok: Callable[[str],
         if _speaker(reader, path) in subj.names:
             parts["subject"] = subj.lift
             parts["subject_via"] = subj.reason()
+    if opt.feedback_weight > 0 and subj.lift > subject.WEIGHT:
+        _feedback_round(reader, opt, subj, second, scored, ok)
     return scored, second.parts_of
+
+
+def _feedback_round(reader: Reader, opt: Options, subj: subject.Subject, second: Round,
+                    scored: dict[str, Parts], ok: Callable[[str], bool] | None) -> None:  # fmt: skip
+    """A list question about a speaker: the speaker's notes scored by the question's vector
+    moved towards the speaker's best notes so far (``feedback.py``)."""
+    own = [p for p in sorted(scored, key=lambda p: -base(scored[p])) if _speaker(reader, p) in subj.names]
+    near = second.text.similar(own, opt.feedback_weight, opt.candidates)
+    reader.fetch(p for p, _ in near)
+    for path, z in near:
+        if (
+            path not in reader.records
+            or _speaker(reader, path) not in subj.names
+            or (ok is not None and not ok(path))
+        ):
+            continue
+        parts = scored.setdefault(path, second.parts_of(path))
+        parts["subject"] = subj.lift
+        parts["feedback"] = opt.feedback_part * z
 
 
 def _turn_part(reader: Reader, query: str, scored: dict[str, Parts], opt: Options) -> None:
@@ -285,7 +313,7 @@ def _why(parts: Parts, highlights: list[str]) -> str | None:
     if "redirect_from" in parts:
         return f"supersedes {parts['redirect_from']}"
     linked = parts.get("graph_via") or parts.get("context_via")
-    if linked and not ranking.evident({**parts, "graph": 0.0, "context": 0.0}):
+    if linked and not ranking.above_average({**parts, "graph": 0.0, "context": 0.0}):
         return f"linked from {linked}"
     if parts["score"] > BASELINE:
         return None

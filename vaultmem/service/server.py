@@ -56,6 +56,8 @@ class _RequestHandler(socketserver.StreamRequestHandler):
         line = self.rfile.readline(1 << 20)
         try:
             req = json.loads(line)
+            if not isinstance(req, dict):
+                raise ValueError("a request is a JSON object")
             emit = self._progress if req.get("stream") is True else None
             result = self.server.dispatch(req["op"], req.get("args"), req.get("version"), emit)  # type: ignore[attr-defined]
             reply = {"ok": True, "result": result}
