@@ -5,6 +5,7 @@ the model, whether the summary was written, and how long the agent waited for ea
     python benchmarks/agents_e2e.py                      # every agent, 3 sessions each
     python benchmarks/agents_e2e.py --agents codex --runs 1
     python benchmarks/agents_e2e.py --record             # also refresh tests/fixtures/agents/real/
+    python benchmarks/agents_e2e.py --loop               # issue 46's reproductions, once each
 
 The pinned CLIs (tests/agents_e2e/install.py) are installed from npm into
 $VAULTMEM_AGENTS_CACHE (default ~/.cache/vaultmem-agents-e2e) when missing."""
@@ -27,6 +28,7 @@ from agents_e2e import install, record  # noqa: E402
 from agents_e2e.agents import SPECS  # noqa: E402
 from agents_e2e.checks import CHECKS, percentile, waits  # noqa: E402
 from agents_e2e.harness import Session, run_session  # noqa: E402
+from agents_e2e.scenarios import SCENARIOS  # noqa: E402
 
 from benchmarks.common import WORK, write_result  # noqa: E402
 
@@ -78,14 +80,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--runs", type=int, default=3, help="sessions per agent (default 3)")
     ap.add_argument("--record", action="store_true", help="write the first run's payloads as fixtures")
+    ap.add_argument("--loop", action="store_true", help="issue 46's reproductions (scenarios.py), once each")
     args = ap.parse_args(argv)
+    if args.loop:
+        return loop()
     variants = [v.strip() for v in args.agents.split(",") if v.strip()]
-    bindir, error = install.ensure(sorted({SPECS[VARIANTS[v][0]].name for v in variants}))
-    if error:
-        print(f"cannot install the agent CLIs: {error}", file=sys.stderr)
+    bindir, work = prepare(sorted({SPECS[VARIANTS[v][0]].name for v in variants}), "agents-e2e")
+    if bindir is None:
         return 2
-    work = WORK / "agents-e2e"
-    shutil.rmtree(work, ignore_errors=True)
     results = {}
     for variant in variants:
         spec_name, extra = VARIANTS[variant]
@@ -103,18 +105,46 @@ def main(argv: list[str] | None = None) -> int:
             f"{variant:17} {spec.version:9} checks {sum(r['checks_passed'].values())}/{len(CHECKS) * args.runs} "
             f"killed {r['hooks_killed']} wait p50 {r['wait_all_s']['p50']} s p95 {r['wait_all_s']['p95']} s"
         )
-    path = write_result(
-        "agents-e2e",
-        {
-            "conditions": "headless, fake model on 127.0.0.1 (one ls tool call, then text), 13 planted notes, "
-            "configs from vaultmem setup --write, hooks wrapped by a recorder (its ~30 ms start included)",
-            "pins": {a: v for a, (_, v) in install.PINS.items()},
-            "agents": results,
-        },
-    )
+    conditions = ("headless, fake model on 127.0.0.1 (one ls tool call, then text), 13 planted notes, "
+                  "configs from vaultmem setup --write, hooks wrapped by a recorder (its ~30 ms start included)")  # fmt: skip
+    return finish("agents-e2e", conditions, "agents", results, work)
+
+
+def prepare(agents: list[str] | None, name: str) -> tuple[Path | None, Path]:
+    """(the CLIs' bin folder, or None when they cannot be installed; an empty work folder)."""
+    bindir, error = install.ensure(agents)
+    if error:
+        print(f"cannot install the agent CLIs: {error}", file=sys.stderr)
+        return None, WORK / name
+    shutil.rmtree(WORK / name, ignore_errors=True)
+    return bindir, WORK / name
+
+
+def finish(name: str, conditions: str, key: str, results: dict, work: Path) -> int:
+    """Write ``results/<name>.json`` (with the pins) and remove the work folder."""
+    pins = {a: v for a, (_, v) in install.PINS.items()}
+    path = write_result(name, {"conditions": conditions, "pins": pins, key: results})
     print(f"wrote {path}")
     shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def loop() -> int:
+    """Each reproduction of issue 46 (tests/agents_e2e/scenarios.py) once: its checks, passed or not."""
+    bindir, work = prepare(None, "agents-e2e-loop")
+    if bindir is None:
+        return 2
+    results = {}
+    for name, scenario in SCENARIOS.items():
+        root = work / name
+        root.mkdir(parents=True)
+        checks = scenario(bindir, root)
+        results[name] = {check: {"passed": ok, "detail": detail} for check, (ok, detail) in checks.items()}
+        passed = sum(ok for ok, _ in checks.values())
+        print(f"{name:28} {passed}/{len(checks)} " + " ".join(c for c, (ok, _) in checks.items() if not ok))
+    conditions = ("headless, fake model on 127.0.0.1 (a scripted shell command or three, then text), "
+                  "configs from vaultmem setup --write, hooks wrapped by a recorder")  # fmt: skip
+    return finish("agents-e2e-loop", conditions, "scenarios", results, work)
 
 
 if __name__ == "__main__":

@@ -75,8 +75,8 @@ def run_session(vault: Any, s: dict, path: Path, n: int) -> dict:
     if s["agent"] in UNTIMED:
         time.sleep(1.05)  # dated when the hook runs, to the second: no tie with the session before
     before = set(vault.records())
-    payload = {"session_id": f"capture-{n:04d}-{s['id']}", "transcript_path": str(path),
-               "transcript_format": s["agent"], "cwd": s["cwd"], "hook_event_name": "SessionEnd"}  # fmt: skip
+    payload = {"session_id": f"capture-{n:04d}-{s['id']}", "transcript_path": str(path), "agent": s["agent"],
+               "cwd": s["cwd"], "hook_event_name": "SessionEnd"}  # fmt: skip  # normalised, as its adapter reads it
     end_hook(vault, payload)
     records = vault.records()
     new = [records[k] for k in records if k not in before]

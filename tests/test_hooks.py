@@ -30,8 +30,13 @@ def run(demo_copy, fake_embedder, monkeypatch):
         stdin = None
         if payload is not None:
             stdin = (DATA / payload).read_text().replace("TRANSCRIPT", str(DATA / transcript))
-            if session:
-                stdin = stdin.replace(SESSION, session)
+            if session:  # whatever session the payload file names
+                data = json.loads(stdin)
+                stdin = (
+                    json.dumps({**data, "session_id": session})
+                    if "session_id" in data
+                    else stdin.replace(SESSION, session)
+                )
         return CliRunner().invoke(app, [*args, "--vault", str(vault)], input=stdin)
 
     return _run

@@ -445,7 +445,7 @@ def test_remove_undoes_exactly_what_write_added(agent, prepared, empty_vault, ho
     ok(setup(agent, "--vault", str(empty_vault), "--write"))
     assert tree(home, project) != before
     out = ok(setup(agent, "--vault", str(empty_vault), "--remove"))
-    assert "restored as it was before --write" in out or "deleted (--write had created it)" in out
+    assert "what --write added taken out" in out or "deleted (--write had created it" in out
     assert tree(home, project) == before  # byte for byte; files --write created are gone, with their folders
     assert ok(setup(agent, "--vault", str(empty_vault), "--remove")).count("nothing") >= 1
 
@@ -515,3 +515,110 @@ def test_project_files_hold_what_a_teammate_can_run(agent, empty_vault, home, mo
 def test_setup_says_the_trust_step_is_required(agent, words, empty_vault, home):
     out = ok(setup(agent, "--vault", str(empty_vault)))
     assert any(line.startswith("REQUIRED: ") and words in line for line in out.splitlines())
+
+
+# ---------------------------------------------------------------------- issue 46: set-up owns keys
+
+
+def claude_saves(path: Path, change) -> None:
+    """Claude Code saving ``~/.claude.json`` as it does (``JSON.stringify(data, null, 2)``, no
+    final newline), after ``change`` of its own."""
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def in_project(folder: Path, monkeypatch) -> Path:
+    folder.mkdir(exist_ok=True)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.mark.parametrize("existed", [True, False], ids=["claude-json-there", "no-claude-json"])
+def test_remove_of_one_project_keeps_the_others_and_claudes_own_keys(existed, empty_vault, home, monkeypatch):
+    """Before: `setup claude --remove` in B restored the whole-file snapshot of the first set-up
+    (A's entry lost) or deleted ~/.claude.json ("deleted (--write had created it)")."""
+    state = home / ".claude.json"
+    if existed:
+        state.write_text(
+            json.dumps({"numStartups": 3, "projects": {"/elsewhere": {"history": []}}}, indent=2)
+        )
+    a = in_project(home.parent / "alpha", monkeypatch)
+    ok(setup("claude", "--vault", str(empty_vault), "--write"))
+    claude_saves(state, lambda d: d.update(numStartups=4, tipsHistory={"new-user": 1}))
+    b = in_project(home.parent / "beta", monkeypatch)
+    ok(setup("claude", "--vault", str(empty_vault), "--write"))
+    claude_saves(state, lambda d: d["projects"][str(b)].update(allowedTools=[], hasTrustDialogAccepted=True))
+    saved = json.loads(state.read_text())
+    out = ok(setup("claude", "--vault", str(empty_vault), "--remove"))
+    assert "deleted" not in out.split(str(state))[1].splitlines()[0]
+    del saved["projects"][str(b)]["mcpServers"]  # the one thing B's set-up added that is left to take out
+    assert state.read_text() == json.dumps(saved, indent=2, ensure_ascii=False)  # byte for byte
+    assert saved["projects"][str(a)]["mcpServers"]["vaultmem"] == entry(empty_vault)
+    monkeypatch.chdir(a)
+    ok(setup("claude", "--vault", str(empty_vault), "--remove"))
+    left = json.loads(state.read_text())
+    assert (
+        str(a) not in left["projects"] and left["numStartups"] == 4 and left["tipsHistory"] == {"new-user": 1}
+    )
+    assert left["projects"][str(b)] == {"allowedTools": [], "hasTrustDialogAccepted": True}
+    assert "vaultmem" not in state.read_text()
+
+
+def test_remove_deletes_a_created_file_only_when_nothing_else_is_in_it(empty_vault, home):
+    state = home / ".claude.json"
+    ok(setup("claude", "--vault", str(empty_vault), "--write"))
+    ok(setup("claude", "--vault", str(empty_vault), "--remove"))
+    assert not state.exists()  # created by --write alone, untouched since
+    ok(setup("claude", "--vault", str(empty_vault), "--write"))
+    claude_saves(state, lambda d: d.update(numStartups=1))
+    out = ok(setup("claude", "--vault", str(empty_vault), "--remove"))
+    assert json.loads(state.read_text()) == {"numStartups": 1}, out
+
+
+@pytest.mark.parametrize("agent, rel", [("claude", ".claude.json"), ("gemini", ".gemini/settings.json")])
+def test_a_symlinked_config_stays_a_symlink(agent, rel, empty_vault, home):
+    """Before: --write and --remove replaced a symlinked settings file (a dotfiles repository's)
+    with a copy of its target."""
+    dotfiles = home / "dotfiles" / "config.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{\n  "theme": "dark"\n}\n')
+    link = (home if agent == "claude" else Path.cwd()) / rel
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(dotfiles)
+    ok(setup(agent, "--vault", str(empty_vault), "--write"))
+    assert link.is_symlink() and "vaultmem" in dotfiles.read_text()
+    ok(setup(agent, "--vault", str(empty_vault), "--remove"))
+    assert link.is_symlink() and dotfiles.read_text() == '{\n  "theme": "dark"\n}\n'
+
+
+def test_write_edits_a_shared_file_in_place(empty_vault, home):
+    """--write adds its member in the file's own layout; every other byte stays."""
+    state = home / ".claude.json"
+    text = '{\n    "numStartups": 3,\n    "projects": {\n        "/elsewhere": {"history": [1, 2]}\n    }\n}'
+    state.write_text(text)
+    ok(setup("claude", "--vault", str(empty_vault), "--write"))
+    new = state.read_text()
+    assert new.startswith(
+        '{\n    "numStartups": 3,\n    "projects": {\n        "/elsewhere": {"history": [1, 2]},\n'
+    )
+    assert new.endswith("\n    }\n}")
+    ok(setup("claude", "--vault", str(empty_vault), "--remove"))
+    assert state.read_text() == text
+
+
+@pytest.mark.parametrize("first, then", [("claude", "copilot"), ("copilot", "claude"), ("claude", "cursor")])
+def test_setup_says_when_an_agent_also_runs_anothers_vaultmem_hooks(first, then, empty_vault, home):
+    """Before: neither set-up said that Copilot CLI runs Claude Code's hooks too (every hook ran
+    twice and the start block reached the model twice)."""
+    assert not [n for n in json.loads(ok(setup(then, "--vault", str(empty_vault), "--json")))["notes"]
+                if "also runs the hooks" in n]  # fmt: skip
+    ok(setup(first, "--vault", str(empty_vault), "--write"))
+    notes = json.loads(ok(setup(then, "--vault", str(empty_vault), "--json")))["notes"]
+    who = {"copilot": "Copilot CLI", "cursor": "Cursor"}[then if then != "claude" else first]
+    local = str(Path.cwd() / ".claude" / "settings.local.json")
+    assert [
+        n
+        for n in notes
+        if n.startswith(f"{who} also runs the hooks in {local}") and "answer the first run" in n
+    ]

@@ -548,6 +548,7 @@ class Session:
         extra = {**self.write_scope(root, scope), **fields.pop("extra", {})}
         if fields.get("now") is not None:  # JSON: a date as text
             fields["now"] = fields["now"].isoformat()
+        fields.setdefault("cwd", str(self.cwd or Path.cwd()))  # its project, when no anchor is given
         args = {"root": str(root), "type": type, "title": title, "content": content,
                 "fields": {"scope": scope, "extra": extra, **fields}}  # fmt: skip
         return self.call("remember", args)

@@ -26,7 +26,8 @@ ID_RE = re.compile(r"^id: \S+$", re.M)
 
 def _export(path: Path, n: int) -> Path:
     """The benchmark's ChatGPT export of ``n`` conversations plus what the per-note rules act on:
-    a secret, a ``<private>`` span, and a conversation repeated under another id (a duplicate)."""
+    a secret, a ``<private>`` span, and a conversation repeated under another id (its own note,
+    linked to the first: a session is deduplicated by its identity, never by its text)."""
     sys.path.insert(0, str(REPO))  # plain pytest: the repository's root is not on the path
     from benchmarks.import_bench import chatgpt_export
 
@@ -86,13 +87,15 @@ def test_the_bulk_import_writes_what_the_per_note_path_writes(tmp_path, monkeypa
         assert _rows(out[key]) == _rows(theirs[key]), key
     text = "\n".join(_notes(bulk).values())
     assert "ghp_" not in text and "12 Elm St" not in text  # redacted, private span dropped
-    assert sum(1 for w in out["written"] if w["duplicate_of"]) == 1  # the twin merged into the first
+    # the twin (another conversation id, the same words) is another conversation: kept, linked to the first
+    assert not [w for w in out["written"] if w["duplicate_of"]]
+    assert sum(1 for w in out["written"] if w.get("like")) == 1
     assert len(out["written"]) == 41 and out["candidates"]
 
 
 def _rows(rows: list) -> list:
     """An import's report rows without the random ids (whether a row names a duplicate stays)."""
-    return [{k: (bool(v) if k == "duplicate_of" else v) for k, v in r.items() if k not in ("id", "path")}
+    return [{k: (bool(v) if k in ("duplicate_of", "like") else v) for k, v in r.items() if k not in ("id", "path")}
             if isinstance(r, dict) else r for r in rows]  # fmt: skip
 
 
@@ -131,7 +134,7 @@ def test_an_import_killed_half_way_resumes_to_the_state_of_an_uninterrupted_one(
     assert _notes(killed) == _notes(whole)  # nothing lost, nothing twice
     sources = [ln for p in (killed / "sessions").glob("*.md") for ln in p.read_text().splitlines()
                if ln.startswith("source:")]  # fmt: skip
-    assert len(sources) == len(set(sources)) == n  # the twin merged into its first
+    assert len(sources) == len(set(sources)) == n + 1  # the twin is a conversation of its own
 
     undone = run("import", "--undo", resumed["undo"], "--vault", str(killed), "--json", env=env)
     assert undone.returncode == 0, undone.stderr

@@ -1,7 +1,7 @@
 """A fake model server on 127.0.0.1 that speaks each agent's provider API.
 
-Every conversation goes the same way: the first answer to a conversation with tools is one tool
-call (run ``ls`` in the project), every later answer is plain text. Each request body is kept
+Every conversation goes the same way (``providers.Script``; by default: the first answer to a
+conversation with tools is one tool call, ``ls`` in the project, every later answer plain text). Each request body is kept
 (``FakeModel.requests``) so a test can assert what the model was sent."""
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ class Request:
 class FakeModel:
     """The server: ``with FakeModel() as fm: fm.url ...``; ``fm.requests`` after the run."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: providers.Script = providers.DEFAULT) -> None:
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"model": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
+        commands = tuple(c.replace("{url}", self.url) for c in script.commands)  # its own /fix.sh
+        self.script = providers.Script(commands, script.text)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -94,7 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
         )
         try:
-            status, ctype, chunks = providers.answer(self.command, self.path, body)
+            status, ctype, chunks = providers.answer(self.command, self.path, body, self.model.script)
         except Exception as e:  # a shape the fake does not know: a clear error, not a dropped socket
             status, ctype, chunks = 500, "application/json", [json.dumps({"error": {"message": repr(e)}})]
         self.send_response(status)

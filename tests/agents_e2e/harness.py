@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from agents_e2e.fake_model import FakeModel, Request
+from agents_e2e.providers import DEFAULT, Script
 
 HERE = Path(__file__).resolve().parent
 RECORDER = HERE / "recorder.py"
@@ -144,10 +145,10 @@ class Workspace:
         env.update(extra or {})
         return env
 
-    def vaultmem(self, *args: str, env: dict[str, str] | None = None) -> str:
+    def vaultmem(self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
         done = subprocess.run(
             [str(VAULTMEM), *args],
-            cwd=self.proj,
+            cwd=cwd or self.proj,
             env=env or self.env(),
             capture_output=True,
             text=True,
@@ -178,8 +179,8 @@ class Workspace:
             self.vaultmem(
                 "remember", kind, title, body, "--anchor", PROJECT, "--vault", str(self.vault), env=env
             )
-        for kind, title, body in NOTES:
-            self.vaultmem("remember", kind, title, body, "--vault", str(self.vault), env=env)
+        for kind, title, body in NOTES:  # from outside the project: notes of no project
+            self.vaultmem("remember", kind, title, body, "--vault", str(self.vault), env=env, cwd=self.root)
         self.vaultmem("setup", agent, "--vault", str(self.vault), "--write", env=env)
         self.vaultmem("service", "stop", env=env)  # each session starts cold: its start hook starts it
 
@@ -336,21 +337,33 @@ def run_session(
     extra_env: dict[str, str] | None = None,
     settle: float = 30.0,
     then: str | None = None,
+    script: Script = DEFAULT,
+    prompt: str = PROMPT,
+    prepare: Callable[[Workspace], None] | None = None,
+    keep_service: bool = False,
+    folder: str | None = None,
 ) -> Session:
     """Lay out, run the agent once headless, wait for the detached summary, stop the service.
 
     ``then="again"``: a second session 5 s later (``PROMPT2``) in the same project;
-    ``then="fork"``: a fork of the first session (``spec.fork``)."""
+    ``then="same"``: a second session with the same prompt; ``then="fork"``: a fork of the
+    first session (``spec.fork``). ``script``: what the fake model does; ``prepare``: more
+    set-up after the layout (another project, another agent's hooks); ``keep_service``: the
+    memory service is left running (the caller stops it); ``folder``: where the agent runs
+    (a folder under the root; default the project)."""
     ws = Workspace(root)
     ws.lay_out(agent, ws.env())  # with the service (remember is quick), stopped at the end
+    if prepare is not None:
+        prepare(ws)
     env = ws.env(extra_env)
-    with FakeModel() as fm:
+    with FakeModel(script) as fm:
         for config in spec.configs(ws):
             ws.wrap_hooks(config)
-        argv, agent_env = spec.command(ws, bindir, fm.url, PROMPT)
+        argv, agent_env = spec.command(ws, bindir, fm.url, prompt.replace("{url}", fm.url))
         run_env = {**env, **agent_env}
+        where = root / folder if folder else ws.proj
         started = time.monotonic()
-        rc, out, err = _run(argv, ws.proj, run_env)
+        rc, out, err = _run(argv, where, run_env)
         seconds = time.monotonic() - started
         wait_for(_settled(ws, 1), settle)
         time.sleep(3)  # a late second write of the summary (seen with Codex) is counted too
@@ -360,19 +373,46 @@ def run_session(
                 next((h["payload"] for h in read_hooks(ws.hooklog) if h["vaultmem"] == "start"), None) or {}
             )
             sid = first.get("session_id") or first.get("sessionId") or ""
-            if then == "again":
+            if then in ("again", "same"):
                 time.sleep(5)
-                argv2, _ = spec.command(ws, bindir, fm.url, PROMPT2)
+                argv2, _ = spec.command(ws, bindir, fm.url, PROMPT2 if then == "again" else prompt)
             else:
                 argv2 = spec.fork(ws, bindir, fm.url, PROMPT2, sid)
-            extra["second"] = _run(argv2, ws.proj, run_env)
+            extra["second"] = _run(argv2, where, run_env)
             extra["first_session_id"] = sid
             wait_for(_settled(ws, 2), settle)
         requests = list(fm.requests)
     hooks = read_hooks(ws.hooklog)
     notes = read_notes(ws.vault)
-    subprocess.run([str(VAULTMEM), "service", "stop"], env=env, capture_output=True, timeout=60)
+    if not keep_service:
+        subprocess.run([str(VAULTMEM), "service", "stop"], env=env, capture_output=True, timeout=60)
     return Session(agent, spec.version, rc, out, err, seconds, requests, hooks, notes, root, extra)
+
+
+def stop_services(ws: Workspace) -> None:
+    """Stop this home's memory services, one a late call may have started too (never leaves one)."""
+    for _ in range(3):
+        subprocess.run([str(VAULTMEM), "service", "stop"], env=ws.env(), capture_output=True, timeout=60)
+        if wait_for(lambda: not services(ws.home), 5):
+            return
+    for pid in services(ws.home):
+        os.kill(pid, 15)
+
+
+def services(home: Path) -> list[int]:
+    """The pids of the memory services running for this HOME (whatever runtime folder)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"service" in argv and b"run" in argv and b"HOME=" + str(home).encode() in env:
+            out.append(int(proc.name))
+    return out
 
 
 def clean(root: Path) -> None:

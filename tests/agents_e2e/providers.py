@@ -1,34 +1,52 @@
 """The answers of the fake model, one function per provider API shape.
 
-The rule is the same for every API: a request that offers a shell tool and whose conversation
-has no tool call yet gets one tool call (``ls``); every other request gets plain text."""
+The rule is the same for every API, played from a ``Script``: a request that offers a shell
+tool gets the script's next shell command as a tool call (the conversation's tool calls so far
+say which: by default one, ``ls``); once they are all made, every request gets the script's
+text. ``/fix.sh`` is a tiny shell script the fake serves (a download a command may run)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 TEXT = "The webhook handler is idempotent on the Stripe event id. Done."
+FIX_SCRIPT = "touch .fixed\n"  # what GET /fix.sh returns
+
+
+@dataclass(frozen=True)
+class Script:
+    """What the fake model does in every conversation: these shell commands, one tool call a
+    turn, then this text."""
+
+    commands: tuple[str, ...] = ("ls",)
+    text: str = TEXT
+
+
+DEFAULT = Script()
 SHELL_TOOLS = ("Bash", "run_shell_command", "shell", "exec_command", "local_shell", "bash", "powershell")
 Answer = tuple[int, str, Iterable[str]]
 
 
-def answer(method: str, path: str, body: Any) -> Answer:
+def answer(method: str, path: str, body: Any, script: Script = DEFAULT) -> Answer:
     """Route one request to its provider by path."""
     route = path.split("?")[0]
+    if route.endswith("/fix.sh"):
+        return 200, "text/plain", [FIX_SCRIPT]
     if route.endswith("/messages/count_tokens"):
         return _json({"input_tokens": 100})
     if route.endswith("/messages"):
-        return anthropic(body or {})
+        return anthropic(body or {}, script)
     if route.endswith("/responses"):
-        return openai_responses(body or {})
+        return openai_responses(body or {}, script)
     if route.endswith("/chat/completions"):
-        return openai_chat(body or {})
+        return openai_chat(body or {}, script)
     if ":countTokens" in route:
         return _json({"totalTokens": 100})
     if ":streamGenerateContent" in route or ":generateContent" in route:
-        return gemini(body or {}, stream=":stream" in route)
+        return gemini(body or {}, stream=":stream" in route, script=script)
     if route.endswith("/models"):
         return _json({"object": "list", "data": [], "models": []})
     return _json({})
@@ -48,6 +66,11 @@ def _sse(events: Iterable[tuple[str | None, Any]], done: bool = False) -> Answer
     return 200, "text/event-stream", chunks
 
 
+def _next(script: Script, used: int, tool: str | None) -> str | None:
+    """The command of the next tool call (None: the text now)."""
+    return script.commands[used] if tool and used < len(script.commands) else None
+
+
 def _pick_tool(names: list[str]) -> str | None:
     for wanted in SHELL_TOOLS:
         if wanted in names:
@@ -58,18 +81,20 @@ def _pick_tool(names: list[str]) -> str | None:
 # --- Anthropic Messages (Claude Code) ---------------------------------------------------------
 
 
-def anthropic(body: dict) -> Answer:
+def anthropic(body: dict, script: Script = DEFAULT) -> Answer:
     tools = [t.get("name", "") for t in body.get("tools") or []]
-    used = any(
+    used = sum(
         isinstance(c, dict) and c.get("type") == "tool_use"
         for m in body.get("messages") or []
         if m.get("role") == "assistant" and isinstance(m.get("content"), list)
         for c in m["content"]
     )
-    tool = None if used else _pick_tool(tools)
+    command = _next(script, used, _pick_tool(tools))
+    tool = _pick_tool(tools) if command else None
+    text = script.text
     if tool:
-        block = {"type": "tool_use", "id": "toolu_e2e_1", "name": tool, "input": {}}
-        args = {"command": "ls", "description": "List the project files"}
+        block = {"type": "tool_use", "id": f"toolu_e2e_{used + 1}", "name": tool, "input": {}}
+        args = {"command": command, "description": "Run a command"}
         stop = "tool_use"
     else:
         block, args, stop = {"type": "text", "text": ""}, None, "end_turn"
@@ -85,15 +110,15 @@ def anthropic(body: dict) -> Answer:
     }
     if not body.get("stream"):
         done = (
-            {"type": "tool_use", "id": "toolu_e2e_1", "name": tool, "input": args}
+            {"type": "tool_use", "id": f"toolu_e2e_{used + 1}", "name": tool, "input": args}
             if tool
-            else {"type": "text", "text": TEXT}
+            else {"type": "text", "text": text}
         )
         return _json({**message, "content": [done], "stop_reason": stop})
     delta = (
         {"type": "input_json_delta", "partial_json": json.dumps(args)}
         if tool
-        else {"type": "text_delta", "text": TEXT}
+        else {"type": "text_delta", "text": text}
     )
     return _sse(
         [
@@ -117,16 +142,18 @@ def anthropic(body: dict) -> Answer:
 # --- OpenAI Responses (Codex CLI) ---------------------------------------------------------------
 
 
-def openai_responses(body: dict) -> Answer:
+def openai_responses(body: dict, script: Script = DEFAULT) -> Answer:
     names = [t.get("name", "") for t in body.get("tools") or [] if t.get("type") == "function"]
-    used = any(i.get("type") == "function_call" for i in body.get("input") or [] if isinstance(i, dict))
-    tool = None if used else _pick_tool(names)
+    used = sum(i.get("type") == "function_call" for i in body.get("input") or [] if isinstance(i, dict))
+    command = _next(script, used, _pick_tool(names))
+    tool = _pick_tool(names) if command else None
+    text = script.text
     if tool:
-        args = {"cmd": "ls"} if tool == "exec_command" else {"command": ["ls"]}
+        args = {"cmd": command} if tool == "exec_command" else {"command": ["bash", "-lc", command]}
         item = {
             "type": "function_call",
-            "id": "fc_e2e_1",
-            "call_id": "call_e2e_1",
+            "id": f"fc_e2e_{used + 1}",
+            "call_id": f"call_e2e_{used + 1}",
             "name": tool,
             "arguments": json.dumps(args),
         }
@@ -136,7 +163,7 @@ def openai_responses(body: dict) -> Answer:
             "id": "msg_e2e",
             "role": "assistant",
             "status": "completed",
-            "content": [{"type": "output_text", "text": TEXT, "annotations": []}],
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
         }
     usage = {
         "input_tokens": 100,
@@ -172,21 +199,25 @@ def openai_responses(body: dict) -> Answer:
 # --- OpenAI Chat Completions (Copilot CLI's BYOK provider) --------------------------------------
 
 
-def openai_chat(body: dict) -> Answer:
+def openai_chat(body: dict, script: Script = DEFAULT) -> Answer:
     names = [(t.get("function") or {}).get("name", "") for t in body.get("tools") or []]
-    used = any(m.get("tool_calls") for m in body.get("messages") or [] if m.get("role") == "assistant")
-    tool = None if used else _pick_tool(names)
+    used = sum(
+        len(m.get("tool_calls") or []) for m in body.get("messages") or [] if m.get("role") == "assistant"
+    )
+    command = _next(script, used, _pick_tool(names))
+    tool = _pick_tool(names) if command else None
+    text = script.text
     if tool:
         call = {
             "index": 0,
-            "id": "call_e2e_1",
+            "id": f"call_e2e_{used + 1}",
             "type": "function",
-            "function": {"name": tool, "arguments": json.dumps(_shell_args(body, tool))},
+            "function": {"name": tool, "arguments": json.dumps(_shell_args(body, tool, command))},
         }
         delta: dict = {"role": "assistant", "content": None, "tool_calls": [call]}
         finish = "tool_calls"
     else:
-        delta, finish = {"role": "assistant", "content": TEXT}, "stop"
+        delta, finish = {"role": "assistant", "content": text}, "stop"
     usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
     head = {
         "id": "chatcmpl-e2e",
@@ -215,36 +246,38 @@ def openai_chat(body: dict) -> Answer:
     )
 
 
-def _shell_args(body: dict, tool: str) -> dict:
-    """``ls`` in the argument names the tool's schema asks for."""
+def _shell_args(body: dict, tool: str, command: str = "ls") -> dict:
+    """``command`` in the argument names the tool's schema asks for."""
     for t in body.get("tools") or []:
         fn = t.get("function") or {}
         if fn.get("name") == tool:
             props = (fn.get("parameters") or {}).get("properties") or {}
-            args: dict = {"command": "ls"}
+            args: dict = {"command": command}
             if "description" in props:
-                args["description"] = "List the project files"
+                args["description"] = "Run a command"
             return args
-    return {"command": "ls"}
+    return {"command": command}
 
 
 # --- Gemini generateContent / streamGenerateContent (Gemini CLI) ---------------------------------
 
 
-def gemini(body: dict, stream: bool) -> Answer:
+def gemini(body: dict, stream: bool, script: Script = DEFAULT) -> Answer:
     config = body.get("generationConfig") or {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
     names = [f.get("name", "") for t in body.get("tools") or [] for f in t.get("functionDeclarations") or []]
-    used = any("functionCall" in p for c in body.get("contents") or [] for p in c.get("parts") or [])
-    tool = None if used or schema else _pick_tool(names)
+    used = sum("functionCall" in p for c in body.get("contents") or [] for p in c.get("parts") or [])
+    command = None if schema else _next(script, used, _pick_tool(names))
+    tool = _pick_tool(names) if command else None
+    text = script.text
     if tool:
         part: dict = {
-            "functionCall": {"name": tool, "args": {"command": "ls", "description": "List the project files"}}
+            "functionCall": {"name": tool, "args": {"command": command, "description": "Run a command"}}
         }
     elif schema:
         part = {"text": json.dumps(_fill(schema))}
     else:
-        part = {"text": TEXT}
+        part = {"text": text}
     reply = {
         "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
         "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},

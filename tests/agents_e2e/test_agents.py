@@ -91,11 +91,6 @@ def test_agent_session(session: Session, check: str) -> None:
     assert ok, detail
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="after the issue-35 fixes (one run): the second session's prompt hook hung until Codex killed it "
-    "at 30 s, and the first session's summary was written twice",
-)
 def test_codex_sessions_started_seconds_apart_get_their_own_source(agent_bin, tmp_path_factory) -> None:
     s = _session("codex-twice", agent_bin, tmp_path_factory)
     ids = {(h.get("payload") or {}).get("session_id", "") for h in s.hook("start")}
@@ -107,11 +102,6 @@ def test_codex_sessions_started_seconds_apart_get_their_own_source(agent_bin, tm
     assert len(set(sources)) == 2, f"two sessions share one source: {sources}"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="main after the issue-35 fixes: a second note with the same source and creation second "
-    "appears more than 3 s after the first (2 runs of 2 by hand)",
-)
 def test_codex_session_summary_is_written_once(agent_bin, tmp_path_factory) -> None:
     s = _session("codex", agent_bin, tmp_path_factory)
     vault = Workspace(s.root).vault

@@ -89,11 +89,12 @@ def known_rule(vault: Vault, title: str, sentence: str) -> Any:
 
 def propose_rule(vault: Vault, type_: str, sentence: str, source: str, scope: dict[str, Any] | None = None,
                  now: dt.datetime | None = None, where: str = "session",
-                 anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """A statement of the user (or a bug fix: ``Summary.memories``) as a ``status: candidate``
-    memory titled by it, the user's sentence in its body (user scope for preferences; others carry
-    the branch ``scope`` and the project's ``anchor``, so only that project's wake lists them);
-    when the vault already states it, nothing is written and ``duplicate_of`` names that memory."""
+                 anchor: str | None = None, who: str = "user") -> dict[str, Any]:  # fmt: skip
+    """A statement of the user or the agent (``who``), or a bug fix the session shows (``who``
+    "session": a title line, then its body; ``Summary.memories``) as a ``status: candidate``
+    memory titled by it, the sentence in its body (user scope for the user's preferences; others
+    carry the branch ``scope`` and the project's ``anchor``, so only that project's wake lists
+    them); when the vault already states it, nothing is written and ``duplicate_of`` names it."""
     sentence = redact_for_memory(sentence)
     title = redact_title_for_memory(rule_title(sentence))
     known = known_rule(vault, title, sentence)
@@ -101,10 +102,10 @@ def propose_rule(vault: Vault, type_: str, sentence: str, source: str, scope: di
         return {"id": known.key, "path": known.path, "title": known.title, "type": known.type,
                 "duplicate_of": known.key, "superseded": [], "possible_updates": []}  # fmt: skip
     confirm = "a candidate until confirmed (`vaultmem confirm ID`)."
-    if type_ == "bug_fix":  # the title line, then what failed and what fixed it
+    if who == "session":  # the title line, then what failed and what fixed it
         body = f"{sentence.partition(chr(10))[2].strip()}\n\nSeen in {where} `{source}`; {confirm}"
     else:
-        body = f"> {clip(sentence, 600)}\n\nStated by the user in {where} `{source}`; {confirm}"
-    user = type_ == "preference"
+        body = f"> {clip(sentence, 600)}\n\nStated by the {who} in {where} `{source}`; {confirm}"
+    user = type_ == "preference" and who == "user"
     return vault.remember(type_, title, body, source=source, status="candidate", scope="user" if user else None,
                           extra=None if user else scope, now=now, anchor=None if user else anchor)  # fmt: skip

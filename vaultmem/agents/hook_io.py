@@ -95,7 +95,9 @@ def _append(record: dict[str, Any]) -> None:
 
 class HookRun:
     """One run of a hook: a line when it starts, one when it ends (ok or error); a start
-    without an end is a run the agent killed. ``agents/hook_runs.py`` reads them."""
+    without an end is a run the agent killed. ``agents/hook_runs.py`` reads them. How long it
+    took is measured on a monotonic clock inside the hook, from this process's own start
+    (Python's start-up included): ``seconds`` on the end line."""
 
     def __init__(self, hook: str, agent: str | None, vault: str | None) -> None:
         import time
@@ -103,9 +105,10 @@ class HookRun:
         self.id = f"{os.getpid()}-{time.time_ns()}"
         self.agent = agent
         self.ended = False
-        started = _process_start() or time.time()
-        _append({"run": self.id, "hook": hook, "agent": agent or "", "pid": os.getpid(), "start": round(started, 3),
-                 "vault": _vault_ref(vault),
+        self.clock = time.monotonic()
+        self.age = _process_age()  # seconds this process ran before this line (0 where unknown)
+        _append({"run": self.id, "hook": hook, "agent": agent or "", "pid": os.getpid(),
+                 "start": round(time.time() - self.age, 3), "vault": _vault_ref(vault),
                  "detached": DETACHED_ENV.get()})  # fmt: skip
 
     def end(self, outcome: str, error: str = "") -> None:
@@ -114,7 +117,9 @@ class HookRun:
         if self.ended:
             return
         self.ended = True
-        record = {"run": self.id, "end": round(time.time(), 3), "outcome": outcome, "agent": self.agent or ""}
+        seconds = self.age + time.monotonic() - self.clock
+        record = {"run": self.id, "end": round(time.time(), 3), "seconds": round(seconds, 4), "outcome": outcome,
+                  "agent": self.agent or ""}  # fmt: skip
         _append({**record, "error": error[:300]} if error else record)
 
 
@@ -126,16 +131,18 @@ def _vault_ref(vault: str | None) -> str:
     return os.path.abspath(os.path.expanduser(vault)) if looks_like_path else vault
 
 
-def _process_start() -> float | None:
-    """When this process started (Linux: /proc), so a run's time includes Python's start-up."""
+def _process_age() -> float:
+    """How long ago this process started, on the boot clock (Linux: its start in clock ticks
+    since boot, from /proc, against CLOCK_BOOTTIME; /proc/stat's boot time is in whole seconds,
+    up to a second off); 0 where it cannot be told."""
+    import time
+
     try:
         with open("/proc/self/stat", "rb") as f:
             ticks = int(f.read().rsplit(b")", 1)[1].split()[19])
-        with open("/proc/stat", "rb") as f:
-            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime"))
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
 
 
 MAX_PAYLOAD = 1 << 20

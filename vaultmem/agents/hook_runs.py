@@ -39,10 +39,13 @@ class Run:
     end: float | None = None
     outcome: str = ""  # ok, error, killed, running
     error: str = ""
+    took: float | None = None  # seconds measured inside the hook (a monotonic clock)
 
     @property
     def seconds(self) -> float | None:
-        return None if self.end is None else max(0.0, self.end - self.start)
+        if self.end is None:
+            return None
+        return self.took if self.took is not None else max(0.0, self.end - self.start)
 
 
 @dataclass
@@ -90,6 +93,8 @@ def _add(runs: dict[str, Run], line: str) -> None:
             str(rec.get("outcome") or "ok"),
             str(rec.get("error") or ""),
         )
+        took = rec.get("seconds")
+        run.took = float(took) if isinstance(took, (int, float)) and not isinstance(took, bool) else None
         run.agent = str(rec.get("agent") or run.agent)
 
 
@@ -171,8 +176,13 @@ def _hook_of(entry: Any, root: Path) -> tuple[str, str, float | None] | None:
     from .setups import hook_words
 
     words = hook_words(entry)
-    if len(words) < 3 or Path(words[0]).name != "vaultmem" or words[1] != "hook":
+    at = next(
+        (i for i in range(len(words) - 2) if Path(words[i]).name == "vaultmem" and words[i + 1] == "hook"),
+        None,
+    )
+    if at is None:  # vaultmem's hook, also behind a wrapper (``timer ... -- vaultmem hook ...``)
         return None
+    words = words[at:]
     opts = {words[i]: words[i + 1] for i in range(3, len(words) - 1)}
     vault = opts.get("--vault")
     if not vault or vault_path(vault) != os.path.realpath(root):

@@ -51,7 +51,11 @@ CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, first_seen REAL NOT NU
                                      stop_asked INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS shown (session TEXT NOT NULL, key TEXT NOT NULL, via TEXT, at REAL NOT NULL,
                                   PRIMARY KEY (session, key));
+CREATE TABLE IF NOT EXISTS runs (session TEXT NOT NULL, hook TEXT NOT NULL, event TEXT NOT NULL, at REAL NOT NULL,
+                                 PRIMARY KEY (session, hook, event));
 """
+SAME_EVENT = 10.0  # seconds: a second run of a hook for an event told with no time of its own
+TOLD_EVENT = 3600.0  # seconds a run for an event the agent timed is remembered
 
 
 # ---------------------------------------------------------------------- per-session state
@@ -87,6 +91,7 @@ class SessionState:
         if old:
             self.db.executemany("DELETE FROM shown WHERE session = ?", [(s,) for s in old])
             self.db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in old])
+        self.db.execute("DELETE FROM runs WHERE at < ?", (self.now - TOLD_EVENT,))
 
     def touch(self, session: str) -> None:
         self.db.execute("INSERT INTO sessions (id, first_seen, last_seen) VALUES (?, ?, ?) "
@@ -119,6 +124,34 @@ class SessionState:
     def set_stop_asked(self, session: str) -> None:
         self.touch(session)
         self.db.execute("UPDATE sessions SET stop_asked = 1 WHERE id = ?", (session,))
+
+    def first_run(self, payload: dict[str, Any], hook: str, what: str = "", timed_only: bool = False) -> bool:
+        """Whether this is the first run of ``hook`` for this event of this session. One event
+        may run a hook twice: Copilot CLI also runs the hooks of ``.claude/settings.local.json``
+        (``setup`` says so), with the same session id and event time in another spelling; the
+        second run does nothing. The event: the time the agent gave it (and ``what``: the
+        prompt), else the same ``what`` within ``SAME_EVENT`` seconds (``timed_only``: a hook that
+        runs again for each turn, as Stop, counts only timed events)."""
+        sid = session_id(payload)
+        told = payload.get("event_at")
+        if sid == "unknown-session" or (timed_only and not told):
+            return True
+        event = f"{told or ''}|{what}"
+        window = TOLD_EVENT if told else SAME_EVENT
+        self.db.execute("BEGIN IMMEDIATE")  # two runs at once: one of them is first
+        try:
+            row = self.db.execute("SELECT at FROM runs WHERE session = ? AND hook = ? AND event = ?",
+                                  (sid, hook, event)).fetchone()  # fmt: skip
+            first = row is None or self.now - row[0] >= window
+            if first:
+                self.db.execute(
+                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)", (sid, hook, event, self.now)
+                )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return first
 
     def forget(self, session: str) -> None:
         self.db.execute("DELETE FROM shown WHERE session = ?", (session,))
@@ -313,18 +346,20 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     if trivial(prompt) or is_reminder(prompt):  # vaultmem's own Stop reminder, sent back: no query
         return None
     prompt = prompt[:MAX_PROMPT_CHARS]  # a private span and the agent's context block are no query
-    found = recall(prompt, RECALL_K)
-    keywords_only = degraded() is not None
-    if keywords_only:
-        hits = [h for h in found if float((h.get("explain") or {}).get("bm25_raw", 0.0)) > 0][:KEYWORD_K]
-    else:
-        hits = [h for h in found if floor.keep(h)]
-    if not hits:
-        return None
-    from .transcript import shown_in_transcript
-
-    session = session_of(payload)
     with SessionState(root) as state:
+        if not state.first_run(payload, "prompt", prompt_key(prompt)):
+            return None  # the same prompt's other hook run answers it
+        found = recall(prompt, RECALL_K)
+        keywords_only = degraded() is not None
+        if keywords_only:
+            hits = [h for h in found if float((h.get("explain") or {}).get("bm25_raw", 0.0)) > 0][:KEYWORD_K]
+        else:
+            hits = [h for h in found if floor.keep(h)]
+        if not hits:
+            return None
+        from .transcript import shown_in_transcript
+
+        session = session_of(payload)
         seen = state.shown(session) | shown_in_transcript(payload.get("transcript_path"), TRANSCRIPT_TAIL,
                                                           payload.get("agent") or "claude")  # fmt: skip
         fresh = [h for h in hits if h["id"] not in seen]
@@ -339,11 +374,20 @@ def prompt_hook(root: Path, payload: dict[str, Any], recall: Recall, budget: int
     return context_output("UserPromptSubmit", text)
 
 
+def prompt_key(prompt: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(prompt.encode("utf-8", "replace")).hexdigest()[:16]
+
+
 def start_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None, budget: int = 2000,
-               shown: Callable[[Path, str], bool] | None = None) -> dict[str, Any]:  # fmt: skip
+               shown: Callable[[Path, str], bool] | None = None) -> dict[str, Any] | None:  # fmt: skip
     """SessionStart: the wake block (anchor: given, else found from the project folder; ``shown``:
     the branch scope, see ``api.Session.shown``); the memories it shows are not injected again
-    at a prompt of this session."""
+    at a prompt of this session. A second run for the same start prints nothing."""
+    with SessionState(vault.root) as state:
+        if not state.first_run(payload, "start", str(payload.get("source") or "")):
+            return None
     anchor = anchor or find_anchor(vault, payload.get("cwd"))
     result = vault.wake(anchor, None, "default", budget, shown=shown)
     session = session_of(payload)
@@ -372,7 +416,7 @@ def stop_hook(root: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
         return None
     session = session_of(payload)
     with SessionState(root) as state:
-        if state.stop_asked(session):
+        if state.stop_asked(session) or not state.first_run(payload, "stop", timed_only=True):
             return None
         events = events_of(payload)
         if not unsaved_work(events):
@@ -426,11 +470,13 @@ def end_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
     from .capture import propose_rule, write_summary
     from .summary import summarise
 
-    s = summarise(events_of(payload), payload.get("cwd"))
+    out: dict[str, Any] = {"summary": None, "candidates": [], "known": []}
     session = session_of(payload)
     with SessionState(vault.root) as state:
+        if not state.first_run(payload, "end"):
+            return out  # the same end's other hook run writes it
         shown_keys = state.shown_list(session)
-    out: dict[str, Any] = {"summary": None, "candidates": [], "known": []}
+    s = summarise(events_of(payload), payload.get("cwd"))
     if s.empty:
         return out
     titles = {r.key: r.title for r in vault.records().values()}
@@ -439,8 +485,8 @@ def end_hook(vault: Vault, payload: dict[str, Any], anchor: str | None = None,
     source = source_name(payload)
     anchor = project_anchor(vault, anchor, payload.get("cwd") or s.cwd, source)
     out["summary"] = write_summary(vault, s, source, anchor, shown=shown, scope=scope)
-    for type_, sentence in s.memories:
-        result = propose_rule(vault, type_, sentence, source, scope, anchor=anchor)
+    for type_, sentence, who in s.memories:
+        result = propose_rule(vault, type_, sentence, source, scope, anchor=anchor, who=who)
         out["known" if result.get("duplicate_of") else "candidates"].append(result)
     return out
 

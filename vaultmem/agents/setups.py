@@ -8,7 +8,6 @@ entry; ``write_config`` writes the result with a backup of the old file.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
@@ -17,13 +16,16 @@ import shlex
 import shutil
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core import environment
 from ..core.errors import BadInput
+from . import owned
 from .adapters import ADAPTERS
+from .owned import drop_toml_table, header_key
 
 SERVER_NAME = "vaultmem"
 AGENTS = tuple(ADAPTERS)  # every registered agent (``adapters.REGISTRY``)
@@ -52,6 +54,7 @@ class AgentSetup:
     )  # the keys holding ``mcpServers`` (Claude's local scope)
     steps: list[str] = field(default_factory=list)  # what the user must do for the hooks to run at all
     moved_from: list[str] = field(default_factory=list)  # committed files older set-ups wrote vaultmem into
+    owner: str = ""  # whose additions --remove takes out: the agent and the project (or "user")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -309,11 +312,55 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
     if http:
         notes.append(f"the entry below holds your access token: keep {config_path} private and out of git; "
                      f"start the server with `vaultmem mcp --vault {shlex.quote(str(vault))} --http`")  # fmt: skip
+    notes += doubled(agent, home, project)
     steps = [adapter.trust_step] if adapter.trust_required else []
     moved = [str(project / ".mcp.json"), str(project / ".claude" / "settings.json")] if under else []
     return AgentSetup(agent, ADAPTERS[agent].title, str(vault), str(config_path), fmt, snippet, str(hooks_path),
                       agent_hooks(agent, Path(vault_ref), command), ADAPTERS[agent].hooks_note, rules, instr, notes, entry,
-                      command, under, steps, moved)  # fmt: skip
+                      command, under, steps, moved, owner_of(agent, project, user, config))  # fmt: skip
+
+
+def _has_vaultmem_hooks(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    groups = [
+        g for gs in (hooks.values() if isinstance(hooks, dict) else []) if isinstance(gs, list) for g in gs
+    ]
+    entries = [
+        e
+        for g in groups
+        for e in (g["hooks"] if isinstance(g, dict) and isinstance(g.get("hooks"), list) else [g])
+    ]
+    return any(_is_vaultmem_hook(e) for e in entries)
+
+
+def doubled(agent: str, home: Path, project: Path) -> list[str]:
+    """Notes on the hooks that would run twice for one event: ``agent`` also runs another agent's
+    files that hold vaultmem hooks, or an agent set up here runs ``agent``'s."""
+    mine = {default_paths(agent, home, project, user)[2] for user in (False, True)}
+    if agent == "claude":
+        mine.add(project / ".claude" / "settings.json")
+    pairs = [(ADAPTERS[agent], path) for path in ADAPTERS[agent].also_runs(home, project)
+             if path not in mine and _has_vaultmem_hooks(path)]  # fmt: skip
+    for other in ADAPTERS.values():
+        theirs = [p for p in other.also_runs(home, project) if p in mine] if other.name != agent else []
+        if theirs and any(
+            _has_vaultmem_hooks(default_paths(other.name, home, project, u)[2]) for u in (False, True)
+        ):
+            pairs.append((other, theirs[0]))
+    return [f"{who.title} also runs the hooks in {path}: with vaultmem's hooks in both, each of its events runs "
+            "a vaultmem hook twice; the hooks answer the first run of each event only (the second prints nothing), "
+            "so the agent gets each memory block once" for who, path in pairs]  # fmt: skip
+
+
+def owner_of(agent: str, project: Path, user: bool, config: Path | None = None) -> str:
+    """The set-up a file's additions belong to: the agent and the project folder, or ``user``
+    (with ``--config``, that file too)."""
+    where = "user" if user else str(project.absolute())
+    return f"{agent} {where}" + (f" {config.absolute()}" if config is not None else "")
 
 
 def render(s: AgentSetup) -> str:
@@ -431,18 +478,6 @@ def toml_table(path: tuple[str, ...], entry: dict[str, Any]) -> str:
     return head + "\n" + "".join(f"{toml_key(k)} = {toml_value(v)}\n" for k, v in entry.items())
 
 
-HEADER = re.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$")
-
-
-def _header_key(line: str) -> tuple[str, ...] | None:
-    """The dotted key of a table header line (quotes removed), or None."""
-    m = HEADER.match(line)
-    if not m:
-        return None
-    parts = re.findall(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_-]+)', m.group(1))
-    return tuple(a or b or c for a, b, c in parts)
-
-
 def merge_toml(text: str, entry: dict[str, Any], path: tuple[str, ...] = ("mcp_servers", SERVER_NAME)) -> str:
     """The config text with the table ``[mcp_servers.vaultmem]`` holding ``entry``: its keys are
     rewritten right under the table's header (the table is appended when missing); every other
@@ -450,12 +485,12 @@ def merge_toml(text: str, entry: dict[str, Any], path: tuple[str, ...] = ("mcp_s
     result must equal the old config plus the entry."""
     old = _load_toml(text)
     lines = text.splitlines(keepends=True)
-    start = next((i for i, ln in enumerate(lines) if _header_key(ln) == path), None)
+    start = next((i for i, ln in enumerate(lines) if header_key(ln) == path), None)
     if start is None:
         sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
         new = text + sep + toml_table(path, entry)
     else:
-        end = next((i for i in range(start + 1, len(lines)) if _header_key(lines[i]) is not None), len(lines))
+        end = next((i for i in range(start + 1, len(lines)) if header_key(lines[i]) is not None), len(lines))
         header = lines[start] if lines[start].endswith("\n") else lines[start] + "\n"
         keys = "".join(f"{toml_key(k)} = {toml_value(v)}\n" for k, v in entry.items())
         rest = _drop_keys(lines[start + 1 : end], set(entry) | _other_transport(entry))
@@ -532,15 +567,19 @@ def merged_text(
 ) -> tuple[str, str]:
     """(current text, merged text) of a config file ('' when it does not exist)."""
     current = path.read_text(encoding="utf-8") if path.exists() else ""
-    return current, (merge_toml(current, entry) if fmt == "toml" else merge_json(current, entry, under=under))
+    return current, _merge_entry(current, fmt, entry, under)
+
+
+def _merge_entry(text: str, fmt: str, entry: dict[str, Any], under: list[str] | None) -> str:
+    return merge_toml(text, entry) if fmt == "toml" else merge_json(text, entry, under=under)
 
 
 def write_config(path: Path, fmt: str, entry: dict[str, Any], now: dt.datetime | None = None,
-                 under: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+                 under: list[str] | None = None, owner: str = "", agent: str = "") -> dict[str, Any]:  # fmt: skip
     """Merge the entry into the file, keeping a copy of the old one under vaultmem's state
     folder (``backup_dir``). Nothing is written when the file already holds the entry."""
-    current, new = merged_text(path, fmt, entry, under)
-    return _private(entry, _write_merged(path, current, new, now))
+    result = owned.write(path, lambda text: _merge_entry(text, fmt, entry, under), fmt, owner, agent, now)
+    return _private(entry, result)
 
 
 def _private(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -552,169 +591,98 @@ def _private(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def write_hooks(path: Path, hooks: dict[str, Any], now: dt.datetime | None = None) -> dict[str, Any]:
+def write_hooks(path: Path, hooks: dict[str, Any], now: dt.datetime | None = None, owner: str = "",
+                agent: str = "") -> dict[str, Any]:  # fmt: skip
     """Merge vaultmem's hooks into an agent's settings file (backup kept; nothing written when
     they are already there)."""
-    current = path.read_text(encoding="utf-8") if path.exists() else ""
-    return _write_merged(path, current, merge_hooks(current, hooks), now)
+    return owned.write(path, lambda text: merge_hooks(text, hooks), "json", owner, agent, now, hooks=True)
 
 
 def write_plan(s: AgentSetup, now: dt.datetime | None = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """``--write``: the MCP entry and the hooks merged into their files (one write, one backup,
-    when both live in one file, as Gemini's settings.json)."""
+    when both live in one file, as Gemini's settings.json), each file's additions recorded for
+    ``--remove`` (``owned``)."""
     config = Path(s.config_path)
     hooks = Path(s.hooks_path) if s.hooks_path and s.hooks else None
     if hooks is not None and hooks == config and s.config_format == "json" and s.hooks is not None:
-        current, new = merged_text(config, "json", s.server, s.config_under)
-        result = _private(s.server, _write_merged(config, current, merge_hooks(new, s.hooks), now))
+        both = s.hooks
+        result = owned.write(config, lambda text: merge_hooks(merge_json(text, s.server, under=s.config_under), both),
+                             "json", s.owner, s.agent, now, hooks=True)  # fmt: skip
+        result = _private(s.server, result)
         return result, result
     for old in s.moved_from:  # an older set-up's entry and hooks in committed files: moved to local ones
         path = Path(old)
         if path.is_file():
-            current = path.read_text(encoding="utf-8")
-            _write_merged(path, current, _without_vaultmem(current, s, old), now)
+            owned.write(path, _taking_out(s, old), "json", s.owner, s.agent, now)
     if s.config_under and hooks is not None:
-        _git_exclude(hooks, now)
-    result = write_config(config, s.config_format, s.server, now, s.config_under)
-    return result, write_hooks(hooks, s.hooks, now) if hooks is not None and s.hooks is not None else None
-
-
-def _write_merged(path: Path, current: str, new: str, now: dt.datetime | None) -> dict[str, Any]:
-    if path.exists() and new == current:
-        return {"path": str(path), "changed": False, "backup": None}
-    existed = path.exists()
-    backup = None
-    if existed:
-        backup = _backup_path(path, now or dt.datetime.now())
-        backup.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, backup)
-    made = [str(d) for d in reversed(path.parents) if not d.exists()]
-    from ..core.store import atomic_write  # here: the doctor's read of the hooks loads no YAML
-
-    atomic_write(path, new)
-    _record(path, current if existed else None, new, made)
-    return {"path": str(path), "changed": True, "backup": str(backup) if backup else None}
-
-
-def _records_path() -> Path:
-    from ..service.control import state_dir
-
-    return state_dir() / "setups.json"
-
-
-def _records() -> list[dict[str, Any]]:
-    try:
-        data = json.loads(_records_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [r for r in data if isinstance(r, dict)] if isinstance(data, list) else []
-
-
-def _save_records(records: list[dict[str, Any]]) -> None:
-    path = _records_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    from ..core.store import atomic_write  # here: the doctor's read of the hooks loads no YAML
-
-    atomic_write(path, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
-    os.chmod(path, 0o600)
-
-
-def _record(path: Path, before: str | None, after: str, made: list[str]) -> None:
-    """What ``--write`` changed in a file (its text before and after, the folders it made), in
-    the user's state folder, so ``--remove`` can undo exactly that."""
-    records = [r for r in _records() if r.get("path") != str(path)]
-    old = next((r for r in _records() if r.get("path") == str(path)), None)
-    if old is not None:  # written again: the first write's "before" is what --remove restores
-        before, made = old.get("before"), old.get("made", [])
-    records.append({"path": str(path), "before": before, "after": after, "made": made})
-    _save_records(records)
+        _git_exclude(hooks, now, s.owner)
+    result = write_config(config, s.config_format, s.server, now, s.config_under, s.owner, s.agent)
+    hooks_result = (
+        write_hooks(hooks, s.hooks, now, s.owner, s.agent)
+        if hooks is not None and s.hooks is not None
+        else None
+    )
+    return result, hooks_result
 
 
 def recorded_setups() -> list[tuple[str, str]]:
     """(agent, file) of every file ``setup --write`` wrote that holds vaultmem hooks."""
     out = []
-    for r in _records():
-        after = r.get("after") or ""
+    for r in owned.records():
+        if r.get("hooks") and r.get("agent"):
+            out.append((str(r["agent"]), str(r["path"])))
+            continue
+        after = r.get("after") or ""  # an older vaultmem's record: the file's text after the write
         agent = re.search(r"vaultmem hook \S+ --agent (\w+)", after.replace('\\"', '"'))
         if agent:
             out.append((agent.group(1), str(r["path"])))
     return out
 
 
-def _git_exclude(local: Path, now: dt.datetime | None) -> None:
+def _git_exclude(local: Path, now: dt.datetime | None, owner: str = "") -> None:
     """Claude Code's local settings file listed in the repository's own ``.git/info/exclude``
     (never committed), so ``git add .`` does not pick it up."""
     project = local.parent.parent
     exclude = project / ".git" / "info" / "exclude"
     if not (project / ".git").is_dir():
         return
-    current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
     line = str(local.relative_to(project))
-    if line not in current.splitlines():
-        _write_merged(
-            exclude,
-            current,
-            current + ("" if not current or current.endswith("\n") else "\n") + line + "\n",
-            now,
-        )
+
+    def add(current: str) -> str:
+        if line in current.splitlines():
+            return current
+        return current + ("" if not current or current.endswith("\n") else "\n") + line + "\n"
+
+    owned.write(exclude, add, "lines", owner, "", now)
 
 
 def remove_plan(s: AgentSetup, now: dt.datetime | None = None) -> list[dict[str, Any]]:
-    """``--remove``: undo what ``--write`` added to the plan's files. A file unchanged since
-    vaultmem wrote it gets its old text back byte for byte (or is deleted, with the folders
-    ``--write`` made, when it did not exist); a file changed since loses only vaultmem's entry
-    and hooks."""
+    """``--remove``: take out of the plan's files, as they are now, exactly what this set-up's
+    ``--write`` added (``owned``): other set-ups' entries and what other programs wrote since
+    stay; a file is deleted only when ``--write`` created it and nothing else is in it."""
     exclude = (
         [str(Path(s.hooks_path).parent.parent / ".git" / "info" / "exclude")]
         if s.config_under and s.hooks_path
         else []
     )
-    paths = list(
-        dict.fromkeys(
-            p for p in (s.config_path, s.hooks_path if s.hooks else None, *s.moved_from, *exclude) if p
-        )
-    )
-    records = {r.get("path"): r for r in _records()}
+    extra = [*s.moved_from, *exclude]  # files only listed when --write changed them
+    paths = list(dict.fromkeys(p for p in (s.config_path, s.hooks_path if s.hooks else None, *extra) if p))
     out = []
     for name in paths:
-        path = Path(name)
-        rec = records.pop(name, None)
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current is None or (name in s.moved_from + exclude and rec is None):
-            if name not in s.moved_from + exclude:
-                out.append({"path": name, "changed": False, "how": "missing"})
-        elif rec is not None and current == rec.get("after"):
-            _restore(path, rec.get("before"), rec.get("made", []))
-            out.append(
-                {
-                    "path": name,
-                    "changed": True,
-                    "how": "restored" if rec.get("before") is not None else "deleted",
-                }
-            )
-        else:
-            new = _without_vaultmem(current, s, name)
-            changed = new != current
-            if changed:
-                _write_merged(path, current, new, now)
-                records.pop(name, None)
-            out.append(
-                {"path": name, "changed": changed, "how": "edited" if changed else "nothing of vaultmem"}
-            )
-    _save_records([r for r in _records() if r.get("path") not in paths])
+        rec = owned.find(name, s.owner)
+        if name in extra and rec is None:
+            continue
+        done = owned.remove(Path(name), rec, _taking_out(s, name), now)
+        if rec is not None:
+            owned.forget(name, s.owner)
+        if not (name in extra and done["how"] == "missing"):
+            out.append(done)
     return out
 
 
-def _restore(path: Path, before: str | None, made: list[str]) -> None:
-    if before is None:
-        path.unlink()
-        for folder in reversed(made):
-            with contextlib.suppress(OSError):
-                Path(folder).rmdir()  # only when empty
-    else:
-        from ..core.store import atomic_write  # here: the doctor's read of the hooks loads no YAML
-
-        atomic_write(path, before)
+def _taking_out(s: AgentSetup, name: str) -> Callable[[str], str]:
+    """What takes vaultmem's entry and hooks out of the text of the plan's file ``name``."""
+    return lambda text: _without_vaultmem(text, s, name)
 
 
 def _without_vaultmem(text: str, s: AgentSetup, name: str) -> str:
@@ -737,33 +705,10 @@ def _without_vaultmem(text: str, s: AgentSetup, name: str) -> str:
     return new
 
 
-def drop_toml_table(text: str, path: tuple[str, ...]) -> str:
-    """``text`` without the table ``[a.b]`` (its header and its lines up to the next header)."""
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, ln in enumerate(lines) if _header_key(ln) == path), None)
-    if start is None:
-        return text
-    end = next((i for i in range(start + 1, len(lines)) if _header_key(lines[i]) is not None), len(lines))
-    return "".join(lines[:start] + lines[end:])
-
-
 def _holds_token(entry: dict[str, Any]) -> bool:
     return any(
         isinstance(entry.get(k), dict) and "Authorization" in entry[k] for k in ("headers", "http_headers")
     )
 
 
-def backup_dir() -> Path:
-    """Where ``--write`` keeps the files it replaced: vaultmem's state folder, never the repository."""
-    from ..service.control import state_dir
-
-    return state_dir() / "setup-backups"
-
-
-def _backup_path(path: Path, now: dt.datetime) -> Path:
-    flat = str(path.absolute()).strip(os.sep).replace(os.sep, "%")
-    base = backup_dir() / now.strftime("%Y%m%d-%H%M%S") / flat
-    candidate, n = base, 2
-    while candidate.exists():
-        candidate, n = base.with_name(f"{base.name}-{n}"), n + 1
-    return candidate
+backup_dir = owned.backup_dir

@@ -3,7 +3,8 @@ to ...", "let's go with ...", "we'll use X from now on"), rules and preferences 
 "never ...", "I prefer ...", "remember that ..."). A compound rule is split into its rules ("always
 run ruff, and never push to main" is two); a sentence holding a secret, or one that points back at
 a secret ("My token is ... Always use it ..."), is no statement. ``summary.py`` imports this module
-only when it summarises (the prompt hook never needs it).
+only when it summarises (the prompt hook never needs it). ``agent_statements``: the decisions,
+fixes and conventions the agent states in its own text.
 """
 
 from __future__ import annotations
@@ -123,10 +124,56 @@ def statements(text: str, feedback: bool = False) -> list[tuple[str, str]]:
     return out
 
 
+@functools.cache
+def agent_patterns() -> dict[str, re.Pattern[str]]:
+    """What the agent states in its own text that outlasts the session: a decision (the user's
+    decision patterns), a fix ("the fix was to ...", "fixed it by ..."), a convention ("the
+    convention here is to ...", "by convention ...")."""
+    return {
+        "bug_fix": re.compile(
+            rf"^{FILLER}(?P<lead>(?:the\s+)?(?:root\s+cause\s+was|(?:actual\s+|real\s+)?fix\s+(?:was|is)"
+            r"(?:\s+to)?|solution\s+(?:was|is)(?:\s+to)?)\s+|(?:i|we)\s+fixed\s+(?:it|this|the\s+[\w\s-]{1,40}?)"
+            r"\s+by\s+|(?:this|that|it)\s+(?:was\s+)?fixed\s+by\s+)",
+            re.I,
+        ),
+        "pattern": re.compile(
+            rf"^{FILLER}(?P<lead>(?:the\s+|our\s+)?convention(?:\s+(?:here|in\s+this\s+(?:repo|repository|project|"
+            r"codebase)))?\s+is\s+(?:to\s+|that\s+)?|by\s+convention,?\s+|(?:in\s+this\s+(?:repo|repository|"
+            r"project|codebase),?\s+)?(?:we|this\s+project)\s+(?:always|consistently)\s+)",
+            re.I,
+        ),
+    }
+
+
+def agent_statements(text: str) -> list[tuple[str, str]]:
+    """(type, sentence) for each decision, fix or convention the agent states in its own text
+    (``decision``, ``bug_fix``, ``pattern``). Questions, sentences holding a secret and orders
+    (``core.holdback``: an agent's words are data, never an order kept for later) are none."""
+    from ..core.holdback import instruction_shaped
+
+    out = []
+    for raw in SENTENCE_RE.split(text):
+        s = " ".join(raw.strip().lstrip("-*> ").split()).strip("*_")
+        if not (16 <= len(s) <= 300) or s.endswith("?") or _has_secret(s) or instruction_shaped(s):
+            continue
+        if patterns()["decision"].match(s):
+            out.append(("decision", s))
+            continue
+        for kind, rx in agent_patterns().items():
+            if rx.match(s):
+                out.append((kind, s))
+                break
+    return out
+
+
 def strip_lead(sentence: str) -> str:
     """The statement without its lead-in ("We decided to deploy ..." -> "deploy ...")."""
     p = patterns()
     m = p["decision"].match(sentence)
     if m:
         return sentence[m.end() :]
+    for rx in agent_patterns().values():
+        m = rx.match(sentence)
+        if m:
+            return sentence[m.end() :]
     return p["lead_in"].sub("", sentence, count=1)

@@ -42,6 +42,21 @@ def rule_sentences(text: str, feedback: bool = False) -> list[tuple[str, str]]:
     return statements(text, feedback)
 
 
+def agent_sentences(text: str) -> list[tuple[str, str]]:
+    """(type, sentence) for each decision, fix or convention the agent states (``statements.py``)."""
+    from .statements import agent_statements
+
+    return agent_statements(text)
+
+
+def _unsafe_fix(f: dict[str, Any]) -> bool:
+    """A fix that is no fix to keep: a command that downloads code and runs it (``curl ... |
+    sh``), or any order to the agent (``core.holdback``)."""
+    from ..core.holdback import instruction_shaped
+
+    return any(instruction_shaped(c) for c in [f["command"], *f["commands"], *f["variants"]])
+
+
 def rule_title(sentence: str, width: int = 90) -> str:
     """A statement's title: its first line without its lead-in ("Also, remember that I always
     want integer cents for money, never floats." -> "Integer cents for money, never floats"; "We
@@ -171,6 +186,9 @@ class Summary(SimpleNamespace):
     saved: list[str]
     recalled: list[tuple[str, list[str]]]  # (what was asked, ids shown)
     rules: list[tuple[str, str]]
+    stated: list[
+        tuple[str, str]
+    ]  # the decisions, fixes and conventions the agent stated (``agent_statements``)
     outcome: str  # the agent's last words that are not an acknowledgement, first sentences
     last_ok: str  # the last command that succeeded
     start: str  # ISO timestamps of the first and last timed events
@@ -180,7 +198,7 @@ class Summary(SimpleNamespace):
     turns: list[tuple[str, str]]  # an imported chat's messages in order: (who, text) (``turn_text``)
 
     def __init__(self) -> None:
-        super().__init__(requests=[], files=[], failures=[], commands=0, actions=0, saved=[], recalled=[], rules=[], outcome="",
+        super().__init__(requests=[], files=[], failures=[], commands=0, actions=0, saved=[], recalled=[], rules=[], stated=[], outcome="",
                          last_ok="", start="", end="", cwd="", subagents=[], turns=[])  # fmt: skip
 
     @property
@@ -203,14 +221,16 @@ class Summary(SimpleNamespace):
         was about a failure or that failed before any file was edited (a test that fails on code
         not yet written is no bug); a linter's or ``git``'s failure is routine, none."""
         asked = any(FAILING.search(r) for r in self.requests)
-        fixed = [f for f in self.fixed if not ROUTINE.match(f["command"])]
+        fixed = [f for f in self.fixed if not ROUTINE.match(f["command"]) and not _unsafe_fix(f)]
         return [f for f in fixed if f["commands"] or (f["fixed_by"] and (asked or f["before_edits"]))]
 
     @property
-    def memories(self) -> list[tuple[str, str]]:
-        """(type, text) of what the session leaves as candidate memories: the user's decisions and
-        rules (a sentence), then its bug fixes (a title line, then the body)."""
-        return self.rules + [("bug_fix", fix_text(f)) for f in self.fixes]
+    def memories(self) -> list[tuple[str, str, str]]:
+        """(type, text, who) of what the session leaves as candidate memories: the user's
+        decisions and rules (a sentence), the agent's decisions, fixes and conventions (a
+        sentence), then the failures fixed (a title line, then the body)."""
+        return ([(t, r, "user") for t, r in self.rules] + [(t, r, "agent") for t, r in self.stated]
+                + [("bug_fix", fix_text(f), "session") for f in self.fixes])  # fmt: skip
 
 
 def _rel(path: str, roots: list[str]) -> str:
@@ -287,6 +307,8 @@ def summarise(events: list[Event], cwd: str | None = None, chat: bool = False) -
         elif ev.kind == "text":
             if chat:
                 s.turns.append(("Assistant", turn_text(ev.text)))
+            else:  # a coding agent's own words: what it decided, fixed, keeps as a convention
+                s.stated.extend(agent_sentences(ev.text))
             if not polite(ev.text):
                 s.outcome = clip(ev.text, 300)
         if ev.kind != "tool":
@@ -304,9 +326,12 @@ def summarise(events: list[Event], cwd: str | None = None, chat: bool = False) -
             _edit(s, ev, results, roots, open_failures)
         elif ev.tool in SHELL_TOOLS and isinstance(ev.input.get("command"), str):
             _shell(s, ev, results, open_failures)
+            _shell_files(s, ev, results, roots)
     for failure in open_failures.values():
         failure["fixed"] = bool(failure["variants"])  # a variant passed: fixed, by what is not known
     s.rules = list(dict.fromkeys(s.rules))
+    user = {r for _, r in s.rules}
+    s.stated = [x for x in dict.fromkeys(s.stated) if x[1] not in user]
     return s
 
 
@@ -354,6 +379,20 @@ def _shell(
     elif not READ_ONLY.match(cmd):
         for failure in open_failures.values():
             failure["commands"].append(cmd)
+
+
+def _shell_files(s: Summary, ev: Event, results: dict[str, Event], roots: list[str]) -> None:
+    """The files a shell call that succeeded wrote (``echo ... > notes.txt``, ``sed -i``, ``mv``):
+    changed files, as an edit tool's are (``shellwrites``)."""
+    res = results.get(ev.id)
+    if res is None or res.error:
+        return
+    from .shellwrites import written
+
+    for path in written(ev.input["command"]):
+        rel = _rel(path, roots).removeprefix("./")
+        if rel not in s.files:
+            s.files.append(rel)
 
 
 def _telling_lines(text: str, n: int = 4) -> list[str]:
@@ -494,6 +533,7 @@ def render_summary(s: Summary, shown: list[str] | None = None, limit: int = 12,
     section("Memories saved", s.saved)
     section("Memories recalled", recalled_lines(s, titles) + list(shown or []))
     section("Stated by the user", [f"({t}) {r}" for t, r in s.rules])
+    section("Stated by the agent", [f"({t}) {r}" for t, r in s.stated])
     section("Subagents", s.subagents)
     outcome = [] if said else outcome_lines(s)  # a chat's last words are in its transcript
     if outcome:

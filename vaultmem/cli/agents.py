@@ -116,7 +116,8 @@ def setup(
     remove: Annotated[
         bool,
         typer.Option(
-            "--remove", help="Undo what --write added (a file unchanged since gets its old text back)."
+            "--remove",
+            help="Take out what --write added to each file, as the file is now (what others wrote since stays).",
         ),
     ] = False,
     as_json: JsonOpt = False,
@@ -169,8 +170,8 @@ def _removed(results: list[dict], as_json: bool) -> None:
     if as_json:
         echo_json({"removed": results})
         return
-    said = {"restored": "restored as it was before --write", "deleted": "deleted (--write had created it)",
-            "edited": "vaultmem's entry and hooks taken out", "missing": "not there; nothing to do",
+    said = {"deleted": "deleted (--write had created it and nothing else is in it)",
+            "edited": "what --write added taken out (everything else left as it is)", "missing": "not there; nothing to do",
             "nothing of vaultmem": "holds nothing of vaultmem; left alone"}  # fmt: skip
     for r in results:
         typer.echo(f"{r['path']}: {said[r['how']]}")

@@ -30,6 +30,8 @@ def hit_lines(h: dict, explain: bool, color: bool = True) -> list[str]:
     ``explain`` the parts of its score. A note's own text never reaches the terminal as escapes."""
     h = {**h, **{k: strip_escapes(str(h[k])) for k in ("title", "id", "path", "snippet", "via") if h.get(k)}}
     head = style(f"{h['rank']:>2}. {h['title']}", "bold", color=color)
+    if h.get("project"):  # asked from a project's folder: a memory of another project, or of none
+        head += f" ({strip_escapes(str(h['project']))})"
     state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
     lines = [
         f"{head}  [{h['type'] or '-'}]{state}  {score_text(h['score'])}"

@@ -96,7 +96,7 @@ XDG_CONFIG_HOME = Folder("XDG_CONFIG_HOME", "~/.config",
 XDG_STATE_HOME = Folder("XDG_STATE_HOME", "~/.local/state",
                         "The state folder: the service log, the hook log, the index key, the spare runtime folder.")  # fmt: skip
 XDG_CACHE_HOME = Folder("XDG_CACHE_HOME", "~/.cache", "The cache folder (the model's files).")
-XDG_RUNTIME_DIR = Folder("XDG_RUNTIME_DIR", "the temp folder",
+XDG_RUNTIME_DIR = Folder("XDG_RUNTIME_DIR", "the folder a service started with it wrote down, else /run/user/UID, else the temp folder",
                          "The private runtime folder: the memory service's socket and lock.")  # fmt: skip
 TMPDIR = Folder(
     "TMPDIR", "/tmp", "The temp folder (Python's tempfile): the runtime folder without XDG_RUNTIME_DIR."

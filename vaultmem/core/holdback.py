@@ -7,7 +7,8 @@ Greek look-alikes of Latin letters mapped to them, so ``Ａssistant``, ``Assi\u2
 ``Аssistant`` (Cyrillic А) read as ``Assistant``. Each pattern needs an unmistakable signal:
 overriding earlier instructions, a chat-role or prompt-format marker (``SYSTEM:``, a
 ``## System`` heading, ``<|im_start|>``), an order addressed to the assistant by name, a
-change of the agent's role, or a command to run without asking, in English, German, French,
+change of the agent's role, a command to run without asking or one that downloads code and runs
+it (``curl ... | sh``), in English, German, French,
 Spanish, Chinese and Japanese. "You must run the migrations before deploy" matches none.
 ``benchmarks/holdback_bench.py`` measures the recall of orders and the false holds on a
 labelled set (``benchmarks/data/holdback_set.jsonl``).
@@ -251,6 +252,14 @@ def _orders() -> list[_Order]:
         _Order(
             ("你现在是", "从现在", "指令", "あなたは", "今後", "新しい指示"),
             r"(?:你现在是|从现在(?:开始|起)[，,]?你|新的?指令[：:]|あなたは(?:今から|これから)|今後は?あなたは|新しい指示[：:])",
+        ),
+        # a command that downloads code and runs it: curl ... | sh, bash <(curl ...), iwr ... | iex
+        _Order(
+            ("curl", "wget", "iwr", "irm", "invoke-"),
+            r"\b(?:curl|wget|iwr|irm|invoke-(?:webrequest|restmethod))\b[^|\n;]{0,300}\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
+            r"(?:(?:ba|z|da|k|fi)?sh|python[0-9.]*|node|perl|ruby|php|iex|invoke-expression)\b"
+            r"|\b(?:ba|z|da|k)?sh\s+(?:-c\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b",
+            i,
         ),
         # a command to run without asking, or before every answer
         _Order(

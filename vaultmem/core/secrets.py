@@ -405,12 +405,33 @@ def _assignment_kind(name: str, val: str, quoted: bool, prose_is: bool) -> str |
     if _PW_NAME.search(name):
         if quoted:
             ok = len(val) >= PW_MIN_LEN_QUOTED and not _is_placeholder(val, quoted=True)
-        else:
-            ok = _credential_like(val)
+        else:  # "the staging db password is tidewater": said in prose, any word that is no prose
+            ok = _credential_like(val) or (prose_is and _told_password(val))
         return "password" if ok else None
     if prose_is:  # "the token is ..." names no token
         return None
     return "high-entropy" if _token_like(val, quoted=quoted) else None
+
+
+# what follows "the password is" in prose when no password is told ("is wrong", "is in the vault")
+_PROSE_AFTER_IS = {
+    "a", "an", "the", "in", "on", "at", "not", "now", "still", "also", "too", "being", "only", "just", "what",
+    "that", "this", "it", "because", "for", "from", "of", "to", "with", "by", "managed", "stored", "saved", "kept",
+    "set", "reset", "changed", "rotated", "required", "optional", "wrong", "incorrect", "correct", "invalid",
+    "valid", "expired", "empty", "missing", "blank", "weak", "strong", "long", "short", "hashed", "encrypted",
+    "salted", "secret", "secure", "insecure", "known", "unknown", "needed", "shared", "public", "private",
+    "different", "same", "case", "ignored", "provided", "given", "sent", "printed", "logged", "visible", "hidden",
+    "already", "never", "always", "usually", "generated", "random", "new", "old", "default", "temporary", "ok",
+    "fine", "good", "bad", "there", "here", "checked", "validated", "accepted", "rejected", "read", "taken",
+    "passed", "used", "available", "defined", "configured", "enforced", "prompted", "asked",
+}  # fmt: skip
+
+
+def _told_password(v: str) -> bool:
+    """A word after "password is" that is no word of prose about passwords."""
+    return (
+        len(v) >= 4 and v.lower() not in _PROSE_AFTER_IS and not _is_placeholder(v) and not _PATHLIKE.match(v)
+    )
 
 
 def _assignments(text: str, out: list[RawSpan]) -> None:

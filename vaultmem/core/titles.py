@@ -33,9 +33,15 @@ def title_words(text: str, n: int = 12) -> str:
     return " ".join(words[: cuts[-1] if cuts else n])
 
 
+# words a phrase may be cut before, when no clause ends within a title's width
+PHRASE_BREAKS = frozenset("for with to in on at by from of into over under via than instead".split())
+
+
 def clause_clip(text: str, width: int) -> str:
     """``text`` cut to at most ``width`` characters at the end of a clause (``;``, ``,``, a
-    dash), else at a word: never with "…" nor inside a word."""
+    dash), else before a joining word ("... for the catalog | because Postgres ..."), else
+    before a preposition: a whole phrase, never with "…" nor inside a word or a phrase; a text
+    with none of those is cut at a word."""
     text = " ".join(text.split())
     if len(text) <= width:
         return text
@@ -43,4 +49,10 @@ def clause_clip(text: str, width: int) -> str:
     end = max(cut.rfind("; "), cut.rfind(", "), cut.rfind(" - "))
     if end >= width // 3:
         return cut[:end].rstrip(" ,;:-")
+    words = text.split(" ")
+    fits = [i for i in range(1, len(words)) if len(" ".join(words[:i])) <= width]
+    for breaks in (BREAKS, PHRASE_BREAKS):
+        at = [i for i in fits if i >= 3 and words[i].lower() in breaks]
+        if at:
+            return " ".join(words[: at[-1]]).rstrip(" ,;:-")
     return cut[: cut.rfind(" ")].rstrip(" ,;:-") if " " in cut else cut[:width]

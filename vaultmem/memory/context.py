@@ -126,11 +126,6 @@ def _pick(
     return [r for r in live if shown(r)], records[path], ours
 
 
-def _other_project(vault: VaultState, rec: Record | None, ours: Callable[[Record], bool]) -> bool:
-    """Whether a memory belongs to another project than the one wake is for."""
-    return rec is not None and not ours(rec) and projects.Scope(vault).of(rec.path) is not None
-
-
 def _section_of(rec: Record) -> str | None:
     if rec.scope == "user" or rec.type == "preference":
         return "User Preferences"
@@ -171,12 +166,18 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
     who.refresh(vault.root)  # notes a teammate committed since the last look are marked
     trust = who.Trust(vault.root)
 
+    scope = projects.Scope(vault)
+    mine = scope.of(anchor_rec.path) if anchor_rec is not None else None
+
     def add(section: str, rec: Record, text: str | None = None) -> None:
         text = text if text is not None else _summary(body(rec.path))
         synced = trust.label(rec.path)
         if held(rec.type, rec.status, rec.source, f"{rec.title}\n{text}\n{body(rec.path)}", synced):
             return  # orders to the agent not from this machine's person: doctor lists it for a person
-        lines.append(Line(section, rec.key, redact(rec.title)[0], rec.type, rec.importance, rec.updated, redact(text)[0],
+        title = rec.title
+        if mine is not None and rec is not anchor_rec and rec.scope != "user" and scope.of(rec.path) is None:
+            title = projects.labelled(title, projects.NO_PROJECT)  # linked from the anchor, of no project
+        lines.append(Line(section, rec.key, redact(title)[0], rec.type, rec.importance, rec.updated, redact(text)[0],
                           provenance(rec.type, rec.status, rec.source, synced), tuple(outdated_by(graph, records, rec.path))))  # fmt: skip
 
     by_section: dict[str, list[Record]] = {}
@@ -215,33 +216,21 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
     if task and task.strip():
         seen = {ln.id for ln in lines}
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
-            found = records.get(hit.path)  # `other`: this note when it is another project's
-            other = found if anchor_rec is not None and _other_project(vault, found, ours) else None
-            if (
-                hit.id not in seen
-                and keep(hit.path)
-                and not (other and not _clears_bar(hit, other))
-                and not held(
-                    hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}", trust.label(hit.path)
-                )
+            note = records.get(hit.path)
+            if note is None or hit.id in seen or not keep(hit.path):
+                continue
+            theirs = scope.of(note.path)
+            fields = {"explain": hit.explain, "type": note.type, "status": note.status}
+            ok, label = projects.admitted(theirs, mine, fields, note.scope == "user")
+            if ok and not held(
+                hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}", trust.label(hit.path)
             ):
-                title = f"{hit.title} (from {_project_name(vault, other)})" if other else hit.title
+                label = _project_name(vault, note) if label == projects.OTHER else label
+                title = projects.labelled(hit.title, label) if label and mine is not None else hit.title
                 lines.append(Line("Relevant to Current Task", hit.id, redact(title)[0], hit.type, hit.importance,
                                   hit.updated, redact(hit.snippet)[0], provenance(hit.type, hit.status, hit.source, trust.label(hit.path)),
                                   tuple(hit.outdated_by)))  # fmt: skip
     return lines
-
-
-def _clears_bar(hit: Any, rec: Record) -> bool:
-    """Another project's memory is shown for a task only when close to it (a term match and
-    ``projects.OTHER_PROJECT_COS``), and never its sessions or candidates."""
-    e = hit.explain or {}
-    return (
-        rec.type not in LATEST_TYPES
-        and rec.status != "candidate"
-        and float(e.get("vector_raw", 0.0)) >= projects.OTHER_PROJECT_COS
-        and float(e.get("bm25_raw", 0.0)) > 0
-    )
 
 
 def _project_name(vault: VaultState, rec: Record) -> str:

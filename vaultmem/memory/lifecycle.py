@@ -298,6 +298,10 @@ def check_new(vault: VaultState, type_: str, title: str, content: str, context: 
     def ours(rec: Record) -> bool:  # the project rule: never a memory of another project
         return rec.scope == "user" or projects.same_project(scope.of(rec.path), mine)
 
+    def updatable(rec: Record) -> bool:  # nor, for a new memory of no project, one of a project
+        theirs = scope.of(rec.path)  # (that project's block would say "may be outdated by" it)
+        return rec.scope == "user" or theirs is None or theirs == mine
+
     for rec in vault.titled(title):  # exact duplicate, also when vectors are off
         if rec.type == type_ and rec.status == "active":
             if (folded(plain_text(vault.body(rec.path))) in same and branch_scope(vault, rec.path) == branch
@@ -307,6 +311,7 @@ def check_new(vault: VaultState, type_: str, title: str, content: str, context: 
                if ours(r)]  # fmt: skip
     if similar and similar[0][1] >= float(cfg["duplicate"]):
         return similar[0][0], [], []
+    similar = [(r, c) for r, c in similar if updatable(r)]
     new = updates.Memory(title, content, type_, tuple(context), _anchors(anchor))
     replace, possible = [], []
     for rec, cos in similar:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from ..core.note import (
 )
 from ..core.secrets import Scrubber
 from ..core.store import check_title, new_id
+from ..core.titles import folded
 from ..index import graph as graphmod
 from ..index.manifest import Record
 from . import aging, dupes
@@ -65,7 +67,7 @@ def remember(
     scope: str | None = None, context: Iterable[str] = (), source: str | None = None,
     origin: str | None = None, now: dt.datetime | None = None, status: str = "active",
     extra: dict[str, Any] | None = None, key: str | None = None, supersedes: Iterable[str] = (),
-    supersede: bool = True, age: bool = True,
+    supersede: bool = True, age: bool = True, cwd: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Write a new memory from its type's template; returns its id, path, what it superseded
     and the likely updates it did not supersede on its own (``possible_updates``).
@@ -78,12 +80,17 @@ def remember(
     supersedes an active one. ``extra``: more frontmatter keys (e.g. ``branch``/``repo``).
     ``supersede=False``: likely updates are reported, never applied (an importer writing many
     memories at once); ``age=False``: the anchor's aging rules wait for ``age_anchor`` (called
-    once after a batch)."""
+    once after a batch). ``cwd``: the writer's working folder; with no ``anchor``, a memory of
+    that folder's project is anchored to it (the user's own, a project note: never)."""
     clean = Scrubber()  # text from an agent, a transcript or an import: no private span, no secret
     title, content, anchor, key, source = (clean.title(title), clean.text(content), clean.title(anchor),
                                            clean.title(key), clean.title(source))  # fmt: skip
     tags, links, context = ([clean.title(v) for v in vs] for vs in (tags, links, context))
     type_ = normalize_type(type)
+    if not anchor and cwd and scope != "user" and type_ not in ("project", "preference"):
+        from .projects import find_anchor
+
+        anchor = find_anchor(vault, cwd)  # remembered in a project's folder: that project's memory
     types = known_types(vault.templates_dir)
     if type_ not in types:
         raise BadInput(f"unknown type {type!r}; known types: {', '.join(types)}")
@@ -100,9 +107,19 @@ def remember(
     key = _key(key)
     named = _named(vault, supersedes)
     branch = (str(extra["branch"]), extra.get("repo")) if extra and extra.get("branch") else (None, None)
+    like = None
+    if type_ in SESSION_TYPES and session_identity(source):  # a session is one note, whatever its text
+        earlier = _of_session(vault, type_, str(source), title)
+        if earlier is not None:
+            return {
+                **_same_session(vault, earlier, content),
+                **({"redacted": clean.kinds} if clean.kinds else {}),
+            }
     if content and content.strip():
         duplicate, replaced, possible = check_new(vault, type_, title, content, list(context), source, anchor,
                                                   branch=branch)  # fmt: skip
+        if type_ in SESSION_TYPES:  # a session like an earlier one is another session: kept, linked to it
+            like, duplicate, replaced, possible = duplicate, None, [], []
         # an active memory under an active one's title is that one (never "Title 2.md"); a candidate
         # is never merged into a memory nobody confirmed it for
         repeated = (
@@ -143,6 +160,8 @@ def remember(
     body = f"{content.strip()}\n" if content and content.strip() else without_title(template_body, title)
     if links:
         body += "\nRelated: " + ", ".join(_related(vault, link, catalog, every) for link in links) + "\n"
+    if like is not None:
+        body += f"\nLike an earlier session: {link_to(like.path, vault.note_paths(), like.title)}.\n"
     folder = existing_folder(vault.root, vault.config["folders"].get(type_, type_))
     path = vault.store.create(vault.store.unique_path(folder, title), render(meta, body))
     touched = [path] + ([created_anchor] if created_anchor else [])
@@ -161,7 +180,40 @@ def remember(
             "duplicate_of": None,
             "superseded": [_superseded(r, c, key) for r, c in replaced] + aged,
             "possible_updates": [{"id": r.key, "title": r.title, "similarity": _round(c)} for r, c in possible],
+            **({"like": like.key} if like is not None else {}),
             **({"redacted": clean.kinds} if clean.kinds else {}), **({"warnings": warnings} if warnings else {})}  # fmt: skip
+
+
+SESSION_TYPES = ("session_summary",)  # one note per session: named by its source, never deduplicated by text
+DAY_SESSION = re.compile(r"^session-\d{4}-\d{2}-\d{2}$")  # ``sleep`` without a source: a day, not one session
+
+
+def session_identity(source: str | None) -> bool:
+    """Whether ``source`` names one session (an agent's session id, ``--source``), not the day
+    name ``sleep`` falls back to."""
+    return bool(source) and not DAY_SESSION.match(str(source))
+
+
+def _of_session(vault: VaultState, type_: str, source: str, title: str) -> Record | None:
+    """The active note of ``type_`` this session already wrote: its source, and its title (a
+    session's summary is titled by its own start and first request; 8 characters of an id are
+    a source, and ``sleep`` titles each summary by when it was written)."""
+    found = [r for r in vault.catalog().values()
+             if r.type == type_ and r.source == source and r.status == "active" and folded(r.title) == folded(title)]  # fmt: skip
+    return max(found, key=lambda r: (r.created, r.path), default=None)
+
+
+def _same_session(vault: VaultState, rec: Record, content: str | None) -> dict[str, Any]:
+    """The session's note written again (a resumed session, an end hook run twice): its body is
+    the newer summary (it read the session so far), no second note."""
+    changed = False
+    if content and content.strip():
+        changed = edit(vault, rec.path, content=content)["changed"]
+        if changed:
+            vault.sync_paths([rec.path])
+    return {"id": rec.key, "path": rec.path, "title": rec.title, "type": rec.type, "created_anchor": None,
+            "duplicate_of": rec.key, "same_session": True, "updated": changed, "superseded": [],
+            "possible_updates": []}  # fmt: skip
 
 
 def _round(value: float | None) -> float | None:

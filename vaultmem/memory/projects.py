@@ -13,6 +13,7 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Iterable
+    from typing import Any
 
     from ..index.manifest import Record
     from .state import VaultState
@@ -36,6 +37,19 @@ def find_anchor(vault: VaultState, cwd: str | None) -> str | None:
     return None
 
 
+def folder_anchor(reader: Any, cwd: str | None) -> str | None:
+    """The project note of a working folder in a vault, or in the first of several vaults
+    (``MultiVault``) that has one: what ``wake``, ``remember``, the MCP tools and the hooks
+    infer when no anchor is given (``find_anchor``)."""
+    if not cwd:
+        return None
+    for vault in getattr(reader, "vaults", {"": reader}).values():
+        found = find_anchor(vault, cwd)
+        if found:
+            return found
+    return None
+
+
 def _fold(text: str) -> str:
     return " ".join(re.sub(r"[-_.]+", " ", text).lower().split())
 
@@ -54,6 +68,13 @@ SERIES_TYPES = ("session_summary", "handoff", "progress")  # a project's own rec
 # another project's memory is injected only this close to the prompt, and with a term match
 # (benchmarks/project_scope.py: at 0.6 a third of the prompt hook's lines came from other projects)
 OTHER_PROJECT_COS = 0.7
+# a memory of no project enters a project's block only this close, with a term match, and says so
+# ("Alpha uses port 8081", remembered with no project, is 0.42-0.60 from a port question of
+# another project's; the planted no-project note of the real-agent lane is 0.81 from its prompt)
+NO_PROJECT_COS = 0.65
+NO_PROJECT_BM25 = 0.5  # keywords only (the service is starting): a share of the best hit's BM25
+NO_PROJECT = "no project"  # the label of a memory of no project in a project's block
+OTHER = "other"  # ``admitted``'s word for another project's memory (labelled with that project's name)
 MAX_HOPS = 3
 
 
@@ -86,12 +107,16 @@ def record_project(
 ) -> str | None:
     """The key of a record's project: a project note's own title; else the note its first
     frontmatter link (the ``anchor``) resolves to, followed up to MAX_HOPS anchors until a
-    project note; None when it names none. ``resolve(target, source_path)``: a path or None."""
+    project note; a note with no anchor, the one project note its text links to (``[[Project:
+    Tidewater]]`` in its body); None when it names none. ``resolve(target, source_path)``: a
+    path or None."""
     seen: set[str] = set()
     for _ in range(MAX_HOPS + 1):
         if rec.type == "project":
             return project_key(rec.title)
         target = next((t for t, kind in rec.links if kind == "frontmatter"), None)
+        if target is None and not seen:
+            return _linked_project(rec, records, resolve)
         if target is None or rec.path in seen:
             return None
         seen.add(rec.path)
@@ -100,6 +125,19 @@ def record_project(
             return project_key(target) if PROJECT_PREFIX_RE.match(target) else None
         rec = records[path]
     return None
+
+
+def _linked_project(rec: Record, records: dict, resolve: Callable[..., str | None]) -> str | None:
+    """The project of a note with no anchor: the one project note its text links to."""
+    found = set()
+    for target, kind in rec.links:
+        if kind != "body":
+            continue
+        path = resolve(target, rec.path)
+        note = records.get(path) if path else None
+        if note is not None and note.type == "project":
+            found.add(project_key(note.title))
+    return found.pop() if len(found) == 1 else None
 
 
 class Scope:
@@ -143,14 +181,52 @@ def same_project(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b
 
 
+def admitted(project: str | None, mine: str | None, hit: dict, user: bool = False,
+             keywords: float | None = None) -> tuple[bool, str | None]:  # fmt: skip
+    """The project rule for a memory entering the block of project ``mine`` (a prompt's, a
+    task's, a recall's in a project folder): (whether it enters, the label its title gets).
+    The project's own memories and the user's enter as they are (and every memory when there
+    is no project to tell apart); another project's only close to the query (a term match and
+    ``OTHER_PROJECT_COS``), never its sessions or candidates, labelled with its project
+    (``OTHER``: the caller names it); a memory of no project only above ``NO_PROJECT_COS``,
+    labelled "no project". ``keywords``: the answer came from keywords only (the service is
+    starting), no cosine to ask: the best BM25 score among the hits, and a memory of no project
+    enters at ``NO_PROJECT_BM25`` of it, another project's not at all."""
+    if user or mine is None or project == mine:
+        return True, None
+    e = hit.get("explain") or {}
+    cos, bm25 = float(e.get("vector_raw", 0.0)), float(e.get("bm25_raw", 0.0))
+    term = bm25 > 0
+    if project is None and keywords is not None:
+        return term and bm25 >= NO_PROJECT_BM25 * keywords, NO_PROJECT
+    if project is None:
+        return cos >= NO_PROJECT_COS and term, NO_PROJECT
+    ok = (
+        cos >= OTHER_PROJECT_COS
+        and term
+        and hit.get("type") not in SERIES_TYPES
+        and hit.get("status") != "candidate"
+    )
+    return ok, OTHER
+
+
+def labelled(title: str, label: str) -> str:
+    """``title (from Project: Alpha)``, ``title (no project)``."""
+    return f"{title} ({label})" if label == NO_PROJECT else f"{title} (from {label})"
+
+
 # ---------------------------------------------------------------- prompt hits (light: the prompt hook)
 
 FIELD_RE = re.compile(r"^(anchor|scope|type|title):[ \t]*(.*?)[ \t]*$", re.M)
 
 
+BODY_LINK_RE = re.compile(r"\[\[([^\]|#\n]+)")
+
+
 def _head(path: Path) -> dict[str, str]:
     """``anchor``, ``scope``, ``type`` and ``title`` of a note's frontmatter, read without YAML
-    (the prompt hook loads no PyYAML); {} when unreadable."""
+    (the prompt hook loads no PyYAML), and the targets its first 8 KB link to (``links``,
+    one a line); {} when unreadable."""
     try:
         with path.open(encoding="utf-8") as f:
             text = f.read(8192)
@@ -160,18 +236,25 @@ def _head(path: Path) -> dict[str, str]:
         return {}
     end = text.find("\n---", 3)
     fields = {k: v.strip("'\"") for k, v in FIELD_RE.findall(text[: end if end > 0 else len(text)])}
+    fields["links"] = "\n".join(m.strip() for m in BODY_LINK_RE.findall(text[end:] if end > 0 else ""))
     return fields
 
 
 def hit_project(fields: dict[str, str], known: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
     """The project key of a hit's note from its frontmatter fields: the project note itself, or
-    its anchor's name when that is a project (``Project: X``, or a ``known`` project's name)."""
+    its anchor's name when that is a project (``Project: X``, or a ``known`` project's name);
+    with no anchor, the one ``known`` project its text links to (``record_project``'s rule)."""
     if fields.get("type") == "project":
         return project_key(fields.get("title"))
     for name in anchor_names(fields.get("anchor", "").replace("''", "'")):
         if PROJECT_PREFIX_RE.match(name) or project_key(name) in known:
             return project_key(name)
-    return None
+    if fields.get("anchor"):
+        return None
+    linked = {
+        k for t in fields.get("links", "").splitlines() if (k := project_key(t.rsplit("/", 1)[-1])) in known
+    }
+    return linked.pop() if len(linked) == 1 else None  # no anchor: the one project its text links to
 
 
 PROJECT_FOLDER = "projects"  # where anchors are made (core.memtypes.FOLDERS)
@@ -206,10 +289,13 @@ def folder_project(cwd: str, known: set[str]) -> str | None:
     return None
 
 
-def scope_hits(hits: list[dict], roots: dict[str, Path], cwd: str | None) -> list[dict]:
-    """Prompt hits by the project rule: the working folder's project's memories, the user's and
-    those of no project; another project's only when close to the prompt (``OTHER_PROJECT_COS``
-    and a term match), labelled with its project, and never its sessions or candidates."""
+def scope_hits(
+    hits: list[dict], roots: dict[str, Path], cwd: str | None, keywords: bool = False
+) -> list[dict]:
+    """Prompt hits by the project rule (``admitted``): the working folder's project's memories
+    and the user's; another project's only close to the prompt, labelled with its project; one
+    of no project only above the higher bar, labelled "no project" (``keywords``: the hits came
+    from keywords only, while the service starts)."""
     if not hits or not roots or not cwd:
         return hits
     known = known_projects(roots.values())
@@ -217,17 +303,42 @@ def scope_hits(hits: list[dict], roots: dict[str, Path], cwd: str | None) -> lis
     if mine is None:  # a folder of no project the vault knows: nothing to tell apart
         return hits
     default_root = next(iter(roots.values()))
+    best = (
+        max((float((h.get("explain") or {}).get("bm25_raw", 0.0)) for h in hits), default=0.0)
+        if keywords
+        else None
+    )
     out = []
     for hit in hits:
         root = roots.get(hit.get("vault") or "", default_root)
         fields = _head(Path(root) / hit["path"]) if hit.get("path") else {}
         project = hit_project(fields, known)
-        if fields.get("scope") == "user" or project is None or project == mine:
-            out.append(hit)
-            continue
-        e = hit.get("explain") or {}
-        close = float(e.get("vector_raw", 0.0)) >= OTHER_PROJECT_COS and float(e.get("bm25_raw", 0.0)) > 0
-        if close and hit.get("type") not in SERIES_TYPES and hit.get("status") != "candidate":
+        ok, label = admitted(project, mine, hit, fields.get("scope") == "user", best)
+        if label == OTHER:
             label = next(iter(anchor_names(fields.get("anchor"))), None) or fields.get("title") or project
-            out.append({**hit, "title": f"{hit['title']} (from {label})"})
+        if ok:
+            out.append({**hit, "title": labelled(hit["title"], label)} if label else hit)
     return out
+
+
+def label_hits(hits: list[dict], roots: dict[str, Path], cwd: str | None) -> list[dict]:
+    """Recall hits asked from a project's folder, each of another project or of none named
+    (``project``: "from Project: Alpha", "no project"), by the rule the prompt hook uses to
+    keep them out (``scope_hits``): an explicit search hides nothing, it says where a memory is
+    from."""
+    if not hits or not roots or not cwd:
+        return hits
+    known = known_projects(roots.values())
+    mine = folder_project(cwd, known)
+    if mine is None:
+        return hits
+    default_root = next(iter(roots.values()))
+    for hit in hits:
+        root = roots.get(hit.get("vault") or "", default_root)
+        fields = _head(Path(root) / hit["path"]) if hit.get("path") else {}
+        project = hit_project(fields, known)
+        if fields.get("scope") == "user" or project == mine:
+            continue
+        name = next(iter(anchor_names(fields.get("anchor"))), None) or fields.get("title") or project
+        hit["project"] = NO_PROJECT if project is None else f"from {name}"
+    return hits

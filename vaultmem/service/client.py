@@ -82,28 +82,108 @@ def runtime_dir() -> Path:
     return spare
 
 
-def spare_dir() -> Path | None:
-    """The spare runtime folder: ``run`` in vaultmem's state folder (``$XDG_STATE_HOME/vaultmem``,
-    else ``~/.local/state/vaultmem``; ``~/Library/Logs/vaultmem`` on macOS); None when its path is
-    too long for a socket."""
+def _state_folder() -> Path:
+    """vaultmem's state folder (``$XDG_STATE_HOME/vaultmem``, else ``~/.local/state/vaultmem``;
+    ``~/Library/Logs/vaultmem`` on macOS)."""
     if sys.platform == "darwin":
-        state = environment.home() / "Library" / "Logs" / "vaultmem"
-    else:
-        state = environment.state_home() / "vaultmem"
-    folder = state / f"run-{os.getuid()}"
-    return folder if len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH else None
+        return environment.home() / "Library" / "Logs" / "vaultmem"
+    return environment.state_home() / "vaultmem"
+
+
+def spare_dir() -> Path | None:
+    """The spare runtime folder: ``run-UID`` in vaultmem's state folder; None when its path is
+    too long for a socket."""
+    folder = _state_folder() / f"run-{os.getuid()}"
+    return folder if _fits(folder) else None
+
+
+def _fits(folder: Path) -> bool:
+    return len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH
+
+
+def pointer_path() -> Path:
+    """Where the runtime folder a process with ``XDG_RUNTIME_DIR`` uses is written down
+    (``runtime-UID`` in the state folder), for the processes an agent starts without it."""
+    return _state_folder() / f"runtime-{os.getuid()}"
+
+
+def record_runtime_dir(folder: Path) -> None:
+    """Write down ``folder`` as this user's runtime folder, when it came from ``XDG_RUNTIME_DIR``
+    (the service does, as it starts); a pointer that cannot be written costs nothing."""
+    if not environment.XDG_RUNTIME_DIR.get() or _recorded() == folder:
+        return
+    path = pointer_path()
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, os.fsencode(str(folder)))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _recorded() -> Path | None:
+    """The runtime folder written down by a process that had ``XDG_RUNTIME_DIR``: only from this
+    user's own file (no symlink, nobody else may write it)."""
+    try:
+        fd = os.open(pointer_path(), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or st.st_mode & 0o022 or not stat.S_ISREG(st.st_mode):
+            return None
+        text = os.read(fd, 4096).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+    return Path(text) if text and os.path.isabs(text) else None
+
+
+def _usable(folder: Path | None) -> bool:
+    """A runtime folder this user can use: private when it is there, else in a folder of this
+    user's that nobody else can write (``/run/user/UID`` after a reboot)."""
+    if folder is None or not _fits(folder):
+        return False
+    if os.path.lexists(folder):
+        return private_folder_problem(folder) is None
+    try:
+        st = os.lstat(folder.parent)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _login_runtime_dir() -> Path:
+    """systemd's runtime folder of this user, what ``XDG_RUNTIME_DIR`` names in a login session."""
+    return Path(f"/run/user/{os.getuid()}") / f"vaultmem-{os.getuid()}"
 
 
 def _shared_runtime_dir() -> Path:
-    """``$XDG_RUNTIME_DIR/vaultmem-UID``, else the temp folder's."""
-    for base in (environment.XDG_RUNTIME_DIR.get(), None):
-        if base is None:  # asked only here: tempfile costs ~5 ms of every client call
-            base = environment.temp_dir()
-        if base:
-            folder = Path(base) / f"vaultmem-{os.getuid()}"
-            if len(os.fsencode(str(folder))) + LONGEST_NAME <= MAX_SOCKET_PATH:
-                return folder
-    return Path("/tmp") / f"vaultmem-{os.getuid()}"
+    """``$XDG_RUNTIME_DIR/vaultmem-UID``; without it (an agent's hook may run with its environment
+    stripped: Codex CLI passes HOME, PATH, LANG and TERM only), the folder a process that had it
+    wrote down, else systemd's ``/run/user/UID``, else the temp folder's: one service per user
+    and install whoever starts it."""
+    base = environment.XDG_RUNTIME_DIR.get()
+    if base and _fits(Path(base) / f"vaultmem-{os.getuid()}"):
+        return Path(base) / f"vaultmem-{os.getuid()}"
+    if not base:
+        for folder in (_recorded(), _login_runtime_dir()):
+            if _usable(folder):
+                return folder  # type: ignore[return-value]
+    temp = environment.temp_dir() / f"vaultmem-{os.getuid()}"  # asked only here: tempfile costs ~5 ms
+    return temp if _fits(temp) else Path("/tmp") / f"vaultmem-{os.getuid()}"
+
+
+def candidate_dirs() -> list[Path]:
+    """Every folder this user's service may be found in: the runtime folder first, then where
+    a process with another environment would have put it (``service stop`` looks in each)."""
+    found = [runtime_dir(), _recorded(), _login_runtime_dir(), spare_dir(),
+             environment.temp_dir() / f"vaultmem-{os.getuid()}", Path("/tmp") / f"vaultmem-{os.getuid()}"]  # fmt: skip
+    return [f for f in dict.fromkeys(found) if f is not None and os.path.isdir(f)]
 
 
 def service_socket() -> Path:
@@ -201,10 +281,10 @@ def peer_credentials(sock: socket.socket) -> tuple[int, int]:
     return UNKNOWN_PEER, peer_uid(sock)  # elsewhere the pid is not known: nothing is signalled by it
 
 
-def service_peer(timeout: float = 2.0) -> tuple[int, int] | None:
-    """(pid, uid) of the process listening on the service socket; None when none listens there
-    or the folder is not private."""
-    path = service_socket()
+def service_peer(timeout: float = 2.0, folder: Path | None = None) -> tuple[int, int] | None:
+    """(pid, uid) of the process listening on the service socket (the one in ``folder``); None
+    when none listens there or the folder is not private."""
+    path = service_socket() if folder is None else folder / service_socket().name
     if not os.path.lexists(path) or private_folder_problem(path.parent):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -86,8 +86,8 @@ def log_path() -> Path:
     return state_dir() / LOG_NAME
 
 
-def lock_path() -> Path:
-    return client.runtime_dir() / f"service-{client.service_key()}.lock"
+def lock_path(folder: Path | None = None) -> Path:
+    return (folder or client.runtime_dir()) / f"service-{client.service_key()}.lock"
 
 
 class FolderBlocked(VaultError):
@@ -117,17 +117,18 @@ def private_runtime_dir() -> Path:
     problem = client.private_folder_problem(folder)
     if problem:
         raise FolderBlocked(blocked_message(problem))
+    client.record_runtime_dir(folder)  # for the hooks an agent starts without XDG_RUNTIME_DIR
     return folder
 
 
-def holder() -> dict[str, Any] | None:
-    """The running service's pid and version from its lock file (None when nobody holds it, or
-    when the folder or the file is not this user's own)."""
+def holder(folder: Path | None = None) -> dict[str, Any] | None:
+    """The running service's pid and version from its lock file in the runtime folder (or in
+    ``folder``); None when nobody holds it, or when the folder or the file is not this user's own."""
     import fcntl
 
-    if client.runtime_problem():
+    if client.runtime_problem() if folder is None else client.private_folder_problem(folder):
         return None
-    path = lock_path()
+    path = lock_path(folder)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -252,34 +253,46 @@ _AT_EXIT = False
 def stop(timeout: float = 15.0) -> int | None:
     """Ask the running service to exit and wait until it has; the pid stopped (None: none ran).
     One that does not exit in ``timeout`` seconds is sent SIGTERM, then SIGKILL, but only when
-    it is this user's service of this install (``is_service``)."""
+    it is this user's service of this install (``is_service``). A service of this user and
+    install that a process with another environment started in another runtime folder (an
+    agent's hook without ``XDG_RUNTIME_DIR``) is stopped too."""
+    check_folder()
+    stopped = None
+    for folder in client.candidate_dirs():
+        pid = _stop_in(folder, timeout)
+        stopped = stopped or pid
+    return stopped
+
+
+def _stop_in(folder: Path, timeout: float) -> int | None:
     import signal
 
-    check_folder()
-    held = holder()
+    held = holder(folder)
     if held is None:
         return None
     pid = held.get("pid")
     try:
-        client.call("stop", timeout=5)
+        client.send(
+            folder / client.service_socket().name, {"op": "stop", "args": {}, "version": __version__}, 5
+        )
     except VaultError:  # too busy to answer: the signals below
         pass
     deadline = time.monotonic() + timeout
     for sig in (None, signal.SIGTERM, signal.SIGKILL):
         if sig is not None:
-            _signal(pid, sig)
+            _signal(pid, sig, folder)
         while time.monotonic() < deadline:
-            if holder() is None:
+            if holder(folder) is None:
                 return pid
             time.sleep(0.05)
         deadline = time.monotonic() + 5
     raise VaultError(f"the memory service (pid {pid}) did not stop")
 
 
-def _signal(pid: Any, sig: int) -> None:
+def _signal(pid: Any, sig: int, folder: Path | None = None) -> None:
     """Send ``sig`` to the lock holder ``pid`` once it is shown to be this user's service."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1 or not is_service(pid):
-        raise VaultError(f"{lock_path()} names pid {pid}, which is not this user's memory service; "
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1 or not is_service(pid, folder):
+        raise VaultError(f"{lock_path(folder)} names pid {pid}, which is not this user's memory service; "
                          "not signalling it")  # fmt: skip
     try:
         os.kill(pid, sig)
@@ -287,11 +300,11 @@ def _signal(pid: Any, sig: int) -> None:
         pass
 
 
-def is_service(pid: int) -> bool:
+def is_service(pid: int, folder: Path | None = None) -> bool:
     """Whether ``pid`` is this user's memory service of this install: the process listening on
     the service socket (peer credentials), or (Linux, a service still starting) a process of
     this user whose command line is ``vaultmem service run`` and that has the lock file open."""
-    if client.service_peer() == (pid, os.getuid()):
+    if client.service_peer(folder=folder) == (pid, os.getuid()):
         return True
     proc = Path(f"/proc/{pid}")
     try:
@@ -300,7 +313,7 @@ def is_service(pid: int) -> bool:
         argv = [a.decode(errors="replace") for a in (proc / "cmdline").read_bytes().split(b"\0")]
         if not _service_command(argv):
             return False
-        lock = os.path.realpath(lock_path())
+        lock = os.path.realpath(lock_path(folder))
         return any(os.path.realpath(fd.path) == lock for fd in os.scandir(proc / "fd"))
     except OSError:
         return False

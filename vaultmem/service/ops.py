@@ -169,10 +169,12 @@ def _ranked(host: Host, args: dict, options: dict[str, Any], mode: str) -> list[
             found = reader.recall(args["query"], **{**options, "k": k, "log": log})
             return [h.as_dict(explain or bool(args["project"])) for h in found]
 
-        if not args["project"]:
-            return run(options.get("k"), options.get("log", True))
+        if not args[
+            "project"
+        ]:  # asked from a project's folder: each hit of another project, or of none, says so
+            return _labels(args)(run(options.get("k"), options.get("log", True)))
         k = options.get("k") or _default_k(reader)
-        hits = _widened(lambda ask: run(ask, False), k, _project_rule(args))
+        hits = _widened(lambda ask: run(ask, False), k, _project_rule(args, options.get("mode") == "bm25"))
         if options.get("log", True):
             _log(host, roots, hits, "recall")
         return hits if explain else [_plain(h) for h in hits]
@@ -216,7 +218,7 @@ def _keyword_recall(host: Host, args: dict, options: dict[str, Any]) -> dict[str
     roots = {name: Path(root) for name, root in args["roots"].items()}
     if not args["all_branches"]:  # other code branches' memories: left out inside the ranking
         options = {**options, "shown": branches.shown_test(Path(args["cwd"]), args["branch"])}
-    project = _project_rule(args) if args["project"] else _keep_all
+    project = _project_rule(args, True) if args["project"] else _labels(args)
     k = options.get("k") or _default_k(None, roots)
     run = lambda ask: [hit for _, hit in keywords.recall_vaults(roots, args["query"], {**options, "k": ask},
                                                                  args["explain"] or bool(args["project"]))]  # fmt: skip
@@ -248,12 +250,24 @@ def _keep_all(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return hits
 
 
-def _project_rule(args: dict) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
-    """The prompt hook's project rule (``projects.scope_hits``) for the caller's folder."""
+def _project_rule(
+    args: dict, keywords: bool = False
+) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The prompt hook's project rule (``projects.scope_hits``) for the caller's folder
+    (``keywords``: the hits come from BM25 alone, no cosine to ask)."""
     from ..memory.projects import scope_hits
 
     roots = {name: Path(root) for name, root in args["roots"].items()}
-    return lambda hits: scope_hits(hits, roots, args["project"])
+    return lambda hits: scope_hits(hits, roots, args["project"], keywords)
+
+
+def _labels(args: dict) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Recall from a project's folder: the hits of another project, or of none, say so
+    (``projects.label_hits``)."""
+    from ..memory.projects import label_hits
+
+    roots = {name: Path(root) for name, root in args["roots"].items()}
+    return lambda hits: label_hits(hits, roots, args["cwd"])
 
 
 def _plain(hit: dict[str, Any]) -> dict[str, Any]:
@@ -293,8 +307,13 @@ def _shown_test(args: dict) -> Callable[[Path, str], bool] | None:
 
 
 def wake(host: Host, args: dict) -> dict[str, Any]:
+    """The [MEMORY] block of the anchor given, else of the caller's folder's project (the rule
+    the hooks use: ``projects.folder_anchor``)."""
+    from ..memory.projects import folder_anchor
+
     with host.reading(args["roots"]) as reader:
-        return reader.wake(anchor=args["anchor"], task=args["task"], profile=args["profile"],
+        anchor = args["anchor"] or folder_anchor(reader, args["cwd"])
+        return reader.wake(anchor=anchor, task=args["task"], profile=args["profile"],
                            budget=args["budget"], shown=_shown_test(args))  # fmt: skip
 
 

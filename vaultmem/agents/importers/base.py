@@ -195,12 +195,17 @@ def write_sessions(vault: Vault, planned: list[Planned], report: Report, dry_run
         entry = {"session": p.transcript.id, "source": p.source, "when": p.when.isoformat().replace("+00:00", "Z"),
                  "title": redact_title_for_memory(session_title(p.summary, p.when, _label(p))), "anchor": p.anchor,
                  "file": p.transcript.path}  # fmt: skip
-        for type_, sentence in p.summary.memories:
-            _rule(vault, report, proposed, type_, sentence, p, dry_run)
+        for type_, sentence, who in p.summary.memories:
+            _rule(vault, report, proposed, type_, sentence, p, dry_run, who)
         if not dry_run:
             result = write_summary(vault, p.summary, p.source, p.anchor, now=p.when, supersede=False, age=False,
                                    label=_label(p))  # fmt: skip
-            entry.update(id=result["id"], path=result["path"], duplicate_of=result.get("duplicate_of"))
+            entry.update(
+                id=result["id"],
+                path=result["path"],
+                duplicate_of=result.get("duplicate_of"),
+                **({"like": result["like"]} if result.get("like") else {}),
+            )
         report.written.append(entry)
     if not dry_run:  # the aging rules once per project, not once per summary
         for anchor in dict.fromkeys(p.anchor for p in planned if p.anchor):
@@ -212,7 +217,7 @@ def _label(p: Planned) -> str:
 
 
 def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence: str, p: Planned,
-          dry_run: bool) -> None:  # fmt: skip
+          dry_run: bool, who: str = "user") -> None:  # fmt: skip
     if dry_run:  # what propose_rule would title it (it redacts and titles the sentence itself)
         title = redact_title_for_memory(rule_title(redact_for_memory(sentence)))
         known = known_rule(vault, title, sentence)
@@ -223,7 +228,7 @@ def _rule(vault: Vault, report: Report, proposed: set[str], type_: str, sentence
         proposed.add(title.casefold())
         return
     result = propose_rule(vault, type_, sentence, p.source, now=p.when, where=f"imported {_label(p).lower()}",
-                          anchor=p.anchor)  # fmt: skip
+                          anchor=p.anchor, who=who)  # fmt: skip
     row = {"id": result["id"], "type": result["type"], "title": result["title"], "path": result["path"]}
     if result.get("duplicate_of"):
         report.known_rules.append({**row, "duplicate_of": result["duplicate_of"]})

@@ -35,6 +35,22 @@ def text_or_none(value: Any) -> str | None:
     return None
 
 
+def event_time(value: Any) -> int | None:
+    """When the agent says the event happened, in epoch milliseconds: Copilot's number, or an
+    ISO time (Gemini's; Copilot's in its snake_case payloads): one event told to two hooks
+    carries the same instant in either spelling. None without one."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value if value > 1e11 else value * 1000)
+    if isinstance(value, str) and value:
+        from datetime import datetime
+
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+        except ValueError:
+            return None
+    return None
+
+
 class Adapter:
     """One agent's facts; the defaults are Claude Code's (``kinds/claude.py`` names it)."""
 
@@ -144,6 +160,12 @@ class Adapter:
             project / "CLAUDE.md",
         )
 
+    def also_runs(self, home: Path, project: Path) -> list[Path]:
+        """Other agents' hooks files this agent runs too: a vaultmem hook in one of them runs
+        twice for each event of this agent's sessions (``setup`` says so; the hooks answer the
+        first run of an event only)."""
+        return []
+
     def http_entry(self, url: str, headers: dict[str, str]) -> dict[str, Any]:
         """The MCP entry of ``vaultmem mcp --http`` at ``url`` (each agent spells it its way)."""
         return {"type": "http", "url": url, "headers": headers}
@@ -165,6 +187,7 @@ class Adapter:
             "stop_hook_active": raw.get("stop_hook_active") is True,
             "trigger": text_or_none(raw.get("trigger")),
             "hook_event_name": text_or_none(raw.get("hook_event_name")),
+            "event_at": event_time(raw.get("timestamp")),
         }
         out.update(self.extra(raw, env if env is not None else environment.declared()))
         out.update({"agent": self.name, "agent_label": self.label})

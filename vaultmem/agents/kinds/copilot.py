@@ -67,6 +67,11 @@ class Copilot(Adapter):
             github / "copilot-instructions.md",
         )
 
+    def also_runs(self, home: Path, project: Path) -> list[Path]:
+        """Claude Code's hooks files (seen in CLI 1.0.102: a repository set up for both runs each hook twice)."""
+        return [project / ".claude" / "settings.local.json", project / ".claude" / "settings.json",
+                home / ".claude" / "settings.json"]  # fmt: skip
+
     def server_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
         return {"type": "local", **entry, "tools": ["*"]}
 

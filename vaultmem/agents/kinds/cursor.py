@@ -40,6 +40,11 @@ class Cursor(Adapter):
     versioned = True
     rules_header = "---\ndescription: How to use long-term memory (vaultmem)\nalwaysApply: true\n---\n\n"
 
+    def also_runs(self, home: Path, project: Path) -> list[Path]:
+        """Claude Code's hooks files (cursor.com/docs/reference/third-party-hooks, with third-party configs on)."""
+        return [project / ".claude" / "settings.local.json", project / ".claude" / "settings.json",
+                home / ".claude" / "settings.json"]  # fmt: skip
+
     def hook_group(self, hook: str, command: str, seconds: int) -> dict[str, Any]:
         """A flat ``{command, timeout}``; stop asks once (``loop_limit: 1``)."""
         return {"command": command, "timeout": seconds, **({"loop_limit": 1} if hook == "stop" else {})}
