@@ -21,6 +21,14 @@ benchmarks/data/holdback_heldout2.jsonl (14 orders of those four shapes, 14 ordi
 was written and committed before that change (``held_out_2``; written by the same hand as the
 change, so closer to an upper bound than the first held-out set was).
 
+Issue 48, in order, each set committed before the detector it measures was run on it:
+holdback_heldout3.jsonl (40 orders in en, de, fr, es; 200 ordinary notes), measured before any
+change and after the first; holdback_tune3.jsonl, the tuning set of the first change;
+holdback_heldout4.jsonl (40 orders in shapes none of the sets had), written after the first
+change; holdback_tune4.jsonl, the tuning set of the second change; holdback_heldout5.jsonl (40
+orders), written after the second change was frozen: the fresh figure. No held-out set's misses
+were looked at; the 200 ordinary notes of the third set were never tuned on.
+
 Results: benchmarks/results/holdback.json.
 """
 
@@ -43,8 +51,16 @@ from vaultmem.core.holdback import instruction_shaped  # noqa: E402
 SET = REPO / "benchmarks" / "data" / "holdback_set.jsonl"
 HELD_OUT = REPO / "benchmarks" / "data" / "holdback_heldout.jsonl"
 HELD_OUT_2 = REPO / "benchmarks" / "data" / "holdback_heldout2.jsonl"
+ISSUE_48 = (
+    "tune3",
+    "heldout3",
+    "tune4",
+    "heldout4",
+    "heldout5",
+)  # holdback_<name>.jsonl, in the order written
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "scifact"
 BEFORE = "d710f88"  # main when the hold-back was rewritten (issue 39)
+CHANGES = {"i48-before": "bd4da4e"}  # core/holdback.py at these commits, measured beside this tree
 CYRILLIC = str.maketrans("aceopACEOP", "асеорАСЕОР")
 
 
@@ -72,6 +88,16 @@ def old_detector(commit: str) -> Callable[[str], str | None]:
     return mod.instruction_shaped
 
 
+def holdback_at(commit: str) -> Callable[[str], str | None]:
+    """``core.holdback.instruction_shaped`` as it was at ``commit`` (stdlib only: loaded alone)."""
+    src = subprocess.run(["git", "show", f"{commit}:vaultmem/core/holdback.py"], cwd=REPO, capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    mod = types.ModuleType(f"holdback_{commit}")
+    sys.modules[mod.__name__] = mod  # dataclasses and annotations look their module up
+    exec(compile(src, mod.__name__, "exec"), mod.__dict__)
+    return mod.instruction_shaped
+
+
 def score(rows: list[dict], detect: Callable[[str], str | None]) -> dict:
     out: dict = {}
     for name, disguise in DISGUISES.items():
@@ -92,9 +118,9 @@ def score(rows: list[dict], detect: Callable[[str], str | None]) -> dict:
             k: sum(d[k] for d in by_lang.values())
             for k in ("instructions", "held", "ordinary", "false_holds")
         }
-        out[name] = {"recall": round(tot["held"] / tot["instructions"], 3),
-                     "false_hold_rate": round(tot["false_holds"] / tot["ordinary"], 3), **tot, "by_lang": by_lang,
-                     **({"missed": missed} if name == "plain" else {})}  # fmt: skip
+        rate = lambda n, d: round(n / d, 3) if d else None  # a set of orders alone has no ordinary rows
+        out[name] = {"recall": rate(tot["held"], tot["instructions"]), "false_hold_rate": rate(tot["false_holds"], tot["ordinary"]),
+                     **tot, "by_lang": by_lang, **({"missed": missed} if name == "plain" else {})}  # fmt: skip
     return out
 
 
@@ -129,9 +155,11 @@ def main() -> None:
     ap.add_argument("--before", default=BEFORE, help="the commit whose hold-back is compared")
     args = ap.parse_args()
     sets = {"set": load(SET), "held_out": load(HELD_OUT), "held_out_2": load(HELD_OUT_2)}
+    sets |= {name: load(REPO / "benchmarks" / "data" / f"holdback_{name}.jsonl") for name in ISSUE_48}
     result: dict = {"sets": {k: len(v) for k, v in sets.items()}, "before_commit": args.before}
     try:
         before = [("before", old_detector(args.before))]
+        before += [(name, holdback_at(commit)) for name, commit in CHANGES.items()]
     except subprocess.CalledProcessError:  # a checkout without that commit (shallow): this tree only
         print(f"commit {args.before} not found: measuring this tree only")
         before = []
@@ -140,7 +168,7 @@ def main() -> None:
         result[name]["corpora"] = corpus_holds(detect, args.data)
         for which in sets:
             for disguise, s in result[name][which].items():
-                print(f"{name:6} {which:10} {disguise:10} recall {s['held']}/{s['instructions']} = {s['recall']:.2f}  "
+                print(f"{name:10} {which:10} {disguise:10} recall {s['held']}/{s['instructions']}  "
                       f"false holds {s['false_holds']}/{s['ordinary']}")  # fmt: skip
         print(
             f"{name:6} corpora: "

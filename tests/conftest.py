@@ -183,6 +183,18 @@ def empty_vault(tmp_path) -> Path:
 SERVICE_SITE = Path(__file__).resolve().parent / "service_site"
 # a service's address names its HOME: the module's service serves every test home under this key
 MODULE_SERVICE_KEY = "tests"
+SERVICE_KEYS: dict[Path, Path] = {}  # a module service's runtime folder -> its install's signing key
+
+
+def share_service_key(run: Path) -> None:
+    """This test's HOME signs with the module service's key (``core.ownkey``): one install, as a
+    user's CLI and service are, so each trusts the indexes and records the other wrote."""
+    target = Path(os.environ["XDG_STATE_HOME"]) / "vaultmem" / "index.key"
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    shutil.copy(SERVICE_KEYS[run], target)
+    from vaultmem.core import ownkey
+
+    ownkey._cache.pop(target, None)  # a key this process read before the copy is not this HOME's any more
 
 
 @pytest.fixture(scope="module")
@@ -196,6 +208,11 @@ def module_service(tmp_path_factory):
     home = tmp_path_factory.mktemp("service-home")
     run = _runtime_dir(home)  # short enough for the socket, whatever the basetemp's length
     run.mkdir(mode=0o700, exist_ok=True)
+    key = home / "state" / "vaultmem" / "index.key"  # the install's key: each test on it gets a copy
+    key.parent.mkdir(parents=True, mode=0o700)
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o600)
+    SERVICE_KEYS[run] = key
     env = {k: v for k, v in os.environ.items() if k != "VAULTMEM_NO_SERVICE"}
     env.update(XDG_RUNTIME_DIR=str(run), XDG_STATE_HOME=str(home / "state"), XDG_CONFIG_HOME=str(home / "config"),
                PYTHONPATH=os.pathsep.join([str(SERVICE_SITE), str(SERVICE_SITE.parent)]),
@@ -230,7 +247,9 @@ def backend(request, monkeypatch):
     """Run the test on both backends: in this process (``VAULTMEM_NO_SERVICE=1``), and through
     a real memory service (``module_service``): the service is invisible when both pass alike."""
     if request.param == "service":
-        monkeypatch.setenv("XDG_RUNTIME_DIR", str(request.getfixturevalue("module_service")))
+        run = request.getfixturevalue("module_service")
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+        share_service_key(run)
         monkeypatch.setenv("VAULTMEM_SERVICE_KEY", MODULE_SERVICE_KEY)  # each test's HOME: one service
         monkeypatch.delenv("VAULTMEM_NO_SERVICE", raising=False)
     return request.param

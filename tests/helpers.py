@@ -92,7 +92,10 @@ class Running:
     def _serve(self, root: Path, embedder) -> None:
         from vaultmem.api import service_parts
         from vaultmem.cli.service import tasks
+        from vaultmem.core.discovery import find_vault
         from vaultmem.service.daemon import Service
+
+        find_vault(root)  # named by path: a vault from now on, as the CLI makes it before asking the service
 
         self._off = os.environ.pop("VAULTMEM_NO_SERVICE", None)
         self.service = Service(*service_parts(), idle_exit=0, quiet=0.05, max_delay=0.5, tasks=tasks())

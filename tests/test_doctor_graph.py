@@ -13,6 +13,7 @@ from helpers import failed, write
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
+from vaultmem.index.layout import index_dir
 
 
 @pytest.fixture
@@ -217,7 +218,7 @@ def test_graph_planted_orphan_unresolved_and_no_path(run, empty_vault):
     assert "--json asks for JSON but --format asks for dot" in failed(
         run(empty_vault, "graph", "export", "--format", "dot", "--json")
     )
-    assert not (empty_vault / ".vaultmem" / "index" / "manifest.db").exists()  # nothing was indexed
+    assert not (index_dir(empty_vault) / "manifest.db").exists()  # nothing was indexed
 
 
 def test_graph_export_formats(run, demo_copy):

@@ -10,6 +10,8 @@ import time
 
 from test_service import QUERY, cli  # noqa: F401  (fixture)
 
+from vaultmem.index.layout import index_dir
+
 
 def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli, demo_copy):  # noqa: F811
     vault = ["--vault", str(demo_copy)]
@@ -34,7 +36,7 @@ def test_a_first_index_answers_from_keywords_and_fills_the_vectors_in_behind(cli
         not later.get("degraded")
         and later["results"][0]["title"] == "Use Postgres advisory locks for job leasing"
     )
-    db = sqlite3.connect(demo_copy / ".vaultmem" / "index" / "manifest.db")
+    db = sqlite3.connect(index_dir(demo_copy) / "manifest.db")
     try:
         model = db.execute("SELECT value FROM state WHERE key='model'").fetchone()[0]
         chunks, vectors = (

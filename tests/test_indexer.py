@@ -264,6 +264,60 @@ def test_list_stats_agrees_with_list_paths_and_stat(demo_copy, tmp_path):
     assert stats == {p: store.stat(p) for p in stats}
 
 
+# ------------------------------------------------------------ one index per install (issue 48)
+
+
+def _to_old_layout(root: Path) -> None:
+    """The indexes as a vaultmem before issue 48 kept them: in .vaultmem/index/ itself, the
+    manifest not claimed."""
+    import sqlite3
+
+    from vaultmem.index.layout import index_dir
+
+    new, old = index_dir(root), root / ".vaultmem" / "index"
+    for p in new.iterdir():
+        p.rename(old / p.name)
+    new.rmdir()
+    db = sqlite3.connect(old / "manifest.db")
+    db.execute("DELETE FROM state WHERE key IN ('nonce', 'owner')")
+    db.commit()
+    db.close()
+
+
+def test_an_older_layouts_own_index_is_moved_into_this_installs_folder(demo_copy, fake_embedder):
+    from vaultmem.index.layout import index_dir
+
+    with Vault(demo_copy, embedder=fake_embedder) as v:
+        v.reindex()
+        notes = set(v.manifest.records())
+    _to_old_layout(demo_copy)
+    with Vault(demo_copy, embedder=fake_embedder) as v:
+        assert (index_dir(demo_copy) / "manifest.db").is_file() and not (
+            demo_copy / ".vaultmem/index/manifest.db"
+        ).exists()
+        assert set(v.manifest.records()) == notes and v.manifest.get("dirty") is None  # kept, not rebuilt
+        assert v.reindex().embedded == 0 and v.bm25.count() == len(notes)
+
+
+def test_an_older_layouts_index_of_another_install_is_never_read(
+    demo_copy, fake_embedder, tmp_path, monkeypatch
+):
+    """Another key (another install, a copied vault): its old-layout index stays where it is and
+    this install builds its own."""
+    from vaultmem.core import ownkey
+    from vaultmem.index.layout import index_dir
+
+    with Vault(demo_copy, embedder=fake_embedder) as v:
+        v.reindex()
+    _to_old_layout(demo_copy)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "other-state"))
+    ownkey._cache.clear()
+    with Vault(demo_copy, embedder=fake_embedder) as v:
+        assert (demo_copy / ".vaultmem/index/manifest.db").is_file()  # left alone
+        assert v.manifest.count() == 0 and v.reindex().added > 0
+        assert index_dir(demo_copy).parent == demo_copy / ".vaultmem/index"
+
+
 def test_model_change_seen_by_a_partial_sync_reembeds_every_note(vault, fake_embedder):
     """A watcher's batch (a few paths) was the first to see a new model: it embedded those
     notes with it, dropped every other note's vectors and recorded the new model, so the next

@@ -68,7 +68,8 @@ def test_learned_explain_shows_every_part_of_the_score(vault):
         assert {"bm25", "vector", "length", "context"} <= set(e)
         raw = _raw(e)
         expected = raw * e["profile"] * e["importance"] * e["blend"] if raw > 0 else raw
-        assert h["score"] == pytest.approx(expected, abs=2e-3)  # parts are rounded to 4 places
+        # parts are rounded to 4 places; a score is shown never below the average note's (0)
+        assert h["score"] == pytest.approx(max(expected, 0.0), abs=2e-3)
     by_id = {h["id"]: h["explain"] for h in hits}
     sizes = {p.stem: p.stat().st_size for p in vault.glob("*.md")}
     prior = {k: min(0.0, np.log(v / model.short_ref)) for k, v in sizes.items()}
@@ -128,7 +129,7 @@ def test_combine_sum_ranks_exactly_as_the_old_formula(vault, fake_model, config)
         for h in hits:
             assert "length" not in h["explain"]
             assert h["score"] == pytest.approx(
-                _raw(h["explain"]) * h["explain"]["profile"] * h["explain"]["importance"], abs=2e-3
+                max(_raw(h["explain"]) * h["explain"]["profile"] * h["explain"]["importance"], 0.0), abs=2e-3
             )
 
 

@@ -12,6 +12,7 @@ import pytest
 from helpers import recall_json
 
 from vaultmem.index import context
+from vaultmem.index.layout import index_dir
 from vaultmem.recall import contextual
 
 # the scores this test is about alone: no neighbour share, session part or graph expansion
@@ -170,7 +171,7 @@ def test_a_read_only_look_at_an_index_before_schema_4_reads_its_records(turns, o
     vault = open_vault(turns)
     vault.reindex()
     vault.close()
-    path = turns / ".vaultmem" / "index" / "manifest.db"
+    path = index_dir(turns) / "manifest.db"
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE notes DROP COLUMN lead")
     db.commit()

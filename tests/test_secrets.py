@@ -21,6 +21,7 @@ from vaultmem.core import secrets as S
 rng = random.Random(20261124)
 UP, LO, DG = string.ascii_uppercase, string.ascii_lowercase, string.digits
 AN = UP + LO + DG
+B64, B64URL = AN + "+/", AN + "-_"
 
 
 def rnd(n: int, alphabet: str = AN) -> str:
@@ -162,7 +163,7 @@ POSITIVE = [
     (
         "token in query string",
         f"GET https://api.example.com/v1/items?access_token={query_tok}&page=2",
-        "high-entropy",
+        "url-secret",
         [query_tok],
     ),  # fmt: skip
     ("keyword-free env var", f"export PROD_HMAC={hmac_env}", "high-entropy", [hmac_env]),
@@ -225,6 +226,40 @@ POSITIVE = [
     ("curl -b cookie", f"curl -b 'sid={cookie}' https://app.example.com", "cookie", [cookie]),
 ]
 
+# issue 48: the shapes of secrets in URLs and prose that were missed (an Azure SAS signature, "the root
+# pw is X", a passcode, a PIN, a connection string's key, presigned URLs, prefixed tokens, a password
+# told in German, French or Spanish, an armored key, a password hash)
+sas_sig, gcs_sig = rnd(43, B64) + "%3D", rnd(64, "0123456789abcdef")
+conn_key, age = rnd(43, B64) + "=", "AGE-SECRET-KEY-1" + rnd(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")
+hvs, ya29 = "hvs." + rnd(40, B64URL), "ya29." + rnd(60, B64URL)
+mailgun, sentry = "key-" + rnd(32, "0123456789abcdef"), rnd(32, "0123456789abcdef")
+hook = f"{rnd(18, '0123456789')}/{rnd(68, B64URL)}"
+k8s = "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF" + rnd(120, B64.replace("+", "").replace("/", ""))
+apr1 = "$apr1$" + rnd(8, B64URL) + "$" + rnd(22, B64URL)
+POSITIVE += [
+    ("azure sas sig in a url", f"upload to https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sp=rw&sig={sas_sig}",
+     "url-secret", [sas_sig]),
+    ("gcs signed url", f"https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Signature={gcs_sig}",
+     "url-secret", [gcs_sig]),
+    ("root pw in prose", "the root pw is Tr0ub4dor&3 until Friday", "password", ["Tr0ub4dor&3"]),
+    ("password without a verb", "ssh into prod as deploy, password Winter2025!", "password", ["Winter2025!"]),
+    ("passcode", "the door passcode is 482913", "pin", ["482913"]),
+    ("card pin", "the card PIN is 4829.", "pin", ["4829"]),
+    ("german password", "das Root-Passwort ist Sommer2024!", "password", ["Sommer2024!"]),
+    ("french password", "le mot de passe root est Soleil2024!", "password", ["Soleil2024!"]),
+    ("spanish password", "la contraseña de root es Verano2024!", "password", ["Verano2024!"]),
+    ("service bus connection string", f"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;"
+     f"SharedAccessKey={conn_key}", "connection-key", [conn_key]),
+    ("google oauth token", f"Authorized with {ya29} today", "google-oauth-token", [ya29]),
+    ("vault token", f"VAULT_TOKEN is {hvs}", "vault-token", [hvs]),
+    ("age secret key", f"backup key {age}", "age-key", [age]),
+    ("mailgun key", f"mailgun {mailgun}", "mailgun-key", [mailgun]),
+    ("discord webhook", f"alerts go to https://discord.com/api/webhooks/{hook}", "discord-webhook", [hook]),
+    ("sentry dsn", f"dsn https://{sentry}@o12345.ingest.sentry.io/67890", "sentry-dsn", [sentry]),
+    ("armored key in a kubeconfig", f"client-key-data: {k8s}", "private-key", [k8s]),
+    ("password hash", f"admin:{apr1}", "password-hash", [apr1]),
+]  # fmt: skip
+
 sha, sha256 = rnd(40, "0123456789abcdef"), rnd(64, "0123456789abcdef")
 NEGATIVE = [
     ("commit sha in prose", f"Fixed in commit {sha} (see PR #412)."),
@@ -285,6 +320,12 @@ NEGATIVE = [
     ("aws docs url", "See https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html today"),
     ("cookie prose", "The session cookie: it expires after 1h; Cookie: theme=dark; lang=en"),
     ("url with port only", "open http://localhost:8080/ and redis://cache:6379/0"),
+    ("query without secrets", "See https://example.com/?page=2&sort=asc&key=name and ?token=abc&q=x"),
+    ("password manager", "the password manager is 1Password; the pw is in 1Password"),
+    ("password policy", "password policy: NIST-800-63b; passcode is required; password is at least 12 characters"),
+    ("pin words", "The PIN is printed on the card. pin: 3 (we pin the version). The pin is 2.31.0 here."),
+    ("other languages, no value", "mot de passe oublié ? la contraseña es obligatoria; das Passwort ist falsch"),
+    ("hash prefix named", "Use bcrypt hashes ($2b$ prefix) for passwords; key-value store"),
 ]  # fmt: skip
 
 

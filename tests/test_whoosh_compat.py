@@ -10,6 +10,7 @@ import importlib.metadata as md
 
 import numpy as np
 import pytest
+from gadgets import chain, plant_toc
 from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.filedb.structfile import BufferFile, StructFile
 from whoosh.matching.wrappers import FilterMatcher
@@ -98,3 +99,104 @@ def test_closing_a_buffer_file_releases_its_view():
     assert f.is_closed
     with pytest.raises(ValueError, match="released"):
         view.tobytes()
+
+
+# ------------------------------------------------------------ what an index's pickles may name (issue 48)
+
+
+def _names_whoosh_offers() -> set[tuple[str, str]]:
+    """Every (module, name) the installed whoosh's modules hold, and every dotted name one level
+    into a module they import (``whoosh.idsets`` + ``operator.methodcaller``)."""
+    import importlib
+    import pkgutil
+    import types
+
+    import whoosh
+
+    found: set[tuple[str, str]] = set()
+    for info in pkgutil.walk_packages(whoosh.__path__, "whoosh."):
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:  # a module of an optional extra: nothing of it can be named
+            continue
+        for name in dir(module):
+            found.add((info.name, name))
+            value = getattr(module, name, None)
+            if isinstance(value, types.ModuleType):
+                found |= {(info.name, f"{name}.{inner}") for inner in dir(value)}
+    return found
+
+
+def test_the_unpickler_refuses_every_name_whoosh_offers_but_its_two_segment_classes():
+    """Before (issue 48): any class reachable from whoosh.codec, columns, idsets, fields or
+    formats was built, and a dotted name reached operator.methodcaller: a planted file ran code.
+    Now only the names vaultmem's indexes hold, each bound to its object."""
+    import pickle
+
+    unpickler = whoosh_compat.SafeUnpickler(__import__("io").BytesIO(b"."))
+    offered = _names_whoosh_offers()
+    assert len(offered) > 5000  # the walk saw whoosh, not an empty package
+    allowed = set()
+    for module, name in offered:
+        try:
+            obj = unpickler.find_class(module, name)
+        except pickle.UnpicklingError:
+            continue
+        allowed.add((module, name))
+        assert obj is whoosh_compat.ALLOWED[(module, name)]
+    assert allowed == {("whoosh.codec.whoosh3", "W3Codec"), ("whoosh.codec.whoosh3", "W3Segment")}
+    for module, name in (("os", "system"), ("builtins", "eval"), ("builtins", "getattr"), ("builtins", "__import__"),
+                         ("operator", "methodcaller"), ("operator", "attrgetter"), ("functools", "partial"),
+                         ("copyreg", "_reconstructor"), ("subprocess", "Popen"), ("builtins", "object"),
+                         ("collections", "defaultdict.__init__"), ("builtins", "dict.fromkeys")):  # fmt: skip
+        with pytest.raises(pickle.UnpicklingError):
+            unpickler.find_class(module, name)
+
+
+def test_the_gadget_chain_of_the_issue_runs_nothing(tmp_path):
+    import pickle
+
+    marker = tmp_path / "pwned"
+    with pytest.raises(pickle.UnpicklingError):
+        whoosh_compat.safe_loads(chain(marker))
+    assert not marker.exists()
+
+
+def test_a_segment_naming_files_outside_its_folder_is_refused(tmp_path):
+    import pickle
+
+    from whoosh.codec.whoosh3 import W3Codec, W3Segment
+
+    good = W3Segment(W3Codec(), "MAIN", 3)
+    assert whoosh_compat.safe_loads(pickle.dumps([good], 2))[0].segment_id() == good.segment_id()
+    for bad in ({"indexname": "../../x"}, {"segid": "a/../../b"}, {"_codec": {}}, {"_deleted": {"1"}}):
+        seg = W3Segment(W3Codec(), "MAIN", 3)
+        vars(seg).update(bad)
+        with pytest.raises(pickle.UnpicklingError):
+            whoosh_compat.safe_loads(pickle.dumps([seg], 2))
+
+
+def test_a_file_dropped_into_the_folder_while_indexing_is_never_signed(tmp_path, monkeypatch):
+    """Before (issue 48): the signing step after a commit signed every file in the folder, so a
+    table of contents a sync client or an agent wrote there meanwhile was vouched for, and the
+    next open unpickled it (the gadget chain ran). Now only the commit's own files are signed:
+    the next open sets the folder aside and runs nothing."""
+    from whoosh.writing import SegmentWriter
+
+    marker, folder = tmp_path / "pwned", tmp_path / "bm25"
+    index = BM25Index(folder)
+    index.apply([Doc("a.md", "1", "A", "", "", "alpha", "fact", "active")], [])
+    commit = SegmentWriter.commit
+
+    def commit_and_drop(writer, *args, **kwargs):
+        commit(writer, *args, **kwargs)
+        plant_toc(folder, marker)  # the newest generation, the chain as its segments
+
+    monkeypatch.setattr(SegmentWriter, "commit", commit_and_drop)
+    index.apply([Doc("b.md", "2", "B", "", "", "beta", "fact", "active")], [])
+    monkeypatch.setattr(SegmentWriter, "commit", commit)
+    index.close()
+    reopened = BM25Index(folder)
+    assert sorted(reopened.documents()) == []  # set aside, a new empty index (the notes are indexed again)
+    assert not marker.exists()
+    assert (folder.with_name("bm25.foreign") / "_MAIN_999.toc").exists()

@@ -105,7 +105,8 @@ def selection(refs: Sequence[str] = (), agent: str | None = None) -> dict[str, P
     agent = agent_id(agent)
     if len(refs) > 1:
         reg = Registry()
-        return {reg.name_of(p): p for p in (reg.resolve(r) for r in refs)}
+        # each as one named alone: a folder named by path is made a vault here (``find_vault``)
+        return {reg.name_of(p): p for p in (find_vault(reg.resolve(r)) for r in refs)}
     if not refs and agent:
         ident = identity(agent)
         if not is_vault(ident.personal):  # say so, instead of searching only the others (or nothing)
@@ -641,6 +642,9 @@ class Session:
 
     def batches(self, kind: str | None = None) -> list[dict[str, Any]]:
         return self.call("batches", {"root": str(self.root), "kind": kind}, start=False)
+
+    def undo_plan(self, batch: str, kind: str | None = None) -> dict[str, Any]:
+        return self.call("undo_plan", {"root": str(self.root), "batch": batch, "kind": kind}, start=False)
 
     def undo(self, batch: str, kind: str | None = None) -> dict[str, Any]:
         return self.call("undo", {"root": str(self.root), "batch": batch, "kind": kind}, start=False)

@@ -31,14 +31,13 @@ from .core.links import NoteKeys, Resolver, link_extras, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.memtypes import known_types
 from .core.note import TITLE_FROM, from_timestamp
-from .core.scaffold import ignore_state
-from .core.store import STATE_DIR, Store, find_vault
+from .core.store import Store, find_vault
 from .core.titles import folded
 from .index import graph as graphmod
 from .index.bm25 import BM25Index
 from .index.embed import Embedder, make_embedder
 from .index.indexer import Filled, Indexer, Progress, Summary
-from .index.layout import index_dir, index_version
+from .index.layout import adopt, index_dir, index_version
 from .index.manifest import Manifest, Record
 from .index.usage import UsageStore
 from .index.vectors import VectorIndex
@@ -82,8 +81,6 @@ class Vault:
     def __init__(self, root: Path, embedder: Embedder | None = None):
         self.root = Path(root).resolve()
         self.config = configmod.load(self.root)
-        if not (self.root / STATE_DIR).exists():  # a folder never init-ed: its state stays out of git
-            ignore_state(self.root)
         vcfg = self.config["vault"]
         if vcfg["title_from"] not in TITLE_FROM:
             raise BadInput(f"[vault] title_from = {vcfg['title_from']!r}: use one of {', '.join(TITLE_FROM)}")
@@ -92,6 +89,7 @@ class Vault:
                     *([f"/{self.obsidian_templates}/"] if self.obsidian_templates else []))  # fmt: skip
         folder_types = {folder: type_ for type_, folder in self.config["folders"].items()}
         self.store = Store(self.root, excludes, folder_types, vcfg["title_from"])
+        adopt(self.root)  # indexes an older vaultmem of this install kept in .vaultmem/index/ itself
         emb = self.config["embedding"]
         self.embedder: Embedder = embedder or make_embedder(emb["model"], int(emb["batch_size"]))
         self._manifest: Manifest | None = None

@@ -158,7 +158,9 @@ def test_progress_is_reported_at_each_checkpoint(tmp_path, monkeypatch, every):
         def writing(self, done: int, total: int) -> None:
             seen.append((done, total))
             undo = list((vault / ".vaultmem/undo").glob("*.json"))
-            assert undo and json.loads(undo[0].read_text())["finished"] is False  # saved as it stands
+            assert (
+                undo and json.loads(undo[0].read_text())["data"]["finished"] is False
+            )  # saved (signed) as it stands
 
     monkeypatch.setattr(batch, "EVERY", every)
     monkeypatch.setattr(importers, "paced", lambda v, items, p: batch.paced(v, items, p, every))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 
+from vaultmem.index.layout import index_dir
+
 from .adversarial_helpers import wait_for
 
 
@@ -41,7 +43,7 @@ def test_watcher_rebuilds_when_its_state_folder_is_deleted(small_vault, watching
     shutil.rmtree(small_vault / ".vaultmem")
     time.sleep(1.5)  # the watcher checks its state folder at least once a second
     (small_vault / "Delta.md").write_text("---\ntitle: Delta\n---\nDelta text about otters.\n")
-    index = small_vault / ".vaultmem" / "index"
+    index = index_dir(small_vault)
     wait_for(lambda: (index / "manifest.db").exists() and "Delta.md" in Manifest(index / "manifest.db", readonly=True).records(),
              what="the new note in the manifest on disk")  # fmt: skip
     holder = WriterLock(index / "writer.lock").holder()
@@ -65,7 +67,7 @@ def test_a_second_writer_after_the_deletion_stops_the_watcher_cleanly(small_vaul
     wait_for(lambda: "Alpha.md" in w.vault.manifest.records(), what="the first index")
     with w.watcher.mutex:  # hold the watcher while another process takes the new lock first
         shutil.rmtree(small_vault / ".vaultmem")
-        other = WriterLock(small_vault / ".vaultmem" / "index" / "writer.lock")
+        other = WriterLock(index_dir(small_vault) / "writer.lock")
         assert other.acquire("index")
     try:
         w.thread.join(timeout=15)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from .adversarial_helpers import cli_env, run
+from vaultmem.index.layout import index_dir
 
-BM25 = Path(".vaultmem/index/bm25")
+from .adversarial_helpers import cli_env, run
 
 
 class Payload:
@@ -34,7 +34,7 @@ def _indexed(root: Path) -> Path:
     """``root`` indexed by this user's vaultmem (keywords only); its BM25 folder."""
     done = run("index", "--vault", str(root), env=cli_env(VAULTMEM_NO_SERVICE="1"))
     assert done.returncode == 0, done.stderr
-    return root / BM25
+    return index_dir(root) / "bm25"
 
 
 def _forge_record(folder: Path) -> None:
@@ -92,7 +92,7 @@ def test_a_planted_index_never_runs_its_payload(small_vault, tmp_path, plant):
     marker = tmp_path / "pwned"
     plant(_indexed(small_vault), marker)
     _keywords_recall(small_vault, marker)
-    assert (small_vault / ".vaultmem/index/bm25.foreign").is_dir()  # set aside, for a look
+    assert (index_dir(small_vault) / "bm25.foreign").is_dir()  # set aside, for a look
 
 
 def test_the_keyword_answer_never_opens_a_planted_index(small_vault, tmp_path):
@@ -116,7 +116,9 @@ def test_an_index_written_by_another_user_is_not_trusted(small_vault, tmp_path, 
     with monkeypatch.context() as other:
         other.setenv("XDG_STATE_HOME", str(tmp_path / "other-user-state"))
         _plant_toc(folder, marker)
-        ownfiles.record(folder)  # the other user's vaultmem vouches for the files with its own key
+        ownfiles.record(
+            folder, {p.name for p in folder.iterdir()}
+        )  # the other user's vaultmem vouches for them, with its key
     _keywords_recall(small_vault, marker)
 
 
@@ -321,7 +323,7 @@ def test_an_index_folder_another_user_owns_is_set_aside(small_vault):
         os.chown(p, 65534, 65534)
     done = run("recall", "alpha", "--vault", str(small_vault), "--json", env=cli_env(VAULTMEM_NO_SERVICE="1"))
     assert done.returncode == 0 and "set aside" in done.stderr, done.stderr
-    assert (small_vault / ".vaultmem/index/bm25.foreign").is_dir()
+    assert (index_dir(small_vault) / "bm25.foreign").is_dir()
     assert [h["path"] for h in json.loads(done.stdout)["results"]][:1] == ["Alpha.md"]
 
 
@@ -363,3 +365,34 @@ def test_an_import_reads_the_vaults_catalogue_once_not_per_conversation(empty_va
         app, ["import", "--from", "chatgpt", str(export), "--vault", str(empty_vault), "--json"]
     )
     assert json.loads(again.stdout)["written"] == []  # resumable: what is in the vault is not written again
+
+
+def test_a_teammates_config_never_writes_into_the_usage_store(tmp_path):
+    """Before (issue 48): `[agents_md] files = [".vaultmem-usage/provenance.json"]` pushed by a
+    teammate had `sync` overwrite this machine's provenance record (``_target`` refused ``.git/``
+    and ``.vaultmem/`` only), so a pulled order counted as the person's own note. Now no entry
+    inside either state folder, in any case, is ever written."""
+    from gitcluster import Cluster
+
+    c = Cluster(tmp_path)
+    laptop = c.first("laptop")
+    desk = c.clone("desk")
+    usage = laptop / ".vaultmem-usage"
+    usage.mkdir(exist_ok=True)
+    (usage / "provenance.json").write_text("{}")
+    (desk / "preferences").mkdir(exist_ok=True)
+    (desk / "preferences/Cents.md").write_text(
+        PREF.format(id="pref0001", title="Use integer cents for money")
+    )
+    cfg = desk / ".vaultmem.toml"
+    text = cfg.read_text()
+    for entry in ([".vaultmem-usage/provenance.json"], [".vaultmem-usage"], [".VaultMem-Usage/AGENTS.md"],
+                  [".vaultmem/AGENTS.md"]):  # fmt: skip
+        cfg.write_text(text.replace("\n# files = []\n", f"\nfiles = {json.dumps(entry)}\n"))
+        for args in (["add", "-A"], ["commit", "-q", "-m", "agent files"], ["push", "-q", "origin", "HEAD"]):
+            c.git(desk, *args)
+        out = c.vm("laptop", "sync", real=True, check=False)
+        written = [p for p in (*usage.rglob("*"), *(laptop / ".vaultmem").rglob("*"))
+                   if p.is_file() and b"vaultmem:begin" in p.read_bytes()]  # fmt: skip
+        assert not written, (entry, written, out.stderr)
+        assert "is inside a .git, .vaultmem or .vaultmem-usage folder" in out.stderr, (entry, out.stderr)

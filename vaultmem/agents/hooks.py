@@ -22,7 +22,7 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
-from ..core.discovery import STATE_DIR
+from ..core.discovery import STATE_DIR, private_dir
 from ..core.errors import BadInput
 from ..core.fence import fence, held, one_line, provenance
 from ..core.private import strip_private
@@ -66,7 +66,7 @@ class SessionState:
 
     def __init__(self, root: Path, now: float | None = None):
         folder = root / STATE_DIR
-        folder.mkdir(mode=0o700, exist_ok=True)
+        private_dir(folder)
         self.db = sqlite3.connect(str(folder / STATE_FILE), isolation_level=None, timeout=10)
         self.db.execute("PRAGMA journal_mode=WAL")
         # no fsync at each commit (WAL keeps the file consistent; a power cut may lose the last

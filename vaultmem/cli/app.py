@@ -59,8 +59,8 @@ def init(
         str | None, typer.Option("--remote", help="With --git: the remote to sync with (added as origin).")
     ] = None,
 ) -> None:
-    """Make a folder a vault: .vaultmem/ with its config, a README for people and agents,
-    and .vaultmem/ in .gitignore. Safe to run again; never overwrites a file.
+    """Make a folder a vault: .vaultmem/ (which git ignores: a .gitignore of its own) with its
+    config, a README for people and agents. Safe to run again; never overwrites a file.
 
     Example: vaultmem init ~/notes/agent-memory      vaultmem init --git --remote git@host:me/memory.git
     """
@@ -349,9 +349,9 @@ def maintain(
     """
     session = open_session(vault)
     if undo is not None:
-        from .undo import report_undo
+        from .undo import undo_batch
 
-        report_undo(session.undo(undo, "maintain"), as_json)
+        undo_batch(session, undo, "maintain", as_json)
         return
     result = session.maintain(apply, days)
     if as_json:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..core.fence import strip_escapes
+from ..core.fence import printable
 
 CODES = {"bold": "1", "dim": "2", "yellow": "33"}
 
@@ -27,11 +27,12 @@ def highlight(text: str, words: list[str], color: bool = True) -> str:
 
 def hit_lines(h: dict, explain: bool, color: bool = True) -> list[str]:
     """The lines of one hit: rank, title, type, status and score; id and path; snippet; with
-    ``explain`` the parts of its score. A note's own text never reaches the terminal as escapes."""
-    h = {**h, **{k: strip_escapes(str(h[k])) for k in ("title", "id", "path", "snippet", "via") if h.get(k)}}
+    ``explain`` the parts of its score. A note's own text never reaches the terminal as escapes,
+    and a newline in a title or a file name is shown, never starts a line."""
+    h = {**h, **{k: printable(str(h[k])) for k in ("title", "id", "path", "snippet", "via") if h.get(k)}}
     head = style(f"{h['rank']:>2}. {h['title']}", "bold", color=color)
     if h.get("project"):  # asked from a project's folder: a memory of another project, or of none
-        head += f" ({strip_escapes(str(h['project']))})"
+        head += f" ({printable(str(h['project']))})"
     state = f"  {h['status']}" if h.get("status") not in (None, "active") else ""
     lines = [
         f"{head}  [{h['type'] or '-'}]{state}  {score_text(h['score'])}"
@@ -147,7 +148,7 @@ def skipped_notes(skipped: dict[str, str], told: set[str]) -> list[str]:
     in its own process or through the service alike."""
     new = [(path, reason) for path, reason in skipped.items() if path not in told]
     told.update(path for path, _ in new)
-    lines = [strip_escapes(f"skipped {path}: {reason}") for path, reason in new[:SKIPPED_SHOWN]]
+    lines = [printable(f"skipped {path}: {reason}") for path, reason in new[:SKIPPED_SHOWN]]
     if len(new) > SKIPPED_SHOWN:
         lines.append(
             f"skipped {len(new) - SKIPPED_SHOWN} more notes that cannot be read (vaultmem status lists them)"

@@ -23,7 +23,7 @@ def show_lines(data: dict[str, Any], json_out: bool = False) -> list[str]:
         return as_json(data)
     expired = ", expired" if data["status"] == "expired" else ""
     return [
-        strip_escapes(f"# {data['path']}  (id {data['id']}{expired})\n"),
+        f"# {printable(str(data['path']))}  (id {printable(str(data['id']))}{expired})\n",
         strip_escapes(data["text"].rstrip("\n")),
     ]
 
@@ -37,8 +37,8 @@ def list_lines(rows: list[dict[str, Any]], json_out: bool = False) -> list[str]:
     out = []
     for r, key in zip(rows, keys):
         mark = "  (expired)" if r["status"] == "expired" else ""
-        out.append(strip_escapes(f"{r['updated'][:10]}  {key[:width]:<{width}}  {(r['type'] or '-'):<15} "
-                                 f"{r['title']}{mark}"))  # fmt: skip
+        out.append(printable(f"{r['updated'][:10]}  {key[:width]:<{width}}  {(r['type'] or '-'):<15} "
+                             f"{r['title']}{mark}"))  # fmt: skip
     return out
 
 
@@ -118,7 +118,7 @@ def indexing_line(indexing: dict[str, Any] | None) -> str | None:
 
 
 def report_text(report: dict[str, Any]) -> list[str]:
-    out = [f"vault: {report['vault']} ({report['notes']} notes)"]
+    out = [f"vault: {printable(str(report['vault']))} ({report['notes']} notes)"]
     w = report["watcher"]
     if w.get("by") == "service":
         out.append(f"indexed by: the memory service, pid {w['pid']}")
@@ -133,12 +133,14 @@ def report_text(report: dict[str, Any]) -> list[str]:
     counts = {k: n for k, n in report["counts"].items() if n}
     out.append("findings: " + (", ".join(finding_count(k, n) for k, n in counts.items()) or "none"))
     for f in report["findings"]:
-        where = f"{f['path']}: " if f["path"] else ""
-        out.append(f"  [{f['severity']}] {f['check'].replace('_', ' ')}: {where}{f['message']}"
-                   + (f" ({f['hint']})" if f["hint"] else ""))  # fmt: skip
+        where = (
+            f"{f['path']}: " if f["path"] else ""
+        )  # each finding one line: a newline in a file name is shown
+        out.append(printable(f"  [{f['severity']}] {f['check'].replace('_', ' ')}: {where}{f['message']}"
+                             + (f" ({f['hint']})" if f["hint"] else "")))  # fmt: skip
         for kind, paths in (f["data"].get("sample") or {}).items():
             for p in paths:
-                out.append(f"      {kind}: {p}")
+                out.append(printable(f"      {kind}: {p}"))
     out.append("needs attention" if report["needs_attention"] else "all good")
     return out
 

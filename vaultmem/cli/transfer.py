@@ -177,11 +177,11 @@ def import_cmd(
     paths = paths or []
     session = open_session(vault)
     if undo is not None:
-        from .undo import report_undo
+        from .undo import undo_batch
 
         if paths or source:
             raise BadInput("--undo takes no files and no --from (give the batch id or the source to --undo)")
-        report_undo(session.undo(undo, "import"), as_json)
+        undo_batch(session, undo, "import", as_json)
         return
     # the one command that works on a Vault in this process on purpose: a bulk import writes
     # thousands of notes with checkpoints and a progress line (``Vault.batch``), not a call each

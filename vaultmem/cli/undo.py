@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..core.fence import strip_escapes
+from ..core.fence import printable
 from .common import JsonOpt, VaultOpt, app, echo_json, err, open_session
 
 
@@ -35,7 +35,7 @@ def restore(
             echo_json(rows)
             return
         for r in rows:
-            typer.echo(strip_escapes(f"{r['trashed'][:19].replace('T', ' ')}  {r['id'] or '-':<8}  {r['title']}  "
+            typer.echo(printable(f"{r['trashed'][:19].replace('T', ' ')}  {r['id'] or '-':<8}  {r['title']}  "
                                      f"({r['path']} -> {r['restores_to']})"))  # fmt: skip
         if not rows:
             err("the trash is empty")
@@ -44,7 +44,7 @@ def restore(
     if as_json:
         echo_json(result)
         return
-    typer.echo(strip_escapes(f"restored {result['path']} to {result['restored_to']}"))
+    typer.echo(printable(f"restored {result['path']} to {result['restored_to']}"))
     typer.echo(f"undo: vaultmem delete {_quote(result['id'] or result['restored_to'])}")
 
 
@@ -66,7 +66,16 @@ def undo(
     if batch is None:
         list_batches(session, None, as_json)
         return
-    report_undo(session.undo(batch), as_json)
+    undo_batch(session, batch, None, as_json)
+
+
+def undo_batch(session: Any, batch: str, kind: str | None, as_json: bool) -> None:
+    """Take one batch back, each file outside the vault it names listed first."""
+    plan = session.undo_plan(batch, kind)
+    for f in plan["outside"]:  # before anything is changed
+        err(printable(f"outside the vault: {f['path']}: " + ("put back if unchanged since" if f["allowed"] else
+                          "not a file you named for this vault on this machine; left as it is")))  # fmt: skip
+    report_undo(session.undo(plan["id"], kind), as_json)
 
 
 def list_batches(session: Any, kind: str | None, as_json: bool) -> None:
@@ -78,7 +87,7 @@ def list_batches(session: Any, kind: str | None, as_json: bool) -> None:
     for r in rows:
         n = counts(r)
         state = f"  (undone {r['undone']})" if r.get("undone") else ""
-        typer.echo(strip_escapes(f"{r['id']}  {r.get('at', '')}  {r.get('source') or r.get('kind')}: "
+        typer.echo(printable(f"{r['id']}  {r.get('at', '')}  {r.get('source') or r.get('kind')}: "
                                  f"{n['created']} created, {n['changed']} changed, {n['trashed']} trashed{state}"))  # fmt: skip
     if not rows:
         err("nothing recorded to undo")
@@ -96,14 +105,14 @@ def report_undo(result: dict[str, Any], as_json: bool) -> None:
         return
     for r in result["removed"]:
         typer.echo(
-            strip_escapes(f"removed {r['path']}" + (f" (to {r['trashed_to']})" if r["trashed_to"] else ""))
+            printable(f"removed {r['path']}" + (f" (to {r['trashed_to']})" if r["trashed_to"] else ""))
         )
     for path in result["restored"]:
-        typer.echo(strip_escapes(f"restored {path}"))
+        typer.echo(printable(f"restored {path}"))
     for path in result.get("folders", []):
-        typer.echo(strip_escapes(f"removed the empty folder {path}/ it made"))
+        typer.echo(printable(f"removed the empty folder {path}/ it made"))
     for s in result["skipped"]:
-        err(strip_escapes(f"kept {s['path']}: {s['reason']}"))
+        err(printable(f"kept {s['path']}: {s['reason']}"))
     typer.echo(f"undid {result['id']}: {len(result['removed'])} removed, {len(result['restored'])} restored, "
                f"{len(result['skipped'])} kept")  # fmt: skip
     if result["removed"]:

@@ -1,6 +1,8 @@
-"""Creating a vault: ``.vaultmem/``, its config ``.vaultmem.toml``, a short README pointing to the
-docs (none in an Obsidian vault, which would show it as a note), .gitignore
-(the disposable ``.vaultmem/`` and the per-machine usage store ``.vaultmem-usage/`` stay out of git)."""
+"""Creating a vault: ``.vaultmem/`` and its config ``.vaultmem.toml``, a short README pointing to
+the docs (none in an Obsidian vault, which would show it as a note). The disposable
+``.vaultmem/`` and the per-machine usage store ``.vaultmem-usage/`` each hold a .gitignore that
+ignores everything in them (``discovery.private_dir``), so the vault's own .gitignore, a file of
+the user's, is never changed to keep them out of git."""
 
 from __future__ import annotations
 
@@ -8,11 +10,9 @@ from importlib import resources
 from pathlib import Path
 
 from .config import CONFIG_FILE, CONFIG_TEXT, LEGACY_CONFIG
-from .discovery import USAGE_DIR, private_dir
+from .discovery import private_dir
 from .errors import VaultError
 from .store import STATE_DIR, atomic_write
-
-GITIGNORED = (STATE_DIR, USAGE_DIR)
 
 
 def vault_readme() -> str:
@@ -43,25 +43,4 @@ def init_vault(root: Path) -> list[str]:
         if not (root / rel).exists():
             atomic_write(root / rel, text, create_only=True)
             created.append(rel)
-    added = _add_gitignore_lines(root / ".gitignore")
-    if added:
-        created.append(f".gitignore ({', '.join(added)} added)")
     return created
-
-
-def ignore_state(root: Path) -> list[str]:
-    """``.vaultmem/`` and ``.vaultmem-usage/`` in the folder's .gitignore (the first open of a
-    folder never init-ed makes them there); the lines added."""
-    return _add_gitignore_lines(root / ".gitignore")
-
-
-def _add_gitignore_lines(path: Path) -> list[str]:
-    """Append ``.vaultmem/`` and ``.vaultmem-usage/`` to .gitignore unless equivalent lines
-    are there; returns the lines added."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    present = {line.strip().strip("/") for line in text.splitlines()}
-    missing = [f"{name}/" for name in GITIGNORED if name not in present]
-    if missing:
-        sep = "" if not text or text.endswith("\n") else "\n"
-        atomic_write(path, f"{text}{sep}" + "".join(f"{line}\n" for line in missing))
-    return missing

@@ -291,6 +291,22 @@ _SUPPLEMENT: list[tuple[str, re.Pattern[str], list[tuple[str, ...]]]] = [
     ("doppler-token", re.compile(_NB + r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}"), [("dp.",)]),
     ("linear-key", re.compile(_NB + r"lin_api_[A-Za-z0-9]{40}(?![A-Za-z0-9])"), [("lin_api_",)]),
     ("planetscale-token", re.compile(_NB + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,}"), [("pscale_",)]),
+    # issue 48: secrets that travel in URLs and prose, by their own shape
+    ("google-oauth-token", re.compile(_NB + r"ya29\.[0-9A-Za-z_\-]{20,}"), [("ya29.",)]),
+    ("vault-token", re.compile(_NB + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"), [("hvs.", "hvb.", "hvr.")]),
+    ("age-key", re.compile(_NB + r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"), [("age-secret-key-1",)]),
+    ("mailgun-key", re.compile(_NB + r"key-[0-9a-f]{32}(?![A-Za-z0-9])"), [("key-",)]),
+    (
+        "discord-webhook",
+        re.compile(r"discord(?:app)?\.com/api/webhooks/\d{5,}/[A-Za-z0-9_\-]{40,}"),
+        [("/webhooks/",)],
+    ),
+    ("sentry-dsn", re.compile(r"(?<=://)[0-9a-f]{32}(?=@[\w.\-]+/\d)"), [("sentry", "ingest")]),
+    (
+        "password-hash",
+        re.compile(r"(?<![\w$])\$(?:apr1|2[abxy]|5|6|y|argon2(?:id|i|d))\$[^\s:'\"`,;]{16,}"),
+        [("$apr1$", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "$y$", "$argon2")],
+    ),
 ]
 # detect-secrets' BasicAuth leaves RFC 3986 sub-delims (!$&'()*+,;=) out of the password.
 _BASIC_AUTH_LOOSE = re.compile(r"[a-z][a-z0-9+.\-]*://([^\s:/?#@\[\]]*):([^\s/?#@\[\]]+)@(?=[\w\[])", re.I)
@@ -572,6 +588,104 @@ def _cookies(text: str, out: list[RawSpan]) -> None:
                 out.append((base + p.start("val"), base + p.start("val") + len(val), "cookie"))
 
 
+# issue 48: credentials in a URL's query, in a connection string, in prose, or armored in base64
+_URL_PARAM = re.compile(
+    r"[?&;](?P<name>sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|x-amz-credential|sas|"
+    r"access_token|id_token|refresh_token|auth_token|token|api_key|apikey|key|secret|client_secret|password|"
+    r"passwd|pwd|pass)=(?P<val>[^&\s\"'<>#]{8,2048})",
+    re.I,
+)
+_SIGNATURES = ("sig", "signature", "x-amz-signature", "x-goog-signature", "x-amz-security-token", "sas")
+
+
+def _url_params(text: str, out: list[RawSpan]) -> None:
+    """A signature or a credential in a URL's query (an Azure SAS ``sig=``, an S3 or GCS
+    presigned URL's signature, ``?access_token=``, ``&password=``), as a URL carries it."""
+    from urllib.parse import unquote
+
+    for m in _URL_PARAM.finditer(text):
+        name, val = m.group("name").lower(), m.group("val").rstrip(".,;)")
+        plain = unquote(val)
+        if name in _SIGNATURES:
+            ok = len(plain) >= 16 and not _is_placeholder(plain, quoted=True)
+        elif name in ("password", "passwd", "pwd", "pass"):
+            ok = len(plain) >= PW_MIN_LEN_QUOTED and not _is_placeholder(plain, quoted=True)
+        else:
+            ok = _token_like(plain.replace(".", ""), quoted=True)
+        if ok:
+            out.append((m.start("val"), m.start("val") + len(val), "url-secret"))
+
+
+_CONN_KEY = re.compile(
+    r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret|ClientSecret|AccessKey|SecretKey)="
+    r"(?P<val>[^;\s\"']{8,})"
+)
+
+
+def _connection_keys(text: str, out: list[RawSpan]) -> None:
+    """A key in a connection string (Azure storage and Service Bus, ``Key=value;`` pairs)."""
+    for m in _CONN_KEY.finditer(text):
+        if not _is_placeholder(m.group("val"), quoted=True):
+            out.append((m.start("val"), m.end("val"), "connection-key"))
+
+
+# "the root pw is X", "door passcode: 4829", "das Root-Passwort ist X", "le mot de passe root est X",
+# "la contraseña de root es X"; and "password X" (no verb: a value that cannot be a word)
+_PW_KW = (
+    r"(?<!\w)(?:\w+-)?(?P<kw>pw|pwd|passwor[dt]|kennwort|passphrase|pass ?code|pin(?:[ -]?code)?|code pin|"
+    r"mot de passe|mdp|contraseña|contrasena|clave|senha|wachtwoord)(?![\w-])"
+)
+_PW_PROSE = re.compile(
+    r"(?i)" + _PW_KW + r"(?P<mid>(?:[ \t]+(?:[\w.@-]{2,24})){0,3}?)"
+    r"[ \t]*(?:(?P<verb>is|was|ist|lautet|war|est|était|es|era|é)[ \t]+|[:=][ \t]*)[\"'`*]{0,2}"
+    r"(?P<val>[^\s\"'`*]{4,64})"
+)
+_PW_BARE = re.compile(r"(?i)" + _PW_KW + r"[ \t]+(?P<val>[^\s\"'`*]{6,64})")
+_DIGITS_KW = re.compile(r"(?i)pin|code")
+# words between the keyword and its verb that make it name something else than a password
+_PW_NOT = re.compile(
+    r"(?i)\b(?:manager|managers|policy|policies|reset|field|length|hash|hashes|hint|rules?|requirements?|strength|"
+    r"expiry|rotation|prompt|store|vault|file|history|change|generator|form|input|protected|protection|safe|"
+    r"manager|gestionnaire|richtlinie|gestor|política|politique)\b"
+)
+
+
+def _prose_passwords(text: str, out: list[RawSpan]) -> None:
+    """A password, passcode or PIN told in a sentence, in English, German, French or Spanish."""
+    for rx in (_PW_PROSE, _PW_BARE):
+        for m in rx.finditer(text):
+            raw = m.group("val")
+            val = raw.rstrip(".,;:?)") if raw.rstrip(".,;:?)").endswith("!") else raw.rstrip(".,;:!?)")
+            digits_kw = bool(_DIGITS_KW.search(m.group("kw")))
+            if digits_kw:
+                ok = rx is _PW_PROSE and val.isdigit() and 4 <= len(val) <= 12
+            elif rx is _PW_PROSE:
+                ok = _credential_like(val) and not _PW_NOT.search(m.group("mid"))
+            else:
+                ok = (_credential_like(val) and any(c.isdigit() for c in val)
+                      and any(not c.isalnum() or c.isupper() for c in val))  # fmt: skip
+            if ok:
+                out.append((m.start("val"), m.start("val") + len(val), "pin" if digits_kw else "password"))
+
+
+_B64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2}")
+
+
+def _armored_keys(text: str, out: list[RawSpan]) -> None:
+    """A private key armored once more in base64 (a kubeconfig's ``client-key-data``)."""
+    import base64
+    import binascii
+
+    for m in _B64_PEM.finditer(text):
+        head = m.group(0)[:96]
+        try:
+            decoded = base64.b64decode(head[: len(head) - len(head) % 4] or "", validate=False)
+        except (binascii.Error, ValueError):
+            continue
+        if b"PRIVATE KEY" in decoded:
+            out.append((m.start(), m.end(), "private-key"))
+
+
 # --------------------------------------------------------------------------- prefilter and scan
 
 
@@ -606,6 +720,30 @@ _CHECKS: list[tuple[list[tuple[str, ...]], Callable[[str, list[RawSpan]], None]]
     ([("mysql", "mariadb", "sshpass", "login", "redis-cli", "--")], _flags),
     ([("aws", "amazon"), LONG], _aws_secret),
     ([("cookie", "-b")], _cookies),
+    (
+        [("=",), ("sig", "signature", "token", "key", "secret", "password", "passwd", "pwd", "pass", "sas")],
+        _url_params,
+    ),
+    ([("key=", "secret=", "signature=")], _connection_keys),
+    (
+        [
+            (
+                "pw",
+                "pass",
+                "kennwort",
+                "pin",
+                "code",
+                "mot de passe",
+                "mdp",
+                "contrase",
+                "clave",
+                "senha",
+                "wachtwoord",
+            )
+        ],
+        _prose_passwords,
+    ),
+    ([("ls0tls1crudjti",)], _armored_keys),
 ]
 _PEM_NEEDS: list[tuple[str, ...]] = [("-----begin", "---- begin", "putty-user-key")]
 
@@ -697,7 +835,8 @@ _PRIORITY = {k: i for i, k in enumerate([
     "sendgrid-key", "discord-token", "twilio-key", "mailchimp-key", "square-secret", "telegram-token",
     "azure-storage-key", "artifactory-token", "ibm-cloud-key", "ibm-cos-key", "cloudant-key", "softlayer-key",
     "shopify-token", "digitalocean-token", "doppler-token", "linear-key", "planetscale-token",
-    "api-key", "bearer-token", "password", "cookie", "high-entropy"])}  # fmt: skip
+    "google-oauth-token", "vault-token", "age-key", "mailgun-key", "discord-webhook", "sentry-dsn", "password-hash",
+    "api-key", "bearer-token", "url-secret", "connection-key", "password", "pin", "cookie", "high-entropy"])}  # fmt: skip
 _GENERIC = _PRIORITY["api-key"]
 
 

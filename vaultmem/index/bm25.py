@@ -24,7 +24,7 @@ from ..core.discovery import private_dir
 from ..core.errors import VaultError
 from . import ownfiles
 from .analysis import analyzer
-from .whoosh_compat import deleted_docs, field_lengths, posting_lists, segment_id
+from .whoosh_compat import deleted_docs, field_lengths, posting_lists, segment_id, written
 from .whoosh_compat import postings as posting_arrays
 
 TYPE_CHECKING = False
@@ -116,8 +116,8 @@ class BM25Index:
                 self._ix = self._open()
             if self._ix is None:
                 private_dir(self.folder)
-                self._ix = windex.create_in(str(self.folder), schema())
-                ownfiles.record(self.folder)
+                self._ix = made = windex.create_in(str(self.folder), schema())
+                ownfiles.record(self.folder, {f"_{made.indexname}_0.toc"})  # a new index's one file
         return self._ix
 
     def _open(self):
@@ -196,7 +196,7 @@ class BM25Index:
             writer.cancel()
             raise
         writer.commit(merge=len(upserts) + len(deletes) < 1000)
-        ownfiles.record(self.folder)
+        ownfiles.record(self.folder, written(writer, str(self.folder)))
         self.close()
 
     def _fresh_searcher(self):

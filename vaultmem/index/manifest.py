@@ -4,6 +4,12 @@ Tables: ``notes`` (one row per indexed note: stat, content hash, metadata, link 
 ``chunks`` (path, chunk number, chunk hash) and ``embeddings`` (model, chunk hash -> float32
 vector), so unchanged text is never embedded twice, even after a move. ``state`` holds the
 schema version, the model name and a ``dirty`` flag set while a batch is being applied.
+
+A manifest is opened only when this install made it: ``state`` holds a random ``nonce`` and
+``owner``, this install's signature of it (``core.ownkey``), written when the database is
+created. One that a copied vault, another install or anything else brings (a valid SQLite file
+of the same tables included) is set aside and the indexes rebuilt; the rows themselves are not
+signed one by one (a writer holding this user's own manifest could change them).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import builtins
 import json
 import logging
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -18,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core import ownkey
 from ..core.discovery import owner_only, private_dir
 from ..core.errors import VaultError
 
@@ -53,6 +61,13 @@ NOTE_COLUMNS = (
     "context", "links", "subject", "valid_from", "valid_until", "dates", "lead",
 )  # fmt: skip
 ADDED_COLUMNS = ("subject", "valid_from", "valid_until", "dates", "lead")  # added by schemas 2 and 4
+
+
+NOT_OURS = "not made by this install of vaultmem: copied, planted or another install's"
+
+
+def _owner_body(nonce: str) -> bytes:
+    return b"vaultmem manifest\0" + nonce.encode()
 
 
 @dataclass(frozen=True)
@@ -161,20 +176,23 @@ class Manifest:
             self.set("dirty", "1")
 
     def _open_readonly(self, path: Path) -> None:
-        """Open the manifest read-only; fail in one line unless it is vaultmem's. A database with
-        no table yet is one a first index has just created: its schema follows within moments,
-        so the read waits for it (up to ``SCHEMA_WAIT`` s, a new connection each look) instead
-        of calling it foreign."""
+        """Open the manifest read-only; fail in one line unless this install's vaultmem made it.
+        A database with no table yet, or no state yet, is one a first index has just created: its
+        schema and its claim follow within moments, so the read waits for them (up to
+        ``SCHEMA_WAIT`` s, a new connection each look) instead of calling it foreign."""
         deadline = time.monotonic() + SCHEMA_WAIT
         while True:
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
                                       check_same_thread=False, timeout=30)  # fmt: skip
             self.db.row_factory = sqlite3.Row
             try:
-                self.db.execute("SELECT value FROM state LIMIT 1").fetchall()
+                if not self.db.execute("SELECT value FROM state LIMIT 1").fetchall():
+                    raise sqlite3.DatabaseError("no state yet")
+                if not self._claimed():
+                    raise sqlite3.DatabaseError(NOT_OURS)
                 return
             except sqlite3.DatabaseError as e:
-                retry = self._empty() and time.monotonic() < deadline
+                retry = (self._empty() or str(e) == "no state yet") and time.monotonic() < deadline
                 self.db.close()
                 if not retry:
                     raise VaultError(
@@ -198,13 +216,39 @@ class Manifest:
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if tables and "state" not in tables:
             raise sqlite3.DatabaseError(f"other tables: {', '.join(sorted(tables)[:3])}")
+        if tables and not self._claimed():
+            raise sqlite3.DatabaseError(NOT_OURS)
         self.db.executescript(SCHEMA)
+        if not tables:
+            self.claim()
         have = {row[1] for row in self.db.execute("PRAGMA table_info(notes)")}
         for column in ADDED_COLUMNS:
             if column not in have:  # an index of schema 1: re-indexed (INDEX_VERSION changed)
                 self.db.execute(f"ALTER TABLE notes ADD COLUMN {column} TEXT")
         if self.get("schema") is None:
             self.set("schema", SCHEMA_VERSION)
+
+    @classmethod
+    def unclaimed(cls, path: Path) -> Manifest:
+        """The manifest at ``path`` opened as it is, without the owner check (``layout.adopt``
+        claims the one this install wrote before manifests were claimed)."""
+        self = cls.__new__(cls)
+        self.path = path
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        self.db.row_factory = sqlite3.Row
+        return self
+
+    def _claimed(self) -> bool:
+        """Whether this install made the database (its signature of the database's nonce)."""
+        nonce, owner = self.get("nonce"), self.get("owner")
+        return bool(nonce) and ownkey.signed(_owner_body(nonce or ""), owner)
+
+    def claim(self) -> None:
+        """Mark the database as this install's (a new one, or one it wrote before manifests were
+        claimed: ``layout.adopt``)."""
+        nonce = secrets.token_hex(16)
+        self.set("nonce", nonce)
+        self.set("owner", ownkey.sign(_owner_body(nonce)))
 
     def close(self) -> None:
         self.db.close()

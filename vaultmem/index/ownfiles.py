@@ -22,8 +22,8 @@ import re
 import stat
 from pathlib import Path
 
+from ..core import ownkey
 from ..core.store import atomic_write
-from . import ownkey
 
 SKIP = re.compile(r"(WRITELOCK|\.toc\.[0-9.]+$|\.tmp$)")  # lock and temp files whoosh never reads back
 TOC = re.compile(r"^_[A-Za-z0-9]+_[0-9]+\.toc$")
@@ -78,6 +78,11 @@ def _read(folder: Path) -> dict[str, list] | None:
         return None
 
 
+def signed_record(folder: Path) -> bool:
+    """Whether the record of ``folder`` is this install's, signed with its key."""
+    return _read(folder) is not None
+
+
 def legacy(folder: Path) -> bool:
     """Whether the record is an unsigned one an older vaultmem wrote (name -> [size, time, hash])."""
     try:
@@ -97,17 +102,19 @@ def _valid(entry: object) -> bool:
             and isinstance(entry[3], str))  # fmt: skip
 
 
-def record(folder: Path) -> None:
-    """Record every file of ``folder`` as this user's vaultmem's own (after it wrote them) and
-    sign the record; a file already recorded with the same size and times keeps its hash (none
-    is hashed twice)."""
+def record(folder: Path, written: set[str]) -> None:
+    """Sign the record of ``folder``: the files ``written`` (what this user's vaultmem just wrote
+    there: a commit's table of contents and segment) and those the record held before, unchanged
+    since. Any other file (dropped there meanwhile by a sync client, an agent, anyone) is left out,
+    so the next open finds it foreign; a file already recorded keeps its hash (none is hashed twice)."""
     old = _read(folder) or {}
     out: dict[str, list] = {}
     for name, st in sorted(_listing(folder).items()):
         prev = old.get(name)
-        out[name] = (
-            prev if prev is not None and prev[:3] == _stamp(st) else [*_stamp(st), file_sha256(folder / name)]
-        )
+        if prev is not None and prev[:3] == _stamp(st):
+            out[name] = prev
+        elif name in written and stat.S_ISREG(st.st_mode):
+            out[name] = [*_stamp(st), file_sha256(folder / name)]
     body = _body(out)
     data = {"v": VERSION, "files": out, "mac": ownkey.sign(body)}
     atomic_write(record_path(folder), json.dumps(data, separators=(",", ":")))

@@ -9,9 +9,14 @@
 - ``segment_id`` and ``deleted_docs`` read a segment reader's identity and deletions, which
   an ``EmptyReader`` (an index without segments) does not have.
 - whoosh keeps its tables of contents, segment directories and stored fields as pickles: they
-  are read by ``safe_load``, an unpickler that builds only plain data and whoosh's own codec
-  classes (a pickle naming anything else, such as ``os.system``, is refused), behind the signed
-  record of the files vaultmem wrote (``ownfiles``).
+  are read by ``safe_load``, an unpickler that builds only plain data and whoosh's two segment
+  classes, each name bound to its object (``ALLOWED``: a pickle naming anything else, such as
+  ``os.system`` or a dotted ``operator.methodcaller`` through a whoosh module, is refused), and
+  whose segments must name files of their own folder; behind the signed record of the files
+  vaultmem wrote (``ownfiles``). ``tests/test_whoosh_compat.py`` tries every name the installed
+  whoosh's modules hold.
+- ``written`` names the files one commit wrote (its table of contents and its new segment's
+  files): only those are signed, never a file someone dropped into the folder meanwhile.
 
 All of it is written against whoosh-reloaded 2.7.x (``SUPPORTED``). On another version the
 close fix is not applied and postings are read through the public per-posting interface
@@ -20,8 +25,11 @@ close fix is not applied and postings are read through the public per-posting in
 
 from __future__ import annotations
 
+import _codecs
+import collections
 import io
 import pickle
+import re
 
 import whoosh
 import whoosh.codec.whoosh3
@@ -62,34 +70,62 @@ if IS_SUPPORTED:
     BufferFile.close = close_buffer_file
 
 
-# what an index's pickles may name: plain data, and classes of whoosh's codec and column modules
-PLAIN = {("builtins", n) for n in ("int", "float", "complex", "str", "bytes", "bytearray", "bool", "list",
-                                   "tuple", "dict", "set", "frozenset")} | {
-    ("collections", "defaultdict"), ("collections", "OrderedDict"), ("_codecs", "encode"),
-    ("copyreg", "_reconstructor"), ("array", "array"), ("array", "_array_reconstructor"),
-}  # fmt: skip
-WHOOSH_MODULES = ("whoosh.codec.", "whoosh.columns", "whoosh.idsets", "whoosh.fields", "whoosh.formats")
+# Exactly what vaultmem's indexes pickle (whoosh 2.7, W3 codec: the table of contents' list of
+# segments, stored fields, deletions), each name bound to the object it must be: nothing is looked
+# up by a name a file gives (a dotted name such as ``whoosh.idsets`` + ``operator.methodcaller``
+# reached a callable that called anything), and no function but ``_codecs.encode`` (bytes).
+ALLOWED: dict[tuple[str, str], object] = {
+    **{
+        ("builtins", t.__name__): t
+        for t in (int, float, complex, str, bytes, bytearray, bool, list, tuple, dict, set, frozenset)
+    },  # fmt: skip
+    ("collections", "defaultdict"): collections.defaultdict,
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("_codecs", "encode"): _codecs.encode,
+    ("whoosh.codec.whoosh3", "W3Codec"): whoosh.codec.whoosh3.W3Codec,
+    ("whoosh.codec.whoosh3", "W3Segment"): whoosh.codec.whoosh3.W3Segment,
+}
+_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 
 
 class SafeUnpickler(pickle.Unpickler):
-    """Builds plain data and instances of whoosh's codec classes; refuses any other global."""
+    """Builds plain data and whoosh's two segment classes (``ALLOWED``); refuses any other name."""
 
-    def find_class(self, module: str, name: str):
-        if (module, name) in PLAIN:
-            return super().find_class(module, name)
-        if module.startswith(WHOOSH_MODULES):
-            found = super().find_class(module, name)
-            if isinstance(found, type):
-                return found
-        raise pickle.UnpicklingError(f"an index file names {module}.{name}: not vaultmem's, not loaded")
+    def find_class(self, module: str, name: str) -> object:
+        found = ALLOWED.get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"an index file names {module}.{name}: not vaultmem's, not loaded")
+        return found
+
+
+def _checked(obj: object, depth: int = 0) -> object:
+    """``obj`` when every segment in it names plain files of its own folder (an index name and a
+    segment id of letters and digits, a W3 codec, counts and deletions that are numbers)."""
+    if depth > 8:
+        raise pickle.UnpicklingError("an index file nests too deep: not vaultmem's, not loaded")
+    if isinstance(obj, whoosh.codec.whoosh3.W3Segment):
+        state = vars(obj)
+        ok = (_NAME.fullmatch(str(state.get("indexname"))) and _NAME.fullmatch(str(state.get("segid")))
+              and type(state.get("_codec")) is whoosh.codec.whoosh3.W3Codec and type(state.get("_doccount")) is int
+              and (state.get("_deleted") is None or all(type(d) is int for d in state["_deleted"])))  # fmt: skip
+        if not ok:
+            raise pickle.UnpicklingError("an index file names a segment that is not vaultmem's: not loaded")
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for item in obj:
+            _checked(item, depth + 1)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            _checked(key, depth + 1)
+            _checked(value, depth + 1)
+    return obj
 
 
 def safe_load(file) -> object:
-    return SafeUnpickler(file).load()
+    return _checked(SafeUnpickler(file).load())
 
 
 def safe_loads(data: bytes) -> object:
-    return SafeUnpickler(io.BytesIO(data)).load()
+    return _checked(SafeUnpickler(io.BytesIO(data)).load())
 
 
 # every place whoosh 2.7 unpickles what it reads from an index folder (the schema's pickle is
@@ -150,3 +186,16 @@ def segment_id(reader) -> str | None:
 def deleted_docs(reader) -> frozenset[int]:
     """Document numbers deleted in a leaf reader's segment (not yet merged away)."""
     return getattr(reader, "deleted_docs_set", None) or frozenset()
+
+
+def written(writer, folder: str) -> set[str]:
+    """The files a committed ``SegmentWriter`` wrote in ``folder``: its table of contents and the
+    files of the segment it made (a merge's too: merged documents go into that segment)."""
+    import os
+
+    names = {f"_{writer.indexname}_{writer.generation}.toc"}
+    segment = getattr(writer, "newsegment", None)
+    if segment is not None:
+        prefix = f"{segment.segment_id()}."
+        names |= {n for n in os.listdir(folder) if n.startswith(prefix)}
+    return names

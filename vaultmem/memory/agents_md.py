@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.discovery import STATE_DIR
+from ..core.discovery import STATE_DIR, USAGE_DIR
 from ..core.errors import BadInput, NoteParseError
 from ..core.fence import instruction_shaped, one_line
 from ..core.registry import home
@@ -137,6 +137,8 @@ def export(vault: VaultState, file: str, anchor: str | None = None, dry_run: boo
     path = Path(os.path.expanduser(file))
     if path.is_dir():
         path = path / "AGENTS.md"
+    if protected(path):
+        raise BadInput(f"{file}: is inside a .git, {STATE_DIR} or {USAGE_DIR} folder; nothing was written")
     anchor = anchor or find_anchor(vault, str(path.resolve().parent))
     held: dict[str, str] = {}
     chosen = select(vault, anchor, f"/{path.name}", held)
@@ -151,6 +153,7 @@ def export(vault: VaultState, file: str, anchor: str | None = None, dry_run: boo
             atomic_write(path, new)
         except OSError as e:
             raise BadInput(f"{path}: cannot be written ({e.strerror or e}); nothing was written") from None
+        exported(vault.root, path)
     for rel, why in sorted(held.items()):
         log.warning("vaultmem: %s held back from %s: it gives the agent orders (%r)", rel, path, why)
     return {"file": str(path), "anchor": anchor, "changed": changed, "dry_run": dry_run,
@@ -203,15 +206,27 @@ def local_path() -> Path:
     return home() / LOCAL_FILE
 
 
-def _local() -> dict[str, list[str]]:
+def _document() -> dict[str, dict[str, list[str]]]:
+    """This machine's file: ``vaults`` (the files kept refreshed, by vault) and ``exported``
+    (every file outside a vault an export wrote here, by vault: what its undo may put back)."""
     try:
         data = json.loads(local_path().read_text(encoding="utf-8"))
-        vaults = data["vaults"]
-        return {k: [f for f in v if isinstance(f, str)] for k, v in vaults.items() if isinstance(v, list)}
+        return {part: {k: [f for f in v if isinstance(f, str)] for k, v in data.get(part, {}).items()
+                       if isinstance(v, list)} for part in ("vaults", "exported")}  # fmt: skip
     except FileNotFoundError:
-        return {}
+        return {"vaults": {}, "exported": {}}
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as e:
         raise BadInput(f"{local_path()}: not a list of agent files ({e}); fix or remove it") from None
+
+
+def _local() -> dict[str, list[str]]:
+    return _document()["vaults"]
+
+
+def _save(doc: dict[str, dict[str, list[str]]]) -> None:
+    local_path().parent.mkdir(parents=True, exist_ok=True)
+    out = {part: {k: v for k, v in doc[part].items() if v} for part in ("vaults", "exported")}
+    atomic_write(local_path(), json.dumps(out, indent=2) + "\n")
 
 
 def kept(root: Path) -> list[str]:
@@ -219,15 +234,33 @@ def kept(root: Path) -> list[str]:
     return _local().get(str(root.resolve()), [])
 
 
+def written_here(root: Path) -> set[str]:
+    """The files outside the vault ``root`` this machine's person named for it: kept ones, and
+    those an export wrote (the only files outside a vault its undo may change)."""
+    doc = _document()
+    return set(doc["vaults"].get(str(root.resolve()), [])) | set(doc["exported"].get(str(root.resolve()), []))
+
+
+def exported(root: Path, path: Path) -> None:
+    """Note that an export of the vault ``root`` wrote ``path`` (outside the vault) on this machine."""
+    path = path.absolute()
+    if path.resolve().is_relative_to(root.resolve()):
+        return
+    doc = _document()
+    files = doc["exported"].setdefault(str(root.resolve()), [])
+    if str(path) not in files:
+        files.append(str(path))
+        _save(doc)
+
+
 def keep(root: Path, file: str, keep_it: bool = True) -> Path:
     """Add the agent file ``file`` to this machine's list for the vault ``root`` (or, without
     ``keep_it``, take it off); the person's own command is the confirmation."""
     path = _target(Path.cwd(), file, "--keep") if keep_it else Path(os.path.expanduser(file)).absolute()
-    data = _local()
-    files = [f for f in data.get(str(root.resolve()), []) if f != str(path)]
-    data[str(root.resolve())] = files + [str(path)] if keep_it else files
-    local_path().parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(local_path(), json.dumps({"vaults": {k: v for k, v in data.items() if v}}, indent=2) + "\n")
+    doc = _document()
+    files = [f for f in doc["vaults"].get(str(root.resolve()), []) if f != str(path)]
+    doc["vaults"][str(root.resolve())] = files + [str(path)] if keep_it else files
+    _save(doc)
     return path
 
 
@@ -244,6 +277,8 @@ def _target(root: Path, name: str, label: str) -> Path:
     if path.is_dir():
         path = path / "AGENTS.md"
     path = path.parent.resolve() / path.name  # the folder's real path; the file itself is looked at next
+    if protected(path):
+        raise bad(f"is inside a .git, {STATE_DIR} or {USAGE_DIR} folder")
     if path.is_symlink():
         real = path.resolve()
         if real.parent != path.parent or real.is_dir():
@@ -253,9 +288,17 @@ def _target(root: Path, name: str, label: str) -> Path:
         raise bad(f"is in a folder that does not exist ({path.parent})")
     if path.exists() and not path.is_file():
         raise bad("is not a regular file")
-    if {".git", STATE_DIR} & set(path.resolve().parts):
-        raise bad(f"is inside a .git or {STATE_DIR} folder")
+    if protected(path):  # a symlink followed above
+        raise bad(f"is inside a .git, {STATE_DIR} or {USAGE_DIR} folder")
     return path
+
+
+def protected(path: Path) -> bool:
+    """Whether ``path`` (its real place) is inside a ``.git`` folder or one of vaultmem's state
+    folders, in any case (a case-insensitive disk): never a file an export writes."""
+    return bool(
+        {".git", STATE_DIR.casefold(), USAGE_DIR.casefold()} & {p.casefold() for p in path.resolve().parts}
+    )
 
 
 def refresh(vault: VaultState, files: list[Path], anchor: str, apply: bool) -> list[dict[str, Any]]:

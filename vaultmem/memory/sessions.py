@@ -10,12 +10,11 @@ the new one and the aging rules keep session summaries bounded.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core import environment
+from ..core import environment, ownkey
 from ..core.discovery import STATE_DIR, private_dir
 from ..core.errors import BadInput
 from ..core.filters import now_utc
@@ -36,6 +35,7 @@ def session_name(source: str | None) -> str:
 
 
 ANCHORS_FILE = "session-anchors.json"  # in .vaultmem/: the anchor each recent session woke with
+ANCHORS_KIND = "vaultmem session anchors"  # what this install's signature of the record says it is
 KEEP_SESSIONS = 100
 
 
@@ -44,11 +44,9 @@ def _anchors_path(vault: VaultState) -> Path:
 
 
 def _recorded(vault: VaultState) -> dict[str, list[str]]:
-    """session -> [anchor, date of the wake], oldest first."""
-    try:
-        data = json.loads(_anchors_path(vault).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    """session -> [anchor, date of the wake], oldest first: the record this install wrote and
+    signed (one a copied or pulled vault brings, or anyone else wrote, picks no anchor)."""
+    data = ownkey.sealed_file(ANCHORS_KIND, _anchors_path(vault), limit=1 << 20)
     if not isinstance(data, dict):
         return {}
     return {
@@ -66,7 +64,10 @@ def record_anchor(vault: VaultState, anchor: str | None, source: str | None = No
     data.pop(session_name(source), None)
     data[session_name(source)] = [anchor, now_utc().date().isoformat()]
     private_dir(_anchors_path(vault).parent)
-    atomic_write(_anchors_path(vault), json.dumps(dict(list(data.items())[-KEEP_SESSIONS:]), indent=1) + "\n")
+    atomic_write(
+        _anchors_path(vault),
+        ownkey.seal(ANCHORS_KIND, dict(list(data.items())[-KEEP_SESSIONS:]), indent=1) + "\n",
+    )
 
 
 def _anchor(anchor: str | None, vault: VaultState | None = None, session: str | None = None) -> str | None:

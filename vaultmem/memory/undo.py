@@ -4,14 +4,21 @@ dated batch in ``.vaultmem/undo/<id>.json``, and ``undo`` that takes exactly tha
 A batch lists the notes it created (with their hash), rewrote (the text before and the hash
 after), trashed, and files outside the vault it rewrote (AGENTS.md). Undo changes a file only
 while it is still as the batch left it: a note edited since is kept and named, never lost.
-Notes the batch created go to ``.trash/`` (``vaultmem restore`` brings them back). A record is
-read only if this user wrote it (a planted file is never followed).
+Notes the batch created go to ``.trash/`` (``vaultmem restore`` brings them back).
+
+A record, and each line of a stopped command's journal, is signed with this install's key
+(``core.ownkey``): one that a copied, pulled or unpacked vault brings, or that anything but this
+install's vaultmem wrote, is never read (said once, in one line). A file outside the vault is
+put back only when this machine's person named it for this vault (``agents_md.written_here``:
+a kept agent file, or one an export wrote here); undo lists each before it acts. A batch dated
+after now (a wrong clock) never counts as the newest.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import os
 import secrets
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from ..core import ownkey
 from ..core.errors import BadInput, Conflict, NoteNotFound, VaultError
 from ..core.note import content_hash
 from ..core.store import Recorder, atomic_write
@@ -27,6 +35,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .state import VaultState
 
 UNDO_DIR = "undo"  # under the vault's .vaultmem/
+KIND = "vaultmem undo batch"  # what this install's signature of a record says it is
+LINE_KIND = "vaultmem undo journal"  # ... of one line of a stopped command's journal
+SKEW = dt.timedelta(days=1)  # a batch dated later than now + this is from a wrong clock
+log = logging.getLogger("vaultmem.undo")
+_said: set[Path] = set()  # undo folders whose foreign records this process has mentioned
 
 
 def _now() -> str:
@@ -94,7 +107,9 @@ class Batch(Recorder):
         """One write, appended to the batch's journal (a resumable command: a kill between two
         checkpoints loses no entry of what it wrote)."""
         if self.journal is not None:
-            self.journal.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            self.journal.write(
+                json.dumps({"e": entry, "mac": _line_mac(self.id, entry)}, ensure_ascii=False) + "\n"
+            )
             self.journal.flush()
 
     def replay(self, path: Path) -> None:
@@ -105,11 +120,12 @@ class Batch(Recorder):
             return
         for line in lines:
             try:
-                e = json.loads(line)
-            except ValueError:  # the last line, cut by the kill
+                signed = json.loads(line)
+            except (ValueError, RecursionError):  # the last line, cut by the kill
                 continue
-            if not isinstance(e, dict):
-                continue
+            e = signed.get("e") if isinstance(signed, dict) else None
+            if not isinstance(e, dict) or not ownkey.signed(_line_body(self.id, e), signed.get("mac")):
+                continue  # not a line this install wrote for this batch
             if isinstance(e.get("created"), str):
                 self.made[e["created"]] = str(e.get("hash"))
             elif isinstance(e.get("changed"), str):
@@ -141,6 +157,16 @@ class Batch(Recorder):
         return {"id": self.id, "kind": self.kind, "source": self.source, "at": self.at, "undone": None,
                 "created": self.made, "changed": self.rewrote, "trashed": self.binned,
                 "files": self.files, "folders": self.dirs, "finished": self.finished}  # fmt: skip
+
+
+def _line_body(batch_id: str, entry: dict[str, Any]) -> bytes:
+    return (
+        LINE_KIND + "\0" + batch_id + "\0" + json.dumps(entry, sort_keys=True, ensure_ascii=False)
+    ).encode()
+
+
+def _line_mac(batch_id: str, entry: dict[str, Any]) -> str:
+    return ownkey.sign(_line_body(batch_id, entry))
 
 
 def _read(path: Path) -> str | None:
@@ -196,34 +222,56 @@ def _stopped(vault: VaultState, kind: str, source: str) -> Batch | None:
 def save(vault: VaultState, record: dict[str, Any]) -> None:
     where = folder(vault)
     where.mkdir(parents=True, exist_ok=True)
-    atomic_write(where / f"{record['id']}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    atomic_write(
+        where / f"{record['id']}.json", ownkey.seal(KIND, record, indent=1, ensure_ascii=False) + "\n"
+    )
 
 
 def load(path: Path) -> dict[str, Any] | None:
-    """A record this user wrote (a regular file of ours), else None."""
-    try:
-        st = os.lstat(path)
-        if not path.is_file() or path.is_symlink() or st.st_uid != os.getuid():
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """A record this install's vaultmem wrote and signed (a regular file of this user's), else None."""
+    data = ownkey.sealed_file(KIND, path)
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str) or f"{data['id']}.json" != path.name:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-        return None
-    log = path.with_suffix(".log")
-    if data.get("finished") is False and log.exists() and os.lstat(log).st_uid == os.getuid():
+    journal = path.with_suffix(".log")
+    if data.get("finished") is False and journal.exists() and os.lstat(journal).st_uid == os.getuid():
         batch = Batch.resumed(data)
-        batch.replay(log)
+        batch.replay(journal)
         data = {**data, "created": batch.made, "changed": batch.rewrote, "trashed": batch.binned,
                 "folders": batch.dirs}  # fmt: skip
     return data
 
 
 def batches(vault: VaultState, kind: str | None = None) -> list[dict[str, Any]]:
-    """Every recorded batch (of ``kind``), newest first."""
-    found = [load(p) for p in sorted(folder(vault).glob("*.json"))] if folder(vault).is_dir() else []
-    rows = [r for r in found if r and (kind is None or r.get("kind") == kind)]
-    return sorted(rows, key=lambda r: (str(r.get("at")), r["id"]), reverse=True)
+    """Every batch this install recorded (of ``kind``), newest first; one dated after now counts
+    as the oldest. Records it did not sign are left out, and said so once per folder."""
+    where = folder(vault)
+    paths = sorted(where.glob("*.json")) if where.is_dir() else []
+    found = [(p, load(p)) for p in paths]
+    foreign = [p.name for p, r in found if r is None]
+    if foreign and where not in _said:
+        _said.add(where)
+        log.warning("vaultmem: %d undo record(s) in %s not written by this user's vaultmem on this machine "
+                    "(copied, pulled or planted; e.g. %s): ignored", len(foreign), where, foreign[0])  # fmt: skip
+    rows = [r for _, r in found if r and (kind is None or r.get("kind") == kind)]
+    late = (dt.datetime.now(dt.UTC) + SKEW).isoformat().replace("+00:00", "Z")
+    return sorted(
+        rows, key=lambda r: ("" if str(r.get("at")) > late else str(r.get("at")), r["id"]), reverse=True
+    )
+
+
+def outside(vault: VaultState, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The files outside the vault the batch names, each with whether undo may change it (this
+    machine's person named it for this vault: ``agents_md.written_here``)."""
+    from .agents_md import written_here
+
+    root = vault.root.resolve()
+    allowed = written_here(root)
+    out = []
+    for name in record.get("files") or {}:
+        path = Path(name)
+        inside = path.is_absolute() and path.parent.resolve().is_relative_to(root)
+        out.append({"path": name, "allowed": inside or name in allowed})
+    return out
 
 
 def find(vault: VaultState, ref: str, kind: str | None = None) -> dict[str, Any]:
@@ -255,7 +303,12 @@ def undo(vault: VaultState, record: dict[str, Any]) -> dict[str, Any]:
         _drop_folder(vault, str(rel), done)
     for rel, moved in record.get("trashed", {}).items():
         _untrash(vault, rel, moved, done, touched)
-    for name, before in record.get("files", {}).items():
+    allowed = {f["path"] for f in outside(vault, record) if f["allowed"]}
+    for name, before in (record.get("files") or {}).items():
+        if name not in allowed:
+            done["skipped"].append({"path": name, "reason": "outside the vault and not a file this machine's person "
+                                    "named for it; left as it is"})  # fmt: skip
+            continue
         _put_back_file(Path(name), before, done)
     vault.sync_paths(touched)
     save(vault, {**record, "undone": _now()})

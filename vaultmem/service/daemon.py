@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import config as configmod
-from ..core.discovery import STATE_DIR, find_vault
+from ..core.discovery import STATE_DIR, served_vault
 from ..core.errors import VaultError
 from ..core.version import VERSION as __version__
 from ..index.embed import make_embedder
@@ -224,9 +224,7 @@ class Service:
                 raise NotServed(f"the memory service does not serve {root}")
             if found is not None:
                 self._drop(root, "its watcher stopped")
-            find_vault(
-                root
-            )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
+            served_vault(root)  # an initialised vault of this user's, never `/` (core.discovery)
             found = self._open_entry(root)
             with self._lock:
                 self.entries[root] = found

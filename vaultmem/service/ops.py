@@ -539,6 +539,16 @@ def batches(host: Host, args: dict) -> list[dict[str, Any]]:
         return undomod.batches(vault, args["kind"])
 
 
+def undo_plan(host: Host, args: dict) -> dict[str, Any]:
+    """The batch ``undo`` would take back, and the files outside the vault it names (listed
+    before anything is changed)."""
+    from ..memory import undo as undomod
+
+    with host.entry(args["root"]).reading(AS_IS) as vault:
+        record = undomod.find(vault, args["batch"], args["kind"])
+        return {"id": record["id"], "outside": undomod.outside(vault, record)}
+
+
 def undo(host: Host, args: dict) -> dict[str, Any]:
     """Take back exactly what one recorded batch (of ``kind``, when given) wrote."""
     from ..memory import undo as undomod
@@ -633,7 +643,7 @@ HANDLERS: dict[str, Handler] = {
     "reindex": reindex, "sync": sync, "notes": notes, "show": show, "list": list_, "stats": stats,
     "resolve": _lifecycle("resolve"), "reopen": _lifecycle("reopen"), "confirm": _lifecycle("confirm"),
     "resolve_source": resolve_source, "supersede": supersede, "history": history, "write_note": write_note,
-    "delete": delete, "maintain": maintain, "batches": batches, "undo": undo, "trash": trash, "restore": restore,
+    "delete": delete, "maintain": maintain, "batches": batches, "undo_plan": undo_plan, "undo": undo, "trash": trash, "restore": restore,
     "export": export, "agents_md": agents_md, "refresh_agents_md": refresh_agents_md, "rate": rate, "gap": gap,
     "gaps": gaps, "doctor": doctor, "hook_start": hook_start, "hook_end": _writing_hook("hook_end"),
     "hook_precompact": _writing_hook("hook_precompact"),

@@ -124,6 +124,8 @@ DECLARED = (
        optional={"anchor": (str, None), "dry_run": (bool, False)}),
     Op("refresh_agents_md", {"root": str, "event": str}, "files (refreshed), said", WRITE),
     Op("batches", {"root": str}, "the recorded undo batches, newest first", optional={"kind": (str, None)}),
+    Op("undo_plan", {"root": str, "batch": str}, "id, outside (the files outside the vault it names, each "
+       "with whether undo may change it)", optional={"kind": (str, None)}),
     Op("undo", {"root": str, "batch": str}, "id, removed, restored, skipped", WRITE, optional={"kind": (str, None)}),
     Op("trash", {"root": str}, "the notes in .trash/, newest first"),
     Op("restore", REF, "path, restored_to, id", WRITE, optional={"to": (str, None)}),

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import environment
+from ..core.discovery import private_dir
 from ..core.errors import BadInput, VaultError
 from ..core.lock import WriterLock
 from ..core.note import split_frontmatter
@@ -244,8 +245,7 @@ class Syncer:
                 f"vaultmem init --git {self.root} [--remote URL]"
             )
         self.top = top.resolve()
-        state = self.root / STATE_DIR
-        state.mkdir(exist_ok=True)
+        state = private_dir(self.root / STATE_DIR)
         self.pid_file = state / "sync-git.pid"
         self.lock = WriterLock(state / "sync.lock")
         self.git = Git(self.root, self.pid_file, interactive)
