@@ -30,7 +30,7 @@ from .core.ignore import obsidian_templates, vault_files
 from .core.links import NoteKeys, Resolver, link_extras, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.memtypes import known_types
-from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
+from .core.note import TITLE_FROM, from_timestamp
 from .core.store import Store, find_vault
 from .core.titles import folded
 from .index import graph as graphmod
@@ -43,7 +43,9 @@ from .index.usage import UsageStore
 from .index.vectors import VectorIndex
 from .memory import agents_md, aging, branches, context, dupes, lifecycle, ops, rules, sessions
 from .recall import params
-from .recall.pipeline import Hit, Options, Sources, make_snippet, search
+from .recall.hit import Hit, make_snippet
+from .recall.options import Options
+from .recall.pipeline import Sources, search
 
 
 def _phase(progress: Progress | None, name: str) -> None:
@@ -646,10 +648,7 @@ class Vault:
 
     def body(self, path: str) -> str:
         """A note's markdown body (no frontmatter); empty when unreadable."""
-        try:
-            return split_frontmatter(self.store.read_text(path))[1]
-        except (OSError, NoteParseError):
-            return ""
+        return self.store.body(path)
 
     # ------------------------------------------------------------------ lookups
 
