@@ -25,12 +25,13 @@ from typing import Any
 import networkx as nx
 
 from .core import config as configmod
-from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
+from .core.discovery import writable
+from .core.errors import BadInput, NoteNotFound, NoteParseError, ReadOnlyVault, VaultError
 from .core.ignore import obsidian_templates, vault_files
 from .core.links import NoteKeys, Resolver, link_extras, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.memtypes import known_types
-from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
+from .core.note import from_timestamp, split_frontmatter
 from .core.scaffold import ignore_state
 from .core.store import STATE_DIR, Store, find_vault
 from .core.titles import folded
@@ -73,11 +74,12 @@ class Vault:
     def __init__(self, root: Path, embedder: Embedder | None = None):
         self.root = Path(root).resolve()
         self.config = configmod.load(self.root)
-        if not (self.root / STATE_DIR).exists():  # a folder never init-ed: its state stays out of git
+        self.read_only = not writable(self.root)  # read from its indexes as they are; writes refused
+        if (
+            not (self.root / STATE_DIR).exists() and not self.read_only
+        ):  # never init-ed: its state stays out of git
             ignore_state(self.root)
         vcfg = self.config["vault"]
-        if vcfg["title_from"] not in TITLE_FROM:
-            raise BadInput(f"[vault] title_from = {vcfg['title_from']!r}: use one of {', '.join(TITLE_FROM)}")
         self.obsidian_templates = obsidian_templates(self.root)  # Obsidian's templates folder, never indexed
         excludes = ("/" + vcfg["templates_dir"].strip("/") + "/", *vcfg.get("exclude", []),
                     *([f"/{self.obsidian_templates}/"] if self.obsidian_templates else []))  # fmt: skip
@@ -132,7 +134,11 @@ class Vault:
     @property
     def manifest(self) -> Manifest:
         if self._manifest is None:
-            self._manifest = Manifest(self.index_dir / "manifest.db")
+            path = self.index_dir / "manifest.db"
+            if self.read_only and not path.exists():
+                raise ReadOnlyVault(f"{self.root} is read-only and has no index: index it where it can be "
+                                    "written (vaultmem index)")  # fmt: skip
+            self._manifest = Manifest(path, readonly=self.read_only)
         return self._manifest
 
     @property
@@ -192,6 +198,8 @@ class Vault:
         """
         if self._held_lock is not None:
             return self._reindex(paths, rebuild, progress)
+        if self.read_only:
+            raise ReadOnlyVault(f"{self.root} is read-only: its indexes cannot be written")
         lock = WriterLock(self.lock_path)
         holder = lock.holder()
         if holder and holder.get("role") == "watch":
@@ -279,6 +287,10 @@ class Vault:
         views instead (for a full sync). None when nothing was indexed here."""
         paths = None if paths is None else list(paths)
         if paths == []:
+            return None
+        if self.read_only:  # read from the indexes as they are (`status` and `doctor` show any drift)
+            if paths is None:
+                self.refresh()
             return None
         try:
             return self.reindex(paths, progress=progress)
@@ -528,7 +540,7 @@ class Vault:
     def usage(self) -> UsageStore:
         """The durable usage store (retrievals, ratings, gaps)."""
         if self._usage is None:
-            self._usage = UsageStore.of(self.root)
+            self._usage = UsageStore.of(self.root, readonly=self.read_only)
         return self._usage
 
     def sources(self) -> Sources:
@@ -578,7 +590,12 @@ class Vault:
             else {}
         )
         out: dict[str, Record] = {}
-        for path in self.store.list_paths() if paths is None else paths:
+        listed = self.store.list_paths() if paths is None else paths
+        if paths is None:
+            self.skipped.update(self.store.rules.misnamed)
+            if errors is not None:
+                errors.update(self.store.rules.misnamed)
+        for path in listed:
             st = self.store.stat(path)
             rec = known.get(path)
             if st is None:

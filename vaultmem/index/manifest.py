@@ -128,6 +128,23 @@ def _json_tuple(text: str | None) -> tuple:
     return () if not text or text == "[]" else tuple(json.loads(text))
 
 
+def read_only(path: Path) -> sqlite3.Connection:
+    """A SQLite file opened for reading only, also on a read-only disk: with its write-ahead log
+    when SQLite can read it there, else as the file holds it (``immutable``: a log without its
+    shared-memory file cannot be read where nothing can be written)."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False,
+                             timeout=30)  # fmt: skip
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return db
+    except sqlite3.OperationalError:
+        if not path.exists():
+            raise
+    return sqlite3.connect(
+        f"file:{path}?immutable=1", uri=True, isolation_level=None, check_same_thread=False
+    )
+
+
 class Manifest:
     """The SQLite manifest of one vault's indexes."""
 
@@ -135,8 +152,7 @@ class Manifest:
         """Open (creating it unless ``readonly``) the manifest at ``path``."""
         self.path = path
         if readonly:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
-                                      check_same_thread=False, timeout=30)  # fmt: skip
+            self.db = read_only(path)
             self.db.row_factory = sqlite3.Row
             try:
                 self.db.execute("SELECT value FROM state LIMIT 1").fetchall()

@@ -335,6 +335,7 @@ class Watcher:
         self._failures = 0  # batches failed in a row
         self.keywords_first = False  # the service: a first index answers from keywords, vectors follow
         self._fill = False  # a first index's vectors are still to be embedded (``_fill_vectors``)
+        self._filling = False  # and the run loop embeds them now: a full batch waits for it
         self._config_timer: threading.Timer | None = None
         self._config_timer_lock = threading.Lock()
 
@@ -452,7 +453,11 @@ class Watcher:
                     self._rebuild_state()
                 if self._fill:
                     self._fill = False
-                    self._fill_vectors()
+                    self._filling = True
+                    try:
+                        self._fill_vectors()
+                    finally:
+                        self._filling = False
                 for part in self._slices(batch):
                     with self.gate.write():  # released between slices so recall is never held long
                         self._apply(part)
@@ -536,8 +541,8 @@ class Watcher:
         batch = self.batcher.drain()
         if batch is None:
             return
-        if batch.full and self._fill:  # a first index's vectors: the run loop fills them in behind,
-            self.batcher.add(full=True)  # outside the gate; a read answers from keywords meanwhile
+        if batch.full and (self._fill or self._filling):  # a first index's vectors: the run loop fills
+            self.batcher.add(full=True)  # them in behind, outside the gate; a read answers from keywords
             if not batch.paths:
                 return
             batch = Batch(paths=batch.paths)
