@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -46,6 +47,13 @@ from .index.vectors import VectorIndex
 from .memory import agents_md, aging, branches, context, dupes, lifecycle, ops, rules, sessions
 from .recall import params
 from .recall.pipeline import Hit, Options, Sources, make_snippet, search
+
+
+def disk_full(e: BaseException) -> bool:
+    """Whether an error is a full disk (or quota): the OS's, or SQLite's own."""
+    if isinstance(e, OSError):
+        return e.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(e, sqlite3.OperationalError) and "disk is full" in str(e)
 
 
 def _link_keys(rec: Record | None) -> tuple | None:
@@ -299,6 +307,11 @@ class Vault:
                 self.refresh()
             else:
                 self._indexed_by_owner(paths)
+            return None
+        except (OSError, sqlite3.OperationalError) as e:
+            if paths is not None or not disk_full(e):
+                raise
+            self.refresh()  # a read on a full disk: from the indexes as they are (status shows the drift)
             return None
 
     def sync_paths(self, paths: Iterable[str]) -> None:

@@ -92,9 +92,14 @@ class SessionState:
     def _read_only(path: Path) -> sqlite3.Connection:
         from ..index.manifest import read_only
 
+        db = None
         try:
-            return read_only(path)
-        except sqlite3.Error:  # none yet: an empty state, kept for this call only
+            db = read_only(path)
+            db.execute("SELECT 1 FROM shown, sessions LIMIT 1").fetchall()
+            return db
+        except sqlite3.Error:  # none yet (or begun and cut short): an empty state, for this call only
+            if db is not None:
+                db.close()
             db = sqlite3.connect(":memory:", isolation_level=None)
             db.executescript(SCHEMA)
             return db
