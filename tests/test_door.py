@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,9 +34,9 @@ def calls(monkeypatch):
     sent: list[str] = []
     real = client.call
 
-    def counting(op: str, args: dict | None = None, timeout: float = 600.0) -> dict | None:
+    def counting(op: str, args: dict | None = None, *more: Any, **named: Any) -> dict | None:
         sent.append(op)
-        return real(op, args, timeout)
+        return real(op, args, *more, **named)
 
     monkeypatch.setattr(client, "call", counting)
     return sent

@@ -68,7 +68,8 @@ def test_claude_code_sessions_become_dated_linked_summaries_once(run, data, empt
     projects = data / "claude-code" / "projects"
     res = run("import", "--from", "claude-code", str(projects), "--json")
     out = json.loads(ok(res))
-    assert "vaultmem: 2 claude-code session file(s) done in" in res.stderr  # the progress line
+    done = [json.loads(line) for line in res.stderr.splitlines() if '"event": "done"' in line]
+    assert done and done[0]["files"] == 2  # --json: the progress as events, the last one "done"
     by_session = {w["session"]: w for w in out["written"]}
     assert set(by_session) == {MAIN, LEGACY}  # the subagent files are not sessions of their own
     main = notes(empty_vault)[by_session[MAIN]["path"]]

@@ -142,23 +142,23 @@ def test_context_text_reads_the_linked_notes_first_lines():
     )
 
 
-def test_the_service_fills_them_in_ahead_with_the_chunks(turns, open_vault, fake_embedder):
-    """A first index's vectors are embedded behind the keyword answer (``indexer.prefill``):
-    the contextual ones too, so the sync that follows embeds nothing under the gate."""
-    from vaultmem.index.embed import NoEmbedder
-    from vaultmem.index.indexer import PENDING, VECTORS, prefill
-
+def test_they_follow_the_plain_vectors_of_a_keyword_first_index(turns, open_vault, fake_embedder):
+    """A first index through the service is keywords first (``reindex(vectors=False)``): no
+    contextual vector until every note has its plain ones (``Watcher._fill_step``), then the
+    same as a sync with vectors (issue 45: a linked vault's first answer costs plain vectors)."""
     vault = open_vault(turns)
-    vault.embedder = NoEmbedder()  # the keyword-first index (service/watch.py: _apply_keywords)
-    vault.reindex()
-    vault.embedder = fake_embedder
-    vault.refresh()
-    vault.manifest.set(VECTORS, PENDING)
-    assert prefill(vault.store, vault.manifest, fake_embedder) == len(NOTES) + 3  # 6 chunks, 3 contexts
+    vault.reindex(vectors=False)
+    assert (
+        sorted(vault.pending_vectors()) == sorted(f"{n}.md" for n in NOTES) and vault.context_work() is None
+    )
+    vault.commit_vectors(vault.embed_pending(vault.pending_vectors()))
+    assert not vault.pending_vectors()
+    rows, gone, texts = vault.context_work()
+    vault.commit_contexts(rows, gone, vault.embed_texts(texts))
+    assert sorted(_contexts(vault)) == ["t1.md", "t2.md", "t3.md"]
     before = fake_embedder.texts_embedded
     vault.reindex()
-    assert fake_embedder.texts_embedded == before
-    assert sorted(_contexts(vault)) == ["t1.md", "t2.md", "t3.md"]
+    assert fake_embedder.texts_embedded == before and vault.context_work() is None
 
 
 def test_a_read_only_look_at_an_index_before_schema_4_reads_its_records(turns, open_vault):

@@ -84,7 +84,7 @@ def refresh_agents_md(root: Path, event: str) -> list[dict[str, Any]]:
         return []
     with Session([str(root)]) as session:
         done = session.call("refresh_agents_md", {"root": str(root), "event": event}, start=False)
-    return say(done)["files"]  # type: ignore[no-any-return]
+    return say(done)["files"]
 
 
 def tell_config(root: Path) -> None:
@@ -198,10 +198,13 @@ def is_vault_name(name: str) -> bool:
     return name in reg.vaults or bool(team and is_vault(team / name))
 
 
-def _answer(op: str, args: dict[str, Any]) -> dict[str, Any] | None:
+def _answer(op: str, args: dict[str, Any], timeout: float = 600.0,
+            on_progress: Callable[[dict], None] | None = None) -> dict[str, Any] | None:  # fmt: skip
     """The memory service's reply to one request; None when none of this version answered (none
-    runs, it went away, or it refused a client of another version: ``ensure`` settles that)."""
-    reply = client.call(op, args)
+    runs, it went away, or it refused a client of another version: ``ensure`` settles that).
+    ``timeout``: the longest silence (``client.NoAnswer``); ``on_progress``: a streaming
+    operation's progress events (``reindex``)."""
+    reply = client.call(op, args, timeout, on_progress)
     return None if reply is None or reply.get("code") == "version" else reply
 
 
@@ -262,11 +265,14 @@ class Session:
                  create: bool = False, progress: Callable[[], Progress] | None = None,
                  on_indexed: Callable[[Summary], None] | None = None, cwd: str | Path | None = None,
                  wait: bool = True, say: Callable[[str], None] | None = None,
-                 backend: str | None = None, tasks: dict[str, Callable[..., Any]] | None = None):  # fmt: skip
+                 backend: str | None = None, tasks: dict[str, Callable[..., Any]] | None = None,
+                 timeout: float = 600.0):  # fmt: skip
         self.cwd = Path(cwd) if cwd else None
         self.wait, self.say = wait, say
         self.use_service = embedder is None
         self.degraded: str | None = None  # the last recall's: "bm25" when answered without the model
+        self.indexing: dict[str, Any] | None = None  # the last recall's: a vault being indexed behind it
+        self.timeout = timeout  # the longest a call waits for the service's answer (a hook's budget)
         self.skipped: dict[str, str] = {}  # the last recall's or list's: notes its vaults could not read
         self.told: set[str] = set()  # the notes a front end already named as skipped (``cli.hits``)
         self.only_service = backend == SERVICE
@@ -423,7 +429,8 @@ class Session:
         with self.lock:
             return _wire(host.run(op, args))
 
-    def _remote(self, op: str, args: dict[str, Any], start: bool) -> tuple[bool, Any]:
+    def _remote(self, op: str, args: dict[str, Any], start: bool,
+                on_progress: Callable[[dict], None] | None = None) -> tuple[bool, Any]:  # fmt: skip
         """(True, its result) when the memory service answered ``op``; (False, None) when this
         process must. The first reply decides the backend; a version refusal is settled by
         ``control.ensure`` (an older service replaced, a newer one left alone)."""
@@ -434,14 +441,14 @@ class Session:
         if not self._enabled:
             self._backend = PROCESS
             return False, None
-        reply = _answer(op, args)
+        reply = _answer(op, args, self.timeout, on_progress)
         if reply is None:
             if not start or self.only_service:
                 return False, None
             if control.ensure(self.wait, self.say) is None:
                 self._backend = PROCESS if self.wait else KEYWORDS
                 return False, None
-            reply = _answer(op, args)
+            reply = _answer(op, args, self.timeout, on_progress)
             if reply is None:  # a newer service, or one that went away again: this process from now on
                 self._backend = PROCESS
                 return False, None
@@ -477,8 +484,8 @@ class Session:
         args = {"roots": self.roots(), "query": query, "explain": explain, "options": options, "wait": self.wait,
                 "project": project, **self._branch_args(branch, all_branches)}  # fmt: skip
         done = self.call("recall", args)
-        self.degraded, self.skipped = done["degraded"], done["skipped"]
-        return done["hits"]  # type: ignore[no-any-return]
+        self.degraded, self.skipped, self.indexing = done["degraded"], done["skipped"], done.get("indexing")
+        return done["hits"]
 
     def wake(self, anchor: str | None = None, task: str | None = None, profile: str = "default",
              budget: int = 2000, *, branch: str | None = None, all_branches: bool = False) -> dict[str, Any]:  # fmt: skip
@@ -486,7 +493,7 @@ class Session:
         other branches' memories by the rule recall uses (``branch``, ``all_branches``: as recall's)."""
         args = {"roots": self.roots(), "anchor": anchor, "task": task, "profile": profile, "budget": budget,
                 **self._branch_args(branch, all_branches)}  # fmt: skip
-        return self.call("wake", args)  # type: ignore[no-any-return]
+        return self.call("wake", args)
 
     # ------------------------------------------------------------------ code branch scope
 
@@ -515,36 +522,36 @@ class Session:
         args = {"roots": self.roots(), "limit": limit, "filters": filters, "served": True}
         done = self.call("list", args, start=False)
         self.skipped = done["skipped"]
-        return done["rows"]  # type: ignore[no-any-return]
+        return done["rows"]
 
     def show(self, ref: str) -> dict[str, Any]:
         """A note by reference (``vault:id``; ``Vault.show``)."""
         root, rest = self.pick_root(ref)
-        return self.call("show", {"root": str(root), "ref": rest, "served": True}, start=False)  # type: ignore[no-any-return]
+        return self.call("show", {"root": str(root), "ref": rest, "served": True}, start=False)
 
     def stats(self) -> dict[str, Any]:
         """The caller's own vault's counts (``Vault.stats``)."""
-        return self.call("stats", {"root": str(self.root), "served": True}, start=False)  # type: ignore[no-any-return]
+        return self.call("stats", {"root": str(self.root), "served": True}, start=False)
 
     def history(self, ref: str) -> dict[str, Any]:
         """The versions of the fact ``ref`` names (``history.chain``), in the vault a
         ``vault:`` prefix names (default: the caller's own)."""
         root, rest = self.pick_root(ref)
-        return self.call("history", {"root": str(root), "ref": rest}, start=False)  # type: ignore[no-any-return]
+        return self.call("history", {"root": str(root), "ref": rest}, start=False)
 
     def status(self, drift: bool = True) -> dict[str, Any]:
         """Who keeps the indexes (``by``: "service", with its pid, pending changes and last
         error; pid None when each command does), notes indexed, errors and drift."""
-        return self.call("status", {"root": str(self.root), "drift": drift}, start=False)  # type: ignore[no-any-return]
+        return self.call("status", {"root": str(self.root), "drift": drift}, start=False)
 
     def doctor(self, fix: bool = False) -> dict[str, Any]:
         """The health report of the caller's own vault where its index is, but the hooks'
         findings (``agents.hook_runs.doctor_report`` adds them); ``fix``: the safe repairs first."""
-        return self.call("doctor", {"root": str(self.root), "fix": fix, "served": not fix}, start=False)  # type: ignore[no-any-return]
+        return self.call("doctor", {"root": str(self.root), "fix": fix, "served": not fix}, start=False)
 
     def export(self) -> dict[str, Any]:
         """Every note of the caller's own vault (the JSON backup) and the files it skipped."""
-        return self.call("export", {"root": str(self.root)}, start=False)  # type: ignore[no-any-return]
+        return self.call("export", {"root": str(self.root)}, start=False)
 
     # ------------------------------------------------------------------ writes
 
@@ -559,7 +566,7 @@ class Session:
             fields["now"] = fields["now"].isoformat()
         args = {"root": str(root), "type": type, "title": title, "content": content,
                 "fields": {"scope": scope, "extra": extra, **fields}}  # fmt: skip
-        return self.call("remember", args)  # type: ignore[no-any-return]
+        return self.call("remember", args)
 
     def _on(self, op: str, ref: str, start: bool = True, **args: Any) -> Any:
         """``op`` on the note a reference names (``vault:id``, default: the caller's own vault)."""
@@ -568,44 +575,44 @@ class Session:
 
     def edit(self, ref: str, **fields: Any) -> dict[str, Any]:
         """Change the note a reference names (``fields``: ``Vault.edit``'s)."""
-        return self._on("edit", ref, fields=fields)  # type: ignore[no-any-return]
+        return self._on("edit", ref, fields=fields)
 
     def delete(self, ref: str) -> dict[str, Any]:
         """Move the note a reference names to the vault's .trash/."""
-        return self._on("delete", ref, start=False)  # type: ignore[no-any-return]
+        return self._on("delete", ref, start=False)
 
     def write_note(self, path: str, content: str, expected_version: str | None = None,
                    overwrite: bool = False) -> dict[str, Any]:  # fmt: skip
         """A whole note file in the caller's own vault (``Vault.write_note``)."""
         args = {"root": str(self.root), "path": path, "content": content, "expected_version": expected_version,
                 "overwrite": overwrite}  # fmt: skip
-        return self.call("write_note", args)  # type: ignore[no-any-return]
+        return self.call("write_note", args)
 
     def sleep(self, summary: str, next_steps: str | None = None, source: str | None = None,
               anchor: str | None = None) -> dict[str, Any]:  # fmt: skip
         """End a session in the caller's own vault (``Vault.sleep``), scoped like ``remember``."""
         fields = {"next_steps": next_steps, "source": source, "anchor": anchor,
                   "extra": self.write_scope(self.root)}  # fmt: skip
-        return self.call("sleep", {"root": str(self.root), "summary": summary, "fields": fields})  # type: ignore[no-any-return]
+        return self.call("sleep", {"root": str(self.root), "summary": summary, "fields": fields})
 
     def checkpoint(self, text: str, source: str | None = None, anchor: str | None = None) -> dict[str, Any]:
         """A line in this session's handoff note (``Vault.checkpoint``); a new handoff is scoped
         like ``remember``."""
         fields = {"source": source, "anchor": anchor, "extra": self.write_scope(self.root)}
-        return self.call("checkpoint", {"root": str(self.root), "text": text, "fields": fields})  # type: ignore[no-any-return]
+        return self.call("checkpoint", {"root": str(self.root), "text": text, "fields": fields})
 
     def resolve(self, ref: str) -> dict[str, Any]:
-        return self._on("resolve", ref, start=False)  # type: ignore[no-any-return]
+        return self._on("resolve", ref, start=False)
 
     def reopen(self, ref: str) -> dict[str, Any]:
-        return self._on("reopen", ref, start=False)  # type: ignore[no-any-return]
+        return self._on("reopen", ref, start=False)
 
     def confirm(self, ref: str) -> dict[str, Any]:
-        return self._on("confirm", ref, start=False)  # type: ignore[no-any-return]
+        return self._on("confirm", ref, start=False)
 
     def resolve_source(self, source: str) -> list[dict[str, Any]]:
         """Resolve every active memory of the caller's own vault written by ``source``."""
-        return self.call("resolve_source", {"root": str(self.root), "source": source}, start=False)  # type: ignore[no-any-return]
+        return self.call("resolve_source", {"root": str(self.root), "source": source}, start=False)
 
     def supersede(self, old: str, new: str) -> dict[str, Any]:
         """OLD replaced by NEW; both must be in one vault."""
@@ -613,7 +620,7 @@ class Session:
         other, new = self.pick_root(new)
         if other != root:
             raise BadInput("a memory can only supersede another in the same vault")
-        return self.call("supersede", {"root": str(root), "old": old, "new": new}, start=False)  # type: ignore[no-any-return]
+        return self.call("supersede", {"root": str(root), "old": old, "new": new}, start=False)
 
     def maintain(self, apply: bool = False, days: int | None = None) -> dict[str, Any]:
         """The aging rules' plan for the caller's own vault (carried out with ``apply``, as one
@@ -633,7 +640,9 @@ class Session:
         """Bring the indexes in line with the files: by the memory service when it runs, else
         here. Returns (the summary as a dict, whether the service did it)."""
         args = _wire({"root": str(self.root), "rebuild": rebuild})
-        answered, done = self._remote("reindex", args, start=False)
+        answered, done = self._remote(
+            "reindex", args, start=False, on_progress=getattr(progress, "event", None)
+        )
         if answered:
             return done, True
         host = self.host
@@ -646,16 +655,16 @@ class Session:
     # ------------------------------------------------------------------ undo and the trash
 
     def batches(self, kind: str | None = None) -> list[dict[str, Any]]:
-        return self.call("batches", {"root": str(self.root), "kind": kind}, start=False)  # type: ignore[no-any-return]
+        return self.call("batches", {"root": str(self.root), "kind": kind}, start=False)
 
     def undo(self, batch: str, kind: str | None = None) -> dict[str, Any]:
-        return self.call("undo", {"root": str(self.root), "batch": batch, "kind": kind}, start=False)  # type: ignore[no-any-return]
+        return self.call("undo", {"root": str(self.root), "batch": batch, "kind": kind}, start=False)
 
     def trash(self) -> list[dict[str, Any]]:
-        return self.call("trash", {"root": str(self.root)}, start=False)  # type: ignore[no-any-return]
+        return self.call("trash", {"root": str(self.root)}, start=False)
 
     def restore(self, ref: str, to: str | None = None) -> dict[str, Any]:
-        return self.call("restore", {"root": str(self.root), "ref": ref, "to": to}, start=False)  # type: ignore[no-any-return]
+        return self.call("restore", {"root": str(self.root), "ref": ref, "to": to}, start=False)
 
     # ------------------------------------------------------------------ usage: ratings, gaps, shown
 
@@ -690,7 +699,7 @@ class Session:
         )
 
     def gaps(self) -> list[dict[str, Any]]:
-        return self.call("gaps", {"root": str(self.root)}, start=False)  # type: ignore[no-any-return]
+        return self.call("gaps", {"root": str(self.root)}, start=False)
 
     def log_shown(self, ids: Sequence[str], via: str, root: Path | None = None) -> None:
         """Log memories of ``root`` (default: the caller's own vault) as retrieved by ``via``

@@ -332,7 +332,7 @@ def broken_links(g: nx.DiGraph, records: dict[str, Record]) -> list[Finding]:
     for i, (target, sources) in enumerate(sorted(graphmod.unresolved(g).items())):
         owners = aliases.get(target.lower())
         if owners:
-            suggestion = f"{owners[0]}|{target}"
+            suggestion: str | None = f"{owners[0]}|{target}"
             hint = f"{target!r} is an alias of {owners[0]!r}: write [[{suggestion}]]"
         else:
             close = suggester.closest(target.lower()) if i < MAX_SUGGEST else None
@@ -436,8 +436,9 @@ def likely_updates(vault: Vault, records: dict[str, Record], g: nx.DiGraph) -> l
         first.setdefault(p, i)
     by_type: dict[str, list[str]] = {}
     for p in first:
-        if p in active:
-            by_type.setdefault(active[p].type, []).append(p)
+        rec = active.get(p)
+        if rec is not None and rec.type:
+            by_type.setdefault(rec.type, []).append(p)
     out = []
     for type_, paths in sorted(by_type.items()):
         m = matrix[[first[p] for p in paths]]

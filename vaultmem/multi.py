@@ -88,7 +88,7 @@ class MultiVault:
                     vault.usage.log_retrievals(mine, "recall")
         return ranked
 
-    def _pooled_stats(self, query: str, mode: str) -> tuple:
+    def _pooled_stats(self, query: str, mode: str) -> tuple | None:
         if mode == "none":
             return None
         b_parts, v_parts = [], []

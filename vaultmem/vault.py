@@ -39,7 +39,7 @@ from .core.titles import folded
 from .index import graph as graphmod
 from .index.bm25 import BM25Index
 from .index.embed import Embedder, make_embedder
-from .index.indexer import Indexer, Progress, Summary
+from .index.indexer import Filled, Indexer, Progress, Summary
 from .index.layout import index_dir, index_version
 from .index.manifest import Manifest, Record
 from .index.usage import UsageStore
@@ -54,6 +54,13 @@ def disk_full(e: BaseException) -> bool:
     if isinstance(e, OSError):
         return e.errno in (errno.ENOSPC, errno.EDQUOT)
     return isinstance(e, sqlite3.OperationalError) and "disk is full" in str(e)
+
+
+def _phase(progress: Progress | None, name: str) -> None:
+    """Tell a progress display that counts by phase (``cli.progress``) that the next one starts."""
+    start = getattr(progress, "start", None)
+    if callable(start):
+        start(name)
 
 
 def _link_keys(rec: Record | None) -> tuple | None:
@@ -197,15 +204,17 @@ class Vault:
         self._held_lock = lock
 
     def reindex(self, paths: Iterable[str] | None = None, rebuild: bool = False,
-                progress: Progress | None = None, wait: float = 300.0) -> Summary:  # fmt: skip
+                progress: Progress | None = None, wait: float = 300.0, vectors: bool = True) -> Summary:  # fmt: skip
         """Bring the indexes in line with the files (all, or just ``paths``).
 
-        ``rebuild`` deletes the indexes first and builds them from nothing. Takes the vault's
+        ``rebuild`` deletes the indexes first and builds them from nothing. ``vectors`` False:
+        what changed is indexed for keywords only, its vectors left pending (the memory
+        service fills them in behind: ``embed_pending``, ``commit_vectors``). Takes the vault's
         writer lock (waiting up to ``wait`` seconds for another one-off writer); raises
         WatcherRunning when a watcher owns the indexes.
         """
         if self._held_lock is not None:
-            return self._reindex(paths, rebuild, progress)
+            return self._reindex(paths, rebuild, progress, vectors)
         if self.read_only:
             raise ReadOnlyVault(f"{self.root} is read-only: its indexes cannot be written")
         lock = WriterLock(self.lock_path)
@@ -220,40 +229,68 @@ class Vault:
                 f"timed out waiting for pid {holder.get('pid', '?')} to finish writing the indexes"
             )
         try:
-            return self._reindex(paths, rebuild, progress)
+            return self._reindex(paths, rebuild, progress, vectors)
         finally:
             lock.release()
 
-    def _reindex(self, paths: Iterable[str] | None, rebuild: bool, progress: Progress | None) -> Summary:
+    def _reindex(self, paths: Iterable[str] | None, rebuild: bool, progress: Progress | None,
+                 vectors: bool = True) -> Summary:  # fmt: skip
+        if self._prepare(rebuild):
+            paths = None
+        indexer = self.indexer
+        summary = indexer.sync(paths, progress, vectors)
+        if vectors and paths is None and indexer.pending(limit=1):  # a keyword-first index's notes
+            _phase(progress, "vectors")
+            summary.touched |= set(indexer.fill(progress))
+        if summary.touched:
+            self._refresh(summary.touched)
+        if paths is None:
+            self._synced = True
+        self._apply_rules(indexer, summary, vectors)
+        if vectors:
+            self._sync_contexts(indexer, summary, progress)
+        if paths is None:
+            self.snapshot_counts()
+        return summary
+
+    def _prepare(self, rebuild: bool = False) -> bool:
+        """Open the indexes for a sync: deleted first (``rebuild``), set aside when another
+        version built them, repaired after an interrupted batch. True when every note is to be
+        indexed again (the stored vectors are reused)."""
         version = index_version(self.store.title_from)
-        if rebuild or self.manifest.get("index_version") not in (None, version):
+        stale = self.manifest.get("index_version") not in (None, version)
+        if rebuild or stale:
             self._invalidate()
         if rebuild:
             self.close()
             self.bm25.clear()
             for name in ("manifest.db", "manifest.db-wal", "manifest.db-shm"):
                 (self.index_dir / name).unlink(missing_ok=True)
-        elif self.manifest.get("index_version") not in (None, version):
+        elif stale:
             self.bm25.clear()  # built by another version: re-index, reusing stored vectors
             self.manifest.forget_notes()
-            paths = None
         indexer = self.indexer
         self.bm25.count()  # opens the keyword index: files vaultmem did not write are set aside (marks dirty)
         self.manifest.set("index_version", version)
         if indexer.needs_repair():
             indexer.repair()
-        summary = indexer.sync(paths, progress)
-        if summary.touched:
-            self._refresh(summary.touched)
-        if paths is None:
-            self._synced = True
-        self._apply_rules(indexer, summary)
-        self._sync_contexts(indexer, summary)
-        if paths is None:
-            self.snapshot_counts()
-        return summary
+        return stale
 
-    def _apply_rules(self, indexer: Indexer, summary: Summary) -> None:
+    def clear_indexes(self) -> None:
+        """Delete the indexes (``vaultmem index --rebuild`` through the service, whose watcher
+        then indexes every note again; reads meanwhile see what it has indexed so far)."""
+        self._prepare(rebuild=True)
+        self.refresh()
+
+    def changed_paths(self, rebuild: bool = False) -> list[str]:
+        """The notes a whole sync would index or drop, after ``_prepare`` (an index of another
+        model or version is emptied first: then every note): what the memory service indexes
+        in slices (``Watcher._catch_up``)."""
+        self._prepare(rebuild)
+        self.indexer.forget_other_model()
+        return self.indexer.changes()
+
+    def _apply_rules(self, indexer: Indexer, summary: Summary, vectors: bool = True) -> None:
         """The explicit rules (``memory.rules``) for the notes this sync changed; the notes they
         rewrite are indexed in the same sync, so one sync leaves files and index settled."""
         if not summary.touched or (self._records is None and not self.manifest.stating()):
@@ -261,14 +298,14 @@ class Vault:
         records = self._records if self._records is not None else self.manifest.records()
         done = rules.apply(self, summary.touched, records)
         rewritten = sorted({d["path"] for d in done if d["changed"]})
-        again = indexer.sync(rewritten) if rewritten else Summary()
+        again = indexer.sync(rewritten, vectors=vectors) if rewritten else Summary()
         if again.touched:
             self._refresh(again.touched)
             summary.touched |= again.touched
             summary.updated += again.updated
         summary.superseded = done
 
-    def _sync_contexts(self, indexer: Indexer, summary: Summary) -> None:
+    def _sync_contexts(self, indexer: Indexer, summary: Summary, progress: Progress | None = None) -> None:
         """The contextual vectors (``index/context.py``, ``[embedding] context``) after a sync
         that changed notes, or when the setting changed since the last one."""
         on = bool(self.config["embedding"]["context"])
@@ -279,10 +316,70 @@ class Vault:
             return  # no note links in its frontmatter: nothing to plan (and no records loaded)
         records = self._records if self._records is not None else self.manifest.records()
         graph = (self._graph or self.build_graph(records.values())) if on else None
-        if indexer.sync_contexts(records, graph):
+        if indexer.sync_contexts(records, graph, progress):
             self._contexts = None
             self._memo.clear()
         self.manifest.set("contexts", str(on))
+
+    # ------------------------------------------------------------------ vectors filled in behind
+
+    def pending_vectors(self, limit: int | None = None) -> list[str]:
+        """Indexed notes whose vectors are still to be embedded (a keyword-first index)."""
+        return self.indexer.pending(limit)
+
+    def vector_counts(self) -> tuple[int, int]:
+        """(notes with vectors, notes indexed); read through a connection of its own."""
+        if not (self.index_dir / "manifest.db").exists():
+            return 0, 0  # nothing indexed yet
+        manifest = Manifest(self.index_dir / "manifest.db", readonly=True)
+        try:
+            done, total = manifest.vector_counts()
+        finally:
+            manifest.close()
+        return (total, total) if self.embedder.name == "none" else (done, total)
+
+    def embed_pending(self, paths: list[str], report: Callable[[int], None] = lambda n: None) -> Filled:
+        """Embed these pending notes without touching the indexes, reading the manifest
+        through a connection of its own: the memory service runs it outside the vault's gate,
+        so recall answers meanwhile; ``commit_vectors`` then writes them in a moment."""
+        manifest = Manifest(self.index_dir / "manifest.db", readonly=True)
+        try:
+            return self.indexer.embed_notes(paths, report, manifest)
+        finally:
+            manifest.close()
+
+    def commit_vectors(self, filled: Filled) -> list[str]:
+        """Write what ``embed_pending`` made (for the notes unchanged since) and show it to
+        recall; once no note is pending, the contextual vectors follow (``context_work``)."""
+        done = self.indexer.commit(filled)
+        if done:
+            self._refresh(set(done))
+        return done
+
+    def context_work(self) -> tuple[dict[str, tuple[str, str]], list[str], dict[str, str]] | None:
+        """The contextual vectors to make (``Indexer.context_work``), None when they are
+        current or off; the texts are embedded with ``embed_texts`` and written with
+        ``commit_contexts``."""
+        on = bool(self.config["embedding"]["context"])
+        if self._records is None and not self.manifest.contextual():
+            return None
+        return self.indexer.context_work(self.records(), self.graph() if on else None)
+
+    def embed_texts(self, texts: dict[str, str], report: Callable[[int], None] = lambda n: None) -> dict:
+        """Vectors of texts without a stored one (outside the gate: a connection of its own)."""
+        manifest = Manifest(self.index_dir / "manifest.db", readonly=True)
+        try:
+            return self.indexer.embed_texts(texts, report, manifest)
+        finally:
+            manifest.close()
+
+    def commit_contexts(self, rows: dict[str, tuple[str, str]], gone: list[str], vectors: dict) -> None:
+        """Write contextual vectors ``context_work`` planned (a later sync plans again any
+        whose notes changed since)."""
+        self.manifest.commit_contexts(rows, gone, vectors, self.embedder.name)
+        self.manifest.set("contexts", str(bool(self.config["embedding"]["context"])))
+        self._contexts = None
+        self._memo.clear()
 
     def refresh(self) -> None:
         """Drop this process's cached views of the indexes (another process changed them)."""

@@ -2,6 +2,8 @@
 PYTHONPATH): the small hash embedder instead of the real model, and the version a test asks for.
 
 ``VAULTMEM_TEST_MODEL_DELAY``: seconds the first embedding of a process waits (a model load);
+``VAULTMEM_TEST_EMBED_HOLD``: ``PATH:N``: once N texts are embedded, a call of several texts
+(indexing, not a query) waits while PATH exists (a big vault's first index held midway, cheaply);
 ``VAULTMEM_TEST_MODEL_LOG``: a file each process that "loads the model" appends its pid to;
 ``VAULTMEM_TEST_VERSION``: the vaultmem version this process claims (an old or new install).
 The embedder module is patched when something imports it, so a light client stays light.
@@ -35,6 +37,9 @@ def _fake_model(batch_size: int = 4):
                 if os.environ.get("VAULTMEM_TEST_MODEL_LOG"):
                     with open(os.environ["VAULTMEM_TEST_MODEL_LOG"], "a") as f:
                         f.write(f"{os.getpid()}\n")
+            hold, _, after = (os.environ.get("VAULTMEM_TEST_EMBED_HOLD") or "").rpartition(":")
+            while hold and len(texts) > 1 and self.texts_embedded >= int(after) and os.path.exists(hold):
+                time.sleep(0.05)
             return super().embed(texts)
 
     return Loading()

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 PROMPT_BUDGET = 400
+ANSWER_SECONDS = 10.0  # the longest a hook waits for the memory service (setup declares 30 s): then silent
 CURRENT: HookRun | None = None  # this process's hook run (one a process)
 
 
@@ -211,7 +212,8 @@ def prompt(
             )
             degraded = lambda: session.degraded
             log = lambda ids: _logged(lambda: session.log_shown(ids, "hook"))
-            return prompt_hook(session.root, payload, recall, budget, log=log, degraded=degraded)
+            return silent_if_late(lambda: prompt_hook(session.root, payload, recall, budget, log=log,
+                                                      degraded=degraded))  # fmt: skip
 
     return adapted(agent, "prompt", go)
 
@@ -229,6 +231,20 @@ def _logged(log: Callable[[], None]) -> None:
         pass
 
 
+def silent_if_late(answer: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+    """A hook's answer, or nothing when the memory service did not answer in ANSWER_SECONDS
+    (a vault it is indexing, a loaded machine): the agent goes on, never kills the hook; the
+    hook run's record says so."""
+    from ..service.client import NoAnswer
+
+    try:
+        return answer()
+    except NoAnswer as e:
+        if CURRENT is not None:
+            CURRENT.end("late", str(e))
+        return None
+
+
 def anchor_of(anchor: str | None) -> str | None:
     """``--anchor``, else $VAULTMEM_ANCHOR."""
     return anchor or environment.VAULTMEM_ANCHOR.get()
@@ -242,7 +258,8 @@ def hook_session(vault: str | None, payload: dict[str, Any]) -> Any:
     from .. import api
     from .hooks import TASKS  # the prompt hook has loaded it already
 
-    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False, tasks=TASKS)
+    return api.Session([vault] if vault else [], cwd=payload.get("cwd") or None, wait=False, tasks=TASKS,
+                       timeout=ANSWER_SECONDS)  # fmt: skip
 
 
 def start(vault: str | None = None, anchor: str | None = None, budget: int = 2000,
@@ -252,8 +269,9 @@ def start(vault: str | None = None, anchor: str | None = None, budget: int = 200
 
     def go(payload: dict[str, Any]) -> dict[str, Any] | None:
         with hook_session(vault, payload) as session:
-            result: dict[str, Any] = session.hook("hook_start", payload, anchor_of(anchor), budget=budget)
-            return result
+            return silent_if_late(
+                lambda: session.hook("hook_start", payload, anchor_of(anchor), budget=budget)
+            )
 
     return adapted(agent, "start", go)
 

@@ -158,11 +158,8 @@ def _vaultmem_hooks(path: Path, root: Path) -> list[tuple[str, str, float | None
     out = []
     for groups in hooks.values() if isinstance(hooks, dict) else []:
         for group in groups if isinstance(groups, list) else []:
-            entries = (
-                group.get("hooks")
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-                else [group]
-            )
+            listed = group.get("hooks") if isinstance(group, dict) else None
+            entries = listed if isinstance(listed, list) else [group]
             for entry in entries:
                 found = _hook_of(entry, root)
                 if found:

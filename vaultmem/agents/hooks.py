@@ -104,7 +104,7 @@ class SessionState:
             db.executescript(SCHEMA)
             return db
 
-    def _write(self, change: Callable[..., None], *args: Any) -> None:
+    def _write(self, change: Callable[..., object], *args: Any) -> None:
         """A change of the state, when it can be written; a failed one (the disk filled up)
         leaves the state as it was and the hook answering."""
         if not self.writable:

@@ -144,16 +144,22 @@ def _tool(memory: Session) -> Callable[[F], F]:
     return wrap
 
 
+class VaultServer(MCPServer):
+    """The MCP server with the session its tools call into (``serve()`` and tests close it)."""
+
+    memory: Session
+
+
 def build_server(vault_path: str | os.PathLike | None, embedder: Embedder | None = None,
-                 agent: str | None = None) -> MCPServer:  # fmt: skip
+                 agent: str | None = None) -> VaultServer:  # fmt: skip
     """The MCP server for one vault, or for one agent identity (its personal, shared and user
     vaults); ``embedder`` replaces the configured model, for tests."""
     refs = [] if agent else [str(vault_path)] if vault_path else []
     memory = Session(refs, agent, embedder=embedder, create=True)
     memory.named  # noqa: B018 -- find them now: a missing vault fails here, not on the first call
-    server = MCPServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
+    server = VaultServer("vaultmem", instructions=INSTRUCTIONS, version=_version())
     _register(server, memory)
-    server.memory = memory  # type: ignore[attr-defined]  (the open vault, for serve() and tests)
+    server.memory = memory
     return server
 
 
@@ -171,7 +177,7 @@ def tool_names() -> list[str]:
     import anyio
 
     server = MCPServer("vaultmem")
-    _register(server, None)  # type: ignore[arg-type]  (the tools are listed, never called)
+    _register(server, None)  # type: ignore[arg-type]  # the tools are listed, never called
     return [t.name for t in anyio.run(server.list_tools)]
 
 
@@ -444,7 +450,7 @@ def _resources(server: MCPServer, memory: Session) -> None:
     def read_memory(id: str) -> str:
         try:
             with memory.lock:
-                return memory.show(id)["text"]  # type: ignore[no-any-return]
+                return memory.show(id)["text"]
         except (VaultError, OSError) as e:
             raise ResourceError(str(e)) from None
 
@@ -457,7 +463,7 @@ def serve(vault_path: str | os.PathLike | None, http: bool = False, port: int = 
     """Run the server until the client goes away (stdio) or Ctrl-C (HTTP on 127.0.0.1 only;
     with ``token``, every HTTP request must carry it, see ``auth``)."""
     server = build_server(vault_path, agent=agent)
-    memory: Session = server.memory  # type: ignore[attr-defined]
+    memory = server.memory
     threading.Thread(target=_warm, args=(memory,), name="vaultmem-warm", daemon=True).start()
     try:
         if http:

@@ -295,8 +295,8 @@ def plan(agent: str, vault: Path, home: Path, project: Path, config: Path | None
         notes.append(f"the vaultmem running now ({command}) lives in {why}, which may be gone when the agent runs it: "
                      "install vaultmem for good (`uv tool install vaultmem-md` or `pipx install vaultmem-md`) and run "
                      "setup again from there")  # fmt: skip
-    if ADAPTERS[agent].setup_note:
-        notes.append(ADAPTERS[agent].setup_note)
+    if adapter.setup_note:
+        notes.append(adapter.setup_note)
     personal = (
         [p for p in (command, vault_ref) if Path(p).is_absolute()]
         if not user and not adapter.local_scope
@@ -376,7 +376,8 @@ def merge_json(
     servers = node.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise BadInput("the config's mcpServers is not an object; add the entry by hand")
-    current = servers.get(name) if isinstance(servers.get(name), dict) else {}
+    found = servers.get(name)
+    current = found if isinstance(found, dict) else {}
     other = _other_transport(entry)
     merged = {
         **{k: v for k, v in current.items() if k not in other},

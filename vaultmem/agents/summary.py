@@ -336,10 +336,10 @@ def _shell(
     key = _command_key(cmd)
     if res is not None and res.error:
         if key not in open_failures:
-            failure = {"command": cmd, "error": _error_line(res.text), "output": _telling_lines(res.text),
-                       "fixed_by": [], "commands": [], "variants": [], "fixed": False, "before_edits": not s.files}  # fmt: skip
-            open_failures[key] = failure
-            s.failures.append(failure)
+            opened: dict[str, Any] = {"command": cmd, "error": _error_line(res.text), "output": _telling_lines(res.text),
+                                      "fixed_by": [], "commands": [], "variants": [], "fixed": False, "before_edits": not s.files}  # fmt: skip
+            open_failures[key] = opened
+            s.failures.append(opened)
         return
     if res is None:
         return

@@ -22,7 +22,7 @@ class McpCommand(typer.core.TyperCommand):
     """`vaultmem mcp --help` names the tools the server has, read from it when help is shown
     (the MCP package loads only then)."""
 
-    def format_help(self, ctx, formatter):  # type: ignore[no-untyped-def]
+    def format_help(self, ctx, formatter):
         try:
             from ..agents.mcp_server import tool_names
 

@@ -26,10 +26,8 @@ from . import render
 from .common import (  # fmt: skip
     AgentOpt,
     AnchorOpt,
-    EmbeddingBar,
     Group,
     JsonOpt,
-    LineProgress,
     SinceOpt,
     SourceOpt,
     TagOpt,
@@ -236,12 +234,13 @@ def index(
 
     Example: vaultmem index --rebuild
     """
-    bar = EmbeddingBar() if not as_json and sys.stderr.isatty() else LineProgress()
+    from .progress import reporter
+
+    bar = reporter("indexing", as_json)  # a bar on a terminal, plain lines, or JSON events (--json)
     try:
         summary, by_watcher = api.Session([vault] if vault else []).reindex(rebuild, progress=bar)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     if as_json:
         echo_json(summary)
     elif by_watcher:
@@ -667,8 +666,12 @@ def _serve(roots: list[Path], every: float | None, quiet: float, max_delay: floa
             err(f"watching {root} (pid {os.getpid()}: the memory service, in the foreground)")
         err("Ctrl-C stops")
 
+    def stopped() -> None:  # ``stop`` set (Ctrl-C): the service stops
+        stop.wait()
+        service.stop_event.set()
+
     threading.Thread(target=opened, daemon=True).start()
-    threading.Thread(target=lambda: (stop.wait(), service.stop_event.set()), daemon=True).start()
+    threading.Thread(target=stopped, daemon=True).start()
     if not service.run(roots, sync_every=every):
         return False
     err("stopped")
@@ -693,6 +696,9 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         typer.echo(line)
     typer.echo(f"indexed by: {_keeper(data)}")
     typer.echo(f"notes indexed: {data['notes_indexed']}")
+    progress = render.indexing_line(data.get("indexing"))
+    if progress:
+        typer.echo(progress)
     if data.get("pid"):
         typer.echo(f"pending changes: {data['pending']}")
         typer.echo(f"last error: {data.get('last_error') or 'none'}")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..api import Session
 
 
-def guarded(invoke, ctx):  # type: ignore[no-untyped-def]
+def guarded(invoke, ctx):
     """Run a click invoke, turning vaultmem errors into one line on stderr and an exit code."""
     try:
         return invoke(ctx)
@@ -63,10 +63,10 @@ class Group(typer.core.TyperGroup):
     """The app: errors become one line on stderr and an exit code, never a traceback; a
     mistyped command gets a suggestion."""
 
-    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx):
         return guarded(super().invoke, ctx)
 
-    def resolve_command(self, ctx, args):  # type: ignore[no-untyped-def]
+    def resolve_command(self, ctx, args):
         meant = SYNONYMS.get(args[0]) if args and not ctx.resilient_parsing else None
         if meant and args[0] not in self.commands and (meant in self.commands or meant == "--help"):
             ctx.fail(f"No such command {args[0]!r}. Did you mean {meant!r}?")
@@ -76,7 +76,7 @@ class Group(typer.core.TyperGroup):
 class Command(typer.core.TyperCommand):
     """One command run on its own (the fast path of `vaultmem recall`), with the same errors."""
 
-    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx):
         return guarded(super().invoke, ctx)
 
 

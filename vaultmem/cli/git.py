@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,8 +13,11 @@ from ..core.errors import BadInput
 from ..core.fence import printable
 from .common import JsonOpt, VaultOpt, agents_md_line, app, echo_json, err
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..sync.git import SyncReport
 
-def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def]
+
+def index_after_sync(root: Path, report: SyncReport) -> None:
     """Index what the pull brought, so it is recallable at once (a running service does it
     itself; local edits are indexed as before, by the service or the next command), and keep
     only notes in the report of what came in."""
@@ -35,7 +38,7 @@ def index_after_sync(root: Path, report) -> None:  # type: ignore[no-untyped-def
         )
 
 
-def print_report(report, as_json: bool, refreshed: list[dict] | None = None) -> None:  # type: ignore[no-untyped-def]
+def print_report(report: SyncReport, as_json: bool, refreshed: list[dict] | None = None) -> None:
     """The sync's report; ``refreshed``: the AGENTS.md files ([agents_md] config) it refreshed."""
     refreshed = refreshed or []
     if as_json:

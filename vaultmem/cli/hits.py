@@ -102,18 +102,36 @@ DEGRADED = {
     "scores relative to the best match",
     "first-index": "keywords first: this vault's first index; its vectors are being filled in behind "
     "(the next recalls use them)",
+    "partial-vectors": "no keyword matches; answered from the vectors embedded so far of this vault's "
+    "first index (the rest are being filled in)",
 }
 
 
+def indexing_note(indexing: dict | None) -> list[str]:
+    """How far a vault being indexed behind the answer is (the service's ``indexing``)."""
+    if not indexing:
+        return []
+    waited = f"; waited {indexing['waited']:g} s for them" if indexing.get("waited") else ""
+    keywords = indexing.get("keywords") or {}
+    first = (
+        [f"keywords for {keywords['done']} of {keywords['total']} notes so far"]
+        if keywords.get("total")
+        else []
+    )
+    vectors = f"vectors for {indexing['vectors']} of {indexing['notes']} notes so far{waited}"
+    return first + ([vectors] if indexing.get("notes") else [])
+
+
 def recall_output(query: str, options: dict, hits: list[dict], degraded: str | None, explain: bool, as_json: bool,
-                  color: bool = True) -> tuple[list[str], list[str]]:  # fmt: skip
+                  color: bool = True, indexing: dict | None = None) -> tuple[list[str], list[str]]:  # fmt: skip
     """What `vaultmem recall` prints, for both of its paths (typer and ``quick``): the lines for
     standard output and the messages for standard error."""
     if as_json:
         data = {"query": query, "mode": options["mode"], "profile": options["profile"], "results": hits,
-                **({"degraded": degraded} if degraded else {})}  # fmt: skip
+                **({"degraded": degraded} if degraded else {}), **({"indexing": indexing} if indexing else {})}  # fmt: skip
         return [json.dumps(data, indent=2, ensure_ascii=False)], []
     notes = [DEGRADED.get(degraded, DEGRADED["bm25"])] if degraded else []
+    notes += indexing_note(indexing) if degraded else []
     notes += [] if hits else ["no memories match"]
     return [line for h in hits for line in hit_lines(h, explain, color)], notes
 

@@ -88,7 +88,7 @@ def answer(query: str, own: dict[str, Any], options: dict[str, Any]) -> None:
     memory = api.Session(own["vault"], own["agent"], wait=not own["no_wait"], say=err, backend=api.SERVICE)
     hits = memory.recall(query, own["explain"], **options)
     out, notes = recall_output(query, options, hits, memory.degraded, own["explain"], own["as_json"],
-                               color=sys.stdout.isatty())  # fmt: skip
+                               color=sys.stdout.isatty(), indexing=memory.indexing)  # fmt: skip
     for note in skipped_notes(memory.skipped, memory.told) + notes:
         err(note)
     for line in out:

@@ -59,7 +59,9 @@ def recall(query: str, explain: bool, no_wait: bool, vault: list[str], agent: st
     """
     memory = open_session(vault, agent, quiet=as_json, wait=not no_wait)
     hits = memory.recall(query, explain, **options)
-    out, notes = recall_output(query, options, hits, memory.degraded, explain, as_json)
+    out, notes = recall_output(
+        query, options, hits, memory.degraded, explain, as_json, indexing=memory.indexing
+    )
     for note in skipped_notes(memory.skipped, memory.told) + notes:
         err(note)
     for line in out:  # typer.echo drops the styles when not writing to a terminal

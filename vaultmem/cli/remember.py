@@ -50,7 +50,7 @@ class Once(Command):
     """``remember``: an option that takes one value given twice is refused (click keeps the last
     one silently: ``--anchor A --anchor B`` dropped A)."""
 
-    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+    def parse_args(self, ctx, args):
         if ctx.resilient_parsing:  # completing a word: nothing to refuse
             return super().parse_args(ctx, args)
         single = {o: p for p in self.params if getattr(p, "is_flag", True) is False and not p.multiple
@@ -59,7 +59,7 @@ class Once(Command):
         for arg in args[: args.index("--") if "--" in args else len(args)]:
             flag = arg.split("=", 1)[0]
             if flag in single:
-                given.setdefault(single[flag].name, []).append(flag)
+                given.setdefault(single[flag].name or flag, []).append(flag)
         for name, flags in given.items():
             if len(flags) > 1:
                 hint = "; a memory has one anchor: link other notes with --link" if name == "anchor" else ""

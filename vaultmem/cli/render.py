@@ -104,11 +104,26 @@ def doctor_lines(report: dict[str, Any], json_out: bool = False, fixed: list[str
     return out + [printable("\n".join(report_text(report)), keep="\n")]
 
 
+def indexing_line(indexing: dict[str, Any] | None) -> str | None:
+    """``indexing 300 of 1500 notes (vectors), about 50 s left`` for a vault the memory service
+    is indexing (``Watcher.indexing``); None when it is not."""
+    if not indexing or indexing.get("total") is None:
+        return None
+    from .progress import PHASES, about
+
+    what = "notes" if indexing["phase"] in ("keywords", "vectors") else "notes' contextual vectors"
+    left = about(indexing.get("seconds_left"))
+    return (f"indexing {indexing['done']} of {indexing['total']} {what} ({PHASES.get(indexing['phase'], indexing['phase'])})"
+            + (f", {left}" if left else ""))  # fmt: skip
+
+
 def report_text(report: dict[str, Any]) -> list[str]:
     out = [f"vault: {report['vault']} ({report['notes']} notes)"]
     w = report["watcher"]
     if w.get("by") == "service":
         out.append(f"indexed by: the memory service, pid {w['pid']}")
+        line = indexing_line(w.get("indexing"))
+        out += [line] if line else []
     else:
         out.append(f"watcher: {w['state']}" + (f", pid {w['pid']}" if w.get("pid") else ""))
     idx = report["index"]

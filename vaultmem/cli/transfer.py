@@ -93,35 +93,40 @@ def export(
 
 
 class Progress:
-    """A progress line on standard error: redrawn in place on a terminal, one final line otherwise."""
+    """An import's progress on standard error (``cli/progress.py``: a bar on a terminal, plain
+    lines, JSON events with ``--json``): the files read, then the items written; a last line
+    (a ``done`` event with ``--json``) says how many and how long."""
 
-    def __init__(self, what: str):
-        self.what, self.start, self.tty, self.last = what, time.monotonic(), sys.stderr.isatty(), 0.0
+    def __init__(self, what: str, as_json: bool = False):
+        from .progress import reporter
+
+        self.what, self.start, self.as_json = what, time.monotonic(), as_json
         self.done, self.wrote = 0, (0, 0)
+        names = {"reading": f"reading {what} files", "writing": "writing"}
+        self.shown = reporter(
+            "import", as_json, "reading", names, after=2.0
+        )  # a short import: its result only
 
     def __call__(self, done: int, total: int) -> None:
         self.done = done
-        self._show(f"reading {self.what} {done}/{total}", done == total)
+        self.shown(done, total)
 
     def writing(self, done: int, total: int) -> None:
         """An import's writes: ``done`` of ``total`` items written and durable (a checkpoint)."""
+        if self.shown.phase != "writing":
+            self.shown.start("writing")
         self.wrote = (done, total)
-        self._show(f"written {done}/{total} ({100 * done // max(total, 1)}%)", True)
-
-    def _show(self, text: str, force: bool) -> None:
-        now = time.monotonic()
-        if self.tty and (now - self.last > 0.1 or force):
-            self.last = now
-            print(f"\r\033[Kvaultmem: {text}", end="", file=sys.stderr, flush=True)
+        self.shown(done, total)
 
     def close(self) -> None:
-        if self.tty and (self.done or self.wrote[1]):
-            print("", file=sys.stderr)
+        self.shown.close()
+        seconds = time.monotonic() - self.start
+        if self.as_json:
+            print(json.dumps({"event": "done", "what": "import", "files": self.done, "written": self.wrote[0],
+                              "items": self.wrote[1], "seconds": round(seconds, 1)}), file=sys.stderr)  # fmt: skip
+            return
         wrote = f"; {self.wrote[0]} of {self.wrote[1]} written" if self.wrote[1] else ""
-        print(
-            f"vaultmem: {self.done} {self.what} file(s) done in {time.monotonic() - self.start:.1f} s{wrote}",
-            file=sys.stderr,
-        )
+        print(f"vaultmem: {self.done} {self.what} file(s) done in {seconds:.1f} s{wrote}", file=sys.stderr)
 
 
 @app.command("import")
@@ -187,7 +192,7 @@ def import_cmd(
             result = _restore(paths, v)
         result["undo"] = None if batch.empty() else batch.id
     else:
-        result = _run_import(source, paths, project, since, dry_run, v)
+        result = _run_import(source, paths, project, since, dry_run, v, as_json)
     if as_json:
         echo_json(result)
         return
@@ -203,11 +208,11 @@ def import_cmd(
 
 
 def _run_import(source: str, paths: list[str], project: str | None, since: str | None, dry_run: bool,
-                v: Any) -> dict[str, Any]:  # fmt: skip
+                v: Any, as_json: bool = False) -> dict[str, Any]:  # fmt: skip
     from ..agents import importers
 
     importer = importers.get(source)
-    progress = Progress(importer.what)
+    progress = Progress(importer.what, as_json)
     result = importer.run(v, paths, project=project, since=since, dry_run=dry_run, progress=progress)
     progress.close()  # an error instead is its one line
     return result

@@ -92,7 +92,7 @@ def _rows(items: list[dict], extra: str | None = None) -> None:
         if isinstance(value, list):
             tail = f"  [{', '.join(value)}]"
         elif extra:
-            tail = f"  ({plural(value, extra.rstrip('s'))})"
+            tail = f"  ({plural(it[extra], extra.rstrip('s'))})"
         else:
             tail = ""
         where = it["path"] or "missing note"

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from functools import cache
 from types import SimpleNamespace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 # Values after a secret keyword or in a header (API_KEY=..., token: ..., Bearer ...).
 KW_MIN_LEN = 12
@@ -738,6 +738,10 @@ class Scrubber:
     def __init__(self) -> None:
         self.kinds: list[str] = []
 
+    @overload
+    def text(self, text: str) -> str: ...
+    @overload
+    def text(self, text: None) -> None: ...
     def text(self, text: str | None) -> str | None:
         """A body or free text: private spans dropped, each secret replaced by its marker."""
         if not text:
@@ -746,6 +750,10 @@ class Scrubber:
         self.kinds += [f.kind for f in findings]
         return new
 
+    @overload
+    def title(self, text: str) -> str: ...
+    @overload
+    def title(self, text: None) -> None: ...
     def title(self, text: str | None) -> str | None:
         """A title, tag, anchor or file name: the marker becomes ``redacted-<kind>``."""
         new = self.text(text)

@@ -4,6 +4,11 @@
 parses what changed, embeds only chunks whose text has no stored vector, then writes BM25
 and the manifest. The manifest is committed last in one transaction; a ``dirty`` flag
 set before the BM25 write lets the next open detect and repair an interrupted batch.
+
+A big batch can be indexed for keywords first (``sync(vectors=False)``): its notes get no
+chunk rows, which marks them ``pending``; ``embed_notes`` then embeds some of them without
+touching the indexes (the memory service does it outside the vault's gate) and ``commit``
+writes their chunk rows and vectors in a moment. The result equals a sync with vectors.
 """
 
 from __future__ import annotations
@@ -30,11 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
 
 Progress = Callable[[int, int], None]
-VECTORS, PENDING = (
-    "vectors",
-    "pending",
-)  # manifest state of a keyword-first index (``Watcher.keywords_first``)
 PROGRESS_STEP = 16  # chunks embedded between progress reports (~1 s on 2 busy cores)
+LEGACY_PENDING = "vectors"  # the state key earlier keyword-first indexes set (now: notes without chunks)
 MAX_CHUNKS: int = DEFAULTS["embedding"]["max_chunks"]  # chunks embedded per note (256: ~40k words)
 
 
@@ -155,6 +157,16 @@ class _Batch:
     cleared: list[str] = field(default_factory=list)  # unreadable files that are gone: their error goes too
 
 
+@dataclass
+class Filled:
+    """Vectors embedded for pending notes (``Indexer.embed_notes``), to ``commit``."""
+
+    hashes: dict[str, str] = field(default_factory=dict)  # path -> content hash it was read with
+    rows: dict[str, list[str]] = field(default_factory=dict)  # path -> chunk hashes
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # chunk hash -> new vector
+    skipped: list[str] = field(default_factory=list)  # unreadable now
+
+
 class Indexer:
     """Keeps the manifest, the BM25 index and the vectors equal to the files."""
 
@@ -256,15 +268,17 @@ class Indexer:
 
     # ------------------------------------------------------------------ apply
 
-    def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> Summary:
-        """Bring the indexes in line with the files at ``paths`` (None: the whole vault)."""
+    def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None,
+             vectors: bool = True) -> Summary:  # fmt: skip
+        """Bring the indexes in line with the files at ``paths`` (None: the whole vault).
+        ``vectors`` False: the notes that changed are indexed for keywords only (BM25, manifest,
+        links: seconds where their vectors take minutes), their vectors left to ``fill``."""
         started = time.perf_counter()
         summary = Summary()
         paths = None if paths is None else list(paths)
-        pending = self.manifest.get(VECTORS) == PENDING  # a keyword-first index: vectors to fill in
-        fresh_model = self.manifest.get("model") not in (None, self.embedder.name) or (
-            pending and paths is None
-        )
+        if self.manifest.get(LEGACY_PENDING) is not None:  # its notes without chunks are pending
+            self.manifest.set(LEGACY_PENDING, None)
+        fresh_model = self.manifest.get("model") not in (None, self.embedder.name)
         forgotten: set[str] = set()
         if fresh_model and paths is None and self.manifest.count():
             # everything is re-indexed, over several commits: a run stopped midway must find
@@ -283,13 +297,25 @@ class Indexer:
         if batch.cleared:  # `status` stops listing a broken file once it is deleted
             self.manifest.clear_errors(batch.cleared)
         if batch.upserts or batch.deletes or batch.errors:
-            self._apply(batch, progress, summary, prune=not pending)  # keep vectors filled in ahead
+            self._apply(batch, progress, summary, vectors)
             summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
         summary.touched |= forgotten  # a note forgotten and gone since: the views drop it too
-        if pending and paths is None and self.embedder.name != "none":
-            self.manifest.set(VECTORS, None)
         summary.seconds = time.perf_counter() - started
         return summary
+
+    def forget_other_model(self) -> None:
+        """An index of another embedding model is emptied (its vectors are of no use): every
+        note is then indexed again, as ``sync`` of the whole vault does."""
+        if self.manifest.get("model") not in (None, self.embedder.name) and self.manifest.count():
+            self.manifest.forget_notes()
+            self.bm25.clear()
+
+    def changes(self) -> list[str]:
+        """The paths whose file and index differ by stat (new, changed, removed, unreadable),
+        sorted: nothing is read or hashed."""
+        known = self.manifest.stats()
+        on_disk = self.store.list_stats()
+        return sorted(p for p in on_disk.keys() | known.keys() if on_disk.get(p) != known.get(p))
 
     def diff(self) -> dict[str, int]:
         """Files that differ from the index by stat (cheap: nothing is read or hashed).
@@ -306,12 +332,18 @@ class Indexer:
         return {"new": len(on_disk.keys() - known.keys() - errors.keys()), "changed": changed,
                 "removed": len(known.keys() - on_disk.keys())}  # fmt: skip
 
-    def _apply(self, batch: _Batch, progress: Progress | None, summary: Summary, prune: bool = True) -> None:
+    def _apply(
+        self, batch: _Batch, progress: Progress | None, summary: Summary, vectors: bool = True
+    ) -> None:
         """Index the batch in commits of at most BATCH_CHUNKS chunks / BATCH_NOTES notes, huge
         notes last and each alone: a run stopped midway keeps what it committed (the next one
         starts from there), and recall waits for one commit at a time, never for a huge note
-        ahead of the rest. The result equals one commit of everything."""
-        chunk_rows, texts = self._chunks(batch.upserts, summary)
+        ahead of the rest. The result equals one commit of everything. Without ``vectors`` the
+        notes get no chunk rows (their old ones go): ``pending`` until ``fill`` embeds them."""
+        if vectors or self.embedder.name == "none":
+            chunk_rows, texts = self._chunks(batch.upserts, summary)
+        else:
+            chunk_rows, texts = {n.path: [] for n in batch.upserts}, {}
         cached = self.manifest.cached_chunks(self.embedder.name, texts) if texts else set()
         missing = {h for h in texts if h not in cached}
         units = len(missing) if texts else len(batch.upserts)  # chunks to embed, else notes
@@ -331,15 +363,15 @@ class Indexer:
             rows = {n.path: chunk_rows[n.path] for n in notes if n.path in chunk_rows}
             todo = list(dict.fromkeys(h for hashes in rows.values() for h in hashes if h in missing))
             todo.sort(key=lambda h: len(texts[h]))  # a model call pads to its longest text: like with like
-            vectors = self._embed(todo, texts, report)
+            new = self._embed(todo, texts, report)
             missing.difference_update(todo)
             summary.embedded += len(todo)
             records = [Record.from_note(n, *batch.stats[n.path]) for n in notes]
             deletes = batch.deletes if first else []
             self.manifest.set("dirty", "1")
             self.bm25.apply((bm25_doc(n) for n in notes), deletes)
-            self.manifest.commit_batch(records, rows, vectors, deletes, batch.errors if first else {},
-                                       self.embedder.name, prune=last and prune)  # fmt: skip
+            self.manifest.commit_batch(records, rows, new, deletes, batch.errors if first else {},
+                                       self.embedder.name, prune=last)  # fmt: skip
             if not texts:
                 report(len(notes))
 
@@ -357,18 +389,45 @@ class Indexer:
 
     # ------------------------------------------------------------------ contextual vectors
 
-    def sync_contexts(self, records: dict[str, Record], graph: nx.DiGraph | None) -> int:
+    def sync_contexts(self, records: dict[str, Record], graph: nx.DiGraph | None,
+                      progress: Progress | None = None) -> int:  # fmt: skip
         """Make the contextual vectors (``context.py``) those of ``records`` linked by ``graph``
         (None: none at all): embed the notes whose context key changed, drop the others'.
         Returns how many notes' contextual vectors changed."""
-        if self.embedder.name == "none" or self.manifest.get(VECTORS) == PENDING:
+        work = self.context_work(records, graph)
+        if work is None:
             return 0
+        rows, gone, texts = work
+        start = getattr(progress, "start", None)
+        shown = progress if callable(start) else None  # a display that counts by phase (cli.progress)
+        if shown is not None:
+            start("contexts")  # type: ignore[misc]
+            shown(0, len(texts))
+        done = 0
+
+        def report(n: int) -> None:
+            nonlocal done
+            done += n
+            if shown is not None:
+                shown(done, len(texts))
+
+        self.manifest.commit_contexts(rows, gone, self.embed_texts(texts, report), self.embedder.name)
+        return len(rows) + len(gone)
+
+    def context_work(self, records: dict[str, Record], graph: nx.DiGraph | None
+                     ) -> tuple[dict[str, tuple[str, str]], list[str], dict[str, str]] | None:  # fmt: skip
+        """What making the contextual vectors those of ``records`` takes: the rows to write
+        (path -> (key, chunk hash)), the paths whose contextual vector goes, and the texts
+        (hash -> text) of those rows; None when nothing is to do (no model, or notes whose
+        plain vectors are still ``pending``: the contextual ones come after them)."""
+        if self.embedder.name == "none" or self.manifest.pending_vectors(limit=1):
+            return None
         wanted = context.plan(records, graph) if graph is not None else {}
         stored = self.manifest.context_keys()
         changed = [p for p, c in sorted(wanted.items()) if stored.get(p) != c.key]
         gone = [p for p in stored if p not in wanted]
         if not changed and not gone:
-            return 0
+            return None
         max_tokens = getattr(self.embedder, "max_tokens", 256)
         rows: dict[str, tuple[str, str]] = {}
         texts: dict[str, str] = {}
@@ -380,11 +439,65 @@ class Indexer:
             text = wanted[path].text(note_chunks(note, max_tokens)[0])
             h = chunk_hash(text)
             rows[path], texts[h] = (wanted[path].key, h), text
-        cached = self.manifest.cached_chunks(self.embedder.name, texts)
+        return rows, gone, texts
+
+    def embed_texts(self, texts: dict[str, str], report: Callable[[int], None] = lambda n: None,
+                    manifest: Manifest | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+        """Vectors of those texts (hash -> text) that have none stored, shortest first (a model
+        call pads to its longest text); ``manifest``: the connection to look in (a thread of
+        its own reads through its own)."""
+        cached = (manifest or self.manifest).cached_chunks(self.embedder.name, texts)
         todo = sorted((h for h in texts if h not in cached), key=lambda h: len(texts[h]))
-        vectors = self._embed(todo, texts, lambda n: None)
-        self.manifest.commit_contexts(rows, gone, vectors, self.embedder.name)
-        return len(rows) + len(gone)
+        return self._embed(todo, texts, report)
+
+    # ------------------------------------------------------------------ vectors filled in behind
+
+    def pending(self, limit: int | None = None) -> list[str]:
+        """Indexed notes whose vectors are still to be embedded (``sync(vectors=False)``)."""
+        if self.embedder.name == "none":
+            return []
+        return self.manifest.pending_vectors(limit)
+
+    def embed_notes(self, paths: list[str], report: Callable[[int], None] = lambda n: None,
+                    manifest: Manifest | None = None) -> Filled:  # fmt: skip
+        """The chunk rows and new vectors of these notes, read from their files (nothing is
+        written: ``commit`` does, under the vault's gate; this may run outside it, with a
+        ``manifest`` connection of its own)."""
+        notes, filled = [], Filled()
+        for path in paths:
+            try:
+                notes.append(self.store.read(path))
+            except (NoteParseError, OSError):
+                filled.skipped.append(path)  # changed or gone: the watcher's next batch indexes it
+        rows, texts = self._chunks(notes, Summary())
+        filled.hashes = {n.path: n.hash for n in notes}
+        filled.rows = rows
+        filled.vectors = self.embed_texts(texts, report, manifest)
+        return filled
+
+    def commit(self, filled: Filled) -> list[str]:
+        """Write what ``embed_notes`` made for the notes still indexed with the text it read
+        and still without vectors; returns those paths."""
+        current = self.manifest.hashes(filled.rows)
+        done = self.manifest.with_chunks(filled.rows)
+        rows = {p: r for p, r in filled.rows.items() if current.get(p) == filled.hashes[p] and p not in done}
+        used = {h for hashes in rows.values() for h in hashes}
+        self.manifest.commit_chunks(rows, {h: v for h, v in filled.vectors.items() if h in used},
+                                    self.embedder.name)  # fmt: skip
+        return sorted(rows)
+
+    def fill(self, progress: Progress | None = None, step: int = 64) -> list[str]:
+        """Embed every pending note here (``vaultmem index`` in its own process), ``step``
+        notes per commit; returns the paths filled."""
+        todo, out = self.pending(), []
+        total = len(todo)
+        if progress and total:
+            progress(0, total)
+        for i in range(0, total, step):
+            out += self.commit(self.embed_notes(todo[i : i + step]))
+            if progress:
+                progress(min(i + step, total), total)
+        return out
 
     # ------------------------------------------------------------------ repair
 
@@ -407,44 +520,3 @@ class Indexer:
         self.bm25.apply((bm25_doc(n) for n in notes), stale)
         self.manifest.set("dirty", None)
         return len(set(stale) | set(missing))
-
-
-def prefill(store: Store, manifest: Manifest, embedder: Embedder, max_chunks: int = MAX_CHUNKS,
-            progress: Progress | None = None) -> int:  # fmt: skip
-    """Embed the chunks of every note that have no stored vector of ``embedder`` and keep the
-    vectors (``Manifest.store_vectors``), without touching what is indexed: the service fills
-    a first index's vectors in behind its keyword answers, and the sync that follows finds
-    them stored (``cached_chunks``) and embeds nothing; the notes' contextual vectors
-    (``context.py``, links resolved by the default rules) too. Returns the texts embedded."""
-    if embedder.name == "none":
-        return 0
-    notes = []
-    for path in store.list_paths():
-        try:
-            notes.append(store.read(path))
-        except (NoteParseError, OSError):
-            continue  # the sync reports it
-    _, texts = chunk_texts(notes, embedder, max_chunks, Summary())
-    texts.update(context_texts(notes, getattr(embedder, "max_tokens", 256)))
-    cached = manifest.cached_chunks(embedder.name, texts)
-    missing = sorted((h for h in texts if h not in cached), key=lambda h: len(texts[h]))
-    for i in range(0, len(missing), PROGRESS_STEP):
-        part = missing[i : i + PROGRESS_STEP]
-        manifest.store_vectors(embedder.name, dict(zip(part, embedder.embed([texts[h] for h in part]))))
-        if progress:
-            progress(min(i + PROGRESS_STEP, len(missing)), len(missing))
-    return len(missing)
-
-
-def context_texts(notes: list[Note], max_tokens: int) -> dict[str, str]:
-    """Hash -> text of the contextual vectors of these notes (``prefill``'s: the sync plans
-    them again with the vault's link rules, and finds these stored)."""
-    from .graph import build
-
-    records = {n.path: Record.from_note(n, 0, 0) for n in notes}
-    by_path = {n.path: n for n in notes}
-    out = {}
-    for path, ctx in context.plan(records, build(records.values())).items():
-        text = ctx.text(note_chunks(by_path[path], max_tokens)[0])
-        out[chunk_hash(text)] = text
-    return out

@@ -291,16 +291,63 @@ class Manifest:
             found.update(row[0] for row in self.db.execute(q, (model, *part)))
         return found
 
-    def store_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
-        """Keep vectors of chunk hashes (``indexer.prefill``: embedded ahead of the sync that
-        uses them; a vector no chunk uses is pruned by that sync)."""
+    def pending_vectors(self, limit: int | None = None) -> list[str]:
+        """Indexed notes without chunk rows: indexed for keywords only (a first index, a large
+        batch), their vectors still to be filled in (``Indexer.fill``): the most important and
+        newest first (what recall most often wants is embedded first)."""
+        q = ("SELECT path FROM notes n WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.path = n.path) "
+             "ORDER BY importance DESC, updated DESC, path")  # fmt: skip
+        args: tuple = ()
+        if limit is not None:
+            q, args = q + " LIMIT ?", (limit,)
+        return [r[0] for r in self.db.execute(q, args)]
+
+    def vector_counts(self) -> tuple[int, int]:
+        """(notes with vectors, notes indexed)."""
+        done = self.db.execute("SELECT COUNT(DISTINCT path) FROM chunks").fetchone()[0]
+        return done, self.count()
+
+    def with_chunks(self, paths: Iterable[str]) -> builtins.set[str]:
+        """Those of these paths that have chunk rows (vectors)."""
+        wanted, out = list(paths), builtins.set[str]()
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT DISTINCT path FROM chunks WHERE path IN ({','.join('?' * len(part))})"
+            out.update(r[0] for r in self.db.execute(q, part))
+        return out
+
+    def hashes(self, paths: Iterable[str]) -> dict[str, str]:
+        """The content hash of each of these paths that is indexed."""
+        wanted, out = list(paths), dict[str, str]()
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            q = f"SELECT path, hash FROM notes WHERE path IN ({','.join('?' * len(part))})"
+            out.update((p, h) for p, h in self.db.execute(q, part))
+        return out
+
+    def commit_chunks(
+        self, chunk_rows: dict[str, list[str]], vectors: dict[str, np.ndarray], model: str
+    ) -> None:
+        """Give indexed notes their chunk rows and the new vectors those use, in one
+        transaction (``Indexer.fill``: nothing else of the notes changes)."""
         import numpy as np
 
-        with self.db:
-            self.db.executemany(
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for path, chashes in chunk_rows.items():
+                db.execute("DELETE FROM chunks WHERE path=?", (path,))
+                db.executemany(
+                    "INSERT INTO chunks VALUES (?,?,?)", [(path, n, h) for n, h in enumerate(chashes)]
+                )
+            db.executemany(
                 "INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
                 [(model, h, v.astype(np.float32).tobytes()) for h, v in vectors.items()],
             )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def commit_batch(
         self,

@@ -109,11 +109,13 @@ def apply(vault: VaultState, actions: list[Action], now: dt.datetime | None = No
     """Carry out planned actions with guarded writes; returns what was done."""
     records = vault.records()
     paths = vault.store.list_paths() if actions else []
-    done, touched = [], set()
+    done: list[dict[str, Any]] = []
+    touched: set[str] = set()
     histories: dict[str, list[str]] = {}
     for a in actions:
         rec = records[a.path]
         if a.kind == "supersede":
+            assert a.by is not None  # plan() names the replacing note of every supersede
             mark_superseded(vault, rec, records[a.by], paths)
             touched |= {a.path, a.by}
         else:

@@ -215,17 +215,17 @@ def collect(vault: VaultState, anchor: str | None = None, task: str | None = Non
     if task and task.strip():
         seen = {ln.id for ln in lines}
         for hit in vault.recall(task, k=8, anchor=anchor, profile=profile, log=False):
-            rec = records.get(hit.path)
-            other = anchor_rec is not None and _other_project(vault, rec, ours)
+            found = records.get(hit.path)  # `other`: this note when it is another project's
+            other = found if anchor_rec is not None and _other_project(vault, found, ours) else None
             if (
                 hit.id not in seen
                 and keep(hit.path)
-                and not (other and not _clears_bar(hit, rec))
+                and not (other and not _clears_bar(hit, other))
                 and not held(
                     hit.type, hit.status, hit.source, f"{hit.title}\n{hit.snippet}", trust.label(hit.path)
                 )
             ):
-                title = f"{hit.title} (from {_project_name(vault, rec)})" if other else hit.title
+                title = f"{hit.title} (from {_project_name(vault, other)})" if other else hit.title
                 lines.append(Line("Relevant to Current Task", hit.id, redact(title)[0], hit.type, hit.importance,
                                   hit.updated, redact(hit.snippet)[0], provenance(hit.type, hit.status, hit.source, trust.label(hit.path)),
                                   tuple(hit.outdated_by)))  # fmt: skip

@@ -364,7 +364,7 @@ def supersede_old(vault: VaultState, old: Record, new: Record, every: list[str])
 
     if new.hash and not _as_indexed(vault, new):
         return None
-    fields = {"status": "superseded", "superseded_by": link_to(new.path, every, new.title)}
+    fields: dict[str, Any] = {"status": "superseded", "superseded_by": link_to(new.path, every, new.title)}
     since = _day(start_of(new))
     if since and not old.valid_until:
         fields["valid_until"] = since

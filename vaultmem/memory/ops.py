@@ -594,26 +594,26 @@ def import_(vault: VaultState, data: dict[str, Any]) -> dict[str, Any]:
     entries = [_import_entry(vault, item) for item in data["notes"]]  # all checked before any write
     catalog = vault.catalog()
     ids = {r.id for r in catalog.values() if r.id}
-    result = {"imported": 0, "skipped_existing": 0, "paths": []}
+    imported, skipped, paths = 0, 0, list[str]()
     for path, text in entries:
         try:
             note_id = parse(text, path).id
         except NoteParseError:  # exported as it was: a broken note is restored as it was
             note_id = None
         if (note_id and note_id in ids) or os.path.lexists(vault.root / path):
-            result["skipped_existing"] += 1
+            skipped += 1
             continue
         vault.store.create(path, text)
         if note_id:
             ids.add(note_id)
-        result["imported"] += 1
-        result["paths"].append(path)
+        imported += 1
+        paths.append(path)
     usage = data.get("usage")
     if usage is not None and not isinstance(usage, dict):
         raise BadInput("the export's usage section is not an object")
-    result["usage_rows"] = vault.usage.load(usage) if usage else 0
-    vault.sync_paths(result["paths"])
-    return result
+    usage_rows = vault.usage.load(usage) if usage else 0
+    vault.sync_paths(paths)
+    return {"imported": imported, "skipped_existing": skipped, "paths": paths, "usage_rows": usage_rows}
 
 
 def _import_entry(vault: VaultState, item: Any) -> tuple[str, str]:

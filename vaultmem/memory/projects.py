@@ -12,6 +12,9 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook imports this module)
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Iterable
+
+    from ..index.manifest import Record
     from .state import VaultState
 
 
@@ -78,7 +81,9 @@ def anchor_names(value: object) -> list[str]:
     return [n for n in (link.label, link.target.rsplit("/", 1)[-1]) if n]
 
 
-def record_project(rec, records: dict, resolve) -> str | None:  # type: ignore[no-untyped-def]
+def record_project(
+    rec: Record, records: dict[str, Record], resolve: Callable[[str, str], str | None]
+) -> str | None:
     """The key of a record's project: a project note's own title; else the note its first
     frontmatter link (the ``anchor``) resolves to, followed up to MAX_HOPS anchors until a
     project note; None when it names none. ``resolve(target, source_path)``: a path or None."""
@@ -173,7 +178,7 @@ PROJECT_FOLDER = "projects"  # where anchors are made (core.memtypes.FOLDERS)
 PARENTS = 4  # a working folder's project may be this many folders up (src/app/backend)
 
 
-def known_projects(roots) -> set[str]:  # type: ignore[no-untyped-def]
+def known_projects(roots: Iterable[str | Path]) -> set[str]:
     """The project keys of the anchor notes in the vaults' ``projects/`` folder (any case)."""
     keys: set[str] = set()
     for root in roots:

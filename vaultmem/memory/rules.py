@@ -18,7 +18,7 @@ which only the writer of a memory is told about (see ``lifecycle.check_new``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from typing import TYPE_CHECKING, Any
 
 from ..core.links import NoteKeys, Resolver
@@ -48,7 +48,8 @@ def same_key(vault: VaultState, changed: list[str], records: dict[str, Record]) 
     for rec in records.values():
         if rec.subject and rec.status == "active":
             groups.setdefault((rec.subject, rec.type or "", rec.scope), []).append(rec)
-    done, seen = [], set()
+    done: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for path in changed:
         rec = records[path]
         if not rec.subject or rec.status != "active" or path in seen:
@@ -64,7 +65,7 @@ def same_key(vault: VaultState, changed: list[str], records: dict[str, Record]) 
 
 
 def declared(vault: VaultState, changed: list[str], records: dict[str, Record],
-             gone: set[str] = frozenset()) -> list[dict[str, Any]]:  # fmt: skip
+             gone: Set[str] = frozenset()) -> list[dict[str, Any]]:  # fmt: skip
     """The declared rule: an active note's ``supersedes:`` targets that are active become
     superseded by it, whether the declaring note or its target is the one that changed (so
     the order in which files arrive does not matter). ``gone``: notes superseded earlier in

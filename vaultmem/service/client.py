@@ -21,6 +21,7 @@ import socket
 import stat
 import struct
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..core import environment
@@ -30,6 +31,10 @@ from ..core.version import VERSION as __version__
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 LONGEST_NAME = 20  # a folder this much under MAX_SOCKET_PATH still fits "/service-<12 hex>.sock" in 107 bytes
 _WARNED: set[str] = set()
+
+
+class NoAnswer(VaultError):
+    """The service runs but did not answer within the caller's time (a hook stays silent)."""
 
 
 def service_key() -> str:
@@ -225,14 +230,42 @@ def _warn(message: str, about: str | None = None) -> None:
     warn_once(f"{message}; not using it", about)
 
 
-def call(op: str, args: dict | None = None, timeout: float = 600.0) -> dict | None:
+def _reply(sock: socket.socket, on_progress: Callable[[dict], None] | None) -> bytes:
+    """The reply line, after the progress lines of a streaming operation (each handed on)."""
+    buf = b""
+    while True:
+        line, sep, rest = buf.partition(b"\n")
+        if sep:
+            if on_progress is not None and line.startswith(b'{"progress"'):
+                on_progress(json.loads(line)["progress"])
+                buf = rest
+                continue
+            return line
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return buf
+        buf += chunk
+
+
+def call(op: str, args: dict | None = None, timeout: float = 600.0,
+         on_progress: Callable[[dict], None] | None = None) -> dict | None:  # fmt: skip
     """Send one request to the memory service; None when none (trusted) answers. The request
-    carries this client's version: a service of another version refuses it (``code`` "version")."""
-    return send(service_socket(), {"op": op, "args": args or {}, "version": __version__}, timeout)
+    carries this client's version: a service of another version refuses it (``code`` "version").
+    ``on_progress``: the operation streams progress events before its reply (``timeout`` is
+    then the longest silence between two lines)."""
+    message = {
+        "op": op,
+        "args": args or {},
+        "version": __version__,
+        **({"stream": True} if on_progress else {}),
+    }
+    return send(service_socket(), message, timeout, on_progress)
 
 
-def send(path: Path, message: dict, timeout: float) -> dict | None:
-    """One JSON request on a unix socket and its reply; None when no trusted server answers."""
+def send(path: Path, message: dict, timeout: float,
+         on_progress: Callable[[dict], None] | None = None) -> dict | None:  # fmt: skip
+    """One JSON request on a unix socket and its reply (progress lines before it, each handed to
+    ``on_progress``); None when no trusted server answers."""
     if not os.path.lexists(path):
         return None
     problem = private_folder_problem(path.parent)
@@ -250,15 +283,9 @@ def send(path: Path, message: dict, timeout: float) -> dict | None:
                   f"the process serving {path} runs as uid {uid}, not as you")  # fmt: skip
             return None
         sock.sendall(json.dumps(message).encode() + b"\n")
-        parts: list[bytes] = []
-        while not parts or not parts[-1].endswith(b"\n"):
-            chunk = sock.recv(1 << 16)
-            if not chunk:
-                break
-            parts.append(chunk)
-        data = b"".join(parts)
+        data = _reply(sock, on_progress)
     except TimeoutError:  # it runs but did not answer: asking again (or elsewhere) could do the work twice
-        raise VaultError(f"no answer from {path} within {timeout:g} s") from None
+        raise NoAnswer(f"no answer from {path} within {timeout:g} s") from None
     except OSError:  # nobody listens, or the server went away mid-request (killed): no answer
         return None
     finally:

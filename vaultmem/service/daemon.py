@@ -33,7 +33,7 @@ from ..core.version import VERSION as __version__
 from ..index.embed import make_embedder
 from . import client, control
 from .host import Entry, check_roots, reading_all
-from .ops import HANDLERS, SYNC, NotServed
+from .ops import HANDLERS, KEYWORDS_WAIT, SYNC, NotServed
 from .server import Handler, SocketServer
 from .watch import Housekeeping, Watcher
 
@@ -208,9 +208,10 @@ class Service:
             return self.embedders[key]
 
     def entry(self, root: str | Path, keywords_first: bool = False, served: bool = False) -> Entry:
-        """The served vault at ``root``, opened (and watched) on first use; ``keywords_first``:
-        a first index without vectors, filled in behind (a recall of this vault alone);
-        ``served``: only a vault already served (else ``NotServed``: the caller reads it itself)."""
+        """The served vault at ``root``, opened (and watched) on first use: at once, its indexes
+        brought in line behind the answers (keywords first, then the vectors; ``keywords_first``
+        is always so now); ``served``: only a vault already served (else ``NotServed``: the
+        caller reads it itself)."""
         root = Path(root).resolve()
         with self._lock:
             opening = self._opening.setdefault(root, threading.Lock())
@@ -226,7 +227,7 @@ class Service:
             find_vault(
                 root
             )  # a folder named by path is a vault, as in process (its .vaultmem/ comes on open)
-            found = self._open_entry(root, keywords_first)
+            found = self._open_entry(root)
             with self._lock:
                 self.entries[root] = found
             return found
@@ -246,7 +247,7 @@ class Service:
                 "%s: [%s] changed and applies when the service restarts", found.root, "], [".join(pending)
             )
 
-    def _open_entry(self, root: Path, keywords_first: bool = False) -> Entry:
+    def _open_entry(self, root: Path) -> Entry:
         stat = _config_stat(root)
         emb = configmod.load(root)["embedding"]
         vault = self.make_vault(root, self.embedder(emb["model"], emb["batch_size"]))
@@ -256,7 +257,7 @@ class Service:
         report = _reporter(root) if self.foreground else None
         watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, on_batch=report)
         watcher.housekeeping = self.housekeeping
-        watcher.keywords_first = keywords_first
+        watcher.keywords_first = True  # opened at once, indexed behind the answers (issue 45)
         try:
             watcher.start()
         except VaultError as e:  # another process writes its indexes: serve it read-only
@@ -296,11 +297,11 @@ class Service:
         log.info("dropped %s (%s)", root, why)
 
     @contextmanager
-    def reading(self, roots: dict[str, str], mode: str = SYNC) -> Iterator[Any]:
+    def reading(self, roots: dict[str, str], mode: str = SYNC, wait: float = KEYWORDS_WAIT) -> Iterator[Any]:
         """One vault (one root) or a MultiVault (several), current, for one call."""
         check_roots(roots)
-        entries = {name: self.entry(path, keywords_first=len(roots) == 1) for name, path in roots.items()}
-        with reading_all(entries, self.make_multi) as reader:
+        entries = {name: self.entry(path) for name, path in roots.items()}
+        with reading_all(entries, self.make_multi, wait=wait) as reader:
             yield reader
 
     # ------------------------------------------------------------------ protocol: the host of ``ops``
@@ -349,7 +350,7 @@ class Service:
 
     @contextmanager
     def usage(self, root: str) -> Iterator[Any]:
-        with self.entry(root).reading() as vault:  # as recall logs its hits
+        with self.entry(root).reading(wait=0) as vault:  # as recall logs its hits
             yield vault.usage
 
     def task(self, name: str) -> Callable[..., Any]:

@@ -22,7 +22,7 @@ from ..core.discovery import STATE_DIR, writable
 from ..core.errors import ReadOnlyVault, VaultError
 from ..core.version import VERSION
 from . import ops
-from .ops import SYNC, VIEWS
+from .ops import KEYWORDS_WAIT, SYNC, VIEWS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,11 +57,15 @@ class Entry:
         return (self.root / STATE_DIR).is_dir()
 
     @contextmanager
-    def reading(self, mode: str = SYNC) -> Iterator[Any]:
+    def reading(self, mode: str = SYNC, wait: float = KEYWORDS_WAIT) -> Iterator[Any]:
         """The vault, current, for one call: the changes its watcher has seen applied first, its
-        batches waiting meanwhile; without a watcher, one call at a time, reconciled with its
-        files here first (in this process, as ``mode`` says: SYNC, AS_IS or VIEWS)."""
+        batches waiting meanwhile (a vault being opened: its keyword index first, waited for at
+        most ``wait`` seconds, then what is indexed so far); without a watcher, one call at a
+        time, reconciled with its files here first (in this process, as ``mode`` says: SYNC,
+        AS_IS or VIEWS)."""
         if self.watcher is not None:
+            if wait > 0 and self.watcher.catching_up:
+                self.watcher.wait_caught_up(wait)
             self.watcher.flush()
             with self.watcher.gate.read():
                 yield self.vault
@@ -99,7 +103,7 @@ class Entry:
 
 @contextmanager
 def reading_all(entries: dict[str, Entry], make_multi: Callable[[dict[str, Any]], Any],
-                mode: str = SYNC) -> Iterator[Any]:  # fmt: skip
+                mode: str = SYNC, wait: float = KEYWORDS_WAIT) -> Iterator[Any]:  # fmt: skip
     """One vault (one entry) or a MultiVault (several), current, for one call; several are taken
     in a fixed order so two calls never wait on each other crosswise."""
     if not entries:
@@ -107,7 +111,7 @@ def reading_all(entries: dict[str, Entry], make_multi: Callable[[dict[str, Any]]
     with ExitStack() as stack:
         opened = {}
         for name, found in sorted(entries.items(), key=lambda item: str(item[1].root)):
-            opened[name] = stack.enter_context(found.reading(mode))
+            opened[name] = stack.enter_context(found.reading(mode, wait))
         ordered = {name: opened[name] for name in entries}
         yield next(iter(ordered.values())) if len(ordered) == 1 else make_multi(ordered)
 
@@ -144,7 +148,7 @@ class LocalHost:
         return self.entries[root]
 
     @contextmanager
-    def reading(self, roots: dict[str, str], mode: str = SYNC) -> Iterator[Any]:
+    def reading(self, roots: dict[str, str], mode: str = SYNC, wait: float = KEYWORDS_WAIT) -> Iterator[Any]:
         check_roots(roots)
         with reading_all({name: self.entry(p) for name, p in roots.items()}, self.make_multi, mode) as reader:
             yield reader
@@ -183,7 +187,7 @@ class LocalHost:
             return None
         status = reply["result"]
         return {k: status.get(k) for k in ("pid", "by", "started", "batches", "pending", "last_batch",
-                                           "last_error", "polling")}  # fmt: skip
+                                           "last_error", "polling", "indexing")}  # fmt: skip
 
     def ping(self) -> dict[str, Any]:
         return {

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -32,6 +33,11 @@ Handler = Callable[["Host", dict[str, Any]], Any]
 # watched vault always has its watcher's changes applied first
 SYNC, AS_IS, VIEWS = "sync", "as-is", "views"
 MAX_WIDEN = 8  # a filtered recall asks for at most this many times k before it settles for fewer
+# a vault the service is indexing behind its answers (keywords first, then the vectors; issue 45)
+KEYWORDS_WAIT = 10.0  # seconds a call that waits gives its keyword index (then: what is indexed so far)
+HOOK_WAIT = 3.0  # ... a session-start hook gives it
+FILL_WAIT = 10.0  # seconds a recall keywords cannot answer waits for the first vectors, or the last few
+SMALL_FILL = 200  # "the last few": notes left to embed
 
 
 class Host(Protocol):  # pragma: no cover - a structural type
@@ -46,7 +52,9 @@ class Host(Protocol):  # pragma: no cover - a structural type
 
     def entry(self, root: str | Path, keywords_first: bool = False, served: bool = False) -> Any: ...
 
-    def reading(self, roots: dict[str, str], mode: str = SYNC) -> AbstractContextManager[Any]: ...
+    def reading(
+        self, roots: dict[str, str], mode: str = SYNC, wait: float = KEYWORDS_WAIT
+    ) -> AbstractContextManager[Any]: ...
 
     def usage(self, root: str) -> AbstractContextManager[Any]: ...
 
@@ -108,6 +116,14 @@ def recall(host: Host, args: dict) -> dict[str, Any]:
             return _keyword_recall(host, args, options)
         return _recall(host, args, {**options, "mode": "bm25"}, "bm25", VIEWS)
     degraded = not args["wait"] and not host.ready and wanted != "bm25"
+    building = [f.watcher.indexing.as_dict() for f in _watched(host, args["roots"]) if f.watcher.catching_up]
+    if not args["wait"] and wanted != "bm25" and any(building):  # its keyword index is being built:
+        from ..recall import keywords  # BM25 as it is on disk, without the gate (a hook's budget)
+
+        if keywords.covers(options):
+            done = _keyword_recall(host, args, options)
+            return {**done, "degraded": "first-index", "indexing": {"vectors": 0, "notes": 0, "waited": 0.0,
+                                                                    "keywords": building[0]}}  # fmt: skip
     return _recall(
         host, args, {**options, "mode": "bm25"} if degraded else options, "bm25" if degraded else None
     )
@@ -115,26 +131,81 @@ def recall(host: Host, args: dict) -> dict[str, Any]:
 
 def _recall(host: Host, args: dict, options: dict[str, Any], degraded: str | None,
             mode: str = SYNC) -> dict[str, Any]:  # fmt: skip
-    roots, explain = args["roots"], args["explain"]
+    """The ranking; a vault being indexed behind the answers answers from keywords
+    ("first-index") and, when they find nothing, from the vectors embedded so far, after a
+    bounded wait for the first ones or the last few ("partial-vectors"); ``indexing`` says how
+    far it is."""
+    roots = args["roots"]
     if not args["all_branches"]:  # other code branches' memories: left out inside the ranking
         options["shown"] = branches.shown_test(Path(args["cwd"]), args["branch"])
-    with host.reading(roots, mode) as reader:
-        if degraded is None and options.get("mode", "hybrid") != "bm25" and _vectors_pending(reader):
-            options["mode"], degraded = "bm25", "first-index"
+    entries = [host.entry(root) for root in roots.values()]
+    if args["wait"]:  # a caller that waits gets the whole keyword index (a bounded wait)
+        for found in entries:
+            if found.watcher is not None and found.watcher.catching_up:
+                found.watcher.wait_caught_up(KEYWORDS_WAIT)
+    filling = None if degraded or options.get("mode", "hybrid") == "bm25" else _filling(entries)
+    hits = _ranked(host, args, options if filling is None else {**options, "mode": "bm25"}, mode)
+    how, waited = degraded or ("first-index" if filling else None), 0.0
+    if filling and not hits:  # keywords found nothing: the vectors embedded so far answer
+        if args["wait"]:
+            deadline = time.monotonic() + FILL_WAIT
+            waited = sum(_wait_vectors(found, deadline) for found in entries)
+        filling = _filling(entries)
+        hits, how = _ranked(host, args, options, mode), "partial-vectors" if filling else None
+    keywords = next(
+        (f.watcher.indexing.as_dict() for f in entries if f.watcher and f.watcher.catching_up), None
+    )
+    indexing = {"vectors": filling[0], "notes": filling[1], "waited": round(waited, 1),
+                **({"keywords": keywords} if keywords else {})} if filling else None  # fmt: skip
+    return {"hits": hits, "degraded": how, "skipped": _index_errors(host, roots),
+            **({"indexing": indexing} if indexing else {})}  # fmt: skip
+
+
+def _ranked(host: Host, args: dict, options: dict[str, Any], mode: str) -> list[dict[str, Any]]:
+    roots, explain = args["roots"], args["explain"]
+    with host.reading(roots, mode, wait=0) as reader:
 
         def run(k: int | None, log: bool) -> list[dict[str, Any]]:
             found = reader.recall(args["query"], **{**options, "k": k, "log": log})
             return [h.as_dict(explain or bool(args["project"])) for h in found]
 
-        if args["project"]:
-            k = options.get("k") or _default_k(reader)
-            hits = _widened(lambda ask: run(ask, False), k, _project_rule(args))
-            if options.get("log", True):
-                _log(host, roots, hits, "recall")
-            hits = hits if explain else [_plain(h) for h in hits]
-        else:
-            hits = run(options.get("k"), options.get("log", True))
-    return {"hits": hits, "degraded": degraded, "skipped": _index_errors(host, roots)}
+        if not args["project"]:
+            return run(options.get("k"), options.get("log", True))
+        k = options.get("k") or _default_k(reader)
+        hits = _widened(lambda ask: run(ask, False), k, _project_rule(args))
+        if options.get("log", True):
+            _log(host, roots, hits, "recall")
+        return hits if explain else [_plain(h) for h in hits]
+
+
+def _watched(host: Host, roots: dict[str, str]) -> list[Any]:
+    """The entries of these vaults that a watcher keeps (the service's)."""
+    return [found for found in (host.entry(root) for root in roots.values()) if found.watcher is not None]
+
+
+def _filling(entries: list[Any]) -> tuple[int, int] | None:
+    """(notes with vectors, notes indexed) over these vaults when some of them are being indexed
+    behind the answers (keywords first, vectors filled in); None when all is in."""
+    done = total = 0
+    busy = False
+    for found in entries:
+        if found.watcher is None or found.vault.embedder.name == "none" or not found.watcher.busy_now():
+            continue  # (asks nothing: a served vault's recall pays no count)
+        d, t = found.vault.vector_counts()
+        done, total, busy = done + d, total + t, busy or d < t or found.watcher.catching_up
+    return (done, total) if busy else None
+
+
+def _wait_vectors(found: Any, deadline: float) -> float:
+    """Wait, until ``deadline`` at most, for vectors of a vault being filled in: its first
+    ones, or all of them when few are left (SMALL_FILL notes); the seconds waited."""
+    started, watcher = time.monotonic(), found.watcher
+    while watcher is not None and time.monotonic() < deadline:
+        done, total = found.vault.vector_counts()
+        if done >= total and not watcher.catching_up or done and total - done > SMALL_FILL:
+            break
+        watcher.wait_filled(min(1.0, deadline - time.monotonic()))
+    return time.monotonic() - started
 
 
 def _keyword_recall(host: Host, args: dict, options: dict[str, Any]) -> dict[str, Any]:
@@ -212,16 +283,6 @@ def _log(host: Host, roots: dict[str, str], hits: list[dict[str, Any]], via: str
                 store.log_retrievals(mine, via)
 
 
-def _vectors_pending(reader: Any) -> bool:
-    """Whether one vault's first index holds no vectors yet (``Watcher.keywords_first``); several
-    vaults are recalled in full (a vault without vectors yet adds its keyword hits)."""
-    if hasattr(reader, "vaults"):
-        return False
-    from ..index.indexer import PENDING, VECTORS
-
-    return bool(reader.embedder.name != "none" and reader.manifest.get(VECTORS) == PENDING)
-
-
 def _index_errors(host: Host, roots: dict[str, str]) -> dict[str, str]:
     """The notes of these vaults their indexes could not read (``vault:path`` for several)."""
     many = len(roots) > 1
@@ -285,7 +346,12 @@ def status(host: Host, args: dict) -> dict[str, Any]:
     when each command does), notes indexed, errors and drift."""
     found = host.entry(args["root"])
     keeper = host.keeper(found) or {"pid": None, "by": None}
-    return {**keeper, **found.vault.index_status(drift=args["drift"])}
+    done, total = found.vault.vector_counts()
+    return {
+        **keeper,
+        **found.vault.index_status(drift=args["drift"]),
+        "vectors": {"done": done, "notes": total},
+    }
 
 
 def doctor(host: Host, args: dict) -> dict[str, Any]:
@@ -421,7 +487,13 @@ def refresh_agents_md(host: Host, args: dict) -> dict[str, Any]:
 
 
 def reindex(host: Host, args: dict) -> dict[str, Any]:
-    with host.entry(args["root"]).writing(AS_IS) as vault:
+    """The whole vault indexed again: by its watcher in the service (keywords first, then the
+    vectors, recall answering meanwhile; its progress streamed: ``emit``), else here (the
+    host's ``progress``)."""
+    found = host.entry(args["root"])
+    if found.watcher is not None:
+        return found.watcher.reindex(args["rebuild"], args.get("emit") or (lambda event: None)).as_dict()
+    with found.writing(AS_IS) as vault:
         return vault.reindex(rebuild=args["rebuild"], progress=getattr(host, "progress", None)).as_dict()
 
 
@@ -518,7 +590,7 @@ def gaps(host: Host, args: dict) -> list[dict[str, Any]]:
 def hook_start(host: Host, args: dict) -> dict[str, Any]:
     """SessionStart's wake block, other branches' memories left out as wake leaves them."""
     shown_test = branches.shown_test(Path(args["cwd"]), None)
-    with host.entry(args["root"]).reading() as vault:
+    with host.entry(args["root"]).reading(wait=HOOK_WAIT) as vault:  # a hook: in its budget
         return host.task("hook_start")(
             vault, args["payload"], args["anchor"], args["budget"], shown=shown_test
         )

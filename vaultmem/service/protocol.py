@@ -9,7 +9,9 @@ client's ``api.Session`` sends nothing that is not declared here.
 
 Wire form: one JSON object per line each way; a request ``{"op", "args", "version"}`` gets
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}`` (``code``
-"version", with the server's ``version``, for a client of another version).
+"version", with the server's ``version``, for a client of another version). A request of an
+operation declared ``stream`` with ``"stream": true`` gets ``{"progress": {...}}`` lines first
+(a long ``reindex``: phase, done, total, seconds_left), then its reply.
 
 Each operation has one handler (``ops.HANDLERS``), which the service runs over its socket and a
 session working in its own process runs directly (``host.LocalHost``): the same code either way.
@@ -39,6 +41,7 @@ class Op:
     gate: str = READ
     optional: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name -> (JSON type(s), default)
     any_version: bool = False
+    stream: bool = False  # it reports progress: its handler takes ``emit``, sent as lines before the reply
 
     def check(self, args: Any) -> dict[str, Any]:
         """The arguments with defaults filled in; BadInput naming the first wrong one."""
@@ -101,7 +104,7 @@ DECLARED = (
     Op("checkpoint", {"root": str, "text": str}, "id, path, line", WRITE, optional=FIELDS),
     Op("shown", {"root": str, "ids": list, "via": str}, "nothing", READ),
     Op("status", {"root": str}, "watcher status and index status", NONE, optional={"drift": (bool, True)}),
-    Op("reindex", {"root": str}, "the index summary", WRITE, optional={"rebuild": (bool, False)}),
+    Op("reindex", {"root": str}, "the index summary", NONE, optional={"rebuild": (bool, False)}, stream=True),
     Op("sync", {"root": str, "paths": list}, "the index summary of those paths", WRITE),
     Op("notes", {"root": str, "paths": list}, "those of the paths that are notes (the vault's ignore rules)"),
     Op("show", REF, "the note: path, id, metadata, text, links, backlinks", optional=SERVED),

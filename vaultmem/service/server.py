@@ -57,21 +57,24 @@ class _RequestHandler(socketserver.StreamRequestHandler):
         try:
             req = json.loads(line)
             op, args, version = req["op"], req.get("args"), req.get("version")
+            emit = self._progress if req.get("stream") is True else None
         except (ValueError, KeyError, TypeError) as e:
             reply: dict[str, Any] = {"ok": False, "error": f"bad request: {e}", "code": 2}
         else:
-            reply = self._answer(op, args, version)
+            reply = self._answer(op, args, version, emit)
         try:
             data = json.dumps(reply, ensure_ascii=False).encode()
         except (TypeError, ValueError, UnicodeEncodeError) as e:  # nothing a client could read
             data = json.dumps({"ok": False, "error": internal_error(e), "code": INTERNAL}).encode()
         self.wfile.write(data + b"\n")
 
-    def _answer(self, op: Any, args: Any, version: Any) -> dict[str, Any]:
+    def _answer(
+        self, op: Any, args: Any, version: Any, emit: Callable[[dict], None] | None
+    ) -> dict[str, Any]:
         """The reply to one request: what the handler returned, or its failure as the client
         shows it (the same line and exit code as the failure in the client's own process)."""
         try:
-            return {"ok": True, "result": self.server.dispatch(op, args, version)}  # type: ignore[attr-defined]
+            return {"ok": True, "result": self.server.dispatch(op, args, version, emit)}  # type: ignore[attr-defined]
         except VersionMismatch as e:
             return {"ok": False, "error": str(e), "code": "version", "version": __version__}
         except VaultError as e:  # a refusal the client acts on ("unserved") names itself
@@ -81,6 +84,11 @@ class _RequestHandler(socketserver.StreamRequestHandler):
         except Exception as e:  # a bug: keep serving; report it as the client's entry point does
             log.exception("%s failed", op)
             return {"ok": False, "error": internal_error(e), "code": INTERNAL}
+
+    def _progress(self, event: dict) -> None:
+        """One progress line of a streaming operation, before its reply."""
+        self.wfile.write(json.dumps({"progress": event}).encode() + b"\n")
+        self.wfile.flush()
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -132,13 +140,19 @@ class SocketServer:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
-    def dispatch(self, name: str, args: Any, version: str | None = None) -> Any:
+    def dispatch(self, name: str, args: Any, version: str | None = None,
+                 emit: Callable[[dict], None] | None = None) -> Any:  # fmt: skip
+        """The operation's result; ``emit`` takes the progress events of an operation declared
+        ``stream`` (a client that did not ask for them gets none)."""
         op = OPS.get(name) if isinstance(name, str) else None
         if op is None:
             raise BadInput(f"unknown request {name!r}")
         if version != __version__ and not op.any_version:
             raise VersionMismatch(f"this memory service runs vaultmem {__version__}, the client {version}")
-        return self.handlers[name](op.check(args or {}))
+        checked = op.check(args or {})
+        if op.stream:
+            checked["emit"] = emit or (lambda event: None)
+        return self.handlers[name](checked)
 
     def start(self) -> None:
         """Bind (removing a stale socket left by a dead server) and serve in a thread."""

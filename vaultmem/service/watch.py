@@ -34,7 +34,7 @@ from ..core.config import CONFIG_FILE
 from ..core.discovery import STATE_DIR, USAGE_DIR
 from ..core.errors import VaultError
 from ..core.lock import WriterLock
-from ..index.indexer import HUGE_CHARS
+from ..index.indexer import HUGE_CHARS, Summary
 
 log = logging.getLogger("vaultmem.service.watch")
 CONFIG_QUIET = 0.3  # seconds the config file must stay unchanged before it is reloaded
@@ -272,12 +272,17 @@ class ChangeStream:
 
 class WriterFirst:
     """One-at-a-time access to the vault where applying a batch goes before waiting readers,
-    so a stream of recall requests can never starve the indexing of a saved file."""
+    so a stream of recall requests can never starve the indexing of a saved file; the steps of
+    long work (a first index) go after the readers already waiting (``background``), so they
+    never starve the readers either."""
+
+    PATIENCE = 5.0  # seconds a step of long work lets waiting readers go first, at most
 
     def __init__(self, mutex: threading.RLock):
         self.mutex = mutex
         self._cond = threading.Condition()
         self._writers = 0
+        self._readers = 0  # readers waiting for the vault or reading it
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -295,12 +300,26 @@ class WriterFirst:
             self.mutex.release()
 
     @contextmanager
+    def background(self) -> Iterator[None]:
+        """``write`` for a step of long work: after the readers waiting now (PATIENCE at most)."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._readers, timeout=self.PATIENCE)
+        with self.write():
+            yield
+
+    @contextmanager
     def read(self) -> Iterator[None]:
         with self._cond:
             while self._writers:
                 self._cond.wait()
-        with self.mutex:
-            yield
+            self._readers += 1
+        try:
+            with self.mutex:
+                yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
 
 
 @dataclass
@@ -313,6 +332,44 @@ class WatchState:
     last_error: str | None = None
     polling: bool = False
     rebuilds: int = 0  # times .vaultmem/ was deleted under the watcher and rebuilt
+
+
+class Indexing:
+    """How far a watcher's long work is: its phase ("keywords": the reconcile; "vectors": notes
+    embedded; "contexts": contextual vectors), done of total, and the time left at this phase's
+    rate so far (``status``: "indexing N of M, about T left")."""
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
+        self.done = self.total = self._first = 0
+        self._since = 0.0
+
+    def begin(self, phase: str, done: int, total: int) -> None:
+        self.phase, self.done, self.total, self._first = phase, done, total, done
+        self._since = time.monotonic()
+
+    def step(self, done: int) -> None:
+        self.done = done
+
+    def end(self) -> None:
+        self.phase = None
+
+    def as_dict(self) -> dict | None:
+        if self.phase is None:
+            return None
+        elapsed, gained = time.monotonic() - self._since, self.done - self._first
+        left = (self.total - self.done) * elapsed / gained if gained > 0 else None
+        return {"phase": self.phase, "done": self.done, "total": self.total,
+                "seconds_left": round(left, 1) if left is not None else None}  # fmt: skip
+
+
+def _add(total: Summary, part: Summary) -> None:
+    """Count a slice's summary into a whole reconcile's."""
+    for name in ("added", "updated", "moved", "removed", "embedded", "seconds"):
+        setattr(total, name, getattr(total, name) + getattr(part, name))
+    total.unchanged = max(0, part.unchanged - len(total.touched))  # the settling pass counts all
+    total.errors.update(part.errors)
+    total.touched |= part.touched
 
 
 class Watcher:
@@ -333,9 +390,17 @@ class Watcher:
         self.on_batch = on_batch
         self.housekeeping = Housekeeping()
         self._failures = 0  # batches failed in a row
-        self.keywords_first = False  # the service: a first index answers from keywords, vectors follow
-        self._fill = False  # a first index's vectors are still to be embedded (``_fill_vectors``)
-        self._filling = False  # and the run loop embeds them now: a full batch waits for it
+        self.keywords_first = False  # the service: big work indexed for keywords first, vectors behind
+        self._catching_up = False  # the start's reconcile is still to run (``_catch_up``, in the run loop)
+        self._todo: list[str] | None = (
+            None  # pending notes (no vectors yet) the fill works through; None: ask
+        )
+        self._rounds = 0  # whole reconciles done (``reindex`` waits for the next)
+        self._embedded = 0  # texts the fill embedded since ``reindex`` asked
+        self._contexts_due = False  # contextual vectors to make once no note is pending
+        self.indexing = Indexing()  # how far the long work is (``status``)
+        self.caught_up = Summary()  # what the last reconcile did (``reindex`` through the service)
+        self._filled = threading.Condition()  # notified at each commit of vectors and when idle
         self._config_timer: threading.Timer | None = None
         self._config_timer_lock = threading.Lock()
 
@@ -353,60 +418,155 @@ class Watcher:
             self.vault.hold_lock(self.lock)
             self.stream.start()
             self.state.polling = self.stream.polling
+            if self.keywords_first:  # the run loop reconciles in slices: reads are served meanwhile
+                self.vault.refresh()  # (from the index as it is; a read never indexes the vault itself)
+                self._catching_up = True
+                return
             with self.gate.write():
-                if self.keywords_first and self._first_index():
-                    self._apply_keywords()
-                    self._fill = True
-                    self.batcher.add(full=True)  # the run loop fills the vectors in behind
-                else:
-                    self._apply(Batch(full=True))
+                self._apply(Batch(full=True))
         except BaseException:
             self.close()
             raise
 
-    def _first_index(self) -> bool:
-        """Whether nothing of this vault is indexed yet and its notes want vectors."""
-        return self.vault.embedder.name != "none" and self.vault.manifest.count() == 0
+    # ------------------------------------------------------------------ big work, behind the answers
 
-    def _apply_keywords(self) -> None:
-        """A vault's first index without vectors (BM25, manifest, links: seconds, where the
-        vectors of a few hundred notes take a minute on a busy machine), marked pending: the
-        next full batch indexes everything again with vectors (``Indexer.sync``), whatever
-        batches of a few paths came between."""
-        from ..index.embed import NoEmbedder
-        from ..index.indexer import PENDING, VECTORS
+    CATCH_UP = 128  # notes indexed for keywords per hold of the gate (~0.3 s quiet, ~10 s at load 35)
+    FILL = 32  # notes embedded per step of the fill (their vectors committed in one moment)
+    FIRST_FILL = 8  # ... in its first step: the first vectors answer within a second or two
+    INLINE = 32  # a batch of at most this many notes gets its vectors at once (read-your-writes)
 
-        model, self.vault.embedder = self.vault.embedder, NoEmbedder()
-        try:
-            self._apply(Batch(full=True))
-        finally:
-            self.vault.embedder = model
-            self.vault.refresh()
-        self.vault.manifest.set(VECTORS, PENDING)  # until a full sync with the model: any batch before it
+    def _catch_up(self) -> None:
+        """Reconcile the whole vault for keywords, in slices of CATCH_UP notes with the gate
+        released between them (a first index of thousands of notes answers from its first
+        slice on); the vectors follow (``_fill_step``)."""
+        with self.gate.write():
+            paths = self.vault.changed_paths()
+        self.indexing.begin("keywords", 0, len(paths))
+        total = Summary()
+        few = len(paths) <= self.INLINE  # a restart's or a folder event's few notes: with their vectors
+        for i in range(0, len(paths), self.CATCH_UP):
+            if self.stop_event.is_set():
+                return
+            with self.gate.background():
+                done = self._apply(Batch(set(paths[i : i + self.CATCH_UP])), vectors=few)
+            _add(total, done)
+            self.indexing.step(min(i + self.CATCH_UP, len(paths)))
+        with self.gate.write():  # settles what moved meanwhile; the rules, the day's counts
+            _add(total, self._apply(Batch(full=True), vectors=False))
+        self.caught_up = total
+        self._catching_up = False
+        self._contexts_due = True
+        self._todo = None
+        self._rounds += 1
+        self.indexing.end()
+        self._notify()
 
-    def _stopping(self, done: int, total: int) -> None:
-        if self.stop_event.is_set():
-            raise InterruptedError("stopping")
+    def busy(self) -> bool:
+        """Whether long work is left: the reconcile, notes without vectors, contextual vectors."""
+        return self._catching_up or self._contexts_due or bool(self._pending_now())
 
-    def _fill_vectors(self) -> None:
-        """Embed a first index's chunks outside the gate, on a connection of its own (recall
-        answers from keywords meanwhile); the full batch that follows finds them stored and
-        takes the gate only to index (seconds). A failure leaves the embedding to that batch."""
-        from ..index.indexer import prefill
-        from ..index.manifest import Manifest
+    def busy_now(self) -> bool:
+        """``busy`` as last known (asks nothing: any thread may call it)."""
+        return bool(self._catching_up or self._todo is None or self._todo or self._contexts_due
+                    or self.batcher.pending)  # fmt: skip
 
-        try:
-            manifest = Manifest(self.vault.index_dir / "manifest.db")
-            try:
-                n = prefill(
-                    self.vault.store, manifest, self.vault.embedder, self.vault.max_chunks, self._stopping
-                )
-            finally:
-                manifest.close()
-        except Exception as e:
-            log.warning("%s: vectors not filled in ahead (%s); the next batch embeds them", self.root.name, e)
+    def _pending_now(self) -> list[str]:
+        if self._todo is None:
+            with self.gate.write():
+                self._todo = self.vault.pending_vectors()
+        return self._todo
+
+    def _fill_step(self) -> None:
+        """Embed the next FILL pending notes outside the gate (recall answers meanwhile) and
+        commit their vectors under it; then, once none is pending, the contextual vectors."""
+        todo = self._pending_now()
+        if not todo:
+            if self._contexts_due:
+                self._fill_contexts()
             return
-        log.info("%s: %d chunks embedded behind the keyword-first index", self.root.name, n)
+        if self.indexing.phase != "vectors":
+            done, total = self.vault.vector_counts()
+            self.indexing.begin("vectors", done, total)
+        step = self.FIRST_FILL if self.indexing.done == self.indexing._first else self.FILL
+        part, self._todo = todo[:step], todo[step:]
+        filled = self.vault.embed_pending(part)
+        with self.gate.background():
+            committed = self.vault.commit_vectors(filled)
+        self._embedded += len(filled.vectors)
+        self.indexing.step(self.indexing.done + len(committed))
+        if not self._todo:
+            self._contexts_due = True
+            self.indexing.end()
+        self._notify()
+
+    def _fill_contexts(self) -> None:
+        """The contextual vectors (``index/context.py``) after the plain ones: planned under the
+        gate, embedded outside it, written in steps."""
+        with self.gate.write():
+            work = self.vault.context_work()
+        self._contexts_due = False
+        if work is None:
+            self._notify()
+            return
+        rows, gone, texts = work
+        paths = sorted(rows)
+        self.indexing.begin("contexts", 0, len(paths))
+        for i in range(0, max(len(paths), 1), self.FILL):
+            if self.stop_event.is_set():
+                self._contexts_due = True
+                return
+            part = {p: rows[p] for p in paths[i : i + self.FILL]}
+            vectors = self.vault.embed_texts({h: texts[h] for _, h in part.values()})
+            with self.gate.background():
+                self.vault.commit_contexts(part, gone if i == 0 else [], vectors)
+            self.indexing.step(min(i + self.FILL, len(paths)))
+        self.indexing.end()
+        self._notify()
+
+    @property
+    def catching_up(self) -> bool:
+        """Whether the start's reconcile (keywords) is still running."""
+        return self._catching_up
+
+    def wait_caught_up(self, timeout: float) -> None:
+        """Wait at most ``timeout`` seconds for the keyword index to be whole."""
+        with self._filled:
+            self._filled.wait_for(lambda: not self._catching_up, timeout)
+
+    def reindex(self, rebuild: bool = False, emit: Callable[[dict], None] = lambda e: None,
+                every: float = 1.0) -> Summary:  # fmt: skip
+        """The whole vault indexed again (``rebuild``: from nothing) by the run loop, which keeps
+        answering reads; returns once its vectors are in, ``emit``-ting how far it is every
+        ``every`` seconds. The summary: what the reconcile did, and the chunks embedded."""
+        started = time.perf_counter()
+        if rebuild:
+            with self.gate.write():
+                self.vault.clear_indexes()
+        with self._filled:
+            rounds, self._embedded = self._rounds, 0
+        if rebuild or not self._catching_up:  # else the reconcile under way (the vault just opened) is it
+            self.batcher.add(full=True)
+        while True:
+            with self._filled:
+                if self._rounds > rounds and not self.busy_now():
+                    break
+                self._filled.wait(every)
+            if self.stop_event.is_set():
+                raise VaultError("the memory service is stopping; run vaultmem index again")
+            emit(self.indexing.as_dict() or {"phase": "waiting"})
+        summary = self.caught_up
+        summary.embedded, summary.seconds = self._embedded, time.perf_counter() - started
+        return summary
+
+    def wait_filled(self, timeout: float) -> None:
+        """Wait at most ``timeout`` seconds for the next commit of vectors (or the end of a
+        step of the long work)."""
+        with self._filled:
+            self._filled.wait(timeout)
+
+    def _notify(self) -> None:
+        with self._filled:
+            self._filled.notify_all()
 
     def _is_candidate(self, rel: str) -> bool:
         return not self.vault.store.rules.ignored(rel)
@@ -441,27 +601,30 @@ class Watcher:
             log.info("config reloaded")
 
     def run(self) -> None:
-        """Apply batches until ``stop()``; the pending batch is applied before returning."""
+        """Apply batches until ``stop()``; the pending batch is applied before returning. In
+        the service (``keywords_first``) the start's reconcile runs here, in slices, and the
+        vectors of what was indexed for keywords are filled in between the batches."""
         try:
+            if self._catching_up:
+                self._catch_up()
             while True:
-                batch = self.stream.take(self.stop_event, idle=1.0)
+                busy = self.keywords_first and self.busy()
+                batch = self.stream.take(self.stop_event, idle=0.0 if busy else 1.0)
                 if batch is None:
                     return
                 if not self.root.is_dir():
                     raise VaultError(f"the vault folder {self.root} disappeared; stopping")
                 if self._state_lost():
                     self._rebuild_state()
-                if self._fill:
-                    self._fill = False
-                    self._filling = True
-                    try:
-                        self._fill_vectors()
-                    finally:
-                        self._filling = False
-                for part in self._slices(batch):
-                    with self.gate.write():  # released between slices so recall is never held long
-                        self._apply(part)
-                self.housekeeping.after(applied=bool(batch.paths or batch.full), caller=self)
+                if batch.full and self.keywords_first:
+                    self._catch_up()
+                else:
+                    for part in self._slices(batch):
+                        with self.gate.write():  # released between slices so recall is never held long
+                            self._apply(part)
+                if busy and not (batch.paths or batch.full):
+                    self._fill_step()
+                self.housekeeping.after(applied=bool(batch.paths or batch.full) or busy, caller=self)
         finally:  # an ended watcher no longer keeps a shared schedule busy
             self.housekeeping.after(applied=False, caller=self)
 
@@ -483,7 +646,13 @@ class Watcher:
                 raise VaultError(f"{STATE_DIR}/ was deleted and another vaultmem process (pid {holder.get('pid', '?')}) "
                                  "now writes the indexes; this watcher stops")  # fmt: skip
             self.vault.hold_lock(self.lock)
-            self._apply(Batch(full=True))
+            if self.keywords_first:
+                self.vault.refresh()
+                self._catching_up = True
+            else:
+                self._apply(Batch(full=True))
+        if self._catching_up:
+            self._catch_up()
         self.state.rebuilds += 1
 
     SLICE = 128  # paths applied per step of a big batch
@@ -507,9 +676,13 @@ class Watcher:
         except OSError:
             return 0
 
-    def _apply(self, batch: Batch) -> None:
+    def _apply(self, batch: Batch, vectors: bool | None = None) -> Summary:
+        """Index a batch (the gate held); ``vectors`` None: with its vectors when it is small
+        (INLINE notes) or no service serves it, else for keywords first (``_fill_step``)."""
+        if vectors is None:
+            vectors = not self.keywords_first or (not batch.full and len(batch.paths) <= self.INLINE)
         try:
-            summary = self.vault.reindex(None if batch.full else sorted(batch.paths))
+            summary = self.vault.reindex(None if batch.full else sorted(batch.paths), vectors=vectors)
         except VaultError:
             raise
         except Exception as e:  # keep watching; retry a few times, then wait for the next change
@@ -522,8 +695,10 @@ class Watcher:
                 time.sleep(0.5 * self._failures)
             else:
                 log.error("could not apply a batch: %s; waiting for the next change", self.state.last_error)
-            return
+            return Summary()
         self._failures = 0
+        if not vectors and summary.touched:
+            self._todo = None  # asked again: the notes just indexed for keywords are pending
         self.state.batches += 1
         self.state.last_batch = {**summary.as_dict(), "paths": len(batch.paths), "full": batch.full}
         self.state.last_error = None  # recovered: status shows only what is still wrong
@@ -534,6 +709,7 @@ class Watcher:
             log.warning("skipped %s: %s", path, reason)
         if self.on_batch:
             self.on_batch(self.state.last_batch)
+        return summary
 
     def flush(self) -> None:
         """Apply the changes seen so far now, not after the quiet period: a call about to read
@@ -541,8 +717,8 @@ class Watcher:
         batch = self.batcher.drain()
         if batch is None:
             return
-        if batch.full and (self._fill or self._filling):  # a first index's vectors: the run loop fills
-            self.batcher.add(full=True)  # them in behind, outside the gate; a read answers from keywords
+        if batch.full and self.keywords_first:  # a whole reconcile: the run loop does it in slices,
+            self.batcher.add(full=True)  # the gate released between them; a read answers meanwhile
             if not batch.paths:
                 return
             batch = Batch(paths=batch.paths)
@@ -567,4 +743,5 @@ class Watcher:
             "pid": os.getpid(), "started": self.state.started, "batches": self.state.batches,
             "pending": self.batcher.pending, "last_batch": self.state.last_batch,
             "last_error": self.state.last_error, "polling": self.state.polling,
+            "indexing": self.indexing.as_dict(),
         }  # fmt: skip

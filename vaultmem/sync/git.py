@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import environment
 from ..core.errors import BadInput, VaultError
@@ -33,6 +34,9 @@ from ..core.store import STATE_DIR
 from . import treemerge, worktree
 from .errors import GitError, NotARepo
 from .threeway import NOTE_SUFFIXES, is_owned
+
+if TYPE_CHECKING:
+    from ..service.watch import Watcher
 
 DRIVER = "vaultmem"
 GUARD = "* -working-tree-encoding"  # .git/info/attributes: a remote cannot make git re-encode notes
@@ -321,6 +325,11 @@ class Syncer:
             "vaultmem sync: files during an interrupted rebase\n",
         )
         branch = self._sha(head_name)
+        if branch is None:
+            raise GitError(
+                f"an interrupted rebase of {head_name.removeprefix('refs/heads/')}, a branch that no longer "
+                f"exists, is in progress; finish it with git rebase --continue or --abort in {self.top}"
+            )
         self.git.run("rebase", "--quit")
         self.git.run("symbolic-ref", "HEAD", head_name)
         self.git.run("reset", "-q")  # the index follows the branch; the files do not move
@@ -641,7 +650,7 @@ def parse_interval(text: str) -> float:
     return seconds
 
 
-def sync_watched(w) -> SyncReport | None:  # type: ignore[no-untyped-def]
+def sync_watched(w: Watcher) -> SyncReport | None:
     """One sync of a vault a watcher ``w`` keeps (``vaultmem watch --sync-every``): the
     watcher's batcher is held meanwhile, so everything a pull brings reaches the indexer as one
     burst. The report, or None when the sync failed (logged)."""

@@ -200,7 +200,7 @@ def _merge_tree(git: Git, ours: str, theirs: str) -> tuple[str, dict[str, dict[i
             f"git merge-tree failed: {msg[-1] if msg else proc.returncode} (git 2.38 or newer is needed)"
         )
     parts = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    tree, conflicted = parts[0], {}
+    tree, conflicted = parts[0], dict[str, dict[int, tuple[str, str]]]()
     for row in parts[1:]:
         if not row:
             break

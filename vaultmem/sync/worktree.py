@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import Conflict, VaultError
 from ..core.lock import NoteBusy, note_lock
 from ..core.store import BeingWritten, atomic_write, remove_checked, wait_settled
+from .errors import GitError
 from .threeway import is_owned, merge_three
 
 if TYPE_CHECKING:
@@ -69,7 +70,12 @@ def move(git: Git, top: Path, old: str, new: str) -> Moved:
         c for c in changes(git, old, new) if not is_owned(c.path) and "160000" not in (c.old_mode, c.new_mode)
     ]
     shas = sorted({s for c in rows for s in (c.old, c.new) if s})
-    blobs = dict(zip(shas, git.blobs(shas)))
+    blobs = {s: b for s, b in zip(shas, git.blobs(shas)) if b is not None}
+    if len(blobs) < len(shas):  # a missing object is not a missing file: nothing is moved
+        raise GitError(
+            f"{len(shas) - len(blobs)} git object(s) missing from {top} (a partial or damaged clone; "
+            "git fsck tells more): no file was changed"
+        )
     done = Moved()
     for c in rows:
         try:

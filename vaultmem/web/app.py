@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter, defaultdict
+from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
@@ -129,7 +130,7 @@ def make_app(state: ViewState, token: auth.Expected, poll: float = 2.0, logins: 
     ]
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async def watch() -> None:
             while True:
                 await asyncio.sleep(poll)
@@ -263,7 +264,7 @@ class Views:
         with self.state.lock:
             records = list(self.vault.records().values())
             counts: dict[str, dict[str, int]] = defaultdict(Counter)
-            months: dict[str, Counter] = defaultdict(Counter)
+            months: dict[str, Counter[str]] = defaultdict(Counter)
             for r in records:
                 counts[r.type or "note"][r.status] += 1
                 if r.created:
@@ -344,10 +345,13 @@ def versions(g: Any, records: dict, path: str, limit: int = 50) -> list[tuple[st
                 return p
         return None
 
-    older, newer, seen = [], [], {path}
+    older: list[str] = []
+    newer: list[str] = []
+    seen = {path}
     for forward, out in ((False, older), (True, newer)):
         node = path
-        while len(out) < limit and (node := step(node, forward)) is not None and node not in seen:
+        while len(out) < limit and (found := step(node, forward)) is not None and found not in seen:
+            node = found
             seen.add(node)
             out.append(node)
     chain = [*reversed(older), path, *newer]

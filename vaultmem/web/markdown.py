@@ -47,7 +47,7 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         label = link.label or (f"{link.target}#{link.heading}" if link.heading else link.target)
         attachment = path is not None and path.startswith(ATTACHMENT)
         tok = state.push("span" if attachment else "link_open", "span" if attachment else "a", 1)
-        if attachment:  # an image, pdf, canvas...: a file of the vault, not a page of this view
+        if attachment and path is not None:  # an image, pdf, canvas...: a vault file, not a page of this view
             tok.attrs = {"class": "wikilink attachment", "title": "attachment: " + path[len(ATTACHMENT) :]}
         elif path is None:
             tok.attrs = {

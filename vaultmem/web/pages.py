@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from html import escape
 from importlib import resources
 from string import Template
@@ -320,9 +320,9 @@ def history_chart(history: list[tuple[str, dict[tuple[str, str], int]]], by: str
             f'<p class="legend">{legend}</p>')  # fmt: skip
 
 
-def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, dict[str, int]]], recent: list[tuple[Any, str, str]],
+def state_page(counts: dict[str, dict[str, int]], months: list[tuple[str, Counter[str]]], recent: list[tuple[Any, str, str]],
                candidates: list[Any], gaps: list[dict], report: Any,
-               history: list[tuple[str, dict[tuple[str, str], int]]] = ()) -> str:  # fmt: skip
+               history: Sequence[tuple[str, dict[tuple[str, str], int]]] = ()) -> str:  # fmt: skip
     statuses = sorted({s for row in counts.values() for s in row}, key=lambda s: (s != "active", s))
     head = "".join(f"<th>{escape(s)}</th>" for s in statuses)
     body = "".join(

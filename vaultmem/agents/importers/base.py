@@ -114,7 +114,7 @@ def plan_sessions(vault: Vault, files: Iterable[Path], read: Callable[[Path], An
     now = time.time() if now is None else now
     after = parse_since(since) if since else None
     summaries = [r for r in vault.records().values() if r.type == "session_summary" and r.source]
-    done = {r.source for r in summaries}
+    done = {r.source for r in summaries if r.source}  # (the filter above, said again for the checker)
     hooked = {
         (r.source, (r.created or "")[:19]) for r in summaries
     }  # hook end dates a summary by its session's start

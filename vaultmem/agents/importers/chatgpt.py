@@ -52,7 +52,8 @@ def _thread(conv: dict[str, Any]) -> list[dict[str, Any]]:
 def _parts(content: dict[str, Any]) -> str:
     kind = content.get("content_type")
     if kind in ("text", "multimodal_text"):
-        parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+        parts = content.get("parts")
+        parts = parts if isinstance(parts, list) else []
         return "\n".join(p for p in parts if isinstance(p, str)).strip()
     return ""
 
@@ -65,8 +66,9 @@ def _chatgpt_one(path: Path, conv: dict[str, Any]) -> Transcript | None:
     t.title = conv["title"][:200] if isinstance(conv.get("title"), str) else ""
     t.known = 1
     for msg in _thread(conv):
-        role = (msg.get("author") or {}).get("role") if isinstance(msg.get("author"), dict) else None
-        content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+        author, content = msg.get("author"), msg.get("content")
+        role = author.get("role") if isinstance(author, dict) else None
+        content = content if isinstance(content, dict) else {}
         ts = iso(msg.get("create_time")) or iso(conv.get("create_time"))
         if content.get("content_type") == "user_editable_context":
             rules = content.get("user_instructions")
@@ -75,7 +77,8 @@ def _chatgpt_one(path: Path, conv: dict[str, Any]) -> Transcript | None:
                 text = "\n".join(fenced) if fenced else rules.split("\n", 1)[-1]
                 t.events.append(Event("prompt", text.strip()[:MAX_EVENT_TEXT], tool="feedback", ts=ts))
             continue
-        meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+        meta = msg.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
         if (
             msg.get("weight") == 0
             or meta.get("is_visually_hidden_from_conversation")

@@ -20,7 +20,8 @@ class ClaudeAI(ChatExport):
 
 
 def _claude_text(msg: dict[str, Any]) -> str:
-    blocks = msg.get("content") if isinstance(msg.get("content"), list) else []
+    blocks = msg.get("content")
+    blocks = blocks if isinstance(blocks, list) else []
     texts = [
         b["text"]
         for b in blocks
@@ -44,7 +45,8 @@ def _claude_one(path: Path, conv: dict[str, Any]) -> Transcript | None:
         if not isinstance(msg, dict):
             continue
         sender, text = msg.get("sender"), _claude_text(msg)
-        ts = msg.get("created_at") if isinstance(msg.get("created_at"), str) else ""
+        ts = msg.get("created_at")
+        ts = ts if isinstance(ts, str) else ""
         if text and sender in ("human", "user", "assistant"):
             t.events.append(
                 Event("text" if sender == "assistant" else "prompt", text[:MAX_EVENT_TEXT], ts=ts)

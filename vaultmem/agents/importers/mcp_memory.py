@@ -70,7 +70,8 @@ def read_graph(path: Path) -> tuple[dict[str, Entity], int]:
                 e = entities.setdefault(
                     _text(obj["name"], 200), Entity(_text(obj["name"], 200), _text(obj.get("entityType"), 80))
                 )
-                obs = obj.get("observations") if isinstance(obj.get("observations"), list) else []
+                obs = obj.get("observations")
+                obs = obs if isinstance(obs, list) else []
                 e.observations += [
                     t for t in (_text(o) for o in obs[:MAX_ITEMS]) if t and t not in e.observations
                 ]

@@ -81,7 +81,10 @@ def plan_file(vault: Vault, f: InstructionFile) -> dict[str, list]:
         if title in seen:
             continue
         seen.add(title)
-        (plan["unchanged"] if title in old else fresh).append(old.get(title) or rule)
+        if title in old:
+            plan["unchanged"].append(old[title])
+        else:
+            fresh.append(rule)
     left = {k: r for k, r in old.items() if k not in seen}
     for rule in fresh:
         title = _title(rule).casefold()
