@@ -91,12 +91,12 @@ class CachedEmbedder:
     """The default embedder behind a persistent text -> vector cache (SQLite in ``WORK``), so
     benchmark vaults of several shapes, rebuilt vaults and repeated queries embed a text once."""
 
-    def __init__(self, inner=None, path: Path | None = None):
+    def __init__(self, inner=None, path: Path | None = None, model: str = ""):
         import sqlite3
 
-        from vaultmem.index.embed import FastEmbedder
+        from vaultmem.index.embed import DEFAULT_MODEL, make_embedder
 
-        self.inner = inner or FastEmbedder()
+        self.inner = inner or make_embedder(model or DEFAULT_MODEL)
         self.name, self.max_tokens = self.inner.name, self.inner.max_tokens
         self.batch_size = getattr(self.inner, "batch_size", 4)
         path = path or WORK / "embed-cache.sqlite"
@@ -106,11 +106,24 @@ class CachedEmbedder:
         self.embedded = 0
 
     def embed(self, texts):
+        return self._embed(texts, "")
+
+    def embed_query(self, texts):
+        """A query's vector (a model with roles keys it apart from the same text stored)."""
+        query = getattr(self.inner, "embed_query", None)
+        return self._embed(texts, "query: ", query) if query is not None else self.embed(texts)
+
+    def similarity(self, cosines):
+        from vaultmem.index.embed import similarity
+
+        return similarity(self.inner, cosines)
+
+    def _embed(self, texts, role: str, run=None):
         import hashlib
 
         import numpy as np
 
-        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        keys = [hashlib.sha256((role + t).encode()).hexdigest() for t in texts]
         found = {}
         for i in range(0, len(keys), 500):
             part = keys[i : i + 500]
@@ -121,9 +134,9 @@ class CachedEmbedder:
             found.update({h: np.frombuffer(b, dtype=np.float32) for h, b in rows})
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
         if missing:
-            vecs = self.inner.embed(missing)
+            vecs = (run or self.inner.embed)(missing)
             self.embedded += len(missing)
-            new = {hashlib.sha256(t.encode()).hexdigest(): v for t, v in zip(missing, vecs)}
+            new = {hashlib.sha256((role + t).encode()).hexdigest(): v for t, v in zip(missing, vecs)}
             self.db.executemany("INSERT OR REPLACE INTO v VALUES (?,?,?)",
                                 [(self.name, h, v.astype(np.float32).tobytes()) for h, v in new.items()])  # fmt: skip
             self.db.commit()

@@ -236,6 +236,9 @@ def main() -> None:
     ap.add_argument("--no-adaptive", action="store_true", help="recall with adaptive=False")
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="config override")
     ap.add_argument("--tag", default="", help="result file name suffix")
+    ap.add_argument(
+        "--model", default="", help="[embedding] model (default: the default model; its own work folder)"
+    )
     ap.add_argument("--dump", action="store_true", help="keep every question's ranking in .work")
     ap.add_argument("--dump-explain", action="store_true", help="with --dump: the hits' score parts too")
     ap.add_argument(
@@ -253,7 +256,9 @@ def main() -> None:
         wanted = args.convs.split(",")
         samples = [s for i, s in enumerate(samples) if str(i) in wanted or s["sample_id"] in wanted]
     extra = overrides(args.set)
-    embedder = CachedEmbedder()
+    embedder = CachedEmbedder(model=args.model)
+    if args.model and args.work == WORK / "locomo":  # a model's vaults apart: each index keeps its vectors
+        args.work = WORK / f"locomo-{args.model.rsplit('/', 1)[-1]}"
     shapes = ("flat", "linked") if args.shape == "both" else (args.shape,)
     print(f"LoCoMo: {len(samples)} conversations, {sum(len(s['qa']) for s in samples)} questions, "
           f"adaptive {'off' if args.no_adaptive else 'on'}, overrides {extra or 'none'}", flush=True)  # fmt: skip

@@ -54,14 +54,14 @@ def set_constants(consts: dict) -> dict:
 
 
 def load(
-    data: Path, work: Path, embedder, convs: str = "", turns: int = 0
+    data: Path, work: Path, embedder, convs: str = "", turns: int = 0, shapes: tuple[str, ...] = SHAPES
 ) -> dict[str, list[tuple[Vault, list]]]:  # type: ignore[no-untyped-def]
     """Shape -> [(open vault, its questions as (question, category, cited, corrected, conversation))];
     ``convs``: comma-separated positions (all when empty); ``turns``: only the first N notes."""
     samples = json.loads(data.read_text())
     audit = load_audit(data)
     out: dict[str, list] = {}
-    for shape in SHAPES:
+    for shape in shapes:
         out[shape] = []
         for i, sample in enumerate(samples):
             if convs and str(i) not in convs.split(","):
@@ -142,6 +142,10 @@ class Counting:
         self.texts += len(texts)
         return self.inner.embed(texts)
 
+    def embed_query(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return self.inner.embed_query(texts)
+
 
 def index_cost(data: Path, conv: int = 0) -> dict:
     """One linked conversation indexed from nothing with the real model (no cache), with and
@@ -180,7 +184,7 @@ def index_cost(data: Path, conv: int = 0) -> dict:
 
 
 def show(name: str, res: dict) -> None:
-    for shape in SHAPES:
+    for shape in res:
         for label in ("corrected", "cited"):
             b = res[shape][label]
             cats = " ".join(f"{v:5.1f}" for v in b.values())
@@ -198,6 +202,8 @@ def main() -> None:
         "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
     )
     ap.add_argument("--tag", default="", help="result file name suffix")
+    ap.add_argument("--shape", choices=("flat", "linked", "both"), default="both")
+    ap.add_argument("--model", default="", help="[embedding] model (its vaults: locomo.py --model's folder)")
     ap.add_argument(
         "--index-cost", action="store_true", help="index one conversation with and without contextual vectors"
     )
@@ -210,7 +216,10 @@ def main() -> None:
         print(json.dumps(cost))
         print(f"wrote {write_result('context-index-cost' + suffix, cost)}")
         return
-    vaults = load(args.data, args.work, CachedEmbedder(), args.convs, args.turns)
+    if args.model and args.work == WORK / "locomo":
+        args.work = WORK / f"locomo-{args.model.rsplit('/', 1)[-1]}"
+    shapes = SHAPES if args.shape == "both" else (args.shape,)
+    vaults = load(args.data, args.work, CachedEmbedder(model=args.model), args.convs, args.turns, shapes)
     if args.paired:
         (_, a, _), (_, b, _) = (parse_variant(v) for v in args.variants[:2])
         res = paired(vaults, a, b)

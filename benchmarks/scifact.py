@@ -147,7 +147,7 @@ def paired_latency(root: Path, queries: dict[str, str], repeats: int = 3, agains
     pair = [("before", before), ("now", now)]
     for _ in range(repeats):
         for t in texts:
-            vault.embedder.embed([t])  # cached for both calls
+            vault.embedder.embed_query([t])  # cached for both calls
             pair.reverse()
             for name, cfg in pair:
                 vault.config = cfg
@@ -184,7 +184,7 @@ def latency(vault: Vault, queries: dict[str, str], repeats: int) -> dict:
 def build_timing(root: Path) -> dict:
     """Full index build from nothing vs embedding the same chunk texts alone."""
     from vaultmem.index.chunking import chunk, plain_text
-    from vaultmem.index.embed import FastEmbedder
+    from vaultmem.index.embed import make_embedder
 
     vault = Vault(root)
     vault.embedder.embed(["warm up the model"])
@@ -195,7 +195,7 @@ def build_timing(root: Path) -> dict:
     for path in vault.store.list_paths():
         note = vault.store.read(path)
         texts += chunk(note.title, plain_text(note.body), vault.embedder.max_tokens)
-    emb = FastEmbedder(batch_size=vault.embedder.batch_size)
+    emb = make_embedder(vault.embedder.name, vault.embedder.batch_size)
     emb.embed(["warm up the model"])
     start = time.perf_counter()
     for i in range(0, len(texts), 256):
@@ -246,7 +246,7 @@ def tune(vault: Vault, queries: dict[str, str], qrels) -> dict:
     cached = {}
     for qid, text in queries.items():
         bm25 = vault.bm25.score_all(text, index, len(universe))
-        vec = vectors.aligned_scores(vault.embedder.embed([text])[0], index, len(universe))
+        vec = vectors.aligned_scores(vault.embedder.embed_query([text])[0], index, len(universe))
         cached[qid] = (bm25, vec)
 
     def top(scores: np.ndarray, n: int = 100) -> list[tuple[str, float]]:
@@ -288,6 +288,9 @@ def main() -> None:
     )
     ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument(
+        "--model", default="", help="[embedding] model (default: the default model; its own work folder)"
+    )
+    ap.add_argument(
         "--defaults-k", type=int, default=10, help="k of the --defaults recalls (each logs k retrievals)"
     )
     ap.add_argument(
@@ -298,11 +301,15 @@ def main() -> None:
         "--queries", type=int, default=0, help="only this many queries and their documents (a smoke run)"
     )
     args = ap.parse_args()
+    if args.model and args.work == WORK / "scifact-vault":
+        args.work = WORK / f"scifact-vault-{args.model.rsplit('/', 1)[-1]}"
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"scifact.py: no SciFact data at {args.data} (pass --data PATH)")
     split = "train" if args.tune else "test"
     corpus, queries, qrels = load(args.data, split, args.queries)
     write_vault(corpus, args.work)
+    if args.model:  # the vault's own config names it: every Vault(root) below loads it
+        (args.work / ".vaultmem.toml").write_text(f'[embedding]\nmodel = "{args.model}"\n')
     fresh_usage(args.work)  # no usage data from earlier runs
     print(f"SciFact: {len(corpus)} notes, {len(queries)} {split} queries", flush=True)
     build = None if (args.tune or args.skip_build_timing) else build_timing(args.work)

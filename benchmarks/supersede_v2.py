@@ -40,10 +40,11 @@ from benchmarks.supersede_calibration import DEFAULT_PAIRS, load
 from vaultmem.core.errors import NoteParseError
 from vaultmem.core.note import parse
 from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, signals
-from vaultmem.index.embed import FastEmbedder
+from vaultmem.index.embed import DEFAULT_MODEL, make_embedder, similarity
 from vaultmem.memory.lifecycle import memory_text
 
 ADVERSARIAL = DEFAULT_PAIRS.parent / "supersede_adversarial.json"
+FRESH = DEFAULT_PAIRS.parent / "supersede_fresh.json"  # issue 47: written before its rules, no shared wording
 OLD_RETRACT = re.compile(
     r"\b(instead|no longer|not any ?more|anymore|replaced|replaces|replacing|switched|moved|migrated|dropped|"
     r"removed|gone|deprecated|took over|overtook|rather than|slipped|rewrote|rewritten|retired|shut down|"
@@ -134,6 +135,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pair file (JSON list)")
     ap.add_argument("--adversarial", type=Path, default=ADVERSARIAL, help="labelled adversarial pair file")
+    ap.add_argument("--fresh", type=Path, default=FRESH, help="labelled pair file written fresh (issue 47)")
+    ap.add_argument("--model", default="", help="the embedding model of the cosines (default: the default)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N pairs of each file (0: all)")
     ap.add_argument("--name", default="supersede-v2", help="result name under benchmarks/results/")
     ap.add_argument("--probe", nargs="+", type=Path, default=[],
@@ -143,10 +146,10 @@ def main() -> None:
         path = write_result(args.name, {"probe": [probe(p) for p in args.probe]})
         print(f"wrote {path}")
         return
-    sets = {"labelled": load(args.pairs), "adversarial": load(args.adversarial)}
+    sets = {"labelled": load(args.pairs), "adversarial": load(args.adversarial), "fresh": load(args.fresh)}
     if args.limit:
         sets = {k: v[: args.limit] for k, v in sets.items()}
-    embedder = FastEmbedder()
+    embedder = make_embedder(args.model or DEFAULT_MODEL)
     t = time.perf_counter()
     rows: dict[str, list[dict]] = {}
     for name, pairs in sets.items():
@@ -157,7 +160,7 @@ def main() -> None:
         rows[name] = []
         for i, p in enumerate(pairs):
             old, new = memory(p["old"], p["type"]), memory(p["new"], p["type"])
-            cos = float(vecs[2 * i] @ vecs[2 * i + 1])
+            cos = float(similarity(embedder, vecs[2 * i] @ vecs[2 * i + 1]))
             verdict = judge(old, new, cos)
             rows[name].append({"i": i, "label": p["label"], "cosine": round(cos, 4), "now": verdict.decision,
                                "before": before(old, new, cos), "retracts": verdict.signals["retracts"],
@@ -173,16 +176,17 @@ def main() -> None:
         "pairs_files": [str(args.pairs), str(args.adversarial)], "model": embedder.name,
         "embed_seconds": round(seconds, 1), "thresholds": vars(Thresholds()),
         "now": {**{k: score(v, "now") for k, v in halves.items()}, "labelled": score(lab, "now"),
-                "adversarial": score(rows["adversarial"], "now")},
+                "adversarial": score(rows["adversarial"], "now"), "fresh": score(rows["fresh"], "now")},
         "before": {**{k: score(v, "before") for k, v in halves.items()}, "labelled": score(lab, "before"),
-                   "adversarial": score(rows["adversarial"], "before")},
+                   "adversarial": score(rows["adversarial"], "before"), "fresh": score(rows["fresh"], "before")},
+        "fresh_pairs": rows["fresh"],
         "adversarial_pairs": rows["adversarial"],
         "labelled_pairs": lab,
         "false_auto_now": [r for v in rows.values() for r in v if r["label"] == "distinct" and r["now"] == "auto"],
         "unflagged_updates_now": [r for v in rows.values() for r in v if r["label"] == "update" and r["now"] == "no"],
     }  # fmt: skip
     path = write_result(args.name, result)
-    for name in ("calibration", "held_out", "labelled", "adversarial"):
+    for name in ("calibration", "held_out", "labelled", "adversarial", "fresh"):
         for rule in ("before", "now"):
             s = result[rule][name]
             print(f"{name:12} {rule:7} auto {s['auto_true']}/{s['updates']} true, {s['auto_false']}/{s['distinct']} "

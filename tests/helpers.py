@@ -33,6 +33,10 @@ class HashEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12)
 
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """One role: a query embeds as a stored text does (as MiniLM's)."""
+        return self.embed(texts)
+
 
 def write(root: Path, rel: str, text: str) -> Path:
     """Write a file under ``root`` (creating folders) and return its path."""

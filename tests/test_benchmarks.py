@@ -52,6 +52,8 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "snippet_bench": (["--mb", "0.5", "--runs", "1", "--before", "HEAD"], False, False),
     "warmup_answer": (["--convs", "0", "--turns", "40"], False, True),
     "agents_e2e": (["--agents", "copilot", "--runs", "1"], True, False),  # installs that CLI (npm, ~190 MB)
+    "encoders": (["--part", "multilingual", "--models", "minilm"], True, False),
+    "vault_questions": (["--vault", "{repo}/tests/fixtures/obsidian_vault"], True, False),
 }
 
 

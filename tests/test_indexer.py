@@ -262,3 +262,33 @@ def test_list_stats_agrees_with_list_paths_and_stat(demo_copy, tmp_path):
     assert "facts/Linked.md" in stats and "facts/Out.md" not in stats and "facts/deep/er/Nested.md" in stats
     assert not any(p.startswith("facts-link/") or "Hidden" in p or "conflict" in p for p in stats)
     assert stats == {p: store.stat(p) for p in stats}
+
+
+def test_model_change_seen_by_a_partial_sync_reembeds_every_note(vault, fake_embedder):
+    """A watcher's batch (a few paths) was the first to see a new model: it embedded those
+    notes with it, dropped every other note's vectors and recorded the new model, so the next
+    full sync saw nothing to do and recall silently lost the other notes' vectors."""
+    from helpers import HashEmbedder
+
+    vault.reindex()
+    vault.close()
+    other = HashEmbedder(dim=32, name="test/other-model")
+    v2 = Vault(vault.root, embedder=other)
+    v2.reindex(["facts/Beta.md"])
+    v2.reindex()
+    assert v2.vectors().matrix.shape == (3, 32)  # every note, with the new model's vectors only
+    assert v2.manifest.get("model") == "test/other-model"
+    v2.close()
+
+
+def test_model_change_is_said_once_and_never_on_the_first_index(vault, fake_embedder):
+    from helpers import HashEmbedder
+
+    assert vault.reindex().model_changed is None  # a first index: no model before
+    vault.close()
+    v2 = Vault(vault.root, embedder=HashEmbedder(dim=32, name="test/other-model"))
+    first = v2.reindex()
+    assert first.model_changed == ("test/hash-bow", "test/other-model")
+    assert first.as_dict()["model_changed"] == {"from": "test/hash-bow", "to": "test/other-model"}
+    assert v2.reindex().model_changed is None
+    v2.close()

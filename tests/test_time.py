@@ -294,14 +294,14 @@ def test_a_watcher_process_never_supersedes_by_similarity_with_the_real_model(em
         distinct = note("al1", "Error alert threshold", "Alerts fire after five errors a minute.", type="decision",
                         context=["app/errors.py"], created="2026-10-20")  # fmt: skip
         write(empty_vault, "decisions/Alerts.md", distinct)
-        wait_for(lambda: (st := status()).get("last_batch", {}).get("added") == 1 and not st.get("pending"),
+        wait_for(lambda: ((st := status()).get("last_batch") or {}).get("added") == 1 and not st.get("pending"),
                  timeout=60, what="the distinct note indexed")  # fmt: skip
         time.sleep(0.5)  # a wrong supersede would have been written by now
         assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text
         update = note("se1", "Error tracking moved to Sentry", "We replaced Rollbar with Sentry.", type="decision",
                       context=["app/errors.py"], created="2026-11-01")  # fmt: skip
         write(empty_vault, "decisions/Sentry.md", update)
-        wait_for(lambda: (st := status()).get("last_batch", {}).get("added") == 1 and not st.get("pending")
+        wait_for(lambda: ((st := status()).get("last_batch") or {}).get("added") == 1 and not st.get("pending")
                  and st.get("batches", 0) >= 3, timeout=60, what="the update indexed")  # fmt: skip
         time.sleep(0.5)
         assert (empty_vault / "decisions/Rollbar.md").read_text() == old_text

@@ -312,3 +312,65 @@ def test_a_long_memory_is_never_a_slot_change():
     new = "CI jobs now run on ubuntu-22.04 runners."
     assert slot_change(*old, "CI now runs on ubuntu-22.04", new)
     assert not slot_change(*old, "CI now runs on ubuntu-22.04", new + " More." * MAX_TEXT)
+
+
+def _pairs(name: str) -> list[tuple[Memory, Memory, str]]:
+    import json
+    from pathlib import Path
+
+    pairs = json.loads((Path(__file__).parent / "data" / name).read_text())
+    return [(*(Memory(p[s]["title"], p[s]["content"], p["type"], tuple(p[s].get("context") or ()),
+                      (p[s].get("anchor") or "",)) for s in ("old", "new")), p["label"]) for p in pairs]  # fmt: skip
+
+
+def test_no_fresh_distinct_pair_can_be_automatic_at_any_similarity():
+    """tests/data/supersede_fresh.json (issue 47, written before the status, correction and label
+    rules, sharing no wording with the labelled pairs): no distinct pair is automatic."""
+    for old, new, label in _pairs("supersede_fresh.json"):
+        if label == "distinct":
+            assert judge(old, new, 0.999).decision != "auto", (old.title, new.title)
+
+
+def test_a_new_status_of_one_effort_is_an_update():
+    """Issue 47: a progress note is a state; the same effort with a new status replaces it, never
+    another effort, part or period."""
+    from vaultmem.core.revisions import status_change
+
+    assert status_change("progress", "Dark mode not started", "Dark mode shipped", "Released in v2.3.")
+    assert status_change("progress", "Payments refactor: 40%", "Payments refactor: 80%", "Webhooks done.")
+    assert status_change(
+        "progress", "Docs migration blocked", "Docs migration unblocked and done", "On MkDocs."
+    )
+    assert not status_change("progress", "Week 41 progress", "Week 42 progress", "Started the webhooks.")
+    assert not status_change("progress", "Migration 0042 applied", "Migration 0043 applied", "0044 next.")
+    assert not status_change("progress", "Dark mode shipped", "German translation shipped", "Released.")
+    assert not status_change("progress", "Kiln repair done", "Kiln shelf replacement pending", "Ordered.")
+    assert not status_change("progress", "Dark mode planned", "Dark mode shipped too", "Also the toggle.")
+    assert not status_change("decision", "Dark mode not started", "Dark mode shipped", "Released in v2.3.")
+    old = Memory("Dark mode not started", "Dark mode for the dashboard is planned.", "progress")
+    new = Memory("Dark mode shipped", "Dark mode for the dashboard is released in v2.3.", "progress")
+    assert judge(old, new, 0.7).decision == "auto" and judge(old, new, 0.45).decision == "possible"
+
+
+def test_a_correction_of_the_same_fix_is_an_update():
+    from vaultmem.core.revisions import corrects
+
+    assert corrects("Scraper 403 fixed with a User-Agent", "Real fix for the scraper 403",
+                    "Correction: the 403s came from missing cookies.")  # fmt: skip
+    assert corrects(
+        "Invoice rounding bug fix", "Correct fix for invoice rounding", "Correction: use Decimal."
+    )
+    assert not corrects("Drone drift fixed by a new propeller", "Real fix for the drone camera blur",
+                        "Correction of the camera settings.")  # fmt: skip
+    assert not corrects("Invoice rounding bug fix", "Invoice JPY decimals bug fix", "JPY has no decimals.")
+
+
+def test_a_label_given_a_new_value_is_a_slot_change():
+    from vaultmem.core.slots import slot_change
+
+    assert slot_change("On-call rotation lead", "Maria leads the on-call rotation.",
+                       "On-call rotation lead is now Dev", "Dev took over leading the on-call rotation from Maria.")  # fmt: skip
+    assert not slot_change("On-call rotation lead", "Maria leads the on-call rotation.",
+                           "On-call rotation lead for the EU is now Dev", "Dev leads the EU on-call rotation.")  # fmt: skip
+    assert not slot_change("On-call rotation lead", "Maria leads the on-call rotation.",
+                           "On-call rotation lead is now also Dev", "Dev also leads it.")  # fmt: skip

@@ -421,6 +421,8 @@ def likely_updates(vault: Vault, records: dict[str, Record], g: nx.DiGraph) -> l
     ``remember`` uses to auto-supersede)."""
     import numpy as np
 
+    from .index.embed import similarity
+
     cfg = vault.config["lifecycle"]
     shared_t, plain_t = float(cfg["supersede_shared_context"]), float(cfg["supersede_no_context"])
     active = {
@@ -444,7 +446,7 @@ def likely_updates(vault: Vault, records: dict[str, Record], g: nx.DiGraph) -> l
         m = matrix[[first[p] for p in paths]]
         m = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
         for lo in range(0, len(paths), 512):
-            sims = m[lo : lo + 512] @ m.T
+            sims = similarity(vault.embedder, m[lo : lo + 512] @ m.T)  # the thresholds' scale
             for i, j in zip(*np.nonzero(sims >= shared_t)):
                 a, b = paths[lo + i], paths[j]
                 if (

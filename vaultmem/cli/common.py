@@ -237,6 +237,9 @@ def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = No
     def report(summary: Any) -> None:
         for line in skipped_notes(summary.new_errors, session.told):
             err(line)
+        if summary.model_changed:  # said even when quiet: every vector was made again
+            old, new = summary.model_changed
+            err(f"the embedding model changed ({old} -> {new}): every note was embedded again with {new}")
         if summary.changed and not quiet:
             err(f"indexed: {summary_line(summary.as_dict())}")
 

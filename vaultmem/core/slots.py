@@ -4,7 +4,8 @@
 (the same subject words) and differ in one value, which the new text says changed. Three
 shapes, decided on the titles: a number slot (the values have digits: versions, sizes, times),
 a name slot (the old title ends in its value: "Logs shipped to Papertrail" -> "... to Grafana
-Loki") and the old title said changed ("Staging DB host" -> "Staging DB host changed").
+Loki"), the old title said changed ("Staging DB host" -> "Staging DB host changed") and a
+label given a new value ("On-call rotation lead" -> "On-call rotation lead is now Dev").
 
 Guards (any one keeps the pair a possible update): the new title adds a word that is neither
 a value nor a change word (another subject: "Staging runs on ..."); a name slot after "for" or
@@ -273,7 +274,7 @@ def _value_of_another(
 
 
 def _shape(old_t: list[str], new_t: list[str]) -> tuple[str, set[str], set[str]] | None:
-    """The slot shape of two titles ("number", "name", "changed") with the old and new values,
+    """The slot shape of two titles ("number", "name", "changed", "label") with the old and new values,
     or None."""
     ok, nk = _keys(old_t), _keys(new_t)
     if not (set(ok) & set(nk)) - _values(old_t):
@@ -282,6 +283,8 @@ def _shape(old_t: list[str], new_t: list[str]) -> tuple[str, set[str], set[str]]
     v_old, v_new = _values(old_t) & d_old, _values(new_t) & d_new
     if not d_old and not d_new:
         return ("changed", set(), set()) if set(nk) - set(ok) else None
+    if not d_old and _labelled(old_t, new_t, d_new):
+        return "label", set(), d_new
     numbers = sum(map(_is_number, v_old)), sum(map(_is_number, v_new))
     if numbers[0] and numbers[1] and d_new <= v_new and numbers[0] <= numbers[1]:
         return "number", v_old, v_new
@@ -291,6 +294,22 @@ def _shape(old_t: list[str], new_t: list[str]) -> tuple[str, set[str], set[str]]
     if first and old_t[first - 1] in SUBJECT_PREPOSITIONS:
         return None  # a purpose is a subject ("Cache TTL for search results")
     return "name", d_old, d_new
+
+
+LABEL_CUES = frozenset({"now", *CHANGE_WORDS})
+
+
+def _labelled(old_t: list[str], new_t: list[str], d_new: set[str]) -> bool:
+    """Whether the old title is a label and the new one says its new value right after it, a
+    change said in between ("On-call rotation lead" -> "... is now Dev", "Free plan storage" ->
+    "... cut to 500 MB"): the whole old title first, then "is now", "now", "cut to", ...; a
+    value of at most three words."""
+    n = len(old_t)
+    if not d_new or len(d_new) > 3 or new_t[:n] != old_t:
+        return False
+    rest = new_t[n:]
+    rest = rest[1:] if rest[:1] in (["is"], ["are"], ["was"]) else rest
+    return bool(rest) and rest[0] in LABEL_CUES
 
 
 def _at_end(keys: list[str], part: set[str]) -> bool:

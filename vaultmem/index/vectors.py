@@ -46,6 +46,16 @@ class VectorIndex:
         order = sorted(range(len(rows)), key=lambda i: rows[i])  # stable: chunk order kept
         return VectorIndex([rows[i] for i in order], stacked[order])
 
+    def note_vector(self, path: str) -> np.ndarray | None:
+        """The mean of a note's chunk vectors (None when it has none)."""
+        if not hasattr(self, "_at"):
+            self._at = {p: i for i, p in enumerate(self.paths)}
+        i = self._at.get(path)
+        if i is None:
+            return None
+        end = int(self._starts[i + 1]) if i + 1 < len(self._starts) else len(self._row_paths)
+        return self.matrix[int(self._starts[i]) : end].mean(axis=0)
+
     def __len__(self) -> int:
         return len(self.paths)
 

@@ -23,6 +23,7 @@ from ..core.mergedriver import CONFLICT
 from ..core.note import file_stem, parse, set_fields
 from ..core.titles import folded
 from ..index.chunking import chunk, plain_text
+from ..index.embed import similarity
 from ..recall.timefilter import day
 from . import projects
 
@@ -251,7 +252,7 @@ def similar_active(vault: VaultState, type_: str, text: str, limit: int,
     if not universe:
         return []
     qvec = vault.embedder.embed([text])[0]
-    scores = vault.vectors().aligned_scores(qvec, index, len(universe))
+    scores = similarity(vault.embedder, vault.vectors().aligned_scores(qvec, index, len(universe)))
     pool = [(records[p], float(scores[i])) for i, p in enumerate(universe)
             if records[p].type == type_ and records[p].status == "active"]  # fmt: skip
     pool.sort(key=lambda x: -x[1])

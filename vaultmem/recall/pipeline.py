@@ -52,13 +52,13 @@ from ..core.filters import Filters, now_utc, parse_time
 from ..core.timeexpr import DateRange, parse_query
 from ..index import neighbours
 from ..index.bm25 import BM25Index
-from ..index.embed import Embedder
+from ..index.embed import Embedder, similarity
 from ..index.graph import outdated_by
 from ..index.manifest import Record
 from ..index.traverse import anchor_weights, expand
 from ..index.usage import Usage
 from ..index.vectors import VectorIndex
-from . import contextual, datemath, fusion, learned, spread, subject, timefilter, turns
+from . import contextual, datemath, feedback, floor, fusion, learned, spread, subject, timefilter, turns
 from .adaptive import Weights, adaptive, blend_factor, evidence, importance_factor
 from .hit import Hit, make_snippet, shown_status
 from .question import content_query, is_question
@@ -104,6 +104,10 @@ class Options:
         "turn_weight"
     ]  # a conversation turn that tells, not asks (turns.py)
     context_vectors: bool = DEFAULTS["recall"]["context_vectors"]  # contextual vectors (contextual.py)
+    feedback_weight: float = DEFAULTS["recall"][
+        "feedback_weight"
+    ]  # list questions' third round (feedback.py)
+    feedback_part: float = DEFAULTS["recall"]["feedback_part"]
     candidates: int = DEFAULTS["recall"]["candidates"]
     combine: str = DEFAULTS["recall"]["combine"]  # "learned" (learned.py) or "sum" (the hand-set formula)
     learned_weights: str = DEFAULTS["recall"]["learned_weights"]  # "": the shipped weights
@@ -184,6 +188,7 @@ def _parts() -> dict[str, float]:
         "subject": 0.0,
         "session": 0.0,
         "turn": 0.0,
+        "feedback": 0.0,
     }
 
 
@@ -210,11 +215,11 @@ def _raw_scores(src: Sources, query: str, mode: str, question_words: bool,
     bm25 = src.bm25.score_all(text, src.index, n) if mode in ("hybrid", "bm25") else np.zeros(n)
     if mode not in ("hybrid", "vector"):
         return bm25, np.zeros(n), None
-    qvec = src.embedder.embed([vector_query or query])[0]
+    qvec = src.embedder.embed_query([vector_query or query])[0]
     vec = src.vectors().aligned_scores(qvec, src.index, n)
     if context and src.contexts is not None:
         vec = src.contexts().better(qvec, src.index, vec)
-    return bm25, vec, qvec
+    return bm25, similarity(src.embedder, vec), qvec  # one scale for every model (embed.similarity)
 
 
 def _retrieve(
@@ -288,7 +293,8 @@ def _sizes(src: Sources) -> np.ndarray:
 
 def _base(parts: dict[str, float]) -> float:
     return (parts["bm25"] + parts["vector"] + parts.get("length", 0.0) + parts["context"] + parts["graph"]
-            + parts["anchor"] + parts["subject"] + parts["session"] + parts.get("turn", 0.0))  # fmt: skip
+            + parts["anchor"] + parts["subject"] + parts["session"] + parts.get("turn", 0.0)
+            + parts.get("feedback", 0.0))  # fmt: skip
 
 
 def _of_body(src: Sources, name: str, path: str, read: Callable[[str], Any]) -> Any:
@@ -316,13 +322,38 @@ def _subject_round(src: Sources, query: str, opt: Options, allowed: set[str] | N
     if subj is None:
         return scored, parts_of
     first = {p: rank for rank, p in enumerate(ranked, start=1)}
-    scored, _, parts_of = _retrieve(src, query, opt, allowed, subj.vector_query)
+    scored, qvec, parts_of = _retrieve(src, query, opt, allowed, subj.vector_query)
     for path, parts in scored.items():
         parts["first_round_rank"] = first.get(path, 0)  # 0: not among the first round's candidates
         if _speaker(src, path) in subj.names:
             parts["subject"] = subj.lift
             parts["subject_via"] = subj.reason()
+    if opt.feedback_weight > 0 and subj.lift > subject.WEIGHT and qvec is not None:
+        _feedback_round(src, opt, subj, qvec, scored, parts_of, allowed)
     return scored, parts_of
+
+
+def _feedback_round(src: Sources, opt: Options, subj: subject.Subject, qvec: np.ndarray, scored: dict,
+                    parts_of, allowed: set[str] | None) -> None:  # fmt: skip
+    """A list question about a speaker: the speaker's notes scored by the question's vector
+    moved towards the speaker's best notes so far (``feedback.py``)."""
+    own = [p for p in sorted(scored, key=lambda p: -_base(scored[p])) if _speaker(src, p) in subj.names]
+    vectors = src.vectors()
+    seeds = [v for p in own[: feedback.SEEDS] if (v := vectors.note_vector(p)) is not None]
+    if not seeds:
+        return
+    cos = vectors.aligned_scores(
+        feedback.expanded(qvec, seeds, opt.feedback_weight), src.index, len(src.universe)
+    )
+    z = fusion.standardise(cos)
+    top = np.argsort(-z)[: opt.candidates]
+    for i in top:
+        path = src.universe[i]
+        if _speaker(src, path) not in subj.names or (allowed is not None and path not in allowed):
+            continue
+        parts = scored.setdefault(path, parts_of(path))
+        parts["subject"] = subj.lift
+        parts["feedback"] = opt.feedback_part * float(z[i])
 
 
 def _turn_value(src: Sources, path: str) -> tuple[str | None, float]:
@@ -521,6 +552,8 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         (raw_scores(src, query, opt.mode, opt.question_words, None, ctx)[0] > 0).any()
     )
     best = max((_base(p) for p in scored.values()), default=0.0)  # the best text evidence, for time's share
+    vectors = opt.mode != "bm25" and src.embedder.name != "none"  # the floor reads cosines (floor.py)
+    sources = frozenset(records[p].key for p, parts in scored.items() if _meaning(parts, vectors))
     final = {}
     for path, parts in scored.items():
         rec = records[path]
@@ -535,7 +568,9 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
             a = adaptive(used, now.timestamp(), written.timestamp() if written else None, opt.weights)
             parts.update(a, ratings=used.ratings, min_ratings=opt.weights.min_ratings)  # --explain: why 0.5
             parts["blend"] = blend_factor(a["adaptive"], opt.weights)
-        relevant = evident({**parts, "context": 0.0} if parts.get("context_hidden") else parts)
+        relevant = evident(
+            {**parts, "context": 0.0} if parts.get("context_hidden") else parts, vectors, sources
+        )
         dated = path in inside and (relevant or not named)  # never lifts a note the query's words leave out
         if span is not None:
             share = _time_share(parts, named, best)
@@ -553,6 +588,7 @@ def search(src: Sources, query: str, opt: Options) -> list[Hit]:
         parts["score"] = raw * parts["profile"] * parts["importance"] * parts["blend"] if raw > 0 else raw
         if relevant or dated:  # a note without evidence is never a hit, not even to fill k
             final[path] = parts["score"]
+        parts["score"] = max(parts["score"], BASELINE)  # ranked by it; shown never below the average
     ranked = _first_shown(fusion.ranked(final), opt)
     terms = src.bm25.terms(query)
     return [
@@ -570,10 +606,22 @@ def _time_share(parts: dict[str, float], named: bool, best: float) -> float:
     return min(1.0, max(0.0, _base(parts)) / best) if best > 0 else 0.0
 
 
-def evident(parts: dict[str, float]) -> bool:
-    """Whether a note is evidence for the query: it shares a keyword with it, or its parts
-    (text, links, anchor, speaker; not the turn prior) sum above the vault's average note (0)."""
-    return parts["bm25_raw"] > 0 or _base(parts) - parts.get("turn", 0.0) > BASELINE
+def _meaning(parts: dict, vectors: bool) -> bool:
+    """Whether a note shares meaning with the query beyond chance on its own (``floor.py``)."""
+    return floor.meaningful(parts["vector_raw"], parts["bm25_raw"] > 0, vectors)
+
+
+def evident(parts: dict, vectors: bool = True, sources: frozenset = frozenset()) -> bool:
+    """Whether a note is evidence for the query: it shares meaning with the query beyond chance
+    (``floor.py``: a keyword, or a cosine unrelated texts do not reach), or is linked with a
+    note in ``sources`` (keys of notes that do) that lifted it; and, without a keyword, its
+    parts (text, links, anchor, speaker; not the turn prior) sum above the vault's average
+    note (0). A hit below the average (a keyword in common, little else) is shown at 0 with
+    why it is there (``_why``): no score shown is negative."""
+    if parts["bm25_raw"] <= 0 and _base(parts) - parts.get("turn", 0.0) <= BASELINE:
+        return False
+    linked = {parts.get("graph_via"), None if parts["context"] <= 0 else parts.get("context_via")}
+    return _meaning(parts, vectors) or bool(linked & sources)
 
 
 def _range_text(span: DateRange) -> str:
@@ -599,7 +647,8 @@ def _why(parts: dict, highlights: list[str]) -> str | None:
     if "redirect_from" in parts:
         return f"supersedes {parts['redirect_from']}"
     linked = parts.get("graph_via") or parts.get("context_via")
-    if linked and not evident({**parts, "graph": 0.0, "context": 0.0}):
+    own = {**parts, "graph": 0.0, "context": 0.0}  # the hit without its linked notes' share
+    if linked and own["bm25_raw"] <= 0 and _base(own) - parts.get("turn", 0.0) <= BASELINE:
         return f"linked from {linked}"
     if parts["score"] > BASELINE:
         return None

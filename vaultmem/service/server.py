@@ -56,6 +56,8 @@ class _RequestHandler(socketserver.StreamRequestHandler):
         line = self.rfile.readline(1 << 20)
         try:
             req = json.loads(line)
+            if not isinstance(req, dict):
+                raise ValueError("a request is a JSON object")
             op, args, version = req["op"], req.get("args"), req.get("version")
             emit = self._progress if req.get("stream") is True else None
         except (ValueError, KeyError, TypeError) as e:
