@@ -79,6 +79,7 @@ DIFFERS: dict[tuple[str, ...], str] = {
     ("service", "stop"): "the pid stopped",
 }
 LAST = [("index",), ("service", "stop")]  # run after the others (they end the state under test)
+LAST_OPS = ["reindex", "stop"]  # the same for operations (``index`` waits for every vector)
 # a command whose exit code 1 is its answer (the report on stdout says why)
 REPORTS = {("doctor",): "exits 1 when its report needs attention"}
 
@@ -203,10 +204,10 @@ def recording_ops() -> Iterator[list[str]]:
     me = threading.get_ident()
     real_call, real_run = client.call, host.LocalHost.run
 
-    def call(op: str, args: dict | None = None, timeout: float = 600.0) -> Any:
+    def call(op: str, args: dict | None = None, timeout: float = 600.0, on_progress: Any = None) -> Any:
         if threading.get_ident() == me:
             called.append(op)
-        return real_call(op, args, timeout)
+        return real_call(op, args, timeout, on_progress)
 
     def run(self: Any, name: str, args: dict[str, Any]) -> Any:
         if threading.get_ident() == me:
@@ -434,6 +435,11 @@ class GatedEmbedder:
         if self.gate.holds():
             self.gate.wait()
         return self.inner.embed(texts)
+
+    def embed_query(self, texts: Any) -> Any:
+        if self.gate.holds():
+            self.gate.wait()
+        return self.inner.embed_query(texts)
 
 
 def stale_service() -> None:
@@ -740,6 +746,10 @@ class Sweep:
             if state.service == "stale":
                 stale_service()
             return
+        if state.service == "first-index":  # a big vault's: keywords first, the vectors behind
+            from vaultmem.service.watch import Watcher
+
+            self.mp.setattr(Watcher, "INLINE", 0)  # (a few notes would get theirs at once)
         self.gate = Gate("watch-" if state.service == "first-index" else "")
         self.starting = state.service == "starting"
         if not self.starting:
@@ -798,14 +808,16 @@ class Sweep:
 
         for cmd in [c for c in cmds if c.path not in LAST]:
             command(cmd)
-        for call in [c for c in ops if c.name != "stop"]:
+        for call in [c for c in ops if c.name not in LAST_OPS]:
             operation(call)
         if self.gate is not None:  # what follows ends the state (a stopping service lets its model go)
             self.gate.open.set()
             self.starting = False
+        for call in [c for c in ops if c.name in LAST_OPS[:-1]]:
+            operation(call)
         for cmd in [c for c in cmds if c.path in LAST]:
             command(cmd)
-        for call in [c for c in ops if c.name == "stop"]:  # the service's own stop: the very last
+        for call in [c for c in ops if c.name == LAST_OPS[-1]]:  # the service's own stop: the very last
             operation(call)
         return results
 
