@@ -86,6 +86,7 @@ def test_a_new_operation_is_covered_with_no_new_test_code(sweep, monkeypatch):
 # ---------------------------------------------------------------------- every cell of every state
 
 
+@pytest.mark.integration  # mounts (a read-only bind, a full tmpfs) or the CLI in subprocesses
 @pytest.mark.parametrize("state", seams.STATES, ids=[s.name for s in seams.STATES])
 def test_every_command_and_hook_in_every_state_gives_one_result(state, sweep):
     if state.read_only and not seams.can_mount():
@@ -133,6 +134,7 @@ READS = [["recall", "advisory locks"], ["list"], ["show", seams.NOTE], ["stats"]
          ["history", seams.NOTE], ["gaps"], ["export"], ["graph", "links", seams.NOTE], ["doctor"]]  # fmt: skip
 
 
+@pytest.mark.integration  # mounts (a read-only bind, a full tmpfs) or the CLI in subprocesses
 @pytest.mark.parametrize("argv", [["list"], ["list", "--json"], ["doctor"], ["show", seams.NOTE], ["wake"]],
                          ids=" ".join)  # fmt: skip
 def test_a_reader_that_leaves_early_ends_a_command_through_the_service_quietly(argv, vault, service_thread):
@@ -226,6 +228,7 @@ def read_only_vault(vault):
         yield vault
 
 
+@pytest.mark.integration  # mounts (a read-only bind, a full tmpfs) or the CLI in subprocesses
 @pytest.mark.parametrize("argv", READS, ids=" ".join)
 def test_a_read_only_vault_answers_every_read(argv, read_only_vault):
     """Every read failed on a read-only vault (the index's writer lock, the usage store); it is
@@ -235,6 +238,7 @@ def test_a_read_only_vault_answers_every_read(argv, read_only_vault):
     assert "Read-only file system" not in got.err and got.out
 
 
+@pytest.mark.integration  # mounts (a read-only bind, a full tmpfs) or the CLI in subprocesses
 def test_a_read_only_vault_refuses_a_write_in_one_line_and_the_hooks_answer(read_only_vault):
     before = seams.files_of(read_only_vault)
     for argv in (["remember", "fact", "Seams note", "A note."], ["edit", seams.NOTE, "--add-tag", "x"],
@@ -250,6 +254,7 @@ def test_a_read_only_vault_refuses_a_write_in_one_line_and_the_hooks_answer(read
     assert "advisory" in ok(["hook", "prompt", "--agent", "claude"], prompt_payload(read_only_vault)).out
 
 
+@pytest.mark.integration  # mounts (a read-only bind, a full tmpfs) or the CLI in subprocesses
 def test_the_prompt_hook_answers_on_a_full_disk(vault, tmp_path, monkeypatch):
     """A full disk failed the prompt hook (it writes what the session was shown, and logs it):
     it answers, and keeps what it could not write for another time."""

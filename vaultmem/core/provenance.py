@@ -27,6 +27,7 @@ orders (``fence.held``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -75,7 +76,8 @@ def _write(root: Path, data: dict[str, Any]) -> None:
         tmp.write_text(ownkey.seal(KIND, data, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # on a read-only mount even this unlink is refused
+            tmp.unlink(missing_ok=True)
 
 
 def label(entry: dict[str, Any] | None) -> str | None:
