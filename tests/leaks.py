@@ -93,10 +93,23 @@ def of_test(tag: str) -> list[Proc]:
     carry no fixture's tag (an earlier test's were killed at its end)."""
     procs = processes()
     mine = {p.pid: p for p in procs if p.owner == tag}
+    by_pid = {p.pid: p for p in procs}
     for p in children_of(os.getpid(), procs):
-        if not p.owner.startswith(run_tag() + ":"):
+        if not p.owner.startswith(run_tag() + ":") and not _under_fixture(p, by_pid, tag):
             mine.setdefault(p.pid, p)
     return list(mine.values())
+
+
+def _under_fixture(p: Proc, by_pid: dict[int, Proc], tag: str) -> bool:
+    """Whether ``p`` descends from a process a fixture started (its tag names another scope):
+    Chromium's zygotes and renderers drop the environment they were started with, yet belong to
+    the module's browser, not to the test that loaded a page."""
+    parent = by_pid.get(p.ppid)
+    while parent is not None:
+        if parent.owner.startswith(run_tag() + ":") and parent.owner != tag:
+            return True
+        parent = by_pid.get(parent.ppid)
+    return False
 
 
 def of_run(basetemp: Path) -> list[Proc]:
