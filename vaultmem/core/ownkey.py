@@ -18,6 +18,7 @@ import json
 import os
 import stat
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def _read(path: Path) -> bytes | None:
 def _create(path: Path) -> None:
     """Write a new key, unless another process made one first (hard link: never replaced)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{KEY_NAME}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{KEY_NAME}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per thread too
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.write(fd, os.urandom(KEY_BYTES))
