@@ -79,12 +79,16 @@ class Entry:
             yield self.vault
 
     @contextmanager
-    def writing(self, mode: str = SYNC) -> Iterator[Any]:
+    def writing(self, mode: str = SYNC, wait: float = KEYWORDS_WAIT) -> Iterator[Any]:
         """The vault for one call that writes it; ReadOnlyVault (one line) when it cannot be
-        written, before anything is tried."""
+        written, before anything is tried. A vault being opened gets its keyword index first
+        (waited for at most ``wait`` seconds), as a read does: a plan over its notes
+        (``maintain``) saw none of them while the service indexed it behind the answers."""
         if getattr(self.vault, "read_only", False):
             raise ReadOnlyVault(f"{self.root} is read-only: nothing can be written to it")
         if self.watcher is not None:
+            if wait > 0 and self.watcher.catching_up:
+                self.watcher.wait_caught_up(wait)
             self.watcher.flush()
             with self.watcher.gate.write():
                 yield self.vault
