@@ -5,7 +5,7 @@
     python benchmarks/supersede_v2.py --probe VAULT... --name NAME   # slot changes among real notes
 
 Pairs: ``tests/data/supersede_pairs.json`` (209 pairs: ``update`` = the new memory replaces the
-old one, ``distinct`` = both stay; halves as in ``archive/supersede_signals.py``: pair i is in the
+old one, ``distinct`` = both stay; halves as in the retired ``archive/supersede_signals.py``: pair i is in the
 calibration half when i is even, held-out when odd) and ``tests/data/supersede_adversarial.json``
 (issue 25's two shapes: a bulk of near-identical but different notes, and a different decision
 under the same anchor that names the old one's words near "instead"; issue 37's different subjects

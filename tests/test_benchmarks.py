@@ -1,8 +1,8 @@
 """Every kept benchmark script starts, answers --help, and runs on a tiny sample (so none rots).
 
 The runs write into a temporary folder (VAULTMEM_BENCH_DIR), never into benchmarks/results/.
-A new script in benchmarks/ needs a row in SMOKE; the research scripts in benchmarks/archive/
-are kept for their conclusions (benchmarks/README.md) and are not run.
+A new script in benchmarks/ needs a row in SMOKE; retired scripts leave their figures in
+benchmarks/README.md and their code in git history.
 """
 
 from __future__ import annotations
