@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import (
+    DATA,
     WORK,
     fresh_usage,
     latency_summary,
@@ -34,7 +35,7 @@ from benchmarks.common import (
 from vaultmem.recall import fusion
 from vaultmem.vault import Vault
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+DEFAULT_DATA = DATA / "scifact"
 
 
 def load(data: Path, split: str, limit: int = 0):
