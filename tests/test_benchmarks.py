@@ -74,6 +74,12 @@ def test_every_kept_script_has_a_smoke_run():
     assert sorted(SMOKE) == _scripts()
 
 
+def test_every_kept_script_has_a_row_in_the_readme_table():
+    """benchmarks/README.md's table gives each kept script its command (the first table)."""
+    table = (BENCH / "README.md").read_text().split("\n\n| ")[1].split("\n\n")[0]
+    assert [s for s in _scripts() if s != "synth" and f"benchmarks/{s}.py" not in table] == []
+
+
 @pytest.mark.parametrize("script", _scripts())
 def test_help(script, capsys, monkeypatch):
     """As ``python benchmarks/SCRIPT.py --help``, in this process (a subprocess proves no more):
