@@ -124,6 +124,23 @@ def write_result(name: str, data: dict, tag: str = "") -> Path:
     return path
 
 
+def in_turns(trees: dict[str, Path], code: str, argv: Sequence[str], runs: int) -> dict[str, list]:
+    """Run ``code`` (a script that prints one JSON value: its timings) in a fresh process per
+    tree (its vaultmem imported from ``trees[name]``), the trees in turns, ``runs`` times;
+    name -> the values printed, run by run (compare them paired: the machine is shared)."""
+    import subprocess
+    import sys
+
+    out: dict[str, list] = {name: [] for name in trees}
+    for run in range(runs):
+        for name, tree in list(trees.items())[:: 1 if run % 2 == 0 else -1]:  # which goes first alternates
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env,
+                                  check=True)  # fmt: skip
+            out[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return out
+
+
 def timed(fn, *args, **kwargs):
     t = time.perf_counter()
     out = fn(*args, **kwargs)

@@ -23,6 +23,7 @@ from benchmarks.common import WORK, latency_summary, parser, write_result
 from benchmarks.scale import queries
 from benchmarks.synth import generate
 from vaultmem.core.scaffold import init_vault
+from vaultmem.index.layout import index_dir
 from vaultmem.multi import MultiVault
 from vaultmem.vault import Vault
 
@@ -46,8 +47,8 @@ def split(big: Path, parts: int) -> dict[str, Path]:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
         Vault(root).manifest.close()  # creates the schema
-        db = sqlite3.connect(root / ".vaultmem" / "index" / "manifest.db")
-        db.execute("ATTACH DATABASE ? AS big", (str(big / ".vaultmem" / "index" / "manifest.db"),))
+        db = sqlite3.connect(index_dir(root) / "manifest.db")  # this install's index folder (layout.py)
+        db.execute("ATTACH DATABASE ? AS big", (str(index_dir(big) / "manifest.db"),))
         db.execute("INSERT OR IGNORE INTO embeddings SELECT * FROM big.embeddings")
         db.commit()
         db.close()

@@ -4,10 +4,17 @@
     python benchmarks/scifact.py --tune              # sweep fusion settings on the train split
     python benchmarks/scifact.py --data PATH         # BEIR SciFact folder (default ../shared/data/scifact)
     python benchmarks/scifact.py --defaults --tag T  # also through Vault.recall with default settings
+    python benchmarks/scifact.py --speed-base DIR    # recall p50 of this tree against the tree at DIR
 
 Reports nDCG@10 and Recall@100 for bm25, vector and hybrid; recall latency p50/p95 once
 warm; the full index build time against embedding the same texts alone; no-change reconcile.
 Results: benchmarks/results/scifact.json (and scifact-tune.json with --tune).
+
+``--speed-base DIR`` times warm ``Vault.recall`` (hybrid with the vault's settings, then BM25
+mode; each query embedded beforehand, so the time is the ranking's) of this tree and of the
+vaultmem tree at DIR (an older commit's worktree) on the vault a run built: each in a fresh
+process, in turns, ``--latency-repeats`` times; per-query p50 and the paired ratio. Results:
+benchmarks/results/scifact-speed[-TAG].json.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import argparse
 import csv
 import json
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -26,6 +34,7 @@ from benchmarks.common import (
     DATA,
     WORK,
     fresh_usage,
+    in_turns,
     latency_summary,
     mean,
     ndcg_at,
@@ -275,6 +284,41 @@ def tune(vault: Vault, queries: dict[str, str], qrels) -> dict:
     return results
 
 
+SPEED = """
+import json, statistics, sys, time
+from pathlib import Path
+from vaultmem.vault import Vault
+vault, texts = Vault(Path(sys.argv[1])), json.loads(sys.argv[2])
+for t in texts[:20]:
+    vault.recall(t, log=False)
+out = {}
+for mode in ("hybrid", "bm25"):
+    ts = []
+    for t in texts:
+        vault.embedder.embed([t])  # cached: the time below is the ranking's
+        start = time.perf_counter(); vault.recall(t, mode=mode, log=False); ts.append(time.perf_counter() - start)
+    out[mode] = statistics.median(ts) * 1000
+vault.close()
+print(json.dumps(out))
+"""
+
+
+def speed(work: Path, base: Path, queries: dict[str, str], runs: int, tag: str) -> None:
+    """Recall p50 of this tree against the tree at ``base``, paired run by run (``SPEED``)."""
+    trees = {"base": base, "this": Path(__file__).resolve().parent.parent}
+    times = in_turns(trees, SPEED, [str(work), json.dumps(list(queries.values()))], runs)
+    out: dict = {"base": str(base), "runs": runs, "runs_ms": times}
+    for mode in ("hybrid", "bm25"):
+        ms = {side: [r[mode] for r in times[side]] for side in trees}
+        ratio = statistics.median(a / b for a, b in zip(ms["this"], ms["base"]))
+        out[mode] = {"p50_ms": {side: round(statistics.median(v), 2) for side, v in ms.items()},
+                     "paired_ratio": round(ratio, 3)}  # fmt: skip
+        print(
+            f"  {mode}: p50 {out[mode]['p50_ms']} ms, paired ratio x{out[mode]['paired_ratio']}", flush=True
+        )
+    print(f"wrote {write_result('scifact-speed' + (f'-{tag}' if tag else ''), out)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -301,6 +345,7 @@ def main() -> None:
     ap.add_argument(
         "--queries", type=int, default=0, help="only this many queries and their documents (a smoke run)"
     )
+    ap.add_argument("--speed-base", type=Path, help="time recall against this vaultmem tree (a built vault)")
     args = ap.parse_args()
     if args.model and args.work == WORK / "scifact-vault":
         args.work = WORK / f"scifact-vault-{args.model.rsplit('/', 1)[-1]}"
@@ -313,6 +358,8 @@ def main() -> None:
         (args.work / ".vaultmem.toml").write_text(f'[embedding]\nmodel = "{args.model}"\n')
     fresh_usage(args.work)  # no usage data from earlier runs
     print(f"SciFact: {len(corpus)} notes, {len(queries)} {split} queries", flush=True)
+    if args.speed_base:
+        return speed(args.work, args.speed_base, queries, args.latency_repeats, args.tag)
     build = None if (args.tune or args.skip_build_timing) else build_timing(args.work)
     if build is None and not args.tune:
         build = previous_build()

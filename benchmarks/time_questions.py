@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import WORK, write_result
 from vaultmem.core.note import render
 from vaultmem.core.timeexpr import parse_query
-from vaultmem.recall.pipeline import TIME_BOOST
+from vaultmem.recall.options import TIME_BOOST
 from vaultmem.recall.timefilter import parse_now
 from vaultmem.vault import Vault
 

@@ -21,9 +21,10 @@ THREADS = ("vaultmem-socket", "warm", "watch-", "sync-")  # what a Service start
 
 
 class ServiceThread:
-    """A ``daemon.Service`` running in a thread; ``runtime`` is its private runtime folder."""
+    """A ``daemon.Service`` running in a thread; ``runtime`` is its private runtime folder.
+    ``ready`` False: return once it listens, its model maybe still loading."""
 
-    def __init__(self, runtime: Path, embedder: Any, roots: tuple[Path, ...] = ()):
+    def __init__(self, runtime: Path, embedder: Any, roots: tuple[Path, ...] = (), ready: bool = True):
         from vaultmem.api import service_parts
         from vaultmem.cli.service import tasks
         from vaultmem.service.daemon import Service
@@ -37,7 +38,12 @@ class ServiceThread:
             target=self._run, args=(list(roots),), name="test-service", daemon=True
         )
         self.thread.start()
-        if not self.service.opened.wait(30):
+        if not ready:  # a service still loading its model (``seams``): listening is enough
+            from helpers import wait_for
+
+            wait_for(lambda: self.result is False or self.service.server.path.exists(), timeout=30,
+                     what="the in-process memory service to listen")  # fmt: skip
+        elif not self.service.opened.wait(30):
             raise AssertionError("the in-process memory service did not start")
         if self.result is False:
             raise AssertionError("another memory service holds this test's service lock")
@@ -70,11 +76,13 @@ class ServiceThread:
                 if t.is_alive() and t.name.startswith(THREADS) and t.ident not in self.before]  # fmt: skip
 
 
-def start(monkeypatch: pytest.MonkeyPatch, folder: Path, embedder: Any, key: str = "thread") -> ServiceThread:
+def start(
+    monkeypatch: pytest.MonkeyPatch, folder: Path, embedder: Any, key: str = "thread", ready: bool = True
+) -> ServiceThread:
     """A ServiceThread whose runtime folder is ``folder`` (created 0700), made the one clients of
     this test (and its subprocesses) reach."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
     monkeypatch.setenv("VAULTMEM_SERVICE_KEY", key)
     monkeypatch.delenv("VAULTMEM_NO_SERVICE", raising=False)
-    return ServiceThread(folder, embedder)
+    return ServiceThread(folder, embedder, ready=ready)

@@ -12,7 +12,7 @@ from vaultmem.cli.app import app
 from vaultmem.core import config
 from vaultmem.core.config import CONFIG_TEXT, DEFAULTS
 from vaultmem.index import embed
-from vaultmem.recall import pipeline as recall
+from vaultmem.recall import options as recall
 from vaultmem.recall.adaptive import Weights
 
 

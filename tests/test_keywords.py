@@ -13,6 +13,7 @@ from helpers import write as note
 from vaultmem.core.note import parse, set_fields
 from vaultmem.index.bm25 import BM25Index
 from vaultmem.recall import keywords
+from vaultmem.recall.params import PARAMS
 
 QUERIES = ["advisory locks job lease", "how are refunds rounded?", "pgbouncer broke", "deploy the api",
            "pilot customer", "postgres", "D1:3 follows", "nothing-matches-this-word"]  # fmt: skip
@@ -23,6 +24,28 @@ def both(vault, query: str) -> tuple[dict[str, float], dict[str, float]]:
     numpy_scores = vault.bm25.score_all(query, index, len(universe))
     full = {universe[i]: float(s) for i, s in enumerate(numpy_scores) if s > 0}
     return BM25Index(vault.index_dir / "bm25").matches(query), full
+
+
+def _split(hit: dict) -> tuple[dict, dict]:
+    """A hit's fields and --explain parts: (the exact ones, the floats)."""
+    flat = {
+        **{k: v for k, v in hit.items() if k != "explain"},
+        **{f"explain.{k}": v for k, v in hit["explain"].items()},
+    }
+    return ({k: v for k, v in flat.items() if not isinstance(v, float)},
+            {k: v for k, v in flat.items() if isinstance(v, float)})  # fmt: skip
+
+
+def same_answer(vault, query: str, **options) -> list[dict]:
+    """The keyword answer is the pipeline's BM25 mode hit for hit: every field and --explain
+    part equal (the numbers to 1e-3 after rounding: BM25's statistics are summed in another
+    order); returns it."""
+    light = keywords.recall(vault.root, query, options, explain=True)
+    full = [h.as_dict(explain=True) for h in vault.recall(query, mode="bm25", log=False, **options)]
+    assert [_split(h)[0] for h in light] == [_split(h)[0] for h in full], query
+    for mine, theirs in zip(light, full):
+        assert _split(mine)[1] == pytest.approx(_split(theirs)[1], abs=1e-3), (query, mine["path"])
+    return light
 
 
 def test_keyword_scores_are_the_pipelines_bm25_numbers_on_an_incrementally_updated_index(demo):
@@ -95,10 +118,7 @@ def test_on_linked_notes_it_ranks_as_the_pipelines_bm25_mode(empty_vault, open_v
     vault.sync()
     differs = 0
     for query in LINKED_QUERIES:
-        light = keywords.recall(empty_vault, query, {"k": 8}, explain=True)
-        full = vault.recall(query, k=8, mode="bm25", log=False)
-        assert [h["path"] for h in light] == [h.path for h in full], query
-        assert [h["score"] for h in light] == pytest.approx([h.score for h in full], abs=1e-3), query
+        light = same_answer(vault, query, k=8)
         by_raw = sorted(light, key=lambda h: (-h["explain"]["bm25_raw"], h["path"]))
         differs += [h["path"] for h in light] != [h["path"] for h in by_raw]
     assert differs  # the links changed some ranking: BM25 alone would not have passed
@@ -110,8 +130,7 @@ def test_usefulness_ratings_rank_as_in_the_pipeline(demo):
     hits = keywords.recall(demo.root, query, {"k": 10})
     for _ in range(3):  # the back half useful, the front half not
         demo.rate([(hit["id"], rank >= 5) for rank, hit in enumerate(hits)])
-    light = [h["path"] for h in keywords.recall(demo.root, query, {"k": 10})]
-    assert light == [h.path for h in demo.recall(query, k=10, mode="bm25", log=False)]
+    light = [h["path"] for h in same_answer(demo, query, k=10)]
     assert light != [h["path"] for h in hits]  # the ratings moved something
 
 
@@ -147,7 +166,7 @@ def test_it_never_writes_and_answers_nothing_from_an_index_it_may_not_read(demo,
 
 def test_it_covers_plain_calls_and_leaves_the_rest_to_the_pipeline():
     assert keywords.covers({"k": 3, "log": False})
-    assert keywords.covers({p.name: p.default for p in keywords.PARAMS})  # the CLI passes every option
+    assert keywords.covers({p.name: p.default for p in PARAMS})  # the CLI passes every option
     assert keywords.covers({"types": ["decision"], "since": "7d", "mode": "bm25"})
     assert not keywords.covers({"anchor": "Project: Tidewater"})
     assert not keywords.covers({"profile": "incident"})
@@ -204,12 +223,94 @@ def test_several_vaults_answer_in_one_ranking_with_their_names(demo, open_vault,
     assert len(alone) == 2 and all(h["vault"] is None for _, h in alone)
 
 
-def test_its_constants_are_the_pipelines():
-    from vaultmem.index import graph
-    from vaultmem.recall import linkrank, pipeline
+DEMO_QUERIES = [*QUERIES, "stripe webhook retries", "celery redis", "job leasing", "the marina booking",
+                "mobile app", "how do we deploy?", "advisory locks for job leasing"]  # fmt: skip
 
-    assert (linkrank.GRAPH_WEIGHT, linkrank.CANDIDATE_WEIGHT) == (
-        pipeline.GRAPH_WEIGHT,
-        pipeline.CANDIDATE_WEIGHT,
+
+def test_it_answers_as_the_pipelines_bm25_mode_hit_for_hit(demo):
+    """Every field of every hit and every --explain part: links, lifecycle, usage parts, the
+    below-average note's ``via``, filters (issue 44: one ranking, two readers)."""
+    demo.sync()
+    for query in DEMO_QUERIES:
+        same_answer(demo, query, k=40)
+        same_answer(demo, query, k=40, include_resolved=True)
+    same_answer(demo, "job leasing locks", k=10, types=["decision"])
+    same_answer(demo, "job leasing locks", k=10, tags=["jobs"], scope="project")
+
+
+def test_a_superseded_note_hands_its_score_down_a_chain_of_replacements(demo):
+    """``superseded_by`` resolves over the whole vault, not only the notes whose links the
+    query read: the keyword answer lost the redirect when a replacement was itself replaced
+    by a note sharing no word with the query."""
+    note(demo.root, "facts/Old harbour rule.md", '---\nstatus: superseded\nsuperseded_by: "[[Harbour rule v2]]"\n'
+         "---\n# Old harbour rule\n\ntidepool tidepool harbour rule\n")  # fmt: skip
+    note(demo.root, "facts/Harbour rule v2.md", '---\nstatus: superseded\nsuperseded_by: "[[Quay fees]]"\n---\n'
+         "# Harbour rule v2\n\nThe second rule.\n")  # fmt: skip
+    note(demo.root, "facts/Quay fees.md", "# Quay fees\n\nThe pier charges by the metre.\n")
+    demo.sync()
+    hits = same_answer(demo, "tidepool", k=5)
+    assert [(h["path"], h["via"]) for h in hits] == [
+        ("facts/Quay fees.md", "supersedes facts/Old harbour rule.md")
+    ]
+
+
+def test_a_filter_on_the_shown_notes_runs_before_the_top_k(demo):
+    """``shown`` (another code branch's memories left out) is tested where the ranking is, so
+    the answer still brings k hits, as ``Vault.recall`` does."""
+    demo.sync()
+    every = [h["path"] for h in keywords.recall(demo.root, "job leasing", {"k": 6})]
+    hidden = set(every[:2])
+    shown = lambda root, path: root == demo.root and path not in hidden
+    light = keywords.recall(demo.root, "job leasing", {"k": 4, "shown": shown})
+    assert [h["path"] for h in light] == every[2:6]
+    full = demo.recall("job leasing", k=4, mode="bm25", log=False, shown=shown)
+    assert [h["path"] for h in light] == [h.path for h in full]
+    assert keywords.covers({"k": 4, "shown": shown})
+
+
+def test_it_shows_what_may_update_a_hit_and_leaves_out_a_hidden_notes_context(demo):
+    """A hit another note names as a possible update says so (``outdated_by``); context from a
+    resolved note is no evidence (the pipeline's rule)."""
+    note(demo.root, "facts/Tide table.md", "# Tide table\n\ntidepool tides at the quay\n")
+    note(
+        demo.root,
+        "facts/New tide table.md",
+        '---\nmay_update: "[[Tide table]]"\n---\n# New tide table\n\nquay\n',
     )
-    assert linkrank.EXTRAS == graph.EXTRAS
+    note(
+        demo.root,
+        "facts/Solved kelp.md",
+        "---\nstatus: resolved\n---\n# Solved kelp\n\nkelpie kelpie kelpie\n",
+    )
+    note(demo.root, "facts/Kelp notes.md", "# Kelp notes\n\nSee [[Solved kelp]] and [[Tide table]].\n")
+    demo.sync()
+    hits = same_answer(demo, "tidepool", k=5)
+    assert hits[0]["path"] == "facts/Tide table.md" and hits[0]["outdated_by"] == ["New tide table"]
+    for query in ("kelpie", "kelpie tidepool", "kelpie quay"):
+        same_answer(demo, query, k=10)
+
+
+def test_a_note_linked_with_a_match_passes_the_relevance_floor(demo):
+    """Without vectors the relevance floor (issue 47, ``floor.py``) takes a keyword in common, or
+    a lift from a linked note that has one (its key among the ranking's sources): a note that
+    shares no word with the query but links with a match stays a hit in both readers."""
+    note(demo.root, "decisions/Kelpie pens.md", "---\ntype: decision\n---\n# Kelpie pens\n\n"
+         "kelpie kelpie pens, see [[Pen gates]]\n")  # fmt: skip
+    note(demo.root, "facts/Pen gates.md", "---\ntype: fact\n---\n# Pen gates\n\nThe gates open inward.\n")
+    demo.sync()
+    hits = same_answer(demo, "kelpie", k=5)
+    assert [h["path"] for h in hits] == ["decisions/Kelpie pens.md", "facts/Pen gates.md"]
+    assert hits[1]["via"] == "linked from decisions/Kelpie pens.md" and hits[1]["explain"]["bm25_raw"] == 0
+
+
+def test_a_hit_below_the_average_note_is_shown_at_zero(empty_vault, open_vault):
+    """A note with a keyword in common and little else scores below the vault's average: it is
+    listed last at 0 and says why, never with a negative score (issue 47), in both readers."""
+    for i in range(5):
+        note(empty_vault, f"Tide {i}.md", f"# Tide {i}\n\ntidepool tidepool tidepool\n")
+    note(empty_vault, "Long log.md", "# Long log\n\n" + "harbour crane pier quay lease " * 40 + "tidepool\n")
+    vault = open_vault(empty_vault)
+    vault.sync()
+    hits = same_answer(vault, "tidepool", k=10)
+    assert hits[-1]["path"] == "Long log.md" and hits[-1]["score"] == 0.0
+    assert hits[-1]["via"].startswith("a keyword in common") and all(h["score"] >= 0 for h in hits)

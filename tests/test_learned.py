@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from vaultmem.cli import app as cli
 from vaultmem.core.errors import BadInput
-from vaultmem.index import neighbours
+from vaultmem.index import graph
 from vaultmem.recall import fusion, learned
 
 TOPICS = [
@@ -111,9 +111,9 @@ def _old_formula(root: Path, query: str, fake_embedder) -> list[str]:
         bm25, vec, _ = recall.raw_scores(src, query, "hybrid")
         b, c = fusion.hybrid(bm25, vec, DEFAULTS["recall"]["bm25_weight"])
         fused = b + c
-        total = fused + neighbours.lift(
-            fused, neighbours.edges(src.graph, src.index), DEFAULTS["recall"]["context_weight"]
-        )
+        near = graph.near(src.graph)
+        best = [max([0.0] + [fused[src.index[q]] for q in near.get(p, ())]) for p in src.universe]
+        total = fused + DEFAULTS["recall"]["context_weight"] * np.array(best)
         keys = [src.records[p].key for p in src.universe]
     order = sorted(range(len(keys)), key=lambda i: (-total[i], src.universe[i]))
     return [keys[i] for i in order]

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import networkx as nx
-import numpy as np
 import pytest
 from helpers import recall_json
 from typer.testing import CliRunner
 
 from vaultmem.cli import app as cli
-from vaultmem.index import neighbours
+from vaultmem.core.filters import Filters
+from vaultmem.index import graph
 from vaultmem.recall.question import content_query
+from vaultmem.recall.ranking import Round
 
 
 @pytest.mark.parametrize("query, expected", [
@@ -29,26 +31,28 @@ def test_content_query(query, expected):
     assert content_query(query) == expected
 
 
-def test_best_neighbour_is_the_best_linked_score_either_way():
+def test_a_notes_context_is_its_best_linked_score_either_way():
     g = nx.DiGraph()
     g.add_nodes_from(["a", "b", "c", "d"], dangling=False)
     g.add_node("dangling:x", dangling=True)
     g.add_edge("b", "a")
     g.add_edge("c", "b")
     g.add_edge("d", "dangling:x")
-    index = {"a": 0, "b": 1, "c": 2, "d": 3}
-    pairs = neighbours.edges(g, index)
-    assert neighbours.edges(g, index) is pairs  # cached for this index
-    best = neighbours.best_neighbour(np.array([0.5, -0.2, 0.1, 0.9]), pairs)
-    assert best.tolist() == [0.0, 0.5, 0.0, 0.0]  # c's only neighbour is below 0; d has none
-    assert neighbours.lift(np.array([0.5, -0.2, 0.1, 0.9]), pairs, 0.2).tolist() == pytest.approx(
-        [0, 0.1, 0, 0]
-    )
-    scores = np.array([0.5, -0.2, 0.1, 0.9])
-    assert (
-        neighbours.via(1, scores, pairs) == 0 and neighbours.via(3, scores, pairs) is None
-    )  # b's best is a; d has none
-    assert neighbours.via(1, np.array([0.5, 0.0, 0.5, 0.0]), pairs) == 2  # a tie: the later note (c)
+    g.add_edge("c", "c")
+    near = graph.near(g)
+    assert near == {"a": {"b"}, "b": {"a", "c"}, "c": {"b"}}  # both ways; no dangling target, no self-link
+    assert graph.near(g) is near  # cached on the graph
+
+    def context(scores: dict[str, float]) -> list[tuple[float, str | None]]:
+        reader = SimpleNamespace(near=lambda p: near.get(p, ()))
+        text = SimpleNamespace(context_weight=0.2, fused=scores.__getitem__)
+        round_ = Round(reader, text, Filters())  # type: ignore[arg-type]
+        return [round_.context(p) for p in "abcd"]
+
+    # b's best is a; c's only neighbour is below 0 (no context, no via); d has none
+    assert context({"a": 0.5, "b": -0.2, "c": 0.1, "d": 0.9}) == [(0.0, None), (pytest.approx(0.1), "a"),
+                                                                 (0.0, None), (0.0, None)]  # fmt: skip
+    assert context({"a": 0.5, "b": 0.0, "c": 0.5, "d": 0.0})[1][1] == "c"  # a tie: the later note
 
 
 def _turns(root: Path) -> Path:

@@ -12,8 +12,8 @@ from vaultmem.agents.hooks import zscores
 from vaultmem.agents.mcp_server import build_server
 from vaultmem.cli.app import app
 from vaultmem.core.config import DEFAULTS
+from vaultmem.recall.options import Options
 from vaultmem.recall.params import PARAMS
-from vaultmem.recall.pipeline import Options
 
 
 def _recall_cli(vault, *args: str) -> dict:

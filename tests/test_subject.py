@@ -127,3 +127,13 @@ def test_names_in_skips_the_first_word_and_non_names():
     assert subject.names_in("What did Melanie paint in May?") == {"Melanie", "May"}
     assert subject.names_in("Melanie painted what?") == set()
     assert subject.names_in("ALDH1 expression in BRCA1 carriers") == set()
+
+
+def test_the_feedback_round_scores_the_speakers_notes_by_their_best_notes(turns):
+    """``recall.feedback_weight`` (off by default; ``feedback.py``): a list question about a
+    speaker gets a third round whose part only that speaker's notes carry."""
+    assert all(h["explain"]["feedback"] == 0 for h in _recall(turns, QUESTION, "-k", "9"))
+    (turns / ".vaultmem.toml").write_text("[recall]\nfeedback_weight = 1.0\nfeedback_part = 0.2\n")
+    hits = {h["id"]: h["explain"] for h in _recall(turns, QUESTION, "-k", "9")}
+    assert any(e["feedback"] != 0 for e in hits.values())
+    assert all(e["feedback"] == 0 for k, e in hits.items() if k in ("t1", "t3", "t5", "t7", "s1"))

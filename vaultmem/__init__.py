@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from .core.errors import VaultError
-    from .recall.pipeline import Hit
+    from .recall.hit import Hit
     from .vault import Vault
 
 
@@ -25,7 +25,7 @@ def __getattr__(name: str) -> Any:
 
         return Vault
     if name == "Hit":
-        from .recall.pipeline import Hit
+        from .recall.hit import Hit
 
         return Hit
     if name == "VaultError":

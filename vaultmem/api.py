@@ -87,6 +87,19 @@ def refresh_agents_md(root: Path, event: str) -> list[dict[str, Any]]:
     return say(done)["files"]
 
 
+def tell_config(root: Path) -> None:
+    """Name, once a process, what of a vault's config file vaultmem does not know (here, where
+    the caller is: the same through the memory service and in process). A config that cannot
+    be read is the call's own error."""
+    from .core import config as configmod
+
+    try:
+        path = configmod.config_path(Path(root))
+        configmod.tell_unknown(path, configmod.read_toml(path))
+    except VaultError:
+        pass
+
+
 def say(result: dict[str, Any]) -> dict[str, Any]:
     """An operation's result without its ``said``: the warnings the call logged where it ran,
     logged here again (the same place in process and through the service: ``ops._said``)."""
@@ -293,6 +306,7 @@ class Session:
                 if self.agent
                 else vault_root(self.refs[0] if self.refs else None)
             )
+            tell_config(self._root)
         return self._root
 
     @property
@@ -302,6 +316,8 @@ class Session:
             found = selection(self.refs, self.agent)
             if self.agent and not self.refs and not found:
                 raise BadInput("no vaults to search")
+            for path in found.values():
+                tell_config(path)
             self._named = found
         return self._named
 

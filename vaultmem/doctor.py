@@ -37,6 +37,7 @@ SEVERITY = {
     "broken_link": "warning", "obsidian_unresolved": "info", "stray_possible_update": "info", "empty_anchor": "warning", "supersede_ends_resolved": "warning",
     "likely_update": "warning", "candidate": "warning", "expired": "warning", "watcher": "warning",
     "orphan": "info", "secret": "error", "held": "warning", "old_config_place": "warning", "config_not_default": "info",
+    "config_unknown": "warning",
     "obsidian_templates": "info",
     "exclude_hides_all": "error", "index": "error",
     "hook_killed": "warning", "hook_error": "warning", "hook_never_ran": "warning",
@@ -160,7 +161,7 @@ def diagnose(vault: Vault, today: dt.date | None = None, *, watcher: dict[str, A
         findings.append(Finding("index_drift", None, f"indexes differ from the files ({counts})",
                                 "--fix (or vaultmem index) reconciles them", {"sample": index["sample"]}))  # fmt: skip
     findings += index_files(vault)
-    findings += config_findings(vault.root)
+    findings += config_findings(vault.root) + user_config_findings()
     if vault.obsidian_templates:
         findings.append(Finding("obsidian_templates", vault.obsidian_templates + "/",
                                 "Obsidian's templates folder (.obsidian/templates.json) is left out of the index",
@@ -498,6 +499,7 @@ def config_findings(root: Path) -> list[Finding]:
         data = read_file(root)
     except (OSError, BadInput):
         return out  # loading the vault reported it already
+    out += unknown_findings(path.relative_to(root).as_posix(), data)
     for section, values in data.items():
         default = DEFAULTS.get(section)
         if not isinstance(values, dict) or not isinstance(default, dict) or section == "folders":
@@ -508,6 +510,27 @@ def config_findings(root: Path) -> list[Finding]:
                                    f"[{section}] {key} = {value!r}; the default is {default[key]!r}",
                                    "comment the line out to follow the default", {"key": f"{section}.{key}"}))  # fmt: skip
     return out
+
+
+def unknown_findings(shown: str, data: dict[str, Any], known: dict[str, Any] | None = None) -> list[Finding]:
+    """Each section or key of a config file vaultmem does not know, with the nearest it knows."""
+    from .core.config import unknown
+
+    return [Finding("config_unknown", shown, f"{name}: not a setting vaultmem knows; ignored",
+                    "correct or remove it", {"setting": name}) for name in unknown(data, known)]  # fmt: skip
+
+
+def user_config_findings() -> list[Finding]:
+    """The same for the user's ``config.toml`` (``[service]``)."""
+    from .core.config import read_toml
+    from .service import control
+
+    path = control.config_file()
+    try:
+        data = read_toml(path)
+    except (OSError, VaultError):
+        return []  # every call that reads it says so
+    return unknown_findings(str(path), data, {"service": control.DEFAULTS})
 
 
 def exclude_findings(vault: Vault) -> list[Finding]:

@@ -22,8 +22,10 @@ from .core.registry import Registry, identity
 from .index.embed import Embedder
 from .index.graph import DANGLING
 from .memory.context import SECTIONS, Line, Shown, collect, estimate_tokens, fit, render
-from .recall.fusion import moments, pooled
-from .recall.pipeline import Hit, raw_scores
+from .recall.fusion import moments
+from .recall.hit import Hit
+from .recall.pipeline import raw_scores
+from .recall.standard import pooled
 from .vault import Vault
 
 
@@ -94,7 +96,8 @@ class MultiVault:
         b_parts, v_parts = [], []
         for vault in self.vaults.values():
             mode_here = "bm25" if vault.embedder.name == "none" and mode != "vector" else mode
-            bm25, vec, _ = raw_scores(vault.sources(), query, mode_here)
+            qwords = bool(vault.config["recall"]["question_words"])  # as its ranking scores the query
+            bm25, vec, _ = raw_scores(vault.sources(), query, mode_here, qwords)
             b_parts.append(moments(bm25))
             v_parts.append(moments(vec))
         return pooled(b_parts), pooled(v_parts)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -25,12 +26,13 @@ from typing import Any
 import networkx as nx
 
 from .core import config as configmod
-from .core.errors import BadInput, NoteNotFound, NoteParseError, VaultError
+from .core.discovery import writable
+from .core.errors import BadInput, NoteNotFound, NoteParseError, ReadOnlyVault, VaultError
 from .core.ignore import obsidian_templates, vault_files
 from .core.links import NoteKeys, Resolver, link_extras, parse_link
 from .core.lock import WatcherRunning, WriterLock
 from .core.memtypes import known_types
-from .core.note import TITLE_FROM, from_timestamp, split_frontmatter
+from .core.note import from_timestamp
 from .core.store import Store, find_vault
 from .core.titles import folded
 from .index import graph as graphmod
@@ -43,7 +45,16 @@ from .index.usage import UsageStore
 from .index.vectors import VectorIndex
 from .memory import agents_md, aging, branches, context, dupes, lifecycle, ops, rules, sessions
 from .recall import params
-from .recall.pipeline import Hit, Options, Sources, make_snippet, search
+from .recall.hit import Hit, make_snippet
+from .recall.options import Options
+from .recall.pipeline import Sources, search
+
+
+def disk_full(e: BaseException) -> bool:
+    """Whether an error is a full disk (or quota): the OS's, or SQLite's own."""
+    if isinstance(e, OSError):
+        return e.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(e, sqlite3.OperationalError) and "disk is full" in str(e)
 
 
 def _phase(progress: Progress | None, name: str) -> None:
@@ -79,9 +90,8 @@ class Vault:
     def __init__(self, root: Path, embedder: Embedder | None = None):
         self.root = Path(root).resolve()
         self.config = configmod.load(self.root)
+        self.read_only = not writable(self.root)  # read from its indexes as they are; writes refused
         vcfg = self.config["vault"]
-        if vcfg["title_from"] not in TITLE_FROM:
-            raise BadInput(f"[vault] title_from = {vcfg['title_from']!r}: use one of {', '.join(TITLE_FROM)}")
         self.obsidian_templates = obsidian_templates(self.root)  # Obsidian's templates folder, never indexed
         excludes = ("/" + vcfg["templates_dir"].strip("/") + "/", *vcfg.get("exclude", []),
                     *([f"/{self.obsidian_templates}/"] if self.obsidian_templates else []))  # fmt: skip
@@ -137,7 +147,11 @@ class Vault:
     @property
     def manifest(self) -> Manifest:
         if self._manifest is None:
-            self._manifest = Manifest(self.index_dir / "manifest.db")
+            path = self.index_dir / "manifest.db"
+            if self.read_only and not path.exists():
+                raise ReadOnlyVault(f"{self.root} is read-only and has no index: index it where it can be "
+                                    "written (vaultmem index)")  # fmt: skip
+            self._manifest = Manifest(path, readonly=self.read_only)
         return self._manifest
 
     @property
@@ -199,6 +213,8 @@ class Vault:
         """
         if self._held_lock is not None:
             return self._reindex(paths, rebuild, progress, vectors)
+        if self.read_only:
+            raise ReadOnlyVault(f"{self.root} is read-only: its indexes cannot be written")
         lock = WriterLock(self.lock_path)
         holder = lock.holder()
         if holder and holder.get("role") == "watch":
@@ -375,6 +391,10 @@ class Vault:
         paths = None if paths is None else list(paths)
         if paths == []:
             return None
+        if self.read_only:  # read from the indexes as they are (`status` and `doctor` show any drift)
+            if paths is None:
+                self.refresh()
+            return None
         try:
             return self.reindex(paths, progress=progress)
         except WatcherRunning:
@@ -382,6 +402,11 @@ class Vault:
                 self.refresh()
             else:
                 self._indexed_by_owner(paths)
+            return None
+        except (OSError, sqlite3.OperationalError) as e:
+            if paths is not None or not disk_full(e):
+                raise
+            self.refresh()  # a read on a full disk: from the indexes as they are (status shows the drift)
             return None
 
     def sync_paths(self, paths: Iterable[str]) -> None:
@@ -623,7 +648,7 @@ class Vault:
     def usage(self) -> UsageStore:
         """The durable usage store (retrievals, ratings, gaps)."""
         if self._usage is None:
-            self._usage = UsageStore.of(self.root)
+            self._usage = UsageStore.of(self.root, readonly=self.read_only)
         return self._usage
 
     def sources(self) -> Sources:
@@ -646,10 +671,7 @@ class Vault:
 
     def body(self, path: str) -> str:
         """A note's markdown body (no frontmatter); empty when unreadable."""
-        try:
-            return split_frontmatter(self.store.read_text(path))[1]
-        except (OSError, NoteParseError):
-            return ""
+        return self.store.body(path)
 
     # ------------------------------------------------------------------ lookups
 
@@ -673,7 +695,12 @@ class Vault:
             else {}
         )
         out: dict[str, Record] = {}
-        for path in self.store.list_paths() if paths is None else paths:
+        listed = self.store.list_paths() if paths is None else paths
+        if paths is None:
+            self.skipped.update(self.store.rules.misnamed)
+            if errors is not None:
+                errors.update(self.store.rules.misnamed)
+        for path in listed:
             st = self.store.stat(path)
             rec = known.get(path)
             if st is None:

@@ -39,14 +39,14 @@ def hook_output(fn: Callable[[], dict[str, Any] | None], run: HookRun | None = N
     """Run a hook and print its JSON response; an error is one line on stderr and exit code 1,
     never 2 (for Claude Code 2 means "block", which on UserPromptSubmit erases the prompt).
     ``run``: the hook run's record, ended here (ok or error)."""
-    from ..core.errors import VaultError
+    from ..core.errors import VaultError, os_message
 
     try:
         out = fn()
     except VaultError as e:
         return _failed(str(e), run)
     except OSError as e:
-        return _failed(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}", run)
+        return _failed(os_message(e), run)
     if out is not None:
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     if run is not None:
@@ -218,11 +218,24 @@ def prompt(
                 query, explain=True, k=k, log=False, project=payload.get("cwd") or None
             )
             degraded = lambda: session.degraded
-            log = lambda ids: session.log_shown(ids, "hook")
+            log = lambda ids: _logged(lambda: session.log_shown(ids, "hook"))
             return silent_if_late(lambda: prompt_hook(session.root, payload, recall, budget, log=log,
                                                       degraded=degraded))  # fmt: skip
 
     return adapted(agent, "prompt", go)
+
+
+def _logged(log: Callable[[], None]) -> None:
+    """Log what the prompt hook showed, when it can be: a read-only vault or a full disk costs
+    the log, never the answer."""
+    import sqlite3
+
+    from ..core.errors import VaultError
+
+    try:
+        log()
+    except (VaultError, OSError, sqlite3.Error):
+        pass
 
 
 def silent_if_late(answer: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:

@@ -62,19 +62,61 @@ TOLD_EVENT = 3600.0  # seconds a run for an event the agent timed is remembered
 
 
 class SessionState:
-    """What each agent session has been shown and asked (``.vaultmem/hooks.db``)."""
+    """What each agent session has been shown and asked (``.vaultmem/hooks.db``). Where it cannot
+    be written (a read-only vault, a full disk) the hooks still answer: what it holds is read,
+    and what a session is shown now is not kept (it may be shown again)."""
 
     def __init__(self, root: Path, now: float | None = None):
         folder = root / STATE_DIR
-        private_dir(folder)
-        self.db = sqlite3.connect(str(folder / STATE_FILE), isolation_level=None, timeout=10)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        # no fsync at each commit (WAL keeps the file consistent; a power cut may lose the last
-        # session marks, which only shows a memory again): 10-30 ms of every prompt on a slow disk
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
         self.now = time.time() if now is None else now
-        self._expire()
+        self.writable = True
+        try:
+            self.db = self._open(folder)
+        except (OSError, sqlite3.Error):
+            self.writable = False
+            self.db = self._read_only(folder / STATE_FILE)
+        self._write(self._expire)
+
+    @staticmethod
+    def _open(folder: Path) -> sqlite3.Connection:
+        private_dir(folder)
+        db = sqlite3.connect(str(folder / STATE_FILE), isolation_level=None, timeout=10)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # no fsync at each commit (WAL keeps the file consistent; a power cut may lose the last
+            # session marks, which only shows a memory again): 10-30 ms of every prompt on a slow disk
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(SCHEMA)
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    @staticmethod
+    def _read_only(path: Path) -> sqlite3.Connection:
+        from ..index.manifest import read_only
+
+        db = None
+        try:
+            db = read_only(path)
+            db.execute("SELECT 1 FROM shown, sessions LIMIT 1").fetchall()
+            return db
+        except sqlite3.Error:  # none yet (or begun and cut short): an empty state, for this call only
+            if db is not None:
+                db.close()
+            db = sqlite3.connect(":memory:", isolation_level=None)
+            db.executescript(SCHEMA)
+            return db
+
+    def _write(self, change: Callable[..., object], *args: Any) -> None:
+        """A change of the state, when it can be written; a failed one (the disk filled up)
+        leaves the state as it was and the hook answering."""
+        if not self.writable:
+            return
+        try:
+            change(*args)
+        except sqlite3.OperationalError:
+            self.writable = False
 
     def close(self) -> None:
         self.db.close()
@@ -94,6 +136,9 @@ class SessionState:
         self.db.execute("DELETE FROM runs WHERE at < ?", (self.now - TOLD_EVENT,))
 
     def touch(self, session: str) -> None:
+        self._write(self._touch, session)
+
+    def _touch(self, session: str) -> None:
         self.db.execute("INSERT INTO sessions (id, first_seen, last_seen) VALUES (?, ?, ?) "
                         "ON CONFLICT(id) DO UPDATE SET last_seen = excluded.last_seen", (session, self.now, self.now))  # fmt: skip
 
@@ -101,6 +146,9 @@ class SessionState:
         return {r[0] for r in self.db.execute("SELECT key FROM shown WHERE session = ?", (session,))}
 
     def mark_shown(self, session: str, keys: Iterable[str], via: str) -> None:
+        self._write(self._mark_shown, session, list(keys), via)
+
+    def _mark_shown(self, session: str, keys: list[str], via: str) -> None:
         rows = [(session, k, via, self.now) for k in keys]
         self.db.execute("BEGIN IMMEDIATE")  # one transaction: one write of the log, not one per statement
         try:
@@ -123,7 +171,7 @@ class SessionState:
 
     def set_stop_asked(self, session: str) -> None:
         self.touch(session)
-        self.db.execute("UPDATE sessions SET stop_asked = 1 WHERE id = ?", (session,))
+        self._write(self.db.execute, "UPDATE sessions SET stop_asked = 1 WHERE id = ?", (session,))
 
     def first_run(self, payload: dict[str, Any], hook: str, what: str = "", timed_only: bool = False) -> bool:
         """Whether this is the first run of ``hook`` for this event of this session. One event
@@ -138,6 +186,15 @@ class SessionState:
             return True
         event = f"{told or ''}|{what}"
         window = TOLD_EVENT if told else SAME_EVENT
+        if not self.writable:  # nothing is kept (a read-only vault, a full disk): every run answers
+            return True
+        try:
+            return self._first(sid, hook, event, window)
+        except sqlite3.OperationalError:  # the disk filled up: the hook answers all the same
+            self.writable = False
+            return True
+
+    def _first(self, sid: str, hook: str, event: str, window: float) -> bool:
         self.db.execute("BEGIN IMMEDIATE")  # two runs at once: one of them is first
         try:
             row = self.db.execute("SELECT at FROM runs WHERE session = ? AND hook = ? AND event = ?",
@@ -154,8 +211,8 @@ class SessionState:
         return first
 
     def forget(self, session: str) -> None:
-        self.db.execute("DELETE FROM shown WHERE session = ?", (session,))
-        self.db.execute("DELETE FROM sessions WHERE id = ?", (session,))
+        self._write(self.db.execute, "DELETE FROM shown WHERE session = ?", (session,))
+        self._write(self.db.execute, "DELETE FROM sessions WHERE id = ?", (session,))
 
 
 # ---------------------------------------------------------------------- payloads and responses

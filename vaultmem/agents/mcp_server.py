@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from pydantic_core import to_json, to_jsonable_python
 
 from ..api import Session
-from ..core.errors import NoteNotFound, VaultError
+from ..core.errors import NoteNotFound, VaultError, os_message
 from ..core.fence import NOTICE, held, one_line, provenance
 from ..core.filters import HIDDEN_STATUSES
 from ..core.memtypes import TYPES
@@ -137,7 +137,7 @@ def _tool(memory: Session) -> Callable[[F], F]:
             except VaultError as e:
                 raise ToolError(str(e)) from None
             except OSError as e:
-                raise ToolError(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}") from None
+                raise ToolError(os_message(e)) from None
 
         return call  # type: ignore[return-value]
 

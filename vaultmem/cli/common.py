@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 import typer.core
 
-from ..core.errors import VaultError
+from ..core.errors import VaultError, os_message
 from ..core.fence import printable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,7 +36,7 @@ def guarded(invoke, ctx):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         ctx.exit(141)
     except OSError as e:  # permission denied, disk full, read-only vault, ...
-        err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        err(os_message(e))
         ctx.exit(1)
     except KeyboardInterrupt:
         err("interrupted")
@@ -208,8 +208,8 @@ class LineProgress:
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
-        if done and done < total and now - self.last < self.every:
-            return
+        if not total or done and done < total and now - self.last < self.every:
+            return  # nothing to embed (a sync that only read a broken note): nothing to say
         self.last = now
         print(
             f"vaultmem: indexing {done}/{total} ({100 * done // max(total, 1)}%)", file=sys.stderr, flush=True

@@ -56,7 +56,7 @@ def run(argv: list[str]) -> bool:
     """Answer ``vaultmem ARGV`` through a running service of this version; False when the typer
     command must (no such service answered the command's first call, which was its real call)."""
     from ..api import NoService
-    from ..core.errors import VaultError
+    from ..core.errors import VaultError, os_message
 
     command = argv[0] if argv else ""
     if command not in SPECS:
@@ -74,7 +74,7 @@ def run(argv: list[str]) -> bool:
     except BrokenPipeError:  # `vaultmem list | head -1`: the console entry ends quietly
         raise
     except OSError as e:
-        err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        err(os_message(e))
         sys.exit(1)
     if code:
         sys.exit(code)

@@ -55,6 +55,14 @@ def main() -> None:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         sys.exit(141)
+    except Exception as e:  # a failure nobody foresaw (a bug): one line, as the memory service says it
+        from ..core import environment
+        from ..core.errors import INTERNAL, internal_error
+
+        if environment.VAULTMEM_DEBUG.get():
+            raise
+        sys.stderr.write(f"vaultmem: {internal_error(e)}\n")
+        sys.exit(INTERNAL)
 
 
 def _main() -> None:

@@ -60,7 +60,7 @@ def run(argv: list[str]) -> bool:
     """Answer `vaultmem recall ARGV` through a running service of this version; False when the
     typer command must (none answered the recall itself: there is no ping first)."""
     from ..api import NoService
-    from ..core.errors import VaultError
+    from ..core.errors import VaultError, os_message
 
     parsed = parse(argv)
     if parsed is None:
@@ -76,7 +76,7 @@ def run(argv: list[str]) -> bool:
     except BrokenPipeError:  # `vaultmem recall ... | head`: the console entry ends quietly
         raise
     except OSError as e:
-        err(f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        err(os_message(e))
         sys.exit(1)
     return True
 

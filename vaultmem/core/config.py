@@ -107,7 +107,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "lifecycle.supersede_shared_context": COSINE, "lifecycle.supersede_no_context": COSINE, "lifecycle.duplicate": COSINE,
     "lifecycle.archive_max_importance": (0, 10),
 }  # fmt: skip
+TITLE_FROM = ("filename", "heading")  # where a note without a ``title`` property takes its title
 CHOICES: dict[str, tuple[str, ...]] = {
+    "vault.title_from": TITLE_FROM,
     "recall.combine": ("sum", "learned"),
     "agents_md.refresh_on": ("maintain", "sync"),
 }  # a list: each item
@@ -302,7 +304,7 @@ def load(vault_root: Path) -> dict[str, Any]:
 
 def check(over: dict[str, Any]) -> str | None:
     """What is wrong with the first bad value of a config (as read from a file), or None.
-    Keys vaultmem does not know are left alone (a newer vaultmem may know them)."""
+    Keys vaultmem does not know are only named (``unknown``: a typo, or a newer vaultmem's)."""
     for section, values in over.items():
         if section not in DEFAULTS:
             continue
@@ -339,14 +341,59 @@ def _check_value(name: str, default: Any, value: Any) -> str | None:
         if not isinstance(value, str):
             return f"{shown}: must be text"
         choices = CHOICES.get(name)
-        return f"{shown}: must be one of {', '.join(choices)}" if choices and value not in choices else None
+        return f"{shown}: must be one of {', '.join(choices)}{_meant(value, choices)}" \
+            if choices and value not in choices else None  # fmt: skip
     if isinstance(default, list):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return f'{shown}: must be a list of text, e.g. ["drafts/"]'
         choices = CHOICES.get(name)
-        if choices and not set(value) <= set(choices):
-            return f"{shown}: each item must be one of {', '.join(choices)}"
+        wrong = [v for v in value if v not in (choices or value)]
+        if choices and wrong:
+            return f"{shown}: each item must be one of {', '.join(choices)}{_meant(wrong[0], choices)}"
     return None
+
+
+def unknown(over: dict[str, Any], known: dict[str, Any] | None = None) -> list[str]:
+    """The sections and keys of a config (as read from a file) that vaultmem does not know,
+    each with the nearest name it knows (``[recal] (did you mean [recall]?)``); ``known``: the
+    sections and their keys (default: a vault's, ``DEFAULTS``)."""
+    known = DEFAULTS if known is None else known
+    out = []
+    for section, values in over.items():
+        if section not in known:
+            out.append(f"[{section}]{_meant(section, list(known), '[{}]')}")
+        elif isinstance(values, dict) and section not in OPEN_SECTIONS:
+            out += [f"{section}.{key}{_meant(key, list(known[section]), section + '.{}')}"
+                    for key in values if key not in known[section]]  # fmt: skip
+    return out
+
+
+def unknown_line(path: Path, over: dict[str, Any], known: dict[str, Any] | None = None) -> str | None:
+    """One line naming what of a config file vaultmem does not know and ignores (None: nothing)."""
+    found = unknown(over, known)
+    return f"{path}: ignored, not a setting vaultmem knows: {', '.join(found)}" if found else None
+
+
+TOLD: set[str] = set()  # the lines ``tell_unknown`` said in this process
+
+
+def tell_unknown(path: Path, over: dict[str, Any], known: dict[str, Any] | None = None) -> None:
+    """Say once a process, on stderr (a warning: the CLI prints it), what of a config file
+    vaultmem does not know and ignores: a typo (``[recal]``, ``kk = 10``) is never silent."""
+    line = unknown_line(path, over, known)
+    if line and line not in TOLD:
+        import logging
+
+        TOLD.add(line)
+        logging.getLogger("vaultmem.config").warning("vaultmem: %s", line)
+
+
+def _meant(name: Any, names: list[str] | tuple[str, ...], shape: str = '"{}"') -> str:
+    """`` (did you mean X?)`` with the known name nearest ``name``, or nothing."""
+    import difflib
+
+    near = difflib.get_close_matches(str(name), list(names), n=1, cutoff=0.6)
+    return f" (did you mean {shape.format(near[0])}?)" if near else ""
 
 
 def _shown(value: Any) -> str:

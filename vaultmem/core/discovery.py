@@ -66,6 +66,15 @@ def served_vault(root: str | os.PathLike) -> Path:
     return folder
 
 
+def writable(root: Path) -> bool:
+    """Whether this user can write the vault at ``root``: its folder and the state folders in it
+    that exist (not on a read-only mount, nor in another user's vault)."""
+    folders = [root] + [
+        f for f in (root / STATE_DIR, root / STATE_DIR / "index", root / USAGE_DIR) if f.is_dir()
+    ]
+    return all(os.access(f, os.W_OK) for f in folders)
+
+
 def private_dir(path: Path) -> Path:
     """Make sure ``path`` is a folder only its owner can enter (0700), creating missing
     folders on the way with that mode, and tightening the folder itself if it is ours and

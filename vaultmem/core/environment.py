@@ -81,6 +81,8 @@ VAULTMEM_NO_SERVICE = Flag("VAULTMEM_NO_SERVICE", "off",
                            "Turns the memory service off for a process: every call runs in it.")  # fmt: skip
 VAULTMEM_SERVICE_KEY = Text("VAULTMEM_SERVICE_KEY", "a hash of HOME, config folder and install",
                             "Names the memory service on purpose (up to 12 letters, digits or dashes).")  # fmt: skip
+VAULTMEM_DEBUG = Flag("VAULTMEM_DEBUG", "off",
+                      "Shows where an internal error (a bug) happened: its traceback, not its one line.")  # fmt: skip
 VAULTMEM_HOOK_DETACHED = Flag("VAULTMEM_HOOK_DETACHED", "off",
                               "Set by a hook for the detached `hook end` it starts (recorded in the hook log).")  # fmt: skip
 VAULTMEM_SYNC_KILL_AT = Text("VAULTMEM_SYNC_KILL_AT", "none",

@@ -31,6 +31,24 @@ class BadInput(VaultError):
     exit_code = 2
 
 
+class ReadOnlyVault(VaultError):
+    """A write to a vault this user cannot write (a read-only mount, another user's folder);
+    its reads work from the indexes as they are."""
+
+
+INTERNAL = 70  # the exit code of a failure vaultmem did not foresee (a bug), as sysexits' EX_SOFTWARE
+
+
+def internal_error(e: BaseException) -> str:
+    """A failure vaultmem did not foresee, as one line (the same wherever it happened)."""
+    return f"internal error: {type(e).__name__}: {e} (please report it; VAULTMEM_DEBUG=1 shows where)"
+
+
+def os_message(e: OSError) -> str:
+    """An OS error as the one line a user sees (``PATH: Read-only file system``)."""
+    return f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}"
+
+
 class NoteParseError(VaultError):
     """A file that is not a readable note (bad YAML, not UTF-8, binary)."""
 

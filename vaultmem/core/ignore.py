@@ -24,6 +24,23 @@ JUNK_PATTERNS = (
 JUNK_RE = re.compile("|".join(fnmatch.translate(p) for p in JUNK_PATTERNS))  # one match, not 15 fnmatch calls
 
 
+MISNAMED = "its file name is not valid UTF-8 (rename it to use it)"
+
+
+def utf8(name: str) -> bool:
+    """Whether a name read from the disk is valid UTF-8 (a name that is not holds surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A name that is not valid UTF-8 as it can be shown and stored: its bad bytes as ``\\xe9``."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def is_junk_name(name: str) -> bool:
     """Dot-files, editor swap/backup/temp files and anything that is not markdown."""
     if name.startswith(".") or not name.lower().endswith(NOTE_SUFFIXES):
@@ -42,6 +59,7 @@ class IgnoreRules:
         regexes = [p.regex for p in patterns]  # type: ignore[attr-defined]  # RegexPattern.regex
         self._exclude_any = regexes if all(p.include for p in patterns) else None
         self._specs: dict[str, pathspec.PathSpec | None] = {}
+        self.misnamed: dict[str, str] = {}  # the last scan's notes left out for their name (shown -> why)
 
     def spec(self, rel_dir: str) -> pathspec.PathSpec | None:
         """The compiled ``.gitignore`` of a vault-relative folder ('' is the root), if any."""
@@ -91,7 +109,7 @@ class IgnoreRules:
     def ignored(self, rel: str) -> bool:
         """Whether a vault-relative file path is not a note (checks every parent folder too)."""
         parts = rel.split("/")
-        if is_junk_name(parts[-1]):
+        if is_junk_name(parts[-1]) or not utf8(rel):
             return True
         for i in range(1, len(parts)):
             if self.dir_ignored("/".join(parts[:i])):
@@ -107,6 +125,7 @@ class IgnoreRules:
         ``scandir`` per folder, so a caller can stat each file through its entry (symlinked
         folders are not entered, as ``os.walk`` does not; unreadable folders are skipped)."""
         found: list[tuple[str, os.DirEntry]] = []
+        self.misnamed = {}
         folders = [("", self.spec("") is not None)]  # (folder, a .gitignore applies to it)
         while folders:
             rel_dir, gitignored = folders.pop()
@@ -123,7 +142,10 @@ class IgnoreRules:
                             folders.append((rel, gitignored or self.spec(rel) is not None))
                     elif not is_junk_name(entry.name) and not self._excluded(rel) \
                             and not (gitignored and self._git_ignored(rel, False)):  # fmt: skip
-                        found.append((rel, entry))
+                        if utf8(rel):
+                            found.append((rel, entry))
+                        else:  # no index, reply or link can hold its name: said, not listed
+                            self.misnamed[shown_name(rel)] = MISNAMED
         found.sort(key=lambda item: item[0])
         return found
 

@@ -236,7 +236,7 @@ class Resolver:
 
     def add_notes(self, notes: Iterable[NoteKeys]) -> None:
         """Add notes (a resolver built a part at a time holds only the notes some targets may
-        name: ``recall.linkrank``; never after attachments, which a note's path outranks)."""
+        name: ``index.linklists``; never after attachments, which a note's path outranks)."""
         for n in notes:
             self._add_file(n.path)
             if n.title:

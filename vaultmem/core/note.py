@@ -74,6 +74,23 @@ MAX_YAML_DEPTH = 100
 _SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
 
 
+def _timestamp(loader: yaml.BaseLoader, node: yaml.ScalarNode) -> Any:
+    """A YAML timestamp as a date or datetime; one shaped like a date that names no day
+    (``created: 2026-13-45``) stays the text written, as Obsidian shows it (not an error that
+    costs the whole note)."""
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)  # type: ignore[arg-type]
+    except (ValueError, OverflowError):
+        return loader.construct_scalar(node)
+
+
+class _Loader(_SafeLoader):
+    """The safe loader, keeping an impossible date as its text (``_timestamp``)."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+
+
 class YAMLLimitError(yaml.YAMLError):
     """Frontmatter over one of the limits above."""
 
@@ -137,7 +154,7 @@ def _check_nesting(fm: str) -> None:
         raise
 
 
-class BoundedSafeLoader(_SafeLoader):
+class BoundedSafeLoader(_Loader):
     """The safe loader (libyaml's when available) with the limits above checked between
     composing the document and constructing its values."""
 
@@ -170,7 +187,7 @@ def load_yaml_value(fm: str, path: str) -> Any:
         raise NoteParseError(path, f"frontmatter longer than {MAX_FRONTMATTER_CHARS} characters")
     try:
         _check_nesting(fm)
-        loader = BoundedSafeLoader if "*" in fm else _SafeLoader  # no "*", no alias to expand
+        loader = BoundedSafeLoader if "*" in fm else _Loader  # no "*", no alias to expand
         data = _YAML.load(fm, Loader=loader) if fm.strip() else {}
     except yaml.YAMLError as e:
         reason = str(e).splitlines()[0] if str(e) else "invalid YAML"
@@ -341,9 +358,6 @@ def property_text(meta: dict) -> str:
     return " ".join(words[:MAX_PROPERTY_WORDS])
 
 
-TITLE_FROM = ("filename", "heading")
-
-
 def _title(meta: dict, body: str, path: str, title_from: str = "filename") -> str:
     """The ``title`` property, else the file name (Obsidian's name of a note); with
     ``title_from="heading"`` the first ``# heading`` comes before the file name."""
@@ -374,7 +388,7 @@ def _choice(value: Any, allowed: tuple[str, ...], default: str | None) -> str | 
 def parse(text: str, path: str, mtime: float = 0.0, ctime: float | None = None,
           title_from: str = "filename") -> Note:  # fmt: skip
     """Parse note text; file times fill ``created``/``updated`` when the note has none.
-    ``title_from``: where a note without a ``title`` property takes its title (TITLE_FROM).
+    ``title_from``: where a note without a ``title`` property takes its title (``config.TITLE_FROM``).
 
     Raises NoteParseError for text that is not a note (binary, bad YAML).
     """

@@ -23,7 +23,7 @@ from .discovery import STATE_DIR, find_vault  # noqa: F401  (re-exported)
 from .errors import BadInput, Conflict, NoteParseError, VaultError
 from .ignore import IgnoreRules
 from .lock import note_lock
-from .note import Note, content_hash, parse
+from .note import Note, content_hash, parse, split_frontmatter
 from .renameat import exchange as _exchange
 
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -431,6 +431,13 @@ class Store:
             st = os.lstat(self.root / rel)  # a symlink loop is there (and skipped when read)
 
         return FileStat(st.st_mtime_ns, st.st_size)
+
+    def body(self, rel: str) -> str:
+        """A note's markdown body (no frontmatter); empty when unreadable."""
+        try:
+            return split_frontmatter(self.read_text(rel))[1]
+        except (OSError, NoteParseError):
+            return ""
 
     def read_text(self, rel: str) -> str:
         """The text of a note file; NoteParseError if it is not UTF-8 text."""

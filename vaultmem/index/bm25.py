@@ -24,7 +24,8 @@ from ..core.discovery import private_dir
 from ..core.errors import VaultError
 from . import ownfiles
 from .analysis import analyzer
-from .whoosh_compat import deleted_docs, field_lengths, posting_lists, postings, segment_id, written
+from .whoosh_compat import deleted_docs, field_lengths, posting_lists, segment_id, written
+from .whoosh_compat import postings as posting_arrays
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -242,59 +243,14 @@ class BM25Index:
         ]  # an index without segments reads as an EmptyReader
         keys = [self._segment_key(r) for r in readers]
         self._forget_other_segments(set(keys), index)
-        leaves = [(reader, self._segment_arrays(reader, key)) for reader, key in zip(readers, keys)]
-        live_docs = sum(int(live.sum()) for _, (_, live, _) in leaves)
-        if not live_docs:
-            return out
-        scores = [np.zeros(len(paths), dtype=np.float64) for _, (_, _, paths) in leaves]
-        found = {
-            f: [self._live_postings(reader, live, f, terms) for reader, (_, live, _) in leaves]
-            for f in FIELDS
-        }
-        notes_df = _notes_holding(found)
-        for field, weight in FIELDS.items():
-            df = notes_df if field in NOTE_DF_FIELDS else _holding(found[field])
-            self._add_field(field, weight, found[field], df, leaves, live_docs, scores)
-        for key, (_, (_, _, paths)), segment_scores in zip(keys, leaves, scores):
-            where = self._positions(key, paths, index)
-            hit = np.flatnonzero((segment_scores > 0) & (where >= 0))
-            out[where[hit]] = segment_scores[hit]
-        return out
-
-    def _add_field(
-        self,
-        field: str,
-        weight: float,
-        found: list[dict],
-        df: dict[str, int],
-        leaves: list,
-        live_docs: int,
-        scores: list[np.ndarray],
-    ) -> None:
-        """Add one field's weighted BM25 (its own document frequencies and average length) to
-        each segment's ``scores``. The average length is over the notes that have the field (not
-        whoosh's over all): a note's property block is measured against other property blocks,
-        not against the many notes without one."""
-        import numpy as np
-
-        total = sum(float(lengths[field][live].sum()) for _, (lengths, live, _) in leaves)
-        having = sum(int(np.count_nonzero(lengths[field][live])) for _, (lengths, live, _) in leaves)
-        avgdl = total / having if having else 1.0
-        weights = {t: idf(weight, live_docs, df[t]) for segment in found for t in segment}
-        for (_, (lengths, _, _)), segment_postings, segment_scores in zip(leaves, found, scores):
-            for term, (ids, tf) in segment_postings.items():
-                segment_scores[ids] += term_score(weights[term], tf, lengths[field][ids], avgdl)
-
-    @staticmethod
-    def _live_postings(
-        reader, live: np.ndarray, field: str, terms: list[str]
-    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """term -> (doc numbers, term frequencies) in ``field`` of the segment's live documents."""
-        out = {}
-        for term, (ids, tf) in _posting_lists(reader, field, terms, postings):
-            keep = live[ids]
-            if keep.any():
-                out[term] = (ids[keep], tf[keep])
+        segments = [
+            _ArraySegment(reader, *self._segment_arrays(reader, key)) for reader, key in zip(readers, keys)
+        ]
+        _score(segments, terms)
+        for key, segment in zip(keys, segments):
+            where = self._positions(key, segment.paths, index)
+            hit = np.flatnonzero((segment.scores > 0) & (where >= 0))
+            out[where[hit]] = segment.scores[hit]
         return out
 
     def _forget_other_segments(self, current: set[tuple], index: dict[str, int]) -> None:
@@ -358,34 +314,39 @@ class BM25Index:
     def _plain_matches(self, terms: list[str]) -> dict[str, float]:
         with windex.open_dir(str(self.folder), schema=schema()).searcher() as searcher:
             readers = [leaf.reader() for leaf, _ in _leaves(searcher)]
-            readers = [r for r in readers if r.doc_count_all()]  # as in score_all
-            segments = [_plain_segment(r) for r in readers]
-            live_docs = sum(len(live) for _, live in segments)
-            scores: dict[tuple[int, int], float] = {}
-            by_field = {
-                f: [_plain_postings(reader, live, f, terms) for reader, (_, live) in zip(readers, segments)]
-                for f in FIELDS
+            segments = [_PlainSegment(r) for r in readers if r.doc_count_all()]  # as in score_all
+            _score(segments, terms)
+            return {
+                segment.paths[doc]: score
+                for segment in segments
+                for doc, score in segment.scores.items()
+                if score > 0
             }
-            notes_df = _plain_notes_holding(by_field)
-            for field, weight in FIELDS.items():
-                lengths = [[length[field][i] for i in live] for length, live in segments]
-                having = sum(1 for seg in lengths for x in seg if x)
-                avgdl = sum(sum(seg) for seg in lengths) / having if having else 1.0
-                found = by_field[field]
-                df = notes_df if field in NOTE_DF_FIELDS else _plain_holding(found)
-                weights = {t: idf(weight, live_docs, df[t]) for segment in found for t in segment}
-                for s, ((length, _), segment_postings) in enumerate(zip(segments, found)):
-                    for term, pairs in segment_postings.items():
-                        for doc, tf in pairs:
-                            key = (s, doc)
-                            scores[key] = scores.get(key, 0.0) + term_score(
-                                weights[term], tf, length[field][doc], avgdl
-                            )
-            paths = [reader.column_reader("path") for reader in readers]
-            return {paths[s][doc]: score for (s, doc), score in scores.items() if score > 0}
 
     def count(self) -> int:
         return self._index().doc_count()
+
+
+def _score(segments: list, terms: list[str]) -> None:
+    """Add each field's weighted BM25 of ``terms`` to every segment's scores (``_ArraySegment``:
+    numpy arrays, ``_PlainSegment``: plain lists). A field's statistics are its own: document
+    frequencies (for ``NOTE_DF_FIELDS``, of the notes holding a term in any field) and the
+    average length over the notes that have the field (not whoosh's over all: a note's property
+    block is measured against other property blocks, not against the many notes without one)."""
+    live_docs = sum(segment.live_count for segment in segments)
+    if not live_docs:
+        return
+    found = {f: [segment.postings(f, terms) for segment in segments] for f in FIELDS}
+    notes_df = _notes_holding(found)
+    for field, weight in FIELDS.items():
+        df = notes_df if field in NOTE_DF_FIELDS else _holding(found[field])
+        sizes = [segment.size(field) for segment in segments]
+        having = sum(h for _, h in sizes)
+        avgdl = sum(total for total, _ in sizes) / having if having else 1.0
+        weights = {t: idf(weight, live_docs, df[t]) for lists in found[field] for t in lists}
+        for segment, lists in zip(segments, found[field]):
+            for term, (ids, tf) in lists.items():
+                segment.add(field, ids, tf, weights[term], avgdl)
 
 
 def _holding(found: list[dict]) -> dict[str, int]:
@@ -399,41 +360,75 @@ def _holding(found: list[dict]) -> dict[str, int]:
 
 def _notes_holding(found: dict[str, list[dict]]) -> dict[str, int]:
     """term -> live documents holding it in any field (``found``: field -> postings per segment)."""
-    import numpy as np
-
     df: dict[str, int] = {}
     for fields in zip(*found.values()):
         for term in set().union(*fields):
-            ids = np.concatenate([postings[term][0] for postings in fields if term in postings])
-            df[term] = df.get(term, 0) + int(np.unique(ids).size)
+            held = [lists[term][0] for lists in fields if term in lists]
+            df[term] = df.get(term, 0) + (len(held[0]) if len(held) == 1 else len(set().union(*held)))
     return df
 
 
-def _plain_holding(found: list[dict]) -> dict[str, int]:
-    """``_holding`` of ``_plain_postings`` (lists of (doc, tf) pairs)."""
-    df: dict[str, int] = {}
-    for segment in found:
-        for term, pairs in segment.items():
-            df[term] = df.get(term, 0) + len(pairs)
-    return df
+class _ArraySegment:
+    """A segment's live documents as numpy arrays (``score_all``): field lengths, live mask,
+    paths (cached per segment: ``_segment_arrays``) and the query's scores."""
+
+    def __init__(self, reader, lengths: dict[str, np.ndarray], live: np.ndarray, paths: list[str]):
+        import numpy as np
+
+        self.reader, self.lengths, self.live, self.paths = reader, lengths, live, paths
+        self.live_count = int(live.sum())
+        self.scores = np.zeros(len(paths), dtype=np.float64)
+
+    def postings(self, field: str, terms: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """term -> (doc numbers, term frequencies) in ``field`` of the segment's live documents."""
+        out = {}
+        for term, (ids, tf) in _posting_lists(self.reader, field, terms, posting_arrays):
+            keep = self.live[ids]
+            if keep.any():
+                out[term] = (ids[keep], tf[keep])
+        return out
+
+    def size(self, field: str) -> tuple[float, int]:
+        """(total length of ``field`` over the live documents, how many of them have it)."""
+        import numpy as np
+
+        lengths = self.lengths[field][self.live]
+        return float(lengths.sum()), int(np.count_nonzero(lengths))
+
+    def add(self, field: str, ids: np.ndarray, tf: np.ndarray, weight: float, avgdl: float) -> None:
+        """Add a term's BM25 in ``field`` (``weight``: its idf) to the documents ``ids``."""
+        self.scores[ids] += term_score(weight, tf, self.lengths[field][ids], avgdl)
 
 
-def _plain_notes_holding(found: dict[str, list[dict]]) -> dict[str, int]:
-    """``_notes_holding`` of ``_plain_postings``."""
-    df: dict[str, int] = {}
-    for fields in zip(*found.values()):
-        for term in set().union(*fields):
-            docs = {doc for postings in fields if term in postings for doc, _ in postings[term]}
-            df[term] = df.get(term, 0) + len(docs)
-    return df
+class _PlainSegment:
+    """``_ArraySegment`` in plain lists and dicts, without numpy (``matches``)."""
 
+    def __init__(self, reader):
+        n = reader.doc_count_all()
+        dead = deleted_docs(reader)
+        self.reader = reader
+        self.lengths = {f: [float(x) for x in field_lengths(reader, f)] for f in FIELDS}
+        self.live = {i for i in range(n) if i not in dead}
+        self.live_count = len(self.live)
+        self.paths = reader.column_reader("path")
+        self.scores: dict[int, float] = {}
 
-def _plain_segment(reader) -> tuple[dict[str, list[float]], set[int]]:
-    """A segment's field lengths (field -> one per document) and live documents, as lists."""
-    n = reader.doc_count_all()
-    lengths = {f: [float(x) for x in field_lengths(reader, f)] for f in FIELDS}
-    dead = deleted_docs(reader)
-    return lengths, {i for i in range(n) if i not in dead}
+    def postings(self, field: str, terms: list[str]) -> dict[str, tuple[list[int], list[float]]]:
+        out = {}
+        for term, (ids, tf) in _posting_lists(self.reader, field, terms, posting_lists):
+            pairs = [(int(i), float(w)) for i, w in zip(ids, tf) if i in self.live]
+            if pairs:
+                out[term] = ([i for i, _ in pairs], [w for _, w in pairs])
+        return out
+
+    def size(self, field: str) -> tuple[float, int]:
+        lengths = [self.lengths[field][i] for i in self.live]
+        return sum(lengths), sum(1 for x in lengths if x)
+
+    def add(self, field: str, ids: list[int], tf: list[float], weight: float, avgdl: float) -> None:
+        lengths, scores = self.lengths[field], self.scores
+        for doc, freq in zip(ids, tf):
+            scores[doc] = scores.get(doc, 0.0) + term_score(weight, freq, lengths[doc], avgdl)
 
 
 def _posting_lists(reader, field: str, terms: list[str], read):
@@ -444,15 +439,3 @@ def _posting_lists(reader, field: str, terms: list[str], read):
         except TermNotFound:
             continue
         yield term, read(matcher)
-
-
-def _plain_postings(
-    reader, live: set[int], field: str, terms: list[str]
-) -> dict[str, list[tuple[int, float]]]:
-    """``_live_postings`` as lists of (document, term frequency)."""
-    out = {}
-    for term, (ids, tf) in _posting_lists(reader, field, terms, posting_lists):
-        pairs = [(int(i), float(w)) for i, w in zip(ids, tf) if i in live]
-        if pairs:
-            out[term] = pairs
-    return out

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import networkx as nx
 
 from ..core.links import LINK_EXTRAS, NoteKeys, Resolver
+from .linklists import UPDATE, outdated_titles
 from .manifest import Record
 
 DANGLING = "dangling:"
@@ -26,8 +27,22 @@ def outdated_by(g: nx.DiGraph, records: dict[str, Record], path: str) -> list[st
     shown on the older note instead of hiding it."""
     if path not in g:
         return []
-    found = sorted(p for p in g.predecessors(path) if "may_update" in g.edges[p, path]["kinds"])
-    return [records[p].title for p in found if p in records and records[p].status == "active"]
+    return outdated_titles((p for p in g.predecessors(path) if UPDATE in g.edges[p, path]["kinds"]), records)
+
+
+def near(g: nx.DiGraph) -> dict[str, frozenset[str]]:
+    """Note -> the notes it links with either way (no self-links, attachments or dangling
+    targets: what recall walks), for the notes that have any. Cached on the graph."""
+    cached = g.graph.get("near")
+    if cached is None:
+        notes = {n for n, d in g.nodes(data=True) if not d.get("dangling")}
+        found: dict[str, set[str]] = {}
+        for a, b in g.edges():
+            if a != b and a in notes and b in notes:
+                found.setdefault(a, set()).add(b)
+                found.setdefault(b, set()).add(a)
+        cached = g.graph["near"] = {n: frozenset(others) for n, others in found.items()}
+    return cached
 
 
 def build(records: Iterable[Record], files: Iterable[str] = (), extras: Iterable[str] = EXTRAS) -> nx.DiGraph:

@@ -207,8 +207,14 @@ class Indexer:
             else:
                 suspects.append((path, st))
         scope = None if paths is None else set(paths)
+        errors = self.manifest.errors()
+        misnamed = self.store.rules.misnamed  # the last scan's files no path can name: errors, said
+        if paths is None:
+            batch.errors.update({p: why for p, why in misnamed.items() if errors.get(p) != why})
         batch.cleared = [
-            p for p in self.manifest.errors() if on_disk.get(p) is None and (scope is None or p in scope)
+            p
+            for p in errors
+            if on_disk.get(p) is None and p not in misnamed and (scope is None or p in scope)
         ]
         wanted = [p for p, _ in suspects if p in stored] + batch.deletes
         known = self.manifest.records(wanted) if wanted else {}
@@ -281,9 +287,11 @@ class Indexer:
             summary.model_changed = (str(stored_model), self.embedder.name)
             paths = None
         fresh_model = stored_model not in (None, self.embedder.name)
+        forgotten: set[str] = set()
         if fresh_model and paths is None and self.manifest.count():
             # everything is re-indexed, over several commits: a run stopped midway must find
             # the rest unindexed, not indexed with vectors of the old model
+            forgotten = set(self.manifest.stats())
             self.manifest.forget_notes()
             self.bm25.clear()
         batch, known = self._scan(paths, fresh_model, summary)
@@ -299,6 +307,7 @@ class Indexer:
         if batch.upserts or batch.deletes or batch.errors:
             self._apply(batch, progress, summary, vectors)
             summary.touched = {n.path for n in batch.upserts} | set(batch.deletes)
+        summary.touched |= forgotten  # a note forgotten and gone since: the views drop it too
         summary.seconds = time.perf_counter() - started
         return summary
 

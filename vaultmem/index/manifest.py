@@ -144,7 +144,29 @@ def _json_tuple(text: str | None) -> tuple:
     return () if not text or text == "[]" else tuple(json.loads(text))
 
 
+def read_only(path: Path) -> sqlite3.Connection:
+    """A SQLite file opened for reading only, also on a read-only disk: with its write-ahead log
+    when SQLite can read it there, else as the file holds it (``immutable``: a log without its
+    shared-memory file cannot be read where nothing can be written)."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False,
+                             timeout=30)  # fmt: skip
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return db
+    except sqlite3.OperationalError:
+        if not path.exists():
+            raise
+    return sqlite3.connect(
+        f"file:{path}?immutable=1", uri=True, isolation_level=None, check_same_thread=False
+    )
+
+
 SCHEMA_WAIT = 2.0  # s a read waits for the schema of a manifest a first index just created
+
+
+def _foreign(path: Path, e: Exception) -> VaultError:
+    """The one line for a manifest that is not vaultmem's."""
+    return VaultError(f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds")
 
 
 class Manifest:
@@ -182,8 +204,10 @@ class Manifest:
         ``SCHEMA_WAIT`` s, a new connection each look) instead of calling it foreign."""
         deadline = time.monotonic() + SCHEMA_WAIT
         while True:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
-                                      check_same_thread=False, timeout=30)  # fmt: skip
+            try:
+                self.db = read_only(path)  # also on a read-only disk
+            except sqlite3.DatabaseError as e:  # not a database at all
+                raise _foreign(path, e) from None
             self.db.row_factory = sqlite3.Row
             try:
                 if not self.db.execute("SELECT value FROM state LIMIT 1").fetchall():
@@ -195,9 +219,7 @@ class Manifest:
                 retry = (self._empty() or str(e) == "no state yet") and time.monotonic() < deadline
                 self.db.close()
                 if not retry:
-                    raise VaultError(
-                        f"{path} is not a vaultmem index ({e}); vaultmem index sets it aside and rebuilds"
-                    ) from None
+                    raise _foreign(path, e) from None
             time.sleep(0.05)
 
     def _empty(self) -> bool:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.discovery import STATE_DIR, USAGE_DIR, owner_only, private_dir
+from ..core.errors import ReadOnlyVault
+from .manifest import read_only
 
 log = logging.getLogger("vaultmem.index")
 
@@ -84,13 +86,19 @@ class UsageStore:
     """Usage data of one vault."""
 
     @classmethod
-    def of(cls, root: Path) -> UsageStore:
-        """The usage store of the vault at ``root``."""
-        return cls(store_path(root))
+    def of(cls, root: Path, readonly: bool = False) -> UsageStore:
+        """The usage store of the vault at ``root`` (``readonly``: a vault this user cannot write)."""
+        return cls(root / USAGE_DIR / FILE if readonly else store_path(root), readonly)
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, readonly: bool = False):
+        self.path, self.readonly = path, readonly
+        if readonly:  # what it holds, read; nothing is logged, rating or reporting a gap is refused
+            self.db = read_only(path) if path.exists() else sqlite3.connect(":memory:", isolation_level=None,
+                                                                            check_same_thread=False)  # fmt: skip
+            if not path.exists():
+                self.db.executescript(SCHEMA)
+            return
         private_dir(path.parent)
-        self.path = path
         try:
             self._open()
         except (
@@ -120,17 +128,25 @@ class UsageStore:
     def close(self) -> None:
         self.db.close()
 
+    def _refuse(self, what: str) -> None:
+        if self.readonly:
+            raise ReadOnlyVault(f"{self.path.parent.parent} is read-only: {what} cannot be recorded")
+
     def log_retrievals(self, keys: Iterable[str], via: str, at: float | None = None) -> None:
+        if self.readonly:  # a read of a read-only vault works; what it showed is not logged
+            return
         at = time.time() if at is None else at
         self.db.executemany("INSERT INTO retrievals VALUES (?,?,?)", [(k, at, via) for k in keys])
 
     def rate(self, key: str, useful: bool, source: str | None = None, at: float | None = None) -> None:
+        self._refuse("ratings")
         self.db.execute(
             "INSERT INTO ratings VALUES (?,?,?,?)",
             (key, int(useful), time.time() if at is None else at, source),
         )
 
     def add_gap(self, text: str, query: str | None = None, source: str | None = None) -> None:
+        self._refuse("a knowledge gap")
         self.db.execute("INSERT INTO gaps VALUES (?,?,?,?)", (text.strip(), query, time.time(), source))
 
     def gaps(self) -> list[dict]:
@@ -150,6 +166,8 @@ class UsageStore:
     def snapshot_counts(self, day: str, counts: dict[tuple[str, str], int]) -> bool:
         """Record the notes' counts by (type, status) for ``day`` (YYYY-MM-DD), once per day:
         False when that day has its snapshot already (the first one of a day stays)."""
+        if self.readonly:
+            return False
         self.db.execute("BEGIN IMMEDIATE")  # two processes snapshotting at once: one wins
         try:
             if self.has_counts(day):
@@ -190,6 +208,7 @@ class UsageStore:
 
     def load(self, data: dict) -> int:
         """Merge a dump (rows already present are not duplicated); returns rows added."""
+        self._refuse("a backup's usage")
         added = 0
         self.db.execute("BEGIN")
         try:

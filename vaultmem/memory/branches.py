@@ -230,19 +230,6 @@ def shown_test(cwd: Path, branch: str | None = None,
 _BRANCH_LINE = re.compile(r"^branch:", re.M)
 
 
-def filter_hits(
-    hits: list[dict[str, Any]], roots: dict[str, Path], shown: Callable[[Path, str], bool]
-) -> list[dict[str, Any]]:
-    """Recall hits without other branches' memories (``roots``: vault name -> folder;
-    ``shown``: see ``shown_test``)."""
-    default_root = next(iter(roots.values()))
-    return [
-        hit
-        for hit in hits
-        if "path" not in hit or shown(roots.get(hit.get("vault", ""), default_root), hit["path"])
-    ]
-
-
 class BranchAction(namedtuple("BranchAction", "path kind branch reason")):
     """What maintain does with one branch-scoped memory (``kind``: promote or archive)."""
 

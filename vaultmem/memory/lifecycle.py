@@ -67,6 +67,17 @@ def change(vault: VaultState, rec: Record, updates: dict[str, Any], remove: tupl
     return new != old
 
 
+def _as_indexed(vault: VaultState, rec: Record) -> bool:
+    """Whether a note's file is still the text its record was indexed from."""
+    from ..core.errors import VaultError
+    from ..core.note import content_hash
+
+    try:
+        return content_hash(vault.store.read_text(rec.path)) == rec.hash
+    except (OSError, VaultError):
+        return False
+
+
 def _result(rec: Record, action: str, changed: bool, **extra: Any) -> dict[str, Any]:
     return {
         "id": rec.key,
@@ -352,9 +363,13 @@ def _thresholds(cfg: dict) -> updates.Thresholds:
 
 def supersede_old(vault: VaultState, old: Record, new: Record, every: list[str]) -> dict[str, Any] | None:
     """Mark ``old`` superseded by ``new`` (``valid_until`` from the day ``new`` became true),
-    changing only the old note; None if it changed meanwhile (left for the next batch)."""
+    changing only the old note; None if either changed meanwhile (left for the next batch):
+    ``new``'s file must still say what its record says (a checkout that restored both notes,
+    read half before and half after it, never marks the restored old note superseded)."""
     from ..core.errors import Conflict
 
+    if new.hash and not _as_indexed(vault, new):
+        return None
     fields: dict[str, Any] = {"status": "superseded", "superseded_by": link_to(new.path, every, new.title)}
     since = _day(start_of(new))
     if since and not old.valid_until:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..index.manifest import Record
     from ..index.usage import UsageStore
     from ..index.vectors import VectorIndex
-    from ..recall.pipeline import Hit
+    from ..recall.hit import Hit
 
 
 class VaultState(Protocol):

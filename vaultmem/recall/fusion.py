@@ -14,6 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import standard
+from .standard import Moments, Stats
+
 Ranked = Sequence[tuple[str, float]]
 
 
@@ -50,26 +53,10 @@ def rrf(*lists: Ranked, k: int = 60) -> dict[str, float]:
     return out
 
 
-Stats = tuple[float, float]  # (mean, standard deviation)
-
-
-def moments(scores: np.ndarray) -> tuple[int, float, float]:
-    """(count, mean, mean of squares): what pooled statistics over several vaults need."""
-    return (
-        int(scores.size),
-        float(scores.mean()) if scores.size else 0.0,
-        float((scores**2).mean()) if scores.size else 0.0,
-    )
-
-
-def pooled(parts: Sequence[tuple[int, float, float]]) -> Stats:
-    """Mean and standard deviation of several arrays taken together, from their moments."""
-    n = sum(c for c, _, _ in parts)
-    if not n:
-        return 0.0, 0.0
-    mean = sum(c * m for c, m, _ in parts) / n
-    var = sum(c * q for c, _, q in parts) / n - mean**2
-    return mean, max(var, 0.0) ** 0.5
+def moments(scores: np.ndarray) -> Moments:
+    """(count, mean, mean of squares) of every note's score: what pooled statistics over
+    several vaults need (``standard.pooled``)."""
+    return standard.moments(int(scores.size), float(scores.sum()), float((scores**2).sum()))
 
 
 def standardise(scores: np.ndarray, stats: Stats | None = None) -> np.ndarray:
@@ -77,10 +64,9 @@ def standardise(scores: np.ndarray, stats: Stats | None = None) -> np.ndarray:
     are ranked together (all 0 when the scores do not vary)."""
     if scores.size == 0:
         return scores.astype(np.float64)
-    mean, sd = stats if stats is not None else (float(scores.mean()), float(scores.std()))
-    if sd < 1e-12:
-        return np.zeros(scores.shape)
-    return (scores - mean) / (6.0 * sd)
+    return standard.standardise(
+        scores, stats if stats is not None else (float(scores.mean()), float(scores.std()))
+    )
 
 
 def hybrid(bm25: np.ndarray, vector: np.ndarray, bm25_weight: float,

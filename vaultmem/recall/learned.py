@@ -10,8 +10,9 @@ SciFact train split and three LoCoMo dev conversations and shipped in ``learned.
               (very short notes rank lower; an average note gets 0)
     context = w_context * best (bm25 + vector) among linked notes (floored at 0)
 
-``combine = "sum"`` is the hand-set formula from before (fusion.hybrid + neighbours.lift)
-exactly. Every part is reported by ``--explain`` and the score is their sum.
+``combine = "sum"`` is the hand-set formula from before (fusion.hybrid and the same context)
+exactly. Every part is reported by ``--explain`` and the score is their sum. The context part is
+the ranking's (``ranking.Round``), with ``w_context`` as its weight.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
-
 from ..core.errors import BadInput
-from ..index import neighbours
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: ``Options`` (search.py) reads this module without it
 
 COMBINES = ("learned", "sum")
 FEATURES = ("bm25", "vector", "length", "context")
@@ -114,6 +116,8 @@ def check_combine(value: object) -> str:
 
 def short_prior(sizes: np.ndarray, ref: float) -> np.ndarray:
     """min(0, ln(size / ref)): 0 at ``ref`` bytes or more, negative for shorter notes."""
+    import numpy as np
+
     return np.minimum(0.0, np.log(np.maximum(sizes, 1.0) / ref))
 
 
@@ -123,13 +127,10 @@ def centred(values: np.ndarray) -> np.ndarray:
     return values - values.mean() if values.size else values
 
 
-def parts(model: Model, b_std: np.ndarray, v_std: np.ndarray, sizes: np.ndarray,
-          pairs: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:  # fmt: skip
-    """Every note's weighted bm25, vector, length and context parts, from the standardised
-    BM25 and best-chunk scores (``fusion.standardise``), file sizes and link pairs
-    (``neighbours.edges``); context comes from the neighbours' bm25 + vector, as with "sum"."""
+def parts(model: Model, b_std: np.ndarray, v_std: np.ndarray, sizes: np.ndarray) -> dict[str, np.ndarray]:
+    """Every note's weighted bm25, vector and length parts, from the standardised BM25 and
+    best-chunk scores (``fusion.standardise``) and file sizes; the context part comes from the
+    neighbours' bm25 + vector with weight ``model.weights["context"]``, as with "sum"."""
     w = model.weights
-    out = {"bm25": w["bm25"] * b_std, "vector": w["vector"] * v_std,
-           "length": w["length"] * centred(short_prior(sizes, model.short_ref))}  # fmt: skip
-    out["context"] = neighbours.lift(out["bm25"] + out["vector"], pairs, w["context"])
-    return out
+    return {"bm25": w["bm25"] * b_std, "vector": w["vector"] * v_std,
+            "length": w["length"] * centred(short_prior(sizes, model.short_ref))}  # fmt: skip

@@ -4,7 +4,7 @@ Every front end builds its recall parameters from ``PARAMS``: the CLI's ``vaultm
 (typer options), the MCP ``recall`` tool (pydantic fields), and ``Vault.recall`` /
 ``api.Session.recall`` accept exactly these keywords. A parameter with ``config`` set defaults
 to that key of the vault's ``[recall]`` section (so ``k = 2`` there makes 2 the default
-everywhere); the other ``[recall]`` keys tune ``pipeline.Options`` directly. Standard library
+everywhere); the other ``[recall]`` keys tune ``options.Options`` directly. Standard library
 only: the CLI's fast path imports this.
 """
 

@@ -38,3 +38,8 @@ def content_query(query: str) -> str:
         return query
     kept = [w for w in WORD_RE.findall(query) if _base(w) not in QUESTION_WORDS]
     return " ".join(kept) if kept else query
+
+
+def keyword_query(query: str, question_words: bool = False) -> str:
+    """What BM25 scores of a query: ``content_query`` unless ``[recall] question_words``."""
+    return query if question_words else content_query(query)

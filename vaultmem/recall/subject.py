@@ -44,14 +44,21 @@ class Subject:
         return f"question about {' and '.join(self.names)} (speaker of first-round hits {shown}); vector query {self.vector_query!r}"
 
 
-def speaker(body: str) -> str | None:
-    """The speaker of a note whose first line reads ``Name: text`` (one to three capitalised words)."""
+def said(body: str) -> tuple[str, str] | None:
+    """(speaker, what they say) of a note whose first line reads ``Name: text`` (one to three
+    capitalised words); None for a note that is no conversation turn."""
     for line in body.splitlines():
         line = line.strip()
         if line:
             m = SPEAKER_RE.match(line)
-            return m.group(1) if m and len(m.group(1)) <= 40 else None
+            return (m.group(1), line[len(m.group(1)) + 1 :].strip()) if m and len(m.group(1)) <= 40 else None
     return None
+
+
+def speaker(body: str) -> str | None:
+    """The speaker of a note whose first line reads ``Name: text`` (``said``)."""
+    turn = said(body)
+    return turn[0] if turn else None
 
 
 def is_list(question: str) -> bool:

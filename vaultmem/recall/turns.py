@@ -15,21 +15,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .subject import SPEAKER_RE
+from .subject import said
 
 FIRST_PERSON = re.compile(r"\b(I|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur|[Oo]urs|us)\b")  # not "US"
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 MIN_TURNS = 2  # a speaker counts when they open at least this many of the candidates
-
-
-def said(body: str) -> tuple[str, str] | None:
-    """(speaker, what they say: the first line after ``Name:``) of a turn; None for a note that is no turn."""
-    for line in body.splitlines():
-        line = line.strip()
-        if line:
-            m = SPEAKER_RE.match(line)
-            return (m.group(1), line[len(m.group(1)) + 1 :].strip()) if m and len(m.group(1)) <= 40 else None
-    return None
 
 
 def value(body: str) -> tuple[str | None, float]:

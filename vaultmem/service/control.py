@@ -53,10 +53,12 @@ def config_file() -> Path:
 
 def settings() -> dict[str, Any]:
     """``[service]`` of the user's config file over the defaults (a bad value: BadInput)."""
-    from ..core.config import read_toml
+    from ..core.config import read_toml, tell_unknown
 
     path = config_file()
-    section = read_toml(path).get("service", {})
+    data = read_toml(path)
+    tell_unknown(path, data, {"service": DEFAULTS})
+    section = data.get("service", {})
     out = {**DEFAULTS, **(section if isinstance(section, dict) else {})}
     if not isinstance(out["enabled"], bool):
         raise BadInput(f"{path}: [service] enabled must be true or false")

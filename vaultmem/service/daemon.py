@@ -249,6 +249,9 @@ class Service:
         stat = _config_stat(root)
         emb = configmod.load(root)["embedding"]
         vault = self.make_vault(root, self.embedder(emb["model"], emb["batch_size"]))
+        if getattr(vault, "read_only", False):  # nothing to keep current: read as its indexes are
+            log.info("%s: read-only; serving it from its indexes as they are", root)
+            return Entry(root, vault, None, config_stat=stat)
         report = _reporter(root) if self.foreground else None
         watcher = Watcher(vault, quiet=self.quiet, max_delay=self.max_delay, on_batch=report)
         watcher.housekeeping = self.housekeeping

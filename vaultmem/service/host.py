@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.discovery import STATE_DIR
-from ..core.errors import VaultError
+from ..core.discovery import STATE_DIR, writable
+from ..core.errors import ReadOnlyVault, VaultError
 from ..core.version import VERSION
 from . import ops
 from .ops import KEYWORDS_WAIT, SYNC, VIEWS
@@ -80,6 +80,10 @@ class Entry:
 
     @contextmanager
     def writing(self, mode: str = SYNC) -> Iterator[Any]:
+        """The vault for one call that writes it; ReadOnlyVault (one line) when it cannot be
+        written, before anything is tried."""
+        if getattr(self.vault, "read_only", False):
+            raise ReadOnlyVault(f"{self.root} is read-only: nothing can be written to it")
         if self.watcher is not None:
             self.watcher.flush()
             with self.watcher.gate.write():
@@ -159,7 +163,7 @@ class LocalHost:
             return
         from ..index.usage import UsageStore
 
-        store = UsageStore.of(Path(root))
+        store = UsageStore.of(Path(root), readonly=not writable(Path(root)))
         try:
             yield store
         finally:

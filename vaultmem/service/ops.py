@@ -216,15 +216,13 @@ def _keyword_recall(host: Host, args: dict, options: dict[str, Any]) -> dict[str
     from ..recall import keywords
 
     roots = {name: Path(root) for name, root in args["roots"].items()}
-    keep = _keep_all
-    if not args["all_branches"]:
-        shown = branches.shown_test(Path(args["cwd"]), args["branch"])
-        keep = lambda hits: branches.filter_hits(hits, roots, shown)
+    if not args["all_branches"]:  # other code branches' memories: left out inside the ranking
+        options = {**options, "shown": branches.shown_test(Path(args["cwd"]), args["branch"])}
     project = _project_rule(args, True) if args["project"] else _labels(args)
     k = options.get("k") or _default_k(None, roots)
     run = lambda ask: [hit for _, hit in keywords.recall_vaults(roots, args["query"], {**options, "k": ask},
                                                                  args["explain"] or bool(args["project"]))]  # fmt: skip
-    hits = _widened(run, k, lambda found: project(keep(found)))
+    hits = _widened(run, k, project)
     if options.get("log", True):
         _log(host, args["roots"], hits, "recall")
     hits = hits if args["explain"] else [_plain(h) for h in hits]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import BadInput, VaultError
+from ..core.errors import INTERNAL, BadInput, VaultError, internal_error, os_message
 from ..core.version import VERSION as __version__
 from .client import peer_uid, private_folder_problem, send
 from .protocol import OPS
@@ -58,18 +58,34 @@ class _RequestHandler(socketserver.StreamRequestHandler):
             req = json.loads(line)
             if not isinstance(req, dict):
                 raise ValueError("a request is a JSON object")
+            op, args, version = req["op"], req.get("args"), req.get("version")
             emit = self._progress if req.get("stream") is True else None
-            result = self.server.dispatch(req["op"], req.get("args"), req.get("version"), emit)  # type: ignore[attr-defined]
-            reply = {"ok": True, "result": result}
-        except VersionMismatch as e:
-            reply = {"ok": False, "error": str(e), "code": "version", "version": __version__}
-        except VaultError as e:  # a refusal the client acts on ("unserved") names itself
-            reply = {"ok": False, "error": str(e), "code": getattr(e, "code", None) or e.exit_code}
         except (ValueError, KeyError, TypeError) as e:
-            reply = {"ok": False, "error": f"bad request: {e}", "code": 2}
-        except Exception as e:  # keep serving; report the failure to the client
-            reply = {"ok": False, "error": f"{type(e).__name__}: {e}", "code": 70}
-        self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+            reply: dict[str, Any] = {"ok": False, "error": f"bad request: {e}", "code": 2}
+        else:
+            reply = self._answer(op, args, version, emit)
+        try:
+            data = json.dumps(reply, ensure_ascii=False).encode()
+        except (TypeError, ValueError, UnicodeEncodeError) as e:  # nothing a client could read
+            data = json.dumps({"ok": False, "error": internal_error(e), "code": INTERNAL}).encode()
+        self.wfile.write(data + b"\n")
+
+    def _answer(
+        self, op: Any, args: Any, version: Any, emit: Callable[[dict], None] | None
+    ) -> dict[str, Any]:
+        """The reply to one request: what the handler returned, or its failure as the client
+        shows it (the same line and exit code as the failure in the client's own process)."""
+        try:
+            return {"ok": True, "result": self.server.dispatch(op, args, version, emit)}  # type: ignore[attr-defined]
+        except VersionMismatch as e:
+            return {"ok": False, "error": str(e), "code": "version", "version": __version__}
+        except VaultError as e:  # a refusal the client acts on ("unserved") names itself
+            return {"ok": False, "error": str(e), "code": getattr(e, "code", None) or e.exit_code}
+        except OSError as e:  # a read-only vault, a full disk: as a command in its own process says it
+            return {"ok": False, "error": os_message(e), "code": 1}
+        except Exception as e:  # a bug: keep serving; report it as the client's entry point does
+            log.exception("%s failed", op)
+            return {"ok": False, "error": internal_error(e), "code": INTERNAL}
 
     def _progress(self, event: dict) -> None:
         """One progress line of a streaming operation, before its reply."""
@@ -130,7 +146,7 @@ class SocketServer:
                  emit: Callable[[dict], None] | None = None) -> Any:  # fmt: skip
         """The operation's result; ``emit`` takes the progress events of an operation declared
         ``stream`` (a client that did not ask for them gets none)."""
-        op = OPS.get(name)
+        op = OPS.get(name) if isinstance(name, str) else None
         if op is None:
             raise BadInput(f"unknown request {name!r}")
         if version != __version__ and not op.any_version:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.memtypes import TYPES
-from ..recall.pipeline import PROFILES
+from ..recall.options import PROFILES
 
 # a colour per memory type, in TYPES' order: picked by farthest-point search among saturated sRGB
 # colours readable on white, so every two of them and the grey of an unknown type differ by at
