@@ -12,7 +12,6 @@ $VAULTMEM_AGENTS_CACHE (default ~/.cache/vaultmem-agents-e2e) when missing."""
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import statistics
 import sys
@@ -30,7 +29,7 @@ from agents_e2e.checks import CHECKS, percentile, waits  # noqa: E402
 from agents_e2e.harness import Session, run_session  # noqa: E402
 from agents_e2e.scenarios import SCENARIOS  # noqa: E402
 
-from benchmarks.common import WORK, write_result  # noqa: E402
+from benchmarks.common import WORK, parser, write_result  # noqa: E402
 
 VARIANTS = {  # name -> (spec, extra environment)
     "claude": ("claude", {}),
@@ -74,11 +73,10 @@ def summarise(sessions: list[Session]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__, runs=(3, "sessions per agent"))
     ap.add_argument(
         "--agents", default=",".join(VARIANTS), help="comma-separated variants: " + ", ".join(VARIANTS)
     )
-    ap.add_argument("--runs", type=int, default=3, help="sessions per agent (default 3)")
     ap.add_argument("--record", action="store_true", help="write the first run's payloads as fixtures")
     ap.add_argument("--loop", action="store_true", help="issue 46's reproductions (scenarios.py), once each")
     args = ap.parse_args(argv)

@@ -23,7 +23,6 @@ Results go to benchmarks/results/capture-<label>.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -37,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("VAULTMEM_NO_SERVICE", "1")
 
 from benchmarks.capture_set import render, sessions
-from benchmarks.common import WORK, write_result
+from benchmarks.common import WORK, parser, write_result
 
 SKIP_TYPES = {"session_summary", "handoff", "project"}
 SPLITS = ("tune", "heldout", "heldout2", "heldout3")
@@ -151,7 +150,7 @@ def bench(work: Path, only: str | None = None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--label", default="after", help="results go to results/capture-<label>.json")
     ap.add_argument("--split", choices=list(SPLITS), help="only these sessions")
     args = ap.parse_args(argv)

@@ -1,23 +1,47 @@
-"""Helpers shared by the benchmarks: timing, percentiles, metrics, result files."""
+"""The benchmarks' shared harness: arguments (``parser``), the data folder (``DATA``), vault set-up
+(``fresh_copy``, ``private_home``), the results file (``write_result``: date, machine, commit,
+arguments), timing, percentiles and metrics."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import platform
 import resource
+import shutil
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 # VAULTMEM_BENCH_DIR: results and work folders under it instead (the test suite's smoke runs)
 _OUT = Path(os.environ["VAULTMEM_BENCH_DIR"]) if os.environ.get("VAULTMEM_BENCH_DIR") else None
 RESULTS = _OUT / "results" if _OUT else HERE / "results"
 WORK = _OUT / "work" if _OUT else HERE / ".work"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _data_dir() -> Path:
+    """The shared data sets: ``$VAULTMEM_DATA``, else ``shared/data`` beside the repository, or
+    beside its main checkout when this is a git worktree (its ``.git`` a file naming the gitdir)."""
+    if os.environ.get("VAULTMEM_DATA"):
+        return Path(os.environ["VAULTMEM_DATA"])
+    roots, git = [REPO], REPO / ".git"
+    if git.is_file():  # "gitdir: <main>/.git/worktrees/<name>", whose commondir is <main>/.git
+        linked = Path(git.read_text().partition("gitdir:")[2].strip())
+        common = linked / "commondir"
+        roots.append((linked / common.read_text().strip()).resolve().parent if common.exists() else REPO)
+    found = [root.parent / "shared" / "data" for root in roots]
+    return next((d for d in found if d.is_dir()), found[0])
+
+
+DATA = _data_dir()
 
 
 def fresh_usage(root: Path) -> None:
@@ -68,10 +92,34 @@ def machine() -> dict:
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
 
 
-def write_result(name: str, data: dict) -> Path:
+def commit() -> str | None:
+    """The checkout's commit, with ``+`` when its tracked files differ from it; None outside git."""
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, timeout=30)
+
+    try:
+        head = git("rev-parse", "--short=12", "HEAD")
+        return head.stdout.strip() + ("+" if git("diff", "--quiet", "HEAD").returncode else "") or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def provenance() -> dict:
+    """What a results file starts with: when, where, which code, and how it was run (the command
+    line as given and, for a script on ``parser``, every argument with its default)."""
+    arguments = {k: v if isinstance(v, (int, float, str, bool, type(None), list)) else str(v)
+                 for k, v in _ARGUMENTS.items()}  # fmt: skip
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(), "commit": commit(),
+            "command": [Path(sys.argv[0]).name, *sys.argv[1:]], "arguments": arguments or None}  # fmt: skip
+
+
+def write_result(name: str, data: dict, tag: str = "") -> Path:
+    """``results/<name>[-<tag>].json``: ``data`` after the run's provenance."""
+    name += f"-{tag}" if tag else ""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    data = {"benchmark": name, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(), **data}
+    data = {"benchmark": name, **provenance(), **data}
     path.write_text(json.dumps(data, indent=2) + "\n")
     return path
 
@@ -219,3 +267,55 @@ def watch_request(root: Path, op: str, args: dict | None = None, timeout: float 
                                        "options": args, "all_branches": True}, timeout)  # fmt: skip
         return {**reply, "result": reply["result"]["hits"]} if reply and reply.get("ok") else reply
     return client.call(op, {"root": str(root), **args}, timeout)
+
+
+_ARGUMENTS: dict = {}  # the parsed arguments of this run (``parser``), for its results file
+
+
+class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed, rest = super().parse_known_args(args, namespace)
+        _ARGUMENTS.update(vars(parsed))
+        return parsed, rest
+
+
+Flag = str | tuple[str, str]  # a value, or a value and its help
+
+
+def parser(
+    doc: str | None, *, data: Flag = "", runs: int | tuple[int, str] = 0, base: Flag = "", tag: bool = False
+) -> argparse.ArgumentParser:
+    """A benchmark's argument parser: its docstring as the help, and the common flags it asks for:
+    ``--data`` (``data`` a path under the shared data folder ``DATA``), ``--runs N`` (``runs`` the
+    default), ``--base DIR`` (another checkout for paired runs; ``base`` "optional" or "required"),
+    ``--tag`` (a suffix of the results file's name); each optionally with its own help. What it
+    parses goes into the results file."""
+    ap = _Parser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if data:
+        path, what = data if isinstance(data, tuple) else (data, "the data set")
+        ap.add_argument("--data", type=Path, default=DATA / path, help=f"{what} (default: {DATA / path}; the "
+                        "shared data folder is $VAULTMEM_DATA, else shared/data beside the repository)")  # fmt: skip
+    if runs:
+        n, what = runs if isinstance(runs, tuple) else (runs, "runs")
+        ap.add_argument("--runs", type=int, default=n, help=f"{what} (default {n})")
+    if base:
+        need, what = base if isinstance(base, tuple) else (base, "another checkout, run paired with this one")
+        ap.add_argument("--base", type=Path, required=need == "required", help=what)
+    if tag:
+        ap.add_argument("--tag", default="", help="a suffix of the results file's name")
+    return ap
+
+
+def fresh_copy(src: Path, dest: Path) -> Path:
+    """``dest``: a fresh copy of the vault ``src`` without its index, usage data and git folder
+    (vaultmem writes ``.vaultmem/`` into a vault it opens; a run starts from the notes alone)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".vaultmem", ".vaultmem-usage", ".git"))
+    return dest
+
+
+def private_home(home: Path) -> dict[str, str]:
+    """Environment variables that put HOME and the config, state, runtime (the service's socket)
+    and cache folders under ``home``, so a run meets no service, config or cache of the user's."""
+    return {"HOME": str(home), "XDG_RUNTIME_DIR": str(home / "run"), "XDG_STATE_HOME": str(home / "state"),
+            "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home / "cache"), "HF_HUB_OFFLINE": "1"}  # fmt: skip

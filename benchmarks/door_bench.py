@@ -14,7 +14,6 @@ medians (this / base). The machine is shared: only ratios within one run mean mu
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import shutil
@@ -27,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import write_result
+from benchmarks.common import fresh_copy, parser, private_home, write_result
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "vaults" / "demo"
@@ -74,11 +73,9 @@ class Checkout:
         home = work / path.name
         (home / "run").mkdir(parents=True, mode=0o700)
         self.vault = home / "demo"
-        shutil.copytree(DEMO, self.vault, ignore=shutil.ignore_patterns(".vaultmem", ".vaultmem-usage"))
-        self.env = {**os.environ, "HOME": str(home), "XDG_RUNTIME_DIR": str(home / "run"),
-                    "XDG_STATE_HOME": str(home / "state"), "XDG_CONFIG_HOME": str(home / "config"),
-                    "XDG_CACHE_HOME": str(home / "cache"), "PYTHONPATH": f"{SITE}{os.pathsep}{path}",
-                    "VAULTMEM_TEST_MODEL_DELAY": "0", "HF_HUB_OFFLINE": "1"}  # fmt: skip
+        fresh_copy(DEMO, self.vault)
+        self.env = {**os.environ, **private_home(home), "PYTHONPATH": f"{SITE}{os.pathsep}{path}",
+                    "VAULTMEM_TEST_MODEL_DELAY": "0"}  # fmt: skip
         self.env.pop("VAULTMEM_NO_SERVICE", None)
         self.cpu: list[float] = []  # CPU seconds of each call (steadier than wall time on a loaded machine)
         self.cmd = [sys.executable, "-P", "-c", "import sys; sys.argv[0] = 'vaultmem'; "
@@ -107,8 +104,7 @@ class Checkout:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--base", type=Path, required=True, help="the other checkout (e.g. today's main)")
+    ap = parser(__doc__, base=("required", "the other checkout (e.g. today's main)"))
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--name", default="door")
     a = ap.parse_args()

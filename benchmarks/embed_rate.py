@@ -19,7 +19,6 @@ Results: results/embed-rate.json (texts per second of each, the paired ratios, t
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import WORK, write_result
+from benchmarks.common import WORK, parser, write_result
 from benchmarks.synth import generate
 
 
@@ -44,7 +43,7 @@ def fill(vault: Any, paths: list[str]) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__)
     ap.add_argument("--notes", type=int, default=1500, help="synthetic vault the texts come from")
     ap.add_argument("--texts", type=int, default=384, help="texts embedded per way and round")
     ap.add_argument("--rounds", type=int, default=3)

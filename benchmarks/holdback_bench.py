@@ -34,7 +34,6 @@ Results: benchmarks/results/holdback.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -45,7 +44,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from benchmarks.common import write_result  # noqa: E402
+from benchmarks.common import parser, write_result  # noqa: E402
 from vaultmem.core.holdback import instruction_shaped  # noqa: E402
 
 SET = REPO / "benchmarks" / "data" / "holdback_set.jsonl"
@@ -58,7 +57,6 @@ ISSUE_48 = (
     "heldout4",
     "heldout5",
 )  # holdback_<name>.jsonl, in the order written
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "scifact"
 BEFORE = "d710f88"  # main when the hold-back was rewritten (issue 39)
 CHANGES = {"i48-before": "bd4da4e"}  # core/holdback.py at these commits, measured beside this tree
 CYRILLIC = str.maketrans("aceopACEOP", "асеорАСЕОР")
@@ -150,8 +148,7 @@ def load(path: Path) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="BEIR SciFact folder (ordinary text)")
+    ap = parser(__doc__, data=("scifact", "BEIR SciFact folder (ordinary text)"))
     ap.add_argument("--before", default=BEFORE, help="the commit whose hold-back is compared")
     args = ap.parse_args()
     sets = {"set": load(SET), "held_out": load(HELD_OUT), "held_out_2": load(HELD_OUT_2)}

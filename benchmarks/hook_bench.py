@@ -18,7 +18,6 @@ agents    The same with a watcher, for each agent's adapter (`--agent claude|gem
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import os
@@ -31,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, watch_request, write_result
+from benchmarks.common import WORK, fresh_copy, latency_summary, parser, watch_request, write_result
 from vaultmem.agents.hooks import RECALL_K, Floor, fit_lines, trivial, zscores
 from vaultmem.vault import Vault
 
@@ -47,7 +46,7 @@ def demo_copy() -> Path:
     root = WORK / "demo-hooks"
     if not (root / ".vaultmem" / "manifest.db").exists():
         shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".vaultmem"))
+        fresh_copy(DEMO, root)
         with Vault(root) as v:
             v.reindex()
     return root
@@ -349,7 +348,7 @@ def agents(args) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("silence")
     lat = sub.add_parser("latency")

@@ -28,7 +28,6 @@ conversations/s, the paired ratio. Results: benchmarks/results/import-chat.json 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -42,7 +41,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import WORK, write_result
+from benchmarks.common import WORK, parser, write_result
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECTS = ["shop-api", "billing", "mobile-app", "infra", "data-pipeline", "docs-site"]
@@ -305,7 +304,7 @@ def chat_bench(
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, runs=3)
     ap.add_argument(
         "--chats", default="", help="time ChatGPT exports of these many conversations instead (e.g. 300,1000)"
     )
@@ -317,7 +316,6 @@ def main() -> None:
         "--before-max", type=int, default=1000, help="with --chats: time --before up to this size"
     )
     ap.add_argument("--sessions", type=int, default=1000)
-    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--big-mb", type=int, default=500, help="size of the big folder (0: skip)")
     ap.add_argument(
         "--model", default="none", help='embedding model of the vault written to ("none", "default")'

@@ -24,7 +24,6 @@ Results: benchmarks/results/import-recall[-TAG].json.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -36,8 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, CachedEmbedder, fresh_usage, mean, write_result
-from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, sessions
+from benchmarks.common import WORK, CachedEmbedder, fresh_usage, mean, parser, write_result
+from benchmarks.locomo import CATEGORIES, sessions
 from vaultmem.vault import Vault
 
 K = 5
@@ -226,11 +225,9 @@ def summary(rows: list[dict]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap = parser(__doc__, data="locomo-dev/locomo-dev.json", tag=True)
     ap.add_argument("--work", type=Path, default=WORK / "import-recall")
     ap.add_argument("--convs", default="", help="comma-separated conversation positions (0-4)")
-    ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument(
         "--questions", type=int, default=0, help="ask only the first N questions of each (0: all)"
     )

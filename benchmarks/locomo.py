@@ -22,7 +22,6 @@ Results: benchmarks/results/locomo[-TAG].json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -32,17 +31,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import (
+    DATA,
     WORK,
     CachedEmbedder,
     fresh_usage,
     latency_summary,
     mean,
+    parser,
     write_result,
 )
 from vaultmem.core import config as configmod
 from vaultmem.vault import Vault
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
+DEFAULT_DATA = DATA / "locomo-dev" / "locomo-dev.json"
 AUDIT_NAME = "evidence-audit.json"  # beside the data: an independent audit's corrected evidence
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 25, 50)
@@ -228,14 +229,12 @@ def show(shape: str, s: dict) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap = parser(__doc__, data="locomo-dev/locomo-dev.json", tag=True)
     ap.add_argument("--work", type=Path, default=WORK / "locomo")
     ap.add_argument("--shape", choices=("flat", "linked", "both"), default="both")
     ap.add_argument("--convs", default="", help="comma-separated conversation positions (0-4) or sample ids")
     ap.add_argument("--no-adaptive", action="store_true", help="recall with adaptive=False")
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="config override")
-    ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument(
         "--model", default="", help="[embedding] model (default: the default model; its own work folder)"
     )
@@ -275,7 +274,7 @@ def main() -> None:
     if args.dump:
         dump = WORK / f"locomo-ranks{'-' + args.tag if args.tag else ''}.json"
         dump.write_text(json.dumps(ranks))
-    path = write_result("locomo" + (f"-{args.tag}" if args.tag else ""), result)
+    path = write_result("locomo", result, tag=args.tag)
     print(f"wrote {path}")
 
 

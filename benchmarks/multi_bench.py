@@ -11,7 +11,6 @@ Results: benchmarks/results/multi-vault.json
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sqlite3
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, write_result
+from benchmarks.common import WORK, latency_summary, parser, write_result
 from benchmarks.scale import queries
 from benchmarks.synth import generate
 from vaultmem.core.scaffold import init_vault
@@ -78,7 +77,7 @@ def timed(fn, qs: list[str], repeats: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__)
     ap.add_argument("--notes", type=int, default=15000)
     ap.add_argument("--parts", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)

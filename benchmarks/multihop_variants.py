@@ -16,7 +16,6 @@ multihop-latency[-TAG].json). Tuning here is on the dev split.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import statistics
@@ -26,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, CachedEmbedder, mean, write_result
-from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, audited, load_audit, overrides, write_conversation
+from benchmarks.common import WORK, CachedEmbedder, mean, parser, write_result
+from benchmarks.locomo import CATEGORIES, audited, load_audit, overrides, write_conversation
 from vaultmem.core import config as configmod
 from vaultmem.vault import Vault
 
@@ -192,16 +191,14 @@ def show(name: str, res: dict) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, data="locomo-dev/locomo-dev.json", tag=True)
     ap.add_argument("variants", nargs="+")
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--work", type=Path, default=WORK / "locomo")
     ap.add_argument("--paired", action="store_true", help="time the two variants given, question by question")
     ap.add_argument("--convs", default="", help="comma-separated conversation positions (0-4)")
     ap.add_argument(
         "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
     )
-    ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument("--shape", choices=("flat", "linked", "both"), default="both")
     ap.add_argument("--model", default="", help="[embedding] model (its vaults: locomo.py --model's folder)")
     ap.add_argument(

@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path += [str(HERE.parent), str(HERE.parent / "tests")]  # vaultmem (PYTHONPATH first), obsidian_agree
 
 
-from common import WORK, write_result  # noqa: E402
+from common import DATA, WORK, fresh_copy, parser, write_result  # noqa: E402
 
 EXT = Path(os.environ.get("VAULTMEM_EXTVAULTS", "/work/extvaults"))
 VAULTS = {  # name -> (vault root, repository, commit)
@@ -99,9 +99,7 @@ def copy_vault(name: str) -> Path:
     """A fresh private copy of a vault (vaultmem writes .vaultmem/ into a vault it opens)."""
     src = VAULTS[name][0]
     dest = OUT / name
-    shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".vaultmem", ".vaultmem-usage", ".git"))
-    return dest
+    return fresh_copy(src, dest)
 
 
 def available(name: str) -> bool:
@@ -235,9 +233,7 @@ def part_resume(kill_at: float) -> dict:
 
 
 def copy_vault_to(name: str, dest: Path) -> Path:
-    shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(VAULTS[name][0], dest, ignore=shutil.ignore_patterns(".vaultmem", ".git"))
-    return dest
+    return fresh_copy(VAULTS[name][0], dest)
 
 
 def index_state(root: Path) -> tuple:
@@ -435,7 +431,7 @@ def part_doctor(before: Path | None) -> dict:
 # ---------------------------------------------------------------------- what SciFact indexes
 
 
-SCIFACT = HERE.parents[1] / "shared" / "data" / "scifact" / "corpus.jsonl"
+SCIFACT = DATA / "scifact" / "corpus.jsonl"
 
 
 def scifact_notes(corpus: Path) -> list:
@@ -516,12 +512,11 @@ def part_scifact_identity(before: Path | None, corpus: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, tag=True)
     ap.add_argument("--parts", default="links,scifact,index,resume,chunking,recall,doctor")
     ap.add_argument("--before", type=Path, help="a checkout of the code before (for chunking and recall)")
     ap.add_argument("--sample", type=int, default=256, help="chunks embedded to measure the rate")
     ap.add_argument("--kill-at", type=float, default=0.4, help="share of the chunks embedded before the kill")
-    ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument("--max-mb", type=float, default=4.8, help="longest paragraph timed by the chunking part")
     ap.add_argument(
         "--fixture",
@@ -583,7 +578,7 @@ def main() -> None:
     if "index" in parts:
         result["index"] = part_index(args.sample)
     result["load_average_end"] = os.getloadavg()
-    path = write_result("obsidian" + (f"-{args.tag}" if args.tag else ""), result)
+    path = write_result("obsidian", result, tag=args.tag)
     print(f"wrote {path}")
 
 

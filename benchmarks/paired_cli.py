@@ -12,11 +12,9 @@ written; the machine is shared, so only ratios within one run mean much.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, watch_request, write_result
+from benchmarks.common import WORK, fresh_copy, parser, watch_request, write_result
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "vaults" / "demo"
@@ -66,8 +64,7 @@ def _timed(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> flo
 def _vault(label: str, checkout: Path, model: str) -> Path:
     """A copy of the demo vault notes, indexed by ``checkout`` (reused across rounds)."""
     root = WORK / f"paired-{label}-{model or 'default'}"
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".vaultmem", ".vaultmem-usage"))
+    fresh_copy(DEMO, root)
     if model:
         (root / ".vaultmem.toml").write_text(f'[embedding]\nmodel = "{model}"\n')
     _timed([*_bin(checkout), "index", "--vault", str(root)], _env(checkout))
@@ -109,8 +106,7 @@ def _with_watcher(checkout: Path, root: Path, calls: int) -> dict[str, list[floa
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--base", type=Path, required=True, help="the other checkout (its vaultmem/ is imported)")
+    ap = parser(__doc__, base=("required", "the other checkout (its vaultmem/ is imported)"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=10, help="calls of each kind per checkout and round")
     ap.add_argument("--model", default="", help='"none": BM25 and the graph only (a smoke run)')

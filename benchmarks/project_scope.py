@@ -19,7 +19,6 @@ Results go to benchmarks/results/project-scope.json under the label (other label
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -32,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("VAULTMEM_NO_SERVICE", "1")  # everything in this process, the same for both versions
 
-from benchmarks.common import RESULTS, WORK, write_result
+from benchmarks.common import RESULTS, WORK, parser, write_result
 
 PROJECTS: dict[str, dict] = {
     "shop": {
@@ -287,7 +286,7 @@ def summary(rows: list[dict]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--label", default="after", help="the key the results are stored under (before / after)")
     ap.add_argument("--other-cos", type=float, default=None,
                     help="the bar another project's memory must clear in the prompt hook (default: the code's)")  # fmt: skip

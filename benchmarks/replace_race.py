@@ -15,7 +15,6 @@ Writes benchmarks/results/replace-race.json.
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import multiprocessing as mp
 import os
@@ -28,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from benchmarks.common import WORK, write_result  # noqa: E402
+from benchmarks.common import WORK, parser, write_result  # noqa: E402
 
 
 def _vaultmem(path: Path, saves: int, settle: float, code: str, out) -> None:
@@ -117,7 +116,7 @@ def run(saves: int, mode: str, settle: float, pause: float, code: str, seed: int
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--saves", type=int, default=3000, help="saves by each side (default 3000)")
     ap.add_argument(
         "--settle", type=float, default=0.01, help="vaultmem's settle window in seconds (default 0.01)"

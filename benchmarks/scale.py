@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, peak_rss_mb, write_result
+from benchmarks.common import WORK, latency_summary, parser, peak_rss_mb, write_result
 from benchmarks.synth import generate
 from vaultmem.core.config import CONFIG_FILE
 from vaultmem.vault import Vault
@@ -147,7 +147,7 @@ def serve(root: Path, qfile: Path, repeats: int, reconciles: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__)
     ap.add_argument("--notes", type=int, default=10000)
     ap.add_argument("--no-vectors", action="store_true")
     ap.add_argument("--cache", action="store_true", help="index from the text-hash cache (see above)")

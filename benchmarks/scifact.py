@@ -19,7 +19,6 @@ benchmarks/results/scifact-speed[-TAG].json.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import shutil
@@ -31,19 +30,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import (
+    DATA,
     WORK,
     fresh_usage,
     in_turns,
     latency_summary,
     mean,
     ndcg_at,
+    parser,
     recall_at,
     write_result,
 )
 from vaultmem.recall import fusion
 from vaultmem.vault import Vault
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+DEFAULT_DATA = DATA / "scifact"
 
 
 def load(data: Path, split: str, limit: int = 0):
@@ -319,8 +320,7 @@ def speed(work: Path, base: Path, queries: dict[str, str], runs: int, tag: str) 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap = parser(__doc__, data="scifact", tag=True)
     ap.add_argument("--work", type=Path, default=WORK / "scifact-vault")
     ap.add_argument("--tune", action="store_true", help="sweep fusion settings on the train split")
     ap.add_argument("--repeats", type=int, default=5, help="latency runs over the query set")
@@ -330,7 +330,6 @@ def main() -> None:
         action="store_true",
         help="also nDCG@10 through Vault.recall with default settings (adaptive on, logging)",
     )
-    ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument(
         "--model", default="", help="[embedding] model (default: the default model; its own work folder)"
     )
@@ -388,7 +387,7 @@ def main() -> None:
     vault.close()
     rec = reconcile_timing(args.work)
     print(f"  no-change reconcile {rec['median_s']} s", flush=True)
-    path = write_result("scifact" + (f"-{args.tag}" if args.tag else ""), {
+    path = write_result("scifact", tag=args.tag, data={
         "split": "test", "notes": len(corpus), "queries": len(queries), "model": vault.embedder.name,
         "bm25_weight": vault.config["recall"]["bm25_weight"], "quality": quality,
         "latency": lat, "build": build, "reconcile_no_change": rec,

@@ -15,7 +15,6 @@ Results: benchmarks/results/secrets.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -26,10 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
-from benchmarks.common import write_result  # noqa: E402
+from benchmarks.common import parser, write_result  # noqa: E402
 from vaultmem.core import secrets  # noqa: E402
-
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "scifact"
 
 
 def demo_notes() -> list[tuple[str, str]]:
@@ -82,10 +79,9 @@ def import_ms() -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, data=("scifact", "BEIR SciFact folder"))
     ap.add_argument("--scifact", type=int, default=2000, help="SciFact documents to time (all are scanned)")
     ap.add_argument("--repeats", type=int, default=3, help="calls per note; the best one counts")
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="BEIR SciFact folder")
     args = ap.parse_args()
 
     import test_secrets as cases

@@ -29,7 +29,6 @@ the machine is shared and noisy, so compare the ratios).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -42,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import RESULTS, latency_summary, write_result
+from benchmarks.common import RESULTS, fresh_copy, latency_summary, parser, write_result
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "vaults" / "demo"
@@ -71,7 +70,7 @@ class Home:
         self.vault = self.base / "demo"
         self.other = self.base / "other"
         for dest in (self.vault, self.other):
-            shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns(".vaultmem", ".vaultmem-usage"))
+            fresh_copy(DEMO, dest)
             self.run("index", "--vault", str(dest), local=True)
         self.n = 0
 
@@ -326,9 +325,8 @@ def soak(calls: int, every: int, writes: bool = True) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, runs=(15, "paired rounds per latency measure"))
     ap.add_argument("part", choices=["latency", "soak", "all"])
-    ap.add_argument("--runs", type=int, default=15, help="paired rounds per latency measure (default 15)")
     ap.add_argument("--calls", type=int, default=10_000, help="calls in the soak (default 10000)")
     ap.add_argument("--every", type=int, default=500, help="RSS sampled every this many calls (default 500)")
     ap.add_argument(

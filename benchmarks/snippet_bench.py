@@ -11,7 +11,6 @@ turns (paired). Medians. Results: benchmarks/results/snippet.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
@@ -21,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import write_result
+from benchmarks.common import parser, write_result
 
 REPO = Path(__file__).resolve().parent.parent
 QUERY_TERMS = ["advisori", "lock"]  # the analyzed terms of "advisory locks"
@@ -64,9 +63,8 @@ def once(module: Path, text: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = parser(__doc__, runs=3)
     ap.add_argument("--mb", type=float, default=23)
-    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--before", default="main")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,7 +20,6 @@ Results: benchmarks/results/supersede-calibration.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import statistics
@@ -30,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import write_result
+from benchmarks.common import parser, write_result
 from vaultmem.core.config import DEFAULTS
 from vaultmem.index.embed import FastEmbedder
 from vaultmem.memory.lifecycle import memory_text
@@ -129,7 +128,7 @@ def fmt(x) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__)
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pair file (JSON list)")
     ap.add_argument("--margin", type=float, default=0.01, help="safety margin added to the zero-FP threshold")
     ap.add_argument("--name", default="supersede-calibration", help="result file name (without .json)")

@@ -5,7 +5,7 @@
     python benchmarks/supersede_v2.py --probe VAULT... --name NAME   # slot changes among real notes
 
 Pairs: ``tests/data/supersede_pairs.json`` (209 pairs: ``update`` = the new memory replaces the
-old one, ``distinct`` = both stay; halves as in ``archive/supersede_signals.py``: pair i is in the
+old one, ``distinct`` = both stay; halves as in the retired ``archive/supersede_signals.py``: pair i is in the
 calibration half when i is even, held-out when odd) and ``tests/data/supersede_adversarial.json``
 (issue 25's two shapes: a bulk of near-identical but different notes, and a different decision
 under the same anchor that names the old one's words near "instead"; issue 37's different subjects
@@ -23,7 +23,6 @@ benchmarks/results/supersede-v2.json (``--name``: another name).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import re
@@ -35,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import write_result
+from benchmarks.common import parser, write_result
 from benchmarks.supersede_calibration import DEFAULT_PAIRS, load
 from vaultmem.core.errors import NoteParseError
 from vaultmem.core.note import parse
@@ -132,7 +131,7 @@ def probe(path: Path, common: int = 60) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pair file (JSON list)")
     ap.add_argument("--adversarial", type=Path, default=ADVERSARIAL, help="labelled adversarial pair file")
     ap.add_argument("--fresh", type=Path, default=FRESH, help="labelled pair file written fresh (issue 47)")

@@ -11,7 +11,6 @@ Writes benchmarks/results/sync-soak.json (counts, what was lost, seconds).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -23,11 +22,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from benchmarks.common import WORK, write_result  # noqa: E402
+from benchmarks.common import WORK, parser, write_result  # noqa: E402
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--minutes", type=float, default=30.0, help="how long the load runs (default 30)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-watch", action="store_true", help="no watcher with --sync-every on the third clone")

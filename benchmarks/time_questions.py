@@ -15,7 +15,6 @@ Results: benchmarks/results/time-questions.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import statistics
@@ -25,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, write_result
+from benchmarks.common import WORK, parser, write_result
 from vaultmem.core.note import render
 from vaultmem.core.timeexpr import parse_query
 from vaultmem.recall.options import TIME_BOOST
@@ -71,7 +70,7 @@ def evaluate(vault: Vault, questions: list[dict], **kw) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__)
     ap.add_argument("--boost", type=float, nargs="*", default=[0.5, 2.0], help="other boost weights to try")
     args = ap.parse_args()
     notes = json.loads((DATA / "time_vault.json").read_text())

@@ -14,7 +14,6 @@ of the first note that answers it, hits@1, hits@10. Results: results/vault-quest
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
@@ -24,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from benchmarks.common import WORK, write_result  # noqa: E402
+from benchmarks.common import WORK, fresh_copy, parser, write_result  # noqa: E402
 
 QUESTIONS = HERE / "data" / "obsidian_hub_questions.json"
 CHILD = """
@@ -47,18 +46,16 @@ print(json.dumps(ranks))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, tag=True)
     ap.add_argument(
         "--vault", type=Path, required=True, help="the vault's checkout (outside this repository)"
     )
     ap.add_argument("--questions", type=Path, default=QUESTIONS)
     ap.add_argument("--code", type=Path, default=HERE.parent, help="the code to measure (a checkout)")
     ap.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
-    ap.add_argument("--tag", default="")
     args = ap.parse_args()
     root = WORK / "vault-questions" / (args.tag or "this")
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.copytree(args.vault, root, ignore=shutil.ignore_patterns(".git", ".vaultmem", ".vaultmem-usage"))
+    fresh_copy(args.vault, root)
     code = CHILD.format(code=str(args.code.resolve()), model=args.model, root=str(root),
                         cache=str(WORK / "embed-cache.sqlite"), questions=str(args.questions))  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(root))
@@ -73,7 +70,7 @@ def main() -> None:
     print(
         f"MRR@10 {result['MRR@10']}  hits@1 {result['hits@1']}/{n}  hits@10 {result['hits@10']}/{n}  {ranks}"
     )
-    print(f"wrote {write_result('vault-questions' + (f'-{args.tag}' if args.tag else ''), result)}")
+    print(f"wrote {write_result('vault-questions', result, tag=args.tag)}")
 
 
 if __name__ == "__main__":

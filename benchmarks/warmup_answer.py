@@ -25,7 +25,6 @@ benchmarks/results/warmup-speed[-TAG].json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -34,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, fresh_usage, in_turns, latency_summary, mean, write_result
-from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, questions, write_conversation
+from benchmarks.common import WORK, fresh_usage, in_turns, latency_summary, mean, parser, write_result
+from benchmarks.locomo import CATEGORIES, questions, write_conversation
 from vaultmem.recall import keywords
 from vaultmem.vault import Vault
 
@@ -133,21 +132,18 @@ def speed(args, samples: list[dict]) -> None:
                 row[answer] = {"p50_ms": {k: round(statistics.median(v), 2) for k, v in times.items()},
                                "paired_ratio": round(ratio, 3)}  # fmt: skip
             print(shape, sample["sample_id"], {a: row[a] for a in ("keywords", "pipeline")}, flush=True)
-    print(f"wrote {write_result('warmup-speed' + (f'-{args.tag}' if args.tag else ''), out)}")
+    print(f"wrote {write_result('warmup-speed', out, tag=args.tag)}")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap = parser(__doc__, data="locomo-dev/locomo-dev.json", runs=3, tag=True)
     ap.add_argument("--work", type=Path, default=WORK / "warmup-answer")
     ap.add_argument("--convs", default="", help="comma-separated conversation positions (0-4)")
     ap.add_argument(
         "--turns", type=int, default=0, help="only the first N notes of each conversation (a smoke run)"
     )
     ap.add_argument("--shapes", default="flat,linked", help="comma-separated: flat, linked")
-    ap.add_argument("--tag", default="", help="result file name suffix")
     ap.add_argument("--speed-base", type=Path, help="time the keyword answer against this vaultmem tree")
-    ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     if not args.data.exists():
         sys.exit(f"warmup_answer.py: no LoCoMo data at {args.data} (pass --data PATH)")
@@ -164,7 +160,7 @@ def main() -> None:
               f"pipeline bm25 {s['pipeline_bm25']['R@3']}/{s['pipeline_bm25']['R@10']}; same top 3 in "
               f"{s['same_top3']}% (top 10 the same as with the pipeline's time off in {s['same_top10_time_off']}%); per query p50 {s['keywords']['per_query']['p50_ms']:.1f} vs "
               f"{s['pipeline_bm25']['per_query']['p50_ms']:.1f} ms", flush=True)  # fmt: skip
-    print(f"wrote {write_result('warmup-answer' + (f'-{args.tag}' if args.tag else ''), result)}")
+    print(f"wrote {write_result('warmup-answer', result, tag=args.tag)}")
 
 
 if __name__ == "__main__":

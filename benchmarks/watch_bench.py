@@ -19,7 +19,6 @@ Results: benchmarks/results/watch-<name>.json
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import shutil
@@ -31,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, watch_request, write_result
+from benchmarks.common import WORK, latency_summary, parser, watch_request, write_result
 from benchmarks.synth import generate
 from vaultmem.vault import Vault
 
@@ -300,12 +299,11 @@ def repeated(args) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser(__doc__, runs=10)
     ap.add_argument("which", choices=["freshness", "burst", "cli", "soak"])
     ap.add_argument("--notes", type=int)
     ap.add_argument("--edits", type=int)
     ap.add_argument("--files", type=int, default=1000)
-    ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--rate", type=float, default=25.0, help="soak edits per second")
     ap.add_argument("--sample-every", type=int, default=100, help="soak: edits between memory samples")
     ap.add_argument("--warmup", type=float, default=0.3, help="soak: fraction of edits counted as warm-up")

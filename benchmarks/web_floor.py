@@ -16,14 +16,13 @@ Results: benchmarks/results/web-floor.json.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import write_result
+from benchmarks.common import parser, write_result
 from benchmarks.hook_bench import demo_copy, load_prompts
 from vaultmem.agents.hooks import DEFAULT_FLOOR
 from vaultmem.vault import Vault
@@ -77,9 +76,7 @@ def measure(rows: list[dict], rule: Rule) -> dict:
 
 
 def main() -> None:
-    argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    ).parse_args()
+    parser(__doc__).parse_args()
     rows = collect(demo_copy())
     result = {"k": 10, "rules": {name: measure(rows, rule) for name, rule in RULES.items()}}
     for name, m in result["rules"].items():

@@ -1,8 +1,8 @@
 """Every kept benchmark script starts, answers --help, and runs on a tiny sample (so none rots).
 
 The runs write into a temporary folder (VAULTMEM_BENCH_DIR), never into benchmarks/results/.
-A new script in benchmarks/ needs a row in SMOKE; the research scripts in benchmarks/archive/
-are kept for their conclusions (benchmarks/README.md) and are not run.
+A new script in benchmarks/ needs a row in SMOKE; retired scripts leave their figures in
+benchmarks/README.md and their code in git history.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.common import DATA  # $VAULTMEM_DATA, else shared/data beside the (main) checkout
+
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "benchmarks"
-DATA = REPO.parent / "shared" / "data"
 NOT_SCRIPTS = {"__init__", "common", "capture_set"}  # capture_set: the labelled set capture_bench reads
 
 # script -> (tiny-run arguments, loads the real model?, needs ../shared/data?)
@@ -73,6 +74,12 @@ def test_every_kept_script_has_a_smoke_run():
     assert sorted(SMOKE) == _scripts()
 
 
+def test_every_kept_script_has_a_row_in_the_readme_table():
+    """benchmarks/README.md's table gives each kept script its command (the first table)."""
+    table = (BENCH / "README.md").read_text().split("\n\n| ")[1].split("\n\n")[0]
+    assert [s for s in _scripts() if s != "synth" and f"benchmarks/{s}.py" not in table] == []
+
+
 @pytest.mark.parametrize("script", _scripts())
 def test_help(script, capsys, monkeypatch):
     """As ``python benchmarks/SCRIPT.py --help``, in this process (a subprocess proves no more):
@@ -93,7 +100,7 @@ def test_help(script, capsys, monkeypatch):
 def _smoke(script: str, tmp: Path) -> None:
     args, _, needs_data = SMOKE[script]
     if needs_data and not DATA.is_dir():
-        pytest.skip("../shared/data is not beside this checkout")
+        pytest.skip(f"no shared data sets at {DATA}")
     out = _run([f"benchmarks/{script}.py", *(a.format(tmp=tmp, repo=REPO) for a in args)], tmp, 900)
     assert out.returncode == 0, (out.stdout[-2000:], out.stderr[-3000:])
     results = list((tmp / "results").glob("*.json")) if (tmp / "results").exists() else []
@@ -119,7 +126,7 @@ def test_tiny_run_with_the_model(script, tmp_path):
 def test_scifact_tune_runs(tmp_path):
     """`scifact.py --tune` crashed (it called vault._universe(), renamed long ago)."""
     if not DATA.is_dir():
-        pytest.skip("../shared/data is not beside this checkout")
+        pytest.skip(f"no shared data sets at {DATA}")
     out = _run(["benchmarks/scifact.py", "--tune", "--queries", "5"], tmp_path, 900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert (tmp_path / "results" / "scifact-tune.json").exists()
