@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent)
+)  # `pytest` alone (not `python -m`): the repo root
 from benchmarks.common import DATA  # $VAULTMEM_DATA, else shared/data beside the (main) checkout
 
 REPO = Path(__file__).resolve().parent.parent
