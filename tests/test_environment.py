@@ -164,3 +164,15 @@ def test_the_cli_follows_the_variables_set_per_call(monkeypatch, tmp_path, fake_
         listed = runner.invoke(app, ["list"])
         assert listed.exit_code == 0 and f"the {name} fact" in listed.output.lower(), listed.output
         assert ("two" if name == "one" else "one") + " fact" not in listed.output.lower()
+
+
+def test_a_seconds_variable_is_a_positive_number_or_unset(monkeypatch):
+    """The tests' shorter waits (VAULTMEM_STOP_GRACE, VAULTMEM_READ_TIMEOUT): anything but a
+    positive number leaves the product's default."""
+    from vaultmem.service import server
+
+    var = environment.VAULTMEM_READ_TIMEOUT
+    for raw, seconds in (("1.5", 1.5), ("", None), ("soon", None), ("0", None), ("-3", None)):
+        monkeypatch.setenv(var.name, raw)
+        assert var.get() == seconds, raw
+        assert server.read_timeout() == (seconds or server.READ_TIMEOUT), raw
