@@ -49,13 +49,10 @@ RULES: dict[str, Rule] = {
 }
 
 
-def collect(root: Path, sample: int = 0) -> list[dict]:
-    """Each prompt's top 10 (``sample``: only the first that many of each kind, a tiny run)."""
+def collect(root: Path) -> list[dict]:
     rows = [{**p, "kind": "needs" if p["needs"] else "none"} for p in load_prompts()]
     rows += [{"prompt": q, "kind": "none"} for q in NO_MEMORY]
     rows += [{"prompt": q, "kind": "search", "title": t} for q, t in SEARCHES.items()]
-    if sample:
-        rows = [r for i, r in enumerate(rows) if [x["kind"] for x in rows[:i]].count(r["kind"]) < sample]
     with Vault(root) as v:
         for r in rows:
             found = v.recall(r["prompt"], k=10, log=False, include_resolved=r["prompt"] == "safari")
@@ -79,11 +76,8 @@ def measure(rows: list[dict], rule: Rule) -> dict:
 
 
 def main() -> None:
-    ap = parser(__doc__)
-    ap.add_argument(
-        "--sample", type=int, default=0, help="only the first N prompts of each kind (a tiny run)"
-    )
-    rows = collect(demo_copy(), ap.parse_args().sample)
+    parser(__doc__).parse_args()
+    rows = collect(demo_copy())
     result = {"k": 10, "rules": {name: measure(rows, rule) for name, rule in RULES.items()}}
     for name, m in result["rules"].items():
         print(f"{name:32} answers {m['answers_listed']}  no-memory hits {m['hits_listed_without_a_memory']} "
