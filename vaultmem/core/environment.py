@@ -102,6 +102,8 @@ VAULTMEM_SYNC_KILL_AT = Text("VAULTMEM_SYNC_KILL_AT", "none",
                              "Tests only: the sync step at which a sync kills itself.")  # fmt: skip
 VAULTMEM_STOP_GRACE = Seconds("VAULTMEM_STOP_GRACE", "15",
                               "Tests only: seconds `service stop` waits for the service before signalling it.")  # fmt: skip
+VAULTMEM_FILL_WAIT = Seconds("VAULTMEM_FILL_WAIT", "10",
+                             "Tests only: seconds a recall keywords cannot answer waits for a first index's vectors.")  # fmt: skip
 VAULTMEM_READ_TIMEOUT = Seconds("VAULTMEM_READ_TIMEOUT", "5",
                                 "Tests only: seconds the service gives a client to send its request.")  # fmt: skip
 
