@@ -420,7 +420,11 @@ def test_eighty_concurrent_calls_are_all_served(running):
     assert unserved == 0, f"{unserved} of 80 concurrent calls unserved"
 
 
-def test_a_silent_client_is_dropped_and_early_disconnects_leave_no_traceback(running):
+def test_a_silent_client_is_dropped_and_early_disconnects_leave_no_traceback(homes, runtime):
+    """A service whose clients have 1 s (not the default 5 s) to send their request."""
+    running = homes("home", runtime=runtime)
+    running.env["VAULTMEM_READ_TIMEOUT"] = "1"
+    assert running("service", "start").returncode == 0
     _, sock, _ = running.paths()
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     silent.settimeout(60)
