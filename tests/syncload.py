@@ -60,6 +60,7 @@ class Load:
         self.remembered: list[str] = []  # body lines of acknowledged remember calls
         self.overwritten: set[tuple[str, str]] = set()  # (rel, line) an editor save wrote over
         self.counts = Counts()
+        self.stepped = 0  # syncs told to kill themselves at a named step (STEPS in turn)
         self.stop = threading.Event()
         self.mutex = threading.Lock()
 
@@ -219,7 +220,7 @@ class Load:
             choice = rng.random()
             env = {**self.c.env}
             if choice < 0.2:
-                env[KILL] = rng.choice(STEPS)
+                env[KILL] = self._next_step()
             proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "sync", "--vault", str(self.c.vaults[name])],
                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
             if 0.2 <= choice < 0.55:
@@ -243,6 +244,12 @@ class Load:
                     if "Traceback" in err:
                         self.counts.errors.append(f"{name} sync: {err.strip().splitlines()[-1]}")
             self.stop.wait(rng.uniform(0.2, 1.5))
+
+    def _next_step(self) -> str:
+        """The named steps in turn across the clones: a short run still kills at each of them."""
+        with self.mutex:
+            self.stepped += 1
+            return STEPS[(self.stepped - 1) % len(STEPS)]
 
     # ------------------------------------------------------------ the end
 

@@ -40,6 +40,7 @@ def test_a_vault_in_its_first_index_answers_hooks_status_and_recall_while_index_
     hold = tmp_path / "hold"
     hold.touch()
     cli.env["VAULTMEM_TEST_EMBED_HOLD"] = f"{hold}:8"  # the vectors of a few notes, then held
+    cli.env["VAULTMEM_FILL_WAIT"] = "1"  # the recall below waits 1 s (not 10) for vectors that are held
     cli("service", "start")
     index = subprocess.Popen([EXE, "index", "--vault", str(root), "--json"], env=cli.env, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip

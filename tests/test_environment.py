@@ -164,3 +164,37 @@ def test_the_cli_follows_the_variables_set_per_call(monkeypatch, tmp_path, fake_
         listed = runner.invoke(app, ["list"])
         assert listed.exit_code == 0 and f"the {name} fact" in listed.output.lower(), listed.output
         assert ("two" if name == "one" else "one") + " fact" not in listed.output.lower()
+
+
+def test_a_seconds_variable_is_a_positive_number_or_unset(monkeypatch):
+    """The tests' shorter waits (VAULTMEM_STOP_GRACE, VAULTMEM_READ_TIMEOUT): anything but a
+    positive number leaves the product's default."""
+    from vaultmem.service import server
+
+    var = environment.VAULTMEM_READ_TIMEOUT
+    for raw, seconds in (("1.5", 1.5), ("", None), ("soon", None), ("0", None), ("-3", None)):
+        monkeypatch.setenv(var.name, raw)
+        assert var.get() == seconds, raw
+        assert server.read_timeout() == (seconds or server.READ_TIMEOUT), raw
+
+
+def test_a_count_variable_sets_a_bulk_writes_checkpoints(monkeypatch):
+    """VAULTMEM_BULK_EVERY (the killed-import test's shorter run): a whole number above zero,
+    else the default 250."""
+    from vaultmem.memory import batch
+
+    written: list[int] = []
+    flushed: list[int] = []
+
+    class Vault:
+        def flush(self) -> int:
+            flushed.append(len(written))
+            return 0
+
+    for raw, every in (("3", 3), ("", 250), ("2.5", 250), ("0", 250), ("x", 250)):
+        monkeypatch.setenv("VAULTMEM_BULK_EVERY", raw)
+        assert environment.VAULTMEM_BULK_EVERY.get() == (None if every == 250 else every), raw
+    monkeypatch.setenv("VAULTMEM_BULK_EVERY", "3")
+    for item in batch.paced(Vault(), list(range(7))):
+        written.append(item)
+    assert flushed == [3, 6, 7]

@@ -2,7 +2,9 @@
 an editor saving in place and by rename, a watcher syncing every 5 s, syncs SIGKILLed at random
 moments and at every named step) for a bounded time; then every acknowledged write is on every
 clone, no commit any clone's branch ever held is missing from the remote, and every index
-equals a rebuild. The long version is benchmarks/sync_soak.py."""
+equals a rebuild. The load runs 20 s (35 s until issue 44; VAULTMEM_FAULT_SECONDS sets it), the
+named steps taken in turn so a short run still kills at each; the long version is
+benchmarks/sync_soak.py."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 from gitcluster import Cluster
 from syncload import Load
 
-SECONDS = float(os.environ.get("VAULTMEM_FAULT_SECONDS", "35"))
+SECONDS = float(os.environ.get("VAULTMEM_FAULT_SECONDS", "20"))
 
 
 @pytest.mark.integration  # the CLI in subprocesses

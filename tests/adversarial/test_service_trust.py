@@ -261,8 +261,10 @@ def test_a_blocked_folder_without_a_spare_is_named_in_one_line_at_once(homes, sh
 
 def test_stop_never_kills_a_process_that_only_holds_the_lock(homes, runtime):
     """Even in the user's private folder, the lock's holder is signalled only when it is the
-    service: here a process of the same user holding the lock file is left alone."""
+    service: here a process of the same user holding the lock file is left alone. (A short stop
+    grace: the default 15 s of waiting for the holder to let go proves nothing more.)"""
     svc = homes("home", runtime=runtime)
+    svc.env["VAULTMEM_STOP_GRACE"] = "1"
     folder, _, lock = svc.paths()
     folder.mkdir(mode=0o700)
     holder = subprocess.Popen([sys.executable, "-c", (
@@ -283,7 +285,9 @@ def test_stop_never_kills_a_process_that_only_holds_the_lock(homes, runtime):
 
 def test_stop_still_ends_a_hung_service_of_its_own(running):
     """The checks above do not spare the real service: one that cannot answer (stopped) is
-    recognised by the socket's peer credentials and killed."""
+    recognised by the socket's peer credentials and killed. (A short stop grace, 1 s for each of
+    asking, waiting and SIGTERM: the default 5 + 15 + 5 s prove nothing more.)"""
+    running.env["VAULTMEM_STOP_GRACE"] = "1"
     pid = running.status()["pid"]
     os.kill(pid, signal.SIGSTOP)
     try:
@@ -416,7 +420,11 @@ def test_eighty_concurrent_calls_are_all_served(running):
     assert unserved == 0, f"{unserved} of 80 concurrent calls unserved"
 
 
-def test_a_silent_client_is_dropped_and_early_disconnects_leave_no_traceback(running):
+def test_a_silent_client_is_dropped_and_early_disconnects_leave_no_traceback(homes, runtime):
+    """A service whose clients have 1 s (not the default 5 s) to send their request."""
+    running = homes("home", runtime=runtime)
+    running.env["VAULTMEM_READ_TIMEOUT"] = "1"
+    assert running("service", "start").returncode == 0
     _, sock, _ = running.paths()
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     silent.settimeout(60)
@@ -459,7 +467,10 @@ def _cpu_seconds(pid: int) -> float:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads CPU time from /proc")
 def test_many_idle_connections_under_a_low_file_limit_neither_spin_nor_lock_out(homes, runtime):
+    """A service whose clients have 1 s (not the default 5 s) to send their request: the silent
+    ones still fill every slot through the CPU window below, and time out in a fifth of the time."""
     svc = homes("home", runtime=runtime)
+    svc.env["VAULTMEM_READ_TIMEOUT"] = "1"
 
     def low_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))

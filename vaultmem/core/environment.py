@@ -61,6 +61,29 @@ class Flag(Var):
         return (self.raw() or "").strip() not in ("", "0")
 
 
+class Seconds(Var):
+    """A number of seconds (None when unset, not a number or not above zero)."""
+
+    kind = "seconds"
+
+    def get(self) -> float | None:
+        try:
+            value = float(self.raw() or "")
+        except ValueError:
+            return None
+        return value if value > 0 else None
+
+
+class Count(Var):
+    """A whole number above zero (None when unset or not one)."""
+
+    kind = "count"
+
+    def get(self) -> int | None:
+        raw = (self.raw() or "").strip()
+        return int(raw) if raw.isdigit() and int(raw) > 0 else None
+
+
 # ------------------------------------------------------------------ vaultmem's own
 
 VAULTMEM_VAULT = Text("VAULTMEM_VAULT", "the nearest folder above holding .vaultmem/",
@@ -87,6 +110,14 @@ VAULTMEM_HOOK_DETACHED = Flag("VAULTMEM_HOOK_DETACHED", "off",
                               "Set by a hook for the detached `hook end` it starts (recorded in the hook log).")  # fmt: skip
 VAULTMEM_SYNC_KILL_AT = Text("VAULTMEM_SYNC_KILL_AT", "none",
                              "Tests only: the sync step at which a sync kills itself.")  # fmt: skip
+VAULTMEM_STOP_GRACE = Seconds("VAULTMEM_STOP_GRACE", "15",
+                              "Tests only: seconds `service stop` waits for the service before signalling it.")  # fmt: skip
+VAULTMEM_FILL_WAIT = Seconds("VAULTMEM_FILL_WAIT", "10",
+                             "Tests only: seconds a recall keywords cannot answer waits for a first index's vectors.")  # fmt: skip
+VAULTMEM_BULK_EVERY = Count("VAULTMEM_BULK_EVERY", "250",
+                            "Tests only: the notes a bulk write (an import) writes between its checkpoints.")  # fmt: skip
+VAULTMEM_READ_TIMEOUT = Seconds("VAULTMEM_READ_TIMEOUT", "5",
+                                "Tests only: seconds the service gives a client to send its request.")  # fmt: skip
 
 # ------------------------------------------------------------------ the platform's folders
 

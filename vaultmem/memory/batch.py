@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
+from ..core import environment
+
 EVERY = 250  # items between checkpoints: one index commit and one os.sync per this many notes
 
 T = TypeVar("T")
@@ -21,9 +23,11 @@ class Flushing(Protocol):
 
 
 def paced(vault: Flushing, items: Sequence[T], progress: Callable[[int, int], None] | None = None,
-          every: int = EVERY) -> Iterator[T]:  # fmt: skip
+          every: int | None = None) -> Iterator[T]:  # fmt: skip
     """Each of ``items`` in turn, with a checkpoint (``vault.flush``) after every ``every`` items
-    and after the last; ``progress(done, total)`` after each checkpoint."""
+    (default: VAULTMEM_BULK_EVERY, else ``EVERY``) and after the last; ``progress(done, total)``
+    after each checkpoint."""
+    every = every or environment.VAULTMEM_BULK_EVERY.get() or EVERY
     total = len(items)
     for i, item in enumerate(items, 1):
         yield item

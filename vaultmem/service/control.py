@@ -252,13 +252,15 @@ def _spawn_at_exit() -> None:
 _AT_EXIT = False
 
 
-def stop(timeout: float = 15.0) -> int | None:
+def stop(timeout: float | None = None) -> int | None:
     """Ask the running service to exit and wait until it has; the pid stopped (None: none ran).
-    One that does not exit in ``timeout`` seconds is sent SIGTERM, then SIGKILL, but only when
+    One that does not exit in ``timeout`` seconds (default: VAULTMEM_STOP_GRACE, else 15; each
+    step's wait at most 5 s) is sent SIGTERM, then SIGKILL, but only when
     it is this user's service of this install (``is_service``). A service of this user and
     install that a process with another environment started in another runtime folder (an
     agent's hook without ``XDG_RUNTIME_DIR``) is stopped too."""
     check_folder()
+    timeout = timeout or environment.VAULTMEM_STOP_GRACE.get() or 15.0
     stopped = None
     for folder in client.candidate_dirs():
         pid = _stop_in(folder, timeout)
@@ -273,9 +275,10 @@ def _stop_in(folder: Path, timeout: float) -> int | None:
     if held is None:
         return None
     pid = held.get("pid")
+    step = min(5.0, timeout)
     try:
         client.send(
-            folder / client.service_socket().name, {"op": "stop", "args": {}, "version": __version__}, 5
+            folder / client.service_socket().name, {"op": "stop", "args": {}, "version": __version__}, step
         )
     except VaultError:  # too busy to answer: the signals below
         pass
@@ -287,7 +290,7 @@ def _stop_in(folder: Path, timeout: float) -> int | None:
             if holder(folder) is None:
                 return pid
             time.sleep(0.05)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + step
     raise VaultError(f"the memory service (pid {pid}) did not stop")
 
 

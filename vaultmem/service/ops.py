@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..core import environment
 from ..core.discovery import STATE_DIR
 from ..core.errors import BadInput, VaultError, VaultNotFound
 from ..memory import branches
@@ -148,7 +149,7 @@ def _recall(host: Host, args: dict, options: dict[str, Any], degraded: str | Non
     how, waited = degraded or ("first-index" if filling else None), 0.0
     if filling and not hits:  # keywords found nothing: the vectors embedded so far answer
         if args["wait"]:
-            deadline = time.monotonic() + FILL_WAIT
+            deadline = time.monotonic() + (environment.VAULTMEM_FILL_WAIT.get() or FILL_WAIT)
             waited = sum(_wait_vectors(found, deadline) for found in entries)
         filling = _filling(entries)
         hits, how = _ranked(host, args, options, mode), "partial-vectors" if filling else None

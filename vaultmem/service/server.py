@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core import environment
 from ..core.errors import INTERNAL, BadInput, VaultError, internal_error, os_message
 from ..core.version import VERSION as __version__
 from .client import peer_uid, private_folder_problem, send
@@ -47,8 +48,13 @@ class VersionMismatch(VaultError):
     """A client of another vaultmem version asked (the reply names this server's version)."""
 
 
+def read_timeout() -> float:
+    """READ_TIMEOUT, or VAULTMEM_READ_TIMEOUT's seconds (tests)."""
+    return environment.VAULTMEM_READ_TIMEOUT.get() or READ_TIMEOUT
+
+
 class _RequestHandler(socketserver.StreamRequestHandler):
-    timeout = READ_TIMEOUT
+    timeout = READ_TIMEOUT  # a server's own subclass takes read_timeout()
 
     def handle(self) -> None:
         if not peer_is_owner(self.request):
@@ -165,7 +171,8 @@ class SocketServer:
             self.path.unlink()
         old = os.umask(0o177)
         try:
-            server = _Server(str(self.path), _RequestHandler)
+            handler = type("_TimedHandler", (_RequestHandler,), {"timeout": read_timeout()})
+            server = _Server(str(self.path), handler)
         finally:
             os.umask(old)
         os.chmod(self.path, 0o600)
