@@ -241,13 +241,14 @@ def index_state(root: Path) -> tuple:
     import sqlite3
 
     from vaultmem.index.bm25 import BM25Index
+    from vaultmem.index.layout import index_dir
 
-    db = sqlite3.connect(f"file:{root / '.vaultmem' / 'index' / 'manifest.db'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{index_dir(root) / 'manifest.db'}?mode=ro", uri=True)
     notes = sorted(db.execute("SELECT path, hash, title, links FROM notes").fetchall())
     chunks = sorted(db.execute("SELECT path, n, chash FROM chunks").fetchall())
     vectors = sorted(db.execute("SELECT model, chash, vec FROM embeddings").fetchall())
     db.close()
-    docs = sorted(BM25Index(root / ".vaultmem" / "index" / "bm25").documents().items())
+    docs = sorted(BM25Index(index_dir(root) / "bm25").documents().items())
     return notes, chunks, vectors, docs
 
 

@@ -240,10 +240,11 @@ def own_vectors(root: Path, paths: list[str]) -> list[bool]:
     from vaultmem.core.store import Store
     from vaultmem.index.chunking import chunk, plain_text
     from vaultmem.index.embed import DEFAULT_MODEL
+    from vaultmem.index.layout import index_dir
     from vaultmem.index.manifest import Manifest
 
     store, db = Store(root), sqlite3.connect(str(CACHE))
-    manifest = Manifest(root / ".vaultmem" / "index" / "manifest.db", readonly=True)
+    manifest = Manifest(index_dir(root) / "manifest.db", readonly=True)
     out = []
     for path in paths:
         note = store.read(path)
