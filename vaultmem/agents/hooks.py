@@ -108,15 +108,16 @@ class SessionState:
             db.executescript(SCHEMA)
             return db
 
-    def _write(self, change: Callable[..., object], *args: Any) -> None:
-        """A change of the state, when it can be written; a failed one (the disk filled up)
-        leaves the state as it was and the hook answering."""
+    def _write(self, change: Callable[..., Any], *args: Any, failed: Any = None) -> Any:
+        """A change of the state, when it can be written: what it returns, else ``failed``. A
+        failed one (the disk filled up) leaves the state as it was and the hook answering."""
         if not self.writable:
-            return
+            return failed
         try:
-            change(*args)
+            return change(*args)
         except sqlite3.OperationalError:
             self.writable = False
+            return failed
 
     def close(self) -> None:
         self.db.close()
@@ -186,13 +187,8 @@ class SessionState:
             return True
         event = f"{told or ''}|{what}"
         window = TOLD_EVENT if told else SAME_EVENT
-        if not self.writable:  # nothing is kept (a read-only vault, a full disk): every run answers
-            return True
-        try:
-            return self._first(sid, hook, event, window)
-        except sqlite3.OperationalError:  # the disk filled up: the hook answers all the same
-            self.writable = False
-            return True
+        # nothing kept (a read-only vault, a full disk): every run answers
+        return bool(self._write(self._first, sid, hook, event, window, failed=True))
 
     def _first(self, sid: str, hook: str, event: str, window: float) -> bool:
         self.db.execute("BEGIN IMMEDIATE")  # two runs at once: one of them is first

@@ -46,44 +46,43 @@ def parse(text: str) -> Node:
         if text[i : i + 1] != char:
             raise ValueError(f"expected {char!r} at {i}")
 
+    def member(node: Node, i: int) -> int:
+        """One ``"key": value`` of an object at ``i``; where it ends."""
+        i = skip(i)
+        expect(i, '"')
+        key, after = scanstring(text, i + 1)
+        after = skip(after)
+        expect(after, ":")
+        child = value(after + 1)
+        node.members.append((key, i, child))
+        return child.end
+
+    def item(node: Node, i: int) -> int:
+        """One value of an array at ``i``; where it ends."""
+        child = value(i)
+        node.items.append(child)
+        return child.end
+
+    def container(node: Node, i: int, close: str, entry: Callable[[Node, int], int]) -> Node:
+        """An object's or array's entries from ``i``, comma-separated, up to ``close``."""
+        i = skip(i)
+        if text[i : i + 1] != close:
+            while True:
+                i = skip(entry(node, i))
+                if text[i : i + 1] != ",":
+                    break
+                i += 1
+        expect(i, close)
+        node.end = i + 1
+        return node
+
     def value(i: int) -> Node:
         i = skip(i)
         char = text[i : i + 1]
         if char == "{":
-            node, i = Node(i, kind="object"), skip(i + 1)
-            if text[i : i + 1] == "}":
-                node.end = i + 1
-                return node
-            while True:
-                i = skip(i)
-                expect(i, '"')
-                key, after = scanstring(text, i + 1)
-                after = skip(after)
-                expect(after, ":")
-                child = value(after + 1)
-                node.members.append((key, i, child))
-                i = skip(child.end)
-                if text[i : i + 1] == ",":
-                    i += 1
-                    continue
-                expect(i, "}")
-                node.end = i + 1
-                return node
+            return container(Node(i, kind="object"), i + 1, "}", member)
         if char == "[":
-            node, i = Node(i, kind="array"), skip(i + 1)
-            if text[i : i + 1] == "]":
-                node.end = i + 1
-                return node
-            while True:
-                child = value(i)
-                node.items.append(child)
-                i = skip(child.end)
-                if text[i : i + 1] == ",":
-                    i += 1
-                    continue
-                expect(i, "]")
-                node.end = i + 1
-                return node
+            return container(Node(i, kind="array"), i + 1, "]", item)
         _, end = decoder.raw_decode(text, i)
         return Node(i, end)
 

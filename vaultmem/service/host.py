@@ -64,8 +64,7 @@ class Entry:
         time, reconciled with its files here first (in this process, as ``mode`` says: SYNC,
         AS_IS or VIEWS)."""
         if self.watcher is not None:
-            if wait > 0 and self.watcher.catching_up:
-                self.watcher.wait_caught_up(wait)
+            self.watcher.wait_caught_up(wait)
             self.watcher.flush()
             with self.watcher.gate.read():
                 yield self.vault
@@ -87,8 +86,7 @@ class Entry:
         if getattr(self.vault, "read_only", False):
             raise ReadOnlyVault(f"{self.root} is read-only: nothing can be written to it")
         if self.watcher is not None:
-            if wait > 0 and self.watcher.catching_up:
-                self.watcher.wait_caught_up(wait)
+            self.watcher.wait_caught_up(wait)
             self.watcher.flush()
             with self.watcher.gate.write():
                 yield self.vault

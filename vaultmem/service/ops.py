@@ -142,7 +142,7 @@ def _recall(host: Host, args: dict, options: dict[str, Any], degraded: str | Non
     entries = [host.entry(root) for root in roots.values()]
     if args["wait"]:  # a caller that waits gets the whole keyword index (a bounded wait)
         for found in entries:
-            if found.watcher is not None and found.watcher.catching_up:
+            if found.watcher is not None:
                 found.watcher.wait_caught_up(KEYWORDS_WAIT)
     filling = None if degraded or options.get("mode", "hybrid") == "bm25" else _filling(entries)
     hits = _ranked(host, args, options if filling is None else {**options, "mode": "bm25"}, mode)

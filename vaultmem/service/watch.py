@@ -529,7 +529,10 @@ class Watcher:
         return self._catching_up
 
     def wait_caught_up(self, timeout: float) -> None:
-        """Wait at most ``timeout`` seconds for the keyword index to be whole."""
+        """Wait at most ``timeout`` seconds for the keyword index to be whole (at once when it
+        is, or ``timeout`` is 0: no lock taken)."""
+        if timeout <= 0 or not self._catching_up:
+            return
         with self._filled:
             self._filled.wait_for(lambda: not self._catching_up, timeout)
 
