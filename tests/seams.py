@@ -209,10 +209,10 @@ def recording_ops() -> Iterator[list[str]]:
             called.append(op)
         return real_call(op, args, timeout, on_progress)
 
-    def run(self: Any, name: str, args: dict[str, Any]) -> Any:
+    def run(self: Any, name: str, args: dict[str, Any], emit: Any = None) -> Any:
         if threading.get_ident() == me:
             called.append(name)
-        return real_run(self, name, args)
+        return real_run(self, name, args, emit)
 
     client.call, host.LocalHost.run = call, run  # type: ignore[assignment,method-assign]
     try:
@@ -666,13 +666,13 @@ def run_op(name: str, args: dict[str, Any]) -> Outcome:
     """One operation through the one door (``api.Session.call``): the memory service, or this
     process; a refusal is an exit code and one line, as a command shows it."""
     from vaultmem import api
-    from vaultmem.agents.hooks import TASKS
+    from vaultmem.cli.service import tasks
     from vaultmem.core.errors import VaultError, os_message
 
     with recording_ops() as ops:
         try:
             with api.Session([args.get("root") or next(iter(args.get("roots", {"": None}).values()), None) or ""],
-                             tasks=TASKS) as session:  # fmt: skip
+                             tasks=tasks()) as session:  # fmt: skip
                 return Outcome(0, _json(session.call(name, args)), "", ops=ops)
         except VaultError as e:
             return Outcome(e.exit_code, "", f"vaultmem: {e}\n", ops=ops)

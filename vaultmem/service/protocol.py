@@ -11,7 +11,8 @@ Wire form: one JSON object per line each way; a request ``{"op", "args", "versio
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}`` (``code``
 "version", with the server's ``version``, for a client of another version). A request of an
 operation declared ``stream`` with ``"stream": true`` gets ``{"progress": {...}}`` lines first
-(a long ``reindex``: phase, done, total, seconds_left), then its reply.
+(a long ``reindex``: phase, done, total, seconds_left; an ``import``: phase, done, total), then
+its reply. A request line holds at most ``MAX_REQUEST`` bytes.
 
 Each operation has one handler (``ops.HANDLERS``), which the service runs over its socket and a
 session working in its own process runs directly (``host.LocalHost``): the same code either way.
@@ -27,6 +28,7 @@ from typing import Any
 from ..core.errors import BadInput
 
 NONE, READ, WRITE = "none", "read", "write"
+MAX_REQUEST = 64 << 20  # bytes of one request line (a backup restored from standard input travels whole)
 Roots = dict  # vault name -> root path (several vaults are searched as one)
 
 
@@ -59,6 +61,18 @@ class Op:
             value = args.get(name)
             out[name] = default if value is None else _typed(self.name, name, value, kind)
         return out
+
+    def bind(self, args: Any, emit: Any = None) -> dict[str, Any]:
+        """The checked arguments a handler takes: an operation declared ``stream`` also gets
+        ``emit`` (its progress events; a caller that asked for none: dropped)."""
+        checked = self.check(args)
+        if self.stream:
+            checked["emit"] = emit or _dropped
+        return checked
+
+
+def _dropped(event: dict[str, Any]) -> None:
+    """A progress event no caller asked for."""
 
 
 def _typed(op: str, name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -126,6 +140,10 @@ DECLARED = (
     Op("batches", {"root": str}, "the recorded undo batches, newest first", optional={"kind": (str, None)}),
     Op("undo_plan", {"root": str, "batch": str}, "id, outside (the files outside the vault it names, each "
        "with whether undo may change it)", optional={"kind": (str, None)}),
+    Op("import", {"root": str}, "a backup restored (imported, skipped_existing, paths, usage_rows), or with "
+       "source the importer's report; undo (its batch)", WRITE,
+       optional={"source": (str, None), "paths": (list, []), "text": (str, None), "project": (str, None),
+                 "since": (str, None), "dry_run": (bool, False)}, stream=True),
     Op("undo", {"root": str, "batch": str}, "id, removed, restored, skipped", WRITE, optional={"kind": (str, None)}),
     Op("trash", {"root": str}, "the notes in .trash/, newest first"),
     Op("restore", REF, "path, restored_to, id", WRITE, optional={"to": (str, None)}),
