@@ -70,6 +70,8 @@ EXTRA: dict[tuple[str, ...], list[str]] = {
     ("edit",): ["--add-tag", "seams"],  # an edit that needs no editor (and stays on the fast path)
     ("sleep",): ["--summary", "Leased jobs with advisory locks."],
     ("delete",): ["--force"],
+    # a real import, of a file named relative to the caller's folder (the service runs elsewhere)
+    ("import",): ["--from", "claude-code", "old-session.jsonl"],
 }
 # what a command's output says about where it ran (the service or this process): only its exit
 # code is compared
@@ -557,7 +559,7 @@ VARYING = [
     (re.compile(r"\b1[789]\d{8}\.\d+"), "<timestamp>"),  # now, as the usage store's times
     (re.compile(r"\d{8}-\d{6}-[0-9a-f]{4}"), "<batch>"),  # an undo batch's id (its time)
     (re.compile(r"(indexes |\"index_bytes\": )\d+"), r"\1<n>"),  # the indexes' size on disk (their history)
-    (re.compile(r" in \d+\.\d\d s\b|(\"seconds\": )\d+\.\d+"), r" in <n> s\1"),  # how long it took
+    (re.compile(r" in \d+\.\d\d? s\b|(\"seconds\": )\d+\.\d+"), r" in <n> s\1"),  # how long it took
     (
         re.compile(r"^disk: .*$|(\"(?:\.vaultmem[^\"]*|total_state)\": )\d+", re.M),
         r"\1<size>",
@@ -727,6 +729,8 @@ class Sweep:
             state.alter(self.root)
         self.work.mkdir()
         shutil.copy(TRANSCRIPT, self.work / "session.jsonl")
+        old = shutil.copy(TRANSCRIPT, self.work / "old-session.jsonl")  # `import`'s: a session that ended
+        os.utime(old, (1_780_000_000, 1_780_000_000))
         self.mp.setenv("VAULTMEM_VAULT", str(self.root))
         self.mp.chdir(self.work)
         self.mp.setenv("VAULTMEM_NO_SERVICE", "1")
