@@ -342,7 +342,7 @@ class Session:
         return Path(self.root).resolve(), ref.strip()
 
     # ------------------------------------------------------------------ a Vault in this process
-    # Only for what runs here on purpose (the web view, a bulk import, tests): every front end
+    # Only for what runs here on purpose (the web view, the graph, tests): every front end
     # call goes through an operation (``call``).
 
     def open(self, root: Path) -> Vault:

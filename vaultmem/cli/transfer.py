@@ -1,7 +1,9 @@
 """CLI commands that move memory in and out: ``export`` (a JSON backup, or a project's rules into
 AGENTS.md) and ``import`` (a backup, or what other tools already hold: agent histories,
 instruction files, the MCP memory server's graph). The work is in ``agents/`` (the importers in
-``agents/importers/``); this parses and renders.
+``agents/importers/``), run by the ``import`` operation wherever the session's calls run (the
+memory service, or this process: ``cli.service.import_task`` hands it over); this parses,
+resolves what the user named where the user is (paths, standard input) and renders, progress too.
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ its reply. A request line holds at most ``MAX_REQUEST`` bytes.
 
 Each operation has one handler (``ops.HANDLERS``), which the service runs over its socket and a
 session working in its own process runs directly (``host.LocalHost``): the same code either way.
-``doctor``, ``hook_start``, ``hook_end`` and ``hook_precompact`` run checks and hooks of the
-layers above the service (``doctor``, ``agents``): whoever runs a host hands them over (``tasks``).
+``doctor``, ``hook_start``, ``hook_end``, ``hook_precompact`` and ``import`` (``--from``) run
+checks, hooks and importers of the layers above the service (``doctor``, ``agents``): whoever
+runs a host hands them over (``tasks``).
 """
 
 from __future__ import annotations
