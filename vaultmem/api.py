@@ -530,6 +530,14 @@ class Session:
         root, rest = self.pick_root(ref)
         return self.call("show", {"root": str(root), "ref": rest, "served": True}, start=False)
 
+    def graph(self, query: str, note: str | None = None, other: str | None = None, depth: int | None = None,
+              format: str = "json") -> Any:  # fmt: skip
+        """A link graph query on the caller's own vault's notes as the files are now
+        (``graphview.answer``: nothing indexed, no model loaded)."""
+        args = {"root": str(self.root), "query": query, "note": note, "other": other, "depth": depth,
+                "format": format, "served": True}  # fmt: skip
+        return self.call("graph", args, start=False)
+
     def stats(self) -> dict[str, Any]:
         """The caller's own vault's counts (``Vault.stats``)."""
         return self.call("stats", {"root": str(self.root), "served": True}, start=False)

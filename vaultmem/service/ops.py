@@ -340,6 +340,16 @@ def list_(host: Host, args: dict) -> dict[str, Any]:
     return {"rows": rows, "skipped": skipped}
 
 
+def graph(host: Host, args: dict) -> Any:
+    """One link graph query (``graphview.answer``) on the notes as the files are now."""
+    from ..memory import graphview
+
+    with host.entry(args["root"], served=args["served"]).reading(AS_IS) as vault:
+        return graphview.answer(
+            vault, args["query"], args["note"], args["other"], args["depth"], args["format"]
+        )
+
+
 def stats(host: Host, args: dict) -> dict[str, Any]:
     with host.entry(args["root"], served=args["served"]).reading(AS_IS) as vault:
         return vault.stats()
@@ -641,7 +651,7 @@ def _writing_hook(name: str) -> Handler:
 HANDLERS: dict[str, Handler] = {
     "ping": ping, "stop": stop, "open": open_, "recall": recall, "wake": wake, "remember": remember,
     "edit": edit, "sleep": sleep, "checkpoint": checkpoint, "shown": shown, "status": status,
-    "reindex": reindex, "sync": sync, "notes": notes, "show": show, "list": list_, "stats": stats,
+    "reindex": reindex, "sync": sync, "notes": notes, "show": show, "list": list_, "graph": graph, "stats": stats,
     "resolve": _lifecycle("resolve"), "reopen": _lifecycle("reopen"), "confirm": _lifecycle("confirm"),
     "resolve_source": resolve_source, "supersede": supersede, "history": history, "write_note": write_note,
     "delete": delete, "maintain": maintain, "batches": batches, "undo_plan": undo_plan, "undo": undo, "trash": trash, "restore": restore,

@@ -110,6 +110,10 @@ DECLARED = (
     Op("show", REF, "the note: path, id, metadata, text, links, backlinks", optional=SERVED),
     Op("list", {"roots": Roots}, "rows (newest first), skipped (path -> reason)",
        optional={"limit": (int, None), "filters": (dict, {}), **SERVED}),
+    Op("graph", {"root": str, "query": str}, "the link graph query's answer (``graphview.QUERIES``: links, "
+       "backlinks, neighbours, path, orphans, unresolved, anchors, export)",
+       optional={"note": (str, None), "other": (str, None), "depth": (int, None), "format": (str, "json"),
+                 **SERVED}),
     Op("stats", {"root": str}, "counts by type, status and importance, dates, disk use", optional=SERVED),
     Op("history", REF, "key, versions (oldest first, each with its valid days and state)"),
     Op("export", {"root": str}, "every note's exact text (the JSON backup), skipped"),

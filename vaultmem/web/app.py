@@ -29,7 +29,8 @@ from starlette.staticfiles import StaticFiles
 
 from ..core import auth
 from ..core.errors import NoteNotFound, NoteParseError, VaultError
-from . import graphview, markdown, pages, relevance
+from ..memory import graphview
+from . import markdown, pages, relevance
 from .sessions import Sessions, WebGate, port_of
 from .state import ViewState
 

@@ -1,7 +1,9 @@
 """Looking at the link graph: queries and exports (pure functions over ``graph.build``'s DiGraph).
 
-Used by `vaultmem graph ...` and the web view's graph page. Exports: JSON (nodes + edges),
-GraphML, Graphviz DOT and Mermaid (a ``flowchart`` that renders in Obsidian and on code hosts).
+``answer`` runs one of them on a vault where its index is (the ``graph`` operation: `vaultmem
+graph ...` and the web view's graph page reach a vault through it). Exports: JSON (nodes +
+edges), GraphML, Graphviz DOT and Mermaid (a ``flowchart`` that renders in Obsidian and on code
+hosts).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..core.errors import BadInput
 from ..index import graph as graphmod
 
 FORMATS = ("json", "graphml", "dot", "mermaid")
@@ -162,3 +165,95 @@ def to_mermaid(g: nx.DiGraph) -> str:
 def export(g: nx.DiGraph, fmt: str) -> str:
     writers = {"json": to_json, "graphml": to_graphml, "dot": to_dot, "mermaid": to_mermaid}
     return writers[fmt](g)
+
+
+# ---------------------------------------------------------------------- one query on a vault
+
+
+class View:
+    """A vault's notes as the files are now (``catalog``: manifest rows reused where files are
+    unchanged, nothing indexed, no model loaded) and their link graph."""
+
+    def __init__(self, vault: Any):
+        self.vault = vault
+        self.records = vault.catalog()
+        self.g = vault.build_graph(self.records.values())
+
+    def path(self, ref: str) -> str:
+        """The path of the note ``ref`` names (id, title, alias, path or [[link]])."""
+        return str(self.vault.find(self.vault.checked_ref(ref), self.records).path)
+
+
+def _around(query: Any, hops: bool = False) -> Any:
+    """links, backlinks, neighbours (``hops``: within ``depth``) of the note ``note`` names."""
+
+    def run(view: View, note: str | None, other: str | None, depth: int, fmt: str) -> Any:
+        if not note:
+            raise BadInput(f"graph {query.__name__}: name a note")
+        return query(view.g, view.path(note), depth) if hops else query(view.g, view.path(note))
+
+    return run
+
+
+def _path(view: View, note: str | None, other: str | None, depth: int, fmt: str) -> dict[str, Any]:
+    if not note or not other:
+        raise BadInput("graph path: name two notes")
+    g = view.g
+    chain = path(g, view.path(note), view.path(other))
+    items = [node_info(g, n) for n in chain or []]
+    return {
+        "path": items,
+        "hops": len(items) - 1 if chain else None,
+        "directions": directions(g, chain or []),
+    }
+
+
+def _orphans(view: View, *rest: Any) -> list[dict[str, Any]]:
+    return [node_info(view.g, n) for n in graphmod.orphans(view.g)]
+
+
+def _unresolved(view: View, *rest: Any) -> list[dict[str, Any]]:
+    """Links to missing notes, then links Obsidian does not resolve (``obsidian_only``)."""
+    from .relink import obsidian_unresolved
+
+    missing = graphmod.unresolved(view.g)
+    obsidian = obsidian_unresolved(view.records, view.g.graph["resolver"])
+    return [{"target": t, "from": src} for t, src in sorted(missing.items())] + [
+        {"target": t, "from": src, "obsidian_only": True} for t, src in obsidian.items()
+    ]
+
+
+def _anchors(view: View, *rest: Any) -> list[dict[str, Any]]:
+    g = view.g
+    return [{**node_info(g, a), "members": len(neighbours(g, a, 1))} for a in graphmod.anchors(g)]
+
+
+def _export(view: View, note: str | None, other: str | None, depth: int, fmt: str) -> dict[str, Any]:
+    """The graph, or ``note``'s neighbourhood within ``depth``, as ``fmt`` text."""
+    fmt = fmt.lower()
+    if fmt not in FORMATS:
+        raise BadInput(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    g = view.g
+    nodes = select(g, view.path(note), depth) if note else list(g.nodes)
+    return {"format": fmt, "text": export(subgraph(g, nodes), fmt)}
+
+
+QUERIES = {
+    "links": _around(links), "backlinks": _around(backlinks), "neighbours": _around(neighbours, hops=True),
+    "path": _path, "orphans": _orphans,
+    "unresolved": _unresolved, "anchors": _anchors, "export": _export,
+}  # fmt: skip
+
+
+def answer(vault: Any, query: str, note: str | None = None, other: str | None = None, depth: int | None = None,
+           fmt: str = "json") -> Any:  # fmt: skip
+    """One query of ``QUERIES`` on ``vault``'s notes as the files are now: ``note`` (and
+    ``other``, for ``path``) named by id, title, alias, path or [[link]]; ``depth`` hops
+    (``neighbours`` 1, ``export`` 2 by default)."""
+    run = QUERIES.get(query)
+    if run is None:
+        raise BadInput(f"graph: unknown query {query!r}; use one of {', '.join(QUERIES)}")
+    if depth is not None and not 0 <= depth <= 10:
+        raise BadInput("graph: depth must be between 0 and 10")
+    default = 2 if query == "export" else 1
+    return run(View(vault), note, other, default if depth is None else depth, fmt)
