@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -171,13 +172,15 @@ def export(g: nx.DiGraph, fmt: str) -> str:
 
 
 class View:
-    """A vault's notes as the files are now (``catalog``: manifest rows reused where files are
-    unchanged, nothing indexed, no model loaded) and their link graph."""
+    """A vault's notes and their link graph: as the files are now (``catalog``: manifest rows
+    reused where files are unchanged, nothing indexed, no model loaded), or with ``indexed`` as
+    its indexes hold them (kept current by the service's watcher, or by the front end that asks:
+    the web view reconciles them as files change), built once per change instead of per call."""
 
-    def __init__(self, vault: Any):
+    def __init__(self, vault: Any, indexed: bool = False):
         self.vault = vault
-        self.records = vault.catalog()
-        self.g = vault.build_graph(self.records.values())
+        self.records = vault.records() if indexed else vault.catalog()
+        self.g = vault.graph() if indexed else vault.build_graph(self.records.values())
 
     def path(self, ref: str) -> str:
         """The path of the note ``ref`` names (id, title, alias, path or [[link]])."""
@@ -238,22 +241,92 @@ def _export(view: View, note: str | None, other: str | None, depth: int, fmt: st
     return {"format": fmt, "text": export(subgraph(g, nodes), fmt)}
 
 
+def _data(
+    view: View, note: str | None, other: str | None, depth: int, fmt: str, cap: int | None = None
+) -> Any:
+    """The web view's graph: nodes and edges (``to_data``) of ``note``'s neighbourhood, or of
+    the whole vault, the nearest (then most linked) ``cap``; ``total`` before the cap."""
+    g = view.g
+    anchor = view.path(note) if note else None
+    total = len(select(g, anchor, depth))
+    return {**to_data(g, select(g, anchor, depth, cap)), "total": total, "anchor": anchor}
+
+
+def versions(g: nx.DiGraph, records: dict, path: str, limit: int = 50) -> list[tuple[str, str, str]]:
+    """The supersede chain through ``path``, oldest first: (path, title, status)."""
+
+    def step(node: str, forward: bool) -> str | None:
+        a, b = ("superseded_by", "supersedes") if forward else ("supersedes", "superseded_by")
+        for s in g.successors(node):
+            if a in g.edges[node, s]["kinds"] and s in records:
+                return s
+        for p in g.predecessors(node):
+            if b in g.edges[p, node]["kinds"] and p in records:
+                return p
+        return None
+
+    older: list[str] = []
+    newer: list[str] = []
+    seen = {path}
+    for forward, out in ((False, older), (True, newer)):
+        node = path
+        while len(out) < limit and (found := step(node, forward)) is not None and found not in seen:
+            node = found
+            seen.add(node)
+            out.append(node)
+    chain = [*reversed(older), path, *newer]
+    return [(p, records[p].title, records[p].status) for p in chain]
+
+
+WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\n]*?)\]\]")  # as the web view's renderer reads them (``markdown``)
+
+
+def _note(view: View, note: str | None, *rest: Any) -> dict[str, Any]:
+    """A note page: the note at path ``note`` (its fields, exact text), its backlinks, its
+    supersede chain, and where each wiki-link of its text goes (``targets``: target -> [path or
+    None, whether it is an attachment])."""
+    from ..core.errors import NoteNotFound
+    from ..core.links import parse_link
+
+    rec = view.records.get(note or "")
+    if rec is None:
+        raise NoteNotFound(f"no note {note!r} in this vault")
+    text = view.vault.store.read_text(rec.path)
+    resolver = view.g.graph["resolver"]
+    targets: dict[str, list[Any]] = {}
+    for m in WIKILINK_RE.finditer(text):
+        link = parse_link(m.group(2), bool(m.group(1)))
+        if link is not None and link.target not in targets:
+            found = resolver.resolve(link.target, rec.path)
+            targets[link.target] = [found, bool(found) and resolver.is_attachment(found)]
+    fields = {k: getattr(rec, k) for k in ("path", "title", "type", "status", "created", "updated")}
+    return {"note": {**fields, "key": rec.key}, "text": text, "backlinks": backlinks(view.g, rec.path),
+            "versions": versions(view.g, view.records, rec.path), "targets": targets}  # fmt: skip
+
+
+def _summary(view: View, *rest: Any) -> dict[str, Any]:
+    """How many notes the graph has, and their types."""
+    return {"notes": len(view.records), "types": sorted({r.type for r in view.records.values() if r.type})}
+
+
 QUERIES = {
     "links": _around(links), "backlinks": _around(backlinks), "neighbours": _around(neighbours, hops=True),
-    "path": _path, "orphans": _orphans,
-    "unresolved": _unresolved, "anchors": _anchors, "export": _export,
+    "path": _path, "orphans": _orphans, "unresolved": _unresolved, "anchors": _anchors, "export": _export,
+    "data": _data, "note": _note, "summary": _summary,
 }  # fmt: skip
 
 
 def answer(vault: Any, query: str, note: str | None = None, other: str | None = None, depth: int | None = None,
-           fmt: str = "json") -> Any:  # fmt: skip
-    """One query of ``QUERIES`` on ``vault``'s notes as the files are now: ``note`` (and
-    ``other``, for ``path``) named by id, title, alias, path or [[link]]; ``depth`` hops
-    (``neighbours`` 1, ``export`` 2 by default)."""
+           fmt: str = "json", cap: int | None = None, indexed: bool = False) -> Any:  # fmt: skip
+    """One query of ``QUERIES`` on ``vault``'s notes (``View``: as the files are now, or with
+    ``indexed`` as its indexes hold them): ``note`` (and ``other``, for ``path``) named by id,
+    title, alias, path or [[link]] (``note``: by its path); ``depth`` hops (``neighbours`` 1,
+    ``export`` and ``data`` 2 by default); ``cap``: ``data``'s most nodes."""
     run = QUERIES.get(query)
     if run is None:
         raise BadInput(f"graph: unknown query {query!r}; use one of {', '.join(QUERIES)}")
     if depth is not None and not 0 <= depth <= 10:
         raise BadInput("graph: depth must be between 0 and 10")
-    default = 2 if query == "export" else 1
-    return run(View(vault), note, other, default if depth is None else depth, fmt)
+    depth = (2 if query in ("export", "data") else 1) if depth is None else depth
+    view = View(vault, indexed)
+    return run(view, note, other, depth, fmt, cap) if query == "data" else run(view, note, other, depth, fmt)
