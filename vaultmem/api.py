@@ -337,8 +337,8 @@ class Session:
         return Path(self.root).resolve(), ref.strip()
 
     # ------------------------------------------------------------------ a Vault in this process
-    # Only for what runs here on purpose (the web view, a bulk import, tests): every front end
-    # call goes through an operation (``call``).
+    # Only for what runs here on purpose (the web view noticing change, a bulk import, tests):
+    # every front end call goes through an operation (``call``).
 
     def open(self, root: Path) -> Vault:
         """The open ``Vault`` of a root (one per root; every vault shares one embedding model)."""

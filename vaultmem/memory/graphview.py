@@ -16,7 +16,7 @@ from typing import Any
 
 import networkx as nx
 
-from ..core.errors import BadInput
+from ..core.errors import BadInput, NoteParseError
 from ..index import graph as graphmod
 
 FORMATS = ("json", "graphml", "dot", "mermaid")
@@ -291,7 +291,10 @@ def _note(view: View, note: str | None, *rest: Any) -> dict[str, Any]:
     rec = view.records.get(note or "")
     if rec is None:
         raise NoteNotFound(f"no note {note!r} in this vault")
-    text = view.vault.store.read_text(rec.path)
+    try:
+        text = view.vault.store.read_text(rec.path)
+    except OSError as e:  # gone or unreadable since it was indexed
+        raise NoteParseError(rec.path, e.strerror or str(e)) from None
     resolver = view.g.graph["resolver"]
     targets: dict[str, list[Any]] = {}
     for m in WIKILINK_RE.finditer(text):
