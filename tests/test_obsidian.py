@@ -356,14 +356,13 @@ def test_a_watcher_applies_a_huge_note_after_the_others_alone(empty_vault, fake_
 
 
 def test_the_note_page_shows_attachment_links_as_attachments_not_broken(fx, open_vault):
+    from vaultmem.memory import graphview
     from vaultmem.web import markdown
     from vaultmem.web.app import _page_target
 
     v = open_vault(fx)
-    resolver = v.graph().graph["resolver"]
-    html = markdown.render(
-        v.store.read("Linking.md").body, lambda t: _page_target(resolver, t, "Linking.md")
-    ).html
+    targets = graphview.answer(v, "note", "Linking.md", indexed=True)["targets"]  # the page's links
+    html = markdown.render(v.store.read("Linking.md").body, lambda t: _page_target(targets, t)).html
     assert 'class="wikilink attachment" title="attachment: Attachments/Report.pdf"' in html
     assert '"/?q=Report.pdf"' not in html and '"/?q=Figure%201"' in html  # without its extension: broken
 

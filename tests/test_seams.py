@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,64 @@ def prompt_payload(root: Path) -> str:
 
 READS = [["recall", "advisory locks"], ["list"], ["show", seams.NOTE], ["stats"], ["wake"], ["status"],
          ["history", seams.NOTE], ["gaps"], ["export"], ["graph", "links", seams.NOTE], ["doctor"]]  # fmt: skip
+
+
+# ---------------------------------------------------------------------- front ends only through operations
+
+GRAPH = [
+    ["graph", "links", seams.OTHER],
+    ["graph", "backlinks", "Project: Seams"],
+    ["graph", "neighbours", "Project: Seams", "--depth", "2", "--json"],
+    ["graph", "path", seams.NOTE, "Retry with jitter"],  # none: exit 1, said on stderr
+    ["graph", "path", seams.OTHER, seams.NOTE, "--json"],
+    ["graph", "orphans"],
+    ["graph", "unresolved", "--json"],
+    ["graph", "anchors"],
+    ["graph", "export", "--format", "mermaid", "--anchor", "Project: Seams", "--depth", "1"],
+    ["graph", "export", "--format", "png"],  # an unknown format: one line
+    ["graph", "links", "No such note"],  # an unknown note: one line
+]
+
+
+def opened_here(monkeypatch) -> list[Path]:
+    """The vaults this thread opens as ``Vault`` objects from now on (the service's threads aside)."""
+    from vaultmem.vault import Vault
+
+    opened: list[Path] = []
+    me, real = threading.get_ident(), Vault.__init__
+
+    def init(self, root, *args, **kwargs):
+        if threading.get_ident() == me:
+            opened.append(Path(root))
+        real(self, root, *args, **kwargs)
+
+    monkeypatch.setattr(Vault, "__init__", init)
+    return opened
+
+
+def test_the_graph_commands_go_through_one_operation(vault, service_thread, monkeypatch):
+    """`vaultmem graph ...` opened the vault in its own process (``session.vault``) even while
+    the memory service served it; now each command is one ``graph`` call: the service answers
+    it, with the same stdout, stderr and exit code as in process."""
+    from vaultmem.service import client
+
+    here = {tuple(argv): seams.run_cli(argv) for argv in GRAPH}  # the service does not serve it yet
+    assert client.call("open", {"roots": [str(vault.resolve())]})["ok"]
+    opened = opened_here(monkeypatch)
+    with seams.recording_ops() as called:
+        there = {tuple(argv): seams.run_cli(argv) for argv in GRAPH}
+    assert opened == [] and set(called) == {"graph"}, (opened, called)
+    for argv, mine in here.items():
+        got = there[argv]
+        assert mine.crash is None and got.crash is None, got.shown()
+        assert (got.code, got.out, got.err) == (mine.code, mine.out, mine.err), (argv, got.shown())
+    assert "Project: Seams  (projects/Project: Seams.md)  [frontmatter]" in here[tuple(GRAPH[0])].out
+    assert here[tuple(GRAPH[3])].code == 1 and "no chain of links" in here[tuple(GRAPH[3])].err
+    assert here[tuple(GRAPH[8])].out.startswith("```mermaid")
+    for bad, code in ((GRAPH[-2], 2), (GRAPH[-1], 3)):
+        got = here[tuple(bad)]
+        assert (got.code, got.out, len(got.err.splitlines())) == (code, "", 1), got.shown()
+        assert got.err.startswith("vaultmem: ")
 
 
 @pytest.mark.integration  # mounts (a read-only bind, a full tmpfs) or the CLI in subprocesses

@@ -337,8 +337,8 @@ class Session:
         return Path(self.root).resolve(), ref.strip()
 
     # ------------------------------------------------------------------ a Vault in this process
-    # Only for what runs here on purpose (the web view, a bulk import, tests): every front end
-    # call goes through an operation (``call``).
+    # Only for what runs here on purpose (the web view noticing change, a bulk import, tests):
+    # every front end call goes through an operation (``call``).
 
     def open(self, root: Path) -> Vault:
         """The open ``Vault`` of a root (one per root; every vault shares one embedding model)."""
@@ -529,6 +529,23 @@ class Session:
         """A note by reference (``vault:id``; ``Vault.show``)."""
         root, rest = self.pick_root(ref)
         return self.call("show", {"root": str(root), "ref": rest, "served": True}, start=False)
+
+    def graph(self, query: str, note: str | None = None, other: str | None = None, depth: int | None = None,
+              format: str = "json", cap: int | None = None, indexed: bool = False) -> Any:  # fmt: skip
+        """A link graph query on the caller's own vault's notes as the files are now
+        (``graphview.answer``: nothing indexed, no model loaded), or with ``indexed`` as its
+        indexes hold them (a front end that keeps them current: the web view)."""
+        args = {"root": str(self.root), "query": query, "note": note, "other": other, "depth": depth,
+                "format": format, "cap": cap, "indexed": indexed, "served": True}  # fmt: skip
+        return self.call("graph", args, start=False)
+
+    def overview(self, days: int = 365) -> dict[str, Any]:
+        """The caller's own vault's memory state (``overview.overview``: the web view's state page)."""
+        return self.call("overview", {"root": str(self.root), "days": days, "served": True}, start=False)
+
+    def usage(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The usage of memories of the caller's own vault, by key (those never used left out)."""
+        return self.call("usage", {"root": str(self.root), "ids": list(ids)}, start=False)
 
     def stats(self) -> dict[str, Any]:
         """The caller's own vault's counts (``Vault.stats``)."""

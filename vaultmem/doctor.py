@@ -14,7 +14,7 @@ import datetime as dt
 import difflib
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +89,13 @@ class Report:
         for f in self.findings:
             out[f.check] = out.get(f.check, 0) + 1
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """A report as ``as_dict`` gave it (the ``doctor`` operation's answer)."""
+        names = {f.name for f in fields(Finding)}
+        findings = [Finding(**{k: v for k, v in f.items() if k in names}) for f in data["findings"]]
+        return cls(data["vault"], data["notes"], findings, data["index"], data["watcher"], data["disk"])
 
     def as_dict(self) -> dict[str, Any]:
         return {"vault": self.vault, "notes": self.notes, "needs_attention": self.needs_attention,

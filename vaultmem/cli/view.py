@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any
 
 import typer
 
@@ -65,24 +65,10 @@ DepthOpt = Annotated[
 ]
 
 
-class _Graph(NamedTuple):
-    """A vault, its notes' records and their link graph, as the files are now."""
-
-    vault: Any
-    records: dict
-    g: Any
-
-    def path(self, ref: str) -> str:
-        """The path of the note ``ref`` names (id, title, alias, path or [[link]])."""
-        return self.vault.find(ref, self.records).path
-
-
-def _graph(vault: str | None) -> _Graph:
-    """Read like ``list``: manifest rows reused where files are unchanged, nothing indexed
-    and no model loaded."""
-    v = open_session(vault).vault
-    records = v.catalog()
-    return _Graph(v, records, v.build_graph(records.values()))
+def _ask(vault: str | None, query: str, **args: Any) -> Any:
+    """One link graph query (the ``graph`` operation, where the index is): read like ``list``,
+    nothing indexed and no model loaded."""
+    return open_session(vault).graph(query, **args)
 
 
 def _rows(items: list[dict], extra: str | None = None) -> None:
@@ -101,11 +87,9 @@ def _rows(items: list[dict], extra: str | None = None) -> None:
         typer.echo("(none)")
 
 
-def _note_rows(vault: str | None, note: str, query: Any, extra: str, as_json: bool, *args: Any) -> None:
-    """Print ``query(graph, note's path, *args)`` (a graphview query): JSON, or a row per note
-    with its ``extra`` field."""
-    view = _graph(vault)
-    items = query(view.g, view.path(note), *args)
+def _note_rows(vault: str | None, query: str, extra: str | None, as_json: bool, **args: Any) -> None:
+    """Print a query's notes: JSON, or a row per note with its ``extra`` field."""
+    items = _ask(vault, query, **args)
     echo_json(items) if as_json else _rows(items, extra)
 
 
@@ -115,9 +99,7 @@ def graph_links(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = False)
 
     Example: vaultmem graph links "Use Postgres advisory locks for job leasing"
     """
-    from ..web import graphview
-
-    _note_rows(vault, note, graphview.links, "kinds", as_json)
+    _note_rows(vault, "links", "kinds", as_json, note=note)
 
 
 @graph_app.command("backlinks")
@@ -126,9 +108,7 @@ def graph_backlinks(note: NoteArg, vault: VaultOpt = None, as_json: JsonOpt = Fa
 
     Example: vaultmem graph backlinks "Project: Tidewater"
     """
-    from ..web import graphview
-
-    _note_rows(vault, note, graphview.backlinks, "kinds", as_json)
+    _note_rows(vault, "backlinks", "kinds", as_json, note=note)
 
 
 @graph_app.command("neighbours")
@@ -139,9 +119,7 @@ def graph_neighbours(
 
     Example: vaultmem graph neighbours "Project: Tidewater" --depth 2
     """
-    from ..web import graphview
-
-    _note_rows(vault, note, graphview.neighbours, "hops", as_json, depth)
+    _note_rows(vault, "neighbours", "hops", as_json, note=note, depth=depth)
 
 
 @graph_app.command("path")
@@ -152,21 +130,15 @@ def graph_path(a: NoteArg, b: NoteArg, vault: VaultOpt = None, as_json: JsonOpt 
 
     Example: vaultmem graph path "Use Redis locks for job leasing" "Project: Tidewater"
     """
-    from ..web import graphview
-
-    view = _graph(vault)
-    g = view.g
-    chain = graphview.path(g, view.path(a), view.path(b))
-    items = [graphview.node_info(g, n) for n in chain or []]
-    arrows = graphview.directions(g, chain or [])
+    found = _ask(vault, "path", note=a, other=b)
     if as_json:
-        echo_json({"path": items, "hops": len(items) - 1 if chain else None, "directions": arrows})
-    elif chain:
-        for arrow, it in zip(["", *(f"{a} " for a in arrows)], items):
+        echo_json(found)
+    elif found["path"]:
+        for arrow, it in zip(["", *(f"{a} " for a in found["directions"])], found["path"]):
             typer.echo(printable(f"{arrow}{it['title']}  ({it['path']})"))
     else:
         err("no chain of links joins these notes")
-    if not chain:
+    if not found["path"]:
         raise typer.Exit(1)
 
 
@@ -176,12 +148,7 @@ def graph_orphans(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem graph orphans
     """
-    from ..index import graph as graphmod
-    from ..web import graphview
-
-    g = _graph(vault).g
-    items = [graphview.node_info(g, n) for n in graphmod.orphans(g)]
-    echo_json(items) if as_json else _rows(items)
+    _note_rows(vault, "orphans", None, as_json)
 
 
 @graph_app.command("unresolved")
@@ -191,23 +158,14 @@ def graph_unresolved(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem graph unresolved
     """
-    from ..index import graph as graphmod
-    from ..memory.relink import obsidian_unresolved
-
-    graph = _graph(vault)
-    items = graphmod.unresolved(graph.g)
-    obsidian = obsidian_unresolved(graph.records, graph.g.graph["resolver"])
+    items = _ask(vault, "unresolved")
     if as_json:
-        echo_json([{"target": t, "from": src} for t, src in sorted(items.items())]
-                  + [{"target": t, "from": src, "obsidian_only": True} for t, src in obsidian.items()])  # fmt: skip
+        echo_json(items)
         return
-    for target, sources in sorted(items.items()):
-        typer.echo(printable(f"[[{target}]]  <- {', '.join(sources)}"))
-    for target, sources in obsidian.items():
-        typer.echo(
-            printable(f"[[{target}]]  <- {', '.join(sources)}  (not resolved in Obsidian: no such file name)")
-        )
-    if not items and not obsidian:
+    for it in items:
+        why = "  (not resolved in Obsidian: no such file name)" if it.get("obsidian_only") else ""
+        typer.echo(printable(f"[[{it['target']}]]  <- {', '.join(it['from'])}{why}"))
+    if not items:
         typer.echo("(none)")
 
 
@@ -217,15 +175,7 @@ def graph_anchors(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
     Example: vaultmem graph anchors
     """
-    from ..index import graph as graphmod
-    from ..web import graphview
-
-    g = _graph(vault).g
-    items = [
-        {**graphview.node_info(g, a), "members": len(graphview.neighbours(g, a, 1))}
-        for a in graphmod.anchors(g)
-    ]
-    echo_json(items) if as_json else _rows(items, "members")
+    _note_rows(vault, "anchors", "members", as_json)
 
 
 @graph_app.command("export")
@@ -241,17 +191,10 @@ def graph_export(
 
     Example: vaultmem graph export --format mermaid --anchor "Project: Tidewater" --depth 1
     """
-    from ..web import graphview
-
     fmt = fmt.lower()
     if as_json and fmt != "json":
         raise BadInput(f"--json asks for JSON but --format asks for {fmt}; pass one of them")
-    if fmt not in graphview.FORMATS:
-        raise BadInput(f"unknown format {fmt!r}; use one of {', '.join(graphview.FORMATS)}")
-    view = _graph(vault)
-    g = view.g
-    nodes = graphview.select(g, view.path(anchor), depth) if anchor else list(g.nodes)
-    typer.echo(graphview.export(graphview.subgraph(g, nodes), fmt), nl=False)
+    typer.echo(_ask(vault, "export", note=anchor, depth=depth, format=fmt)["text"], nl=False)
 
 
 # ---------------------------------------------------------------------- serve

@@ -340,6 +340,23 @@ def list_(host: Host, args: dict) -> dict[str, Any]:
     return {"rows": rows, "skipped": skipped}
 
 
+def graph(host: Host, args: dict) -> Any:
+    """One link graph query (``graphview.answer``) on the notes as the files are now."""
+    from ..memory import graphview
+
+    with host.entry(args["root"], served=args["served"]).reading(AS_IS) as vault:
+        return graphview.answer(vault, args["query"], args["note"], args["other"], args["depth"], args["format"],
+                                args["cap"], args["indexed"])  # fmt: skip
+
+
+def overview(host: Host, args: dict) -> dict[str, Any]:
+    """The memory state the web view draws (``overview.overview``)."""
+    from ..memory.overview import overview as draw
+
+    with host.entry(args["root"], served=args["served"]).reading(AS_IS) as vault:
+        return draw(vault, args["days"])
+
+
 def stats(host: Host, args: dict) -> dict[str, Any]:
     with host.entry(args["root"], served=args["served"]).reading(AS_IS) as vault:
         return vault.stats()
@@ -602,6 +619,17 @@ def rate(host: Host, args: dict) -> dict[str, Any]:
     return {**done, "unknown": unknown + done["unknown"]}
 
 
+def usage(host: Host, args: dict) -> dict[str, dict[str, Any]]:
+    """The usage of memories (by key) a page shows: how often recalled, when last, ratings."""
+    from dataclasses import asdict
+
+    ids = args["ids"]
+    if not all(isinstance(i, str) for i in ids):
+        raise BadInput("usage: ids must be a list of strings")
+    with host.usage(args["root"]) as store:
+        return {key: asdict(found) for key, found in store.usage(ids).items()}
+
+
 def gap(host: Host, args: dict) -> None:
     with host.entry(args["root"]).reading(AS_IS) as vault:
         vault.gap(args["text"], args["query"], args["source"])
@@ -641,7 +669,8 @@ def _writing_hook(name: str) -> Handler:
 HANDLERS: dict[str, Handler] = {
     "ping": ping, "stop": stop, "open": open_, "recall": recall, "wake": wake, "remember": remember,
     "edit": edit, "sleep": sleep, "checkpoint": checkpoint, "shown": shown, "status": status,
-    "reindex": reindex, "sync": sync, "notes": notes, "show": show, "list": list_, "stats": stats,
+    "reindex": reindex, "sync": sync, "notes": notes, "show": show, "list": list_, "graph": graph, "overview": overview,
+    "usage": usage, "stats": stats,
     "resolve": _lifecycle("resolve"), "reopen": _lifecycle("reopen"), "confirm": _lifecycle("confirm"),
     "resolve_source": resolve_source, "supersede": supersede, "history": history, "write_note": write_note,
     "delete": delete, "maintain": maintain, "batches": batches, "undo_plan": undo_plan, "undo": undo, "trash": trash, "restore": restore,

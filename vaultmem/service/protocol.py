@@ -110,7 +110,15 @@ DECLARED = (
     Op("show", REF, "the note: path, id, metadata, text, links, backlinks", optional=SERVED),
     Op("list", {"roots": Roots}, "rows (newest first), skipped (path -> reason)",
        optional={"limit": (int, None), "filters": (dict, {}), **SERVED}),
+    Op("graph", {"root": str, "query": str}, "the link graph query's answer (``graphview.QUERIES``: links, "
+       "backlinks, neighbours, path, orphans, unresolved, anchors, export; the web view's data, note and summary)",
+       optional={"note": (str, None), "other": (str, None), "depth": (int, None), "format": (str, "json"),
+                 "cap": (int, None), "indexed": (bool, False), **SERVED}),
     Op("stats", {"root": str}, "counts by type, status and importance, dates, disk use", optional=SERVED),
+    Op("overview", {"root": str}, "the memory state: counts by type and status, by month, candidates, "
+       "recently changed notes, daily counts (today's recorded first)", optional={"days": (int, 365), **SERVED}),
+    Op("usage", {"root": str, "ids": list}, "each memory's usage (count, last_access, useful, ratings, "
+       "last_rating); ids never used left out"),
     Op("history", REF, "key, versions (oldest first, each with its valid days and state)"),
     Op("export", {"root": str}, "every note's exact text (the JSON backup), skipped"),
     Op("resolve", REF, "action, changed, id, title", WRITE),

@@ -18,6 +18,7 @@ import contextlib
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
 from importlib import resources
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -28,8 +29,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..core import auth
-from ..core.errors import NoteNotFound, NoteParseError, VaultError
-from . import graphview, markdown, pages, relevance
+from ..core.errors import NoteNotFound, VaultError
+from ..core.note import parse
+from . import markdown, pages, relevance
 from .sessions import Sessions, WebGate, port_of
 from .state import ViewState
 
@@ -157,14 +159,10 @@ class Views:
     def __init__(self, state: ViewState):
         self.state = state
 
-    @property
-    def vault(self) -> Any:
-        return self.state.vault
-
     def _page(self, title: str, active: str, content: str, scripts: tuple[str, ...] = (), status: int = 200,
               policy: dict[str, str] = CSP) -> HTMLResponse:  # fmt: skip
         html = pages.page(
-            title, active, content, vault=self.vault, generation=self.state.generation, scripts=scripts
+            title, active, content, root=self.state.root, generation=self.state.generation, scripts=scripts
         )
         return HTMLResponse(
             html,
@@ -201,41 +199,38 @@ class Views:
 
     def note(self, request: Request) -> Response:
         path = request.query_params.get("path", "")
-        with self.state.lock:
-            records = self.vault.records()
-            rec = records.get(path)
-            if rec is None:
-                return self._page(
-                    "Not found", "", pages.error_page(f"no note {path!r} in this vault"), status=404
-                )
-            try:
-                parsed = self.vault.store.read(path)
-            except (NoteParseError, OSError) as e:
-                return self._page("Unreadable", "", pages.error_page(str(e)), status=500)
-            g = self.vault.graph()
-            resolver = g.graph["resolver"]
-            load = request.query_params.get("images") == "load"
-            body = markdown.render(parsed.body, lambda target: _page_target(resolver, target, path), title=rec.title,
-                                   remote_images=load)  # fmt: skip
-            backlinks = graphview.backlinks(g, path)
-            chain = versions(g, records, path)
-            usage = self.vault.usage.usage([rec.key]).get(rec.key)
+        session = self.state.session
+        try:  # the note, its backlinks, versions and links' targets, as the indexes hold them
+            found = session.graph("note", note=path, indexed=True)
+            parsed = parse(found["text"], path)
+        except NoteNotFound:
+            return self._page(
+                "Not found", "", pages.error_page(f"no note {path!r} in this vault"), status=404
+            )
+        except VaultError as e:
+            return self._page("Unreadable", "", pages.error_page(str(e)), status=500)
+        rec = SimpleNamespace(**found["note"])
+        targets = found["targets"]
+        load = request.query_params.get("images") == "load"
+        body = markdown.render(parsed.body, lambda target: _page_target(targets, target), title=rec.title,
+                               remote_images=load)  # fmt: skip
+        used = session.usage([rec.key]).get(rec.key)
+        chain = [tuple(v) for v in found["versions"]]
         msg = request.query_params.get("done") or request.query_params.get("error")
-        content = pages.note_page(rec, parsed.meta, body.html, backlinks, chain, usage, msg, "error" in request.query_params,
+        content = pages.note_page(rec, parsed.meta, body.html, found["backlinks"], chain,
+                                  used and SimpleNamespace(**used), msg, "error" in request.query_params,
                                   remote=(len(body.remote), load))  # fmt: skip
         return self._page(rec.title, "note", content, policy=REMOTE_IMAGES if load and body.remote else CSP)
 
     def graph(self, request: Request) -> Response:
         p = dict(request.query_params)
-        with self.state.lock:
-            types = sorted({r.type for r in self.vault.records().values() if r.type})
-            n = len(self.vault.records())
+        seen = self.state.session.graph("summary", indexed=True)
         info = (
             f"anchor {p['anchor']}, depth {p.get('depth', '2')}"
             if p.get("anchor")
-            else f"whole vault ({n} notes)"
+            else f"whole vault ({seen['notes']} notes)"
         )
-        content = pages.graph_page(p, types, pages.graph_api_url(p), info)
+        content = pages.graph_page(p, seen["types"], pages.graph_api_url(p), info)
         return self._page("Graph", "graph", content, scripts=("graph.js",))
 
     def graph_data(self, request: Request) -> Response:
@@ -245,39 +240,31 @@ class Views:
             cap = max(1, min(GRAPH_CAP, int(p.get("cap") or GRAPH_CAP)))
         except ValueError:
             return JSONResponse({"error": "depth and cap must be numbers"}, status_code=400)
-        with self.state.lock:
-            g = self.vault.graph()
-            anchor = None
-            if p.get("anchor"):
-                try:
-                    anchor = self.vault.find(p["anchor"], self.vault.records()).path
-                except VaultError as e:
-                    return JSONResponse({"error": str(e)}, status_code=404)
-            total = len(graphview.select(g, anchor, depth))
-            nodes = graphview.select(g, anchor, depth, cap)
-            data = graphview.to_data(g, nodes)
+        try:
+            data = self.state.session.graph(
+                "data", note=p.get("anchor") or None, depth=depth, cap=cap, indexed=True
+            )
+        except VaultError as e:
+            return JSONResponse({"error": str(e)}, status_code=404)
         colours = {t: pages.type_colour(t) for t in {n.get("type") for n in data["nodes"]}}
-        return JSONResponse({**data, "colours": colours, "total": total, "anchor": anchor,
-                             "generation": self.state.generation})  # fmt: skip
+        return JSONResponse({**data, "colours": colours, "generation": self.state.generation})
 
     def memory_state(self, request: Request) -> Response:
-        with self.state.lock:
-            records = list(self.vault.records().values())
-            counts: dict[str, dict[str, int]] = defaultdict(Counter)
-            months: dict[str, Counter[str]] = defaultdict(Counter)
-            for r in records:
-                counts[r.type or "note"][r.status] += 1
-                if r.created:
-                    months[r.created[:7]][r.type or "note"] += 1
-            recent = self.state.recent()
-            candidates = [r for r in records if r.status == "candidate"]
-            gaps = self.vault.gaps()[:20]
-            self.vault.snapshot_counts()  # today's row set, if no reconcile took it yet
-            history = self.vault.count_history()
+        session = self.state.session
+        seen = self.state.overview()
+        counts: dict[str, dict[str, int]] = defaultdict(
+            Counter, {t: Counter(c) for t, c in seen["counts"].items()}
+        )
+        months = [(m, Counter(c)) for m, c in seen["months"]]
+        recent = [(SimpleNamespace(**{k: r[k] for k in ("path", "title", "type")}), r["date"], r["which"])
+                  for r in seen["recent"]]  # fmt: skip
+        candidates = [SimpleNamespace(**r) for r in seen["candidates"]]
+        history = [(day, {(t, s): n for t, s, n in rows}) for day, rows in seen["history"]]
+        gaps = session.gaps()[:20]
         report = self.state.doctor()  # not under the lock: other pages answer meanwhile
         msg = request.query_params.get("done") or request.query_params.get("error")
         content = pages.flash(msg, "error" in request.query_params) + pages.state_page(
-            counts, sorted(months.items())[-24:], recent, candidates, gaps, report, history)  # fmt: skip
+            counts, months, recent, candidates, gaps, report, history)  # fmt: skip
         return self._page("Memory state", "state", content)
 
     def version(self, request: Request) -> Response:
@@ -305,61 +292,34 @@ class Views:
         return RedirectResponse(f"/note?path={quote(path)}&{key}={quote(message)}", status_code=303)
 
     def _act(self, path: str, kind: str, other: str) -> str:
-        with self.state.lock:
-            v = self.vault
-            if kind == "resolve":
-                r = v.resolve(path)
-                out = f"resolved {r['title']}" if r["changed"] else f"{r['title']} was already resolved"
-            elif kind == "reopen":
-                r = v.reopen(path)
-                out = f"reopened {r['title']}"
-            elif kind == "confirm":
-                r = v.confirm(path)
-                out = f"confirmed {r['title']}: it is active now"
-            elif kind == "supersede":
-                if not other:
-                    raise VaultError("name the newer note (title, id or path)")
-                r = v.supersede(path, other)
-                out = f"{r['title']} is now superseded by {r['by']}"
-            else:
-                useful = kind == "rate-useful"
-                done = v.rate([(path, useful)], source="web")
-                if done["unknown"]:
-                    raise NoteNotFound(done["unknown"][0]["error"])
-                r = done["rated"][0]
-                out = f"rated {r['title']} {'useful' if useful else 'not useful'}"
-            self.state.bump()
-            return out
+        session = self.state.session
+        if kind == "resolve":
+            r = session.resolve(path)
+            out = f"resolved {r['title']}" if r["changed"] else f"{r['title']} was already resolved"
+        elif kind == "reopen":
+            r = session.reopen(path)
+            out = f"reopened {r['title']}"
+        elif kind == "confirm":
+            r = session.confirm(path)
+            out = f"confirmed {r['title']}: it is active now"
+        elif kind == "supersede":
+            if not other:
+                raise VaultError("name the newer note (title, id or path)")
+            r = session.supersede(path, other)
+            out = f"{r['title']} is now superseded by {r['by']}"
+        else:
+            useful = kind == "rate-useful"
+            done = session.rate([(path, useful)], source="web")
+            if done["unknown"]:
+                raise NoteNotFound(done["unknown"][0]["error"])
+            r = done["rated"][0]
+            out = f"rated {r['title']} {'useful' if useful else 'not useful'}"
+        self.state.bump()
+        return out
 
 
-def versions(g: Any, records: dict, path: str, limit: int = 50) -> list[tuple[str, str, str]]:
-    """The supersede chain through ``path``, oldest first: (path, title, status)."""
-
-    def step(node: str, forward: bool) -> str | None:
-        a, b = ("superseded_by", "supersedes") if forward else ("supersedes", "superseded_by")
-        for s in g.successors(node):
-            if a in g.edges[node, s]["kinds"] and s in records:
-                return s
-        for p in g.predecessors(node):
-            if b in g.edges[p, node]["kinds"] and p in records:
-                return p
-        return None
-
-    older: list[str] = []
-    newer: list[str] = []
-    seen = {path}
-    for forward, out in ((False, older), (True, newer)):
-        node = path
-        while len(out) < limit and (found := step(node, forward)) is not None and found not in seen:
-            node = found
-            seen.add(node)
-            out.append(node)
-    chain = [*reversed(older), path, *newer]
-    return [(p, records[p].title, records[p].status) for p in chain]
-
-
-def _page_target(resolver, target: str, source: str) -> str | None:
-    """Where a link on a note page goes: a note's path, an attachment (``markdown.ATTACHMENT``
-    + its path), or None."""
-    found = resolver.resolve(target, source)
-    return markdown.ATTACHMENT + found if resolver.is_attachment(found) else found
+def _page_target(targets: dict[str, list[Any]], target: str) -> str | None:
+    """Where a link on a note page goes (``graphview``'s ``note`` query resolved it): a note's
+    path, an attachment (``markdown.ATTACHMENT`` + its path), or None."""
+    found, attachment = targets.get(target) or (None, False)
+    return f"{markdown.ATTACHMENT}{found}" if found and attachment else found

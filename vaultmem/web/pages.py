@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from html import escape
 from importlib import resources
+from pathlib import Path
 from string import Template
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -38,14 +39,14 @@ def _template() -> Template:
 
 
 def page(
-    title: str, active: str, content: str, *, vault: Any, generation: int, scripts: Iterable[str] = ()
+    title: str, active: str, content: str, *, root: Path, generation: int, scripts: Iterable[str] = ()
 ) -> str:
     nav = "".join(
         f'<a href="{href}" class="{"on" if key == active else ""}">{label}</a>' for href, label, key in NAV
     )
     return _template().substitute(
         title=escape(title), page=active, main_class="wide" if active == "graph" else "", nav=nav, content=content, generation=generation,
-        vault_name=escape(vault.root.name), vault_path=escape(str(vault.root)),
+        vault_name=escape(root.name), vault_path=escape(str(root)),
         scripts="".join(f'<script src="/static/{s}"></script>' for s in scripts),
     )  # fmt: skip
 

@@ -1,8 +1,13 @@
-"""What the web view keeps between requests: one ``api.Session`` (its Vault), a lock, and a
-change counter.
+"""What the web view keeps between requests: one ``api.Session``, a lock, and a change counter.
 
-Page handlers run in worker threads; every use of the session or its Vault holds ``lock``. ``check`` (run by
-the app every few seconds) notices changed files and changed indexes: with no watcher it
+Pages read the vault only through the session's operations (``graph``, ``overview``, ``usage``,
+``stats``, ``gaps``, ``doctor``, the lifecycle writes), as every front end does: through the
+memory service when it serves the vault, else in this process. What stays here, on the
+session's own ``Vault``, is noticing change, which no operation can do without loss: a stream
+of file events and a look at every file's stat, both of this process's own files-watching.
+
+Page handlers run in worker threads; the session runs calls one at a time (``lock``). ``check``
+(run by the app every few seconds) notices changed files and changed indexes: with no watcher it
 reconciles the indexes itself; with a watcher it drops its cached views once the watcher has
 written. Each change bumps ``generation``, which the pages poll to reload themselves.
 Listing and stat-ing every note costs ~0.1-0.4 s at 5,000 notes, so the vault's change stream
@@ -18,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Session
-from ..core.errors import NoteParseError, VaultError
+from ..core.errors import VaultError
 from ..index.embed import Embedder
-from ..vault import Vault
 
 FULL_EVERY = 30.0  # seconds between looks at the files when no file event said anything
 
@@ -29,8 +33,11 @@ class ViewState:
     """One vault served by the web view."""
 
     def __init__(self, root: Path, embedder: Embedder | None = None):
+        self.root = Path(root).resolve()
+        self.embedder = embedder
         self.session = Session([str(root)], embedder=embedder)
         self.session.warm(model=False)  # the memory service indexes and answers recall, when it runs
+        # noticing change only (``check``): the pages read through the session's operations
         self.vault = self.session.vault
         self.lock = self.session.lock
         self.generation = 0
@@ -38,7 +45,7 @@ class ViewState:
         self._files: str | None = None
         self._index: tuple | None = None
         self._doctor: tuple[int, Any] | None = None
-        self._recent: tuple[int, list[tuple[Any, str, str]]] | None = None
+        self._overview: tuple[int, dict[str, Any]] | None = None
         self._dirty = True
         self._looked = 0.0
         self._stream: Any = None
@@ -123,56 +130,30 @@ class ViewState:
         """Something changed (a check, or a write from a page)."""
         with self.lock:
             self.generation += 1
-            self._doctor = None
+            self._doctor = self._overview = None
+
+    def overview(self) -> dict[str, Any]:
+        """The memory state (the ``overview`` operation), asked once per generation: counts and
+        dates change only with the notes, which bump it."""
+        with self.lock:
+            if self._overview is None or self._overview[0] != self.generation:
+                self._overview = (self.generation, self.session.overview())
+            return self._overview[1]
 
     def doctor(self) -> Any:
-        """The doctor report, computed once per generation."""
-        from .. import doctor
-        from ..agents.hook_runs import doctor_findings
+        """The doctor report (``doctor.Report``), computed once per generation, through a session
+        of its own (the ``doctor`` operation: a big vault's report takes seconds, and other pages
+        answer meanwhile)."""
+        from ..agents.hook_runs import doctor_report
+        from ..doctor import Report
 
         with self.lock:
             generation, cached = self.generation, self._doctor
         if cached is not None and cached[0] == generation:
             return cached[1]
-        # without the lock (a big vault's report takes seconds): a Vault object of its own
-        own = Vault(self.vault.root, embedder=self.vault.embedder)
-        try:
-            report = doctor.diagnose(own, more=doctor_findings(own.root))
-        finally:
-            own.close()
+        with Session([str(self.root)], embedder=self.embedder) as own:
+            report = Report.from_dict(doctor_report(own))
         with self.lock:
             if self.generation == generation:
                 self._doctor = (generation, report)
         return report
-
-    def recent(self, limit: int = 15) -> list[tuple[Any, str, str]]:
-        """The notes changed last by their own frontmatter: (record, date, "updated" or
-        "created"), newest first; a note with neither date is not "recent" (a copied folder's
-        file times say nothing). Computed once per generation.
-
-        A record's ``updated``/``created`` are the frontmatter's or, when missing, file times, so
-        a note's own date is never later than the later of the two: notes are read in that
-        order until ``limit`` are known to be newer than any note left."""
-        with self.lock:
-            if self._recent is not None and self._recent[0] == self.generation:
-                return self._recent[1]
-            order = sorted(self.vault.records().values(), key=_bound, reverse=True)
-            found: list[tuple[Any, str, str]] = []
-            for rec in order:
-                if len(found) >= limit and found[limit - 1][1] >= _bound(rec):
-                    break
-                try:
-                    meta = self.vault.store.read(rec.path).meta
-                except (NoteParseError, OSError):
-                    continue
-                which = next((k for k in ("updated", "created") if meta.get(k) not in (None, "")), None)
-                if which:
-                    found.append((rec, getattr(rec, which), which))
-                    found.sort(key=lambda f: (f[1], f[0].path), reverse=True)
-                    del found[limit:]
-            self._recent = (self.generation, found)
-            return self._recent[1]
-
-
-def _bound(rec: Any) -> str:
-    return max(rec.updated or "", rec.created or "")
