@@ -1,9 +1,11 @@
 """`vaultmem import` is one declared operation (issue 44): the restore of a backup and every
-``--from`` importer run in the ``import`` handler, through the memory service (here in a thread of
-the test, ``service_thread``) or in process, with the same stdout, stderr (its progress events
-too), exit code and files. What the user named is resolved where the user is: a path relative to
-the caller's folder, standard input read by the caller. A bulk import stopped half way through the
-service (its caller gone) resumes as one undo batch."""
+``--from`` importer run in the ``import`` handler, with the same stdout, stderr (its progress events
+too), exit code and files whether a memory service runs (here in a thread of the test,
+``service_thread``) or not. Declared ``here``, it runs in the caller's process even when the
+service serves the vault, so the service goes on answering recall and hooks on it meanwhile (a
+bulk import takes minutes). What the user named is resolved where the user is: a path relative
+to the caller's folder, standard input read by the caller. A bulk import stopped half way
+resumes as one undo batch."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 import seams
 
 from vaultmem import api
+from vaultmem.cli.service import import_task  # what the CLI hands its session for --from
 
 REPO = Path(__file__).resolve().parents[1]
 VARYING = [(re.compile(r'"(id|path|undo|duplicate_of|like)": "[^"]*"'), r'"\1": "-"'), (re.compile(r"^id: \S+$", re.M), "id: -"),
@@ -67,8 +70,8 @@ def test_an_import_from_a_source_is_one_result_through_the_service_and_in_proces
     work, tmp_path, service_thread, monkeypatch
 ):
     """``--from chatgpt conversations.json --json``: the report on stdout, the progress events
-    and the last line on stderr, the notes written, alike; the service ran it (the handler, on
-    its watched vault), reading a file named relative to the caller's folder."""
+    and the last line on stderr, the notes written, alike with and without the service, reading
+    a file named relative to the caller's folder."""
     chatgpt_export(work / "conversations.json", 12)
     here, served = fresh(tmp_path / "here"), fresh(tmp_path / "served")
     argv = ["import", "--from", "chatgpt", "conversations.json", "--json", "--vault"]
@@ -76,7 +79,6 @@ def test_an_import_from_a_source_is_one_result_through_the_service_and_in_proces
     assert mine.code == 0 and mine.ops == ["import"], mine.shown()
     theirs = seams.run_cli([*argv, str(served)])
     assert theirs.code == 0 and theirs.ops == ["import"], theirs.shown()
-    assert served.resolve() in service_thread.service.entries  # answered there, not here
     assert same(theirs.out) == same(mine.out)
     assert same(theirs.err) == same(mine.err)
     assert [json.loads(line)["event"] for line in theirs.err.splitlines()] == ["progress", "progress", "done"]
@@ -86,9 +88,9 @@ def test_an_import_from_a_source_is_one_result_through_the_service_and_in_proces
 def test_a_backup_restores_alike_from_standard_input_and_from_a_relative_file(
     work, tmp_path, service_thread, monkeypatch
 ):
-    """The caller reads standard input and sends it (here more than the service's old 1 MB
-    request line as JSON carries it); a file is named relative to the caller's folder. Both
-    restore through the service what they restore in process, each as one undo batch."""
+    """The caller reads standard input (here more than the service's 1 MB request line as JSON
+    would carry it); a file is named relative to the caller's folder. Both restore with the
+    service running what they restore without it, each as one undo batch."""
     source = seams.make_vault(tmp_path / "source")
     small = in_process(monkeypatch, ["export", "--vault", str(source)])
     (work / "backup.json").write_text(small.out)
@@ -105,15 +107,17 @@ def test_a_backup_restores_alike_from_standard_input_and_from_a_relative_file(
             f"imported {restored}, skipped 0 already present\nundo: vaultmem import --undo "
         )
         assert (same(theirs.out), theirs.err) == (same(mine.out), mine.err) and notes(served) == notes(here)
-        assert served.resolve() in service_thread.service.entries
     with api.Session([str(served)]) as session:
         assert [b["source"] for b in session.batches("import")] == [str((work / "backup.json").resolve())]
 
 
 @pytest.mark.parametrize("where", ["process", "service"])
 def test_the_handler_takes_only_absolute_paths(where, work, tmp_path, request):
-    """A relative path would be read from the service's folder: the caller resolves it
-    (``Session.import_``); the operation refuses one, the same on either host."""
+    """A relative path would be read from the host's folder: the caller resolves it
+    (``Session.import_``); the operation refuses one, the same on either host (a client may
+    still send ``import`` on the service's socket)."""
+    from vaultmem.service import client
+
     if where == "service":
         request.getfixturevalue("service_thread")
     else:
@@ -123,18 +127,55 @@ def test_the_handler_takes_only_absolute_paths(where, work, tmp_path, request):
     with api.Session([str(root)]) as session:
         for args in ({"source": "chatgpt", "paths": ["conversations.json"]}, {"paths": ["backup.json"]},
                      {"source": "rules", "paths": [str(work)], "project": "."}):  # fmt: skip
-            with pytest.raises(api.VaultError, match="import: paths must be absolute, not '"):
-                session.call("import", {"root": str(root), **args}, start=False)
-        assert session.backend == (api.SERVICE if where == "service" else api.PROCESS)
+            call = {"root": str(root), **args}
+            if where == "service":
+                reply = client.call("import", call)
+                assert not reply["ok"] and reply["error"].startswith("import: paths must be absolute, not '")
+            else:
+                with pytest.raises(api.VaultError, match="import: paths must be absolute, not '"):
+                    session.call("import", call, start=False)
     assert not (root / "sessions").exists()
+
+
+def test_the_service_answers_recall_on_the_vault_while_an_import_writes_it(
+    work, tmp_path, service_thread, monkeypatch
+):
+    """A bulk import takes minutes: it runs in the caller's process (``here``), never holding
+    the service's writer side, so a recall on the same vault through the service answers while
+    the import is half way (an import run by the service held every read until it ended)."""
+    import threading
+
+    from vaultmem.service import client
+
+    monkeypatch.setenv("VAULTMEM_BULK_EVERY", "10")
+    export = chatgpt_export(work / "conversations.json", 30)
+    root = fresh(tmp_path / "v")
+    assert client.call("open", {"roots": [str(root)]})["ok"]  # the service serves the vault
+    assert root.resolve() in service_thread.service.entries
+    answers: list[dict] = []
+
+    def recall() -> None:
+        reply = client.call("recall", {"roots": {"v": str(root)}, "query": "conversation", "options": {}})
+        answers.append({**reply, "written": len(list((root / "sessions").glob("*.md")))})
+
+    def midway(event: dict) -> None:
+        if event["phase"] == "writing" and not answers:
+            asking = threading.Thread(target=recall)
+            asking.start()
+            asking.join(20)  # the import waits here: a recall that needs its writer side never answers
+
+    with api.Session([str(root)], tasks={"import": import_task}) as session:
+        done = session.import_("chatgpt", [str(export)], on_progress=midway)
+    assert answers and answers[0]["ok"] and answers[0]["written"] < 30, answers  # answered half way
+    assert len(done["written"]) == 30
 
 
 def test_an_import_whose_caller_goes_away_stops_and_resumes_as_one_batch(
     work, tmp_path, service_thread, monkeypatch
 ):
-    """Through the service the import runs in the service's thread: a caller that goes away
-    (Ctrl-C, killed) ends it at its next progress event, as a kill ends one in process; the
-    next run resumes it (nothing twice, nothing lost) and one undo takes all of it back."""
+    """A caller that goes away (Ctrl-C) after the first checkpoint ends the import there, the
+    service running or not; the next run resumes it (nothing twice, nothing lost) and one undo
+    takes all of it back."""
     monkeypatch.setenv("VAULTMEM_BULK_EVERY", "10")
     export = chatgpt_export(work / "conversations.json", 30)
     stopped, whole = fresh(tmp_path / "stopped"), fresh(tmp_path / "whole")
@@ -144,11 +185,11 @@ def test_an_import_whose_caller_goes_away_stops_and_resumes_as_one_batch(
         if event["phase"] == "writing":
             raise KeyboardInterrupt  # the caller's Ctrl-C, after the first checkpoint
 
-    with api.Session([str(stopped)]) as session, pytest.raises(KeyboardInterrupt):
+    with (
+        api.Session([str(stopped)], tasks={"import": import_task}) as session,
+        pytest.raises(KeyboardInterrupt),
+    ):
         session.import_("chatgpt", [str(export)], on_progress=leave)
-    from helpers import wait_for
-
-    wait_for(lambda: service_thread.service._in_flight == 0, timeout=30, what="the import to stop")
     written = len(list((stopped / "sessions").glob("*.md")))
     assert 10 <= written < 30  # stopped at a checkpoint after the caller left, before the end
     argv = ["import", "--from", "chatgpt", "conversations.json", "--json", "--vault"]

@@ -424,13 +424,17 @@ class Session:
         """One declared operation (``service.protocol``) through the door: answered by the memory
         service when it is (or becomes: ``start``) this session's backend, else by the same
         handler in this process. A call that may not start the service (``start`` False) goes
-        to it only when one runs, and otherwise leaves the choice open. ``on_progress``: the
+        to it only when one runs, and otherwise leaves the choice open; one declared ``here``
+        (``import``) runs in this process whatever the backend. ``on_progress``: the
         progress events of an operation declared ``stream``, from either."""
+        from .service.protocol import OPS
+
         args = _wire(args)
-        answered, result = self._remote(op, args, start, on_progress)
+        here = OPS[op].here
+        answered, result = (False, None) if here else self._remote(op, args, start, on_progress)
         if answered:
             return result
-        if self.only_service and self._backend != SERVICE:
+        if self.only_service and self._backend != SERVICE and not here:
             raise NoService(f"no memory service of this version answered {op!r}")
         host = self.host
         host.keywords = self._backend == KEYWORDS
@@ -687,12 +691,6 @@ class Session:
         source's own place resolved by the caller when none is named). What the user named is
         resolved here, where the user is: the memory service runs in another folder, so every
         path (and ``project``) goes absolute. ``on_progress``: its progress events."""
-        from .service.protocol import MAX_REQUEST
-
-        if text is not None and len(json.dumps(text)) > MAX_REQUEST - (1 << 16):  # as the request carries it
-            raise BadInput(
-                f"standard input holds more than {MAX_REQUEST >> 20} MB: give the backup's file instead"
-            )
         args = {"root": str(self.root), "source": source, "paths": [_absolute(p) for p in paths], "text": text,
                 "project": _absolute(project) if project else None, "since": since, "dry_run": dry_run}  # fmt: skip
         return self.call("import", args, start=False, on_progress=on_progress)

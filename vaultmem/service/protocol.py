@@ -12,7 +12,9 @@ Wire form: one JSON object per line each way; a request ``{"op", "args", "versio
 "version", with the server's ``version``, for a client of another version). A request of an
 operation declared ``stream`` with ``"stream": true`` gets ``{"progress": {...}}`` lines first
 (a long ``reindex``: phase, done, total, seconds_left; an ``import``: phase, done, total), then
-its reply. A request line holds at most ``MAX_REQUEST`` bytes.
+its reply. A request line holds at most ``MAX_REQUEST`` bytes. An operation declared ``here``
+(``import``) runs in the caller's process even when the service runs: the service goes on
+answering and indexes the files as they land.
 
 Each operation has one handler (``ops.HANDLERS``), which the service runs over its socket and a
 session working in its own process runs directly (``host.LocalHost``): the same code either way.
@@ -29,7 +31,7 @@ from typing import Any
 from ..core.errors import BadInput
 
 NONE, READ, WRITE = "none", "read", "write"
-MAX_REQUEST = 64 << 20  # bytes of one request line (a backup restored from standard input travels whole)
+MAX_REQUEST = 1 << 20  # bytes of one request line
 Roots = dict  # vault name -> root path (several vaults are searched as one)
 
 
@@ -45,6 +47,9 @@ class Op:
     optional: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name -> (JSON type(s), default)
     any_version: bool = False
     stream: bool = False  # it reports progress: its handler takes ``emit``, sent as lines before the reply
+    # a session runs it in its own process even when the service serves the vault: a bulk write of
+    # minutes there would hold the vault's writer side, and every recall and hook wait behind it
+    here: bool = False
 
     def check(self, args: Any) -> dict[str, Any]:
         """The arguments with defaults filled in; BadInput naming the first wrong one."""
@@ -152,7 +157,7 @@ DECLARED = (
     Op("import", {"root": str}, "a backup restored (imported, skipped_existing, paths, usage_rows), or with "
        "source the importer's report; undo (its batch)", WRITE,
        optional={"source": (str, None), "paths": (list, []), "text": (str, None), "project": (str, None),
-                 "since": (str, None), "dry_run": (bool, False)}, stream=True),
+                 "since": (str, None), "dry_run": (bool, False)}, stream=True, here=True),
     Op("undo", {"root": str, "batch": str}, "id, removed, restored, skipped", WRITE, optional={"kind": (str, None)}),
     Op("trash", {"root": str}, "the notes in .trash/, newest first"),
     Op("restore", REF, "path, restored_to, id", WRITE, optional={"to": (str, None)}),
