@@ -70,6 +70,8 @@ EXTRA: dict[tuple[str, ...], list[str]] = {
     ("edit",): ["--add-tag", "seams"],  # an edit that needs no editor (and stays on the fast path)
     ("sleep",): ["--summary", "Leased jobs with advisory locks."],
     ("delete",): ["--force"],
+    # a real import, of a file named relative to the caller's folder (the service runs elsewhere)
+    ("import",): ["--from", "claude-code", "old-session.jsonl"],
 }
 # what a command's output says about where it ran (the service or this process): only its exit
 # code is compared
@@ -209,10 +211,10 @@ def recording_ops() -> Iterator[list[str]]:
             called.append(op)
         return real_call(op, args, timeout, on_progress)
 
-    def run(self: Any, name: str, args: dict[str, Any]) -> Any:
+    def run(self: Any, name: str, args: dict[str, Any], emit: Any = None) -> Any:
         if threading.get_ident() == me:
             called.append(name)
-        return real_run(self, name, args)
+        return real_run(self, name, args, emit)
 
     client.call, host.LocalHost.run = call, run  # type: ignore[assignment,method-assign]
     try:
@@ -557,7 +559,7 @@ VARYING = [
     (re.compile(r"\b1[789]\d{8}\.\d+"), "<timestamp>"),  # now, as the usage store's times
     (re.compile(r"\d{8}-\d{6}-[0-9a-f]{4}"), "<batch>"),  # an undo batch's id (its time)
     (re.compile(r"(indexes |\"index_bytes\": )\d+"), r"\1<n>"),  # the indexes' size on disk (their history)
-    (re.compile(r" in \d+\.\d\d s\b|(\"seconds\": )\d+\.\d+"), r" in <n> s\1"),  # how long it took
+    (re.compile(r" in \d+\.\d\d? s\b|(\"seconds\": )\d+\.\d+"), r" in <n> s\1"),  # how long it took
     (
         re.compile(r"^disk: .*$|(\"(?:\.vaultmem[^\"]*|total_state)\": )\d+", re.M),
         r"\1<size>",
@@ -666,13 +668,13 @@ def run_op(name: str, args: dict[str, Any]) -> Outcome:
     """One operation through the one door (``api.Session.call``): the memory service, or this
     process; a refusal is an exit code and one line, as a command shows it."""
     from vaultmem import api
-    from vaultmem.agents.hooks import TASKS
+    from vaultmem.cli.service import tasks
     from vaultmem.core.errors import VaultError, os_message
 
     with recording_ops() as ops:
         try:
             with api.Session([args.get("root") or next(iter(args.get("roots", {"": None}).values()), None) or ""],
-                             tasks=TASKS) as session:  # fmt: skip
+                             tasks=tasks()) as session:  # fmt: skip
                 return Outcome(0, _json(session.call(name, args)), "", ops=ops)
         except VaultError as e:
             return Outcome(e.exit_code, "", f"vaultmem: {e}\n", ops=ops)
@@ -727,6 +729,8 @@ class Sweep:
             state.alter(self.root)
         self.work.mkdir()
         shutil.copy(TRANSCRIPT, self.work / "session.jsonl")
+        old = shutil.copy(TRANSCRIPT, self.work / "old-session.jsonl")  # `import`'s: a session that ended
+        os.utime(old, (1_780_000_000, 1_780_000_000))
         self.mp.setenv("VAULTMEM_VAULT", str(self.root))
         self.mp.chdir(self.work)
         self.mp.setenv("VAULTMEM_NO_SERVICE", "1")

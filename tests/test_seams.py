@@ -327,11 +327,10 @@ def test_the_prompt_hook_answers_on_a_full_disk(vault, tmp_path, monkeypatch):
             shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".vaultmem*"))
             monkeypatch.setenv("VAULTMEM_VAULT", str(root))
             assert ok(["index"]).code == 0
-            with open(full / "filler", "wb") as f:  # the disk fills up
-                with contextlib.suppress(OSError):
+            with open(full / "filler", "wb", buffering=0) as f:  # the disk fills up (unbuffered:
+                with contextlib.suppress(OSError):  # nothing left for the close to fail on)
                     while True:
                         f.write(b"\0" * 65536)
-                        f.flush()
         else:  # no tmpfs here: every write of the hook's fails as on a full disk
             _disk_full(monkeypatch)
         got = ok(["hook", "prompt", "--agent", "claude"], prompt_payload(root))

@@ -228,6 +228,11 @@ def _multi(named: dict[str, Vault]) -> MultiVault:
     return MultiVault(named)
 
 
+def _absolute(path: str) -> str:
+    """A path the user named (``~`` and this process's folder resolved), for a host elsewhere."""
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def _wire(value: Any) -> Any:
     """``value`` as it comes out of the wire (JSON): what this process's answer gives too."""
     return json.loads(json.dumps(value, ensure_ascii=False))
@@ -337,8 +342,8 @@ class Session:
         return Path(self.root).resolve(), ref.strip()
 
     # ------------------------------------------------------------------ a Vault in this process
-    # Only for what runs here on purpose (the web view noticing change, a bulk import, tests):
-    # every front end call goes through an operation (``call``).
+    # Only for what runs here on purpose (the web view noticing change, tests): every front end
+    # call goes through an operation (``call``).
 
     def open(self, root: Path) -> Vault:
         """The open ``Vault`` of a root (one per root; every vault shares one embedding model)."""
@@ -414,21 +419,27 @@ class Session:
         a call that may start the service has decided it."""
         return self._backend
 
-    def call(self, op: str, args: dict[str, Any], start: bool = True) -> Any:
+    def call(self, op: str, args: dict[str, Any], start: bool = True,
+             on_progress: Callable[[dict], None] | None = None) -> Any:  # fmt: skip
         """One declared operation (``service.protocol``) through the door: answered by the memory
         service when it is (or becomes: ``start``) this session's backend, else by the same
         handler in this process. A call that may not start the service (``start`` False) goes
-        to it only when one runs, and otherwise leaves the choice open."""
+        to it only when one runs, and otherwise leaves the choice open; one declared ``here``
+        (``import``) runs in this process whatever the backend. ``on_progress``: the
+        progress events of an operation declared ``stream``, from either."""
+        from .service.protocol import OPS
+
         args = _wire(args)
-        answered, result = self._remote(op, args, start)
+        here = OPS[op].here
+        answered, result = (False, None) if here else self._remote(op, args, start, on_progress)
         if answered:
             return result
-        if self.only_service and self._backend != SERVICE:
+        if self.only_service and self._backend != SERVICE and not here:
             raise NoService(f"no memory service of this version answered {op!r}")
         host = self.host
         host.keywords = self._backend == KEYWORDS
         with self.lock:
-            return _wire(host.run(op, args))
+            return _wire(host.run(op, args, on_progress))
 
     def _remote(self, op: str, args: dict[str, Any], start: bool,
                 on_progress: Callable[[dict], None] | None = None) -> tuple[bool, Any]:  # fmt: skip
@@ -670,6 +681,19 @@ class Session:
             return self.call("reindex", args, start=False), False
         finally:
             host.progress = None
+
+    def import_(self, source: str | None = None, paths: Sequence[str] = (), *, text: str | None = None,
+                project: str | None = None, since: str | None = None, dry_run: bool = False,
+                on_progress: Callable[[dict], None] | None = None) -> dict[str, Any]:  # fmt: skip
+        """``vaultmem import`` into the caller's own vault, as one undo batch: a backup restored
+        (``text``: its JSON, which the caller read from standard input; else the one file of
+        ``paths``), or, with ``source``, what another tool holds (``paths``: what to read, the
+        source's own place resolved by the caller when none is named). What the user named is
+        resolved here, where the user is: the memory service runs in another folder, so every
+        path (and ``project``) goes absolute. ``on_progress``: its progress events."""
+        args = {"root": str(self.root), "source": source, "paths": [_absolute(p) for p in paths], "text": text,
+                "project": _absolute(project) if project else None, "since": since, "dry_run": dry_run}  # fmt: skip
+        return self.call("import", args, start=False, on_progress=on_progress)
 
     # ------------------------------------------------------------------ undo and the trash
 

@@ -227,10 +227,11 @@ def summary_line(s: dict) -> str:
 
 
 def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = None, quiet: bool = False,
-                 wait: bool = True) -> Session:  # fmt: skip
+                 wait: bool = True, tasks: dict[str, Any] | None = None) -> Session:  # fmt: skip
     """The ``api.Session`` a command works through (every command opens its vaults this way):
     reindexing shows a progress bar and reports what it did on stderr, and so does waiting for
-    the memory service to start (without ``wait``: it is started, not waited for)."""
+    the memory service to start (without ``wait``: it is started, not waited for); ``tasks``:
+    the work of the layers above an operation of this command runs (``api.Session``)."""
     from ..api import Session
     from .hits import skipped_notes
 
@@ -245,5 +246,5 @@ def open_session(vaults: Sequence[str] | str | None = (), agent: str | None = No
 
     refs = [vaults] if isinstance(vaults, str) else list(vaults or [])
     session = Session(refs, agent, progress=lambda: EmbeddingBar(minimum=64, quiet=quiet), on_indexed=report,
-                      wait=wait, say=err)  # fmt: skip
+                      wait=wait, say=err, tasks=tasks)  # fmt: skip
     return session

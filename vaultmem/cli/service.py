@@ -26,12 +26,21 @@ UNIT_NAME, AGENT_LABEL = "vaultmem.service", "dev.vaultmem.service"
 
 
 def tasks() -> dict[str, Any]:
-    """What the memory service runs on an open vault for ``doctor`` and the hooks' operations
-    (``service.protocol``): the checks and hooks of the layers above it, handed over."""
+    """What the memory service runs on an open vault for ``doctor``, the hooks' operations and
+    ``import --from`` (``service.protocol``): the work of the layers above it, handed over."""
     from ..agents.hooks import TASKS
     from ..api import tasks as top_tasks
 
-    return {**top_tasks(), **TASKS}
+    return {**top_tasks(), **TASKS, "import": import_task}
+
+
+def import_task(vault: Any, source: str, paths: list[str], **options: Any) -> dict[str, Any]:
+    """What the ``import`` operation runs on an open vault for ``--from SOURCE``: the importer
+    (``agents.importers.import_from``; the service layer may not import ``agents``), loaded on
+    its first use (not at every service start)."""
+    from ..agents.importers import import_from
+
+    return import_from(vault, source, paths, **options)
 
 
 @service_app.command("run")

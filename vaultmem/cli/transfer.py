@@ -1,7 +1,9 @@
 """CLI commands that move memory in and out: ``export`` (a JSON backup, or a project's rules into
 AGENTS.md) and ``import`` (a backup, or what other tools already hold: agent histories,
 instruction files, the MCP memory server's graph). The work is in ``agents/`` (the importers in
-``agents/importers/``); this parses and renders.
+``agents/importers/``), run by the ``import`` operation wherever the session's calls run (the
+memory service, or this process: ``cli.service.import_task`` hands it over); this parses,
+resolves what the user named where the user is (paths, standard input) and renders, progress too.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -111,6 +112,10 @@ class Progress:
         self.done = done
         self.shown(done, total)
 
+    def event(self, event: dict[str, Any]) -> None:
+        """A progress event of the ``import`` operation (``service.ops.Emitted``): reading, then writing."""
+        (self.writing if event.get("phase") == "writing" else self)(int(event["done"]), int(event["total"]))
+
     def writing(self, done: int, total: int) -> None:
         """An import's writes: ``done`` of ``total`` items written and durable (a checkpoint)."""
         if self.shown.phase != "writing":
@@ -172,10 +177,10 @@ def import_cmd(
 
     Example: vaultmem import --from claude-code --project ~/src/shop      vaultmem import --undo claude-code
     """
-    from ..memory import undo as undomod
+    from .service import import_task
 
     paths = paths or []
-    session = open_session(vault)
+    session = open_session(vault, tasks={"import": import_task})
     if undo is not None:
         from .undo import undo_batch
 
@@ -183,16 +188,11 @@ def import_cmd(
             raise BadInput("--undo takes no files and no --from (give the batch id or the source to --undo)")
         undo_batch(session, undo, "import", as_json)
         return
-    # the one command that works on a Vault in this process on purpose: a bulk import writes
-    # thousands of notes with checkpoints and a progress line (``Vault.batch``), not a call each
-    v = session.vault
-    if source is None:
-        label = str(Path(paths[0]).expanduser().resolve()) if len(paths) == 1 and paths[0] != "-" else "-"
-        with undomod.recording(v, "import", label) as batch:
-            result = _restore(paths, v)
-        result["undo"] = None if batch.empty() else batch.id
+    if source is None:  # standard input is read here, where the user is, and sent as the backup's text
+        text = _stdin() if paths == ["-"] else None
+        result = session.import_(None, [] if text is not None else paths, text=text)
     else:
-        result = _run_import(source, paths, project, since, dry_run, v, as_json)
+        result = _run_import(session, source, paths, project, since, dry_run, as_json)
     if as_json:
         echo_json(result)
         return
@@ -207,15 +207,27 @@ def import_cmd(
         typer.echo(f"undo: vaultmem import --undo {result['undo']}")
 
 
-def _run_import(source: str, paths: list[str], project: str | None, since: str | None, dry_run: bool,
-                v: Any, as_json: bool = False) -> dict[str, Any]:  # fmt: skip
+def _run_import(session: Any, source: str, paths: list[str], project: str | None, since: str | None,
+                dry_run: bool, as_json: bool = False) -> dict[str, Any]:  # fmt: skip
+    """``import --from SOURCE`` through the ``import`` operation, its progress shown here."""
     from ..agents import importers
 
     importer = importers.get(source)
     progress = Progress(importer.what, as_json)
-    result = importer.run(v, paths, project=project, since=since, dry_run=dry_run, progress=progress)
+    result: dict[str, Any] = session.import_(source, importer.where(paths), project=project, since=since,
+                                             dry_run=dry_run, on_progress=progress.event)  # fmt: skip
     progress.close()  # an error instead is its one line
     return result
+
+
+def _stdin() -> str:
+    """A backup on standard input, whole."""
+    try:
+        return sys.stdin.read()
+    except OSError as e:
+        raise BadInput(f"cannot read -: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise BadInput(f"- is not JSON ({e})") from None
 
 
 def render_import(r: dict[str, Any]) -> list[str]:
@@ -223,18 +235,3 @@ def render_import(r: dict[str, Any]) -> list[str]:
     from ..agents import importers
 
     return importers.get(r["source"]).lines(r)
-
-
-def _restore(paths: list[str], v: Any) -> dict[str, Any]:
-    """``vaultmem import FILE``: restore a backup written by ``vaultmem export``."""
-    if len(paths) != 1:
-        raise BadInput("give the backup file to restore (or --from SOURCE to import from another tool)")
-    file = paths[0]
-    try:
-        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-        data = json.loads(raw)
-    except OSError as e:
-        raise BadInput(f"cannot read {file}: {e.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BadInput(f"{file} is not JSON ({e})") from None
-    return v.import_(data)

@@ -140,8 +140,8 @@ class LocalHost:
         self.entries: dict[Path, Entry] = {}
         self.progress: Any = None  # a reindex's progress callback (``Session.reindex``)
 
-    def run(self, name: str, args: dict[str, Any]) -> Any:
-        return ops.run(self, name, args)
+    def run(self, name: str, args: dict[str, Any], emit: Callable[[dict], None] | None = None) -> Any:
+        return ops.run(self, name, args, emit)
 
     def entry(self, root: str | Path, keywords_first: bool = False, served: bool = False) -> Entry:
         root = Path(root).resolve()

@@ -13,6 +13,7 @@ Filters run here, where the index is, before the top k is cut: other code branch
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -547,6 +548,62 @@ def notes(host: Host, args: dict) -> list[str]:
         return [str(p) for p in args["paths"] if not vault.store.rules.ignored(str(p))]
 
 
+# ---------------------------------------------------------------------- import
+
+
+def import_(host: Host, args: dict) -> dict[str, Any]:
+    """``vaultmem import``: a backup written by ``export`` restored (``text``: its JSON, read by
+    the caller from standard input; else the one file of ``paths``), or, with ``source``, what
+    another tool holds, by the importer of the layer above (the ``import`` task, handed over as
+    the hooks' are: ``agents.importers.import_from``, which writes in checkpoints, resumes a
+    stopped import and emits its progress here). One undo batch (``undo``: its id). The caller
+    resolved what the user named where the user is: every path comes absolute."""
+    from ..memory import undo as undomod
+
+    named = [p for p in [*args["paths"], args["project"]] if p is not None]
+    wrong = next((p for p in named if not isinstance(p, str) or not Path(p).is_absolute()), None)
+    if wrong is not None:
+        raise BadInput(f"import: paths must be absolute, not {wrong!r}")
+    if args["source"] is not None:
+        run = host.task("import")
+        with host.entry(args["root"]).writing(AS_IS) as vault:
+            return run(vault, args["source"], args["paths"], project=args["project"], since=args["since"],
+                       dry_run=args["dry_run"], progress=Emitted(args["emit"]))  # fmt: skip
+    data, label = _backup(args["paths"], args["text"])
+    with host.entry(args["root"]).writing(AS_IS) as vault, undomod.recording(vault, "import", label) as batch:
+        result: dict[str, Any] = vault.import_(data)
+    return {**result, "undo": None if batch.empty() else batch.id}
+
+
+def _backup(paths: list[str], text: str | None) -> tuple[Any, str]:
+    """(The backup's data, the undo batch's source: its file, or "-" for standard input)."""
+    if text is None and len(paths) != 1:
+        raise BadInput("give the backup file to restore (or --from SOURCE to import from another tool)")
+    file = "-" if text is not None else paths[0]
+    try:
+        data = json.loads(text if text is not None else Path(file).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise BadInput(f"cannot read {file}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadInput(f"{file} is not JSON ({e})") from None
+    return data, file if text is not None else str(Path(file).resolve())
+
+
+class Emitted:
+    """An import's progress (the importers' ``(done, total)`` of the files read, then
+    ``writing`` at each checkpoint) as the events of its operation (``emit``: phase, done,
+    total), which the caller shows (``cli.transfer.Progress.event``) the same whichever host ran it."""
+
+    def __init__(self, emit: Callable[[dict], None]):
+        self.emit = emit
+
+    def __call__(self, done: int, total: int) -> None:
+        self.emit({"phase": "reading", "done": done, "total": total})
+
+    def writing(self, done: int, total: int) -> None:
+        self.emit({"phase": "writing", "done": done, "total": total})
+
+
 # ---------------------------------------------------------------------- undo and the trash
 
 
@@ -674,17 +731,18 @@ HANDLERS: dict[str, Handler] = {
     "resolve": _lifecycle("resolve"), "reopen": _lifecycle("reopen"), "confirm": _lifecycle("confirm"),
     "resolve_source": resolve_source, "supersede": supersede, "history": history, "write_note": write_note,
     "delete": delete, "maintain": maintain, "batches": batches, "undo_plan": undo_plan, "undo": undo, "trash": trash, "restore": restore,
-    "export": export, "agents_md": agents_md, "refresh_agents_md": refresh_agents_md, "rate": rate, "gap": gap,
+    "export": export, "import": import_, "agents_md": agents_md, "refresh_agents_md": refresh_agents_md, "rate": rate, "gap": gap,
     "gaps": gaps, "doctor": doctor, "hook_start": hook_start, "hook_end": _writing_hook("hook_end"),
     "hook_precompact": _writing_hook("hook_precompact"),
 }  # fmt: skip
 
 
-def run(host: Host, name: str, args: Any) -> Any:
-    """One declared operation with its arguments checked (``protocol.Op.check``), on ``host``."""
+def run(host: Host, name: str, args: Any, emit: Callable[[dict], None] | None = None) -> Any:
+    """One declared operation with its arguments checked (``protocol.Op.bind``), on ``host``;
+    ``emit``: the progress events of an operation declared ``stream``, as the service streams them."""
     from .protocol import OPS
 
     op = OPS.get(name)
     if op is None:
         raise BadInput(f"unknown request {name!r}")
-    return HANDLERS[name](host, op.check(args or {}))
+    return HANDLERS[name](host, op.bind(args or {}, emit))

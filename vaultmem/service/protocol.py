@@ -11,12 +11,16 @@ Wire form: one JSON object per line each way; a request ``{"op", "args", "versio
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "...", "code": N}`` (``code``
 "version", with the server's ``version``, for a client of another version). A request of an
 operation declared ``stream`` with ``"stream": true`` gets ``{"progress": {...}}`` lines first
-(a long ``reindex``: phase, done, total, seconds_left), then its reply.
+(a long ``reindex``: phase, done, total, seconds_left; an ``import``: phase, done, total), then
+its reply. A request line holds at most ``MAX_REQUEST`` bytes. An operation declared ``here``
+(``import``) runs in the caller's process even when the service runs: the service goes on
+answering and indexes the files as they land.
 
 Each operation has one handler (``ops.HANDLERS``), which the service runs over its socket and a
 session working in its own process runs directly (``host.LocalHost``): the same code either way.
-``doctor``, ``hook_start``, ``hook_end`` and ``hook_precompact`` run checks and hooks of the
-layers above the service (``doctor``, ``agents``): whoever runs a host hands them over (``tasks``).
+``doctor``, ``hook_start``, ``hook_end``, ``hook_precompact`` and ``import`` (``--from``) run
+checks, hooks and importers of the layers above the service (``doctor``, ``agents``): whoever
+runs a host hands them over (``tasks``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 from ..core.errors import BadInput
 
 NONE, READ, WRITE = "none", "read", "write"
+MAX_REQUEST = 1 << 20  # bytes of one request line
 Roots = dict  # vault name -> root path (several vaults are searched as one)
 
 
@@ -42,6 +47,9 @@ class Op:
     optional: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name -> (JSON type(s), default)
     any_version: bool = False
     stream: bool = False  # it reports progress: its handler takes ``emit``, sent as lines before the reply
+    # a session runs it in its own process even when the service serves the vault: a bulk write of
+    # minutes there would hold the vault's writer side, and every recall and hook wait behind it
+    here: bool = False
 
     def check(self, args: Any) -> dict[str, Any]:
         """The arguments with defaults filled in; BadInput naming the first wrong one."""
@@ -59,6 +67,18 @@ class Op:
             value = args.get(name)
             out[name] = default if value is None else _typed(self.name, name, value, kind)
         return out
+
+    def bind(self, args: Any, emit: Any = None) -> dict[str, Any]:
+        """The checked arguments a handler takes: an operation declared ``stream`` also gets
+        ``emit`` (its progress events; a caller that asked for none: dropped)."""
+        checked = self.check(args)
+        if self.stream:
+            checked["emit"] = emit or _dropped
+        return checked
+
+
+def _dropped(event: dict[str, Any]) -> None:
+    """A progress event no caller asked for."""
 
 
 def _typed(op: str, name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -134,6 +154,10 @@ DECLARED = (
     Op("batches", {"root": str}, "the recorded undo batches, newest first", optional={"kind": (str, None)}),
     Op("undo_plan", {"root": str, "batch": str}, "id, outside (the files outside the vault it names, each "
        "with whether undo may change it)", optional={"kind": (str, None)}),
+    Op("import", {"root": str}, "a backup restored (imported, skipped_existing, paths, usage_rows), or with "
+       "source the importer's report; undo (its batch)", WRITE,
+       optional={"source": (str, None), "paths": (list, []), "text": (str, None), "project": (str, None),
+                 "since": (str, None), "dry_run": (bool, False)}, stream=True, here=True),
     Op("undo", {"root": str, "batch": str}, "id, removed, restored, skipped", WRITE, optional={"kind": (str, None)}),
     Op("trash", {"root": str}, "the notes in .trash/, newest first"),
     Op("restore", REF, "path, restored_to, id", WRITE, optional={"to": (str, None)}),

@@ -30,7 +30,7 @@ from ..core import environment
 from ..core.errors import INTERNAL, BadInput, VaultError, internal_error, os_message
 from ..core.version import VERSION as __version__
 from .client import peer_uid, private_folder_problem, send
-from .protocol import OPS
+from .protocol import MAX_REQUEST, OPS
 
 Handler = Callable[[dict], Any]
 BACKLOG = 256  # connections waiting to be accepted (the kernel caps it at somaxconn)
@@ -59,7 +59,7 @@ class _RequestHandler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         if not peer_is_owner(self.request):
             return
-        line = self.rfile.readline(1 << 20)
+        line = self.rfile.readline(MAX_REQUEST)
         try:
             req = json.loads(line)
             if not isinstance(req, dict):
@@ -157,10 +157,7 @@ class SocketServer:
             raise BadInput(f"unknown request {name!r}")
         if version != __version__ and not op.any_version:
             raise VersionMismatch(f"this memory service runs vaultmem {__version__}, the client {version}")
-        checked = op.check(args or {})
-        if op.stream:
-            checked["emit"] = emit or (lambda event: None)
-        return self.handlers[name](checked)
+        return self.handlers[name](op.bind(args or {}, emit))
 
     def start(self) -> None:
         """Bind (removing a stale socket left by a dead server) and serve in a thread."""

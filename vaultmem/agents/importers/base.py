@@ -285,6 +285,13 @@ class Importer:
     label = "Session"  # what a summary's title calls one conversation
     settle: float = ACTIVE_SECONDS  # a file changed this recently is still being written (0: never)
     takes_since = True  # --since applies
+    default: Path | None = None  # what it reads when no path is named (an agent's own folder)
+
+    def where(self, paths: list[str]) -> list[str]:
+        """What this import reads, as the user names it: ``paths``, else the source's own place
+        (``default``), found here, in the user's environment (``$CODEX_HOME``...), not where
+        the import runs (the memory service was started by another command, maybe elsewhere)."""
+        return list(paths) or ([str(self.default)] if self.default else [])
 
     @property
     def what(self) -> str:

@@ -23,6 +23,7 @@ class AgentHistory(Importer):
 
     def __init__(self, adapter: Adapter, root: Path):
         self.adapter, self.root, self.name = adapter, root, adapter.label
+        self.default = root
 
     def find(self, paths: list[str], project: str | None) -> Found:
         roots = list(existing(paths, self.root, f"{self.adapter.title} sessions"))
