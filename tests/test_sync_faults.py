@@ -19,6 +19,7 @@ SECONDS = float(os.environ.get("VAULTMEM_FAULT_SECONDS", "20"))
 
 
 @pytest.mark.integration  # the CLI in subprocesses
+@pytest.mark.usefixtures("real_settle")  # an editor saves in place meanwhile
 def test_no_acknowledged_write_or_commit_is_lost_under_kills(tmp_path):
     load = Load(Cluster(tmp_path), seed=24)
     try:
