@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from gitcluster import KILL, Cluster
 
 from vaultmem.core.note import parse
 from vaultmem.core.renameat import exchange
+from vaultmem.core.store import SETTLE
 
 SHARED = 4  # notes every editor appends to
 TAGGED = 3  # notes every CLI writer adds tags to
@@ -39,6 +41,8 @@ class Counts:
     editor_saves: int = 0
     editor_overwrote: int = 0  # saves that wrote over content a sync brought after the editor read
     editor_overwrote_unread: int = 0  # of which truncated in place (the wiped text unknown)
+    editor_replaced_while_writing: int = 0  # saves in place whose file left the path before the save ended
+    editor_stalled: int = 0  # of which this editor had paused SETTLE/2 or more mid-save (saved again)
     cli_writes: int = 0
     syncs: int = 0
     kills: int = 0
@@ -59,6 +63,10 @@ class Load:
         self.tags: list[tuple[str, str]] = []  # (rel, tag) acknowledged edit --add-tag
         self.remembered: list[str] = []  # body lines of acknowledged remember calls
         self.overwritten: set[tuple[str, str]] = set()  # (rel, line) an editor save wrote over
+        self.started: dict[tuple[str, str], float] = {}  # (rel, line) -> when its save began (``clock``)
+        # truncate-saves over a file that replaced the one read: (rel, when opened, the lines kept)
+        self.unread: list[tuple[str, float, frozenset[str]]] = []
+        self.clock = time.monotonic
         self.counts = Counts()
         self.stepped = 0  # syncs told to kill themselves at a named step (STEPS in turn)
         self.stop = threading.Event()
@@ -80,7 +88,9 @@ class Load:
         if self.watch:
             c.watch(self.watch, "--sync-every", "5s")
 
-    def run(self, seconds: float) -> None:
+    def run(self, seconds: float, until: Callable[[Counts], bool] | None = None) -> None:
+        """The load for ``seconds``, then on until ``until`` holds of the counts (at most as long
+        again: a loaded machine runs fewer syncs, so fewer are killed, in the same time)."""
         threads = []
         for name in self.names:
             for target in (self._editor, self._cli_writer, self._syncer):
@@ -88,6 +98,12 @@ class Load:
         for t in threads:
             t.start()
         self.stop.wait(seconds)
+        deadline = time.monotonic() + seconds
+        while until is not None and time.monotonic() < deadline:
+            with self.mutex:
+                if until(self.counts):
+                    break
+            self.stop.wait(0.5)
         self.stop.set()
         for t in threads:
             t.join(timeout=180)
@@ -117,6 +133,8 @@ class Load:
         and its write (it then wipes out the lines the sync brought, and the next sync commits
         that as a deletion): that loss is the editor's, so the save is recorded (``overwrote``)
         with the lines it may have wiped out, and ``check`` does not count those as vaultmem's."""
+        with self.mutex:
+            self.started.setdefault((_rel(path), line), self.clock())
         for _ in range(50):
             try:
                 before = os.stat(path)
@@ -135,15 +153,47 @@ class Load:
             if mode == "rename":
                 self._rename_save(path, new, now)
                 return True
-            with open(path, "w", encoding="utf-8") as f:
-                if os.fstat(f.fileno()).st_ino != now.st_ino:  # truncated a file that replaced the one read
-                    self._overwrote(path, text, None)
-                cut = [0, len(new) // 3, 2 * len(new) // 3, len(new)]
-                for a, b in zip(cut, cut[1:]):
-                    f.write(new[a:b])
-                    f.flush()
-                    time.sleep(rng.uniform(0.005, 0.03))
+            if self._write_in_place(path, new, now, line, rng):
+                return True
+        return False
+
+    def _write_in_place(self, path: Path, new: str, read: os.stat_result, line: str,
+                        rng: random.Random) -> bool:  # fmt: skip
+        """Truncate and write in slow chunks (well under SETTLE apart). False when the save did
+        not land because this editor itself paused mid-save (a loaded machine stalls a thread):
+        its half-written file, quiet for SETTLE, was rightly taken as settled and replaced by a
+        sync, and the rest went to the unlinked file. A real editor writes its buffer at once, so
+        the save is made again (``editor_stalled``), the lines the half-written file lacked
+        recorded as this editor's loss. A file replaced mid-save with no such pause is vaultmem's
+        loss: counted (``editor_replaced_while_writing``) and left for ``check`` to find."""
+        marks = [self.clock()]
+        with open(path, "w", encoding="utf-8") as f:
+            marks.append(self.clock())
+            if os.fstat(f.fileno()).st_ino != read.st_ino:  # truncated a file that replaced the one read
+                self._overwrote(path, new, None, marks[0])
+            cut = [0, len(new) // 3, 2 * len(new) // 3, len(new)]
+            for a, b in zip(cut, cut[1:]):
+                f.write(new[a:b])
+                f.flush()
+                marks.append(self.clock())
+                time.sleep(rng.uniform(0.005, 0.03))
+            mine = os.fstat(f.fileno())
+        if mine.st_nlink and _inode(path) == mine.st_ino:
             return True
+        stalled = max(b - a for a, b in zip(marks, marks[1:])) >= SETTLE / 2
+        with self.mutex:
+            self.counts.editor_replaced_while_writing += 1
+            self.counts.editor_stalled += stalled
+        if not stalled:
+            return True
+        try:
+            there = set(path.read_text(encoding="utf-8").splitlines())
+        except (FileNotFoundError, UnicodeDecodeError):
+            there = set()
+        with self.mutex:
+            self.overwritten |= {
+                (_rel(path), ln) for ln in new.splitlines() if ln and ln != line and ln not in there
+            }
         return False
 
     def _rename_save(self, path: Path, new: str, read: os.stat_result) -> None:
@@ -163,16 +213,28 @@ class Load:
             self._overwrote(path, new, tmp.read_text(encoding="utf-8"))
         tmp.unlink()
 
-    def _overwrote(self, path: Path, kept: str, wiped: str | None) -> None:
+    def _overwrote(self, path: Path, kept: str, wiped: str | None, opened: float = 0.0) -> None:
         """Record a save that wrote over newer content: the lines it wiped out (``wiped`` None,
-        a truncated file whose text is gone: every acknowledged line of the note it lacked)."""
-        rel = path.relative_to(path.parents[1]).as_posix()
-        have = set(kept.splitlines())
+        a truncated file whose text is gone, ``opened`` at that time: see ``wiped``)."""
+        rel, have = _rel(path), frozenset(kept.splitlines())
         with self.mutex:
-            gone = set(wiped.splitlines()) if wiped is not None else {ln for r, ln in self.lines if r == rel}
-            self.overwritten |= {(rel, ln) for ln in gone - have}
+            if wiped is None:
+                self.unread.append((rel, opened, have))
+            else:
+                self.overwritten |= {(rel, ln) for ln in set(wiped.splitlines()) - have}
             self.counts.editor_overwrote += 1
             self.counts.editor_overwrote_unread += wiped is None
+
+    def wiped(self) -> set[tuple[str, str]]:
+        """The acknowledged lines an editor save may have written over: those known, and for a
+        truncated file whose text is gone every line of the note whose save had begun before it
+        was opened and that it lacked (one acknowledged later included: a sync can bring a line
+        before its editor's save returns, so what was acknowledged when it was opened is not
+        enough)."""
+        with self.mutex:
+            maybe = {(rel, ln) for rel, ln in self.lines for r, opened, have in self.unread
+                     if r == rel and ln not in have and self.started.get((rel, ln), 0.0) < opened}  # fmt: skip
+            return self.overwritten | maybe
 
     def _cli_writer(self, name: str) -> None:
         rng = random.Random(hash((name, "cli")))
@@ -277,11 +339,12 @@ class Load:
             "errors": [],
         }
         remote = self.c.git(self.c.remote, "rev-parse", "main").strip()
+        wiped = self.wiped()
         for name in self.names:
             root = self.c.vaults[name]
             texts = self.c.notes(name)
             lost["lines"] += [(name, rel, line) for rel, line in self.lines
-                              if line not in texts.get(rel, "") and (rel, line) not in self.overwritten]  # fmt: skip
+                              if line not in texts.get(rel, "") and (rel, line) not in wiped]  # fmt: skip
             tags = {
                 rel: set(parse(texts[rel], rel).tags) for rel in {r for r, _ in self.tags} if rel in texts
             }
@@ -313,3 +376,15 @@ class Load:
             if fresh != watched:
                 differ.append(name)
         return differ
+
+
+def _rel(path: Path) -> str:
+    """A note's path in its clone (``shared/S0.md``)."""
+    return path.relative_to(path.parents[1]).as_posix()
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None

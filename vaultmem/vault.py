@@ -19,6 +19,7 @@ import datetime as dt
 import errno
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,7 @@ class Vault:
         self.embedder: Embedder = embedder or make_embedder(emb["model"], int(emb["batch_size"]))
         self._manifest: Manifest | None = None
         self._bm25: BM25Index | None = None
+        self._opening = threading.RLock()  # the indexes opened once, whichever thread asks first
         self._records: dict[str, Record] | None = None
         self._graph: nx.DiGraph | None = None
         self._vectors: VectorIndex | None = None
@@ -146,19 +148,30 @@ class Vault:
 
     @property
     def manifest(self) -> Manifest:
-        if self._manifest is None:
-            path = self.index_dir / "manifest.db"
-            if self.read_only and not path.exists():
-                raise ReadOnlyVault(f"{self.root} is read-only and has no index: index it where it can be "
-                                    "written (vaultmem index)")  # fmt: skip
-            self._manifest = Manifest(path, readonly=self.read_only)
-        return self._manifest
+        """The manifest, opened on first use: once, also when two threads ask at once (the
+        service's ``status`` while its watcher starts a first index)."""
+        manifest = self._manifest
+        if manifest is not None:
+            return manifest
+        with self._opening:
+            if self._manifest is None:
+                path = self.index_dir / "manifest.db"
+                if self.read_only and not path.exists():
+                    raise ReadOnlyVault(f"{self.root} is read-only and has no index: index it where it can be "
+                                        "written (vaultmem index)")  # fmt: skip
+                self._manifest = Manifest(path, readonly=self.read_only)
+            return self._manifest
 
     @property
     def bm25(self) -> BM25Index:
-        if self._bm25 is None:
-            self._bm25 = BM25Index(self.index_dir / "bm25", on_reset=lambda: self.manifest.set("dirty", "1"))
-        return self._bm25
+        bm25 = self._bm25
+        if bm25 is not None:
+            return bm25
+        with self._opening:
+            if self._bm25 is None:
+                dirty = lambda: self.manifest.set("dirty", "1")
+                self._bm25 = BM25Index(self.index_dir / "bm25", on_reset=dirty)
+            return self._bm25
 
     @property
     def indexer(self) -> Indexer:

@@ -162,6 +162,12 @@ def read_only(path: Path) -> sqlite3.Connection:
 
 
 SCHEMA_WAIT = 2.0  # s a read waits for the schema of a manifest a first index just created
+BUSY_WAIT = 30.0  # s an opener waits for another one creating the manifest (sqlite's own timeout)
+
+
+def _busy(e: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite failed only because another connection holds the database (busy, locked)."""
+    return (getattr(e, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _foreign(path: Path, e: Exception) -> VaultError:
@@ -183,6 +189,8 @@ class Manifest:
             self._open(path)
         except sqlite3.DatabaseError as e:  # not a database, or not vaultmem's: set it aside, start anew
             self.db.close()
+            if _busy(e):  # another opener still holds it: it is vaultmem's, never set aside
+                raise VaultError(f"{path} stayed locked for {BUSY_WAIT:g} s; try again") from None
             aside = path.with_name(path.name + ".foreign")
             for suffix in ("", "-wal", "-shm"):
                 src = path.with_name(path.name + suffix)
@@ -230,25 +238,57 @@ class Manifest:
             return False
 
     def _open(self, path: Path) -> None:
+        """Open the manifest at ``path``, creating it when it has no table yet. A new manifest's
+        tables and claim are written in one transaction, so another opener (a thread of the
+        service, another process) sees either nothing or a claimed manifest, never one half made
+        that it would take for foreign; while another opener creates it (its switch to WAL does
+        not wait for a lock), this one waits, up to ``BUSY_WAIT`` seconds."""
         owner_only(path)
-        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        deadline = time.monotonic() + BUSY_WAIT
+        while True:
+            self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+            self.db.row_factory = sqlite3.Row
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                if not self._tables():  # new: made (or found made, by another opener) in one transaction
+                    self._create()
+                break
+            except sqlite3.OperationalError as e:
+                if not _busy(e) or time.monotonic() >= deadline:
+                    raise
+                self.db.close()
+            time.sleep(0.05)
+        tables = self._tables()
         if tables and "state" not in tables:
             raise sqlite3.DatabaseError(f"other tables: {', '.join(sorted(tables)[:3])}")
-        if tables and not self._claimed():
+        if not self._claimed():
             raise sqlite3.DatabaseError(NOT_OURS)
-        self.db.executescript(SCHEMA)
-        if not tables:
-            self.claim()
+        self.db.executescript(SCHEMA)  # the tables an older schema lacks
         have = {row[1] for row in self.db.execute("PRAGMA table_info(notes)")}
         for column in ADDED_COLUMNS:
             if column not in have:  # an index of schema 1: re-indexed (INDEX_VERSION changed)
                 self.db.execute(f"ALTER TABLE notes ADD COLUMN {column} TEXT")
         if self.get("schema") is None:
             self.set("schema", SCHEMA_VERSION)
+
+    def _tables(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+    def _create(self) -> None:
+        """The tables and this install's claim of a new manifest, in one transaction (none made
+        when another opener made them first)."""
+        self.db.execute("BEGIN IMMEDIATE")  # waits for another opener's creation
+        try:
+            if not self._tables():
+                for statement in filter(str.strip, SCHEMA.split(";")):
+                    self.db.execute(statement)
+                self.claim()
+                self.set("schema", SCHEMA_VERSION)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     @classmethod
     def unclaimed(cls, path: Path) -> Manifest:
