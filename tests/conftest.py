@@ -93,6 +93,32 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     lanes.configure(config)
     lanes.install_guard()
+    _temp_in_ram(config)
+
+
+RAM_ROOM = 4 << 30  # bytes a RAM folder must have free to hold the run's temp folders
+
+
+def _temp_in_ram(config) -> None:
+    """The run's temp folders in RAM (``/dev/shm``, a tmpfs) when the machine has one with room
+    and the run names no other place: the tests write, fsync and commit thousands of small files,
+    each durable write ~4 ms on a disk and ~0 in RAM (a killed process loses nothing either way:
+    what it wrote is in the page cache). pytest still numbers, keeps and cleans them as under
+    /tmp (``PYTEST_DEBUG_TEMPROOT``, documented by pytest); xdist's workers get their basetemp
+    from this process."""
+    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        return
+    try:
+        mounts = Path("/proc/mounts").read_text()
+        free = os.statvfs("/dev/shm")
+    except OSError:
+        return
+    if (
+        " /dev/shm tmpfs " in mounts
+        and os.access("/dev/shm", os.W_OK)
+        and free.f_bavail * free.f_frsize >= RAM_ROOM
+    ):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = "/dev/shm"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks it adds
@@ -207,6 +233,15 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     _private_home(monkeypatch, tmp_path_factory.mktemp("home"))
     # not inside this project's git checkout: remember would scope memories to its branch
     monkeypatch.chdir(tmp_path_factory.getbasetemp())
+    # a note this test just wrote is rewritten after 0.05 s, not the 0.3 s that protect a person's
+    # in-place save (the tests of that protection use ``real_settle``)
+    monkeypatch.setenv("VAULTMEM_SETTLE", "0.05")
+
+
+@pytest.fixture
+def real_settle(monkeypatch):
+    """The product's settle window (``store.SETTLE``): for tests of an editor saving in place."""
+    monkeypatch.delenv("VAULTMEM_SETTLE")
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,7 @@ def enough(c) -> bool:
 
 
 @pytest.mark.integration  # the CLI in subprocesses
+@pytest.mark.usefixtures("real_settle")  # an editor saves in place meanwhile
 def test_no_acknowledged_write_or_commit_is_lost_under_kills(tmp_path):
     load = Load(Cluster(tmp_path), seed=24)
     try:

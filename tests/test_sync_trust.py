@@ -199,6 +199,7 @@ def test_a_remote_cannot_plant_files_vaultmem_owns(cluster, tmp_path):
 # ---------------------------------------------------------------- a slow in-place save
 
 
+@pytest.mark.usefixtures("real_settle")
 def test_edit_never_cuts_a_slow_in_place_save(tmp_path):
     """An editor truncating and rewriting a big note slowly (bursts, then a pause: a slow
     disk); edits meanwhile, in this process and through the CLI, must never rename their

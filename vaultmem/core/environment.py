@@ -116,6 +116,8 @@ VAULTMEM_FILL_WAIT = Seconds("VAULTMEM_FILL_WAIT", "10",
                              "Tests only: seconds a recall keywords cannot answer waits for a first index's vectors.")  # fmt: skip
 VAULTMEM_BULK_EVERY = Count("VAULTMEM_BULK_EVERY", "250",
                             "Tests only: the notes a bulk write (an import) writes between its checkpoints.")  # fmt: skip
+VAULTMEM_SETTLE = Seconds("VAULTMEM_SETTLE", "0.3",
+                           "Tests only: seconds a file must be left alone before vaultmem replaces it (an editor saving in place).")  # fmt: skip
 VAULTMEM_READ_TIMEOUT = Seconds("VAULTMEM_READ_TIMEOUT", "5",
                                 "Tests only: seconds the service gives a client to send its request.")  # fmt: skip
 

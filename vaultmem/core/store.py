@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from . import environment
 from .discovery import STATE_DIR, find_vault  # noqa: F401  (re-exported)
 from .errors import BadInput, Conflict, NoteParseError, VaultError
 from .ignore import IgnoreRules
@@ -146,13 +147,15 @@ def _signature(path: Path) -> tuple[int, int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def wait_settled(path: Path, label: str, settle: float = SETTLE, limit: float = SETTLE_LIMIT):
-    """The file's (inode, size, mtime, ctime) once nobody has written it for ``settle`` seconds.
+def wait_settled(path: Path, label: str, settle: float | None = None, limit: float = SETTLE_LIMIT):
+    """The file's (inode, size, mtime, ctime) once nobody has written it for ``settle`` seconds
+    (default: VAULTMEM_SETTLE, else ``SETTLE``).
 
     An editor that truncates and writes in place changes size and mtime as it goes; replacing
     the file meanwhile would send the rest of the person's save to the unlinked old file. A file
     last written long ago costs one stat; one still changing after ``limit`` seconds is refused
     (BeingWritten)."""
+    settle = (environment.VAULTMEM_SETTLE.get() or SETTLE) if settle is None else settle
     deadline = time.monotonic() + limit
     sig = _signature(path)
     while sig is not None:
