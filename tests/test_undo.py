@@ -254,3 +254,29 @@ def test_a_batch_dated_after_now_is_never_the_newest(open_vault, empty_vault):
     undomod.save(v, _record(id="import-20260102-000000-0000", at="2026-01-02T00:00:00Z"))
     assert undomod.find(v, "chatgpt")["id"] == "import-20260102-000000-0000"
     assert [r["id"] for r in undomod.batches(v)][-1] == "import-29990101-000000-0000"
+
+
+def test_two_batches_of_one_second_sort_in_the_order_they_were_made(run, empty_vault, tmp_path):
+    """An import, then an edit, in the same second: `vaultmem undo` lists the edit first and a
+    bare `undo` of the source's newest takes back the right one (the time was kept to the second
+    and ties fell to the batch ids' random tails: the order changed from run to run)."""
+    from vaultmem.memory import undo as undomod
+
+    made = []
+    for n in range(6):  # each pair made within one second (microseconds apart)
+        first, second = undomod.Batch("import", "chatgpt"), undomod.Batch("edit", f"note {n}")
+        first.id, second.id = f"import-20260101-000000-{9 - n:04x}", f"edit-20260101-000000-{n:04x}"
+        made += [first, second]
+    from vaultmem.vault import Vault
+
+    v = Vault(empty_vault)
+    try:
+        for batch in made:
+            undomod.save(v, batch.as_dict())
+        listed = [r["id"] for r in undomod.batches(v)]
+    finally:
+        v.close()
+    assert listed == [b.id for b in reversed(made)]
+    shown = ok(run("undo"))
+    assert shown.splitlines()[0].startswith(f"{made[-1].id}  ")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", shown.split()[1])  # shown to the second

@@ -3,6 +3,7 @@ recorded command wrote: an import, ``maintain --apply``, an edit)."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 import typer
@@ -86,8 +87,8 @@ def list_batches(session: Any, kind: str | None, as_json: bool) -> None:
         return
     for r in rows:
         n = counts(r)
-        state = f"  (undone {r['undone']})" if r.get("undone") else ""
-        typer.echo(printable(f"{r['id']}  {r.get('at', '')}  {r.get('source') or r.get('kind')}: "
+        state = f"  (undone {_second(r['undone'])})" if r.get("undone") else ""
+        typer.echo(printable(f"{r['id']}  {_second(r.get('at', ''))}  {r.get('source') or r.get('kind')}: "
                                  f"{n['created']} created, {n['changed']} changed, {n['trashed']} trashed{state}"))  # fmt: skip
     if not rows:
         err("nothing recorded to undo")
@@ -123,3 +124,8 @@ def _quote(text: str) -> str:
     import shlex
 
     return shlex.quote(text)
+
+
+def _second(at: object) -> str:
+    """A batch's time as the list shows it: to the second (it is kept to the microsecond)."""
+    return re.sub(r"\.\d+Z$", "Z", str(at))

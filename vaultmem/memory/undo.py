@@ -42,8 +42,23 @@ log = logging.getLogger("vaultmem.undo")
 _said: set[Path] = set()  # undo folders whose foreign records this process has mentioned
 
 
+OLDEST = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+
 def _now() -> str:
-    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    """Now, to the microsecond: two batches of one second (an import, then the export of its
+    rules) still sort in the order they were made."""
+    return dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _when(record: dict[str, Any], late: dt.datetime) -> dt.datetime:
+    """When a batch was made; one dated after ``late`` (or not a date) counts as the oldest."""
+    try:
+        at = dt.datetime.fromisoformat(str(record.get("at")))
+    except ValueError:
+        return OLDEST
+    at = at if at.tzinfo else at.replace(tzinfo=dt.UTC)
+    return OLDEST if at > late else at
 
 
 class Batch(Recorder):
@@ -253,10 +268,8 @@ def batches(vault: VaultState, kind: str | None = None) -> list[dict[str, Any]]:
         log.warning("vaultmem: %d undo record(s) in %s not written by this user's vaultmem on this machine "
                     "(copied, pulled or planted; e.g. %s): ignored", len(foreign), where, foreign[0])  # fmt: skip
     rows = [r for _, r in found if r and (kind is None or r.get("kind") == kind)]
-    late = (dt.datetime.now(dt.UTC) + SKEW).isoformat().replace("+00:00", "Z")
-    return sorted(
-        rows, key=lambda r: ("" if str(r.get("at")) > late else str(r.get("at")), r["id"]), reverse=True
-    )
+    late = dt.datetime.now(dt.UTC) + SKEW
+    return sorted(rows, key=lambda r: (_when(r, late), r["id"]), reverse=True)
 
 
 def outside(vault: VaultState, record: dict[str, Any]) -> list[dict[str, Any]]:
