@@ -96,6 +96,17 @@ def pytest_configure(config):
     _temp_in_ram(config)
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts): three workers for every two cores. A third of the
+    suite's wall is waiting (a subprocess starting, a socket, a git child, a file event), so
+    one worker per core left the cores idle that long; measured in benchmarks/README ("The
+    test suite's time"). PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores * 3 // 2)
+
+
 RAM_ROOM = 4 << 30  # bytes a RAM folder must have free to hold the run's temp folders
 
 
@@ -273,7 +284,7 @@ def _shared_model():
 
     class Remembering(FastEmbedder):
         def __init__(self) -> None:
-            super().__init__(threads=1)  # one per worker: xdist runs one worker per core
+            super().__init__(threads=1)  # one per worker: xdist runs 1.5 workers per core
             self.seen: dict[str, np.ndarray] = {}
 
         def _embed(self, texts):
