@@ -512,9 +512,12 @@ def test_a_session_end_set_up_without_a_timeout_is_named_with_its_1_5_s(empty_va
     hooks = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]}}
     (project / ".claude" / "settings.json").write_text(json.dumps(hooks))
     monkeypatch.chdir(project)
-    for _ in range(4):
-        hook_io.HookRun("end", "claude", str(empty_vault))  # started, never ended
-    [head, killed] = hook_runs.lines(empty_vault, now=time.time() + hook_runs.KILLED_AFTER + 1)
+    noon = _noon_today()  # 15 minutes later is still today, whenever the test runs
+    with monkeypatch.context() as mp:
+        mp.setattr("time.time", lambda: noon)
+        for _ in range(4):
+            hook_io.HookRun("end", "claude", str(empty_vault))  # started, never ended
+    [head, killed] = hook_runs.lines(empty_vault, now=noon + hook_runs.KILLED_AFTER + 1)
     assert re.match(r"hooks of claude: last ran \d+ minutes ago \(4 runs\)$", head)
     assert killed == ("  SessionEnd hook of claude was killed 4 times since today: its timeout is 1.5 s "
                       "(`vaultmem setup claude --write` declares 30.0 s)")  # fmt: skip
@@ -551,3 +554,11 @@ def test_the_real_gemini_session_end_to_end(demo_copy, tmp_path, env):
     assert hook("prompt", "BeforeAgent-2.json").stdout == ""  # the reminder sent back
     s = summary.summarise(transcript.read_events(REAL / "transcript.jsonl", fmt="gemini"))
     assert s.requests == ["How does our Stripe webhook handler avoid processing the same event twice?"]
+
+
+def _noon_today() -> float:
+    """Today's noon, local time (a killed run's "since today" stays today after the 15 minutes a
+    run takes to count as killed; from 23:45 on, now + 15 minutes was tomorrow)."""
+    import datetime as dt
+
+    return dt.datetime.now().replace(hour=12, minute=0, second=0, microsecond=0).timestamp()

@@ -223,8 +223,11 @@ def test_a_killed_hook_is_named_with_the_timeout_its_config_declares(empty_vault
     hooks = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command, "timeout": 30}]}]}}
     (project / ".claude" / "settings.local.json").write_text(json.dumps(hooks))
     monkeypatch.chdir(project)
-    hook_io.HookRun("end", "claude", str(empty_vault))  # started, never ended
-    [_, killed] = hook_runs.lines(empty_vault, now=time.time() + hook_runs.KILLED_AFTER + 1)
+    noon = _noon_today()  # 15 minutes later is still today, whenever the test runs
+    with monkeypatch.context() as mp:
+        mp.setattr("time.time", lambda: noon)
+        hook_io.HookRun("end", "claude", str(empty_vault))  # started, never ended
+    [_, killed] = hook_runs.lines(empty_vault, now=noon + hook_runs.KILLED_AFTER + 1)
     assert killed == "  SessionEnd hook of claude was killed 1 time since today: its timeout is 30.0 s"
 
 
@@ -465,3 +468,11 @@ def test_recall_from_a_project_folder_says_where_each_memory_is_from(cli, tmp_pa
     assert hits["Alpha uses port 8081"] == "from Project: Alpha"
     assert hits["Ports below 1024 need root"] == "no project"
     assert "(from Project: Alpha)" in cli("recall", "which port does the API use")
+
+
+def _noon_today() -> float:
+    """Today's noon, local time (a killed run's "since today" stays today after the 15 minutes a
+    run takes to count as killed; from 23:45 on, now + 15 minutes was tomorrow)."""
+    import datetime as dt
+
+    return dt.datetime.now().replace(hour=12, minute=0, second=0, microsecond=0).timestamp()
