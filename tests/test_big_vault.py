@@ -69,7 +69,9 @@ def test_a_vault_in_its_first_index_answers_hooks_status_and_recall_while_index_
     finally:
         index.kill()
     assert index.returncode == 0, err
-    assert json.loads(out)["added"] == NOTES
+    # what this call added: every note, or none when a `status` that reached the service first had
+    # begun the first index (never more: a manifest made twice counted them twice, 240)
+    assert json.loads(out)["added"] in (NOTES, 0), out
     events = [json.loads(x) for x in err.splitlines() if x.startswith('{"event": "progress"')]
     assert {e["phase"] for e in events} >= {"vectors"} and events[-1]["total"] == NOTES
     assert status(cli, root)["vectors"] == {"done": NOTES, "notes": NOTES}
