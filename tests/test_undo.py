@@ -280,3 +280,36 @@ def test_two_batches_of_one_second_sort_in_the_order_they_were_made(run, empty_v
     shown = ok(run("undo"))
     assert shown.splitlines()[0].startswith(f"{made[-1].id}  ")
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", shown.split()[1])  # shown to the second
+
+
+def test_a_new_notes_journal_line_is_on_disk_before_its_file(open_vault, empty_vault, monkeypatch):
+    """A resumable import killed right after a note's file landed left that note out of its
+    journal (the line was written after the file): the resumed batch's undo left it behind
+    (test_bulk_import's kill test, once in CI). The line now comes first."""
+    from vaultmem.core import store as storemod
+    from vaultmem.memory import undo as undomod
+
+    v = open_vault(empty_vault)
+    real, seen = storemod.atomic_write, []
+
+    def write_then_look(path, text, **kw):
+        real(path, text, **kw)
+        journals = list((empty_vault / ".vaultmem" / "undo").glob("*.log"))
+        seen.append(any(path.name in j.read_text() for j in journals))  # what a kill now would leave
+
+    with undomod.recording(v, "import", "chatgpt", resume=True):
+        monkeypatch.setattr(storemod, "atomic_write", write_then_look)
+        v.store.create("sessions/One.md", "---\ntitle: One\n---\nText.\n")
+        monkeypatch.setattr(storemod, "atomic_write", real)
+    assert seen == [True]
+
+
+def test_a_note_whose_write_failed_is_not_in_the_batch(open_vault, empty_vault):
+    from vaultmem.core.errors import Conflict
+    from vaultmem.memory import undo as undomod
+
+    v = open_vault(empty_vault)
+    (empty_vault / "Taken.md").write_text("someone's\n")
+    with undomod.recording(v, "import", "chatgpt") as batch, pytest.raises(Conflict):
+        v.store.create("Taken.md", "someone's\n")
+    assert batch.empty() and (empty_vault / "Taken.md").read_text() == "someone's\n"

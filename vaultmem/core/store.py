@@ -470,14 +470,19 @@ class Store:
         check_text(rel, text)
         full = self.abspath(rel)
         folders = _new_folders(self.root, rel) if self.recorder is not None else []
-        atomic_write(full, text, create_only=True, durable=self.durable)
-        self._unsynced += not self.durable
-        if self._names is not None:
-            self._names.setdefault(full.parent, set()).add(_fold(full.name))
-        if self.recorder is not None:
+        if self.recorder is not None:  # first: a kill right after the write leaves a note undo knows
             self.recorder.created(rel, text)
             if folders:
                 self.recorder.folders(folders)
+        try:
+            atomic_write(full, text, create_only=True, durable=self.durable)
+        except Exception:
+            if self.recorder is not None:  # not written (a name taken meanwhile, a full disk)
+                self.recorder.retract(rel)
+            raise
+        self._unsynced += not self.durable
+        if self._names is not None:
+            self._names.setdefault(full.parent, set()).add(_fold(full.name))
         return rel
 
     def replace(self, rel: str, text: str, expected_hash: str) -> None:
@@ -594,7 +599,11 @@ class Store:
 class Recorder:
     """What hears a store's writes (``Store.recorder``): new notes, rewrites, notes trashed."""
 
-    def created(self, rel: str, text: str) -> None: ...
+    def created(self, rel: str, text: str) -> None:
+        """A new note, heard before its file is written (``retract`` follows if the write fails)."""
+
+    def retract(self, rel: str) -> None:
+        """The new note ``created`` announced was not written."""
 
     def changed(self, rel: str, old: str, new: str) -> None: ...
 

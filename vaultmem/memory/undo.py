@@ -102,6 +102,11 @@ class Batch(Recorder):
         self.made[rel] = content_hash(text)
         self._journal({"created": rel, "hash": self.made[rel]})
 
+    def retract(self, rel: str) -> None:
+        """Not written after all: out of the record (a journal line already written stays; undo
+        removes a note only where its text is the one recorded)."""
+        self.made.pop(rel, None)
+
     def changed(self, rel: str, old: str, new: str) -> None:
         if rel in self.made:  # written and rewritten by the same command: undo removes it
             self.made[rel] = content_hash(new)
