@@ -272,6 +272,17 @@ def test_recall_no_wait_answers_from_keywords_and_says_so(cli, vault):
     text = cli("recall", QUERY, "--vault", str(vault), "--no-wait", env={"VAULTMEM_TEST_MODEL_DELAY": "5"})
     assert "keywords only: the memory service is starting" in text.stderr
     wait_for(lambda: cli.holder(), what="the service they started as they exited")  # so the teardown stops it
+    # each call may have started one; a late one gives way to the holder at once, unless the
+    # teardown stopped the holder first (then it took the lock and outlived the test, under load)
+    wait_for(lambda: len(service_runs(cli)) <= 1, timeout=60, what="a second service start to give way")
+
+
+def service_runs(cli: Cli) -> list:
+    """The `vaultmem service run` processes of this test's home."""
+    import leaks
+
+    home = f"HOME={cli.env['HOME']}"
+    return [p for p in leaks.processes() if "service run" in p.cmdline and home in p.environ]
 
 
 # ---------------------------------------------------------------- its life
