@@ -75,6 +75,14 @@ def environ(env: dict[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
+def noon_today() -> float:
+    """Today's noon, local time: a run started then is still "today" after the 15 minutes it
+    takes to count as killed (from 23:45 on, now + 15 minutes was tomorrow)."""
+    import datetime as dt
+
+    return dt.datetime.now().replace(hour=12, minute=0, second=0, microsecond=0).timestamp()
+
+
 def wait_for(condition, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):  # type: ignore[no-untyped-def]
     """Poll ``condition`` until it is truthy and return its value; fail after ``timeout`` seconds
     (generous: it only bounds how long a failing test takes)."""

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import wait_for
+from helpers import noon_today, wait_for
 
 from vaultmem.agents import adapters, events, summary, transcript
 
@@ -512,7 +512,7 @@ def test_a_session_end_set_up_without_a_timeout_is_named_with_its_1_5_s(empty_va
     hooks = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]}}
     (project / ".claude" / "settings.json").write_text(json.dumps(hooks))
     monkeypatch.chdir(project)
-    noon = _noon_today()  # 15 minutes later is still today, whenever the test runs
+    noon = noon_today()  # 15 minutes later is still today, whenever the test runs
     with monkeypatch.context() as mp:
         mp.setattr("time.time", lambda: noon)
         for _ in range(4):
@@ -554,11 +554,3 @@ def test_the_real_gemini_session_end_to_end(demo_copy, tmp_path, env):
     assert hook("prompt", "BeforeAgent-2.json").stdout == ""  # the reminder sent back
     s = summary.summarise(transcript.read_events(REAL / "transcript.jsonl", fmt="gemini"))
     assert s.requests == ["How does our Stripe webhook handler avoid processing the same event twice?"]
-
-
-def _noon_today() -> float:
-    """Today's noon, local time (a killed run's "since today" stays today after the 15 minutes a
-    run takes to count as killed; from 23:45 on, now + 15 minutes was tomorrow)."""
-    import datetime as dt
-
-    return dt.datetime.now().replace(hour=12, minute=0, second=0, microsecond=0).timestamp()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import noon_today
 from typer.testing import CliRunner
 
 from vaultmem.cli.app import app
@@ -223,7 +224,7 @@ def test_a_killed_hook_is_named_with_the_timeout_its_config_declares(empty_vault
     hooks = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command, "timeout": 30}]}]}}
     (project / ".claude" / "settings.local.json").write_text(json.dumps(hooks))
     monkeypatch.chdir(project)
-    noon = _noon_today()  # 15 minutes later is still today, whenever the test runs
+    noon = noon_today()  # 15 minutes later is still today, whenever the test runs
     with monkeypatch.context() as mp:
         mp.setattr("time.time", lambda: noon)
         hook_io.HookRun("end", "claude", str(empty_vault))  # started, never ended
@@ -468,11 +469,3 @@ def test_recall_from_a_project_folder_says_where_each_memory_is_from(cli, tmp_pa
     assert hits["Alpha uses port 8081"] == "from Project: Alpha"
     assert hits["Ports below 1024 need root"] == "no project"
     assert "(from Project: Alpha)" in cli("recall", "which port does the API use")
-
-
-def _noon_today() -> float:
-    """Today's noon, local time (a killed run's "since today" stays today after the 15 minutes a
-    run takes to count as killed; from 23:45 on, now + 15 minutes was tomorrow)."""
-    import datetime as dt
-
-    return dt.datetime.now().replace(hour=12, minute=0, second=0, microsecond=0).timestamp()
