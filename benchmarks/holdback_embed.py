@@ -4,10 +4,12 @@
 
 Each memory is cut into pieces (the whole text, each sentence or line, each pair of neighbouring
 sentences) and each piece embedded with the default model (all-MiniLM-L6-v2 int8, the model
-vaultmem ships). Two scorers, both learnt from labelled rows only: ``logistic`` (a logistic
+vaultmem ships). Four scorers, each learnt from labelled rows only: ``logistic`` (a logistic
 regression on the vectors: orders' whole texts are positives, every piece of an ordinary memory
 a negative; a memory's score is its highest piece) and ``knn`` (the mean cosine of a piece's 3
-nearest orders minus that of its 3 nearest ordinary pieces; the highest piece). The threshold is
+nearest orders minus that of its 3 nearest ordinary pieces; the highest piece), ``marks`` (a
+logistic regression on the hold-back's own marks of an order in each piece: stdlib features the
+prompt hook could compute without the model) and ``marks+vector`` (both). The threshold is
 a quantile ``q`` of the training side's ordinary scores (``q = 1``: above every one). A memory
 is held when the rules (``core.holdback``) or the scorer hold it. Ordinary text for training and
 for checking also comes from SciFact abstracts, LoCoMo conversation turns and the demo vault
@@ -42,7 +44,20 @@ EARLIER = ("set", "heldout", "heldout2", "tune3", "heldout3", "tune4", "heldout4
 FOLDS = ("heldout3", "heldout4", "heldout5")
 FRESH = "heldout6"
 QUANTILES = (1.0, 0.995, 0.99, 0.98)
-MODES = ("logistic", "knn")
+MODES = ("logistic", "knn", "marks", "marks+vector")
+MARKS = (
+    "you",
+    "agent",
+    "named",
+    "instructions",
+    "changed",
+    "target",
+    "secrecy",
+    "outlet",
+    "urgent",
+    "role",
+    "relay",
+)
 _PIECE = re.compile(r"[^.!?。\n]+(?:[.!?。]+|\n|$)")
 Score = Callable[[str], float]
 
@@ -100,10 +115,26 @@ def logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, epochs: int = 1500)
     return w, b
 
 
+def marks(texts: list[str]) -> np.ndarray:
+    """The hold-back's marks of an order (``holdback._marks``: who is spoken to, instructions
+    changed, secrecy, a target and an outlet, ...) of each piece, as 0/1 features."""
+    from vaultmem.core.holdback import _marks, plain
+
+    return np.array(
+        [[m in found for m in MARKS] for found in (_marks(plain(t).lower()) for t in texts)], float
+    )
+
+
 def scorer(mode: str, rows: list[dict], extra: list[str], vec: Vectors) -> Score:
     texts = [r["text"][:600] for r in rows if r["label"] == "instruction"]
     negatives = [p for r in rows if r["label"] != "instruction" for p in pieces(r["text"])]
     negatives += [p for t in extra for p in pieces(t)[:6]]
+    if mode.startswith("marks"):
+        both = mode == "marks+vector"
+        feats = lambda ts: np.hstack([marks(ts), vec(ts)]) if both else marks(ts)
+        x = np.vstack([feats(texts), feats(negatives)])
+        w, b = logistic(x, np.r_[np.ones(len(texts)), np.zeros(len(negatives))])
+        return lambda text: float((1 / (1 + np.exp(-(feats(pieces(text)) @ w + b)))).max())
     pos, neg = vec(texts), vec(negatives)
     if mode == "knn":
 
