@@ -24,6 +24,8 @@ REPO = HERE.parent
 _OUT = Path(os.environ["VAULTMEM_BENCH_DIR"]) if os.environ.get("VAULTMEM_BENCH_DIR") else None
 RESULTS = _OUT / "results" if _OUT else HERE / "results"
 WORK = _OUT / "work" if _OUT else HERE / ".work"
+# VAULTMEM_BENCH_NOTES: a copied vault keeps its first N notes only (the smoke runs: a tiny sample)
+SAMPLE = int(os.environ.get("VAULTMEM_BENCH_NOTES") or 0)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -311,6 +313,9 @@ def fresh_copy(src: Path, dest: Path) -> Path:
     (vaultmem writes ``.vaultmem/`` into a vault it opens; a run starts from the notes alone)."""
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".vaultmem", ".vaultmem-usage", ".git"))
+    if SAMPLE:
+        for note in sorted(dest.rglob("*.md"))[SAMPLE:]:
+            note.unlink()
     return dest
 
 
