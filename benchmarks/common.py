@@ -324,3 +324,12 @@ def private_home(home: Path) -> dict[str, str]:
     and cache folders under ``home``, so a run meets no service, config or cache of the user's."""
     return {"HOME": str(home), "XDG_RUNTIME_DIR": str(home / "run"), "XDG_STATE_HOME": str(home / "state"),
             "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home / "cache"), "HF_HUB_OFFLINE": "1"}  # fmt: skip
+
+
+def own_home(name: str) -> Path:
+    """This run and every child it starts in a private HOME (``WORK/name``, ``private_home``)
+    with no memory service (these scripts measure the in-process and watcher paths): the
+    user's own service, config, state and key are never touched."""
+    home = WORK / name
+    os.environ.update({**private_home(home), "VAULTMEM_NO_SERVICE": "1"})
+    return home

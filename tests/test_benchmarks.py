@@ -72,6 +72,7 @@ def _scripts() -> list[str]:
 
 def _run(args: list[str], tmp: Path, timeout: int, sample: bool = False) -> subprocess.CompletedProcess:
     env = {**os.environ, "VAULTMEM_BENCH_DIR": str(tmp), "HF_HUB_OFFLINE": "1"}
+    env.pop("VAULTMEM_NO_SERVICE", None)  # as a user runs it: a script must keep off the caller's service itself
     if sample:
         env["VAULTMEM_BENCH_NOTES"] = SAMPLE_NOTES
     return subprocess.run(
@@ -113,6 +114,9 @@ def _smoke(script: str, tmp: Path) -> None:
     argv = [f"benchmarks/{script}.py", *(a.format(tmp=tmp, repo=REPO) for a in args)]
     out = _run(argv, tmp, 900, sample=script in SAMPLED)
     assert out.returncode == 0, (out.stdout[-2000:], out.stderr[-3000:])
+    runtime = Path(os.environ["XDG_RUNTIME_DIR"]) / f"vaultmem-{os.getuid()}"
+    started = sorted(p.name for p in runtime.glob("*.sock")) if runtime.is_dir() else []
+    assert not started, f"{script} started a memory service in the caller's HOME: {started}"
     results = list((tmp / "results").glob("*.json")) if (tmp / "results").exists() else []
     assert results or script == "synth", out.stdout[-2000:]
 
