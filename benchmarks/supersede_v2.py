@@ -38,7 +38,7 @@ from benchmarks.common import parser, write_result
 from benchmarks.supersede_calibration import DEFAULT_PAIRS, load
 from vaultmem.core.errors import NoteParseError
 from vaultmem.core.note import parse
-from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, signals
+from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, retracts, signals
 from vaultmem.index.embed import DEFAULT_MODEL, make_embedder, similarity
 from vaultmem.memory.lifecycle import memory_text
 
@@ -125,10 +125,15 @@ def probe(path: Path, common: int = 60) -> dict:
     pairs = {(a, b) for ids in by_word.values() if len(ids) <= common for a in ids for b in ids if a != b}
     fires = [(items[a][0], items[b][0]) for a, b in sorted(pairs)
              if slot_change(items[a][0], items[a][1], items[b][0], items[b][1])]  # fmt: skip
+    # a retraction of the old subject (1.0: automatic at any cosine >= auto_cosine, related or not)
+    notes = [Memory(t, text) for t, text in items]
+    retract = [(items[a][0], items[b][0]) for a, b in sorted(pairs) if retracts(notes[a], notes[b]) >= 1.0]
     print(
-        f"{path}: {len(items)} notes, {len(pairs)} ordered pairs sharing a title word, {len(fires)} slot changes"
+        f"{path}: {len(items)} notes, {len(pairs)} ordered pairs sharing a title word, {len(fires)} slot changes, "
+        f"{len(retract)} retractions"
     )
-    return {"path": str(path), "notes": len(items), "pairs": len(pairs), "slot_changes": fires}
+    return {"path": str(path), "notes": len(items), "pairs": len(pairs), "slot_changes": fires,
+            "retractions": retract}  # fmt: skip
 
 
 def main() -> None:
@@ -147,8 +152,12 @@ def main() -> None:
         path = write_result(args.name, {"probe": [probe(p) for p in args.probe]})
         print(f"wrote {path}")
         return
-    sets = {"labelled": load(args.pairs), "adversarial": load(args.adversarial), "fresh": load(args.fresh),
-            "fresh2": load(args.fresh2)}
+    sets = {
+        "labelled": load(args.pairs),
+        "adversarial": load(args.adversarial),
+        "fresh": load(args.fresh),
+        "fresh2": load(args.fresh2),
+    }
     if args.limit:
         sets = {k: v[: args.limit] for k, v in sets.items()}
     embedder = make_embedder(args.model or DEFAULT_MODEL)
