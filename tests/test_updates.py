@@ -430,3 +430,9 @@ def test_a_retraction_of_another_thing_while_the_old_subject_stays_is_no_update(
     jar = Memory("Flaky login test: real cause was a shared cookie jar", "test_login was still flaky; the real "
                  "fix was a cookie jar per test, the extra wait was removed.", "bug_fix")  # fmt: skip
     assert judge(wait, jar, 0.7).decision == "auto"
+    # "still" of another subject, or in another clause, keeps nothing (the demo vault's update)
+    locks = Memory("Use Redis locks for job leasing", "Jobs take a Redis lock with a TTL.", "decision")
+    advisory = Memory("Use Postgres advisory locks for job leasing", "Replaces Redis locks: TTLs expire while "
+                      "a long job is still running. Redlock across several Redis nodes: overkill, still "
+                      "TTL-based.", "decision")  # fmt: skip
+    assert judge(locks, advisory, 0.7).decision == "auto"

@@ -182,9 +182,15 @@ def _affirmed(title: str) -> set[str]:
 
 
 def _kept(words: set[str], content: str) -> bool:
-    """Whether the new text says one of ``words`` stays as it was ("CSV export still does",
-    "infra stays on CloudFormation"): what it retracts is another thing's."""
-    return any(STAYS.search(c) and words & key_words(c) for c in CLAUSE_RE.split(content))
+    """Whether the new text says one of ``words`` (the old title's, not the new title's) stays as
+    it was ("CSV export still does", "infra stays on CloudFormation"): what it retracts is
+    another thing's: one of them among the three words before "still", "stays", ... in its clause
+    (its subject: "several Redis nodes: overkill, still TTL-based" keeps no Redis)."""
+    for m in STAYS.finditer(content):
+        near = CLAUSE_RE.split(content[: m.start()])[-1].split()[-3:]  # in its clause
+        if words & key_words(" ".join(near)):
+            return True
+    return False
 
 
 def _mentions(words: set[str], text_words: set[str]) -> bool:
@@ -203,7 +209,7 @@ def retracts(old: Memory, new: Memory) -> float:
     "JWT for API auth" but names neither "API" nor "auth": a different subject, 0.0."""
     title_words = key_words(old.title)
     hit = _retracted(title_words - _affirmed(new.title), new)
-    if not hit or _kept(title_words, new.content):
+    if not hit or _kept(title_words - key_words(new.title), new.content):
         return 0.0
     applies_to = title_words - hit
     if not applies_to:
