@@ -122,7 +122,7 @@ def write_result(name: str, data: dict, tag: str = "") -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
     data = {"benchmark": name, **provenance(), **data}
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")  # paths among the arguments
     return path
 
 
