@@ -72,9 +72,8 @@ def _scripts() -> list[str]:
 
 def _run(args: list[str], tmp: Path, timeout: int, sample: bool = False) -> subprocess.CompletedProcess:
     env = {**os.environ, "VAULTMEM_BENCH_DIR": str(tmp), "HF_HUB_OFFLINE": "1"}
-    env.pop(
-        "VAULTMEM_NO_SERVICE", None
-    )  # as a user runs it: a script must keep off the caller's service itself
+    # as a user runs it: a script must keep off the caller's service itself
+    env.pop("VAULTMEM_NO_SERVICE", None)
     if sample:
         env["VAULTMEM_BENCH_NOTES"] = SAMPLE_NOTES
     return subprocess.run(
