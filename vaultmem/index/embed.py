@@ -117,10 +117,11 @@ class FastEmbedder:
     """A fastembed ``TextEmbedding``; the default model loads offline from pip files.
 
     The ONNX session runs each call on one thread, and the batches of a call run on
-    ``workers`` threads at once (one per usable CPU, at most MAX_WORKERS): on 2 cores that
-    embeds 1.5x faster than onnxruntime's own 2 threads per call, whose workers spin-wait on
-    each other (benchmarks/README.md, "A big vault serves from its first minute"). The vectors
-    are the same either way (a text's vector does not depend on its batch or thread)."""
+    ``workers`` threads at once (one per usable CPU, at most MAX_WORKERS), not on onnxruntime's
+    own pool of a thread per core, whose threads wait for each other inside every layer: on 2
+    busy cores a first index through the service filled its vectors x1.3-1.9 faster
+    (benchmarks/README.md, "A big vault serves from its first minute"). The vectors are the
+    same bit for bit (a text's vector depends on neither its batch nor its thread)."""
 
     def __init__(
         self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH, threads: int | None = None
