@@ -45,6 +45,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "first_recall": (["--runs", "1"], True, False),
     "first_index": (["--notes", "30", "--limit", "120", "--every", "0.5"], True, False),
     "embed_rate": (["--notes", "40", "--texts", "8", "--rounds", "1"], True, False),
+    "embed_variants": (["--notes", "40", "--texts", "8", "--rounds", "1"], True, False),
     "time_questions": ([], True, False),
     "supersede_calibration": ([], True, False),
     "supersede_v2": (["--limit", "6"], True, False),
