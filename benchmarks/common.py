@@ -24,6 +24,8 @@ REPO = HERE.parent
 _OUT = Path(os.environ["VAULTMEM_BENCH_DIR"]) if os.environ.get("VAULTMEM_BENCH_DIR") else None
 RESULTS = _OUT / "results" if _OUT else HERE / "results"
 WORK = _OUT / "work" if _OUT else HERE / ".work"
+# VAULTMEM_BENCH_NOTES: a copied vault keeps its first N notes only (the smoke runs: a tiny sample)
+SAMPLE = int(os.environ.get("VAULTMEM_BENCH_NOTES") or 0)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -120,7 +122,7 @@ def write_result(name: str, data: dict, tag: str = "") -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
     data = {"benchmark": name, **provenance(), **data}
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")  # paths among the arguments
     return path
 
 
@@ -311,6 +313,9 @@ def fresh_copy(src: Path, dest: Path) -> Path:
     (vaultmem writes ``.vaultmem/`` into a vault it opens; a run starts from the notes alone)."""
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".vaultmem", ".vaultmem-usage", ".git"))
+    if SAMPLE:
+        for note in sorted(dest.rglob("*.md"))[SAMPLE:]:
+            note.unlink()
     return dest
 
 
@@ -319,3 +324,12 @@ def private_home(home: Path) -> dict[str, str]:
     and cache folders under ``home``, so a run meets no service, config or cache of the user's."""
     return {"HOME": str(home), "XDG_RUNTIME_DIR": str(home / "run"), "XDG_STATE_HOME": str(home / "state"),
             "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home / "cache"), "HF_HUB_OFFLINE": "1"}  # fmt: skip
+
+
+def own_home(name: str) -> Path:
+    """This run and every child it starts in a private HOME (``WORK/name``, ``private_home``)
+    with no memory service (these scripts measure the in-process and watcher paths): the
+    user's own service, config, state and key are never touched."""
+    home = WORK / name
+    os.environ.update({**private_home(home), "VAULTMEM_NO_SERVICE": "1"})
+    return home

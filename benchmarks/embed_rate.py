@@ -8,7 +8,8 @@ chunking). One process, one loaded model (the real default model), three ways, a
 round by round (the machine is shared: paired ratios, medians):
 
 - ``fastembed``: ``TextEmbedding.embed(texts, batch_size)`` over all the texts at once, in file
-  order: the model's own rate;
+  order, with fastembed's own defaults (onnxruntime's threads: one per core): the model's own
+  rate (vaultmem's session runs one thread a call, several calls at once: ``embed.py``);
 - ``indexer``: ``Indexer.embed_texts`` as a sync embeds (shortest first, PROGRESS_STEP texts a
   model call, vectors normalised and kept by hash);
 - ``fill``: ``Vault.embed_pending`` as the memory service fills a first index's vectors in
@@ -49,7 +50,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batch", type=int, default=4, help="the model's batch size (vaultmem's default: 4)")
     opts = ap.parse_args()
-    from vaultmem.index.embed import DEFAULT_MODEL, FastEmbedder
+    from fastembed import TextEmbedding
+
+    from vaultmem.index.embed import DEFAULT_MODEL, FastEmbedder, cache_root, default_model_dir
     from vaultmem.index.indexer import Summary, chunk_texts
     from vaultmem.vault import Vault
 
@@ -57,7 +60,8 @@ def main() -> None:
     shutil.rmtree(root, ignore_errors=True)
     generate(root, opts.notes)
     emb = FastEmbedder(DEFAULT_MODEL, opts.batch)
-    model = emb._load()
+    model = TextEmbedding(DEFAULT_MODEL, cache_dir=str(cache_root() / "fastembed"),
+                          specific_model_path=str(default_model_dir()))  # fmt: skip
     vault = Vault(root, emb)
     vault.reindex(vectors=False)  # every note pending: what a first index through the service leaves
     paths = vault.pending_vectors()

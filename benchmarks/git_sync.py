@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, parser, write_result
+from benchmarks.common import WORK, own_home, parser, write_result
 from benchmarks.synth import generate
 
 GITCONFIG = "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
@@ -141,6 +141,7 @@ def main() -> None:
         "--model", default="sentence-transformers/all-MiniLM-L6-v2", help='or "none" (no vectors)'
     )
     args = ap.parse_args()
+    own_home("home")  # never the user's own service, config or state
     work = WORK / "git-sync"
     work.mkdir(parents=True, exist_ok=True)
     (work.parent / "gitconfig-bench").write_text(GITCONFIG)

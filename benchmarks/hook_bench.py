@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, fresh_copy, latency_summary, parser, watch_request, write_result
+from benchmarks.common import WORK, fresh_copy, latency_summary, own_home, parser, watch_request, write_result
 from vaultmem.agents.hooks import RECALL_K, Floor, fit_lines, trivial, zscores
 from vaultmem.vault import Vault
 
@@ -361,6 +361,7 @@ def main() -> None:
     ag.add_argument("--runs", type=int, default=20, help="hook calls per agent per run (with a watcher)")
     ag.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    own_home("home")  # never the user's own service, config or state
     if args.cmd == "silence":
         path = write_result("hooks-silence", silence(args))
     elif args.cmd == "agents":

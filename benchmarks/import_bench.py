@@ -41,7 +41,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import WORK, parser, write_result
+from benchmarks.common import WORK, own_home, parser, write_result
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECTS = ["shop-api", "billing", "mobile-app", "infra", "data-pipeline", "docs-site"]
@@ -322,6 +322,7 @@ def main() -> None:
     )
     ap.add_argument("--name", default="import")
     args = ap.parse_args()
+    own_home("home")  # never the user's own service, config or state
     if args.chats:
         sizes, bases = ([int(x) for x in v.split(",")] for v in (args.chats, args.base_notes))
         name = args.name if args.name != "import" else "import-chat"

@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path += [str(HERE.parent), str(HERE.parent / "tests")]  # vaultmem (PYTHONPATH first), obsidian_agree
 
 
-from common import DATA, WORK, fresh_copy, parser, write_result  # noqa: E402
+from common import DATA, WORK, fresh_copy, own_home, parser, write_result  # noqa: E402
 
 EXT = Path(os.environ.get("VAULTMEM_EXTVAULTS", "/work/extvaults"))
 VAULTS = {  # name -> (vault root, repository, commit)
@@ -535,6 +535,7 @@ def main() -> None:
     ap.add_argument("--digest", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--scifact", type=Path, default=SCIFACT, help="SciFact corpus.jsonl (part scifact)")
     args = ap.parse_args()
+    own_home("home")  # never the user's own service, config or state
     if args.chunk_times:
         print(json.dumps(chunk_times(args.chunk_times)))
         return

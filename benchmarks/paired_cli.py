@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, fresh_copy, parser, watch_request, write_result
+from benchmarks.common import WORK, fresh_copy, own_home, parser, watch_request, write_result
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "vaults" / "demo"
@@ -112,6 +112,7 @@ def main() -> None:
     ap.add_argument("--model", default="", help='"none": BM25 and the graph only (a smoke run)')
     ap.add_argument("--name", default="paired-cli", help="result file name (without .json)")
     args = ap.parse_args()
+    own_home("home")  # never the user's own service, config or state
     checkouts = {"base": args.base.resolve(), "this": HERE.parent}
     roots = {label: _vault(label, path, args.model) for label, path in checkouts.items()}
     kinds = ("recall", "recall_cpu", "hook_prompt", "hook_prompt_cpu", "list", "list_cpu")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, parser, peak_rss_mb, write_result
+from benchmarks.common import WORK, latency_summary, own_home, parser, peak_rss_mb, write_result
 from benchmarks.synth import generate
 from vaultmem.core.config import CONFIG_FILE
 from vaultmem.vault import Vault
@@ -166,6 +166,7 @@ def main() -> None:
     ap.add_argument("--serve", type=Path, help=argparse.SUPPRESS)  # internal: the fresh measuring process
     ap.add_argument("--queries", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    own_home("home")  # never the user's own service, config or state
     if args.serve:
         print(json.dumps(serve(args.serve, args.queries, args.repeats, args.reconciles)))
         return

@@ -38,12 +38,13 @@ from benchmarks.common import parser, write_result
 from benchmarks.supersede_calibration import DEFAULT_PAIRS, load
 from vaultmem.core.errors import NoteParseError
 from vaultmem.core.note import parse
-from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, signals
+from vaultmem.core.updates import SERIES_TYPES, Memory, Thresholds, judge, key_words, retracts, signals
 from vaultmem.index.embed import DEFAULT_MODEL, make_embedder, similarity
 from vaultmem.memory.lifecycle import memory_text
 
 ADVERSARIAL = DEFAULT_PAIRS.parent / "supersede_adversarial.json"
 FRESH = DEFAULT_PAIRS.parent / "supersede_fresh.json"  # issue 47: written before its rules, no shared wording
+FRESH2 = DEFAULT_PAIRS.parent / "supersede_fresh2.json"  # issue 47, second round: written before its tuning
 OLD_RETRACT = re.compile(
     r"\b(instead|no longer|not any ?more|anymore|replaced|replaces|replacing|switched|moved|migrated|dropped|"
     r"removed|gone|deprecated|took over|overtook|rather than|slipped|rewrote|rewritten|retired|shut down|"
@@ -124,10 +125,15 @@ def probe(path: Path, common: int = 60) -> dict:
     pairs = {(a, b) for ids in by_word.values() if len(ids) <= common for a in ids for b in ids if a != b}
     fires = [(items[a][0], items[b][0]) for a, b in sorted(pairs)
              if slot_change(items[a][0], items[a][1], items[b][0], items[b][1])]  # fmt: skip
+    # a retraction of the old subject (1.0: automatic at any cosine >= auto_cosine, related or not)
+    notes = [Memory(t, text) for t, text in items]
+    retract = [(items[a][0], items[b][0]) for a, b in sorted(pairs) if retracts(notes[a], notes[b]) >= 1.0]
     print(
-        f"{path}: {len(items)} notes, {len(pairs)} ordered pairs sharing a title word, {len(fires)} slot changes"
+        f"{path}: {len(items)} notes, {len(pairs)} ordered pairs sharing a title word, {len(fires)} slot changes, "
+        f"{len(retract)} retractions"
     )
-    return {"path": str(path), "notes": len(items), "pairs": len(pairs), "slot_changes": fires}
+    return {"path": str(path), "notes": len(items), "pairs": len(pairs), "slot_changes": fires,
+            "retractions": retract}  # fmt: skip
 
 
 def main() -> None:
@@ -135,6 +141,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pair file (JSON list)")
     ap.add_argument("--adversarial", type=Path, default=ADVERSARIAL, help="labelled adversarial pair file")
     ap.add_argument("--fresh", type=Path, default=FRESH, help="labelled pair file written fresh (issue 47)")
+    ap.add_argument("--fresh2", type=Path, default=FRESH2, help="the second fresh pair file (issue 47)")
     ap.add_argument("--model", default="", help="the embedding model of the cosines (default: the default)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N pairs of each file (0: all)")
     ap.add_argument("--name", default="supersede-v2", help="result name under benchmarks/results/")
@@ -145,7 +152,12 @@ def main() -> None:
         path = write_result(args.name, {"probe": [probe(p) for p in args.probe]})
         print(f"wrote {path}")
         return
-    sets = {"labelled": load(args.pairs), "adversarial": load(args.adversarial), "fresh": load(args.fresh)}
+    sets = {
+        "labelled": load(args.pairs),
+        "adversarial": load(args.adversarial),
+        "fresh": load(args.fresh),
+        "fresh2": load(args.fresh2),
+    }
     if args.limit:
         sets = {k: v[: args.limit] for k, v in sets.items()}
     embedder = make_embedder(args.model or DEFAULT_MODEL)
@@ -172,20 +184,23 @@ def main() -> None:
         "held_out": [r for r in lab if r["i"] % 2 == 1],
     }
     result = {
-        "pairs_files": [str(args.pairs), str(args.adversarial)], "model": embedder.name,
+        "pairs_files": [str(args.pairs), str(args.adversarial), str(args.fresh), str(args.fresh2)], "model": embedder.name,
         "embed_seconds": round(seconds, 1), "thresholds": vars(Thresholds()),
         "now": {**{k: score(v, "now") for k, v in halves.items()}, "labelled": score(lab, "now"),
-                "adversarial": score(rows["adversarial"], "now"), "fresh": score(rows["fresh"], "now")},
+                "adversarial": score(rows["adversarial"], "now"), "fresh": score(rows["fresh"], "now"),
+                "fresh2": score(rows["fresh2"], "now")},
         "before": {**{k: score(v, "before") for k, v in halves.items()}, "labelled": score(lab, "before"),
-                   "adversarial": score(rows["adversarial"], "before"), "fresh": score(rows["fresh"], "before")},
+                   "adversarial": score(rows["adversarial"], "before"), "fresh": score(rows["fresh"], "before"),
+                   "fresh2": score(rows["fresh2"], "before")},
         "fresh_pairs": rows["fresh"],
+        "fresh2_pairs": rows["fresh2"],
         "adversarial_pairs": rows["adversarial"],
         "labelled_pairs": lab,
         "false_auto_now": [r for v in rows.values() for r in v if r["label"] == "distinct" and r["now"] == "auto"],
         "unflagged_updates_now": [r for v in rows.values() for r in v if r["label"] == "update" and r["now"] == "no"],
     }  # fmt: skip
     path = write_result(args.name, result)
-    for name in ("calibration", "held_out", "labelled", "adversarial", "fresh"):
+    for name in ("calibration", "held_out", "labelled", "adversarial", "fresh", "fresh2"):
         for rule in ("before", "now"):
             s = result[rule][name]
             print(f"{name:12} {rule:7} auto {s['auto_true']}/{s['updates']} true, {s['auto_false']}/{s['distinct']} "

@@ -9,7 +9,8 @@ outside this repository; a private copy is indexed under ``.work/`` (vaultmem wr
 into a vault). Each question runs through ``Vault.recall(question, k=10)`` (default settings,
 adaptive off, no logging) in a subprocess whose import path starts at ``--code`` (a checkout of
 the code to measure: before/after on the same questions and the same cached vectors); MRR@10
-of the first note that answers it, hits@1, hits@10. Results: results/vault-questions[-TAG].json.
+of the first note that answers it, hits@1/5/10, R@5/10 (the share of its answering notes in
+the top k) and each question's top ten. Results: results/vault-questions[-TAG].json.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -36,13 +38,29 @@ from vaultmem.vault import Vault
 inner = make_embedder({model!r})
 vault = Vault({root!r}, CachedEmbedder(inner, path=Path({cache!r})))
 vault.reindex()
-ranks = []
-for q in json.loads(open({questions!r}).read())["questions"]:
-    paths = [h.path for h in vault.recall(q["q"], k=10, log=False, adaptive=False)]
-    ranks.append(next((i + 1 for i, p in enumerate(paths) if p in q["answer"]), 0))
+tops = [[h.path for h in vault.recall(q["q"], k=10, log=False, adaptive=False)]
+        for q in json.loads(open({questions!r}).read())["questions"]]
 vault.close()
-print(json.dumps(ranks))
+print(json.dumps(tops))
 """
+
+
+def scores(tops: list[list[str]], answers: list[set[str]]) -> dict:
+    """MRR@10 of the first answering note; hits@k (a question with an answering note in the top
+    k); R@k (the share of a question's answering notes in the top k, averaged); the ranks."""
+    ranks = [
+        next((i + 1 for i, p in enumerate(top) if p in ans), 0)
+        for top, ans in zip(tops, answers, strict=True)
+    ]
+    n = len(ranks)
+    out: dict = {"questions": n, "MRR@10": round(sum(1 / r for r in ranks if r) / n, 3)}
+    for k in (1, 5, 10):
+        out[f"hits@{k}"] = sum(0 < r <= k for r in ranks)
+    for k in (5, 10):
+        out[f"R@{k}"] = round(
+            sum(len(set(top[:k]) & ans) / len(ans) for top, ans in zip(tops, answers)) / n, 3
+        )
+    return {**out, "ranks": ranks}
 
 
 def main() -> None:
@@ -54,6 +72,7 @@ def main() -> None:
     ap.add_argument("--code", type=Path, default=HERE.parent, help="the code to measure (a checkout)")
     ap.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
     args = ap.parse_args()
+    started = time.perf_counter()
     root = WORK / "vault-questions" / (args.tag or "this")
     fresh_copy(args.vault, root)
     code = CHILD.format(code=str(args.code.resolve()), model=args.model, root=str(root),
@@ -61,15 +80,12 @@ def main() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(root))
     if out.returncode:
         sys.exit(out.stderr[-2000:])
-    ranks = json.loads(out.stdout.strip().splitlines()[-1])
-    n = len(ranks)
+    tops = json.loads(out.stdout.strip().splitlines()[-1])
+    answers = [set(q["answer"]) for q in json.loads(args.questions.read_text())["questions"]]
     result = {"vault": json.loads(args.questions.read_text())["vault"], "code": str(args.code), "model": args.model,
-              "questions": n, "MRR@10": round(sum(1 / r for r in ranks if r) / n, 3),
-              "hits@1": sum(r == 1 for r in ranks), "hits@10": sum(r > 0 for r in ranks), "ranks": ranks}  # fmt: skip
+              "seconds": round(time.perf_counter() - started, 1), **scores(tops, answers), "top10": tops}  # fmt: skip
     shutil.rmtree(root, ignore_errors=True)
-    print(
-        f"MRR@10 {result['MRR@10']}  hits@1 {result['hits@1']}/{n}  hits@10 {result['hits@10']}/{n}  {ranks}"
-    )
+    print(" ".join(f"{k} {v}" for k, v in result.items() if k not in ("vault", "top10")))
     print(f"wrote {write_result('vault-questions', result, tag=args.tag)}")
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import WORK, latency_summary, parser, watch_request, write_result
+from benchmarks.common import WORK, latency_summary, own_home, parser, watch_request, write_result
 from benchmarks.synth import generate
 from vaultmem.vault import Vault
 
@@ -322,6 +322,7 @@ def main() -> None:
         "--tag", help="write results/watch-<name>-<tag>.json (e.g. a longer soak beside the default one)"
     )
     args = ap.parse_args()
+    own_home("home")  # never the user's own service, config or state
     defaults = {"freshness": (10000, 100), "burst": (10000, 0), "cli": (10000, 0), "soak": (2000, 10000)}
     args.notes = args.notes or defaults[args.which][0]
     args.edits = args.edits or defaults[args.which][1]

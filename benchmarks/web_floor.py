@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import parser, write_result
+from benchmarks.common import own_home, parser, write_result
 from benchmarks.hook_bench import demo_copy, load_prompts
 from vaultmem.agents.hooks import DEFAULT_FLOOR
 from vaultmem.vault import Vault
@@ -77,6 +77,7 @@ def measure(rows: list[dict], rule: Rule) -> dict:
 
 def main() -> None:
     parser(__doc__).parse_args()
+    own_home("home")  # never the user's own service, config or state
     rows = collect(demo_copy())
     result = {"k": 10, "rules": {name: measure(rows, rule) for name, rule in RULES.items()}}
     for name, m in result["rules"].items():

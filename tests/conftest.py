@@ -94,6 +94,12 @@ def pytest_configure(config):
     lanes.configure(config)
     lanes.install_guard()
     _temp_in_ram(config)
+    _bytecode_once(config)
+
+
+def pytest_unconfigure(config):
+    if PYCACHE:
+        shutil.rmtree(PYCACHE.pop(), ignore_errors=True)
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -130,6 +136,22 @@ def _temp_in_ram(config) -> None:
         and free.f_bavail * free.f_frsize >= RAM_ROOM
     ):
         os.environ["PYTEST_DEBUG_TEMPROOT"] = "/dev/shm"
+
+
+PYCACHE: list[str] = []  # this run's bytecode folder (made by the controller, removed at its end)
+
+
+def _bytecode_once(config) -> None:
+    """Under ``PYTHONDONTWRITEBYTECODE`` every Python child (a few thousand ``vaultmem`` runs,
+    services, benchmark scripts) and every xdist worker compiles each module it imports from
+    source again; this run writes its bytecode once, into a temp folder of its own
+    (``PYTHONPYCACHEPREFIX``, removed when the run ends), never into the checkout. Without that
+    variable Python's own ``__pycache__`` folders serve, as in any run."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or hasattr(config, "workerinput"):
+        return
+    PYCACHE.append(tempfile.mkdtemp(prefix="vmt-pyc-", dir=os.environ.get("PYTEST_DEBUG_TEMPROOT")))
+    os.environ["PYTHONPYCACHEPREFIX"] = PYCACHE[0]
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks it adds

@@ -45,6 +45,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "first_recall": (["--runs", "1"], True, False),
     "first_index": (["--notes", "30", "--limit", "120", "--every", "0.5"], True, False),
     "embed_rate": (["--notes", "40", "--texts", "8", "--rounds", "1"], True, False),
+    "embed_variants": (["--notes", "40", "--texts", "8", "--rounds", "1"], True, False),
     "time_questions": ([], True, False),
     "supersede_calibration": ([], True, False),
     "supersede_v2": (["--limit", "6"], True, False),
@@ -61,14 +62,22 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "encoders": (["--part", "multilingual", "--models", "minilm"], True, False),
     "vault_questions": (["--vault", "{repo}/tests/fixtures/obsidian_vault"], True, False),
 }
+# scripts whose smoke run copies the demo vault and indexes it with the real model (~11 CPU-s
+# each copy): they run on its first 12 notes (VAULTMEM_BENCH_NOTES, benchmarks/common.py)
+SAMPLED = {"service_bench", "hook_bench", "web_floor", "paired_cli"}
+SAMPLE_NOTES = "12"
 
 
 def _scripts() -> list[str]:
     return sorted(p.stem for p in BENCH.glob("*.py") if p.stem not in NOT_SCRIPTS)
 
 
-def _run(args: list[str], tmp: Path, timeout: int) -> subprocess.CompletedProcess:
+def _run(args: list[str], tmp: Path, timeout: int, sample: bool = False) -> subprocess.CompletedProcess:
     env = {**os.environ, "VAULTMEM_BENCH_DIR": str(tmp), "HF_HUB_OFFLINE": "1"}
+    # as a user runs it: a script must keep off the caller's service itself
+    env.pop("VAULTMEM_NO_SERVICE", None)
+    if sample:
+        env["VAULTMEM_BENCH_NOTES"] = SAMPLE_NOTES
     return subprocess.run(
         [sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout
     )
@@ -105,8 +114,12 @@ def _smoke(script: str, tmp: Path) -> None:
     args, _, needs_data = SMOKE[script]
     if needs_data and not DATA.is_dir():
         pytest.skip(f"no shared data sets at {DATA}")
-    out = _run([f"benchmarks/{script}.py", *(a.format(tmp=tmp, repo=REPO) for a in args)], tmp, 900)
+    argv = [f"benchmarks/{script}.py", *(a.format(tmp=tmp, repo=REPO) for a in args)]
+    out = _run(argv, tmp, 900, sample=script in SAMPLED)
     assert out.returncode == 0, (out.stdout[-2000:], out.stderr[-3000:])
+    runtime = Path(os.environ["XDG_RUNTIME_DIR"]) / f"vaultmem-{os.getuid()}"
+    started = sorted(p.name for p in runtime.glob("*.sock")) if runtime.is_dir() else []
+    assert not started, f"{script} started a memory service in the caller's HOME: {started}"
     results = list((tmp / "results").glob("*.json")) if (tmp / "results").exists() else []
     assert results or script == "synth", out.stdout[-2000:]
 

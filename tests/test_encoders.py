@@ -102,3 +102,52 @@ def test_e5_loads_offline_from_its_wheel_with_both_roles(tmp_path):
     assert out.returncode == 0, out.stderr
     german_english, english_japanese = map(float, out.stdout.split())
     assert german_english > 0.85 and english_japanese > 0.85  # one meaning across languages
+
+
+class Rendezvous:
+    """A stand-in model whose calls wait for a second call to run beside them: embedding
+    finishes only when two calls run at once (a call at a time breaks the barrier)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.barrier = threading.Barrier(2, timeout=10)
+        self.calls: list[list[str]] = []
+
+    def embed(self, batch, batch_size):
+        self.calls.append(list(batch))
+        if len(self.calls) <= 2:
+            self.barrier.wait()
+        return [np.array([float(len(t)), 1.0], dtype=np.float32) for t in batch]
+
+
+def test_batches_run_two_at_once_in_order(monkeypatch):
+    fake = Rendezvous()
+    monkeypatch.setattr(embed.FastEmbedder, "_load", lambda self: fake)
+    e = embed.FastEmbedder(batch_size=3, threads=2)
+    texts = ["x" * n for n in range(1, 12)]
+    out = e.embed(texts)
+    assert sorted(map(len, fake.calls)) == [2, 3, 3, 3]  # batch_size texts a call
+    assert np.allclose(out[:, 0] / out[:, 1], range(1, 12))  # every row for its own text, in order
+
+
+def test_one_worker_per_usable_cpu_at_most_max(monkeypatch):
+    monkeypatch.setattr(embed, "usable_cpus", lambda: 2)
+    assert embed.FastEmbedder().workers == 2
+    monkeypatch.setattr(embed, "usable_cpus", lambda: 64)
+    assert embed.FastEmbedder().workers == embed.MAX_WORKERS
+    assert embed.FastEmbedder(threads=1).workers == 1
+
+
+@pytest.mark.model
+def test_parallel_calls_give_the_vectors_of_one_call_at_a_time():
+    """Texts of 18 to 256 tokens in several batches: the same vectors bit for bit as the
+    model gives one call at a time, from a session of one thread."""
+    words = "redis keys expire after a day and the cache warms again".split()
+    texts = [f"Note {i}\n" + " ".join(words[j % len(words)] for j in range(i * 13)) for i in range(1, 16)]
+    parallel, serial = (
+        embed.FastEmbedder(batch_size=4, threads=2),
+        embed.FastEmbedder(batch_size=4, threads=1),
+    )
+    assert np.array_equal(parallel.embed(texts), serial.embed(texts))
+    assert parallel._load().model.model.get_session_options().intra_op_num_threads == 1

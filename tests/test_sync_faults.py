@@ -152,3 +152,36 @@ def test_the_editor_model_saves_again_when_it_paused_mid_save_and_a_sync_replace
     assert load._save(note, "laptop editor save 2.", "truncate", Stalls(1))
     assert "laptop editor save 2." in note.read_text(encoding="utf-8")
     assert load.counts.editor_replaced_while_writing == load.counts.editor_stalled == 1
+
+
+@pytest.mark.usefixtures("real_settle")  # the product's settle window: an editor saves in place
+def test_a_note_being_saved_in_place_is_staged_whole(tmp_path):
+    """Seen in the kill run: ``sync`` staged a note an editor was saving in place (truncated,
+    half written) and committed it cut mid-line. A file written within the settle window is
+    staged once it is quiet."""
+    import subprocess
+    import threading
+
+    from gitcluster import git_env
+
+    from vaultmem.sync.git import Git, stage_notes
+
+    env = {**os.environ, **git_env(tmp_path)}
+    root = tmp_path / "v"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], env=env, check=True)
+    note = root / "plan.md"
+    whole = "# Plan\n\n" + "".join(f"Step {i}: do the thing number {i}.\n" for i in range(40))
+    saving = note.open("w", encoding="utf-8")  # the editor truncates and writes its buffer
+    saving.write(whole[: len(whole) // 2])
+    saving.flush()
+    rest = threading.Timer(0.05, lambda: (saving.write(whole[len(whole) // 2 :]), saving.close()))
+    rest.start()
+    try:
+        git = Git(root)
+        git.env.update(git_env(tmp_path))
+        stage_notes(git)
+    finally:
+        rest.join()
+    staged = subprocess.run(["git", "show", ":plan.md"], cwd=root, env=env, capture_output=True, text=True)
+    assert staged.stdout == whole

@@ -374,3 +374,65 @@ def test_a_label_given_a_new_value_is_a_slot_change():
                            "On-call rotation lead for the EU is now Dev", "Dev leads the EU on-call rotation.")  # fmt: skip
     assert not slot_change("On-call rotation lead", "Maria leads the on-call rotation.",
                            "On-call rotation lead is now also Dev", "Dev also leads it.")  # fmt: skip
+
+
+def test_more_ways_to_retract_the_old_subject():
+    """Issue 47, second round: "moved out of", "left the", a bare "removed" ending a clause, "were
+    imported and deleted", a compound split in two ("times out" for "timeout") and an old title
+    word the new title says only after a negation ("works without VPN") retract the old subject."""
+    pairs = [
+        (("Auth inside the monolith", "Login and sessions are handled by the monolith's auth module."),
+         ("Auth extracted to its own service", "Authentication moved out of the monolith into auth-service.")),
+        (("Lena: data team lead", "Lena leads the data team."),
+         ("Lena moved to the platform team", "Lena left the data team; she now leads platform.")),
+        (("Memory leak in worker: restart daily", "Worker memory grows; we restart it daily."),
+         ("Worker memory leak fixed", "Bounded the cache in worker/main.py, daily restarts removed.")),
+        (("Infra with CloudFormation", "Infrastructure is described in CloudFormation templates."),
+         ("Terraform for infra", "All infra is Terraform now; the CloudFormation stacks were imported and deleted.")),
+        (("CSV export timeout", "CSV export timed out for big accounts."),
+         ("CSV export streams now", "CSV export no longer times out: it streams rows.")),
+        (("Staging deploy needs VPN", "Deploying to staging only works from the office VPN."),
+         ("Staging deploy works without VPN", "Staging deploy no longer needs the VPN since it runs from CI.")),
+    ]  # fmt: skip
+    for (ot, oc), (nt, nc) in pairs:
+        old, new = Memory(ot, oc, "fact"), Memory(nt, nc, "fact")
+        assert retracts(old, new) == 1.0 and judge(old, new, 0.7).decision == "auto", (ot, nt)
+
+
+def test_a_retraction_of_another_thing_while_the_old_subject_stays_is_no_update():
+    """Issue 47, second round: the new text retracts a word of the old title but says the old
+    subject stays as it is ("staging deploys still do", "infra stays on CloudFormation"); "was
+    still" (the past) and "keeps" (a verb) are no such word."""
+    distinct = [
+        (("Worker restarts daily", "The worker is restarted daily by cron."),
+         ("Nightly report job removed", "The nightly report job in the worker was dropped; worker daily restarts stay.")),
+        (("Staging deploy needs VPN", "Deploying to staging only works from the office VPN."),
+         ("Preview deploys work without VPN", "Preview deploys no longer need the VPN; staging deploys still do.")),
+        (("CSV export timeout", "CSV export timed out for big accounts."),
+         ("PDF export no longer times out", "PDF export no longer times out; CSV export still does.")),
+        (("Infra with CloudFormation", "Infrastructure is described in CloudFormation templates."),
+         ("Old Lambda functions deleted", "The old Lambda functions were archived and deleted; infra stays on CloudFormation.")),
+        (("Lena: data team lead", "Lena leads the data team."),
+         ("Omar left the data team", "Omar left the data team for a startup; Lena is hiring.")),
+        (("Auth inside the monolith", "Login is handled by the monolith's auth module."),
+         ("Billing moved out of the monolith", "Billing moved out of the monolith into billing-service.")),
+    ]  # fmt: skip
+    for (ot, oc), (nt, nc) in distinct:
+        old, new = Memory(ot, oc, "fact"), Memory(nt, nc, "fact")
+        assert judge(old, new, 0.999).decision != "auto", (ot, nt)
+    redis = Memory(
+        "Redis for the rate limiter", "The API rate limiter keeps its counters in Redis.", "decision"
+    )
+    memory = Memory("Rate limiter counters in memory", "The rate limiter keeps its counters in process memory; "
+                    "Redis is no longer used for it.", "decision")  # fmt: skip
+    assert judge(redis, memory, 0.7).decision == "auto"
+    wait = Memory("Flaky login test: add wait", "The flaky test_login was fixed by waiting.", "bug_fix")
+    jar = Memory("Flaky login test: real cause was a shared cookie jar", "test_login was still flaky; the real "
+                 "fix was a cookie jar per test, the extra wait was removed.", "bug_fix")  # fmt: skip
+    assert judge(wait, jar, 0.7).decision == "auto"
+    # "still" of another subject, or in another clause, keeps nothing (the demo vault's update)
+    locks = Memory("Use Redis locks for job leasing", "Jobs take a Redis lock with a TTL.", "decision")
+    advisory = Memory("Use Postgres advisory locks for job leasing", "Replaces Redis locks: TTLs expire while "
+                      "a long job is still running. Redlock across several Redis nodes: overkill, still "
+                      "TTL-based.", "decision")  # fmt: skip
+    assert judge(locks, advisory, 0.7).decision == "auto"

@@ -463,3 +463,22 @@ def test_type_colours_are_clearly_distinct():
         assert Color(ca).delta_e(Color(cb), method="2000") >= 15, (a, ca, b, cb)
     for t, c in colours.items():  # readable dots and lines on the white page
         assert Color(c).delta_e(Color("white"), method="2000") >= 20, (t, c)
+
+
+def test_the_note_page_links_what_the_graph_links(demo_copy, fake_embedder, tmp_path, monkeypatch):
+    """The page's renderer read wiki-links with a grammar of its own (no ``[`` inside), so a
+    link the index holds as an edge (``[[Pier [B] plan]]``) showed as plain text; both now read
+    ``core.links.LINK_RE``."""
+    (demo_copy / "Pier [B] plan.md").write_text("# Pier [B] plan\n\nBerths by the fuel dock.\n")
+    (demo_copy / "Moorings.md").write_text("# Moorings\n\nSee [[Pier [B] plan]] and [[a[[Moorings]].\n")
+    monkeypatch.setenv("VAULTMEM_HOME", str(tmp_path / "home"))
+    state = ViewState(demo_copy, fake_embedder)
+    logins = auth.Logins()
+    app = make_app(state, auth.TokenFile(auth.WEB_TOKEN_FILE), poll=3600, logins=logins)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1:8770") as client:
+            page = client.get("/note", params={"path": "Moorings.md", "login": logins.mint()}).text
+    finally:
+        state.close()
+    assert '<a href="/note?path=Pier%20%5BB%5D%20plan.md" class="wikilink">Pier [B] plan</a>' in page
+    assert '[[a<a href="/note?path=Moorings.md" class="wikilink">Moorings</a>' in page

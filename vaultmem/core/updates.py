@@ -10,12 +10,15 @@ Signals of a pair (old, new) of the same type, each in [0, 1]:
 - ``changed``: the new text says something changed ("now", "no longer", "moved to", ...);
 - ``retracts``: the new text retracts the old memory's *subject*: a word of the old *title*
   (one the new title does not repeat) where a retraction points at it (among the first two key
-  words after "instead of", "replaced", "moved from", "no longer", "dropped", ... or the last two
-  before "is gone", "was removed", "->": "replaced Rollbar with Sentry", "Fluentd is gone",
-  "from 100 to 500 req/min"), and the new memory is about what the old one applies to: it names
-  one of the old title's other key words ("error tracking" for "Error tracking in Rollbar"), so
-  "Session cookies for the web app ... instead of storing JWTs" does not retract "JWT for API
-  auth".
+  words after "instead of", "replaced", "moved from", "moved out of", "left the", "no longer",
+  "dropped", ... or the last two before "is gone", "was removed", "were imported and deleted", a
+  bare "removed" ending a clause, "->": "replaced Rollbar with Sentry", "Fluentd is gone",
+  "from 100 to 500 req/min"; two words in a row count as one, "times out" for "timeout"; a word
+  the new title says only after a negation, "works without VPN", is not repeated), and the new
+  memory is about what the old one applies to: it names one of the old title's other key words
+  ("error tracking" for "Error tracking in Rollbar"), so "Session cookies for the web app ...
+  instead of storing JWTs" does not retract "JWT for API auth"; nor does a new text that says a
+  word of the old title stays ("staging deploys still do": another thing's retraction).
 - ``slot``: the new memory gives the old one's slot a new value (``slots.slot_change``): the
   same title frame with one value changed and the change said ("CI runs on ubuntu-20.04" ->
   "CI now runs on ubuntu-22.04"), with no other subject, addition, hedge or kept old value.
@@ -46,9 +49,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .revisions import corrects, status_change
-from .slots import key_words, slot_change
+from .slots import CLAUSE_RE, STOPWORDS, key_words, slot_change, tokens
 
 SIGNALS = (
     "cosine",
@@ -75,16 +79,21 @@ CHANGE_RE = re.compile(
 # a retraction word followed by what it retracts ("instead of Redis", "replaced Rollbar")
 RETRACT_BEFORE = re.compile(
     r"\b(instead of|rather than|replac(?:ed|es|ing)|(?:switched|moved|migrated|changed) (?:away )?from|moved off|"
+    r"(?:moved|taken|pulled|split|extracted|carved) out of|left (?:the|our|his|her|their)|"
     r"from(?=\s+\S+(?:\s+\S+)?\s+(?:to|->|\u2192)\s)|no longer(?: uses?| needs?| needed| runs?| on| in)?|not any ?more|dropp(?:ed|ing)|remov(?:ed|ing)|"
     r"retir(?:ed|ing)|deprecat(?:ed|ing)|delet(?:ed|ing)|shut down|stopped using|took over from|overtook)\b",
     re.IGNORECASE,
 )
 # what is retracted followed by the retraction ("Fluentd is gone", "the 100 limit -> 500")
 RETRACT_AFTER = re.compile(
-    r"\b(?:is|was|are|were|got|has been|have been)\s+(?:gone|dropped|removed|replaced|retired|deprecated|deleted|"
-    r"shut down|abandoned)\b|\bno longer\b|\bis gone\b|\banymore\b|->|\u2192",
+    r"\b(?:is|was|are|were|got|has been|have been)\s+(?:\w+\s+and\s+)?(?:gone|dropped|removed|replaced|retired|deprecated|deleted|"
+    r"shut down|abandoned)\b|\b(?:removed|dropped|retired|deleted|gone)(?=\s*(?:[.;,)]|$))|\bno longer\b|\bis gone\b|"
+    r"\banymore\b|->|\u2192",
     re.IGNORECASE,
 )
+# the old subject said to stay as it is ("staging deploys still do"; not "was still flaky", the
+# past, nor "keeps its counters", a verb of its own)
+STAYS = re.compile(r"\b(?:stays?|stayed|remains?|unchanged|(?<!was )(?<!were )still)\b", re.IGNORECASE)
 # "instead of on every request": what follows is when or where, not what is retracted
 CIRCUMSTANCE = frozenset("on in at during for when after before while by with within per every each".split())
 WINDOW = 2  # key words on the retracted side of a retraction ("instead of loading a second Tailwind
@@ -137,14 +146,51 @@ def _retracted(old_words: set[str], new: Memory) -> set[str]:
     """The words of ``old_words`` the new text retracts: among the first ``WINDOW`` key words
     after a retraction word ("replaced Rollbar"), or the last ones before "is gone", "->", ...
     ("Fluentd is gone")."""
-    text = f"{new.title} {new.content}"
+    return {w for words in _windows(f"{new.title} {new.content}") for w in old_words.intersection(words)}
+
+
+@lru_cache(maxsize=4096)
+def _windows(text: str) -> tuple[tuple[str, ...], ...]:
+    """The key words a text retracts, one tuple per retraction (``_retracted``), with each two
+    in a row joined (``_joined``)."""
     after = (_key_words_of(words)[:WINDOW] for m in RETRACT_BEFORE.finditer(text)
              if (words := text[m.end() :].split()[: 4 * WINDOW]) and words[0].lower() not in CIRCUMSTANCE)  # fmt: skip
     before = (
         _key_words_of(text[: m.start()].split()[-4 * WINDOW :])[-WINDOW:]
         for m in RETRACT_AFTER.finditer(text)
     )
-    return {w for side in (after, before) for words in side for w in old_words.intersection(words)}
+    return tuple(tuple(_joined(words)) for side in (after, before) for words in side)
+
+
+def _joined(words: list[str]) -> list[str]:
+    """Key words with each two in a row joined: "times out" retracts "timeout", "log in" "login"."""
+    return [*words, *(a + b for a, b in zip(words, words[1:], strict=False))]
+
+
+NEGATIONS = frozenset({"without", "not", "no", "never", "non"})
+
+
+def _affirmed(title: str) -> set[str]:
+    """The key words of a title but one right after a negation: "Staging deploy works without
+    VPN" does not repeat "VPN" (its text may still retract it: "no longer needs the VPN")."""
+    words = tokens(title)
+    return {
+        w
+        for i, w in enumerate(words)
+        if len(w) >= 2 and w not in STOPWORDS and not (i and words[i - 1] in NEGATIONS)
+    }
+
+
+def _kept(words: set[str], content: str) -> bool:
+    """Whether the new text says one of ``words`` (the old title's, not the new title's) stays as
+    it was ("CSV export still does", "infra stays on CloudFormation"): what it retracts is
+    another thing's: one of them among the three words before "still", "stays", ... in its clause
+    (its subject: "several Redis nodes: overkill, still TTL-based" keeps no Redis)."""
+    for m in STAYS.finditer(content):
+        near = CLAUSE_RE.split(content[: m.start()])[-1].split()[-3:]  # in its clause
+        if words & key_words(" ".join(near)):
+            return True
+    return False
 
 
 def _mentions(words: set[str], text_words: set[str]) -> bool:
@@ -162,8 +208,8 @@ def retracts(old: Memory, new: Memory) -> float:
     otherwise. "Session cookies for the web app ... instead of storing JWTs" retracts the word of
     "JWT for API auth" but names neither "API" nor "auth": a different subject, 0.0."""
     title_words = key_words(old.title)
-    hit = _retracted(title_words - key_words(new.title), new)
-    if not hit:
+    hit = _retracted(title_words - _affirmed(new.title), new)
+    if not hit or _kept(title_words - key_words(new.title), new.content):
         return 0.0
     applies_to = title_words - hit
     if not applies_to:

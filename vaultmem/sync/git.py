@@ -31,7 +31,7 @@ from ..core.discovery import private_dir
 from ..core.errors import BadInput, VaultError
 from ..core.lock import WriterLock
 from ..core.note import split_frontmatter
-from ..core.store import STATE_DIR
+from ..core.store import STATE_DIR, BeingWritten, wait_settled
 from . import treemerge, worktree
 from .errors import GitError, NotARepo
 from .threeway import NOTE_SUFFIXES, is_owned
@@ -168,13 +168,31 @@ def stage_notes(git: Git) -> None:
     """Stage every change in the vault except what vaultmem owns (``.vaultmem/``, the usage
     store ``.vaultmem-usage/``, at any depth), which is never committed whatever .gitignore
     says: it is taken out of the index, so a repository that tracked it stops tracking it
-    (the files stay)."""
-    git.run("add", "-A", "--", ".")
+    (the files stay). A file someone is saving right now (written within the settle window)
+    is staged once it is quiet, or left for the next sync if it keeps changing: a commit never
+    holds half of an in-place save."""
+    busy = [f":(exclude,literal){rel}" for rel in _being_written(git)]
+    git.run("add", "-A", "--", ".", *busy)
     listed = git.run("ls-files", "-z", "--full-name").stdout.decode("utf-8", "surrogateescape").split("\0")
     owned = [p for p in listed if p and is_owned(p)]
     if owned:
         git.run("-C", str(Path(git.text("rev-parse", "--show-toplevel"))), "update-index", "--force-remove", "-z", "--stdin",
                 input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in owned) + b"\0")  # fmt: skip
+
+
+def _being_written(git: Git) -> list[str]:
+    """The changed or new files (paths relative to the vault) still being written after
+    waiting for each to settle (one stat for a file left alone)."""
+    out = git.run("ls-files", "-z", "-m", "-o", "--exclude-standard", "--", ".").stdout
+    busy = []
+    for rel in dict.fromkeys(out.decode("utf-8", "surrogateescape").split("\0")):
+        if not rel or is_owned(rel):
+            continue
+        try:
+            wait_settled(git.cwd / rel, rel)
+        except BeingWritten:
+            busy.append(rel)
+    return busy
 
 
 def init_git(root: Path, remote: str | None = None) -> list[str]:

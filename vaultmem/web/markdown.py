@@ -23,23 +23,18 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-from ..core.links import parse_link
+from ..core.links import LINK_RE, parse_link
 
 Resolve = Callable[[str], "str | None"]  # link target -> note path, ATTACHMENT + file path, or None
 ATTACHMENT = "attachment:"
 
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
-    src, pos = state.src, state.pos
-    embed = src.startswith("![[", pos)
-    start = pos + (3 if embed else 2)
-    if not (embed or src.startswith("[[", pos)):
-        return False
-    end = src.find("]]", start)
-    if end < 0 or "\n" in src[start:end] or "[" in src[start:end]:
-        return False
-    link = parse_link(src[start:end], embed)
-    if link is None:
+    """A wiki-link read by the index's own grammar (``core.links.LINK_RE``), so the page links
+    what the graph links."""
+    m = LINK_RE.match(state.src, state.pos)
+    link = parse_link(m.group(2), bool(m.group(1))) if m else None
+    if m is None or link is None:
         return False
     if not silent:
         resolve: Resolve = state.env["resolve"]
@@ -60,7 +55,7 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         text = state.push("text", "", 0)
         text.content = label
         state.push("span_close" if attachment else "link_close", "span" if attachment else "a", -1)
-    state.pos = end + 2
+    state.pos = m.end()
     return True
 
 
