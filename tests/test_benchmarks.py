@@ -53,6 +53,7 @@ SMOKE: dict[str, tuple[list[str], bool, bool]] = {
     "capture_bench": (["--label", "smoke", "--split", "heldout3"], False, False),  # 6 of the 40 sessions
     "secrets_bench": (["--scifact", "50", "--repeats", "1"], False, True),
     "holdback_bench": ([], False, False),
+    "holdback_embed": (["--sample", "8", "--final"], True, True),
     "web_floor": ([], True, False),
     "import_recall": (["--convs", "0", "--questions", "10"], True, True),
     "snippet_bench": (["--mb", "0.5", "--runs", "1", "--before", "HEAD"], False, False),

@@ -21,8 +21,21 @@ CAPTURE_TYPES = ("session_summary", "handoff")
 
 # C0/C1 controls, bidi embeddings/overrides/isolates and marks, line/paragraph separators, BOM
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
-# the marker word with its Cyrillic and Greek look-alikes (М Е О Р У, Μ Ε Ο Ρ Υ), after NFKC
-_MARKER = re.compile(r"\[(\s*/?\s*[MМΜ][EЕΕ][MМΜ][OОΟ][RРΡ][YУΥ])(?![^\W_])", re.I)
+# an opening bracket or a look-alike of one: every Unicode opening bracket (category Ps: ⟦ 【 〔
+# ⁅ ❲ ...; not "(", the defused form) and "<", after NFKC (which makes ［ a "[")
+_OPEN = (
+    "[{<\u0f3a\u0f3c\u169b\u201a\u201e\u2045\u2308\u230a\u2329\u2768\u276a\u276c\u276e\u2770\u2772"
+    "\u2774\u27c5\u27e6\u27e8\u27ea\u27ec\u27ee\u2983\u2985\u2987\u2989\u298b\u298d\u298f\u2991\u2993"
+    "\u2995\u2997\u29d8\u29da\u29fc\u2e22\u2e24\u2e26\u2e28\u2e42\u2e55\u2e57\u2e59\u2e5b\u3008\u300a"
+    "\u300c\u300e\u3010\u3014\u3016\u3018\u301a\u301d\ufd3f\ufe17\ufe37\ufe39\ufe3b\ufe3d\ufe3f\ufe41"
+    "\ufe43\ufe47\ufe5b\ufe5d\uff5b\uff5f\uff62"
+)
+# the marker word with look-alike letters, after NFKC: Cyrillic (М Е О Р У Ү, lower case too by
+# re.I), Greek (Μ Ε Ο Ρ Υ ϻ), Cherokee (Ꮇ Ꭼ Ꮎ Ꭱ Ꭹ), Coptic (Ⲙ Ⲉ Ⲟ Ⲣ Ⲩ), small capitals (ᴍ ᴇ ᴏ ʀ ʏ)
+# and the digit 0 for O
+_MARKER = re.compile(
+    rf"[\[{_OPEN}](\s*/?\s*[MМΜϻᎷⲘᴍ][EЕΕᎬⲈᴇ][MМΜϻᎷⲘᴍ][OОΟᎾⲞᴏ0][RРΡᎡⲢʀƦ][YУΥҮᎩⲨʏ])(?![^\W_])", re.I
+)
 # characters that draw nothing: removed before the marker test (not turned into spaces)
 _INVISIBLE = re.compile(
     "[\u00ad\u034f\u180e\u200b-\u200d\u2060-\u2064\u206a-\u206f\ufe00-\ufe0f\U000e0000-\U000e007f]"
