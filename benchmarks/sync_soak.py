@@ -39,10 +39,12 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="sync-soak-", dir=WORK))
     home = tmp / "home"
     home.mkdir()
+    # no memory service: each clone's CLI and watcher keep the vault's writer lock themselves
     os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"),
                       XDG_CACHE_HOME=str(home / ".cache"), XDG_STATE_HOME=str(home / ".local/state"),
                       GIT_AUTHOR_NAME="Soak", GIT_AUTHOR_EMAIL="soak@example.com",
-                      GIT_COMMITTER_NAME="Soak", GIT_COMMITTER_EMAIL="soak@example.com")  # fmt: skip
+                      GIT_COMMITTER_NAME="Soak", GIT_COMMITTER_EMAIL="soak@example.com",
+                      VAULTMEM_NO_SERVICE="1")  # fmt: skip
     load = Load(Cluster(tmp), seed=args.seed, watch=None if args.no_watch else "mate")
     started = time.perf_counter()
     try:

@@ -170,10 +170,12 @@ def test_a_file_edited_on_disk_appears(site):
 
 def on_page(check):  # type: ignore[no-untyped-def]
     """``check`` for wait_for while the page changes: an element not there yet, or replaced
-    (stale) by a reload, means "not yet", not a failure."""
+    (stale) by a reload, means "not yet", not a failure. Chromium reports an element replaced
+    between the lookup and the read as an "unknown error" whose message says so."""
     from selenium.common.exceptions import (
         NoSuchElementException,
         StaleElementReferenceException,
+        WebDriverException,
     )
 
     def poll():  # type: ignore[no-untyped-def]
@@ -181,6 +183,10 @@ def on_page(check):  # type: ignore[no-untyped-def]
             return check()
         except (NoSuchElementException, StaleElementReferenceException):
             return False
+        except WebDriverException as e:
+            if "does not belong to the document" in str(e.msg):
+                return False
+            raise
 
     return poll
 
