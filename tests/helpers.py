@@ -239,3 +239,9 @@ def vaultmem(capsys, *argv: str, stdin: str = "") -> Done:  # type: ignore[no-un
                 code = e.code or 0
     out = capsys.readouterr()
     return Done(code, out.out, out.err)
+
+
+def buffered(env) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """``env`` without PYTHONUNBUFFERED: a child's stdout to a pipe buffered, as it is when a
+    user runs vaultmem from their shell (a test runner's environment may set it)."""
+    return {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"}

@@ -6,6 +6,7 @@ import json
 import subprocess
 
 import pytest
+from helpers import buffered
 from test_branches import commit, env, git, setup  # noqa: F401  (fixtures)
 from test_service import EXE, cli, vault  # noqa: F401  (fixtures)
 from typer.testing import CliRunner
@@ -78,7 +79,7 @@ def test_recall_through_the_service_into_a_closed_pipe_ends_quietly(cli, vault):
     cli(
         "recall", "advisory locks", "--vault", str(vault)
     )  # starts the service: the next one is its fast path
-    proc = subprocess.Popen([EXE, "recall", "advisory locks", "--vault", str(vault)], env=cli.env,
+    proc = subprocess.Popen([EXE, "recall", "advisory locks", "--vault", str(vault)], env=buffered(cli.env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     proc.stdout.close()  # the reader (`| head -1`) is gone before the first line is written
     _, stderr = proc.communicate(timeout=120)

@@ -49,7 +49,10 @@ def hook(argv: list[str]) -> None:
 
 def main() -> None:
     try:
-        _main()
+        try:
+            _main()
+        finally:  # what is still buffered (stdout to a pipe) is written here, where a reader that left is caught
+            sys.stdout.flush()
     except BrokenPipeError:  # `vaultmem recall ... | head -1`: the reader left; end quietly like git does
         import os
 
