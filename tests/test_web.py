@@ -157,6 +157,7 @@ def test_the_view_reads_the_vaults_change_stream_not_its_own_observer(
         state._looked = time.monotonic()  # a look just happened: only the stream says when to look again
         write(empty_vault, "scratch/Ignored.md", "# Ignored\n\nnot a note of the vault.\n")
         write(empty_vault, "facts/Gamma.md", "# Gamma\n\nThe ferry leaves at nine.\n")
+
         # the view's first check may find the note by a look before its event arrives: wait for
         # the stream to have carried it (file events come in order: none came for scratch/)
         def carried() -> bool:
