@@ -92,7 +92,7 @@ def main() -> None:
     rates: dict[str, list[float]] = {w: [] for w in ways}
     cpu: dict[str, list[float]] = {w: [] for w in ways}
     same = {w: True for w in ways}
-    per_round = max(Watcher.FILL, opts.texts)
+    per_round = opts.texts  # in steps of the service's fill (Watcher.FILL texts), as it embeds them
     for r in range(opts.rounds):
         start = (r * per_round) % max(1, len(paths) - per_round)
         step_paths = paths[start : start + per_round]
