@@ -161,7 +161,7 @@ def read_only(path: Path) -> sqlite3.Connection:
     )
 
 
-SCHEMA_WAIT = 2.0  # s a read waits for the schema of a manifest a first index just created
+SCHEMA_WAIT = 10.0  # s a read waits for the schema of a manifest a first index just created (2 s ran out on a loaded machine)
 BUSY_WAIT = 30.0  # s an opener waits for another one creating the manifest (sqlite's own timeout)
 
 
