@@ -115,7 +115,12 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 def key_words(text: str) -> set[str]:
     """Lower-cased words of a text without stop words, a plural ``s`` and edge punctuation."""
-    return {w for w in tokens(text) if len(w) >= 2 and w not in STOPWORDS}
+    return {w for w in tokens(text) if is_key(w)}
+
+
+def is_key(word: str) -> bool:
+    """Whether a normalised word (``tokens``) is a key word: two letters or more, no stop word."""
+    return len(word) >= 2 and word not in STOPWORDS
 
 
 def _is_number(w: str) -> bool:

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .revisions import corrects, status_change
-from .slots import CLAUSE_RE, STOPWORDS, key_words, slot_change, tokens
+from .slots import CLAUSE_RE, is_key, key_words, slot_change, tokens
 
 SIGNALS = (
     "cosine",
@@ -174,11 +174,7 @@ def _affirmed(title: str) -> set[str]:
     """The key words of a title but one right after a negation: "Staging deploy works without
     VPN" does not repeat "VPN" (its text may still retract it: "no longer needs the VPN")."""
     words = tokens(title)
-    return {
-        w
-        for i, w in enumerate(words)
-        if len(w) >= 2 and w not in STOPWORDS and not (i and words[i - 1] in NEGATIONS)
-    }
+    return {w for i, w in enumerate(words) if is_key(w) and not (i and words[i - 1] in NEGATIONS)}
 
 
 def _kept(words: set[str], content: str) -> bool:
